@@ -1,0 +1,55 @@
+# syntax=docker/dockerfile:1
+# One image for every role (SVC_ROLE=all|api|worker).
+# Build: docker build -t svc-server .    Run: see docker-compose.yml or deploy/.
+
+ARG NODE_IMAGE=node:20-bookworm-slim
+
+# ---- build: full install (dev deps for tsc), compile to dist/ ----
+FROM ${NODE_IMAGE} AS build
+WORKDIR /app
+# msgpackr-extract ships prebuilt binaries for linux x64/arm64 (glibc); on other
+# platforms npm falls back to node-gyp, which needs python3, make and g++ here.
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY . .
+# tsconfig compiles tests and benchmarks too; they have no place in the image.
+RUN npm run build && rm -rf dist/test dist/bench dist/.tsbuildinfo
+
+# ---- prod-deps: separate stage so it is cached on the lock file alone ----
+FROM ${NODE_IMAGE} AS prod-deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+
+# ---- runtime ----
+FROM ${NODE_IMAGE} AS runtime
+# tini as PID 1 reaps zombies left by the assistant's Bash tool and MCP servers,
+# and forwards SIGTERM to node, which drains and exits 0 within 10 s.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends tini \
+ && rm -rf /var/lib/apt/lists/*
+
+ENV NODE_ENV=production \
+    SVC_DATA_DIR=/data \
+    PORT=8080
+
+WORKDIR /app
+# Code stays root-owned (read-only to the app); only /data is writable.
+COPY --from=prod-deps /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY package.json ./
+
+# Created and chowned before VOLUME so a fresh named volume inherits node's ownership.
+RUN mkdir -p /data && chown node:node /data
+VOLUME /data
+
+USER node
+EXPOSE 8080
+
+# No curl in slim images: probe with node itself. /healthz is unauthenticated and
+# answers in every role, with or without SVC_BASE_PATH.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+
+ENTRYPOINT ["/usr/bin/tini", "--"]
+CMD ["node", "dist/apps/server/src/main.js"]

@@ -1,0 +1,28 @@
+import { type DynamicModule, Module } from '@nestjs/common';
+import { AccessService } from '#core/auth/access.service.js';
+import type { AppConfig } from '#core/config/app-config.js';
+import { SystemService } from '#core/system/system.service.js';
+import { InfraModule } from '#infra/infra.module.js';
+import type { Infrastructure } from '#infra/infrastructure.js';
+import type { AppLogger } from '#infra/logging/logger.js';
+import { RemoteController } from './http/auth/remote.controller.js';
+import { HealthController } from './http/system/health.controller.js';
+import { TestHooksController } from './http/testing/test-hooks.controller.js';
+import { SystemController } from './http/system/system.controller.js';
+import { JobProcessors } from './jobs/job-processors.js';
+import { EventsGateway } from './ws/events.gateway.js';
+
+/** Composes the server for a role: `api` serves HTTP and WebSocket, `worker` runs jobs, `all` both. */
+@Module({})
+export class AppModule {
+  static forConfig(config: AppConfig, infra: Infrastructure, password: string, logger: AppLogger): DynamicModule {
+    const serves = config.role !== 'worker';
+    const testHooks = serves && config.testHooks ? [TestHooksController] : [];
+    return {
+      module: AppModule,
+      imports: [InfraModule.forRoot(infra, password, logger)],
+      controllers: [HealthController, ...(serves ? [RemoteController, SystemController] : []), ...testHooks],
+      providers: [SystemService, AccessService, JobProcessors, ...(serves ? [EventsGateway] : [])],
+    };
+  }
+}

@@ -1,0 +1,30 @@
+import { Body, Controller, Get, HttpCode, Inject, Post, Req } from '@nestjs/common';
+import type { Request } from 'express';
+import type { RemoteStatus } from '#contracts/api.js';
+import { AccessService } from '#core/auth/access.service.js';
+import { APP_CONFIG, type AppConfig } from '#core/config/app-config.js';
+import { SystemService } from '#core/system/system.service.js';
+import { clientIp } from '../common/client-ip.js';
+
+@Controller('api/remote')
+export class RemoteController {
+  constructor(
+    private readonly access: AccessService,
+    private readonly system: SystemService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  /** Checks a token under the lockout rules; creates no session. */
+  @Post('login')
+  @HttpCode(200)
+  async login(@Body() body: unknown, @Req() req: Request): Promise<{ success: true }> {
+    const token = body && typeof body === 'object' ? (body as { token?: unknown }).token : undefined;
+    await this.access.login(token, clientIp(req, this.config.trustProxy));
+    return { success: true };
+  }
+
+  @Get('status')
+  async status(): Promise<{ success: true; data: RemoteStatus }> {
+    return { success: true, data: await this.system.remoteStatus() };
+  }
+}

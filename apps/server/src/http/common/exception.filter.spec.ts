@@ -1,0 +1,100 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { ArgumentsHost } from '@nestjs/common';
+import { BadRequestException, NotFoundException } from '@nestjs/common';
+import { ErrorCodes, type ErrorKind } from '#contracts/errors.js';
+import { DomainError } from '#core/errors/domain-error.js';
+import { AppLogger, createPino } from '#infra/logging/logger.js';
+import { HttpExceptionFilter } from './exception.filter.js';
+
+interface Captured {
+  status?: number;
+  body?: unknown;
+  headers: Record<string, string>;
+  type?: string;
+}
+
+function hostFor(method = 'GET'): { host: ArgumentsHost; captured: Captured } {
+  const captured: Captured = { headers: {} };
+  const res = {
+    headersSent: false,
+    status(code: number) {
+      captured.status = code;
+      return this;
+    },
+    json(body: unknown) {
+      captured.body = body;
+      return this;
+    },
+    send(body: unknown) {
+      captured.body = body;
+      return this;
+    },
+    type(t: string) {
+      captured.type = t;
+      return this;
+    },
+    setHeader(name: string, value: string) {
+      captured.headers[name] = value;
+    },
+  };
+  const req = { method, id: 'req-1' };
+  const host = { switchToHttp: () => ({ getResponse: () => res, getRequest: () => req }) } as unknown as ArgumentsHost;
+  return { host, captured };
+}
+
+const silent = new AppLogger(createPino('error', { write: () => true } as unknown as NodeJS.WritableStream));
+const filter = new HttpExceptionFilter(silent, '');
+
+describe('HttpExceptionFilter', () => {
+  const cases: Array<[ErrorKind, number, string | undefined]> = [
+    ['invalid', 400, undefined],
+    ['unauthorized', 401, undefined],
+    ['forbidden', 403, ErrorCodes.MCP_COMMAND_BLOCKED],
+    ['not_found', 404, undefined],
+    ['conflict', 409, ErrorCodes.ALREADY_INSTALLED],
+    ['too_large', 413, undefined],
+    ['unprocessable', 422, undefined],
+    ['locked', 429, ErrorCodes.LOCKED],
+    ['unavailable', 503, ErrorCodes.NOT_INITIALIZED],
+  ];
+  for (const [kind, status, code] of cases) {
+    it(`maps ${kind} to ${status}${code ? ` with code ${code}` : ''}`, () => {
+      const { host, captured } = hostFor();
+      filter.catch(new DomainError(kind, `failure ${kind}`, code), host);
+      assert.equal(captured.status, status);
+      assert.deepEqual(
+        captured.body,
+        code ? { success: false, error: `failure ${kind}`, code } : { success: false, error: `failure ${kind}` },
+      );
+    });
+  }
+
+  it('sets Retry-After from a lockout', () => {
+    const { host, captured } = hostFor();
+    filter.catch(new DomainError('locked', 'locked', ErrorCodes.LOCKED, { retryAfterSeconds: 42 }), host);
+    assert.equal(captured.headers['Retry-After'], '42');
+  });
+
+  it('wraps framework errors in the envelope', () => {
+    const { host, captured } = hostFor();
+    filter.catch(new BadRequestException('name must be a string'), host);
+    assert.deepEqual([captured.status, captured.body], [400, { success: false, error: 'name must be a string' }]);
+  });
+
+  it('hides internal errors behind a 500 envelope', () => {
+    const { host, captured } = hostFor();
+    filter.catch(new Error('secret internals at /srv/x'), host);
+    assert.deepEqual([captured.status, captured.body], [500, { success: false, error: 'Internal server error' }]);
+  });
+
+  it('answers unknown routes with the page for GET and a plain 404 otherwise', () => {
+    const get = hostFor('GET');
+    filter.catch(new NotFoundException(), get.host);
+    assert.equal(get.captured.status, 200);
+    assert.equal(get.captured.type, 'html');
+    const post = hostFor('POST');
+    filter.catch(new NotFoundException(), post.host);
+    assert.deepEqual([post.captured.status, post.captured.body, post.captured.type], [404, 'Not Found', 'text/plain']);
+  });
+});

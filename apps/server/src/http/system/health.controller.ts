@@ -1,0 +1,22 @@
+import { Controller, Get, Res } from '@nestjs/common';
+import type { Response } from 'express';
+import { SystemService } from '#core/system/system.service.js';
+
+/** Probes for orchestrators: outside /api, no token. */
+@Controller()
+export class HealthController {
+  constructor(private readonly system: SystemService) {}
+
+  /** Liveness: the process runs its event loop. */
+  @Get('healthz')
+  health(): { status: 'ok' } {
+    return { status: 'ok' };
+  }
+
+  /** Readiness: database reachable, Redis reachable when used, queue consuming. */
+  @Get('readyz')
+  async ready(@Res() res: Response): Promise<void> {
+    const report = await this.system.readiness();
+    res.status(report.ready ? 200 : 503).json({ status: report.ready ? 'ready' : 'not ready', ...report });
+  }
+}

@@ -1,0 +1,125 @@
+import 'reflect-metadata';
+import type { Server } from 'node:http';
+import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { AccessService } from '#core/auth/access.service.js';
+import type { AppConfig } from '#core/config/app-config.js';
+import { ConfigError, loadConfig, resolveAccessPassword } from '#infra/config/load-config.js';
+import { Infrastructure } from '#infra/infrastructure.js';
+import { AppLogger, createPino } from '#infra/logging/logger.js';
+import { AppModule } from './app.module.js';
+import { authMiddleware } from './http/auth/auth.middleware.js';
+import { installBasePath } from './http/common/base-path.js';
+import { HttpExceptionFilter } from './http/common/exception.filter.js';
+import { jsonBody } from './http/common/json-body.js';
+import { requestLogging } from './http/common/request-logging.js';
+import { createValidationPipe } from './http/common/validation.js';
+import { JobProcessors } from './jobs/job-processors.js';
+import { createFrameAdapter } from './ws/frame-adapter.js';
+import { EventsGateway } from './ws/events.gateway.js';
+
+/** SIGTERM must end the process within 10 s (CONTRACT §1); keep a margin. */
+const SHUTDOWN_DEADLINE_MS = 9_000;
+
+async function bootstrap(): Promise<void> {
+  let config: AppConfig;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`svc-server cannot start. ${err.message}\n`);
+      process.exit(1);
+    }
+    throw err;
+  }
+  const logger = new AppLogger(createPino(config.logLevel));
+  process.on('unhandledRejection', (reason) =>
+    logger.error('unhandled rejection', { err: reason instanceof Error ? reason.message : String(reason) }),
+  );
+
+  const password = resolveAccessPassword(config);
+  if (password.source === 'generated') {
+    // Printed once, on the console only (never through the log pipeline).
+    process.stderr.write(
+      `\n  Access password (generated): ${password.value}\n` +
+        `  Kept in ${password.file}. Set SVC_REMOTE_PASSWORD to choose your own.\n\n`,
+    );
+  } else if (password.source === 'stored') {
+    logger.info('access password loaded from the data folder', {
+      file: password.file,
+      hint: 'set SVC_REMOTE_PASSWORD to choose your own',
+    });
+  }
+
+  const infra = await Infrastructure.start(config, logger);
+  const app = await NestFactory.create<NestExpressApplication>(
+    AppModule.forConfig(config, infra, password.value, logger),
+    { logger, bodyParser: false, abortOnError: false },
+  );
+  const server = app.getHttpServer() as Server;
+  installBasePath(server, config.basePath);
+  app.set('trust proxy', false); // client addresses are decided by clientIp()
+  app.disable('x-powered-by');
+  app.use(requestLogging(logger, config.trustProxy));
+  app.enableCors({
+    origin: '*',
+    methods: ['GET', 'POST', 'PUT', 'DELETE', 'OPTIONS'],
+    allowedHeaders: ['Content-Type', 'Authorization'],
+    optionsSuccessStatus: 200,
+  });
+  app.use(jsonBody());
+  if (config.role !== 'worker') {
+    app.use('/api', authMiddleware(app.get(AccessService)));
+    app.useWebSocketAdapter(createFrameAdapter(app));
+  }
+  app.useGlobalFilters(new HttpExceptionFilter(logger, config.basePath));
+  app.useGlobalPipes(createValidationPipe());
+  app.enableShutdownHooks([]); // we handle signals ourselves, below
+
+  await app.init();
+  if (config.role !== 'api') await app.get(JobProcessors).startConsuming();
+  await app.listen(config.port, config.host);
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  logger.info('svc-server listening', {
+    port,
+    host: config.host,
+    role: config.role,
+    mode: infra.mode,
+    queue: config.redisUrl ? 'redis' : 'postgres',
+    basePath: config.basePath || undefined,
+    version: config.version,
+  });
+
+  let stopping = false;
+  const shutdown = async (signal: string): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    logger.info('shutting down', { signal });
+    const deadline = setTimeout(() => {
+      logger.warn('shutdown deadline reached; exiting');
+      process.exit(0);
+    }, SHUTDOWN_DEADLINE_MS);
+    deadline.unref();
+    try {
+      // Stop accepting, tell socket clients to reconnect elsewhere, then drain.
+      server.close();
+      if (config.role !== 'worker') app.get(EventsGateway).closeAll();
+      server.closeIdleConnections?.();
+      await app.close();
+      await infra.stop();
+      logger.info('stopped');
+    } catch (err) {
+      logger.error('shutdown failed', { err: (err as Error).message });
+    }
+    clearTimeout(deadline);
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+bootstrap().catch((err: unknown) => {
+  process.stderr.write(`svc-server failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

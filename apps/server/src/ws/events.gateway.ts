@@ -1,0 +1,192 @@
+import type { IncomingMessage } from 'node:http';
+import { Inject, type OnModuleDestroy } from '@nestjs/common';
+import {
+  ConnectedSocket,
+  MessageBody,
+  type OnGatewayConnection,
+  type OnGatewayDisconnect,
+  type OnGatewayInit,
+  SubscribeMessage,
+  WebSocketGateway,
+} from '@nestjs/websockets';
+import { audienceOf, type BusEvent, TERMINAL_FRAME_TYPES } from '#contracts/events.js';
+import { ErrorTexts } from '#contracts/errors.js';
+import { AccessService } from '#core/auth/access.service.js';
+import { APP_CONFIG, type AppConfig } from '#core/config/app-config.js';
+import { ConnectionRegistry } from '#core/ports/connection-registry.port.js';
+import { EventBus } from '#core/ports/event-bus.port.js';
+import { AppLogger } from '#infra/logging/logger.js';
+import { clientIp } from '../http/common/client-ip.js';
+import { type ClientFrame, FRAME_EVENT } from './frame-adapter.js';
+
+/** The parts of a `ws` socket the gateway uses. */
+interface Socket {
+  readonly readyState: number;
+  send(data: string): void;
+  close(code?: number, reason?: string): void;
+  terminate(): void;
+  ping(): void;
+  on(event: 'pong', listener: () => void): void;
+}
+
+const OPEN = 1;
+/** The spec: close "about 100 ms" after auth:failed, so the frame reaches the client. */
+const AUTH_FAILED_CLOSE_MS = 100;
+
+interface Connection {
+  id: number;
+  ip: string;
+  authenticated: boolean;
+  subscriptions: Set<string>;
+  alive: boolean;
+  /** Frames of one connection are handled strictly in arrival order. */
+  chain: Promise<void>;
+}
+
+/**
+ * The `/ws` event stream (spec doc 1, "Events"): socket sign-in under the lockout rules,
+ * subscriptions, keepalive, and delivery of every event from the bus — conversation detail
+ * to subscribers, status and global events to every authenticated connection.
+ */
+@WebSocketGateway({ path: '/ws' })
+export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGatewayDisconnect, OnModuleDestroy {
+  private readonly connections = new Map<Socket, Connection>();
+  private nextId = 1;
+  private keepalive: NodeJS.Timeout | null = null;
+  private unsubscribeBus: (() => void) | null = null;
+
+  constructor(
+    private readonly access: AccessService,
+    private readonly bus: EventBus,
+    private readonly registry: ConnectionRegistry,
+    private readonly logger: AppLogger,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  afterInit(): void {
+    this.unsubscribeBus = this.bus.subscribe((event, frame) => this.deliver(event, frame));
+    this.keepalive = setInterval(() => this.sweep(), this.config.wsPingIntervalMs);
+    this.keepalive.unref();
+  }
+
+  handleConnection(socket: Socket, req: IncomingMessage): void {
+    const connection: Connection = {
+      id: this.nextId++,
+      ip: clientIp(req, this.config.trustProxy),
+      authenticated: false,
+      subscriptions: new Set(),
+      alive: true,
+      chain: Promise.resolve(),
+    };
+    this.connections.set(socket, connection);
+    socket.on('pong', () => {
+      connection.alive = true;
+    });
+    this.registry.setLocalCount(this.connections.size);
+    this.logger.debug('ws connected', { connId: connection.id, ip: connection.ip });
+  }
+
+  handleDisconnect(socket: Socket): void {
+    const connection = this.connections.get(socket);
+    this.connections.delete(socket);
+    this.registry.setLocalCount(this.connections.size);
+    if (connection) this.logger.debug('ws disconnected', { connId: connection.id });
+  }
+
+  @SubscribeMessage(FRAME_EVENT)
+  onFrame(@ConnectedSocket() socket: Socket, @MessageBody() frame: ClientFrame): void {
+    const connection = this.connections.get(socket);
+    if (!connection) return;
+    connection.chain = connection.chain
+      .then(() => this.handleFrame(socket, connection, frame))
+      .catch((err: Error) => this.logger.warn('ws frame failed', { connId: connection.id, error: err.message }));
+  }
+
+  /** Closes every socket (shutdown): clients reconnect to another replica. */
+  closeAll(code = 1001, reason = 'Server shutting down'): void {
+    for (const socket of this.connections.keys()) socket.close(code, reason);
+  }
+
+  onModuleDestroy(): void {
+    if (this.keepalive) clearInterval(this.keepalive);
+    this.unsubscribeBus?.();
+  }
+
+  private async handleFrame(socket: Socket, connection: Connection, frame: ClientFrame): Promise<void> {
+    const payload = (frame.payload && typeof frame.payload === 'object' ? frame.payload : {}) as Record<
+      string,
+      unknown
+    >;
+    switch (frame.type) {
+      case 'auth':
+        return this.authenticate(socket, connection, payload.token);
+      case 'ping':
+        return send(socket, '{"type":"pong"}');
+      case 'subscribe':
+      case 'unsubscribe': {
+        if (!connection.authenticated) return send(socket, notAuthenticated);
+        const id = payload.conversationId;
+        if (typeof id !== 'string' || id === '') return;
+        if (frame.type === 'subscribe') connection.subscriptions.add(id);
+        else connection.subscriptions.delete(id);
+        return;
+      }
+      default:
+        if ((TERMINAL_FRAME_TYPES as readonly string[]).includes(frame.type)) {
+          return send(socket, connection.authenticated ? terminalUnavailable : notAuthenticated);
+        }
+      // Unknown types are ignored (spec: "Invalid JSON and unknown types are ignored").
+    }
+  }
+
+  private async authenticate(socket: Socket, connection: Connection, token: unknown): Promise<void> {
+    const outcome = await this.access.signIn(token, connection.ip);
+    if (outcome.ok) {
+      connection.authenticated = true;
+      send(socket, '{"type":"auth:success"}');
+      this.logger.debug('ws authenticated', { connId: connection.id });
+      return;
+    }
+    connection.authenticated = false;
+    const error = outcome.reason === 'locked' ? ErrorTexts.locked : ErrorTexts.invalidToken;
+    send(socket, JSON.stringify({ type: 'auth:failed', error }));
+    this.logger.info('ws sign-in refused', { connId: connection.id, ip: connection.ip, reason: outcome.reason });
+    setTimeout(() => socket.close(4001, 'Authentication failed'), AUTH_FAILED_CLOSE_MS).unref();
+  }
+
+  /** Frame serialized once by the bus; here only the audience is decided per socket. */
+  private deliver(event: BusEvent, frame: string): void {
+    const everyone = audienceOf(event.channel) === 'everyone';
+    const conversationId = (event.data as { conversationId?: unknown }).conversationId;
+    for (const [socket, connection] of this.connections) {
+      if (!connection.authenticated) continue;
+      if (everyone || (typeof conversationId === 'string' && connection.subscriptions.has(conversationId))) {
+        send(socket, frame);
+      }
+    }
+  }
+
+  /** Protocol-level keepalive: a socket that did not answer the previous ping is dropped. */
+  private sweep(): void {
+    for (const [socket, connection] of this.connections) {
+      if (!connection.alive) {
+        this.logger.debug('ws keepalive timeout', { connId: connection.id });
+        socket.terminate();
+        continue;
+      }
+      connection.alive = false;
+      try {
+        socket.ping();
+      } catch {
+        /* closing */
+      }
+    }
+  }
+}
+
+const notAuthenticated = JSON.stringify({ type: 'error', error: ErrorTexts.notAuthenticated });
+const terminalUnavailable = JSON.stringify({ type: 'error', error: ErrorTexts.terminalUnavailable });
+
+function send(socket: Socket, frame: string): void {
+  if (socket.readyState === OPEN) socket.send(frame);
+}

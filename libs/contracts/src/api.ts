@@ -1,0 +1,15 @@
+/** Response shapes of the platform operations (spec doc 1). */
+
+export interface RemoteStatus {
+  active: boolean;
+  clients: number;
+  version: string;
+}
+
+export interface SecurityPolicy {
+  tunnelSafe: boolean;
+  browserAllowlistEditable: boolean;
+}
+
+/** The remote-access protocol version; fixed, does not follow releases. */
+export const REMOTE_PROTOCOL_VERSION = '1.0.0';

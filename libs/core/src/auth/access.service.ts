@@ -1,0 +1,80 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { ErrorCodes, ErrorTexts } from '#contracts/errors.js';
+import { DomainError } from '../errors/domain-error.js';
+import { Clock } from '../ports/clock.port.js';
+import { LockoutStore } from '../ports/lockout-store.port.js';
+import { GLOBAL_KEY, GLOBAL_RULE, ipKey, PER_IP_RULE, reachesThreshold, retryAfterSeconds } from './lockout-policy.js';
+
+/** The access password the server holds (resolved from the environment or the data folder). */
+export class AccessPassword {
+  constructor(readonly value: string) {}
+}
+
+export type SignInOutcome =
+  { ok: true } | { ok: false; reason: 'invalid' } | { ok: false; reason: 'locked'; retryAfterSeconds: number };
+
+/**
+ * Checks access tokens. Header and query tokens are checked without throttling; sign-in
+ * attempts (login endpoint, WebSocket auth frame) go through the lockout rules.
+ */
+@Injectable()
+export class AccessService {
+  private readonly expectedDigest: Buffer;
+
+  constructor(
+    password: AccessPassword,
+    private readonly lockouts: LockoutStore,
+    private readonly clock: Clock,
+  ) {
+    this.expectedDigest = digest(password.value);
+  }
+
+  /** Constant-time comparison: hashing first makes lengths equal and hides them. */
+  isValidToken(candidate: string): boolean {
+    return timingSafeEqual(digest(candidate), this.expectedDigest);
+  }
+
+  /** A sign-in attempt under the lockout rules. */
+  async signIn(token: unknown, ip: string): Promise<SignInOutcome> {
+    const now = this.clock.now();
+    const lockedUntil = await this.lockouts.lockedUntil([ipKey(ip), GLOBAL_KEY], now);
+    if (lockedUntil !== null) {
+      return { ok: false, reason: 'locked', retryAfterSeconds: retryAfterSeconds(lockedUntil, now) };
+    }
+    if (typeof token === 'string' && this.isValidToken(token)) {
+      await this.lockouts.clearFailures(ipKey(ip));
+      return { ok: true };
+    }
+    await this.recordFailure(ip, now);
+    return { ok: false, reason: 'invalid' };
+  }
+
+  /** `signIn` for the HTTP login operation: failures become domain errors. */
+  async login(token: unknown, ip: string): Promise<void> {
+    const outcome = await this.signIn(token, ip);
+    if (outcome.ok) return;
+    if (outcome.reason === 'locked') {
+      throw new DomainError('locked', ErrorTexts.locked, ErrorCodes.LOCKED, {
+        retryAfterSeconds: outcome.retryAfterSeconds,
+      });
+    }
+    throw DomainError.unauthorized(ErrorTexts.invalidToken);
+  }
+
+  private async recordFailure(ip: string, now: number): Promise<void> {
+    const [ipCount, globalCount] = await Promise.all([
+      this.lockouts.recordFailure(ipKey(ip), now, PER_IP_RULE.windowMs),
+      this.lockouts.recordFailure(GLOBAL_KEY, now, GLOBAL_RULE.windowMs),
+    ]);
+    const locks: Promise<void>[] = [];
+    if (reachesThreshold(PER_IP_RULE, ipCount)) locks.push(this.lockouts.lock(ipKey(ip), now + PER_IP_RULE.lockMs));
+    if (reachesThreshold(GLOBAL_RULE, globalCount))
+      locks.push(this.lockouts.lock(GLOBAL_KEY, now + GLOBAL_RULE.lockMs));
+    await Promise.all(locks);
+  }
+}
+
+function digest(value: string): Buffer {
+  return createHash('sha256').update(value, 'utf8').digest();
+}

@@ -1,0 +1,47 @@
+/** The validated configuration (CONTRACT §1), parsed once at start. */
+
+export type ServerRole = 'all' | 'api' | 'worker';
+export type LogLevel = 'error' | 'warn' | 'info' | 'debug';
+export type ModelProviderKind = 'anthropic' | 'openai';
+
+export interface ModelSourceSeed {
+  provider: ModelProviderKind;
+  apiUrl?: string;
+  apiKey?: string;
+  model?: string;
+}
+
+export interface AppConfig {
+  port: number;
+  host: string;
+  /** Absolute path of the data folder. */
+  dataDir: string;
+  /** The access password source; the value itself is resolved by infra. */
+  password: { fromEnv: string | null };
+  databaseUrl: string | null;
+  redisUrl: string | null;
+  /** Key prefix for everything this deployment keeps in Redis. */
+  redisPrefix: string;
+  modelSeed: ModelSourceSeed | null;
+  storeSources: string[];
+  trustProxy: boolean;
+  /** '' or a prefix like '/svc' (no trailing slash). */
+  basePath: string;
+  logLevel: LogLevel;
+  role: ServerRole;
+  /** WebSocket protocol ping interval; the spec fixes 15 s. */
+  wsPingIntervalMs: number;
+  /** Parallel jobs per worker process. */
+  queueConcurrency: number;
+  version: string;
+  /** SVC_TEST_HOOKS=1: test-only operations (publishing raw events). Never in production. */
+  testHooks: boolean;
+}
+
+export const DEFAULT_STORE_SOURCE = 'https://openkursar.github.io/digital-human-protocol';
+export const DEFAULT_PORT = 8080;
+export const PASSWORD_MIN = 8;
+export const PASSWORD_MAX = 64;
+
+/** Injection token of the validated AppConfig. */
+export const APP_CONFIG = Symbol('APP_CONFIG');

@@ -1,0 +1,241 @@
+import assert from 'node:assert/strict';
+import { posix } from 'node:path';
+import { describe, it } from 'node:test';
+import type { AppConfig } from './app-config.js';
+import { DEFAULT_STORE_SOURCE } from './app-config.js';
+import { type ConfigResult, type Env, parseConfig } from './parse-config.js';
+
+const CWD = '/srv/app';
+const opts = { version: '9.9.9-test', resolvePath: (p: string) => posix.resolve(CWD, p) };
+
+const parse = (env: Env): ConfigResult => parseConfig(env, opts);
+
+function ok(env: Env): AppConfig {
+  const result = parse(env);
+  if (!result.ok) assert.fail(`expected a valid configuration, got errors: ${result.errors.join(' | ')}`);
+  return result.config;
+}
+
+function errors(env: Env): string[] {
+  const result = parse(env);
+  if (result.ok) assert.fail(`expected errors for ${JSON.stringify(env)}, got a valid configuration`);
+  return result.errors;
+}
+
+/** Exactly one error, and it names `variable` at the start. */
+function assertRejectedNaming(env: Env, variable: string): void {
+  const errs = errors(env);
+  assert.equal(errs.length, 1, `expected one error for ${JSON.stringify(env)}, got ${JSON.stringify(errs)}`);
+  assert.ok(errs[0]!.startsWith(`${variable}:`), `error should name ${variable}: ${errs[0]}`);
+}
+
+describe('parseConfig', () => {
+  describe('defaults', () => {
+    it('an empty environment gives the documented defaults', () => {
+      const config = ok({});
+      assert.equal(config.port, 8080);
+      assert.equal(config.host, '0.0.0.0');
+      assert.equal(config.dataDir, '/srv/app/data');
+      assert.equal(config.role, 'all');
+      assert.equal(config.logLevel, 'info');
+      assert.equal(config.wsPingIntervalMs, 15_000);
+      assert.deepEqual(config.storeSources, [DEFAULT_STORE_SOURCE]);
+      assert.equal(config.basePath, '');
+      assert.equal(config.databaseUrl, null);
+      assert.equal(config.redisUrl, null);
+      assert.equal(config.redisPrefix, 'svc');
+      assert.equal(config.modelSeed, null);
+      assert.deepEqual(config.password, { fromEnv: null });
+      assert.equal(config.trustProxy, false);
+      assert.equal(config.testHooks, false);
+      assert.equal(config.queueConcurrency, 8);
+      assert.equal(config.version, '9.9.9-test');
+    });
+
+    it('blank values count as unset', () => {
+      const config = ok({ PORT: '  ', HOST: '', LOG_LEVEL: ' ', SVC_ROLE: '', SVC_REMOTE_PASSWORD: '' });
+      assert.equal(config.port, 8080);
+      assert.equal(config.host, '0.0.0.0');
+      assert.equal(config.logLevel, 'info');
+      assert.equal(config.role, 'all');
+      assert.equal(config.password.fromEnv, null);
+    });
+
+    it('SVC_DATA_DIR goes through resolvePath', () => {
+      assert.equal(ok({ SVC_DATA_DIR: 'state' }).dataDir, '/srv/app/state');
+      assert.equal(ok({ SVC_DATA_DIR: '/var/lib/svc' }).dataDir, '/var/lib/svc');
+    });
+  });
+
+  describe('port', () => {
+    it('PORT wins over SVC_SERVER_PORT', () => {
+      assert.equal(ok({ PORT: '3000', SVC_SERVER_PORT: '4000' }).port, 3000);
+    });
+
+    it('SVC_SERVER_PORT is used when PORT is unset', () => {
+      assert.equal(ok({ SVC_SERVER_PORT: '4000' }).port, 4000);
+    });
+
+    it('an invalid PORT is reported as PORT even when SVC_SERVER_PORT is valid', () => {
+      assertRejectedNaming({ PORT: 'abc', SVC_SERVER_PORT: '4000' }, 'PORT');
+    });
+
+    it('0 and 65535 are accepted, 65536 and negatives are not', () => {
+      assert.equal(ok({ PORT: '0' }).port, 0);
+      assert.equal(ok({ PORT: '65535' }).port, 65535);
+      assertRejectedNaming({ PORT: '65536' }, 'PORT');
+      assertRejectedNaming({ PORT: '-1' }, 'PORT');
+      assertRejectedNaming({ SVC_SERVER_PORT: '8080.5' }, 'SVC_SERVER_PORT');
+    });
+  });
+
+  describe('invalid values are each rejected with a message naming the variable', () => {
+    const cases: Array<[string, Env]> = [
+      ['PORT', { PORT: 'eighty' }],
+      ['SVC_SERVER_PORT', { SVC_SERVER_PORT: '99999' }],
+      ['SVC_REMOTE_PASSWORD', { SVC_REMOTE_PASSWORD: 'short' }],
+      ['SVC_REMOTE_PASSWORD', { SVC_REMOTE_PASSWORD: 'has a space in it' }],
+      ['DATABASE_URL', { DATABASE_URL: 'mysql://db/app' }],
+      ['DATABASE_URL', { DATABASE_URL: 'not a url' }],
+      ['REDIS_URL', { REDIS_URL: 'http://cache:6379' }],
+      ['SVC_REDIS_PREFIX', { SVC_REDIS_PREFIX: 'bad prefix!' }],
+      ['SVC_REDIS_PREFIX', { SVC_REDIS_PREFIX: 'x'.repeat(65) }],
+      ['SVC_AI_PROVIDER', { SVC_AI_PROVIDER: 'acme' }],
+      ['SVC_AI_API_URL', { SVC_AI_API_URL: 'ftp://models.example' }],
+      ['SVC_STORE_SOURCES', { SVC_STORE_SOURCES: 'https://ok.example, file:///etc' }],
+      ['SVC_TRUST_PROXY', { SVC_TRUST_PROXY: 'maybe' }],
+      ['SVC_BASE_PATH', { SVC_BASE_PATH: 'svc' }],
+      ['SVC_BASE_PATH', { SVC_BASE_PATH: '/svc path' }],
+      ['LOG_LEVEL', { LOG_LEVEL: 'verbose' }],
+      ['SVC_ROLE', { SVC_ROLE: 'scheduler' }],
+      ['SVC_WS_PING_INTERVAL_MS', { SVC_WS_PING_INTERVAL_MS: '99' }],
+      ['SVC_WS_PING_INTERVAL_MS', { SVC_WS_PING_INTERVAL_MS: 'soon' }],
+      ['SVC_QUEUE_CONCURRENCY', { SVC_QUEUE_CONCURRENCY: '0' }],
+      ['SVC_QUEUE_CONCURRENCY', { SVC_QUEUE_CONCURRENCY: '257' }],
+      ['SVC_TEST_HOOKS', { SVC_TEST_HOOKS: 'on' }],
+    ];
+    for (const [variable, env] of cases) {
+      it(`${variable}=${JSON.stringify(Object.values(env)[0])}`, () => assertRejectedNaming(env, variable));
+    }
+  });
+
+  it('several bad variables give ONE result listing ALL of them', () => {
+    const env: Env = {
+      PORT: 'x',
+      SVC_REMOTE_PASSWORD: 'short',
+      DATABASE_URL: 'mysql://x',
+      REDIS_URL: 'nope',
+      LOG_LEVEL: 'loud',
+      SVC_ROLE: 'boss',
+      SVC_TRUST_PROXY: 'perhaps',
+      SVC_BASE_PATH: 'no-slash',
+      SVC_QUEUE_CONCURRENCY: '1000',
+    };
+    const errs = errors(env);
+    const named = errs.map((e) => e.slice(0, e.indexOf(':')));
+    assert.deepEqual([...named].sort(), Object.keys(env).sort(), `errors: ${JSON.stringify(errs)}`);
+  });
+
+  describe('SVC_REMOTE_PASSWORD length', () => {
+    it('7 characters are rejected', () =>
+      assertRejectedNaming({ SVC_REMOTE_PASSWORD: 'a'.repeat(7) }, 'SVC_REMOTE_PASSWORD'));
+    it('65 characters are rejected', () =>
+      assertRejectedNaming({ SVC_REMOTE_PASSWORD: 'a'.repeat(65) }, 'SVC_REMOTE_PASSWORD'));
+    it('8 characters are accepted', () => {
+      assert.equal(ok({ SVC_REMOTE_PASSWORD: 'abcdefgh' }).password.fromEnv, 'abcdefgh');
+    });
+    it('64 characters are accepted', () => {
+      const pw = 'Z'.repeat(64);
+      assert.equal(ok({ SVC_REMOTE_PASSWORD: pw }).password.fromEnv, pw);
+    });
+  });
+
+  describe('role', () => {
+    it('SVC_ROLE=api without REDIS_URL is rejected', () => {
+      const errs = errors({ SVC_ROLE: 'api' });
+      assert.equal(errs.length, 1);
+      assert.match(errs[0]!, /^SVC_ROLE:.*REDIS_URL/);
+    });
+    it('SVC_ROLE=worker without REDIS_URL is rejected', () => assertRejectedNaming({ SVC_ROLE: 'worker' }, 'SVC_ROLE'));
+    it('SVC_ROLE=api with REDIS_URL is accepted (case-insensitive)', () => {
+      const config = ok({ SVC_ROLE: 'API', REDIS_URL: 'redis://cache:6379' });
+      assert.equal(config.role, 'api');
+      assert.equal(config.redisUrl, 'redis://cache:6379');
+    });
+  });
+
+  describe('base path', () => {
+    it('a trailing slash is removed: /svc/ → /svc', () =>
+      assert.equal(ok({ SVC_BASE_PATH: '/svc/' }).basePath, '/svc'));
+    it('several trailing slashes are removed', () => assert.equal(ok({ SVC_BASE_PATH: '/a/b//' }).basePath, '/a/b'));
+    it('/ alone means no prefix', () => assert.equal(ok({ SVC_BASE_PATH: '/' }).basePath, ''));
+    it('a clean prefix is kept', () => assert.equal(ok({ SVC_BASE_PATH: '/svc-1/v2' }).basePath, '/svc-1/v2'));
+  });
+
+  describe('model seed', () => {
+    it('is null when no SVC_AI_* variable is set', () => {
+      assert.equal(ok({ REDIS_URL: 'redis://x:6379', SVC_TRUST_PROXY: '1' }).modelSeed, null);
+    });
+
+    for (const [name, value] of [
+      ['SVC_AI_PROVIDER', 'openai'],
+      ['SVC_AI_API_URL', 'https://api.example.com/v1'],
+      ['SVC_AI_API_KEY', 'sk-test'],
+      ['SVC_AI_MODEL', 'some-model'],
+    ] as const) {
+      it(`is present when only ${name} is set`, () => {
+        const seed = ok({ [name]: value }).modelSeed;
+        assert.ok(seed, 'expected a model seed');
+        assert.equal(seed.provider, name === 'SVC_AI_PROVIDER' ? 'openai' : 'anthropic');
+      });
+    }
+
+    it('carries every SVC_AI_* value', () => {
+      const seed = ok({
+        SVC_AI_PROVIDER: 'openai',
+        SVC_AI_API_URL: 'https://api.example.com/v1',
+        SVC_AI_API_KEY: 'sk-test',
+        SVC_AI_MODEL: 'gpt-x',
+      }).modelSeed;
+      assert.deepEqual(seed, {
+        provider: 'openai',
+        apiUrl: 'https://api.example.com/v1',
+        apiKey: 'sk-test',
+        model: 'gpt-x',
+      });
+    });
+
+    it('blank SVC_AI_* values do not create a seed', () => {
+      assert.equal(ok({ SVC_AI_API_KEY: '', SVC_AI_MODEL: '  ' }).modelSeed, null);
+    });
+  });
+
+  describe('other valid values', () => {
+    it('are parsed', () => {
+      const config = ok({
+        HOST: '127.0.0.1',
+        DATABASE_URL: 'postgresql://u:p@db:5432/app',
+        REDIS_URL: 'rediss://cache:6380',
+        SVC_REDIS_PREFIX: 'tenant-1:svc',
+        SVC_STORE_SOURCES: 'https://a.example, http://b.example ,',
+        SVC_TRUST_PROXY: 'true',
+        LOG_LEVEL: 'DEBUG',
+        SVC_ROLE: 'worker',
+        SVC_WS_PING_INTERVAL_MS: '100',
+        SVC_QUEUE_CONCURRENCY: '256',
+        SVC_TEST_HOOKS: '1',
+      });
+      assert.equal(config.host, '127.0.0.1');
+      assert.equal(config.databaseUrl, 'postgresql://u:p@db:5432/app');
+      assert.equal(config.redisUrl, 'rediss://cache:6380');
+      assert.equal(config.redisPrefix, 'tenant-1:svc');
+      assert.deepEqual(config.storeSources, ['https://a.example', 'http://b.example']);
+      assert.equal(config.trustProxy, true);
+      assert.equal(config.logLevel, 'debug');
+      assert.equal(config.role, 'worker');
+      assert.equal(config.wsPingIntervalMs, 100);
+      assert.equal(config.queueConcurrency, 256);
+      assert.equal(config.testHooks, true);
+    });
+  });
+});

@@ -1,0 +1,163 @@
+import {
+  type AppConfig,
+  DEFAULT_PORT,
+  DEFAULT_STORE_SOURCE,
+  type LogLevel,
+  type ModelProviderKind,
+  PASSWORD_MAX,
+  PASSWORD_MIN,
+  type ServerRole,
+} from './app-config.js';
+
+export type Env = Readonly<Record<string, string | undefined>>;
+
+export type ConfigResult = { ok: true; config: AppConfig } | { ok: false; errors: string[] };
+
+const LOG_LEVELS: readonly LogLevel[] = ['error', 'warn', 'info', 'debug'];
+const ROLES: readonly ServerRole[] = ['all', 'api', 'worker'];
+const PROVIDERS: readonly ModelProviderKind[] = ['anthropic', 'openai'];
+
+/**
+ * Parses the environment into one configuration object. Collects every problem so the
+ * operator sees them all in one message instead of fixing them one restart at a time.
+ * Pure: path resolution is passed in so the rules stay testable.
+ */
+export function parseConfig(env: Env, opts: { version: string; resolvePath: (p: string) => string }): ConfigResult {
+  const errors: string[] = [];
+  const value = (name: string): string | undefined => {
+    const v = env[name];
+    return v === undefined || v.trim() === '' ? undefined : v.trim();
+  };
+
+  const portVar = value('PORT') !== undefined ? 'PORT' : 'SVC_SERVER_PORT';
+  const port = parseInteger(value(portVar), DEFAULT_PORT);
+  if (port === null || port < 0 || port > 65535) {
+    errors.push(`${portVar}: must be a port number between 0 and 65535 (got "${env[portVar]}")`);
+  }
+
+  const passwordRaw = env.SVC_REMOTE_PASSWORD;
+  if (passwordRaw !== undefined && passwordRaw !== '') {
+    if (passwordRaw.length < PASSWORD_MIN || passwordRaw.length > PASSWORD_MAX) {
+      errors.push(
+        `SVC_REMOTE_PASSWORD: must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters (got ${passwordRaw.length})`,
+      );
+    } else if (/\s/.test(passwordRaw)) {
+      errors.push('SVC_REMOTE_PASSWORD: must not contain whitespace');
+    }
+  }
+
+  const databaseUrl = value('DATABASE_URL') ?? null;
+  if (databaseUrl !== null && !isUrl(databaseUrl, ['postgres:', 'postgresql:'])) {
+    errors.push('DATABASE_URL: must be a postgres:// or postgresql:// URL');
+  }
+  const redisUrl = value('REDIS_URL') ?? null;
+  if (redisUrl !== null && !isUrl(redisUrl, ['redis:', 'rediss:'])) {
+    errors.push('REDIS_URL: must be a redis:// or rediss:// URL');
+  }
+
+  const redisPrefix = value('SVC_REDIS_PREFIX') ?? 'svc';
+  if (!/^[A-Za-z0-9_.:-]{1,64}$/.test(redisPrefix)) {
+    errors.push('SVC_REDIS_PREFIX: letters, digits and _ . : - only, at most 64 characters');
+  }
+
+  const provider = value('SVC_AI_PROVIDER');
+  const apiUrl = value('SVC_AI_API_URL');
+  const apiKey = value('SVC_AI_API_KEY');
+  const model = value('SVC_AI_MODEL');
+  if (provider !== undefined && !PROVIDERS.includes(provider as ModelProviderKind)) {
+    errors.push(`SVC_AI_PROVIDER: must be one of ${PROVIDERS.join(', ')} (got "${provider}")`);
+  }
+  if (apiUrl !== undefined && !isUrl(apiUrl, ['http:', 'https:'])) {
+    errors.push('SVC_AI_API_URL: must be an http:// or https:// URL');
+  }
+  const modelSeed =
+    provider !== undefined || apiUrl !== undefined || apiKey !== undefined || model !== undefined
+      ? { provider: (provider ?? 'anthropic') as ModelProviderKind, apiUrl, apiKey, model }
+      : null;
+
+  const storeSources = (value('SVC_STORE_SOURCES') ?? DEFAULT_STORE_SOURCE)
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+  for (const source of storeSources) {
+    if (!isUrl(source, ['http:', 'https:'])) {
+      errors.push(`SVC_STORE_SOURCES: "${source}" is not an http:// or https:// URL`);
+    }
+  }
+
+  const trustProxy = parseBoolean(value('SVC_TRUST_PROXY'));
+  if (trustProxy === null) errors.push('SVC_TRUST_PROXY: must be 1 or 0 (true or false)');
+
+  let basePath = value('SVC_BASE_PATH') ?? '';
+  basePath = basePath.replace(/\/+$/, '');
+  if (basePath !== '' && !/^(\/[A-Za-z0-9._~-]+)+$/.test(basePath)) {
+    errors.push('SVC_BASE_PATH: must look like /prefix (letters, digits, . _ ~ - segments)');
+  }
+
+  const logLevel = (value('LOG_LEVEL') ?? 'info').toLowerCase() as LogLevel;
+  if (!LOG_LEVELS.includes(logLevel)) errors.push(`LOG_LEVEL: must be one of ${LOG_LEVELS.join(', ')}`);
+
+  const role = (value('SVC_ROLE') ?? 'all').toLowerCase() as ServerRole;
+  if (!ROLES.includes(role)) {
+    errors.push(`SVC_ROLE: must be one of ${ROLES.join(', ')}`);
+  } else if (role !== 'all' && redisUrl === null) {
+    errors.push(`SVC_ROLE: "${role}" splits the server across processes and needs REDIS_URL`);
+  }
+
+  const wsPingIntervalMs = parseInteger(value('SVC_WS_PING_INTERVAL_MS'), 15_000);
+  if (wsPingIntervalMs === null || wsPingIntervalMs < 100) {
+    errors.push('SVC_WS_PING_INTERVAL_MS: must be an integer of at least 100');
+  }
+  const queueConcurrency = parseInteger(value('SVC_QUEUE_CONCURRENCY'), 8);
+  if (queueConcurrency === null || queueConcurrency < 1 || queueConcurrency > 256) {
+    errors.push('SVC_QUEUE_CONCURRENCY: must be an integer from 1 to 256');
+  }
+
+  const testHooks = parseBoolean(value('SVC_TEST_HOOKS'));
+  if (testHooks === null) errors.push('SVC_TEST_HOOKS: must be 1 or 0');
+
+  if (errors.length > 0) return { ok: false, errors };
+  return {
+    ok: true,
+    config: {
+      port: port!,
+      host: value('HOST') ?? '0.0.0.0',
+      dataDir: opts.resolvePath(value('SVC_DATA_DIR') ?? './data'),
+      password: { fromEnv: passwordRaw !== undefined && passwordRaw !== '' ? passwordRaw : null },
+      databaseUrl,
+      redisUrl,
+      redisPrefix,
+      modelSeed,
+      storeSources,
+      trustProxy: trustProxy!,
+      basePath,
+      logLevel,
+      role,
+      wsPingIntervalMs: wsPingIntervalMs!,
+      queueConcurrency: queueConcurrency!,
+      version: opts.version,
+      testHooks: testHooks!,
+    },
+  };
+}
+
+function parseInteger(raw: string | undefined, fallback: number): number | null {
+  if (raw === undefined) return fallback;
+  return /^\d+$/.test(raw) ? Number(raw) : null;
+}
+
+function parseBoolean(raw: string | undefined): boolean | null {
+  if (raw === undefined) return false;
+  const v = raw.toLowerCase();
+  if (v === '1' || v === 'true' || v === 'yes') return true;
+  if (v === '0' || v === 'false' || v === 'no') return false;
+  return null;
+}
+
+function isUrl(raw: string, protocols: readonly string[]): boolean {
+  try {
+    return protocols.includes(new URL(raw).protocol);
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,47 @@
+import { DataSource } from 'typeorm';
+import { ENTITIES, MIGRATIONS } from './schema.js';
+
+/** Arbitrary constant: the advisory lock key under which replicas take turns migrating. */
+const MIGRATION_LOCK_KEY = 4_707_202_611;
+
+export function createDataSource(url: string, poolSize = 10): DataSource {
+  return new DataSource({
+    type: 'postgres',
+    url,
+    entities: ENTITIES,
+    migrations: MIGRATIONS,
+    migrationsTableName: 'typeorm_migrations',
+    synchronize: false,
+    migrationsRun: false,
+    uuidExtension: 'pgcrypto',
+    installExtensions: false,
+    logging: false,
+    extra: { max: poolSize, connectionTimeoutMillis: 10_000 },
+  });
+}
+
+/**
+ * Runs pending migrations while holding a Postgres advisory lock, so replicas starting
+ * together migrate one at a time and the later ones find nothing left to do.
+ */
+export async function migrateUnderLock(ds: DataSource): Promise<string[]> {
+  const runner = ds.createQueryRunner();
+  await runner.connect();
+  try {
+    await runner.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
+    try {
+      const applied = await ds.runMigrations({ transaction: 'each' });
+      return applied.map((m) => m.name);
+    } finally {
+      await runner.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]);
+    }
+  } finally {
+    await runner.release();
+  }
+}
+
+/** SQL that would bring the database in line with the entities; empty when they agree. */
+export async function pendingSchemaChanges(ds: DataSource): Promise<string[]> {
+  const sql = await ds.driver.createSchemaBuilder().log();
+  return sql.upQueries.map((q) => q.query);
+}

@@ -1,0 +1,48 @@
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+
+/** Enough for TypeORM's pool, the queue's pools and its listener together. */
+const MAX_CONNECTIONS = 48;
+
+/**
+ * PGlite (Postgres compiled to WASM) served inside this process over the Postgres wire
+ * protocol on a private unix socket, so the normal `pg` driver, TypeORM and BullMQ's
+ * Postgres backend work unchanged. The socket server holds PGlite's single session for
+ * a whole transaction, which keeps concurrent transactions isolated.
+ */
+export class EmbeddedPostgres {
+  private constructor(
+    private readonly db: PGlite,
+    private readonly server: PGLiteSocketServer,
+    private readonly socketDir: string,
+    readonly url: string,
+  ) {}
+
+  static async start(dataDir: string): Promise<EmbeddedPostgres> {
+    const dbDir = join(dataDir, 'db');
+    mkdirSync(dbDir, { recursive: true });
+    const db = await PGlite.create(dbDir);
+    // BullMQ's Postgres backend pins search_path with a startup option the socket server
+    // ignores; one shared session means setting it once here serves every client.
+    await db.exec('CREATE SCHEMA IF NOT EXISTS bullmq; SET search_path TO public, bullmq');
+    // A short private directory: unix socket paths are limited to ~107 bytes.
+    const socketDir = mkdtempSync(join(tmpdir(), 'svc-pg-'));
+    const server = new PGLiteSocketServer({
+      db,
+      path: join(socketDir, '.s.PGSQL.5432'),
+      maxConnections: MAX_CONNECTIONS,
+    });
+    await server.start();
+    const url = `postgres://postgres@localhost/postgres?host=${encodeURIComponent(socketDir)}`;
+    return new EmbeddedPostgres(db, server, socketDir, url);
+  }
+
+  async stop(): Promise<void> {
+    await this.server.stop().catch(() => undefined);
+    await this.db.close().catch(() => undefined);
+    rmSync(this.socketDir, { recursive: true, force: true });
+  }
+}

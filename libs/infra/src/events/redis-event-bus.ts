@@ -1,0 +1,67 @@
+import { Redis } from 'ioredis';
+import { type BusEventHandler, EventBus } from '#core/ports/event-bus.port.js';
+import type { AppLogger } from '../logging/logger.js';
+import { fromFrame, toFrame } from './event-frame.js';
+
+/**
+ * Events cross replicas through Redis pub/sub. A publisher does not deliver locally:
+ * its own subscription hears the message back like every other replica, so each
+ * socket receives each event exactly once and in publish order.
+ */
+export class RedisEventBus extends EventBus {
+  private readonly pub: Redis;
+  private readonly sub: Redis;
+  private readonly channel: string;
+  private readonly handlers = new Set<BusEventHandler>();
+  private ready: Promise<unknown>;
+
+  constructor(
+    url: string,
+    prefix: string,
+    private readonly logger?: AppLogger,
+  ) {
+    super();
+    this.channel = `${prefix}:events`;
+    this.pub = new Redis(url, { maxRetriesPerRequest: 3 });
+    this.sub = new Redis(url, { maxRetriesPerRequest: null });
+    for (const client of [this.pub, this.sub]) {
+      client.on('error', (err) => this.logger?.warn('event bus redis error', { error: err.message }));
+    }
+    this.sub.on('message', (_channel: string, frame: string) => this.deliver(frame));
+    this.ready = this.sub.subscribe(this.channel);
+  }
+
+  /** Resolves once this replica is listening, so nothing published after start is missed. */
+  async whenReady(): Promise<void> {
+    await this.ready;
+  }
+
+  async publish(channel: string, data: object): Promise<void> {
+    await this.pub.publish(this.channel, toFrame(channel, data));
+  }
+
+  subscribe(handler: BusEventHandler): () => void {
+    this.handlers.add(handler);
+    return () => this.handlers.delete(handler);
+  }
+
+  async ping(): Promise<void> {
+    await this.pub.ping();
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([this.pub.quit().catch(() => undefined), this.sub.quit().catch(() => undefined)]);
+  }
+
+  private deliver(frame: string): void {
+    const event = fromFrame(frame);
+    if (!event) return;
+    for (const handler of this.handlers) {
+      try {
+        handler(event, frame);
+      } catch (err) {
+        this.logger?.warn('event handler failed', { channel: event.channel, error: (err as Error).message });
+      }
+    }
+  }
+}

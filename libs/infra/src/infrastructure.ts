@@ -1,0 +1,175 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { Redis } from 'ioredis';
+import type { DataSource } from 'typeorm';
+import { JOB_NAMES, type JobMap } from '#contracts/jobs.js';
+import type { AppConfig } from '#core/config/app-config.js';
+import type { ConnectionRegistry } from '#core/ports/connection-registry.port.js';
+import type { EventBus } from '#core/ports/event-bus.port.js';
+import type { LockoutStore } from '#core/ports/lockout-store.port.js';
+import { type ReadinessReport, ReadinessProbe } from '#core/ports/readiness.port.js';
+import type { SettingsRepository } from '#core/ports/settings.repository.port.js';
+import { MemoryLockoutStore } from './auth/memory-lockout.store.js';
+import { RedisLockoutStore } from './auth/redis-lockout.store.js';
+import { DataFolderLock } from './database/data-folder-lock.js';
+import { createDataSource, migrateUnderLock } from './database/database.js';
+import { EmbeddedPostgres } from './database/embedded-postgres.js';
+import { TypeormSettingsRepository } from './database/setting.repository.js';
+import { InProcessEventBus } from './events/in-process-event-bus.js';
+import { RedisEventBus } from './events/redis-event-bus.js';
+import type { AppLogger } from './logging/logger.js';
+import { LocalConnectionRegistry, RedisConnectionRegistry } from './presence/connection-registries.js';
+import { BullJobQueue } from './queue/bullmq-job-queue.js';
+
+/**
+ * Builds every adapter from the validated configuration, in dependency order, and tears
+ * them down in reverse. The only place that decides embedded versus Postgres/Redis.
+ */
+export class Infrastructure {
+  readonly replicaId = `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
+  private readonly closers: Array<() => Promise<void> | void> = [];
+  dataSource: DataSource;
+  eventBus: EventBus;
+  jobQueue: BullJobQueue<JobMap>;
+  lockoutStore: LockoutStore;
+  connectionRegistry: ConnectionRegistry;
+  settings: SettingsRepository;
+  readiness: ReadinessProbe;
+  private redis: Redis | null = null;
+
+  private constructor(
+    readonly config: AppConfig,
+    private readonly logger: AppLogger,
+  ) {}
+
+  static async start(config: AppConfig, logger: AppLogger): Promise<Infrastructure> {
+    const infra = new Infrastructure(config, logger);
+    try {
+      await infra.startAll();
+    } catch (err) {
+      await infra.stop();
+      throw err;
+    }
+    return infra;
+  }
+
+  get mode(): 'embedded' | 'services' {
+    return this.config.databaseUrl === null ? 'embedded' : 'services';
+  }
+
+  private async startAll(): Promise<void> {
+    const { config, logger } = this;
+    if (config.redisUrl === null || config.databaseUrl === null) {
+      const lock = DataFolderLock.acquire(config.dataDir);
+      this.closers.push(() => lock.release());
+    }
+
+    let databaseUrl = config.databaseUrl;
+    if (databaseUrl === null) {
+      const started = Date.now();
+      const embedded = await EmbeddedPostgres.start(config.dataDir);
+      this.closers.push(() => embedded.stop());
+      databaseUrl = embedded.url;
+      logger.info('embedded database started', { ms: Date.now() - started });
+    }
+
+    this.dataSource = createDataSource(databaseUrl);
+    await this.dataSource.initialize();
+    this.closers.push(() => this.dataSource.destroy().then(() => undefined));
+    const applied = await migrateUnderLock(this.dataSource);
+    if (applied.length > 0) logger.info('migrations applied', { migrations: applied });
+    this.settings = new TypeormSettingsRepository(this.dataSource);
+
+    if (config.redisUrl !== null) {
+      const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 3 });
+      redis.on('error', (err) => logger.warn('redis error', { error: err.message }));
+      this.redis = redis;
+      this.closers.push(() =>
+        redis.quit().then(
+          () => undefined,
+          () => redis.disconnect(),
+        ),
+      );
+      await redis.ping();
+      const bus = new RedisEventBus(config.redisUrl, config.redisPrefix, logger);
+      this.closers.push(() => bus.close());
+      await bus.whenReady();
+      this.eventBus = bus;
+      this.lockoutStore = new RedisLockoutStore(redis, config.redisPrefix);
+      const registry = new RedisConnectionRegistry(redis, config.redisPrefix, this.replicaId);
+      this.closers.push(() => registry.close());
+      this.connectionRegistry = registry;
+    } else {
+      this.eventBus = new InProcessEventBus(logger);
+      this.lockoutStore = new MemoryLockoutStore();
+      this.connectionRegistry = new LocalConnectionRegistry();
+    }
+
+    this.jobQueue = new BullJobQueue<JobMap>({
+      backend:
+        config.redisUrl !== null
+          ? { kind: 'redis', url: config.redisUrl, prefix: config.redisPrefix }
+          : { kind: 'postgres', url: databaseUrl },
+      declaredNames: JOB_NAMES,
+      concurrency: config.queueConcurrency,
+      logger,
+    });
+    this.closers.push(() => this.jobQueue.close());
+    await this.jobQueue.ping();
+
+    this.readiness = new InfraReadiness(this);
+  }
+
+  /** Pings each dependency this process uses. */
+  async checkReadiness(): Promise<ReadinessReport> {
+    const checks: ReadinessReport['checks'] = {};
+    const run = async (name: string, fn: () => Promise<unknown>): Promise<void> => {
+      try {
+        await withTimeout(fn(), 2_000);
+        checks[name] = { ok: true };
+      } catch (err) {
+        checks[name] = { ok: false, error: (err as Error).message };
+      }
+    };
+    await Promise.all([
+      run('database', () => this.dataSource.query('SELECT 1')),
+      this.redis ? run('redis', () => this.redis!.ping()) : Promise.resolve(),
+      run('queue', async () => {
+        if (this.config.role !== 'api' && !this.jobQueue.isConsuming()) throw new Error('queue is not consuming');
+        await this.jobQueue.ping();
+      }),
+    ]);
+    return { ready: Object.values(checks).every((c) => c.ok), checks };
+  }
+
+  /** Stops everything that was started, newest first; never throws. */
+  async stop(): Promise<void> {
+    while (this.closers.length > 0) {
+      const close = this.closers.pop()!;
+      try {
+        await close();
+      } catch (err) {
+        this.logger.warn('shutdown step failed', { error: (err as Error).message });
+      }
+    }
+  }
+}
+
+class InfraReadiness extends ReadinessProbe {
+  constructor(private readonly infra: Infrastructure) {
+    super();
+  }
+  check(): Promise<ReadinessReport> {
+    return this.infra.checkReadiness();
+  }
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout;
+  return Promise.race([
+    promise,
+    new Promise<T>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}

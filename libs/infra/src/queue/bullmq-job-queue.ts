@@ -1,0 +1,143 @@
+import { createPostgresBackend, Queue, Worker, withBackend, type Job } from 'bullmq';
+import { Redis } from 'ioredis';
+import type { JobOptions, JobProcessor, JobRepeat } from '#core/ports/job-queue.port.js';
+import { JobQueue } from '#core/ports/job-queue.port.js';
+import type { AppLogger } from '../logging/logger.js';
+
+/** Where the queue keeps its jobs. */
+export type QueueBackendConfig = { kind: 'redis'; url: string; prefix: string } | { kind: 'postgres'; url: string };
+
+export interface BullJobQueueOptions {
+  backend: QueueBackendConfig;
+  /** Job names a consumer must handle; `startConsuming` refuses to start otherwise. */
+  declaredNames: readonly string[];
+  concurrency: number;
+  queueName?: string;
+  logger?: AppLogger;
+}
+
+type AnyQueue = Queue;
+type AnyWorker = Worker;
+
+/** Completed jobs are kept a day so a repeated deterministic id stays a no-op. */
+const KEEP_COMPLETED = { age: 24 * 3600, count: 10_000 };
+const KEEP_FAILED = { age: 7 * 24 * 3600, count: 10_000 };
+
+/**
+ * JobQueue on BullMQ: Redis when REDIS_URL is set, otherwise BullMQ's PostgreSQL backend
+ * on the server's own database (embedded or DATABASE_URL). One queue carries every job
+ * name; one worker per process dispatches by name to the registered processor.
+ */
+export class BullJobQueue<M extends object> extends JobQueue<M> {
+  private readonly queue: AnyQueue;
+  private worker: AnyWorker | null = null;
+  private readonly processors = new Map<string, JobProcessor<unknown>>();
+  private readonly redisClients: Redis[] = [];
+  private readonly queueName: string;
+
+  constructor(private readonly options: BullJobQueueOptions) {
+    super();
+    this.queueName = options.queueName ?? 'svc-jobs';
+    this.queue = this.createQueue();
+  }
+
+  private connection(): Record<string, unknown> {
+    const { backend } = this.options;
+    if (backend.kind === 'redis') {
+      const client = new Redis(backend.url, { maxRetriesPerRequest: null, lazyConnect: false });
+      client.on('error', (err) => this.options.logger?.warn('queue redis error', { error: err.message }));
+      this.redisClients.push(client);
+      return { connection: client, prefix: `${backend.prefix}:bull` };
+    }
+    return { connection: { connectionString: backend.url, max: 4, migrate: true } };
+  }
+
+  private createQueue(): AnyQueue {
+    if (this.options.backend.kind === 'redis') {
+      return new Queue(this.queueName, this.connection() as never);
+    }
+    const pg = withBackend(createPostgresBackend);
+    return new pg.Queue(this.queueName, this.connection() as never) as unknown as AnyQueue;
+  }
+
+  async add<N extends keyof M & string>(name: N, data: M[N], options: JobOptions = {}): Promise<string> {
+    const job = await this.queue.add(name, data, {
+      jobId: options.jobId,
+      delay: options.delayMs,
+      attempts: options.attempts ?? 1,
+      backoff: { type: 'exponential', delay: options.backoffMs ?? 1000 },
+      removeOnComplete: KEEP_COMPLETED,
+      removeOnFail: KEEP_FAILED,
+    });
+    return String(job.id);
+  }
+
+  async repeat<N extends keyof M & string>(key: string, name: N, data: M[N], repeat: JobRepeat): Promise<void> {
+    const opts = 'everyMs' in repeat ? { every: repeat.everyMs } : { pattern: repeat.cron, tz: repeat.tz };
+    await this.queue.upsertJobScheduler(key, opts, {
+      name,
+      data,
+      opts: { removeOnComplete: KEEP_COMPLETED, removeOnFail: KEEP_FAILED },
+    });
+  }
+
+  async removeRepeat(key: string): Promise<void> {
+    await this.queue.removeJobScheduler(key);
+  }
+
+  process<N extends keyof M & string>(name: N, processor: JobProcessor<M[N]>): void {
+    if (this.worker) throw new Error(`Cannot register a processor for "${name}" after the queue started consuming`);
+    this.processors.set(name, processor as JobProcessor<unknown>);
+  }
+
+  async startConsuming(): Promise<void> {
+    const missing = this.options.declaredNames.filter((n) => !this.processors.has(n));
+    if (missing.length > 0) {
+      throw new Error(`No processor registered for job name(s): ${missing.join(', ')}`);
+    }
+    if (this.worker) return;
+    const handler = async (job: Job): Promise<void> => {
+      const processor = this.processors.get(job.name);
+      if (!processor) throw new Error(`No processor for job "${job.name}"`);
+      await processor(job.data, { id: String(job.id), attempt: job.attemptsMade + 1 });
+    };
+    const workerOptions = {
+      ...this.connection(),
+      concurrency: this.options.concurrency,
+      // Without LISTEN/NOTIFY (embedded), poll briskly so new jobs start promptly.
+      drainDelay: this.options.backend.kind === 'postgres' ? 0.25 : 5,
+    };
+    if (this.options.backend.kind === 'redis') {
+      this.worker = new Worker(this.queueName, handler, workerOptions as never);
+    } else {
+      const pg = withBackend(createPostgresBackend);
+      this.worker = new pg.Worker(this.queueName, handler as never, workerOptions as never) as unknown as AnyWorker;
+    }
+    this.worker.on('failed', (job, err) =>
+      this.options.logger?.warn('job failed', {
+        jobId: job?.id,
+        job: job?.name,
+        attempt: job?.attemptsMade,
+        error: err.message,
+      }),
+    );
+    this.worker.on('error', (err) => this.options.logger?.warn('queue worker error', { error: err.message }));
+    await this.worker.waitUntilReady();
+  }
+
+  isConsuming(): boolean {
+    return this.worker?.isRunning() ?? false;
+  }
+
+  async ping(): Promise<void> {
+    await this.queue.getJobCounts('waiting');
+  }
+
+  /** Lets running jobs finish (bounded by the caller's shutdown deadline), then disconnects. */
+  async close(): Promise<void> {
+    await this.worker?.close();
+    this.worker = null;
+    await this.queue.close();
+    await Promise.all(this.redisClients.map((c) => c.quit().catch(() => c.disconnect())));
+  }
+}

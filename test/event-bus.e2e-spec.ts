@@ -1,0 +1,213 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { BusEvent } from '#contracts/events.js';
+import type { EventBus } from '#core/ports/event-bus.port.js';
+import { InProcessEventBus } from '#infra/events/in-process-event-bus.js';
+import { RedisEventBus } from '#infra/events/redis-event-bus.js';
+import { sleep, waitFor } from '#testing/fakes.js';
+import { testMode, testRedisUrl, uniqueSuffix } from '#testing/test-env.js';
+
+interface Received {
+  event: BusEvent;
+  frame: string;
+}
+
+function recorder(bus: EventBus): { got: Received[]; stop: () => void } {
+  const got: Received[] = [];
+  const stop = bus.subscribe((event, frame) => got.push({ event, frame }));
+  return { got, stop };
+}
+
+const expectedFrame = (channel: string, data: object): string => JSON.stringify({ type: 'event', channel, data });
+
+describe('InProcessEventBus', () => {
+  it('delivers to every handler with one identical frame string', async () => {
+    const bus = new InProcessEventBus();
+    const frames: string[] = [];
+    const events: BusEvent[] = [];
+    for (let i = 0; i < 3; i++) {
+      bus.subscribe((event, frame) => {
+        events.push(event);
+        frames.push(frame);
+      });
+    }
+    const data = { id: 'c1', text: 'héllo "world"', nested: { n: 1 } };
+    await bus.publish('chat:message', data);
+
+    assert.equal(frames.length, 3);
+    assert.equal(frames[0], expectedFrame('chat:message', data));
+    assert.deepEqual(JSON.parse(frames[0]!), { type: 'event', channel: 'chat:message', data });
+    for (const frame of frames) assert.equal(frame, frames[0]);
+    for (const event of events) assert.deepEqual(event, { channel: 'chat:message', data });
+  });
+
+  it('a throwing handler neither stops the others nor fails the publisher', async () => {
+    const bus = new InProcessEventBus();
+    bus.subscribe(() => {
+      throw new Error('boom');
+    });
+    const after = recorder(bus);
+    await bus.publish('x', { n: 1 });
+    assert.equal(after.got.length, 1);
+  });
+
+  it('delivers in publish order', async () => {
+    const bus = new InProcessEventBus();
+    const { got } = recorder(bus);
+    for (let i = 0; i < 50; i++) await bus.publish('seq', { i });
+    assert.deepEqual(
+      got.map((r) => r.event.data.i),
+      Array.from({ length: 50 }, (_, i) => i),
+    );
+  });
+
+  it('unsubscribe stops delivery to that handler only', async () => {
+    const bus = new InProcessEventBus();
+    const a = recorder(bus);
+    const b = recorder(bus);
+    await bus.publish('x', { n: 1 });
+    a.stop();
+    await bus.publish('x', { n: 2 });
+    a.stop(); // twice is harmless
+    assert.deepEqual(
+      a.got.map((r) => r.event.data.n),
+      [1],
+    );
+    assert.deepEqual(
+      b.got.map((r) => r.event.data.n),
+      [1, 2],
+    );
+  });
+
+  it('publishing with no subscribers is fine', async () => {
+    await new InProcessEventBus().publish('nobody', {});
+  });
+});
+
+describe('RedisEventBus', { skip: testMode() !== 'services' ? 'needs Redis (services mode)' : false }, () => {
+  const prefix = `svc-test-${uniqueSuffix()}`;
+  const buses: RedisEventBus[] = [];
+  let a: RedisEventBus;
+  let b: RedisEventBus;
+
+  const open = async (p: string): Promise<RedisEventBus> => {
+    const bus = new RedisEventBus(testRedisUrl(), p);
+    buses.push(bus);
+    await bus.whenReady();
+    return bus;
+  };
+
+  before(async () => {
+    a = await open(prefix);
+    b = await open(prefix);
+  });
+
+  after(async () => {
+    await Promise.all(buses.map((bus) => bus.close()));
+  });
+
+  it('an event published on one replica reaches the handlers on both, exactly once each, in order (100 events)', async () => {
+    const onA1 = recorder(a);
+    const onA2 = recorder(a);
+    const onB = recorder(b);
+    try {
+      const count = 100;
+      for (let i = 0; i < count; i++) await a.publish('seq', { i, from: 'a' });
+      const all = [onA1, onA2, onB];
+      await waitFor(() => all.every((r) => r.got.length >= count), {
+        timeoutMs: 10_000,
+        what: `${count} events on every handler (got ${all.map((r) => r.got.length).join('/')})`,
+      });
+      await sleep(300); // any duplicate would have arrived by now
+      const expected = Array.from({ length: count }, (_, i) => i);
+      for (const r of all) {
+        assert.equal(r.got.length, count, 'each event exactly once');
+        assert.deepEqual(
+          r.got.map((x) => x.event.data.i),
+          expected,
+        );
+        assert.equal(r.got[7]!.frame, expectedFrame('seq', { i: 7, from: 'a' }));
+        assert.deepEqual(r.got[7]!.event, { channel: 'seq', data: { i: 7, from: 'a' } });
+      }
+      // Handlers of one replica share one frame string per event.
+      for (let i = 0; i < count; i++) assert.equal(onA1.got[i]!.frame, onA2.got[i]!.frame);
+    } finally {
+      onA1.stop();
+      onA2.stop();
+      onB.stop();
+    }
+  });
+
+  it('works the other way round, and the publisher hears its own events once', async () => {
+    const onA = recorder(a);
+    const onB = recorder(b);
+    try {
+      await b.publish('ping', { k: 1 });
+      await b.publish('ping', { k: 2 });
+      await waitFor(() => onA.got.length >= 2 && onB.got.length >= 2, { timeoutMs: 5000, what: 'two events on each' });
+      await sleep(200);
+      for (const r of [onA, onB]) {
+        assert.deepEqual(
+          r.got.map((x) => x.event.data.k),
+          [1, 2],
+        );
+      }
+    } finally {
+      onA.stop();
+      onB.stop();
+    }
+  });
+
+  it('unsubscribe stops delivery', async () => {
+    const onA = recorder(a);
+    const onB = recorder(b);
+    try {
+      await a.publish('u', { n: 1 });
+      await waitFor(() => onA.got.length === 1 && onB.got.length === 1, { timeoutMs: 5000, what: 'first event' });
+      onA.stop();
+      await a.publish('u', { n: 2 });
+      await waitFor(() => onB.got.length === 2, { timeoutMs: 5000, what: 'second event on b' });
+      await sleep(100);
+      assert.equal(onA.got.length, 1);
+    } finally {
+      onB.stop();
+    }
+  });
+
+  it('buses with different prefixes are isolated', async () => {
+    const c = await open(`svc-test-${uniqueSuffix()}`);
+    const onA = recorder(a);
+    const onC = recorder(c);
+    try {
+      await a.publish('iso', { from: 'a' });
+      await c.publish('iso', { from: 'c' });
+      await waitFor(() => onA.got.length >= 1 && onC.got.length >= 1, { timeoutMs: 5000, what: 'own events' });
+      await sleep(300);
+      assert.deepEqual(
+        onA.got.map((r) => r.event.data.from),
+        ['a'],
+      );
+      assert.deepEqual(
+        onC.got.map((r) => r.event.data.from),
+        ['c'],
+      );
+    } finally {
+      onA.stop();
+      onC.stop();
+    }
+  });
+
+  it('a throwing handler does not stop the others', async () => {
+    const stopBad = a.subscribe(() => {
+      throw new Error('boom');
+    });
+    const onA = recorder(a);
+    try {
+      await a.publish('t', { ok: true });
+      await waitFor(() => onA.got.length === 1, { timeoutMs: 5000, what: 'event after a throwing handler' });
+    } finally {
+      stopBad();
+      onA.stop();
+    }
+  });
+});

@@ -1,0 +1,221 @@
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { DataSource } from 'typeorm';
+import { DataFolderLock } from '#infra/database/data-folder-lock.js';
+import { createDataSource, migrateUnderLock, pendingSchemaChanges } from '#infra/database/database.js';
+import { EmbeddedPostgres } from '#infra/database/embedded-postgres.js';
+import { MIGRATIONS } from '#infra/database/schema.js';
+import { TypeormSettingsRepository } from '#infra/database/setting.repository.js';
+import { withTimeout } from '#testing/fakes.js';
+import { createTestDatabase, testMode } from '#testing/test-env.js';
+
+const MIGRATION_NAMES = MIGRATIONS.map((M) => new M().name);
+
+interface FreshDatabase {
+  url: string;
+  dispose(): Promise<void>;
+}
+
+/** An empty database of this run's kind: a new embedded PGlite folder, or a new Postgres database. */
+async function freshDatabase(): Promise<FreshDatabase> {
+  if (testMode() === 'services') {
+    const db = await createTestDatabase();
+    return { url: db.url, dispose: () => db.drop() };
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'svc-schema-'));
+  const embedded = await EmbeddedPostgres.start(dir);
+  return {
+    url: embedded.url,
+    dispose: async () => {
+      await embedded.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function migrationRows(ds: DataSource): Promise<Array<{ name: string; count: number }>> {
+  const rows = (await ds.query(
+    'SELECT name, count(*)::int AS count FROM typeorm_migrations GROUP BY name ORDER BY name',
+  )) as Array<{ name: string; count: number }>;
+  return rows;
+}
+
+describe(`database schema (${testMode()})`, () => {
+  let db: FreshDatabase | undefined;
+  let ds: DataSource | undefined;
+
+  before(async () => {
+    db = await freshDatabase();
+    ds = createDataSource(db.url, 4);
+    await ds.initialize();
+  });
+
+  after(async () => {
+    if (ds?.isInitialized) await ds.destroy().catch(() => undefined);
+    await db?.dispose();
+  });
+
+  it('migrateUnderLock applies every migration, in order, on a fresh database', async () => {
+    const applied = await withTimeout(migrateUnderLock(ds!), 30_000, 'migrateUnderLock');
+    assert.deepEqual(applied, MIGRATION_NAMES);
+    assert.deepEqual(
+      await migrationRows(ds!),
+      [...MIGRATION_NAMES].sort().map((name) => ({ name, count: 1 })),
+    );
+  });
+
+  it('entities and migrations agree: pendingSchemaChanges is empty', async () => {
+    assert.deepEqual(await pendingSchemaChanges(ds!), []);
+  });
+
+  it('running migrateUnderLock again applies nothing', async () => {
+    assert.deepEqual(await migrateUnderLock(ds!), []);
+    assert.equal(
+      (await migrationRows(ds!)).every((r) => r.count === 1),
+      true,
+    );
+  });
+
+  it('the migrated schema serves the settings repository', async () => {
+    const settings = new TypeormSettingsRepository(ds!);
+    assert.equal(await settings.get('missing'), null);
+    await settings.set('answer', { value: 42, list: ['a'] });
+    assert.deepEqual(await settings.get('answer'), { value: 42, list: ['a'] });
+    await settings.set('answer', 'replaced');
+    assert.equal(await settings.get('answer'), 'replaced');
+  });
+
+  it(
+    'two DataSources migrating concurrently on a fresh database both succeed, each migration applied once',
+    { skip: testMode() !== 'services' ? 'one process per embedded database: services mode only' : false },
+    async () => {
+      const fresh = await createTestDatabase();
+      const sources = [createDataSource(fresh.url, 2), createDataSource(fresh.url, 2)];
+      try {
+        await Promise.all(sources.map((s) => s.initialize()));
+        const results = await withTimeout(
+          Promise.all(sources.map((s) => migrateUnderLock(s))),
+          30_000,
+          'concurrent migrations',
+        );
+        assert.deepEqual(results.flat().sort(), [...MIGRATION_NAMES].sort(), `applied: ${JSON.stringify(results)}`);
+        assert.deepEqual(
+          await migrationRows(sources[0]!),
+          [...MIGRATION_NAMES].sort().map((name) => ({ name, count: 1 })),
+        );
+        assert.deepEqual(await pendingSchemaChanges(sources[1]!), []);
+      } finally {
+        await Promise.all(sources.map((s) => (s.isInitialized ? s.destroy().catch(() => undefined) : undefined)));
+        await fresh.drop();
+      }
+    },
+  );
+});
+
+describe('DataFolderLock', () => {
+  const dirs: string[] = [];
+  const children: ChildProcess[] = [];
+  const folder = (): string => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-lock-'));
+    dirs.push(dir);
+    return dir;
+  };
+  const lockModule = new URL('../libs/infra/src/database/data-folder-lock.js', import.meta.url).href;
+
+  after(() => {
+    for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** A separate process that takes the lock on `dir` and stays alive. */
+  async function holdInChild(dir: string): Promise<ChildProcess> {
+    const script =
+      'const { DataFolderLock } = await import(process.argv[1]);' +
+      'DataFolderLock.acquire(process.argv[2]);' +
+      'console.log("locked");' +
+      'setInterval(() => {}, 60_000);';
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script, lockModule, dir], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    children.push(child);
+    let output = '';
+    child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+    await withTimeout(
+      new Promise<void>((resolve, reject) => {
+        const check = (): void => {
+          if (output.includes('locked')) resolve();
+        };
+        child.stdout!.on('data', check);
+        child.on('exit', (code) => reject(new Error(`lock holder exited (${code}): ${output}`)));
+      }),
+      10_000,
+      'the child taking the lock',
+    );
+    return child;
+  }
+
+  it('a live process holding the folder makes acquire fail with "in use"; once it is killed the stale lock is taken over', async () => {
+    const dir = folder();
+    const child = await holdInChild(dir);
+    const owner = JSON.parse(readFileSync(join(dir, 'server.lock'), 'utf8')) as { pid: number };
+    assert.equal(owner.pid, child.pid);
+
+    assert.throws(
+      () => DataFolderLock.acquire(dir),
+      (err: Error) => {
+        assert.match(err.message, /in use/);
+        assert.ok(err.message.includes(`pid ${child.pid}`), err.message);
+        return true;
+      },
+    );
+
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGKILL');
+    await withTimeout(exited, 5000, 'the child exiting');
+
+    const lock = DataFolderLock.acquire(dir);
+    const taken = JSON.parse(readFileSync(join(dir, 'server.lock'), 'utf8')) as { pid: number };
+    assert.equal(taken.pid, process.pid);
+    lock.release();
+    assert.equal(existsSync(join(dir, 'server.lock')), false, 'release removes the lock file');
+  });
+
+  it('acquire after release works; release twice is harmless', () => {
+    const dir = folder();
+    DataFolderLock.acquire(dir).release();
+    const again = DataFolderLock.acquire(dir);
+    assert.equal(existsSync(join(dir, 'server.lock')), true);
+    again.release();
+    again.release();
+    assert.equal(existsSync(join(dir, 'server.lock')), false);
+  });
+
+  it('creates a missing data folder', () => {
+    const dir = join(folder(), 'nested', 'data');
+    const lock = DataFolderLock.acquire(dir);
+    assert.equal(existsSync(join(dir, 'server.lock')), true);
+    lock.release();
+  });
+
+  it('a lock file of another host is assumed alive', () => {
+    const dir = folder();
+    writeFileSync(
+      join(dir, 'server.lock'),
+      JSON.stringify({ pid: 1, hostname: `not-${process.pid}-this-host`, startedAt: new Date().toISOString() }),
+    );
+    assert.throws(() => DataFolderLock.acquire(dir), /in use/);
+  });
+
+  it('an unreadable lock file is treated as stale', () => {
+    const dir = folder();
+    writeFileSync(join(dir, 'server.lock'), 'not json');
+    const lock = DataFolderLock.acquire(dir);
+    assert.equal((JSON.parse(readFileSync(join(dir, 'server.lock'), 'utf8')) as { pid: number }).pid, process.pid);
+    lock.release();
+  });
+});
