@@ -34,7 +34,8 @@ async function embeddedBackend(): Promise<Backend> {
   if (template && existsSync(join(template, 'db'))) cpSync(join(template, 'db'), join(dir, 'db'), { recursive: true });
   let embedded = await EmbeddedPostgres.start(dir);
   return {
-    config: () => ({ kind: 'postgres', url: embedded.url }),
+    // As the server runs it: NOTIFY does not cross the socket server, so the worker polls.
+    config: () => ({ kind: 'postgres', url: embedded.url, pollMs: 250 }),
     async restart() {
       await embedded.stop();
       embedded = await EmbeddedPostgres.start(dir);
@@ -102,6 +103,31 @@ function queueSuite(label: string, makeBackend: () => Promise<Backend>): void {
     }
 
     const name = (): string => `t-${uniqueSuffix()}`;
+
+    it(
+      'starts a new job promptly while a repeatable job is scheduled far ahead',
+      { timeout: TEST_TIMEOUT },
+      async () => {
+        const q = queue(name(), ['test.echo', 'test.other']);
+        try {
+          const started: number[] = [];
+          q.process('test.echo', async () => {
+            started.push(Date.now());
+          });
+          q.process('test.other', async () => undefined);
+          await q.startConsuming();
+          await q.repeat('far', 'test.other', {}, { everyMs: 60_000 });
+          await new Promise((r) => setTimeout(r, 800)); // let the worker settle into its wait
+          const added = Date.now();
+          await q.add('test.echo', { n: 1 });
+          await waitFor(() => started.length === 1, { what: 'job started', timeoutMs: 5000 });
+          const latency = started[0]! - added;
+          assert.ok(latency < 1500, `the job waited ${latency} ms for the worker`);
+        } finally {
+          await close(q);
+        }
+      },
+    );
 
     it('delivers typed data to the processor registered for the job name', { timeout: TEST_TIMEOUT }, async () => {
       const q = queue(name(), ['test.echo', 'test.other']);

@@ -4,6 +4,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import pg from 'pg';
 import type { DataSource } from 'typeorm';
 import { DataFolderLock } from '#infra/database/data-folder-lock.js';
 import { createDataSource, migrateUnderLock, pendingSchemaChanges } from '#infra/database/database.js';
@@ -72,6 +73,21 @@ describe(`database schema (${testMode()})`, () => {
     assert.deepEqual(await pendingSchemaChanges(ds!), []);
   });
 
+  it('settings compareAndSet is atomic: concurrent read-modify-write loops lose no increment', async () => {
+    const settings = new TypeormSettingsRepository(ds!);
+    assert.equal(await settings.compareAndSet('cas-test', null, { n: 0 }), true);
+    assert.equal(await settings.compareAndSet('cas-test', null, { n: 99 }), false, 'insert only when absent');
+    assert.equal(await settings.compareAndSet('cas-test', { n: 5 }, { n: 6 }), false, 'stale expectation');
+    const increment = async (): Promise<void> => {
+      for (;;) {
+        const current = (await settings.get<{ n: number }>('cas-test'))!;
+        if (await settings.compareAndSet('cas-test', current, { n: current.n + 1 })) return;
+      }
+    };
+    await Promise.all(Array.from({ length: 12 }, increment));
+    assert.deepEqual(await settings.get('cas-test'), { n: 12 });
+  });
+
   it('running migrateUnderLock again applies nothing', async () => {
     assert.deepEqual(await migrateUnderLock(ds!), []);
     assert.equal(
@@ -115,6 +131,45 @@ describe(`database schema (${testMode()})`, () => {
     },
   );
 });
+
+describe(
+  'embedded database under concurrent clients',
+  { skip: testMode() === 'embedded' ? false : 'embedded only' },
+  () => {
+    it('parameterized queries from many connections never mix (pglite-socket serialization)', async () => {
+      const db = await freshDatabase();
+      const pools = [0, 1].map(() => new pg.Pool({ connectionString: db.url, max: 8 }));
+      try {
+        const queries = Array.from({ length: 300 }, (_, i) =>
+          // Each statement text differs, so a Bind landing on another client's Parse shows.
+          pools[i % 2]!.query<{ n: number; s: string; k: number }>(
+            `SELECT $1::int AS n, $2::text AS s, ${i % 13} AS k`,
+            [i, `v${i}`],
+          ).then((r) => r.rows[0]!),
+        );
+        const settled = await withTimeout(Promise.allSettled(queries), 30_000, 'concurrent queries');
+        settled.forEach((r, i) =>
+          assert.deepEqual(r.status === 'fulfilled' ? r.value : r.reason?.message, { n: i, s: `v${i}`, k: i % 13 }),
+        );
+        // A failing statement mid-stream leaves the session usable for everyone.
+        const mixed = await Promise.allSettled(
+          Array.from({ length: 60 }, (_, i) =>
+            i % 3 === 0
+              ? pools[0]!.query('SELECT $1::int / 0 AS boom', [i])
+              : pools[1]!.query('SELECT $1::int AS n', [i]),
+          ),
+        );
+        mixed.forEach((r, i) => {
+          if (i % 3 === 0) assert.equal(r.status, 'rejected');
+          else assert.deepEqual(r.status === 'fulfilled' ? r.value.rows[0] : null, { n: i });
+        });
+      } finally {
+        await Promise.all(pools.map((p) => p.end()));
+        await db.dispose();
+      }
+    });
+  },
+);
 
 describe('DataFolderLock', () => {
   const dirs: string[] = [];

@@ -5,7 +5,13 @@ import { SystemService } from '#core/system/system.service.js';
 import { InfraModule } from '#infra/infra.module.js';
 import type { Infrastructure } from '#infra/infrastructure.js';
 import type { AppLogger } from '#infra/logging/logger.js';
+import { AgentModule } from './http/agent/agent.module.js';
+import { ArtifactEventsModule } from './http/artifact-events/artifact-events.module.js';
+import { ArtifactsModule } from './http/artifacts/artifacts.module.js';
 import { RemoteController } from './http/auth/remote.controller.js';
+import { ConversationsModule } from './http/conversations/conversations.module.js';
+import { ModelsModule } from './http/models/models.module.js';
+import { SpacesModule } from './http/spaces/spaces.module.js';
 import { HealthController } from './http/system/health.controller.js';
 import { TestHooksController } from './http/testing/test-hooks.controller.js';
 import { SystemController } from './http/system/system.controller.js';
@@ -20,7 +26,16 @@ export class AppModule {
     const testHooks = serves && config.testHooks ? [TestHooksController] : [];
     return {
       module: AppModule,
-      imports: [InfraModule.forRoot(infra, password, logger)],
+      imports: [
+        InfraModule.forRoot(infra, password, logger),
+        // Context modules. The file watcher runs in every role that serves or works.
+        SpacesModule,
+        ConversationsModule,
+        ModelsModule,
+        ArtifactEventsModule,
+        ArtifactsModule,
+        AgentModule,
+      ],
       controllers: [HealthController, ...(serves ? [RemoteController, SystemController] : []), ...testHooks],
       providers: [SystemService, AccessService, JobProcessors, ...(serves ? [EventsGateway] : [])],
     };

@@ -14,6 +14,7 @@ import { HttpExceptionFilter } from './http/common/exception.filter.js';
 import { jsonBody } from './http/common/json-body.js';
 import { requestLogging } from './http/common/request-logging.js';
 import { createValidationPipe } from './http/common/validation.js';
+import { TurnRunner } from '#core/agent/turn-runner.js';
 import { JobProcessors } from './jobs/job-processors.js';
 import { createFrameAdapter } from './ws/frame-adapter.js';
 import { EventsGateway } from './ws/events.gateway.js';
@@ -68,13 +69,24 @@ async function bootstrap(): Promise<void> {
     optionsSuccessStatus: 200,
   });
   app.use(jsonBody());
-  if (config.role !== 'worker') {
-    app.use('/api', authMiddleware(app.get(AccessService)));
-    app.useWebSocketAdapter(createFrameAdapter(app));
+  if (config.role === 'worker') {
+    // A worker answers only its probes, whatever controllers its context modules carry.
+    app.use(
+      (
+        req: { path: string },
+        res: { status(c: number): { type(t: string): { send(b: string): void } } },
+        next: () => void,
+      ) =>
+        req.path === '/healthz' || req.path === '/readyz'
+          ? next()
+          : res.status(404).type('text/plain').send('Not Found'),
+    );
   }
+  app.use('/api', authMiddleware(app.get(AccessService)));
+  if (config.role !== 'worker') app.useWebSocketAdapter(createFrameAdapter(app));
   app.useGlobalFilters(new HttpExceptionFilter(logger, config.basePath));
   app.useGlobalPipes(createValidationPipe());
-  app.enableShutdownHooks([]); // we handle signals ourselves, below
+  // No app.enableShutdownHooks(): signals are handled below; app.close() still runs the hooks.
 
   await app.init();
   if (config.role !== 'api') await app.get(JobProcessors).startConsuming();
@@ -102,8 +114,10 @@ async function bootstrap(): Promise<void> {
     }, SHUTDOWN_DEADLINE_MS);
     deadline.unref();
     try {
-      // Stop accepting, tell socket clients to reconnect elsewhere, then drain.
+      // Stop accepting; end running turns while their sockets can still hear it; tell socket
+      // clients to reconnect elsewhere; then drain jobs, flush and disconnect.
       server.close();
+      await app.get(TurnRunner).interruptAll(3_000);
       if (config.role !== 'worker') app.get(EventsGateway).closeAll();
       server.closeIdleConnections?.();
       await app.close();

@@ -89,3 +89,14 @@ export type ServerFrame =
   | { type: 'error'; error: string }
   | { type: 'pong' }
   | EventEnvelope;
+
+/** Bus channels for coordination between replicas; never delivered to sockets. */
+export const INTERNAL_CHANNEL_PREFIX = 'internal:';
+
+/** The additive resumable-stream event: the log no longer reaches back to what the client saw. */
+export const STREAM_GAP_CHANNEL = 'stream:gap';
+
+/** The wire frame of an event. */
+export function eventFrame(channel: string, data: object): string {
+  return JSON.stringify({ type: 'event', channel, data });
+}

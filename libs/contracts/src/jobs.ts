@@ -5,8 +5,14 @@
 export interface JobMap {
   /** Periodic proof that the queue is being consumed; recorded for /readyz. */
   'system.heartbeat': { scheduledAt?: number };
+  /** One assistant turn, by its turn record. */
+  'agent.turn': { turnId: string };
+  /** Marks turns whose replica died as interrupted. */
+  'agent.reap': Record<string, never>;
+  /** Reorganizes a space's memory; the job id names the run (and the lease holder). */
+  'memory.consolidate': { spaceId: string; trigger: 'manual' | 'auto' };
 }
 
 export type JobName = keyof JobMap;
 
-export const JOB_NAMES: readonly JobName[] = ['system.heartbeat'];
+export const JOB_NAMES: readonly JobName[] = ['system.heartbeat', 'agent.turn', 'agent.reap', 'memory.consolidate'];

@@ -1,32 +1,70 @@
 import { type DynamicModule, Global, Module } from '@nestjs/common';
+import { DataSource } from 'typeorm';
 import { AccessPassword } from '#core/auth/access.service.js';
 import { Clock, SystemClock } from '#core/ports/clock.port.js';
 import { ConnectionRegistry } from '#core/ports/connection-registry.port.js';
 import { EventBus } from '#core/ports/event-bus.port.js';
+import { EventLog } from '#core/ports/event-log.port.js';
 import { JobQueue } from '#core/ports/job-queue.port.js';
 import { LockoutStore } from '#core/ports/lockout-store.port.js';
 import { ReadinessProbe } from '#core/ports/readiness.port.js';
 import { SettingsRepository } from '#core/ports/settings.repository.port.js';
+import { SpaceActivity } from '#core/ports/space-activity.port.js';
+import { TurnSpaceActivity } from '#core/agent/turn-reaper.js';
+import { ModelProvider } from '#core/ports/model-provider.port.js';
+import { ShellRunner } from '#core/ports/shell-runner.port.js';
+import { TurnRepository } from '#core/ports/turn.repository.port.js';
+import { WorkspaceSearch } from '#core/ports/workspace-search.port.js';
+import { NodeShellRunner } from './agent/node-shell-runner.js';
+import { NodeWorkspaceSearch } from './agent/node-workspace-search.js';
+import { TypeormTurnRepository } from './agent/typeorm-turn.repository.js';
+import { ProviderRouter } from './models/provider-router.js';
+import { ConsolidationLock, ConsolidationStatus, MemoryFiles } from '#core/ports/memory-files.port.js';
+import { SpaceFolders } from '#core/ports/space-folders.port.js';
+import { SpaceRepository } from '#core/ports/space.repository.port.js';
 import { APP_CONFIG } from '#core/config/app-config.js';
 import type { Infrastructure } from './infrastructure.js';
 import { AppLogger } from './logging/logger.js';
+import { LocalConsolidationLock, RedisConsolidationLock } from './memory/consolidation-locks.js';
+import { NodeMemoryFiles } from './memory/node-memory-files.js';
+import { NodeSpaceFolders } from './spaces/node-space-folders.js';
+import { TypeormSpaceRepository } from './spaces/typeorm-space.repository.js';
 
 /** Binds every port to the adapter the started Infrastructure chose. */
 @Global()
 @Module({})
 export class InfraModule {
   static forRoot(infra: Infrastructure, password: string, logger: AppLogger): DynamicModule {
+    const turns = new TypeormTurnRepository(infra.dataSource);
     const providers = [
       { provide: APP_CONFIG, useValue: infra.config },
       { provide: AppLogger, useValue: logger },
       { provide: AccessPassword, useValue: new AccessPassword(password) },
       { provide: Clock, useClass: SystemClock },
       { provide: EventBus, useValue: infra.eventBus },
+      { provide: EventLog, useValue: infra.eventLog },
       { provide: JobQueue, useValue: infra.jobQueue },
       { provide: LockoutStore, useValue: infra.lockoutStore },
       { provide: ConnectionRegistry, useValue: infra.connectionRegistry },
       { provide: SettingsRepository, useValue: infra.settings },
       { provide: ReadinessProbe, useValue: infra.readiness },
+      // Context modules bind their TypeORM repositories from this.
+      { provide: DataSource, useValue: infra.dataSource },
+      { provide: SpaceRepository, useValue: new TypeormSpaceRepository(infra.dataSource) },
+      { provide: SpaceFolders, useClass: NodeSpaceFolders },
+      { provide: TurnRepository, useValue: turns },
+      { provide: SpaceActivity, useValue: new TurnSpaceActivity(turns) },
+      { provide: ModelProvider, useValue: new ProviderRouter() },
+      { provide: ShellRunner, useClass: NodeShellRunner },
+      { provide: WorkspaceSearch, useClass: NodeWorkspaceSearch },
+      { provide: MemoryFiles, useClass: NodeMemoryFiles },
+      {
+        provide: ConsolidationLock,
+        useValue: infra.redisClient
+          ? new RedisConsolidationLock(infra.redisClient, infra.config.redisPrefix)
+          : new LocalConsolidationLock(),
+      },
+      { provide: ConsolidationStatus, useExisting: ConsolidationLock },
     ];
     return { module: InfraModule, providers, exports: providers.map((p) => p.provide) };
   }

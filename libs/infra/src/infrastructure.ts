@@ -6,6 +6,7 @@ import { JOB_NAMES, type JobMap } from '#contracts/jobs.js';
 import type { AppConfig } from '#core/config/app-config.js';
 import type { ConnectionRegistry } from '#core/ports/connection-registry.port.js';
 import type { EventBus } from '#core/ports/event-bus.port.js';
+import type { EventLog } from '#core/ports/event-log.port.js';
 import type { LockoutStore } from '#core/ports/lockout-store.port.js';
 import { type ReadinessReport, ReadinessProbe } from '#core/ports/readiness.port.js';
 import type { SettingsRepository } from '#core/ports/settings.repository.port.js';
@@ -16,6 +17,8 @@ import { createDataSource, migrateUnderLock } from './database/database.js';
 import { EmbeddedPostgres } from './database/embedded-postgres.js';
 import { TypeormSettingsRepository } from './database/setting.repository.js';
 import { InProcessEventBus } from './events/in-process-event-bus.js';
+import { MemoryEventLog } from './events/memory-event-log.js';
+import { RedisEventLog } from './events/redis-event-log.js';
 import { RedisEventBus } from './events/redis-event-bus.js';
 import type { AppLogger } from './logging/logger.js';
 import { LocalConnectionRegistry, RedisConnectionRegistry } from './presence/connection-registries.js';
@@ -30,6 +33,7 @@ export class Infrastructure {
   private readonly closers: Array<() => Promise<void> | void> = [];
   dataSource: DataSource;
   eventBus: EventBus;
+  eventLog: EventLog;
   jobQueue: BullJobQueue<JobMap>;
   lockoutStore: LockoutStore;
   connectionRegistry: ConnectionRegistry;
@@ -95,12 +99,14 @@ export class Infrastructure {
       this.closers.push(() => bus.close());
       await bus.whenReady();
       this.eventBus = bus;
+      this.eventLog = new RedisEventLog(redis, config.redisPrefix);
       this.lockoutStore = new RedisLockoutStore(redis, config.redisPrefix);
       const registry = new RedisConnectionRegistry(redis, config.redisPrefix, this.replicaId);
       this.closers.push(() => registry.close());
       this.connectionRegistry = registry;
     } else {
       this.eventBus = new InProcessEventBus(logger);
+      this.eventLog = new MemoryEventLog();
       this.lockoutStore = new MemoryLockoutStore();
       this.connectionRegistry = new LocalConnectionRegistry();
     }
@@ -109,7 +115,8 @@ export class Infrastructure {
       backend:
         config.redisUrl !== null
           ? { kind: 'redis', url: config.redisUrl, prefix: config.redisPrefix }
-          : { kind: 'postgres', url: databaseUrl },
+          : // Embedded: NOTIFY does not cross the socket server, so poll briskly.
+            { kind: 'postgres', url: databaseUrl, pollMs: config.databaseUrl === null ? 250 : undefined },
       declaredNames: JOB_NAMES,
       concurrency: config.queueConcurrency,
       logger,
@@ -118,6 +125,11 @@ export class Infrastructure {
     await this.jobQueue.ping();
 
     this.readiness = new InfraReadiness(this);
+  }
+
+  /** The shared Redis connection, when REDIS_URL is set (leases, counters). */
+  get redisClient(): Redis | null {
+    return this.redis;
   }
 
   /** Pings each dependency this process uses. */

@@ -1,4 +1,7 @@
 import { Injectable } from '@nestjs/common';
+import { REAP_EVERY_MS, TurnReaper } from '#core/agent/turn-reaper.js';
+import { TurnRunner } from '#core/agent/turn-runner.js';
+import { MemoryConsolidationService } from '#core/memory/memory-consolidation.service.js';
 import { JobQueue } from '#core/ports/job-queue.port.js';
 import { SystemService } from '#core/system/system.service.js';
 
@@ -13,11 +16,22 @@ export class JobProcessors {
   constructor(
     private readonly queue: JobQueue,
     private readonly system: SystemService,
+    private readonly turns: TurnRunner,
+    private readonly reaper: TurnReaper,
+    private readonly memory: MemoryConsolidationService,
   ) {}
 
   async startConsuming(): Promise<void> {
     this.queue.process('system.heartbeat', () => this.system.recordHeartbeat());
+    this.queue.process('agent.turn', (data) => this.turns.run(data.turnId));
+    this.queue.process('agent.reap', async () => {
+      await this.reaper.reap();
+    });
+    this.queue.process('memory.consolidate', async (data, ctx) => {
+      await this.memory.run(data, ctx.id);
+    });
     await this.queue.startConsuming();
     await this.queue.repeat('system.heartbeat', 'system.heartbeat', {}, { everyMs: HEARTBEAT_EVERY_MS });
+    await this.queue.repeat('agent.reap', 'agent.reap', {}, { everyMs: REAP_EVERY_MS });
   }
 }

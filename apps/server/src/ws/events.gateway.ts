@@ -9,12 +9,20 @@ import {
   SubscribeMessage,
   WebSocketGateway,
 } from '@nestjs/websockets';
-import { audienceOf, type BusEvent, TERMINAL_FRAME_TYPES } from '#contracts/events.js';
+import {
+  audienceOf,
+  type BusEvent,
+  eventFrame,
+  INTERNAL_CHANNEL_PREFIX,
+  STREAM_GAP_CHANNEL,
+  TERMINAL_FRAME_TYPES,
+} from '#contracts/events.js';
 import { ErrorTexts } from '#contracts/errors.js';
 import { AccessService } from '#core/auth/access.service.js';
 import { APP_CONFIG, type AppConfig } from '#core/config/app-config.js';
 import { ConnectionRegistry } from '#core/ports/connection-registry.port.js';
 import { EventBus } from '#core/ports/event-bus.port.js';
+import { EventLog } from '#core/ports/event-log.port.js';
 import { AppLogger } from '#infra/logging/logger.js';
 import { clientIp } from '../http/common/client-ip.js';
 import { type ClientFrame, FRAME_EVENT } from './frame-adapter.js';
@@ -41,6 +49,8 @@ interface Connection {
   alive: boolean;
   /** Frames of one connection are handled strictly in arrival order. */
   chain: Promise<void>;
+  /** Conversations being replayed: live frames wait here until the replay is sent. */
+  replaying: Map<string, Array<{ seq: number; frame: string }>>;
 }
 
 /**
@@ -58,6 +68,7 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
   constructor(
     private readonly access: AccessService,
     private readonly bus: EventBus,
+    private readonly log: EventLog,
     private readonly registry: ConnectionRegistry,
     private readonly logger: AppLogger,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -77,6 +88,7 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
       subscriptions: new Set(),
       alive: true,
       chain: Promise.resolve(),
+      replaying: new Map(),
     };
     this.connections.set(socket, connection);
     socket.on('pong', () => {
@@ -127,8 +139,15 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
         if (!connection.authenticated) return send(socket, notAuthenticated);
         const id = payload.conversationId;
         if (typeof id !== 'string' || id === '') return;
-        if (frame.type === 'subscribe') connection.subscriptions.add(id);
-        else connection.subscriptions.delete(id);
+        if (frame.type === 'unsubscribe') {
+          connection.subscriptions.delete(id);
+          connection.replaying.delete(id);
+          return;
+        }
+        connection.subscriptions.add(id);
+        if (typeof payload.afterSeq === 'number' && Number.isInteger(payload.afterSeq) && payload.afterSeq >= 0) {
+          await this.replay(socket, connection, id, payload.afterSeq);
+        }
         return;
       }
       default:
@@ -154,15 +173,52 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
     setTimeout(() => socket.close(4001, 'Authentication failed'), AUTH_FAILED_CLOSE_MS).unref();
   }
 
+  /**
+   * Resumable stream (additive): sends what the client missed after `afterSeq`, or a
+   * `stream:gap` first when the log no longer reaches back, then goes live. Live frames that
+   * arrive meanwhile are held and sent after, without duplicates.
+   */
+  private async replay(
+    socket: Socket,
+    connection: Connection,
+    conversationId: string,
+    afterSeq: number,
+  ): Promise<void> {
+    const held: Array<{ seq: number; frame: string }> = [];
+    connection.replaying.set(conversationId, held);
+    let lastSent = afterSeq;
+    try {
+      const result = await this.log.since(conversationId, afterSeq);
+      if (!result.complete) {
+        send(socket, eventFrame(STREAM_GAP_CHANNEL, { conversationId, fromSeq: result.fromSeq }));
+      }
+      for (const event of result.events) {
+        send(socket, eventFrame(event.channel, event.data));
+        lastSent = event.seq;
+      }
+    } finally {
+      if (connection.replaying.get(conversationId) === held) connection.replaying.delete(conversationId);
+      for (const { seq, frame } of held) if (seq > lastSent) send(socket, frame);
+    }
+  }
+
   /** Frame serialized once by the bus; here only the audience is decided per socket. */
   private deliver(event: BusEvent, frame: string): void {
+    if (event.channel.startsWith(INTERNAL_CHANNEL_PREFIX)) return;
     const everyone = audienceOf(event.channel) === 'everyone';
     const conversationId = (event.data as { conversationId?: unknown }).conversationId;
+    const subscribed = (c: Connection): boolean =>
+      typeof conversationId === 'string' && c.subscriptions.has(conversationId);
     for (const [socket, connection] of this.connections) {
       if (!connection.authenticated) continue;
-      if (everyone || (typeof conversationId === 'string' && connection.subscriptions.has(conversationId))) {
-        send(socket, frame);
+      if (subscribed(connection) && connection.replaying.has(conversationId as string)) {
+        const seq = (event.data as { seq?: unknown }).seq;
+        connection.replaying
+          .get(conversationId as string)!
+          .push({ seq: typeof seq === 'number' ? seq : Infinity, frame });
+        continue;
       }
+      if (everyone || subscribed(connection)) send(socket, frame);
     }
   }
 

@@ -34,8 +34,25 @@ export interface AppConfig {
   /** Parallel jobs per worker process. */
   queueConcurrency: number;
   version: string;
+  agent: AgentSettings;
+  /** SVC_FILE_WATCH_POLLING=1: poll the disk instead of native events (network volumes). */
+  fileWatchPolling: boolean;
+  /** SVC_SEARCH_INDEX_LIMIT: most paths the file search index holds per space. */
+  searchIndexLimit: number;
   /** SVC_TEST_HOOKS=1: test-only operations (publishing raw events). Never in production. */
   testHooks: boolean;
+}
+
+export interface AgentSettings {
+  /** SVC_AGENT_BASH: whether the Bash tool is offered. */
+  bashEnabled: boolean;
+  bashTimeoutMs: number;
+  /** Model calls per turn before it stops with the step-limit error. */
+  maxSteps: number;
+  /** Retries of a failed model call (429, 5xx, network), and the first backoff. */
+  maxRetries: number;
+  retryBaseMs: number;
+  maxOutputTokens: number;
 }
 
 export const DEFAULT_STORE_SOURCE = 'https://openkursar.github.io/digital-human-protocol';

@@ -113,6 +113,29 @@ export function parseConfig(env: Env, opts: { version: string; resolvePath: (p: 
     errors.push('SVC_QUEUE_CONCURRENCY: must be an integer from 1 to 256');
   }
 
+  const int = (name: string, fallback: number, min: number, max: number): number => {
+    const parsed = parseInteger(value(name), fallback);
+    if (parsed === null || parsed < min || parsed > max) {
+      errors.push(`${name}: must be an integer from ${min} to ${max}`);
+      return fallback;
+    }
+    return parsed;
+  };
+  const bashEnabled = parseBoolean(value('SVC_AGENT_BASH') ?? '1');
+  if (bashEnabled === null) errors.push('SVC_AGENT_BASH: must be 1 or 0');
+  const agent = {
+    bashEnabled: bashEnabled ?? true,
+    bashTimeoutMs: int('SVC_AGENT_BASH_TIMEOUT_MS', 120_000, 1000, 600_000),
+    maxSteps: int('SVC_AGENT_MAX_STEPS', 50, 1, 500),
+    maxRetries: int('SVC_AGENT_MAX_RETRIES', 4, 0, 10),
+    retryBaseMs: int('SVC_AGENT_RETRY_BASE_MS', 1000, 1, 60_000),
+    maxOutputTokens: int('SVC_AGENT_MAX_OUTPUT_TOKENS', 16_000, 256, 200_000),
+  };
+
+  const fileWatchPolling = parseBoolean(value('SVC_FILE_WATCH_POLLING'));
+  if (fileWatchPolling === null) errors.push('SVC_FILE_WATCH_POLLING: must be 1 or 0');
+  const searchIndexLimit = int('SVC_SEARCH_INDEX_LIMIT', 200_000, 1, 10_000_000);
+
   const testHooks = parseBoolean(value('SVC_TEST_HOOKS'));
   if (testHooks === null) errors.push('SVC_TEST_HOOKS: must be 1 or 0');
 
@@ -137,6 +160,9 @@ export function parseConfig(env: Env, opts: { version: string; resolvePath: (p: 
       queueConcurrency: queueConcurrency!,
       version: opts.version,
       testHooks: testHooks!,
+      agent,
+      fileWatchPolling: fileWatchPolling!,
+      searchIndexLimit,
     },
   };
 }

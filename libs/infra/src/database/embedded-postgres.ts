@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { serializeProtocolExchanges } from './pglite-socket-serialization.js';
 
 /** Enough for TypeORM's pool, the queue's pools and its listener together. */
 const MAX_CONNECTIONS = 48;
@@ -35,6 +36,7 @@ export class EmbeddedPostgres {
       path: join(socketDir, '.s.PGSQL.5432'),
       maxConnections: MAX_CONNECTIONS,
     });
+    serializeProtocolExchanges(server);
     await server.start();
     const url = `postgres://postgres@localhost/postgres?host=${encodeURIComponent(socketDir)}`;
     return new EmbeddedPostgres(db, server, socketDir, url);

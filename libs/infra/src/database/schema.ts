@@ -1,6 +1,21 @@
 import { SettingEntity } from './entities/setting.entity.js';
+import { SpaceEntity } from './entities/space.entity.js';
 import { Init1763700000000 } from './migrations/1763700000000-init.js';
+import { Spaces1763800000000 } from './migrations/1763800000000-spaces.js';
+import { ConversationEntity } from './entities/conversation.entity.js';
+import { ConversationMessageEntity } from './entities/conversation-message.entity.js';
+import { ConversationThoughtEntity } from './entities/conversation-thought.entity.js';
+import { Conversations1763800000100 } from './migrations/1763800000100-conversations.js';
+import { AgentTurnEntity } from './entities/agent-turn.entity.js';
+import { AgentTurns1763900000000 } from './migrations/1763900000000-agent-turns.js';
 
 /** Every entity and migration, in order. Add new ones here. */
-export const ENTITIES = [SettingEntity];
-export const MIGRATIONS = [Init1763700000000];
+export const ENTITIES = [
+  SettingEntity,
+  SpaceEntity,
+  ConversationEntity,
+  ConversationMessageEntity,
+  ConversationThoughtEntity,
+  AgentTurnEntity,
+];
+export const MIGRATIONS = [Init1763700000000, Spaces1763800000000, Conversations1763800000100, AgentTurns1763900000000];

@@ -1,9 +1,7 @@
-import type { BusEvent } from '#contracts/events.js';
+import { type BusEvent, eventFrame } from '#contracts/events.js';
 
 /** Serializes an event into its wire frame; done once per event, never per client. */
-export function toFrame(channel: string, data: object): string {
-  return JSON.stringify({ type: 'event', channel, data });
-}
+export const toFrame = eventFrame;
 
 export function fromFrame(frame: string): BusEvent | null {
   try {

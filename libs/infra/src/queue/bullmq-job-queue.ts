@@ -5,7 +5,27 @@ import { JobQueue } from '#core/ports/job-queue.port.js';
 import type { AppLogger } from '../logging/logger.js';
 
 /** Where the queue keeps its jobs. */
-export type QueueBackendConfig = { kind: 'redis'; url: string; prefix: string } | { kind: 'postgres'; url: string };
+export type QueueBackendConfig =
+  | { kind: 'redis'; url: string; prefix: string }
+  /**
+   * `pollMs`: when NOTIFY cannot reach the worker (embedded PGlite behind its socket server),
+   * the longest a worker waits before looking for new jobs again.
+   */
+  | { kind: 'postgres'; url: string; pollMs?: number };
+
+/**
+ * BullMQ's Postgres backend, optionally with a bounded wait: its worker otherwise sleeps
+ * until the next delayed job is due and relies on NOTIFY to wake earlier for new ones.
+ */
+function postgresBackend(pollMs: number | undefined): ReturnType<typeof withBackend<never, never>> {
+  if (pollMs === undefined) return withBackend(createPostgresBackend) as never;
+  const bounded = ((...args: Parameters<typeof createPostgresBackend>) => {
+    const backend = createPostgresBackend(...args);
+    Object.defineProperty(backend, 'maximumBlockTimeout', { get: () => pollMs / 1000 });
+    return backend;
+  }) as typeof createPostgresBackend;
+  return withBackend(bounded) as never;
+}
 
 export interface BullJobQueueOptions {
   backend: QueueBackendConfig;
@@ -56,7 +76,7 @@ export class BullJobQueue<M extends object> extends JobQueue<M> {
     if (this.options.backend.kind === 'redis') {
       return new Queue(this.queueName, this.connection() as never);
     }
-    const pg = withBackend(createPostgresBackend);
+    const pg = postgresBackend(this.options.backend.pollMs);
     return new pg.Queue(this.queueName, this.connection() as never) as unknown as AnyQueue;
   }
 
@@ -110,7 +130,7 @@ export class BullJobQueue<M extends object> extends JobQueue<M> {
     if (this.options.backend.kind === 'redis') {
       this.worker = new Worker(this.queueName, handler, workerOptions as never);
     } else {
-      const pg = withBackend(createPostgresBackend);
+      const pg = postgresBackend(this.options.backend.kind === 'postgres' ? this.options.backend.pollMs : undefined);
       this.worker = new pg.Worker(this.queueName, handler as never, workerOptions as never) as unknown as AnyWorker;
     }
     this.worker.on('failed', (job, err) =>

@@ -1,0 +1,75 @@
+import { Body, Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
+import type { SessionState, ToolsetEntry } from '#contracts/agent.js';
+import { AgentService, type SendMessageInput } from '#core/agent/agent.service.js';
+
+type Ok<T> = { success: true; data: T };
+
+/** Agent operations (spec doc 2). Starting work answers at once; progress arrives as events. */
+@Controller('api/agent')
+export class AgentController {
+  constructor(private readonly agent: AgentService) {}
+
+  @Post('message')
+  @HttpCode(200)
+  async message(@Body() body: SendMessageInput): Promise<{ success: true }> {
+    await this.agent.sendMessage(body ?? {});
+    return { success: true };
+  }
+
+  @Get('generating/:conversationId')
+  async generating(@Param('conversationId') conversationId: string): Promise<Ok<boolean>> {
+    return { success: true, data: await this.agent.isGenerating(conversationId) };
+  }
+
+  @Get('sessions')
+  async sessions(): Promise<Ok<string[]>> {
+    return { success: true, data: await this.agent.sessions() };
+  }
+
+  @Get('session/:conversationId')
+  async session(@Param('conversationId') conversationId: string): Promise<Ok<SessionState>> {
+    return { success: true, data: await this.agent.session(conversationId) };
+  }
+
+  @Post('stop')
+  @HttpCode(200)
+  async stop(@Body() body: { conversationId?: unknown }): Promise<{ success: true }> {
+    await this.agent.stop(body?.conversationId);
+    return { success: true };
+  }
+
+  @Post('answer-question')
+  @HttpCode(200)
+  async answer(
+    @Body() body: { conversationId?: unknown; id?: unknown; answers?: unknown },
+  ): Promise<{ success: boolean; error?: string }> {
+    const answered = await this.agent.answerQuestion(body ?? {});
+    return answered
+      ? { success: true }
+      : { success: false, error: `No pending question found for id: ${String(body?.id)}` };
+  }
+
+  /** Permissions are auto-allowed on this server: approve and reject change nothing. */
+  @Post('approve')
+  @HttpCode(200)
+  approve(): { success: true } {
+    return { success: true };
+  }
+
+  @Post('reject')
+  @HttpCode(200)
+  reject(): { success: true } {
+    return { success: true };
+  }
+
+  @Post('toolsets/list')
+  @HttpCode(200)
+  async toolsets(@Body() body: { spaceId?: unknown; conversationId?: unknown }): Promise<Ok<ToolsetEntry[]>> {
+    return { success: true, data: await this.agent.toolsets(body?.spaceId, body?.conversationId) };
+  }
+
+  @Get('engine-capabilities')
+  capabilities(): Ok<Record<string, unknown>> {
+    return { success: true, data: this.agent.capabilities() };
+  }
+}

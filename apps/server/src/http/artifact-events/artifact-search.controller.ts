@@ -1,0 +1,30 @@
+import { Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { type ArtifactQueryResult, ArtifactSearchService } from '#core/artifacts/artifact-search.service.js';
+import { ArtifactWatchService } from '#core/artifacts/artifact-watch.service.js';
+
+/** File search and reconcile (spec doc 2, "Space files"). */
+@Controller('api/spaces/:spaceId/artifacts')
+export class ArtifactSearchController {
+  constructor(
+    private readonly search: ArtifactSearchService,
+    private readonly watch: ArtifactWatchService,
+  ) {}
+
+  @Get('query')
+  async query(
+    @Param('spaceId') spaceId: string,
+    @Query('q') q: unknown,
+    @Query('limit') limit: unknown,
+  ): Promise<{ success: true; data: ArtifactQueryResult }> {
+    return { success: true, data: await this.search.query(spaceId, q, limit) };
+  }
+
+  /** Rebuilds this replica's index from disk, then tells clients and the other replicas to resync. */
+  @Post('reconcile')
+  @HttpCode(200)
+  async reconcile(@Param('spaceId') spaceId: string): Promise<{ success: true }> {
+    await this.search.reconcile(spaceId);
+    await this.watch.requestResync(spaceId);
+    return { success: true };
+  }
+}

@@ -1,0 +1,92 @@
+import { Transform } from 'class-transformer';
+import { IsInt, IsOptional, IsString, Min } from 'class-validator';
+
+/**
+ * Request shapes of the file operations. Fields are checked for type here; whether a
+ * required one is present is the service's call, so its message names the field the way
+ * the specification does ("Missing file path", "name is required").
+ */
+
+/** Only digits become a number; anything else stays a string and fails IsInt. */
+const digitsToNumber = ({ value }: { value: unknown }): unknown =>
+  typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value;
+
+export class ListArtifactsQuery {
+  @IsOptional()
+  @Transform(digitsToNumber)
+  @IsInt({ message: 'maxDepth must be a non-negative integer' })
+  @Min(0, { message: 'maxDepth must be a non-negative integer' })
+  maxDepth?: number;
+}
+
+export class PathQuery {
+  @IsOptional()
+  @IsString()
+  path?: string;
+}
+
+export class PathBody {
+  @IsOptional()
+  @IsString()
+  path?: string;
+}
+
+export class SaveBody {
+  @IsOptional()
+  @IsString()
+  path?: string;
+
+  @IsOptional()
+  @IsString()
+  content?: string;
+}
+
+export class ChildrenBody {
+  @IsOptional()
+  @IsString()
+  dirPath?: string;
+}
+
+export class CreateFileBody {
+  @IsOptional()
+  @IsString()
+  name?: string;
+
+  @IsOptional()
+  @IsString()
+  parentPath?: string;
+
+  @IsOptional()
+  @IsString()
+  content?: string;
+}
+
+export class CreateFolderBody {
+  @IsOptional()
+  @IsString()
+  name?: string;
+
+  @IsOptional()
+  @IsString()
+  parentPath?: string;
+}
+
+export class MoveBody {
+  @IsOptional()
+  @IsString()
+  oldPath?: string;
+
+  @IsOptional()
+  @IsString()
+  newParentPath?: string;
+}
+
+export class RenameBody {
+  @IsOptional()
+  @IsString()
+  oldPath?: string;
+
+  @IsOptional()
+  @IsString()
+  newName?: string;
+}

@@ -1,0 +1,124 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
+import type {
+  ConversationDto,
+  ConversationSummaryDto,
+  CreatedConversationDto,
+  MessageDto,
+  ThoughtDto,
+} from '#contracts/conversations.js';
+import { ConversationsService } from '#core/conversations/conversations.service.js';
+import {
+  AppendMessageDto,
+  CreateConversationDto,
+  factsOf,
+  StarConversationDto,
+  UpdateConversationDto,
+  UpdateLastMessageDto,
+} from './conversations.dto.js';
+import { toConversationDto, toMessageDto, toSummaryDto } from './conversations.presenter.js';
+
+type Ok<T> = { success: true; data: T };
+const ok = <T>(data: T): Ok<T> => ({ success: true, data });
+
+/** Conversation records (spec doc 2, "Conversation records"). */
+@Controller('api/spaces/:spaceId/conversations')
+export class ConversationsController {
+  constructor(private readonly conversations: ConversationsService) {}
+
+  @Get()
+  async list(@Param('spaceId') spaceId: string): Promise<Ok<ConversationSummaryDto[]>> {
+    return ok((await this.conversations.list(spaceId)).map(toSummaryDto));
+  }
+
+  @Post()
+  @HttpCode(200)
+  async create(
+    @Param('spaceId') spaceId: string,
+    @Body() body: CreateConversationDto,
+  ): Promise<Ok<CreatedConversationDto>> {
+    const created = await this.conversations.create(spaceId, body ?? {});
+    return ok({ id: created.id, title: created.title });
+  }
+
+  @Get(':conversationId')
+  async get(
+    @Param('spaceId') spaceId: string,
+    @Param('conversationId') conversationId: string,
+    @Query('from') fromQuery: unknown,
+  ): Promise<Ok<ConversationDto>> {
+    const from = typeof fromQuery === 'string' && fromQuery.length > 0 ? fromQuery : undefined;
+    return ok(toConversationDto(await this.conversations.get(spaceId, conversationId, from), from));
+  }
+
+  @Put(':conversationId')
+  async update(
+    @Param('spaceId') spaceId: string,
+    @Param('conversationId') conversationId: string,
+    @Body() body: UpdateConversationDto,
+  ): Promise<Ok<ConversationDto>> {
+    return ok(toConversationDto(await this.conversations.update(spaceId, conversationId, body ?? {})));
+  }
+
+  @Delete(':conversationId')
+  async remove(
+    @Param('spaceId') spaceId: string,
+    @Param('conversationId') conversationId: string,
+  ): Promise<{ success: true }> {
+    await this.conversations.remove(spaceId, conversationId);
+    return { success: true };
+  }
+
+  /** Wrong ids give an empty array, not 404 (spec). */
+  @Get(':conversationId/messages/:messageId/thoughts')
+  async thoughts(
+    @Param('spaceId') spaceId: string,
+    @Param('conversationId') conversationId: string,
+    @Param('messageId') messageId: string,
+  ): Promise<Ok<ThoughtDto[]>> {
+    return ok(await this.conversations.thoughts(spaceId, conversationId, messageId));
+  }
+
+  @Post(':conversationId/star')
+  @HttpCode(200)
+  async star(
+    @Param('spaceId') spaceId: string,
+    @Param('conversationId') conversationId: string,
+    @Body() body: StarConversationDto,
+  ): Promise<{ success: true }> {
+    await this.conversations.star(spaceId, conversationId, body.starred);
+    return { success: true };
+  }
+
+  /** Appends a message (with its thoughts when given) at the end; returns the stored message. */
+  @Post(':conversationId/messages')
+  @HttpCode(200)
+  async appendMessage(
+    @Param('spaceId') spaceId: string,
+    @Param('conversationId') conversationId: string,
+    @Body() body: AppendMessageDto,
+  ): Promise<Ok<MessageDto>> {
+    const message = await this.conversations.appendMessageInSpace(
+      spaceId,
+      conversationId,
+      { role: body.role, content: body.content, meta: factsOf(body) },
+      body.thoughts,
+    );
+    return ok(toMessageDto(message));
+  }
+
+  /** Changes the last message: content replaced, facts merged (null removes one), thoughts replaced. */
+  @Put(':conversationId/messages/last')
+  async updateLastMessage(
+    @Param('spaceId') spaceId: string,
+    @Param('conversationId') conversationId: string,
+    @Body() body: UpdateLastMessageDto,
+  ): Promise<Ok<MessageDto>> {
+    const message = await this.conversations.updateLastMessageInSpace(
+      spaceId,
+      conversationId,
+      { content: body.content, meta: factsOf(body) },
+      body.thoughts,
+    );
+    return ok(toMessageDto(message));
+  }
+}

@@ -1,0 +1,41 @@
+import { Body, Controller, Delete, HttpCode, Param, Post, Put } from '@nestjs/common';
+import type { AISourcesConfig, CurrentSelection } from '#contracts/models.js';
+import { ModelSourcesService } from '#core/models/model-sources.service.js';
+
+type Ok<T> = { success: true; data: T };
+const ok = <T>(data: T): Ok<T> => ({ success: true, data });
+
+/** Model sources (CONTRACT §2). Answers carry every secret masked as "***". */
+@Controller('api/ai-sources')
+export class AiSourcesController {
+  constructor(private readonly models: ModelSourcesService) {}
+
+  /** Adds a source; answers the whole sources configuration. */
+  @Post('sources')
+  @HttpCode(200)
+  async add(@Body() body: unknown): Promise<Ok<AISourcesConfig>> {
+    return ok(await this.models.addSource(body));
+  }
+
+  @Put('sources/:sourceId')
+  async update(@Param('sourceId') sourceId: string, @Body() body: unknown): Promise<Ok<AISourcesConfig>> {
+    return ok(await this.models.updateSource(sourceId, body));
+  }
+
+  @Delete('sources/:sourceId')
+  async remove(@Param('sourceId') sourceId: string): Promise<Ok<AISourcesConfig>> {
+    return ok(await this.models.removeSource(sourceId));
+  }
+
+  @Post('switch-source')
+  @HttpCode(200)
+  async switchSource(@Body() body: { sourceId?: unknown } | undefined): Promise<Ok<CurrentSelection>> {
+    return ok(await this.models.switchSource(body?.sourceId));
+  }
+
+  @Post('set-model')
+  @HttpCode(200)
+  async setModel(@Body() body: { modelId?: unknown } | undefined): Promise<Ok<CurrentSelection>> {
+    return ok(await this.models.setModel(body?.modelId));
+  }
+}

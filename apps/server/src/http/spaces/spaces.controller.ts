@@ -1,0 +1,100 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
+import type { MemoryState, SpaceDto, SpacePreferences } from '#contracts/spaces.js';
+import { TEMP_SPACE_ID } from '#contracts/spaces.js';
+import { type ConsolidationStart, MemoryConsolidationService } from '#core/memory/memory-consolidation.service.js';
+import { MemoryService } from '#core/memory/memory.service.js';
+import { type CreateSpaceInput, type PreferencesPatch, SpacesService } from '#core/spaces/spaces.service.js';
+
+type Ok<T> = { success: true; data: T };
+const ok = <T>(data: T): Ok<T> => ({ success: true, data });
+
+/** Spaces (spec doc 2). Fixed routes come before `:spaceId` so they are never read as ids. */
+@Controller('api/spaces')
+export class SpacesController {
+  constructor(
+    private readonly spaces: SpacesService,
+    private readonly memory: MemoryService,
+    private readonly consolidation: MemoryConsolidationService,
+  ) {}
+
+  @Get()
+  async list(): Promise<Ok<SpaceDto[]>> {
+    return ok((await this.spaces.list()).map((s) => this.spaces.toDto(s)));
+  }
+
+  @Post()
+  @HttpCode(200)
+  async create(@Body() body: CreateSpaceInput): Promise<Ok<SpaceDto>> {
+    return ok(this.spaces.toDto(await this.spaces.create(body ?? {})));
+  }
+
+  @Get('default-path')
+  defaultPath(): Ok<string> {
+    return ok(this.spaces.defaultPath());
+  }
+
+  @Get('svc')
+  async temporary(): Promise<Ok<SpaceDto>> {
+    return ok(this.spaces.toDto(await this.spaces.get(TEMP_SPACE_ID)));
+  }
+
+  @Put('reorder')
+  async reorder(@Body() body: { spaceIds?: unknown }): Promise<{ success: true }> {
+    await this.spaces.reorder(body?.spaceIds);
+    return { success: true };
+  }
+
+  @Get(':spaceId')
+  async get(@Param('spaceId') spaceId: string): Promise<Ok<SpaceDto>> {
+    return ok(this.spaces.toDto(await this.spaces.get(spaceId)));
+  }
+
+  @Put(':spaceId')
+  async update(
+    @Param('spaceId') spaceId: string,
+    @Body() body: { name?: unknown; icon?: unknown; color?: unknown },
+  ): Promise<Ok<SpaceDto>> {
+    return ok(this.spaces.toDto(await this.spaces.update(spaceId, body ?? {})));
+  }
+
+  @Delete(':spaceId')
+  async remove(@Param('spaceId') spaceId: string): Promise<{ success: true }> {
+    await this.spaces.delete(spaceId);
+    return { success: true };
+  }
+
+  @Put(':spaceId/working-dir')
+  async workingDir(@Param('spaceId') spaceId: string, @Body() body: { workingDir?: unknown }): Promise<Ok<SpaceDto>> {
+    return ok(this.spaces.toDto(await this.spaces.setWorkingDir(spaceId, body?.workingDir)));
+  }
+
+  /** Returns the working folder; a headless server opens nothing. */
+  @Post(':spaceId/open')
+  @HttpCode(200)
+  async open(@Param('spaceId') spaceId: string): Promise<Ok<{ path: string }>> {
+    return ok({ path: (await this.spaces.get(spaceId)).path });
+  }
+
+  @Get(':spaceId/memory')
+  async memoryState(@Param('spaceId') spaceId: string): Promise<Ok<MemoryState>> {
+    return ok(await this.memory.state(spaceId));
+  }
+
+  /** Starts a consolidation in the background; answers once it is queued (or why not). */
+  @Post(':spaceId/memory/consolidate')
+  @HttpCode(200)
+  async consolidateMemory(@Param('spaceId') spaceId: string): Promise<Ok<ConsolidationStart>> {
+    return ok(await this.consolidation.start(spaceId, 'manual'));
+  }
+
+  @Get(':spaceId/preferences')
+  async preferences(@Param('spaceId') spaceId: string): Promise<Ok<SpacePreferences>> {
+    return ok(this.spaces.preferencesOf(await this.spaces.get(spaceId)));
+  }
+
+  /** Merges into the stored preferences and answers the updated space. */
+  @Put(':spaceId/preferences')
+  async updatePreferences(@Param('spaceId') spaceId: string, @Body() body: PreferencesPatch): Promise<Ok<SpaceDto>> {
+    return ok(this.spaces.toDto(await this.spaces.updatePreferences(spaceId, body ?? {})));
+  }
+}

@@ -1,0 +1,87 @@
+/** Wire shapes of the agent operations and conversation events (spec doc 1/2, CONTRACT §3). */
+
+export type ThoughtType = 'thinking' | 'text' | 'tool_use' | 'tool_result' | 'system' | 'result' | 'error';
+
+export interface Thought {
+  id: string;
+  type: ThoughtType;
+  content: string;
+  timestamp: string;
+  toolName?: string;
+  toolInput?: Record<string, unknown>;
+  toolOutput?: string;
+  isError?: boolean;
+  isStreaming?: boolean;
+  /** The model's tool-use id, linking a tool_use thought to its result. */
+  toolUseId?: string;
+}
+
+export interface AskQuestion {
+  question: string;
+  header: string;
+  options: Array<{ label: string; description: string }>;
+  multiSelect: boolean;
+}
+
+export interface TokenUsageDto {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheCreationTokens: number;
+  totalCostUsd: number;
+  contextWindow: number;
+}
+
+export interface ApiRetryInfo {
+  attempt: number;
+  maxRetries: number;
+  delayMs: number;
+  errorStatus: number | null;
+  errorKind: string;
+  errorMessage?: string;
+}
+
+/** GET /api/agent/session/:conversationId — what a client needs to recover after a refresh. */
+export interface SessionState {
+  conversationId: string;
+  spaceId: string | null;
+  active: boolean;
+  turnId: string | null;
+  status: string | null;
+  startedAt: string | null;
+  thoughts: Thought[];
+  pendingQuestion: { id: string; questions: AskQuestion[] } | null;
+  pendingRetry: ApiRetryInfo | null;
+  /** Which server process runs the turn (additive; for operators and tests). */
+  replicaId: string | null;
+}
+
+export interface ToolsetEntry {
+  id: string;
+  displayName: string;
+  summary: string;
+  open: boolean;
+}
+
+export const AgentChannels = {
+  turnStart: 'agent:turn-start',
+  message: 'agent:message',
+  thought: 'agent:thought',
+  thoughtDelta: 'agent:thought-delta',
+  toolCall: 'agent:tool-call',
+  toolResult: 'agent:tool-result',
+  askQuestion: 'agent:ask-question',
+  complete: 'agent:complete',
+  error: 'agent:error',
+  sessionInfo: 'agent:session-info',
+  compact: 'agent:compact',
+  apiRetry: 'agent:api-retry',
+  inputArrived: 'agent:input-arrived',
+  inputStopped: 'agent:input-stopped',
+} as const;
+
+/** Coordination between replicas (never delivered to sockets). */
+export const AgentInternalChannels = {
+  stop: 'internal:agent-stop',
+  answer: 'internal:agent-answer',
+} as const;

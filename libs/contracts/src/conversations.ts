@@ -1,0 +1,85 @@
+/** Wire shapes of conversation records (spec doc 2, "Conversation", "Thought", "Conversation records"). */
+
+export const REASONING_EFFORTS = ['off', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max'] as const;
+export type ReasoningEffort = (typeof REASONING_EFFORTS)[number];
+
+export const MESSAGE_ROLES = ['user', 'assistant', 'system'] as const;
+export type MessageRole = (typeof MESSAGE_ROLES)[number];
+
+export const DEFAULT_CONVERSATION_TITLE = 'New conversation';
+export const CONVERSATION_TITLE_MAX = 500;
+
+/** CONTRACT §3, `agent:complete`. */
+export interface TokenUsage {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheCreationTokens: number;
+  totalCostUsd: number;
+  contextWindow: number;
+}
+
+/**
+ * A reasoning record of a message (spec "Thought"; CONTRACT §3 `agent:thought`). Stored as
+ * given: fields beyond these are kept and returned.
+ */
+export interface ThoughtDto {
+  id: string;
+  /** `thinking`, `tool_use`, `text`, … */
+  type: string;
+  content: string;
+  /** ISO 8601. */
+  timestamp: string;
+  toolName?: string;
+  toolInput?: Record<string, unknown>;
+  /** Raw tool results; can be long. */
+  toolOutput?: unknown;
+  isError?: boolean;
+  [extra: string]: unknown;
+}
+
+/**
+ * A stored message. Besides `id`, `role`, `content`, `createdAt`, the optional facts the agent
+ * engine records (`images`, `tokenUsage`, `error`) appear when set.
+ */
+export interface MessageDto {
+  id: string;
+  role: MessageRole;
+  content: string;
+  createdAt: string;
+  images?: unknown[];
+  tokenUsage?: Partial<TokenUsage>;
+  error?: string;
+  [extra: string]: unknown;
+}
+
+/** An entry of `GET /api/spaces/:spaceId/conversations`. */
+export interface ConversationSummaryDto {
+  id: string;
+  spaceId: string;
+  title: string;
+  starred: boolean;
+  ephemeral: boolean;
+  /** Absent: the model's configured effort. */
+  reasoningEffort?: ReasoningEffort;
+  /** The pin; both present or both absent. */
+  modelSourceId?: string;
+  modelId?: string;
+  createdAt: string;
+  updatedAt: string;
+  /** Messages in the whole conversation. */
+  messageCount: number;
+}
+
+/** `GET /api/spaces/:spaceId/conversations/:conversationId`. */
+export interface ConversationDto extends ConversationSummaryDto {
+  messages: MessageDto[];
+  /** Present when `?from=` is used: the requested message id, echoed. */
+  messagesFrom?: string;
+}
+
+/** `POST /api/spaces/:spaceId/conversations`. */
+export interface CreatedConversationDto {
+  id: string;
+  title: string;
+}

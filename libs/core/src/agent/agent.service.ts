@@ -1,0 +1,292 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import {
+  AgentChannels,
+  AgentInternalChannels,
+  type ApiRetryInfo,
+  type AskQuestion,
+  type SessionState,
+  type Thought,
+  type ToolsetEntry,
+} from '#contracts/agent.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { ConversationsService } from '../conversations/conversations.service.js';
+import { DomainError } from '../errors/domain-error.js';
+import { Clock } from '../ports/clock.port.js';
+import { EventBus } from '../ports/event-bus.port.js';
+import { FileStore } from '../ports/file-store.port.js';
+import { JobQueue } from '../ports/job-queue.port.js';
+import { REASONING_EFFORTS, type ReasoningEffort } from '../ports/model-provider.port.js';
+import { type TurnRecord, TurnRepository } from '../ports/turn.repository.port.js';
+import { SERVICE_FOLDER, type Space } from '../spaces/space.js';
+import { SpacesService } from '../spaces/spaces.service.js';
+import type { ImageAttachment } from './context-builder.js';
+import { ConversationEvents } from './conversation-events.js';
+import { ToolRegistry } from './tool-registry.js';
+import { toWireMessages, TurnTexts } from './turn-runner.js';
+
+export interface SendMessageInput {
+  spaceId?: unknown;
+  conversationId?: unknown;
+  message?: unknown;
+  thinkingEnabled?: unknown;
+  reasoningEffort?: unknown;
+  images?: unknown;
+  resumeSessionId?: unknown;
+  knowledgeBaseId?: unknown;
+  aiBrowserEnabled?: unknown;
+}
+
+const MEMORY_SNAPSHOT_MAX_BYTES = 64 * 1024;
+
+/** The agent operations of the API: accept messages, stop, answer, and report state. */
+@Injectable()
+export class AgentService {
+  constructor(
+    private readonly turns: TurnRepository,
+    private readonly conversations: ConversationsService,
+    private readonly spaces: SpacesService,
+    private readonly events: ConversationEvents,
+    private readonly bus: EventBus,
+    private readonly queue: JobQueue,
+    private readonly files: FileStore,
+    private readonly tools: ToolRegistry,
+    private readonly clock: Clock,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  /**
+   * Records the user's message and starts a turn (a job), answering at once. While the
+   * conversation is generating, the message is recorded and handed to the running turn at
+   * its next step instead.
+   */
+  async sendMessage(input: SendMessageInput): Promise<void> {
+    const spaceId = requiredString(input.spaceId, 'spaceId');
+    const conversationId = requiredString(input.conversationId, 'conversationId');
+    const message = requiredString(input.message, 'message');
+    const reasoningEffort = optionalEffort(input.reasoningEffort);
+    if (input.thinkingEnabled !== undefined && typeof input.thinkingEnabled !== 'boolean') {
+      throw DomainError.invalid('thinkingEnabled must be a boolean');
+    }
+    const images = parseImages(input.images);
+    const space = await this.spaces.get(spaceId);
+    const conversation = await this.conversations.findById(conversationId);
+    if (!conversation || conversation.spaceId !== spaceId) throw DomainError.notFound('Conversation not found');
+
+    if (await this.recordAsLiveInput(space, conversationId, message, images)) return;
+
+    const meta: Record<string, unknown> = {};
+    if (images.length > 0) meta.images = images;
+    if (conversation.messageCount === 0 && this.spaces.preferencesOf(space).memory.enabled) {
+      const snapshot = await this.readMemory(space);
+      if (snapshot) meta.memorySnapshot = snapshot;
+    }
+    const stored = await this.conversations.appendMessage(conversationId, { role: 'user', content: message, meta });
+    const turn = await this.turns.createQueued({
+      id: randomUUID(),
+      conversationId,
+      spaceId,
+      request: {
+        ...(reasoningEffort ? { reasoningEffort } : {}),
+        ...(typeof input.thinkingEnabled === 'boolean' ? { thinkingEnabled: input.thinkingEnabled } : {}),
+        messageId: stored.id,
+      },
+    });
+    if (!turn) {
+      // Another request started a turn meanwhile: this message becomes its input.
+      await this.handToRunningTurn(space, conversationId, stored.id, message);
+      return;
+    }
+    await this.events.emit(spaceId, conversationId, AgentChannels.turnStart, { type: 'turn-start' });
+    await this.queue.add('agent.turn', { turnId: turn.id }, { jobId: `turn-${turn.id}` });
+  }
+
+  private async recordAsLiveInput(
+    space: Space,
+    conversationId: string,
+    message: string,
+    images: ImageAttachment[],
+  ): Promise<boolean> {
+    if (!(await this.turns.findActive(conversationId))) return false;
+    const stored = await this.conversations.appendMessage(conversationId, {
+      role: 'user',
+      content: message,
+      meta: { live: true, ...(images.length > 0 ? { images } : {}) },
+    });
+    if (await this.handToRunningTurn(space, conversationId, stored.id, message)) return true;
+    // The turn ended between the two reads: start a new one for the stored message.
+    const turn = await this.turns.createQueued({
+      id: randomUUID(),
+      conversationId,
+      spaceId: space.id,
+      request: { messageId: stored.id },
+    });
+    if (turn) {
+      await this.events.emit(space.id, conversationId, AgentChannels.turnStart, { type: 'turn-start' });
+      await this.queue.add('agent.turn', { turnId: turn.id }, { jobId: `turn-${turn.id}` });
+    }
+    return true;
+  }
+
+  private async handToRunningTurn(
+    space: Space,
+    conversationId: string,
+    messageId: string,
+    content: string,
+  ): Promise<boolean> {
+    const input = { messageId, content, createdAt: new Date(this.clock.now()).toISOString() };
+    const turn = await this.turns.addPendingInput(conversationId, input);
+    if (!turn) return false;
+    await this.events.emit(space.id, conversationId, AgentChannels.inputArrived, {
+      messages: toWireMessages([input]),
+      live: true,
+    });
+    return true;
+  }
+
+  /** Stops one conversation's turn, or every turn. Repeated stops are harmless. */
+  async stop(conversationId: unknown): Promise<void> {
+    if (conversationId !== undefined && conversationId !== null && typeof conversationId !== 'string') {
+      throw DomainError.invalid('conversationId must be a string');
+    }
+    const flagged = await this.turns.requestStop(
+      typeof conversationId === 'string' && conversationId !== '' ? conversationId : null,
+    );
+    const running = flagged.filter((t) => t.status === 'running').map((t) => t.id);
+    if (running.length > 0) await this.bus.publish(AgentInternalChannels.stop, { turnIds: running });
+    // A turn no worker has picked up yet ends here.
+    for (const turn of flagged.filter((t) => t.status === 'queued')) await this.endQueued(turn);
+  }
+
+  private async endQueued(turn: TurnRecord): Promise<void> {
+    const leftover = await this.turns.takePendingInputs(turn.id);
+    if (!(await this.turns.finish(turn.id, 'interrupted', TurnTexts.stopped))) return;
+    const emit = (channel: string, payload: object) =>
+      this.events.emit(turn.spaceId, turn.conversationId, channel, payload);
+    if (leftover.length > 0) await emit(AgentChannels.inputStopped, { messages: toWireMessages(leftover) });
+    await emit(AgentChannels.error, { error: TurnTexts.stopped, errorType: 'interrupted' });
+    await emit(AgentChannels.complete, { duration: this.clock.now() - turn.createdAt.getTime() });
+  }
+
+  /** Resumes a turn waiting on AskUserQuestion; false when no such question is pending. */
+  async answerQuestion(input: { conversationId?: unknown; id?: unknown; answers?: unknown }): Promise<boolean> {
+    const conversationId = requiredString(input.conversationId, 'conversationId');
+    const id = requiredString(input.id, 'id');
+    if (!input.answers || typeof input.answers !== 'object' || Array.isArray(input.answers)) {
+      throw DomainError.invalid('answers is required and must be an object');
+    }
+    if (!(await this.turns.answerQuestion(conversationId, id, input.answers as Record<string, unknown>))) return false;
+    const turn = await this.turns.findActive(conversationId);
+    if (turn) await this.bus.publish(AgentInternalChannels.answer, { turnId: turn.id });
+    return true;
+  }
+
+  async isGenerating(conversationId: string): Promise<boolean> {
+    return (await this.turns.findActive(conversationId)) !== null;
+  }
+
+  async sessions(): Promise<string[]> {
+    return (await this.turns.listActive()).map((t) => t.conversationId);
+  }
+
+  async session(conversationId: string): Promise<SessionState> {
+    const turn = await this.turns.findActive(conversationId);
+    return {
+      conversationId,
+      spaceId: turn?.spaceId ?? null,
+      active: turn !== null,
+      turnId: turn?.id ?? null,
+      status: turn?.status ?? null,
+      startedAt: (turn?.startedAt ?? turn?.createdAt)?.toISOString() ?? null,
+      thoughts: (turn?.thoughts ?? []) as Thought[],
+      pendingQuestion:
+        turn?.pendingQuestion && !turn.questionAnswer
+          ? { id: turn.pendingQuestion.id, questions: turn.pendingQuestion.questions as AskQuestion[] }
+          : null,
+      pendingRetry: (turn?.pendingRetry as ApiRetryInfo | null) ?? null,
+      replicaId: turn?.replicaId ?? null,
+    };
+  }
+
+  /** Capabilities a conversation can open. The server's built-in tools are always on; Bash by configuration. */
+  async toolsets(spaceId: unknown, conversationId: unknown): Promise<ToolsetEntry[]> {
+    requiredString(spaceId, 'spaceId');
+    requiredString(conversationId, 'conversationId');
+    return [
+      {
+        id: 'workspace-files',
+        displayName: 'Workspace files',
+        summary: 'Read, write, edit and search files in the workspace folder',
+        open: true,
+      },
+      {
+        id: 'shell',
+        displayName: 'Shell',
+        summary: 'Run shell commands in the workspace folder',
+        open: this.config.agent.bashEnabled,
+      },
+    ];
+  }
+
+  capabilities(): Record<string, unknown> {
+    return {
+      engine: 'svc',
+      providers: ['anthropic', 'openai'],
+      tools: this.tools.names(),
+      thinking: true,
+      images: true,
+      compaction: true,
+      askUserQuestion: true,
+      mcp: false,
+      maxSteps: this.config.agent.maxSteps,
+      resumableEvents: true,
+    };
+  }
+
+  private async readMemory(space: Space): Promise<string | null> {
+    try {
+      const target = await this.files.resolve({
+        roots: [space.path],
+        base: space.path,
+        path: `${SERVICE_FOLDER}/memory.md`,
+      });
+      const data = await this.files.readFile(target, MEMORY_SNAPSHOT_MAX_BYTES);
+      return data === 'too-large' ? null : data.toString('utf8');
+    } catch {
+      return null;
+    }
+  }
+}
+
+function requiredString(value: unknown, field: string): string {
+  if (typeof value !== 'string' || value.trim() === '')
+    throw DomainError.invalid(`${field} is required and must be a string`);
+  return value;
+}
+
+function optionalEffort(value: unknown): ReasoningEffort | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (!REASONING_EFFORTS.includes(value as ReasoningEffort)) {
+    throw DomainError.invalid(`reasoningEffort must be one of ${REASONING_EFFORTS.join(', ')}`);
+  }
+  return value as ReasoningEffort;
+}
+
+/** `images`: base64 strings, data URLs, or `{data, mediaType|mimeType}` objects. */
+function parseImages(value: unknown): ImageAttachment[] {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value)) throw DomainError.invalid('images must be an array');
+  return value.map((item, i) => {
+    if (typeof item === 'string') {
+      const match = /^data:([^;]+);base64,(.*)$/s.exec(item);
+      return match ? { mediaType: match[1]!, data: match[2]! } : { mediaType: 'image/png', data: item };
+    }
+    const obj = item as { data?: unknown; mediaType?: unknown; mimeType?: unknown; media_type?: unknown };
+    const mediaType = obj?.mediaType ?? obj?.mimeType ?? obj?.media_type ?? 'image/png';
+    if (typeof obj?.data !== 'string' || typeof mediaType !== 'string') {
+      throw DomainError.invalid(`images[${i}] must be a base64 string or {data, mediaType}`);
+    }
+    const data = obj.data.replace(/^data:[^;]+;base64,/, '');
+    return { mediaType, data };
+  });
+}

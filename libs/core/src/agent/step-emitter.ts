@@ -1,0 +1,174 @@
+import { AgentChannels, type Thought } from '#contracts/agent.js';
+import type { ModelContentBlock, ModelStreamEvent } from '../ports/model-provider.port.js';
+
+export type Emit = (channel: string, payload: object) => Promise<void>;
+
+interface OpenBlock {
+  kind: 'text' | 'thinking' | 'tool_use';
+  thoughtId?: string;
+  text: string;
+  toolUseId?: string;
+  toolName?: string;
+}
+
+/**
+ * Turns one model response's neutral stream into the conversation events of CONTRACT §3,
+ * in order, and collects what the turn must remember: the assistant content blocks (for
+ * the next model call), the thoughts (for the record) and the reply text.
+ */
+export class StepEmitter {
+  private readonly open = new Map<number, OpenBlock>();
+  readonly blocks: ModelContentBlock[] = [];
+  readonly textBlocks: string[] = [];
+  streamedAnything = false;
+
+  constructor(
+    private readonly emit: Emit,
+    private readonly thoughts: Thought[],
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  async handle(event: ModelStreamEvent): Promise<void> {
+    if (event.type !== 'usage' && event.type !== 'end') this.streamedAnything = true;
+    switch (event.type) {
+      case 'text_start':
+        this.open.set(event.index, { kind: 'text', text: '' });
+        return this.emit(AgentChannels.message, {
+          content: '',
+          isNewTextBlock: true,
+          isStreaming: false,
+          isComplete: false,
+        });
+      case 'text_delta': {
+        const block = this.open.get(event.index);
+        if (block) block.text += event.delta;
+        return this.emit(AgentChannels.message, { delta: event.delta, isStreaming: true, isComplete: false });
+      }
+      case 'text_end': {
+        this.open.delete(event.index);
+        if (event.text !== '') {
+          this.blocks.push({ type: 'text', text: event.text });
+          this.textBlocks.push(event.text);
+        }
+        return this.emit(AgentChannels.message, { content: event.text, isStreaming: false, isComplete: false });
+      }
+      case 'thinking_start': {
+        const thought = this.newThought('thinking', event.index);
+        this.open.set(event.index, { kind: 'thinking', thoughtId: thought.id, text: '' });
+        return this.emit(AgentChannels.thought, { thought: { ...thought, isStreaming: true } });
+      }
+      case 'thinking_delta': {
+        const block = this.open.get(event.index);
+        if (!block?.thoughtId) return;
+        block.text += event.delta;
+        return this.emit(AgentChannels.thoughtDelta, { thoughtId: block.thoughtId, delta: event.delta });
+      }
+      case 'thinking_end': {
+        const block = this.open.get(event.index);
+        this.open.delete(event.index);
+        this.blocks.push({ type: 'thinking', thinking: event.thinking, signature: event.signature });
+        if (!block?.thoughtId) return;
+        this.updateThought(block.thoughtId, { content: event.thinking });
+        return this.emit(AgentChannels.thoughtDelta, {
+          thoughtId: block.thoughtId,
+          content: event.thinking,
+          isComplete: true,
+        });
+      }
+      case 'tool_use_start': {
+        const thought = this.newThought('tool_use', event.index, {
+          toolName: event.name,
+          toolInput: {},
+          toolUseId: event.id,
+        });
+        this.open.set(event.index, {
+          kind: 'tool_use',
+          thoughtId: thought.id,
+          text: '',
+          toolUseId: event.id,
+          toolName: event.name,
+        });
+        const { toolUseId: _omit, ...wire } = thought;
+        return this.emit(AgentChannels.thought, { thought: { ...wire, isStreaming: true } });
+      }
+      case 'tool_input_delta': {
+        const block = this.open.get(event.index);
+        if (!block?.thoughtId) return;
+        return this.emit(AgentChannels.thoughtDelta, {
+          thoughtId: block.thoughtId,
+          delta: event.delta,
+          isToolInput: true,
+        });
+      }
+      case 'tool_use_end': {
+        const block = this.open.get(event.index);
+        this.open.delete(event.index);
+        this.blocks.push({ type: 'tool_use', id: event.id, name: event.name, input: event.input });
+        if (block?.thoughtId) {
+          this.updateThought(block.thoughtId, { toolInput: event.input });
+          await this.emit(AgentChannels.thoughtDelta, {
+            thoughtId: block.thoughtId,
+            toolInput: event.input,
+            isComplete: true,
+            isToolInput: true,
+          });
+        }
+        return this.emit(AgentChannels.toolCall, {
+          id: event.id,
+          name: event.name,
+          status: 'running',
+          input: event.input,
+        });
+      }
+      case 'usage':
+      case 'end':
+        return;
+    }
+  }
+
+  /** Finished text blocks plus the text of blocks still streaming (a reply cut short keeps them). */
+  partialTextBlocks(): string[] {
+    const open = [...this.open.values()].filter((b) => b.kind === 'text' && b.text !== '').map((b) => b.text);
+    return [...this.textBlocks, ...open];
+  }
+
+  /** Tool calls of this response, in order. */
+  toolCalls(): Array<{ id: string; name: string; input: Record<string, unknown> }> {
+    return this.blocks.flatMap((b) => (b.type === 'tool_use' ? [{ id: b.id, name: b.name, input: b.input }] : []));
+  }
+
+  /** Announces a tool's result on the thought and as agent:tool-result. */
+  async toolResult(toolUseId: string, output: string, isError: boolean): Promise<void> {
+    const thought = this.thoughts.find((t) => t.toolUseId === toolUseId);
+    const timestamp = this.now().toISOString();
+    if (thought) {
+      thought.toolOutput = output;
+      thought.isError = isError;
+      await this.emit(AgentChannels.thoughtDelta, {
+        thoughtId: thought.id,
+        toolResult: { output, isError, timestamp },
+        isToolResult: true,
+      });
+    }
+    await this.emit(AgentChannels.toolResult, { toolId: toolUseId, result: output, isError });
+  }
+
+  private newThought(type: Thought['type'], index: number, extra: Partial<Thought> = {}): Thought {
+    const at = this.now();
+    const kind = type === 'thinking' ? 'thinking' : 'tool';
+    const thought: Thought = {
+      id: `thought-${kind}-${at.getTime()}-${index}-${Math.random().toString(36).slice(2, 6)}`,
+      type,
+      content: '',
+      timestamp: at.toISOString(),
+      ...extra,
+    };
+    this.thoughts.push(thought);
+    return thought;
+  }
+
+  private updateThought(id: string, patch: Partial<Thought>): void {
+    const thought = this.thoughts.find((t) => t.id === id);
+    if (thought) Object.assign(thought, patch);
+  }
+}

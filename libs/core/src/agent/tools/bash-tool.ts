@@ -1,0 +1,35 @@
+import { ShellRunner } from '../../ports/shell-runner.port.js';
+import { type AgentTool, optionalNumber, requireString } from './tool.js';
+
+export const BASH_MAX_OUTPUT_BYTES = 30_000;
+
+export function bashTool(shell: ShellRunner, defaultTimeoutMs: number): AgentTool {
+  return {
+    name: 'Bash',
+    description:
+      `Run a shell command in the workspace folder. Time limit ${Math.round(defaultTimeoutMs / 1000)} s by default ` +
+      `(timeout in ms, at most 10 minutes); output is cut at ${BASH_MAX_OUTPUT_BYTES} bytes.`,
+    inputSchema: {
+      type: 'object',
+      properties: { command: { type: 'string' }, timeout: { type: 'number', description: 'milliseconds' } },
+      required: ['command'],
+    },
+    async run(input, { space, signal }) {
+      const command = requireString(input, 'command');
+      const timeoutMs = Math.min(optionalNumber(input, 'timeout') ?? defaultTimeoutMs, 600_000);
+      const result = await shell.run(command, {
+        cwd: space.path,
+        timeoutMs,
+        maxOutputBytes: BASH_MAX_OUTPUT_BYTES,
+        signal,
+      });
+      const notes = [
+        result.truncated ? `(output cut at ${BASH_MAX_OUTPUT_BYTES} bytes)` : '',
+        result.timedOut ? `(command timed out after ${timeoutMs} ms)` : '',
+        result.exitCode !== null && result.exitCode !== 0 ? `(exit code ${result.exitCode})` : '',
+      ].filter(Boolean);
+      const output = [result.output.trimEnd(), ...notes].filter(Boolean).join('\n') || '(no output)';
+      return { output, isError: result.timedOut || (result.exitCode !== null && result.exitCode !== 0) };
+    },
+  };
+}

@@ -1,0 +1,36 @@
+import type { Space } from '../../spaces/space.js';
+
+export interface ToolContext {
+  space: Space;
+  signal: AbortSignal;
+}
+
+export interface ToolOutcome {
+  output: string;
+  isError: boolean;
+}
+
+/** A built-in tool the model can call. Inputs follow the well-known shapes (CONTRACT §3). */
+export interface AgentTool {
+  name: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+  run(input: Record<string, unknown>, ctx: ToolContext): Promise<ToolOutcome>;
+}
+
+/** A failure the model should read and react to (not a server error). */
+export class ToolInputError extends Error {}
+
+export function requireString(input: Record<string, unknown>, field: string): string {
+  const value = input[field];
+  if (typeof value !== 'string' || value === '') throw new ToolInputError(`${field} is required and must be a string`);
+  return value;
+}
+
+export function optionalNumber(input: Record<string, unknown>, field: string): number | undefined {
+  const value = input[field];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0)
+    throw new ToolInputError(`${field} must be a non-negative number`);
+  return Math.floor(value);
+}

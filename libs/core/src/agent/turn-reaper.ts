@@ -1,0 +1,56 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { AgentChannels } from '#contracts/agent.js';
+import { Clock } from '../ports/clock.port.js';
+import { TurnRepository } from '../ports/turn.repository.port.js';
+import { SpaceActivity } from '../ports/space-activity.port.js';
+import { ConversationEvents } from './conversation-events.js';
+import { toWireMessages, TurnTexts } from './turn-runner.js';
+
+/** A running turn whose replica has not refreshed its heartbeat for this long is lost. */
+export const STALE_TURN_MS = 15_000;
+export const REAP_EVERY_MS = 5_000;
+
+/**
+ * The `agent.reap` job: turns whose replica died (SIGKILL, crash, lost node) are marked
+ * interrupted and announced, so `generating` is false everywhere and clients see the end.
+ */
+@Injectable()
+export class TurnReaper {
+  private readonly logger = new Logger('AgentTurns');
+
+  constructor(
+    private readonly turns: TurnRepository,
+    private readonly events: ConversationEvents,
+    private readonly clock: Clock,
+  ) {}
+
+  async reap(): Promise<number> {
+    const stale = await this.turns.findStale(new Date(this.clock.now() - STALE_TURN_MS));
+    let reaped = 0;
+    for (const turn of stale) {
+      const leftover = await this.turns.takePendingInputs(turn.id);
+      if (!(await this.turns.finish(turn.id, 'interrupted', TurnTexts.replicaLost))) continue;
+      reaped++;
+      this.logger.warn(
+        `turn ${turn.id} of conversation ${turn.conversationId} lost its replica ${turn.replicaId}; marked interrupted`,
+      );
+      const emit = (channel: string, payload: object) =>
+        this.events.emit(turn.spaceId, turn.conversationId, channel, payload);
+      if (leftover.length > 0) await emit(AgentChannels.inputStopped, { messages: toWireMessages(leftover) });
+      await emit(AgentChannels.error, { error: TurnTexts.replicaLost, errorType: 'interrupted' });
+      await emit(AgentChannels.complete, { duration: this.clock.now() - (turn.startedAt ?? turn.createdAt).getTime() });
+    }
+    return reaped;
+  }
+}
+
+/** Work is in progress in a space while one of its conversations has an active turn. */
+export class TurnSpaceActivity extends SpaceActivity {
+  constructor(private readonly turns: TurnRepository) {
+    super();
+  }
+
+  async isBusy(spaceId: string): Promise<boolean> {
+    return (await this.turns.listActive()).some((t) => t.spaceId === spaceId);
+  }
+}

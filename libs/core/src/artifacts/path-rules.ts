@@ -1,0 +1,99 @@
+import { basename, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import type { GuardedPath } from '../ports/file-store.port.js';
+import { SERVICE_FOLDER } from '../spaces/space.js';
+
+/**
+ * The pure half of the path guard: lexical rules that need no disk access. The infra
+ * adapter applies them twice, to the request as written and again once symlinks are
+ * resolved, so a path is accepted only when both views stay inside an allowed root.
+ */
+
+/** Suffix of the temporary files an atomic write leaves for an instant beside its target. */
+export const ATOMIC_TEMP_SUFFIX = '.svc-tmp';
+
+export function hasNulByte(path: string): boolean {
+  return path.includes('\0');
+}
+
+/**
+ * The absolute, normalized form of a requested path (`..` and `.` resolved lexically).
+ * A relative path is taken relative to `base` when there is one (an operation that names
+ * its space); without a base it is refused (null), because relative to the server's own
+ * working folder would mean nothing to the caller.
+ */
+export function normalizeRequest(requested: string, base?: string): string | null {
+  if (hasNulByte(requested)) return null;
+  if (isAbsolute(requested)) return resolve(requested);
+  if (base === undefined || !isAbsolute(base)) return null;
+  return resolve(base, requested);
+}
+
+/**
+ * Where `target` lies relative to `root`: `''` for the root itself, a relative path
+ * (platform separators) inside it, or null outside. Both must be absolute and normalized.
+ */
+export function relativeInside(root: string, target: string): string | null {
+  const rel = relative(root, target);
+  if (rel === '') return '';
+  if (isAbsolute(rel)) return null;
+  if (rel === '..' || rel.startsWith(`..${sep}`)) return null;
+  return rel;
+}
+
+/** Whether `target` is inside `root` (the root itself only when `allowRoot`). */
+export function isInside(root: string, target: string, allowRoot = false): boolean {
+  const rel = relativeInside(root, target);
+  return rel === null ? false : rel !== '' || allowRoot;
+}
+
+/** The first root containing `target` (root itself only when `allowRoot`), or null. */
+export function findRoot(roots: readonly string[], target: string, allowRoot = false): string | null {
+  for (const root of roots) if (isInside(root, target, allowRoot)) return root;
+  return null;
+}
+
+/** Whether `target` is the service's own folder at the top of `root` (never created, moved or deleted by file operations). */
+export function isServiceFolder(root: string, target: string): boolean {
+  return relativeInside(root, target) === SERVICE_FOLDER;
+}
+
+/**
+ * A name that is one path segment: not empty, no separator, no NUL, not `.` or `..`.
+ * Backslashes are refused too, so a name means the same thing to every client.
+ */
+export function isPlainName(name: string): boolean {
+  if (name.length === 0 || name.length > 255) return false;
+  if (name === '.' || name === '..') return false;
+  return !/[/\\\0]/.test(name);
+}
+
+/** A relative path with forward slashes, the form clients see in `relativePath`. */
+export function toPosix(rel: string): string {
+  return sep === '/' ? rel : rel.split(sep).join('/');
+}
+
+/** Whether moving `source` under `destinationFolder` would put a folder inside itself. */
+export function isSelfOrDescendant(source: string, destinationFolder: string): boolean {
+  return isInside(source, destinationFolder, true);
+}
+
+/** The path a moved entry gets: `folder/<name of source>`. */
+export function movedPath(source: string, destinationFolder: string): string {
+  return join(destinationFolder, basename(source));
+}
+
+/**
+ * The guarded path of an entry listed in `folder`. Only for names read from that folder
+ * that are not symlinks (a symlink's target must go through the guard again).
+ */
+export function childOf(folder: GuardedPath, name: string): GuardedPath {
+  const child = join(folder.real, name);
+  return {
+    root: folder.root,
+    realRoot: folder.realRoot,
+    path: join(folder.path, name),
+    relativePath: folder.relativePath ? `${folder.relativePath}/${name}` : name,
+    entry: child,
+    real: child,
+  };
+}

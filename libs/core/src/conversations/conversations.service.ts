@@ -1,0 +1,256 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { DEFAULT_CONVERSATION_TITLE, type MessageRole } from '#contracts/conversations.js';
+import { DomainError } from '../errors/domain-error.js';
+import { Clock } from '../ports/clock.port.js';
+import { ConversationCleanup } from '../ports/conversation-cleanup.port.js';
+import { ConversationRepository } from '../ports/conversation.repository.port.js';
+import { SpaceRepository } from '../ports/space.repository.port.js';
+import type {
+  Conversation,
+  ConversationPatch,
+  ConversationWithMessages,
+  Message,
+  MessageMeta,
+  ModelPin,
+  Thought,
+} from './conversation.js';
+import {
+  ephemeralSweepIdleMs,
+  normalizeMeta,
+  normalizeThoughts,
+  normalizeTitle,
+  parseContent,
+  parseMetaPatch,
+  parsePinPatch,
+  parseReasoningEffort,
+  parseRole,
+} from './conversation-rules.js';
+
+/** Texts the specification fixes, and the ones this service adds. */
+export const ConversationErrors = {
+  notFound: 'Conversation not found',
+  spaceNotFound: 'Space not found',
+  noMessages: 'No messages',
+  nothingToUpdate: 'Nothing to update: send title, modelSourceId with modelId, or reasoningEffort',
+} as const;
+
+export interface CreateConversationInput {
+  title?: unknown;
+  reasoningEffort?: unknown;
+  ephemeral?: unknown;
+}
+
+export interface UpdateConversationInput {
+  title?: unknown;
+  modelSourceId?: unknown;
+  modelId?: unknown;
+  reasoningEffort?: unknown;
+}
+
+export interface AppendMessageInput {
+  role: unknown;
+  content: unknown;
+  meta?: unknown;
+}
+
+export interface UpdateLastMessageInput {
+  content?: unknown;
+  /** Merged into the stored meta; a key set to null removes it. */
+  meta?: unknown;
+}
+
+/**
+ * Conversation records: the operations of "Conversation records" (scoped to a space) and
+ * the ones the agent engine uses (by conversation id). Also deletes a space's conversations
+ * for the spaces context, and sweeps ephemeral conversations at start.
+ */
+@Injectable()
+export class ConversationsService implements ConversationCleanup {
+  constructor(
+    private readonly conversations: ConversationRepository,
+    private readonly spaces: SpaceRepository,
+    private readonly clock: Clock,
+  ) {}
+
+  // ---- records, scoped to a space -------------------------------------------------------
+
+  async create(spaceId: string, input: CreateConversationInput): Promise<Conversation> {
+    await this.requireSpace(spaceId);
+    const title =
+      input.title === undefined || (typeof input.title === 'string' && input.title.trim() === '')
+        ? DEFAULT_CONVERSATION_TITLE
+        : normalizeTitle(input.title);
+    const reasoningEffort =
+      input.reasoningEffort === undefined || input.reasoningEffort === null
+        ? null
+        : parseReasoningEffort(input.reasoningEffort);
+    if (input.ephemeral !== undefined && typeof input.ephemeral !== 'boolean') {
+      throw DomainError.invalid('ephemeral must be a boolean');
+    }
+    return this.conversations.create({
+      id: randomUUID(),
+      spaceId,
+      title,
+      ephemeral: input.ephemeral === true,
+      reasoningEffort,
+    });
+  }
+
+  /** Most recently updated first; ephemeral conversations are left out. */
+  async list(spaceId: string): Promise<Conversation[]> {
+    await this.requireSpace(spaceId);
+    return this.conversations.listForSpace(spaceId);
+  }
+
+  /** With messages from `fromMessageId` (inclusive) when it is one of them, else all. */
+  async get(spaceId: string, conversationId: string, fromMessageId?: string): Promise<ConversationWithMessages> {
+    await this.requireSpace(spaceId);
+    const found = await this.conversations.findWithMessages(conversationId, fromMessageId || undefined);
+    if (!found || found.conversation.spaceId !== spaceId) throw DomainError.notFound(ConversationErrors.notFound);
+    return found;
+  }
+
+  async update(
+    spaceId: string,
+    conversationId: string,
+    input: UpdateConversationInput,
+  ): Promise<ConversationWithMessages> {
+    await this.requireInSpace(spaceId, conversationId);
+    const patch: ConversationPatch = {};
+    if (input.title !== undefined) patch.title = normalizeTitle(input.title);
+    const pin = parsePinPatch(input.modelSourceId, input.modelId);
+    if (pin !== undefined) patch.pin = pin;
+    if (input.reasoningEffort !== undefined) {
+      patch.reasoningEffort = input.reasoningEffort === null ? null : parseReasoningEffort(input.reasoningEffort);
+    }
+    if (Object.keys(patch).length === 0) throw DomainError.invalid(ConversationErrors.nothingToUpdate);
+    const updated = await this.conversations.update(conversationId, patch);
+    if (!updated) throw DomainError.notFound(ConversationErrors.notFound);
+    return this.get(spaceId, conversationId);
+  }
+
+  /** Irreversible: the conversation, its messages and their thoughts; no backup. */
+  async remove(spaceId: string, conversationId: string): Promise<void> {
+    await this.requireInSpace(spaceId, conversationId);
+    if (!(await this.conversations.remove(conversationId))) throw DomainError.notFound(ConversationErrors.notFound);
+  }
+
+  async star(spaceId: string, conversationId: string, starred: unknown): Promise<void> {
+    if (typeof starred !== 'boolean') throw DomainError.invalid('starred must be a boolean');
+    await this.requireInSpace(spaceId, conversationId);
+    if (!(await this.conversations.setStarred(conversationId, starred))) {
+      throw DomainError.notFound(ConversationErrors.notFound);
+    }
+  }
+
+  /** Thoughts of a message; wrong ids (space, conversation or message) give [] (spec). */
+  async thoughts(spaceId: string, conversationId: string, messageId: string): Promise<Thought[]> {
+    const conversation = await this.conversations.findById(conversationId);
+    if (!conversation || conversation.spaceId !== spaceId) return [];
+    return this.conversations.thoughtsOf(conversationId, messageId);
+  }
+
+  async appendMessageInSpace(
+    spaceId: string,
+    conversationId: string,
+    input: AppendMessageInput,
+    thoughts?: unknown,
+  ): Promise<Message> {
+    await this.requireInSpace(spaceId, conversationId);
+    return this.appendMessage(conversationId, input, thoughts);
+  }
+
+  async updateLastMessageInSpace(
+    spaceId: string,
+    conversationId: string,
+    input: UpdateLastMessageInput,
+    thoughts?: unknown,
+  ): Promise<Message> {
+    await this.requireInSpace(spaceId, conversationId);
+    return this.updateLastMessage(conversationId, input, thoughts);
+  }
+
+  // ---- for the agent engine (by conversation id) ----------------------------------------
+
+  async findById(conversationId: string): Promise<Conversation | null> {
+    return this.conversations.findById(conversationId);
+  }
+
+  /** The model pin of a conversation; null when it has none or does not exist. */
+  async getPin(conversationId: string): Promise<ModelPin | null> {
+    const conversation = await this.conversations.findById(conversationId);
+    if (!conversation || conversation.modelSourceId === null || conversation.modelId === null) return null;
+    return { modelSourceId: conversation.modelSourceId, modelId: conversation.modelId };
+  }
+
+  /** Appends at the end (safe under concurrency), with its thoughts when given. */
+  async appendMessage(
+    conversationId: string,
+    input: AppendMessageInput | { role: MessageRole; content: string; meta?: MessageMeta },
+    thoughts?: unknown,
+  ): Promise<Message> {
+    const message = {
+      role: parseRole(input.role),
+      content: parseContent(input.content),
+      meta: normalizeMeta(input.meta),
+    };
+    const normalized =
+      thoughts === undefined || thoughts === null ? undefined : normalizeThoughts(thoughts, this.now());
+    const stored = await this.conversations.appendMessage(conversationId, message, normalized);
+    if (!stored) throw DomainError.notFound(ConversationErrors.notFound);
+    return stored;
+  }
+
+  /** Content replaced when given, meta merged, thoughts replaced when given. */
+  async updateLastMessage(conversationId: string, input: UpdateLastMessageInput, thoughts?: unknown): Promise<Message> {
+    const content = input.content === undefined ? undefined : parseContent(input.content);
+    const meta = input.meta === undefined || input.meta === null ? undefined : parseMetaPatch(input.meta);
+    const normalized =
+      thoughts === undefined || thoughts === null ? undefined : normalizeThoughts(thoughts, this.now());
+    const updated = await this.conversations.updateLastMessage(conversationId, { content, meta }, normalized);
+    if (updated) return updated;
+    if (!(await this.conversations.findById(conversationId))) throw DomainError.notFound(ConversationErrors.notFound);
+    throw DomainError.notFound(ConversationErrors.noMessages);
+  }
+
+  /** Replaces the thoughts of a message. */
+  async saveThoughts(messageId: string, thoughts: unknown): Promise<void> {
+    const normalized = normalizeThoughts(thoughts, this.now());
+    if (!(await this.conversations.saveThoughts(messageId, normalized))) {
+      throw DomainError.notFound('Message not found');
+    }
+  }
+
+  // ---- lifecycle -------------------------------------------------------------------------
+
+  /** ConversationCleanup: deleting a space deletes every conversation in it. */
+  async deleteAllInSpace(spaceId: string): Promise<void> {
+    await this.conversations.removeAllInSpace(spaceId);
+  }
+
+  /**
+   * At start: deletes ephemeral conversations. With several replicas (`replicated`) only
+   * those idle for an hour, so a restarting replica leaves the others' live ones alone.
+   */
+  sweepEphemeral(replicated: boolean): Promise<number> {
+    return this.conversations.removeEphemeral(ephemeralSweepIdleMs(replicated));
+  }
+
+  // ---- helpers ---------------------------------------------------------------------------
+
+  private now(): Date {
+    return new Date(this.clock.now());
+  }
+
+  private async requireSpace(spaceId: string): Promise<void> {
+    if (!(await this.spaces.findById(spaceId))) throw DomainError.notFound(ConversationErrors.spaceNotFound);
+  }
+
+  private async requireInSpace(spaceId: string, conversationId: string): Promise<Conversation> {
+    await this.requireSpace(spaceId);
+    const conversation = await this.conversations.findById(conversationId);
+    if (!conversation || conversation.spaceId !== spaceId) throw DomainError.notFound(ConversationErrors.notFound);
+    return conversation;
+  }
+}

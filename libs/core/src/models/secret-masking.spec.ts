@@ -1,0 +1,129 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { isSecretKey, maskSecrets, restoreMaskedSecrets } from './secret-masking.js';
+
+describe('isSecretKey', () => {
+  it('recognizes secret-bearing keys in every naming style', () => {
+    for (const key of [
+      'apiKey',
+      'api_key',
+      'API_KEY',
+      'OPENAI_API_KEY',
+      'apikey',
+      'APIKey',
+      'token',
+      'accessToken',
+      'refresh_token',
+      'GITHUB_TOKEN',
+      'password',
+      'remotePassword',
+      'secret',
+      'clientSecret',
+      'webhook-secret',
+      'privateKey',
+      'private_key',
+      'Authorization',
+      'credentials',
+    ]) {
+      assert.equal(isSecretKey(key), true, key);
+    }
+  });
+
+  it('leaves counters, hints and plain names alone', () => {
+    for (const key of [
+      'maxOutputTokens',
+      'inputTokens',
+      'tokenExpires',
+      'passwordHint',
+      'key',
+      'config_key',
+      'apiUrl',
+      'model',
+      'name',
+      'keyboard',
+      'secretary',
+      'tokenizer',
+    ]) {
+      assert.equal(isSecretKey(key), false, key);
+    }
+  });
+});
+
+describe('maskSecrets', () => {
+  it('masks secrets at any depth and inside arrays, without touching the input', () => {
+    const input = {
+      aiSources: {
+        currentId: 'a',
+        sources: [
+          { id: 'a', apiKey: 'sk-live-1', model: 'm', modelOverrides: { m: { maxOutputTokens: 4096 } } },
+          { id: 'b', apiKey: '', model: 'n' },
+        ],
+      },
+      mcpServers: { gh: { command: 'x', env: { GITHUB_TOKEN: 'ghp_secret', LOG_LEVEL: 'debug' } } },
+      remoteAccess: { enabled: true, password: 'Hunter2-Hunter2' },
+      headers: [{ Authorization: 'Bearer abc' }],
+      nested: { deeper: { clientSecret: 12345, accessToken: { value: 'obj' } } },
+    };
+    const before = JSON.stringify(input);
+    const masked = maskSecrets(input);
+    assert.equal(JSON.stringify(input), before, 'input untouched');
+    assert.equal(masked.aiSources.sources[0]!.apiKey, '***');
+    assert.equal(masked.aiSources.sources[1]!.apiKey, '', 'an empty key stays empty');
+    assert.equal(masked.aiSources.sources[0]!.modelOverrides?.m.maxOutputTokens, 4096);
+    assert.equal(masked.mcpServers.gh.env.GITHUB_TOKEN, '***');
+    assert.equal(masked.mcpServers.gh.env.LOG_LEVEL, 'debug');
+    assert.equal(masked.remoteAccess.password, '***');
+    assert.equal(masked.headers[0]!.Authorization, '***');
+    assert.equal(masked.nested.deeper.clientSecret, '***' as unknown);
+    assert.equal(masked.nested.deeper.accessToken, '***' as unknown, 'a secret object is masked whole');
+    const text = JSON.stringify(masked);
+    for (const secret of ['sk-live-1', 'ghp_secret', 'Hunter2', 'Bearer abc', '12345', 'obj']) {
+      assert.ok(!text.includes(secret), secret);
+    }
+  });
+
+  it('keeps a "__proto__" key as data', () => {
+    const input = JSON.parse('{"__proto__": {"token": "t"}, "a": 1}') as Record<string, unknown>;
+    const masked = maskSecrets(input);
+    assert.deepEqual(Object.keys(masked), ['__proto__', 'a']);
+    assert.equal(Object.getPrototypeOf(masked), Object.prototype);
+    assert.deepEqual(JSON.parse(JSON.stringify(masked)), JSON.parse('{"__proto__": {"token": "***"}, "a": 1}'));
+  });
+});
+
+describe('restoreMaskedSecrets', () => {
+  it('puts stored secrets back where "***" stands, pairing array items by id', () => {
+    const stored = {
+      servers: [
+        { id: 's1', token: 'one' },
+        { id: 's2', token: 'two' },
+      ],
+      env: { API_KEY: 'k', OTHER: 'x' },
+      list: [{ password: 'p0' }, { password: 'p1' }],
+    };
+    const incoming = {
+      servers: [
+        { id: 's2', token: '***' },
+        { id: 's1', token: 'new-one' },
+        { id: 's3', token: '***' },
+      ],
+      env: { API_KEY: '***', OTHER: '***' },
+      list: [{ password: '***' }, { password: '***' }, { password: '***' }],
+    };
+    assert.deepEqual(restoreMaskedSecrets(incoming, stored), {
+      servers: [{ id: 's2', token: 'two' }, { id: 's1', token: 'new-one' }, { id: 's3' }],
+      env: { API_KEY: 'k', OTHER: '***' },
+      list: [{ password: 'p0' }, { password: 'p1' }, {}],
+    });
+  });
+
+  it('drops a masked secret when nothing is stored there', () => {
+    assert.deepEqual(restoreMaskedSecrets({ a: { token: '***', b: 1 } }, undefined), { a: { b: 1 } });
+    assert.deepEqual(restoreMaskedSecrets({ token: '***' }, { token: '' }), {});
+  });
+
+  it('mask then restore gives the stored value back', () => {
+    const stored = { x: { apiKey: 'sk-1', nested: [{ id: 'a', secret: 's' }] }, y: 2 };
+    assert.deepEqual(restoreMaskedSecrets(maskSecrets(stored), stored), stored);
+  });
+});

@@ -1,0 +1,111 @@
+import { MASKED_SECRET } from '#contracts/models.js';
+
+/**
+ * Secret-bearing keys, decided on the key's words (camelCase, snake_case, kebab-case and
+ * UPPER_CASE are split): a key is secret when its last word is one of SECRET_WORDS, or when
+ * it ends in "key" after a word of KEY_QUALIFIERS ("apiKey", "OPENAI_API_KEY",
+ * "private_key"). So `accessToken`, `GITHUB_TOKEN`, `password`, `clientSecret` are secret,
+ * while `maxOutputTokens`, `tokenExpires`, `passwordHint` and a bare `key` are not.
+ */
+const SECRET_WORDS = new Set([
+  'token',
+  'password',
+  'passwd',
+  'pwd',
+  'secret',
+  'passphrase',
+  'credential',
+  'credentials',
+  'authorization',
+  'cookie',
+  'apikey',
+]);
+const KEY_QUALIFIERS = new Set([
+  'api',
+  'private',
+  'secret',
+  'access',
+  'client',
+  'signing',
+  'encryption',
+  'auth',
+  'license',
+]);
+
+export function keyWords(key: string): string[] {
+  return key
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
+    .split(/[^A-Za-z0-9]+/)
+    .filter((w) => w !== '')
+    .map((w) => w.toLowerCase());
+}
+
+export function isSecretKey(key: string): boolean {
+  const words = keyWords(key);
+  const last = words[words.length - 1];
+  if (last === undefined) return false;
+  if (SECRET_WORDS.has(last)) return true;
+  return last === 'key' && words.length > 1 && KEY_QUALIFIERS.has(words[words.length - 2]!);
+}
+
+/** Whether a value under a secret key carries something to hide ('' and null say "none"). */
+function hasSecret(value: unknown): boolean {
+  return value !== undefined && value !== null && value !== '';
+}
+
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * A deep copy with every secret-bearing value replaced by "***", at any depth and inside
+ * arrays. Empty values stay as they are so a client can tell "no key" from "a key".
+ */
+export function maskSecrets<T>(value: T): T {
+  return mask(value) as T;
+}
+
+function mask(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(mask);
+  if (!isPlainObject(value)) return value;
+  // fromEntries defines own properties, so a "__proto__" key stays data.
+  return Object.fromEntries(
+    Object.entries(value).map(([k, v]) => [k, isSecretKey(k) && hasSecret(v) ? MASKED_SECRET : mask(v)]),
+  );
+}
+
+/**
+ * The inverse for writes: wherever `incoming` holds "***" under a secret key, the value
+ * stored at the same place is put back (the key is dropped when nothing is stored there),
+ * so a client may send back what it read. Array items are paired by their `id` when both
+ * sides have one, else by position.
+ */
+export function restoreMaskedSecrets<T>(incoming: T, stored: unknown): T {
+  return restore(incoming, stored) as T;
+}
+
+function restore(incoming: unknown, stored: unknown): unknown {
+  if (Array.isArray(incoming)) {
+    const storedItems = Array.isArray(stored) ? stored : [];
+    const byId = new Map<string, unknown>();
+    for (const item of storedItems) {
+      if (isPlainObject(item) && typeof item.id === 'string') byId.set(item.id, item);
+    }
+    return incoming.map((item, i) => {
+      const id = isPlainObject(item) && typeof item.id === 'string' ? item.id : undefined;
+      return restore(item, id !== undefined ? byId.get(id) : storedItems[i]);
+    });
+  }
+  if (!isPlainObject(incoming)) return incoming;
+  const base = isPlainObject(stored) ? stored : {};
+  const entries: Array<[string, unknown]> = [];
+  for (const [k, v] of Object.entries(incoming)) {
+    if (v === MASKED_SECRET && isSecretKey(k)) {
+      if (Object.hasOwn(base, k) && hasSecret(base[k])) entries.push([k, base[k]]);
+      continue;
+    }
+    entries.push([k, restore(v, Object.hasOwn(base, k) ? base[k] : undefined)]);
+  }
+  return Object.fromEntries(entries);
+}

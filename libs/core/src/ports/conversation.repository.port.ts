@@ -1,0 +1,75 @@
+import type {
+  Conversation,
+  ConversationPatch,
+  ConversationWithMessages,
+  LastMessagePatch,
+  Message,
+  NewConversation,
+  NewMessage,
+  Thought,
+} from '../conversations/conversation.js';
+
+/**
+ * Conversation records: conversations, their ordered messages and each message's ordered
+ * thoughts. Ids that cannot exist (any string) simply find nothing.
+ */
+export abstract class ConversationRepository {
+  abstract create(conversation: NewConversation): Promise<Conversation>;
+
+  /** Non-ephemeral conversations of a space, most recently updated first. */
+  abstract listForSpace(spaceId: string): Promise<Conversation[]>;
+
+  abstract findById(id: string): Promise<Conversation | null>;
+
+  /**
+   * The conversation with its messages in order: from message `fromMessageId` (inclusive)
+   * when it belongs to the conversation, else all of them.
+   */
+  abstract findWithMessages(id: string, fromMessageId?: string): Promise<ConversationWithMessages | null>;
+
+  /** Applies the patch and touches `updatedAt`; null when the conversation is gone. */
+  abstract update(id: string, patch: ConversationPatch): Promise<Conversation | null>;
+
+  /** Does not touch `updatedAt` (starring does not reorder the list). */
+  abstract setStarred(id: string, starred: boolean): Promise<boolean>;
+
+  /** Deletes the conversation, its messages and their thoughts. */
+  abstract remove(id: string): Promise<boolean>;
+
+  /** Returns how many were deleted. */
+  abstract removeAllInSpace(spaceId: string): Promise<number>;
+
+  /**
+   * Deletes ephemeral conversations; with `idleForMs`, only those not updated for that long
+   * (measured on the database clock). Returns how many were deleted.
+   */
+  abstract removeEphemeral(idleForMs: number | null): Promise<number>;
+
+  /**
+   * Appends at the next position, atomically: concurrent appends to one conversation get
+   * distinct, consecutive positions. Stores `thoughts` (when given) with the message in the
+   * same transaction and touches the conversation's `updatedAt`. Null when the conversation
+   * does not exist.
+   */
+  abstract appendMessage(
+    conversationId: string,
+    message: NewMessage,
+    thoughts?: readonly Thought[],
+  ): Promise<Message | null>;
+
+  /**
+   * Changes the last message (content replaced, meta merged, thoughts replaced when given)
+   * and touches the conversation's `updatedAt`. Null when the conversation has no message.
+   */
+  abstract updateLastMessage(
+    conversationId: string,
+    patch: LastMessagePatch,
+    thoughts?: readonly Thought[],
+  ): Promise<Message | null>;
+
+  /** Replaces the thoughts of a message. False when the message does not exist. */
+  abstract saveThoughts(messageId: string, thoughts: readonly Thought[]): Promise<boolean>;
+
+  /** Thoughts of a message of that conversation, in order; [] when either id is wrong. */
+  abstract thoughtsOf(conversationId: string, messageId: string): Promise<Thought[]>;
+}

@@ -1,0 +1,77 @@
+export type TurnStatus = 'queued' | 'running' | 'completed' | 'failed' | 'interrupted';
+export const ACTIVE_TURN_STATUSES: readonly TurnStatus[] = ['queued', 'running'];
+
+export interface PendingInput {
+  messageId: string;
+  content: string;
+  createdAt: string;
+}
+
+export interface PendingQuestion {
+  id: string;
+  questions: unknown[];
+  toolUseId: string;
+  askedAt: string;
+}
+
+export interface TurnRecord {
+  id: string;
+  conversationId: string;
+  spaceId: string;
+  status: TurnStatus;
+  replicaId: string | null;
+  heartbeatAt: Date | null;
+  stopRequested: boolean;
+  request: Record<string, unknown>;
+  pendingInputs: PendingInput[];
+  pendingQuestion: PendingQuestion | null;
+  questionAnswer: Record<string, unknown> | null;
+  pendingRetry: Record<string, unknown> | null;
+  thoughts: unknown[];
+  error: string | null;
+  createdAt: Date;
+  startedAt: Date | null;
+  endedAt: Date | null;
+}
+
+/** Turn records: the shared truth behind generating, sessions, stop and questions. */
+export abstract class TurnRepository {
+  /** Creates a queued turn unless the conversation already has an active one (then null). */
+  abstract createQueued(turn: {
+    id: string;
+    conversationId: string;
+    spaceId: string;
+    request: Record<string, unknown>;
+  }): Promise<TurnRecord | null>;
+  abstract findById(id: string): Promise<TurnRecord | null>;
+  abstract findActive(conversationId: string): Promise<TurnRecord | null>;
+  abstract listActive(): Promise<TurnRecord[]>;
+  /** queued → running on this replica; false when it is no longer queued. */
+  abstract claim(id: string, replicaId: string): Promise<boolean>;
+  abstract heartbeat(id: string): Promise<void>;
+  /** Adds input to the conversation's active turn; null when none is active. */
+  abstract addPendingInput(conversationId: string, input: PendingInput): Promise<TurnRecord | null>;
+  /** Takes (and clears) the input recorded so far. */
+  abstract takePendingInputs(id: string): Promise<PendingInput[]>;
+  abstract setQuestion(id: string, question: PendingQuestion | null): Promise<void>;
+  /** Records an answer to the pending question `questionId`; false when there is none. */
+  abstract answerQuestion(
+    conversationId: string | null,
+    questionId: string,
+    answers: Record<string, unknown>,
+  ): Promise<boolean>;
+  abstract setRetry(id: string, retry: Record<string, unknown> | null): Promise<void>;
+  abstract saveThoughts(id: string, thoughts: unknown[]): Promise<void>;
+  /** Flags active turns (one conversation, or all) to stop; returns the flagged turns. */
+  abstract requestStop(conversationId: string | null): Promise<TurnRecord[]>;
+  /** Ends an active turn; false when it had already ended (someone else ended it). */
+  abstract finish(
+    id: string,
+    status: Exclude<TurnStatus, 'queued' | 'running'>,
+    error?: string | null,
+  ): Promise<boolean>;
+  /** Running turns whose heartbeat is older than `before`. */
+  abstract findStale(before: Date): Promise<TurnRecord[]>;
+  /** Active turns claimed by a replica, for the shutdown path. */
+  abstract listActiveOn(replicaId: string): Promise<TurnRecord[]>;
+}

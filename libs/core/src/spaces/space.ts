@@ -1,0 +1,20 @@
+import type { SpacePreferences } from '#contracts/spaces.js';
+
+/** A workspace as core sees it. `path` is the working folder (default, customPath or working-dir). */
+export interface Space {
+  id: string;
+  name: string;
+  path: string;
+  icon: string;
+  color: string | null;
+  isTemp: boolean;
+  sortOrder: number;
+  /** Stored preferences; absent fields mean the defaults. */
+  preferences: Partial<{ memory: Partial<SpacePreferences['memory']> }>;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export const DEFAULT_SPACE_ICON = '📁';
+/** The service's own records inside a working folder; hidden from listings, trees and search. */
+export const SERVICE_FOLDER = '.svc';

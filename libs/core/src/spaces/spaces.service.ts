@@ -1,0 +1,278 @@
+import { randomUUID } from 'node:crypto';
+import { isAbsolute, join, resolve } from 'node:path';
+import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
+import {
+  DEFAULT_MEMORY_PREFERENCES,
+  MEMORY_CADENCES,
+  type MemoryCadence,
+  type SpaceDto,
+  type SpacePreferences,
+  TEMP_SPACE_ID,
+} from '#contracts/spaces.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { DomainError } from '../errors/domain-error.js';
+import { ConversationCleanup } from '../ports/conversation-cleanup.port.js';
+import { EventBus } from '../ports/event-bus.port.js';
+import { SpaceActivity } from '../ports/space-activity.port.js';
+import { SpaceFolders } from '../ports/space-folders.port.js';
+import { SpaceRepository } from '../ports/space.repository.port.js';
+import { DEFAULT_SPACE_ICON, type Space } from './space.js';
+import { isSameOrInside, isUnsafeToRemove, normalizeSpaceName } from './space-rules.js';
+
+export const SPACE_CHANGED = 'space:changed';
+export type SpaceChange = 'created' | 'updated' | 'deleted' | 'folder-changed';
+
+export interface CreateSpaceInput {
+  name?: unknown;
+  icon?: unknown;
+  customPath?: unknown;
+  color?: unknown;
+}
+
+export interface PreferencesPatch {
+  memory?: { enabled?: unknown; autoConsolidate?: unknown; cadence?: unknown };
+}
+
+/** Texts the specification fixes, and the ones this service adds. */
+export const SpaceErrors = {
+  notFound: 'Space not found',
+  folderMissing: 'That folder does not exist.',
+  tempImmutable: 'The temporary space cannot change its working folder.',
+  tempUndeletable: 'The temporary space cannot be deleted.',
+  insideData: "The working folder must lie outside the service's data folder.",
+  busy: 'Work is in progress in this space; try again when it has finished.',
+  changing: 'Another change to this space is under way.',
+  unsafeFolder: 'Refusing to use the filesystem root, the data folder or a parent of it as a space folder.',
+  folderTaken: 'Another space already uses that folder.',
+} as const;
+
+/** Workspaces: records, folders, order, working folder, preferences. */
+@Injectable()
+export class SpacesService implements OnApplicationBootstrap {
+  private readonly listeners = new Set<(spaceId: string, change: SpaceChange) => void>();
+  private readonly changing = new Set<string>();
+
+  constructor(
+    private readonly spaces: SpaceRepository,
+    private readonly folders: SpaceFolders,
+    private readonly activity: SpaceActivity,
+    private readonly conversations: ConversationCleanup,
+    private readonly bus: EventBus,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  /** The temporary space always exists. */
+  async onApplicationBootstrap(): Promise<void> {
+    const path = join(this.config.dataDir, 'temp');
+    await this.folders.ensureFolder(path);
+    await this.spaces.insertIfMissing({
+      id: TEMP_SPACE_ID,
+      name: 'svc',
+      icon: '💬',
+      color: null,
+      path,
+      isTemp: true,
+      preferences: {},
+    });
+    // The data folder may have moved (restored backup, new volume): follow it.
+    const temp = await this.spaces.findById(TEMP_SPACE_ID);
+    if (temp && temp.path !== path) await this.spaces.update(TEMP_SPACE_ID, { path });
+  }
+
+  /** Listens to space changes in this process (other replicas hear `space:changed` on the bus). */
+  onChange(listener: (spaceId: string, change: SpaceChange) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  defaultPath(): string {
+    return join(this.config.dataDir, 'spaces');
+  }
+
+  async get(spaceId: string): Promise<Space> {
+    const space = await this.spaces.findById(spaceId);
+    if (!space) throw DomainError.notFound(SpaceErrors.notFound);
+    return space;
+  }
+
+  /** Every space, the temporary one included. */
+  listAll(): Promise<Space[]> {
+    return this.spaces.listAll();
+  }
+
+  /** User-created spaces in the user's order. */
+  async list(): Promise<Space[]> {
+    return (await this.spaces.listAll()).filter((s) => !s.isTemp);
+  }
+
+  async create(input: CreateSpaceInput): Promise<Space> {
+    const name = normalizeSpaceName(input.name);
+    if (name === null) throw DomainError.invalid('name is required (1 to 200 characters)');
+    const icon = optionalString(input.icon, 'icon') ?? DEFAULT_SPACE_ICON;
+    const color = optionalString(input.color, 'color');
+    const customPath = optionalString(input.customPath, 'customPath');
+    const id = randomUUID();
+    let path = join(this.defaultPath(), id);
+    if (customPath !== null) {
+      if (!isAbsolute(customPath)) throw DomainError.invalid('customPath must be an absolute path');
+      path = resolve(customPath);
+      await this.assertUsableFolder(path, null);
+    }
+    await this.folders.ensureFolder(path);
+    const space = await this.spaces.insert({ id, name, icon, color, path, isTemp: false, preferences: {} });
+    await this.announce(id, 'created');
+    return space;
+  }
+
+  async update(spaceId: string, input: { name?: unknown; icon?: unknown; color?: unknown }): Promise<Space> {
+    await this.get(spaceId);
+    const patch: { name?: string; icon?: string; color?: string | null } = {};
+    if (input.name !== undefined) {
+      const name = normalizeSpaceName(input.name);
+      if (name === null) throw DomainError.invalid('name must be 1 to 200 characters');
+      patch.name = name;
+    }
+    const icon = optionalString(input.icon, 'icon');
+    if (icon !== null) patch.icon = icon;
+    const color = optionalString(input.color, 'color');
+    if (color !== null) patch.color = color;
+    const updated = await this.spaces.update(spaceId, patch);
+    if (!updated) throw DomainError.notFound(SpaceErrors.notFound);
+    await this.announce(spaceId, 'updated');
+    return updated;
+  }
+
+  /**
+   * Removes the folder (recursively, no trash), every conversation of the space and the
+   * record. The folder goes first: if that fails the space is still there to retry.
+   */
+  async delete(spaceId: string): Promise<void> {
+    const space = await this.get(spaceId);
+    if (space.isTemp) throw DomainError.forbidden(SpaceErrors.tempUndeletable);
+    const folder = await this.folders.canonical(space.path);
+    if (isUnsafeToRemove(folder, await this.folders.canonical(this.config.dataDir))) {
+      throw DomainError.forbidden(SpaceErrors.unsafeFolder);
+    }
+    const others = (await this.spaces.listAll()).filter((s) => s.id !== spaceId);
+    const shared = await this.sharesFolder(folder, others);
+    if (!shared) await this.folders.removeRecursive(folder);
+    await this.conversations.deleteAllInSpace(spaceId);
+    await this.spaces.remove(spaceId);
+    await this.announce(spaceId, 'deleted');
+  }
+
+  /** Gives the listed spaces the listed order; the others keep their positions. */
+  async reorder(spaceIds: unknown): Promise<void> {
+    if (!Array.isArray(spaceIds) || spaceIds.some((id) => typeof id !== 'string')) {
+      throw DomainError.invalid('spaceIds must be an array of space ids');
+    }
+    const known = new Set((await this.spaces.listAll()).filter((s) => !s.isTemp).map((s) => s.id));
+    await this.spaces.reorder([...new Set(spaceIds as string[])].filter((id) => known.has(id)));
+  }
+
+  /**
+   * Points the space at another existing folder. Nothing is moved, created or deleted.
+   * Refused for the temporary space, for folders inside the data folder, while work is in
+   * progress in the space, and while another change to it is under way.
+   */
+  async setWorkingDir(spaceId: string, workingDir: unknown): Promise<Space> {
+    const space = await this.get(spaceId);
+    if (space.isTemp) throw DomainError.forbidden(SpaceErrors.tempImmutable);
+    if (typeof workingDir !== 'string' || workingDir.trim() === '') throw DomainError.invalid('workingDir is required');
+    if (!isAbsolute(workingDir)) throw DomainError.invalid('workingDir must be an absolute path');
+    if (!(await this.folders.isFolder(workingDir))) throw DomainError.invalid(SpaceErrors.folderMissing);
+    const folder = await this.folders.canonical(workingDir);
+    const dataDir = await this.folders.canonical(this.config.dataDir);
+    if (isSameOrInside(folder, dataDir) || isSameOrInside(dataDir, folder))
+      throw DomainError.invalid(SpaceErrors.insideData);
+    await this.assertUsableFolder(folder, spaceId);
+    if (this.changing.has(spaceId)) throw new DomainError('conflict', SpaceErrors.changing);
+    this.changing.add(spaceId);
+    try {
+      if (await this.activity.isBusy(spaceId)) throw new DomainError('conflict', SpaceErrors.busy);
+      const updated = await this.spaces.update(spaceId, { path: folder });
+      if (!updated) throw DomainError.notFound(SpaceErrors.notFound);
+      await this.announce(spaceId, 'folder-changed');
+      return updated;
+    } finally {
+      this.changing.delete(spaceId);
+    }
+  }
+
+  /** Whether the space's working folder is there (it can vanish or be unmounted). */
+  folderExists(space: Space): Promise<boolean> {
+    return this.folders.isFolder(space.path);
+  }
+
+  preferencesOf(space: Space): SpacePreferences {
+    return { memory: { ...DEFAULT_MEMORY_PREFERENCES, ...(space.preferences.memory ?? {}) } };
+  }
+
+  async updatePreferences(spaceId: string, patch: PreferencesPatch): Promise<Space> {
+    const space = await this.get(spaceId);
+    if (!patch || typeof patch !== 'object') throw DomainError.invalid('body must be an object like {memory:{...}}');
+    const memory = patch.memory;
+    if (memory !== undefined && (memory === null || typeof memory !== 'object' || Array.isArray(memory))) {
+      throw DomainError.invalid('memory must be an object');
+    }
+    const next = { ...(space.preferences.memory ?? {}) };
+    if (memory) {
+      for (const key of ['enabled', 'autoConsolidate'] as const) {
+        if (memory[key] === undefined) continue;
+        if (typeof memory[key] !== 'boolean') throw DomainError.invalid(`memory.${key} must be a boolean`);
+        next[key] = memory[key] as boolean;
+      }
+      if (memory.cadence !== undefined) {
+        if (!MEMORY_CADENCES.includes(memory.cadence as MemoryCadence)) {
+          throw DomainError.invalid(`memory.cadence must be one of ${MEMORY_CADENCES.join(', ')}`);
+        }
+        next.cadence = memory.cadence as MemoryCadence;
+      }
+    }
+    const updated = await this.spaces.update(spaceId, { preferences: { ...space.preferences, memory: next } });
+    if (!updated) throw DomainError.notFound(SpaceErrors.notFound);
+    return updated;
+  }
+
+  toDto(space: Space): SpaceDto {
+    return {
+      id: space.id,
+      name: space.name,
+      path: space.path,
+      icon: space.icon,
+      ...(space.color ? { color: space.color } : {}),
+      isTemp: space.isTemp,
+      preferences: this.preferencesOf(space),
+      createdAt: space.createdAt.toISOString(),
+      updatedAt: space.updatedAt.toISOString(),
+    };
+  }
+
+  private async assertUsableFolder(folder: string, spaceId: string | null): Promise<void> {
+    const canonical = await this.folders.canonical(folder);
+    if (isUnsafeToRemove(canonical, await this.folders.canonical(this.config.dataDir))) {
+      throw DomainError.invalid(SpaceErrors.unsafeFolder);
+    }
+    const others = (await this.spaces.listAll()).filter((s) => s.id !== spaceId);
+    if (await this.sharesFolder(canonical, others)) throw new DomainError('conflict', SpaceErrors.folderTaken);
+  }
+
+  private async sharesFolder(folder: string, spaces: Space[]): Promise<boolean> {
+    for (const other of spaces) {
+      if ((await this.folders.canonical(other.path)) === folder) return true;
+    }
+    return false;
+  }
+
+  private async announce(spaceId: string, change: SpaceChange): Promise<void> {
+    for (const listener of this.listeners) listener(spaceId, change);
+    await this.bus.publish(SPACE_CHANGED, { spaceId, change });
+  }
+}
+
+function optionalString(value: unknown, field: string): string | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== 'string') throw DomainError.invalid(`${field} must be a string`);
+  const trimmed = value.trim();
+  return trimmed === '' ? null : trimmed;
+}

@@ -1,0 +1,193 @@
+import type { DataSource, Repository } from 'typeorm';
+import {
+  type PendingInput,
+  type PendingQuestion,
+  type TurnRecord,
+  TurnRepository,
+  type TurnStatus,
+} from '#core/ports/turn.repository.port.js';
+import { AgentTurnEntity } from '../database/entities/agent-turn.entity.js';
+import { returningRows } from '../database/returning-rows.js';
+
+const ACTIVE = `"status" IN ('queued', 'running')`;
+
+const toRecord = (e: AgentTurnEntity): TurnRecord => ({
+  id: e.id,
+  conversationId: e.conversationId,
+  spaceId: e.spaceId,
+  status: e.status as TurnStatus,
+  replicaId: e.replicaId,
+  heartbeatAt: e.heartbeatAt,
+  stopRequested: e.stopRequested,
+  request: e.request ?? {},
+  pendingInputs: (e.pendingInputs ?? []) as PendingInput[],
+  pendingQuestion: e.pendingQuestion as PendingQuestion | null,
+  questionAnswer: e.questionAnswer,
+  pendingRetry: e.pendingRetry,
+  thoughts: e.thoughts ?? [],
+  error: e.error,
+  createdAt: e.createdAt,
+  startedAt: e.startedAt,
+  endedAt: e.endedAt,
+});
+
+export class TypeormTurnRepository extends TurnRepository {
+  private readonly repo: Repository<AgentTurnEntity>;
+
+  constructor(private readonly ds: DataSource) {
+    super();
+    this.repo = ds.getRepository(AgentTurnEntity);
+  }
+
+  async createQueued(turn: {
+    id: string;
+    conversationId: string;
+    spaceId: string;
+    request: Record<string, unknown>;
+  }): Promise<TurnRecord | null> {
+    const rows = (await this.ds.query(
+      `INSERT INTO "agent_turn" ("id", "conversation_id", "space_id", "status", "request", "pending_inputs", "thoughts")
+       VALUES ($1, $2, $3, 'queued', $4, '[]'::jsonb, '[]'::jsonb)
+       ON CONFLICT ("conversation_id") WHERE ${ACTIVE} DO NOTHING RETURNING "id"`,
+      [turn.id, turn.conversationId, turn.spaceId, JSON.stringify(turn.request)],
+    )) as unknown[];
+    return rows.length > 0 ? this.findById(turn.id) : null;
+  }
+
+  async findById(id: string): Promise<TurnRecord | null> {
+    const row = await this.repo.findOneBy({ id });
+    return row ? toRecord(row) : null;
+  }
+
+  async findActive(conversationId: string): Promise<TurnRecord | null> {
+    const row = await this.repo
+      .createQueryBuilder('t')
+      .where('t.conversation_id = :conversationId', { conversationId })
+      .andWhere(`t.${ACTIVE}`)
+      .getOne();
+    return row ? toRecord(row) : null;
+  }
+
+  async listActive(): Promise<TurnRecord[]> {
+    const rows = await this.repo.createQueryBuilder('t').where(`t.${ACTIVE}`).orderBy('t.created_at', 'ASC').getMany();
+    return rows.map(toRecord);
+  }
+
+  async claim(id: string, replicaId: string): Promise<boolean> {
+    const rows = (await this.ds.query(
+      `UPDATE "agent_turn" SET "status" = 'running', "replica_id" = $2, "heartbeat_at" = now(), "started_at" = now()
+       WHERE "id" = $1 AND "status" = 'queued' AND NOT "stop_requested" RETURNING "id"`,
+      [id, replicaId],
+    )) as [unknown[], number] | unknown[];
+    return affected(rows) > 0;
+  }
+
+  async heartbeat(id: string): Promise<void> {
+    await this.ds.query(`UPDATE "agent_turn" SET "heartbeat_at" = now() WHERE "id" = $1 AND "status" = 'running'`, [
+      id,
+    ]);
+  }
+
+  async addPendingInput(conversationId: string, input: PendingInput): Promise<TurnRecord | null> {
+    const rows = (await this.ds.query(
+      `UPDATE "agent_turn" SET "pending_inputs" = "pending_inputs" || $2::jsonb
+       WHERE "conversation_id" = $1 AND ${ACTIVE} AND NOT "stop_requested" RETURNING "id"`,
+      [conversationId, JSON.stringify([input])],
+    )) as unknown;
+    const id = firstId(rows);
+    return id ? this.findById(id) : null;
+  }
+
+  async takePendingInputs(id: string): Promise<PendingInput[]> {
+    return this.ds.transaction(async (tx) => {
+      const rows = (await tx.query(`SELECT "pending_inputs" FROM "agent_turn" WHERE "id" = $1 FOR UPDATE`, [
+        id,
+      ])) as Array<{
+        pending_inputs: PendingInput[];
+      }>;
+      const inputs = rows[0]?.pending_inputs ?? [];
+      if (inputs.length > 0)
+        await tx.query(`UPDATE "agent_turn" SET "pending_inputs" = '[]'::jsonb WHERE "id" = $1`, [id]);
+      return inputs;
+    });
+  }
+
+  async setQuestion(id: string, question: PendingQuestion | null): Promise<void> {
+    await this.ds.query(`UPDATE "agent_turn" SET "pending_question" = $2, "question_answer" = NULL WHERE "id" = $1`, [
+      id,
+      question === null ? null : JSON.stringify(question),
+    ]);
+  }
+
+  async answerQuestion(
+    conversationId: string | null,
+    questionId: string,
+    answers: Record<string, unknown>,
+  ): Promise<boolean> {
+    const rows = (await this.ds.query(
+      `UPDATE "agent_turn" SET "question_answer" = $3
+       WHERE ${ACTIVE} AND "pending_question"->>'id' = $2 AND "question_answer" IS NULL AND NOT "stop_requested"
+         AND ($1::text IS NULL OR "conversation_id" = $1) RETURNING "id"`,
+      [conversationId, questionId, JSON.stringify(answers)],
+    )) as unknown;
+    return firstId(rows) !== null;
+  }
+
+  async setRetry(id: string, retry: Record<string, unknown> | null): Promise<void> {
+    await this.ds.query(`UPDATE "agent_turn" SET "pending_retry" = $2 WHERE "id" = $1`, [
+      id,
+      retry === null ? null : JSON.stringify(retry),
+    ]);
+  }
+
+  async saveThoughts(id: string, thoughts: unknown[]): Promise<void> {
+    await this.ds.query(`UPDATE "agent_turn" SET "thoughts" = $2 WHERE "id" = $1`, [id, JSON.stringify(thoughts)]);
+  }
+
+  async requestStop(conversationId: string | null): Promise<TurnRecord[]> {
+    const rows = (await this.ds.query(
+      `UPDATE "agent_turn" SET "stop_requested" = true
+       WHERE ${ACTIVE} AND ($1::text IS NULL OR "conversation_id" = $1) RETURNING "id"`,
+      [conversationId],
+    )) as unknown;
+    const ids = allIds(rows);
+    const turns = await Promise.all(ids.map((id) => this.findById(id)));
+    return turns.filter((t): t is TurnRecord => t !== null);
+  }
+
+  async finish(
+    id: string,
+    status: Exclude<TurnStatus, 'queued' | 'running'>,
+    error: string | null = null,
+  ): Promise<boolean> {
+    const rows = (await this.ds.query(
+      `UPDATE "agent_turn" SET "status" = $2, "error" = $3, "ended_at" = now(), "pending_question" = NULL, "pending_retry" = NULL
+       WHERE "id" = $1 AND ${ACTIVE} RETURNING "id"`,
+      [id, status, error],
+    )) as unknown;
+    return firstId(rows) !== null;
+  }
+
+  async findStale(before: Date): Promise<TurnRecord[]> {
+    const rows = await this.repo
+      .createQueryBuilder('t')
+      .where(`t.status = 'running'`)
+      .andWhere('t.heartbeat_at < :before', { before })
+      .getMany();
+    return rows.map(toRecord);
+  }
+
+  async listActiveOn(replicaId: string): Promise<TurnRecord[]> {
+    const rows = await this.repo
+      .createQueryBuilder('t')
+      .where(`t.${ACTIVE}`)
+      .andWhere('t.replica_id = :replicaId', { replicaId })
+      .getMany();
+    return rows.map(toRecord);
+  }
+}
+
+const rowsOf = (result: unknown): Array<{ id: string }> => returningRows<{ id: string }>(result);
+const affected = (result: unknown): number => rowsOf(result).length;
+const firstId = (result: unknown): string | null => rowsOf(result)[0]?.id ?? null;
+const allIds = (result: unknown): string[] => rowsOf(result).map((r) => r.id);

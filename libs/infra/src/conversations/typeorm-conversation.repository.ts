@@ -1,0 +1,276 @@
+import type { DataSource, EntityManager, Repository } from 'typeorm';
+import type { MessageRole, ReasoningEffort } from '#contracts/conversations.js';
+import type {
+  Conversation,
+  ConversationPatch,
+  ConversationWithMessages,
+  LastMessagePatch,
+  Message,
+  NewConversation,
+  NewMessage,
+  Thought,
+} from '#core/conversations/conversation.js';
+import { isUuid, mergeMeta } from '#core/conversations/conversation-rules.js';
+import { ConversationRepository } from '#core/ports/conversation.repository.port.js';
+import { ConversationEntity } from '../database/entities/conversation.entity.js';
+
+interface ConversationRow {
+  id: string;
+  space_id: string;
+  title: string;
+  starred: boolean;
+  ephemeral: boolean;
+  reasoning_effort: string | null;
+  model_source_id: string | null;
+  model_id: string | null;
+  created_at: Date;
+  updated_at: Date;
+  message_count: number;
+}
+
+interface MessageRow {
+  id: string;
+  conversation_id: string;
+  position: number;
+  role: string;
+  content: string;
+  meta: Record<string, unknown> | null;
+  created_at: Date;
+}
+
+const CONVERSATION_COLUMNS = `c."id", c."space_id", c."title", c."starred", c."ephemeral", c."reasoning_effort",
+  c."model_source_id", c."model_id", c."created_at", c."updated_at",
+  (SELECT count(*)::int FROM "conversation_message" m WHERE m."conversation_id" = c."id") AS "message_count"`;
+
+const MESSAGE_COLUMNS = `"id", "conversation_id", "position", "role", "content", "meta", "created_at"`;
+
+const toConversation = (r: ConversationRow): Conversation => ({
+  id: r.id,
+  spaceId: r.space_id,
+  title: r.title,
+  starred: r.starred,
+  ephemeral: r.ephemeral,
+  reasoningEffort: r.reasoning_effort as ReasoningEffort | null,
+  modelSourceId: r.model_source_id,
+  modelId: r.model_id,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+  messageCount: Number(r.message_count),
+});
+
+const toMessage = (r: MessageRow): Message => ({
+  id: r.id,
+  conversationId: r.conversation_id,
+  position: r.position,
+  role: r.role as MessageRole,
+  content: r.content,
+  meta: r.meta ?? {},
+  createdAt: r.created_at,
+});
+
+/**
+ * Conversation records on TypeORM over `pg` (Postgres or the embedded PGlite). Ordering is
+ * a `position` per message, unique per conversation; appends take the conversation row's
+ * lock, so concurrent appends queue up and each sees the previous one's position.
+ */
+export class TypeormConversationRepository extends ConversationRepository {
+  private readonly repo: Repository<ConversationEntity>;
+
+  constructor(private readonly ds: DataSource) {
+    super();
+    this.repo = ds.getRepository(ConversationEntity);
+  }
+
+  async create(c: NewConversation): Promise<Conversation> {
+    const rows = (await this.ds.query(
+      `INSERT INTO "conversation" ("id", "space_id", "title", "ephemeral", "reasoning_effort")
+       VALUES ($1, $2, $3, $4, $5)
+       RETURNING "id", "space_id", "title", "starred", "ephemeral", "reasoning_effort", "model_source_id",
+         "model_id", "created_at", "updated_at", 0 AS "message_count"`,
+      [c.id, c.spaceId, c.title, c.ephemeral, c.reasoningEffort],
+    )) as ConversationRow[];
+    return toConversation(rows[0]!);
+  }
+
+  async listForSpace(spaceId: string): Promise<Conversation[]> {
+    const rows = (await this.ds.query(
+      `SELECT ${CONVERSATION_COLUMNS} FROM "conversation" c
+       WHERE c."space_id" = $1 AND NOT c."ephemeral"
+       ORDER BY c."updated_at" DESC, c."created_at" DESC, c."id" DESC`,
+      [spaceId],
+    )) as ConversationRow[];
+    return rows.map(toConversation);
+  }
+
+  async findById(id: string): Promise<Conversation | null> {
+    return isUuid(id) ? this.findIn(this.ds.manager, id) : null;
+  }
+
+  async findWithMessages(id: string, fromMessageId?: string): Promise<ConversationWithMessages | null> {
+    if (!isUuid(id)) return null;
+    // One snapshot, so the count and the messages agree.
+    return this.ds.transaction('REPEATABLE READ', async (m) => {
+      const conversation = await this.findIn(m, id);
+      if (!conversation) return null;
+      let fromPosition = 0;
+      if (fromMessageId !== undefined && isUuid(fromMessageId)) {
+        const found = (await m.query(
+          `SELECT "position" FROM "conversation_message" WHERE "conversation_id" = $1 AND "id" = $2`,
+          [id, fromMessageId],
+        )) as Array<{ position: number }>;
+        if (found[0]) fromPosition = found[0].position;
+      }
+      const rows = (await m.query(
+        `SELECT ${MESSAGE_COLUMNS} FROM "conversation_message"
+         WHERE "conversation_id" = $1 AND "position" >= $2 ORDER BY "position"`,
+        [id, fromPosition],
+      )) as MessageRow[];
+      return { conversation, messages: rows.map(toMessage) };
+    });
+  }
+
+  async update(id: string, patch: ConversationPatch): Promise<Conversation | null> {
+    if (!isUuid(id)) return null;
+    const set: Record<string, unknown> = { updatedAt: () => 'now()' };
+    if (patch.title !== undefined) set.title = patch.title;
+    if (patch.reasoningEffort !== undefined) set.reasoningEffort = patch.reasoningEffort;
+    if (patch.pin !== undefined) {
+      set.modelSourceId = patch.pin?.modelSourceId ?? null;
+      set.modelId = patch.pin?.modelId ?? null;
+    }
+    const result = await this.repo.createQueryBuilder().update().set(set).where('id = :id', { id }).execute();
+    return result.affected ? this.findById(id) : null;
+  }
+
+  async setStarred(id: string, starred: boolean): Promise<boolean> {
+    if (!isUuid(id)) return false;
+    const result = await this.repo.update({ id }, { starred });
+    return (result.affected ?? 0) > 0;
+  }
+
+  async remove(id: string): Promise<boolean> {
+    if (!isUuid(id)) return false;
+    const result = await this.repo.delete({ id });
+    return (result.affected ?? 0) > 0;
+  }
+
+  async removeAllInSpace(spaceId: string): Promise<number> {
+    const result = await this.repo.delete({ spaceId });
+    return result.affected ?? 0;
+  }
+
+  async removeEphemeral(idleForMs: number | null): Promise<number> {
+    const query = this.repo.createQueryBuilder().delete().where('ephemeral = true');
+    if (idleForMs !== null) {
+      query.andWhere(`updated_at < now() - (:ms::double precision * interval '1 millisecond')`, { ms: idleForMs });
+    }
+    const result = await query.execute();
+    return result.affected ?? 0;
+  }
+
+  async appendMessage(
+    conversationId: string,
+    message: NewMessage,
+    thoughts?: readonly Thought[],
+  ): Promise<Message | null> {
+    if (!isUuid(conversationId)) return null;
+    return this.ds.transaction(async (m) => {
+      if (!(await this.lockConversation(m, conversationId))) return null;
+      // Under READ COMMITTED this statement sees the rows of appends that held the lock before us.
+      const rows = (await m.query(
+        `INSERT INTO "conversation_message" ("id", "conversation_id", "position", "role", "content", "meta")
+         SELECT gen_random_uuid(), $1::uuid, COALESCE(MAX("position") + 1, 0), $2::text, $3::text, $4::jsonb
+         FROM "conversation_message" WHERE "conversation_id" = $1::uuid
+         RETURNING ${MESSAGE_COLUMNS}`,
+        [conversationId, message.role, message.content, JSON.stringify(message.meta ?? {})],
+      )) as MessageRow[];
+      const stored = toMessage(rows[0]!);
+      if (thoughts && thoughts.length > 0) await this.insertThoughts(m, stored.id, thoughts);
+      await this.touch(m, conversationId);
+      return stored;
+    });
+  }
+
+  async updateLastMessage(
+    conversationId: string,
+    patch: LastMessagePatch,
+    thoughts?: readonly Thought[],
+  ): Promise<Message | null> {
+    if (!isUuid(conversationId)) return null;
+    return this.ds.transaction(async (m) => {
+      if (!(await this.lockConversation(m, conversationId))) return null;
+      const last = (await m.query(
+        `SELECT ${MESSAGE_COLUMNS} FROM "conversation_message"
+         WHERE "conversation_id" = $1 ORDER BY "position" DESC LIMIT 1`,
+        [conversationId],
+      )) as MessageRow[];
+      if (!last[0]) return null;
+      const current = toMessage(last[0]);
+      const content = patch.content ?? current.content;
+      const meta = patch.meta ? mergeMeta(current.meta, patch.meta) : current.meta;
+      await m.query(`UPDATE "conversation_message" SET "content" = $2, "meta" = $3::jsonb WHERE "id" = $1`, [
+        current.id,
+        content,
+        JSON.stringify(meta),
+      ]);
+      if (thoughts) {
+        await m.query(`DELETE FROM "conversation_thought" WHERE "message_id" = $1`, [current.id]);
+        await this.insertThoughts(m, current.id, thoughts);
+      }
+      await this.touch(m, conversationId);
+      return { ...current, content, meta };
+    });
+  }
+
+  async saveThoughts(messageId: string, thoughts: readonly Thought[]): Promise<boolean> {
+    if (!isUuid(messageId)) return false;
+    return this.ds.transaction(async (m) => {
+      // The message row's lock serializes concurrent saves of one message's thoughts.
+      const found = (await m.query(`SELECT "id" FROM "conversation_message" WHERE "id" = $1 FOR UPDATE`, [
+        messageId,
+      ])) as unknown[];
+      if (found.length === 0) return false;
+      await m.query(`DELETE FROM "conversation_thought" WHERE "message_id" = $1`, [messageId]);
+      await this.insertThoughts(m, messageId, thoughts);
+      return true;
+    });
+  }
+
+  async thoughtsOf(conversationId: string, messageId: string): Promise<Thought[]> {
+    if (!isUuid(conversationId) || !isUuid(messageId)) return [];
+    const rows = (await this.ds.query(
+      `SELECT t."data" FROM "conversation_thought" t
+       JOIN "conversation_message" m ON m."id" = t."message_id"
+       WHERE t."message_id" = $2 AND m."conversation_id" = $1
+       ORDER BY t."position"`,
+      [conversationId, messageId],
+    )) as Array<{ data: Thought }>;
+    return rows.map((r) => r.data);
+  }
+
+  private async findIn(m: EntityManager, id: string): Promise<Conversation | null> {
+    const rows = (await m.query(`SELECT ${CONVERSATION_COLUMNS} FROM "conversation" c WHERE c."id" = $1`, [
+      id,
+    ])) as ConversationRow[];
+    return rows[0] ? toConversation(rows[0]) : null;
+  }
+
+  /** Takes the conversation row's lock until the transaction ends; false when it does not exist. */
+  private async lockConversation(m: EntityManager, id: string): Promise<boolean> {
+    const rows = (await m.query(`SELECT "id" FROM "conversation" WHERE "id" = $1 FOR UPDATE`, [id])) as unknown[];
+    return rows.length > 0;
+  }
+
+  private async touch(m: EntityManager, id: string): Promise<void> {
+    await m.query(`UPDATE "conversation" SET "updated_at" = now() WHERE "id" = $1`, [id]);
+  }
+
+  private async insertThoughts(m: EntityManager, messageId: string, thoughts: readonly Thought[]): Promise<void> {
+    if (thoughts.length === 0) return;
+    await m.query(
+      `INSERT INTO "conversation_thought" ("message_id", "position", "data")
+       SELECT $1::uuid, (t.ord - 1)::int, t.value FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS t(value, ord)`,
+      [messageId, JSON.stringify(thoughts)],
+    );
+  }
+}

@@ -1,0 +1,30 @@
+import { Column, CreateDateColumn, Entity, ForeignKey, Index, PrimaryColumn } from 'typeorm';
+import { ConversationEntity } from './conversation.entity.js';
+
+@Entity({ name: 'conversation_message' })
+/** Orders the messages of a conversation and makes concurrent appends collide rather than interleave. */
+@Index('UQ_conversation_message_position', ['conversationId', 'position'], { unique: true })
+export class ConversationMessageEntity {
+  @PrimaryColumn({ type: 'uuid', primaryKeyConstraintName: 'PK_conversation_message' })
+  id: string;
+
+  @ForeignKey(() => ConversationEntity, { name: 'FK_conversation_message_conversation', onDelete: 'CASCADE' })
+  @Column({ name: 'conversation_id', type: 'uuid' })
+  conversationId: string;
+
+  @Column({ type: 'integer' })
+  position: number;
+
+  @Column({ type: 'text' })
+  role: string;
+
+  @Column({ type: 'text' })
+  content: string;
+
+  /** images, tokenUsage, error and later facts about the message. */
+  @Column({ type: 'jsonb' })
+  meta: Record<string, unknown>;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+}

@@ -1,0 +1,37 @@
+import { Column, CreateDateColumn, Entity, Index, PrimaryColumn, UpdateDateColumn } from 'typeorm';
+
+@Entity({ name: 'space' })
+export class SpaceEntity {
+  /** A UUID, or the fixed id of the temporary space. */
+  @PrimaryColumn({ type: 'text' })
+  id: string;
+
+  @Column({ type: 'text' })
+  name: string;
+
+  @Column({ type: 'text' })
+  icon: string;
+
+  @Column({ type: 'text', nullable: true })
+  color: string | null;
+
+  /** Absolute working folder. */
+  @Column({ type: 'text' })
+  path: string;
+
+  @Column({ name: 'is_temp', type: 'boolean', default: false })
+  isTemp: boolean;
+
+  @Index('IDX_space_sort_order')
+  @Column({ name: 'sort_order', type: 'integer' })
+  sortOrder: number;
+
+  @Column({ type: 'jsonb' })
+  preferences: Record<string, unknown>;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+
+  @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' })
+  updatedAt: Date;
+}

@@ -1,0 +1,331 @@
+import { randomBytes } from 'node:crypto';
+import { cp, lstat, mkdir, open, readdir, realpath, rename, rm, stat, unlink } from 'node:fs/promises';
+import { basename, dirname, extname, join } from 'node:path';
+import { ATOMIC_TEMP_SUFFIX, isInside } from '#core/artifacts/path-rules.js';
+import { DomainError } from '#core/errors/domain-error.js';
+import {
+  type DirEntry,
+  type FileInfo,
+  FileStore,
+  type GuardedPath,
+  type PathRequest,
+} from '#core/ports/file-store.port.js';
+import { ACCESS_DENIED, guardPath } from './path-guard.js';
+
+export interface NodeFileStoreOptions {
+  /** The trash folder (`<dataDir>/trash`), holding `files/` and `info/`. */
+  trashDir: string;
+  /** Deletion time source (tests pin it). */
+  now?: () => Date;
+  /** Rename primitive; tests replace it to simulate a cross-device move. */
+  rename?: (from: string, to: string) => Promise<void>;
+}
+
+function errorCode(err: unknown): string | undefined {
+  return (err as NodeJS.ErrnoException | undefined)?.code;
+}
+
+const isMissing = (err: unknown): boolean => ['ENOENT', 'ENOTDIR'].includes(errorCode(err) ?? '');
+
+/** File-system failures as domain errors; anything unexpected stays a 500. */
+export function toDomainError(err: unknown): unknown {
+  if (err instanceof DomainError) return err;
+  switch (errorCode(err)) {
+    case 'ENOENT':
+    case 'ENOTDIR':
+      return DomainError.notFound('File not found');
+    case 'EACCES':
+    case 'EPERM':
+    case 'ELOOP':
+      return DomainError.forbidden(ACCESS_DENIED);
+    case 'EEXIST':
+    case 'ENOTEMPTY':
+      return new DomainError('conflict', 'A file or folder already exists at that path');
+    case 'EISDIR':
+      return DomainError.invalid('Path is a directory');
+    case 'ENAMETOOLONG':
+      return DomainError.invalid('File name too long');
+    case 'ENOSPC':
+    case 'EDQUOT':
+      return new DomainError('internal', 'No space left on the server');
+    default:
+      return err;
+  }
+}
+
+async function mapped<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    throw toDomainError(err);
+  }
+}
+
+/** `YYYY-MM-DDThh:mm:ss` in local time, as the freedesktop trash wants it. */
+export function trashDate(date: Date): string {
+  const p = (n: number) => String(n).padStart(2, '0');
+  return (
+    `${date.getFullYear()}-${p(date.getMonth() + 1)}-${p(date.getDate())}` +
+    `T${p(date.getHours())}:${p(date.getMinutes())}:${p(date.getSeconds())}`
+  );
+}
+
+/** An absolute path, URL-escaped segment by segment (RFC 2396), for `Path=` of a .trashinfo. */
+export function trashInfoPath(path: string): string {
+  return path
+    .split('/')
+    .map((segment) => encodeURIComponent(segment))
+    .join('/');
+}
+
+/** `name`, then `stem.2.ext`, `stem.3.ext`, … */
+function trashCandidate(name: string, n: number): string {
+  if (n === 1) return name;
+  const ext = extname(name);
+  const stem = ext && ext !== name ? name.slice(0, -ext.length) : name;
+  return `${stem}.${n}${ext}`;
+}
+
+/** FileStore on the local file system (a shared volume when several replicas serve). */
+export class NodeFileStore extends FileStore {
+  private readonly now: () => Date;
+  private readonly renameImpl: (from: string, to: string) => Promise<void>;
+
+  constructor(private readonly options: NodeFileStoreOptions) {
+    super();
+    this.now = options.now ?? (() => new Date());
+    this.renameImpl = options.rename ?? rename;
+  }
+
+  resolve(request: PathRequest): Promise<GuardedPath> {
+    return guardPath(request);
+  }
+
+  stat(target: GuardedPath): Promise<FileInfo | null> {
+    return mapped(async () => {
+      let own;
+      try {
+        own = await lstat(target.entry);
+      } catch (err) {
+        if (isMissing(err)) return null;
+        throw err;
+      }
+      const identity = `${own.dev}:${own.ino}`;
+      const symlink = own.isSymbolicLink();
+      let st = own;
+      if (symlink) {
+        try {
+          st = await stat(target.real);
+        } catch (err) {
+          if (isMissing(err)) return { kind: 'other', size: 0, identity, symlink };
+          throw err;
+        }
+      }
+      const kind = st.isDirectory() ? 'folder' : st.isFile() ? 'file' : 'other';
+      return { kind, size: kind === 'file' ? st.size : 0, identity, symlink };
+    });
+  }
+
+  readDir(folder: GuardedPath): Promise<DirEntry[]> {
+    return mapped(async () => {
+      const dirents = await readdir(folder.real, { withFileTypes: true });
+      const entries = await Promise.all(
+        dirents.map(async (d): Promise<DirEntry | null> => {
+          const full = join(folder.real, d.name);
+          try {
+            if (d.isDirectory()) return { name: d.name, kind: 'folder', size: 0, symlink: false };
+            if (d.isFile()) return { name: d.name, kind: 'file', size: (await lstat(full)).size, symlink: false };
+            if (!d.isSymbolicLink()) return null;
+            // A symlink is shown only when it leads somewhere inside the same root.
+            const target = await realpath(full);
+            if (!isInside(folder.realRoot, target, true)) return null;
+            const st = await stat(target);
+            if (st.isDirectory()) return { name: d.name, kind: 'folder', size: 0, symlink: true };
+            if (st.isFile()) return { name: d.name, kind: 'file', size: st.size, symlink: true };
+            return null;
+          } catch {
+            return null; // gone meanwhile, dangling or unreadable
+          }
+        }),
+      );
+      return entries.filter((e): e is DirEntry => e !== null);
+    });
+  }
+
+  readHead(file: GuardedPath, bytes: number): Promise<Buffer> {
+    return mapped(async () => {
+      const handle = await open(file.real, 'r');
+      try {
+        const buffer = Buffer.alloc(bytes);
+        const { bytesRead } = await handle.read(buffer, 0, bytes, 0);
+        return buffer.subarray(0, bytesRead);
+      } finally {
+        await handle.close();
+      }
+    });
+  }
+
+  readFile(file: GuardedPath, maxBytes: number): Promise<Buffer | 'too-large'> {
+    return mapped(async () => {
+      const handle = await open(file.real, 'r');
+      try {
+        const { size } = await handle.stat();
+        if (size > maxBytes) return 'too-large';
+        // Read at most one byte past the limit, in case the file grew since the stat.
+        const buffer = Buffer.alloc(Math.min(size, maxBytes) + 1);
+        let total = 0;
+        for (;;) {
+          const { bytesRead } = await handle.read(buffer, total, buffer.length - total, total);
+          if (bytesRead === 0) break;
+          total += bytesRead;
+          if (total === buffer.length) {
+            if (total > maxBytes) return 'too-large';
+            break;
+          }
+        }
+        return buffer.subarray(0, total);
+      } finally {
+        await handle.close();
+      }
+    });
+  }
+
+  writeAtomic(file: GuardedPath, content: string | Buffer): Promise<void> {
+    return mapped(async () => {
+      const target = file.real;
+      const folder = dirname(target);
+      let mode: number | undefined;
+      try {
+        mode = (await stat(target)).mode & 0o7777;
+      } catch (err) {
+        if (!isMissing(err)) throw err;
+      }
+      const temp = join(folder, `.${basename(target)}.${randomBytes(6).toString('hex')}${ATOMIC_TEMP_SUFFIX}`);
+      let created = false;
+      try {
+        const handle = await open(temp, 'wx', mode ?? 0o666);
+        created = true;
+        try {
+          await handle.writeFile(content);
+          if (mode !== undefined) await handle.chmod(mode);
+          await handle.sync();
+        } finally {
+          await handle.close();
+        }
+        await rename(temp, target);
+        created = false;
+      } finally {
+        if (created) await unlink(temp).catch(() => undefined);
+      }
+      await syncFolder(folder);
+    });
+  }
+
+  makeFolder(folder: GuardedPath): Promise<void> {
+    return mapped(async () => {
+      try {
+        await mkdir(folder.real);
+      } catch (err) {
+        if (errorCode(err) !== 'EEXIST') throw err;
+        if (!(await stat(folder.real)).isDirectory()) {
+          throw new DomainError('conflict', 'A file already exists at that path');
+        }
+      }
+    });
+  }
+
+  move(from: GuardedPath, to: GuardedPath): Promise<void> {
+    return mapped(() => this.moveEntry(from.entry, to.entry));
+  }
+
+  trash(target: GuardedPath): Promise<void> {
+    return mapped(async () => {
+      const filesDir = join(this.options.trashDir, 'files');
+      const infoDir = join(this.options.trashDir, 'info');
+      await mkdir(filesDir, { recursive: true, mode: 0o700 });
+      await mkdir(infoDir, { recursive: true, mode: 0o700 });
+      const name = basename(target.entry);
+      const info = `[Trash Info]\nPath=${trashInfoPath(target.path)}\nDeletionDate=${trashDate(this.now())}\n`;
+      for (let n = 1; ; n++) {
+        const candidate = n <= 10_000 ? trashCandidate(name, n) : `${name}.${randomBytes(6).toString('hex')}`;
+        if (await exists(join(filesDir, candidate))) continue;
+        const infoPath = join(infoDir, `${candidate}.trashinfo`);
+        // Claiming the info file with O_EXCL makes the name ours, even across replicas.
+        let handle;
+        try {
+          handle = await open(infoPath, 'wx', 0o600);
+        } catch (err) {
+          if (errorCode(err) === 'EEXIST') continue;
+          throw err;
+        }
+        try {
+          await handle.writeFile(info);
+          await handle.sync();
+        } finally {
+          await handle.close();
+        }
+        const destination = join(filesDir, candidate);
+        if (await exists(destination)) {
+          await unlink(infoPath).catch(() => undefined);
+          continue;
+        }
+        try {
+          await this.moveEntry(target.entry, destination);
+        } catch (err) {
+          await unlink(infoPath).catch(() => undefined);
+          throw err;
+        }
+        return;
+      }
+    });
+  }
+
+  /** rename(2), or copy then remove when source and destination are on different devices. */
+  private async moveEntry(from: string, to: string): Promise<void> {
+    try {
+      await this.renameImpl(from, to);
+      return;
+    } catch (err) {
+      if (errorCode(err) !== 'EXDEV') throw err;
+    }
+    if (await exists(to)) throw Object.assign(new Error('Destination exists'), { code: 'EEXIST' });
+    try {
+      await cp(from, to, {
+        recursive: true,
+        errorOnExist: true,
+        force: false,
+        preserveTimestamps: true,
+        verbatimSymlinks: true,
+      });
+    } catch (err) {
+      // Only a partial copy of ours can be there: the destination was free just before.
+      await rm(to, { recursive: true, force: true }).catch(() => undefined);
+      throw err;
+    }
+    await rm(from, { recursive: true, force: true });
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await lstat(path);
+    return true;
+  } catch (err) {
+    if (isMissing(err)) return false;
+    throw err;
+  }
+}
+
+/** Flushes a folder's entries (the rename) to disk; not every platform allows it. */
+async function syncFolder(folder: string): Promise<void> {
+  try {
+    const handle = await open(folder, 'r');
+    try {
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  } catch {
+    // best effort
+  }
+}

@@ -1,0 +1,137 @@
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { DomainError } from '#core/errors/domain-error.js';
+import type { PathRequest } from '#core/ports/file-store.port.js';
+import { canonicalPath, guardPath } from './path-guard.js';
+
+async function denied(request: PathRequest): Promise<void> {
+  await assert.rejects(guardPath(request), (err: unknown) => {
+    assert.ok(err instanceof DomainError, String(err));
+    assert.equal(err.kind, 'forbidden');
+    assert.equal(err.message, 'Access denied');
+    return true;
+  });
+}
+
+describe('path guard (symlinks resolved on disk)', () => {
+  let base: string;
+  let space: string;
+  let other: string;
+  let outside: string;
+  before(() => {
+    base = realpathSync(mkdtempSync(join(tmpdir(), 'svc-guard-')));
+    space = join(base, 'space');
+    other = join(base, 'space-other');
+    outside = join(base, 'outside');
+    for (const d of [space, other, outside, join(space, 'docs')]) mkdirSync(d, { recursive: true });
+    writeFileSync(join(space, 'docs', 'a.md'), 'a');
+    writeFileSync(join(outside, 'secret.txt'), 'secret');
+    symlinkSync(outside, join(space, 'escape'));
+    symlinkSync(join(outside, 'secret.txt'), join(space, 'secret-link'));
+    symlinkSync(join(outside, 'not-yet'), join(space, 'dangling-out'));
+    symlinkSync(join(space, 'docs'), join(space, 'docs-link'));
+    symlinkSync(join(space, 'docs', 'new.md'), join(space, 'dangling-in'));
+    symlinkSync('loop-b', join(space, 'loop-a'));
+    symlinkSync('loop-a', join(space, 'loop-b'));
+    symlinkSync(space, join(base, 'space-alias'));
+  });
+  after(() => rmSync(base, { recursive: true, force: true }));
+
+  it('accepts paths inside the root, existing or not', async () => {
+    const g = await guardPath({ roots: [space], path: join(space, 'docs', 'a.md') });
+    assert.deepEqual(g, {
+      root: space,
+      realRoot: space,
+      path: join(space, 'docs', 'a.md'),
+      relativePath: 'docs/a.md',
+      entry: join(space, 'docs', 'a.md'),
+      real: join(space, 'docs', 'a.md'),
+    });
+    const missing = await guardPath({ roots: [space], path: join(space, 'new', 'deep', 'x.txt') });
+    assert.equal(missing.real, join(space, 'new', 'deep', 'x.txt'));
+    assert.equal(missing.relativePath, 'new/deep/x.txt');
+  });
+
+  it('takes a relative path from the base and refuses it without one', async () => {
+    const g = await guardPath({ roots: [space], path: 'docs/a.md', base: space });
+    assert.equal(g.path, join(space, 'docs', 'a.md'));
+    await denied({ roots: [space], path: 'docs/a.md' });
+    await denied({ roots: [space], path: '../outside/secret.txt', base: space });
+  });
+
+  it('refuses .. escapes, absolute paths elsewhere, siblings sharing a prefix and NUL bytes', async () => {
+    await denied({ roots: [space], path: join(space, '..', 'outside', 'secret.txt') });
+    await denied({ roots: [space], path: `${space}/docs/../../outside/secret.txt` });
+    await denied({ roots: [space], path: '/etc/passwd' });
+    await denied({ roots: [space], path: '/etc/does-not-exist' });
+    await denied({ roots: [space], path: join(other, 'x.txt') });
+    await denied({ roots: [space], path: `${space}/docs/a.md\0.txt` });
+    await denied({ roots: [], path: join(space, 'docs') });
+  });
+
+  it('allows the root itself only when asked', async () => {
+    await denied({ roots: [space], path: space });
+    await denied({ roots: [space], path: `${space}/docs/..` });
+    const root = await guardPath({ roots: [space], path: `${space}/docs/..`, allowRoot: true });
+    assert.deepEqual([root.path, root.relativePath, root.real], [space, '', space]);
+  });
+
+  it('refuses symlinks inside the root that lead outside, and everything below them', async () => {
+    await denied({ roots: [space], path: join(space, 'escape') });
+    await denied({ roots: [space], path: join(space, 'escape', 'secret.txt') });
+    await denied({ roots: [space], path: join(space, 'escape', 'new-file.txt') });
+    await denied({ roots: [space], path: join(space, 'secret-link') });
+    await denied({ roots: [space], path: 'escape/secret.txt', base: space });
+  });
+
+  it('follows a dangling symlink to where it points before deciding', async () => {
+    await denied({ roots: [space], path: join(space, 'dangling-out') });
+    const inside = await guardPath({ roots: [space], path: join(space, 'dangling-in') });
+    assert.equal(inside.real, join(space, 'docs', 'new.md'));
+    assert.equal(inside.entry, join(space, 'dangling-in'));
+  });
+
+  it('keeps a symlink inside the root as the entry and its target as the real path', async () => {
+    const g = await guardPath({ roots: [space], path: join(space, 'docs-link', 'a.md') });
+    assert.equal(g.real, join(space, 'docs', 'a.md'));
+    const link = await guardPath({ roots: [space], path: join(space, 'docs-link') });
+    assert.deepEqual(
+      [link.entry, link.real, link.path],
+      [join(space, 'docs-link'), join(space, 'docs'), join(space, 'docs-link')],
+    );
+  });
+
+  it('refuses symlink loops', async () => {
+    await denied({ roots: [space], path: join(space, 'loop-a') });
+    await denied({ roots: [space], path: join(space, 'loop-a', 'x') });
+  });
+
+  it('accepts a root given through a symlink and reports paths under the root as given', async () => {
+    const alias = join(base, 'space-alias');
+    const g = await guardPath({ roots: [alias], path: join(alias, 'docs', 'a.md') });
+    assert.deepEqual(
+      [g.root, g.realRoot, g.path, g.real],
+      [alias, space, join(alias, 'docs', 'a.md'), join(space, 'docs', 'a.md')],
+    );
+    // The same file named by its real path is inside too.
+    const real = await guardPath({ roots: [alias], path: join(space, 'docs', 'a.md') });
+    assert.equal(real.path, join(alias, 'docs', 'a.md'));
+  });
+
+  it('picks the root a path lies in among several', async () => {
+    writeFileSync(join(other, 'b.txt'), 'b');
+    const g = await guardPath({ roots: [space, other], path: join(other, 'b.txt') });
+    assert.deepEqual([g.root, g.relativePath], [other, 'b.txt']);
+  });
+
+  it('canonicalizes missing paths through their nearest existing ancestor', async () => {
+    assert.equal(await canonicalPath(join(space, 'docs-link', 'x', 'y')), join(space, 'docs', 'x', 'y'));
+    assert.equal(
+      await canonicalPath(join(space, 'docs', 'a.md', 'below-a-file')),
+      join(space, 'docs', 'a.md', 'below-a-file'),
+    );
+  });
+});

@@ -1,0 +1,106 @@
+import { lstat, readlink, realpath } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
+import { findRoot, hasNulByte, normalizeRequest, relativeInside, toPosix } from '#core/artifacts/path-rules.js';
+import { DomainError } from '#core/errors/domain-error.js';
+import type { GuardedPath, PathRequest } from '#core/ports/file-store.port.js';
+
+/** The text of every refusal, whether the path exists or not (nothing is revealed about outside paths). */
+export const ACCESS_DENIED = 'Access denied';
+
+/** Symlinks followed in one resolution before giving up, like the kernel's ELOOP limit. */
+const MAX_LINK_HOPS = 40;
+
+function errorCode(err: unknown): string | undefined {
+  return (err as NodeJS.ErrnoException | undefined)?.code;
+}
+
+/**
+ * The canonical path of `path` with every symlink resolved. For a path that does not exist
+ * (yet), the nearest existing ancestor is resolved and the rest appended; a dangling symlink
+ * on the way is followed to where it points, so writing through it cannot land elsewhere.
+ */
+export async function canonicalPath(path: string, hops = 0): Promise<string> {
+  try {
+    return await realpath(path);
+  } catch (err) {
+    const code = errorCode(err);
+    if (code !== 'ENOENT' && code !== 'ENOTDIR') throw err;
+  }
+  const parent = dirname(path);
+  if (parent === path) return path;
+  let link: string | null = null;
+  try {
+    const st = await lstat(path);
+    if (st.isSymbolicLink()) link = await readlink(path);
+  } catch {
+    // Not there (or not reachable): resolve the ancestors and append the name.
+  }
+  const realParent = await canonicalPath(parent, hops);
+  if (link === null) return join(realParent, basename(path));
+  if (hops >= MAX_LINK_HOPS) throw Object.assign(new Error('Too many symbolic links'), { code: 'ELOOP' });
+  return canonicalPath(resolve(realParent, link), hops + 1);
+}
+
+/** Picks the deepest root containing `target` (nested spaces: the innermost one). */
+function deepestRoot(realRoots: readonly string[], target: string, allowRoot: boolean): number {
+  let best = -1;
+  realRoots.forEach((root, i) => {
+    if (relativeInside(root, target) === null) return;
+    if (!allowRoot && relativeInside(root, target) === '') return;
+    if (best === -1 || root.length > realRoots[best]!.length) best = i;
+  });
+  return best;
+}
+
+/**
+ * The path guard. The request is checked lexically first (nothing outside the roots is
+ * even looked at on disk), then with symlinks resolved: both the entry itself (its folder
+ * resolved, its own name kept) and what it points to must lie inside an allowed root.
+ */
+export async function guardPath(request: PathRequest): Promise<GuardedPath> {
+  const deny = (): never => {
+    throw DomainError.forbidden(ACCESS_DENIED);
+  };
+  const allowRoot = request.allowRoot ?? false;
+  if (request.roots.length === 0 || request.roots.some((r) => hasNulByte(r))) deny();
+  const lexical = normalizeRequest(request.path, request.base) ?? deny();
+  const roots = request.roots.map((r) => resolve(r));
+
+  let realRoots: string[];
+  let real: string;
+  let realParent: string;
+  try {
+    realRoots = await Promise.all(roots.map((r) => canonicalPath(r)));
+    if (findRoot([...roots, ...realRoots], lexical, true) === null) deny();
+    real = await canonicalPath(lexical);
+    realParent = await canonicalPath(dirname(lexical));
+  } catch (err) {
+    if (err instanceof DomainError) throw err;
+    // ELOOP, EACCES and the like: the guard cannot vouch for the path.
+    return deny();
+  }
+
+  const rootOfReal = deepestRoot(realRoots, real, true);
+  if (rootOfReal === -1) deny();
+  let entry: string;
+  let index: number;
+  if (realRoots[rootOfReal] === real) {
+    // The root itself (possibly named through a symlink to it).
+    if (!allowRoot) deny();
+    entry = real;
+    index = rootOfReal;
+  } else {
+    entry = dirname(lexical) === lexical ? real : join(realParent, basename(lexical));
+    index = deepestRoot(realRoots, entry, false);
+    if (index === -1) deny();
+  }
+  const rel = relativeInside(realRoots[index]!, entry) ?? deny();
+  return {
+    root: roots[index]!,
+    realRoot: realRoots[index]!,
+    path: rel === '' ? roots[index]! : join(roots[index]!, rel),
+    relativePath: toPosix(rel),
+    entry,
+    real,
+  };
+}

@@ -1,0 +1,88 @@
+import type { DataSource, Repository } from 'typeorm';
+import { type NewSpace, SpaceRepository, type SpacePatch } from '#core/ports/space.repository.port.js';
+import type { Space } from '#core/spaces/space.js';
+import { SpaceEntity } from '../database/entities/space.entity.js';
+
+const toSpace = (e: SpaceEntity): Space => ({
+  id: e.id,
+  name: e.name,
+  path: e.path,
+  icon: e.icon,
+  color: e.color,
+  isTemp: e.isTemp,
+  sortOrder: e.sortOrder,
+  preferences: (e.preferences ?? {}) as Space['preferences'],
+  createdAt: e.createdAt,
+  updatedAt: e.updatedAt,
+});
+
+export class TypeormSpaceRepository extends SpaceRepository {
+  private readonly repo: Repository<SpaceEntity>;
+
+  constructor(private readonly ds: DataSource) {
+    super();
+    this.repo = ds.getRepository(SpaceEntity);
+  }
+
+  async listAll(): Promise<Space[]> {
+    const rows = await this.repo.find({ order: { sortOrder: 'ASC', createdAt: 'ASC' } });
+    return rows.map(toSpace);
+  }
+
+  async findById(id: string): Promise<Space | null> {
+    const row = await this.repo.findOneBy({ id });
+    return row ? toSpace(row) : null;
+  }
+
+  async insert(space: NewSpace): Promise<Space> {
+    // The next position is computed in the INSERT itself, so concurrent creates stay ordered.
+    await this.ds.query(
+      `INSERT INTO "space" ("id", "name", "icon", "color", "path", "is_temp", "sort_order", "preferences")
+       VALUES ($1, $2, $3, $4, $5, $6, (SELECT COALESCE(MAX("sort_order"), -1) + 1 FROM "space"), $7)`,
+      [space.id, space.name, space.icon, space.color, space.path, space.isTemp, JSON.stringify(space.preferences)],
+    );
+    return (await this.findById(space.id))!;
+  }
+
+  async insertIfMissing(space: NewSpace): Promise<void> {
+    await this.ds.query(
+      `INSERT INTO "space" ("id", "name", "icon", "color", "path", "is_temp", "sort_order", "preferences")
+       VALUES ($1, $2, $3, $4, $5, $6, -1, $7) ON CONFLICT ("id") DO NOTHING`,
+      [space.id, space.name, space.icon, space.color, space.path, space.isTemp, JSON.stringify(space.preferences)],
+    );
+  }
+
+  async update(id: string, patch: SpacePatch): Promise<Space | null> {
+    const fields: Partial<SpaceEntity> = {};
+    if (patch.name !== undefined) fields.name = patch.name;
+    if (patch.icon !== undefined) fields.icon = patch.icon;
+    if (patch.color !== undefined) fields.color = patch.color;
+    if (patch.path !== undefined) fields.path = patch.path;
+    if (patch.preferences !== undefined) fields.preferences = patch.preferences as Record<string, unknown>;
+    if (Object.keys(fields).length > 0) {
+      const result = await this.repo.update({ id }, fields as never);
+      if (!result.affected) return null;
+    }
+    return this.findById(id);
+  }
+
+  async remove(id: string): Promise<boolean> {
+    const result = await this.repo.delete({ id });
+    return (result.affected ?? 0) > 0;
+  }
+
+  /** The listed spaces first, in the given order; the others after them, keeping their relative order. */
+  async reorder(ids: readonly string[]): Promise<void> {
+    await this.ds.transaction(async (tx) => {
+      const repo = tx.getRepository(SpaceEntity);
+      const current = await repo.find({
+        where: { isTemp: false },
+        order: { sortOrder: 'ASC', createdAt: 'ASC' },
+        lock: { mode: 'pessimistic_write' },
+      });
+      const listed = new Set(ids);
+      const order = [...ids, ...current.map((s) => s.id).filter((id) => !listed.has(id))];
+      for (const [position, id] of order.entries()) await repo.update({ id }, { sortOrder: position });
+    });
+  }
+}

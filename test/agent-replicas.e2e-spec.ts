@@ -1,0 +1,118 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import request from 'supertest';
+import { ScriptedModelServer } from '#testing/scripted-model-server.js';
+import { testMode } from '#testing/test-env.js';
+import { createSharedServices, type SharedServices, startServer, type TestServer } from '#testing/test-server.js';
+import { waitFor } from '#testing/wait.js';
+import { WsTestClient } from '#testing/ws-client.js';
+
+describe('agent turns across two replicas', { skip: testMode() === 'services' ? false : 'needs Redis' }, () => {
+  let services: SharedServices;
+  let model: ScriptedModelServer;
+  let a: TestServer;
+  let b: TestServer;
+  const dataDir = mkdtempSync(join(tmpdir(), 'svc-agent-replicas-'));
+  const api = (s: TestServer) => ({
+    get: (p: string) => request(s.url).get(p).set('Authorization', `Bearer ${s.password}`),
+    post: (p: string, body: object) => request(s.url).post(p).set('Authorization', `Bearer ${s.password}`).send(body),
+  });
+
+  async function start(): Promise<TestServer> {
+    return startServer({
+      services,
+      dataDir,
+      env: {
+        SVC_AI_PROVIDER: 'anthropic',
+        SVC_AI_API_URL: model.url,
+        SVC_AI_API_KEY: 'k',
+        SVC_AI_MODEL: 'scripted-model',
+      },
+    });
+  }
+
+  async function newConversation(): Promise<{ spaceId: string; conversationId: string }> {
+    const space = (await api(a).post('/api/spaces', { name: `replicas ${Date.now()}` })).body.data;
+    const conv = (await api(a).post(`/api/spaces/${space.id}/conversations`, {})).body.data;
+    return { spaceId: space.id, conversationId: conv.id };
+  }
+
+  before(async () => {
+    services = await createSharedServices();
+    model = await ScriptedModelServer.start();
+    a = await start();
+    b = await start();
+  });
+  after(async () => {
+    await a?.stop();
+    await b?.stop();
+    await model?.close();
+    await services?.dispose();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('a turn started on A is followed from B, generating on B, and stopped from B', async () => {
+    const { spaceId, conversationId } = await newConversation();
+    const onB = await WsTestClient.signedIn(b.wsUrl, b.password);
+    onB.send({ type: 'subscribe', payload: { conversationId } });
+    await onB.roundTrip();
+    model.enqueue({ steps: [{ text: 'streaming from somewhere' }, { hang: true }] });
+    assert.deepEqual((await api(a).post('/api/agent/message', { spaceId, conversationId, message: 'hi' })).body, {
+      success: true,
+    });
+    await onB.event('agent:turn-start');
+    assert.equal((await onB.event('agent:message', 10_000)).data!.isNewTextBlock, true);
+    assert.equal((await api(b).get(`/api/agent/generating/${conversationId}`)).body.data, true);
+    assert.ok(((await api(b).get('/api/agent/sessions')).body.data as string[]).includes(conversationId));
+    assert.deepEqual((await api(b).post('/api/agent/stop', { conversationId })).body, { success: true });
+    const error = await onB.event('agent:error', 10_000);
+    assert.equal(error.data!.errorType, 'interrupted');
+    await onB.event('agent:complete');
+    for (const s of [a, b])
+      assert.equal((await api(s).get(`/api/agent/generating/${conversationId}`)).body.data, false);
+    onB.close();
+  });
+
+  it('when the replica running a turn is killed, the turn ends interrupted within 30 s and nothing recorded is lost', async () => {
+    const { spaceId, conversationId } = await newConversation();
+    model.enqueue({ steps: [{ text: 'about to be killed' }, { hang: true }] });
+    await api(a).post('/api/agent/message', { spaceId, conversationId, message: 'do not lose me' });
+    await waitFor(
+      async () => (await api(a).get(`/api/agent/session/${conversationId}`)).body.data.replicaId !== null,
+      10_000,
+      'turn claimed',
+    );
+    const replicaId = (await api(a).get(`/api/agent/session/${conversationId}`)).body.data.replicaId as string;
+    const pid = Number(replicaId.split('-')[0]);
+    const [victim, survivor] = pid === a.process.pid ? [a, b] : [b, a];
+    assert.equal(victim.process.pid, pid, `replica ${replicaId} is one of the two servers`);
+    const watcher = await WsTestClient.signedIn(survivor.wsUrl, survivor.password);
+    watcher.send({ type: 'subscribe', payload: { conversationId } });
+    await watcher.roundTrip();
+
+    const killedAt = Date.now();
+    victim.process.kill('SIGKILL');
+    await victim.exited;
+    const error = await watcher.event('agent:error', 30_000);
+    assert.equal(error.data!.errorType, 'interrupted');
+    await watcher.event('agent:complete', 5_000);
+    const elapsed = Date.now() - killedAt;
+    assert.ok(elapsed < 30_000, `took ${elapsed} ms`);
+    assert.equal((await api(survivor).get(`/api/agent/generating/${conversationId}`)).body.data, false);
+    assert.ok(!((await api(survivor).get('/api/agent/sessions')).body.data as string[]).includes(conversationId));
+    const messages = (await api(survivor).get(`/api/spaces/${spaceId}/conversations/${conversationId}`)).body.data
+      .messages as Array<{ role: string; content: string }>;
+    assert.equal(messages[0]!.content, 'do not lose me');
+    // The conversation keeps working on the survivor.
+    model.enqueue({ steps: [{ text: 'back again' }] });
+    await api(survivor).post('/api/agent/message', { spaceId, conversationId, message: 'again' });
+    await watcher.event('agent:complete', 15_000);
+    watcher.close();
+    // Restart the killed replica so `after` stops two servers.
+    if (victim === a) a = await start();
+    else b = await start();
+  });
+});

@@ -1,0 +1,851 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import pg from 'pg';
+import request from 'supertest';
+import type { DataSource } from 'typeorm';
+import type { Thought } from '#core/conversations/conversation.js';
+import { ConversationsService } from '#core/conversations/conversations.service.js';
+import { DomainError } from '#core/errors/domain-error.js';
+import { SystemClock } from '#core/ports/clock.port.js';
+import { TypeormConversationRepository } from '#infra/conversations/typeorm-conversation.repository.js';
+import { createDataSource, migrateUnderLock } from '#infra/database/database.js';
+import { EmbeddedPostgres } from '#infra/database/embedded-postgres.js';
+import { TypeormSpaceRepository } from '#infra/spaces/typeorm-space.repository.js';
+import { withTimeout } from '#testing/fakes.js';
+import { createTestDatabase, testMode } from '#testing/test-env.js';
+import { createSharedServices, type SharedServices, startServer, type TestServer } from '#testing/test-server.js';
+
+const TEMP = 'svc-temp';
+const UNKNOWN_UUID = '00000000-0000-4000-8000-000000000000';
+const SOURCE_ID = '3f2c8a4e-1b7d-4c61-9a2e-5d8f0b6c7e91';
+
+type Body = { success: boolean; data?: unknown; error?: string };
+
+interface Message {
+  id: string;
+  role: string;
+  content: string;
+  createdAt: string;
+  [k: string]: unknown;
+}
+interface ConversationBody {
+  id: string;
+  spaceId: string;
+  title: string;
+  starred: boolean;
+  ephemeral: boolean;
+  messageCount: number;
+  createdAt: string;
+  updatedAt: string;
+  reasoningEffort?: string;
+  modelSourceId?: string;
+  modelId?: string;
+  messages: Message[];
+  messagesFrom?: string;
+}
+
+/** A small client for the conversation routes of one server. */
+function client(server: TestServer) {
+  const auth = { Authorization: `Bearer ${server.password}` };
+  const base = (space: string) => `/api/spaces/${encodeURIComponent(space)}/conversations`;
+  const http = request(server.url);
+  return {
+    http,
+    auth,
+    base,
+    list: (space: string) => http.get(base(space)).set(auth),
+    create: (space: string, body?: object) => {
+      const req = http.post(base(space)).set(auth);
+      return body === undefined ? req : req.send(body);
+    },
+    get: (space: string, id: string, from?: string) =>
+      http
+        .get(`${base(space)}/${id}`)
+        .query(from === undefined ? {} : { from })
+        .set(auth),
+    update: (space: string, id: string, body: object) =>
+      http
+        .put(`${base(space)}/${id}`)
+        .set(auth)
+        .send(body),
+    remove: (space: string, id: string) => http.delete(`${base(space)}/${id}`).set(auth),
+    star: (space: string, id: string, body: object) =>
+      http
+        .post(`${base(space)}/${id}/star`)
+        .set(auth)
+        .send(body),
+    append: (space: string, id: string, body: object) =>
+      http
+        .post(`${base(space)}/${id}/messages`)
+        .set(auth)
+        .send(body),
+    updateLast: (space: string, id: string, body: object) =>
+      http
+        .put(`${base(space)}/${id}/messages/last`)
+        .set(auth)
+        .send(body),
+    thoughts: (space: string, id: string, messageId: string) =>
+      http.get(`${base(space)}/${id}/messages/${messageId}/thoughts`).set(auth),
+  };
+}
+
+function expectFailure(res: request.Response, status: number, error: string | RegExp): void {
+  assert.equal(res.status, status, JSON.stringify(res.body));
+  assert.equal((res.body as Body).success, false);
+  if (typeof error === 'string') assert.equal((res.body as Body).error, error);
+  else assert.match((res.body as Body).error ?? '', error);
+}
+
+function data<T>(res: request.Response, status = 200): T {
+  assert.equal(res.status, status, JSON.stringify(res.body));
+  assert.equal((res.body as Body).success, true, JSON.stringify(res.body));
+  return (res.body as { data: T }).data;
+}
+
+describe(`conversation records over HTTP (${testMode()})`, () => {
+  let server: TestServer;
+  let api: ReturnType<typeof client>;
+  let space: string;
+  let otherSpace: string;
+
+  /** A user-created space (POST /api/spaces); the temporary space when that route is missing. */
+  async function newSpace(name: string): Promise<string> {
+    const res = await api.http.post('/api/spaces').set(api.auth).send({ name });
+    return res.status === 200 && (res.body as Body).success ? (res.body.data as { id: string }).id : TEMP;
+  }
+
+  async function createConversation(body: object = {}, inSpace = space): Promise<string> {
+    return data<{ id: string }>(await api.create(inSpace, body)).id;
+  }
+
+  before(async () => {
+    server = await startServer();
+    api = client(server);
+    space = await newSpace('Conversations');
+    otherSpace = await newSpace('Elsewhere');
+  });
+  after(() => server.stop());
+
+  describe('create', () => {
+    it('answers {id, title} with the default title and an empty conversation; the body is optional', async () => {
+      const created = data<{ id: string; title: string }>(await api.create(space));
+      assert.deepEqual(Object.keys(created).sort(), ['id', 'title']);
+      assert.match(created.id, /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+      assert.equal(created.title, 'New conversation');
+      const got = data<ConversationBody>(await api.get(space, created.id));
+      assert.equal(got.id, created.id);
+      assert.equal(got.spaceId, space);
+      assert.deepEqual(got.messages, []);
+      assert.equal(got.messageCount, 0);
+      assert.equal(got.starred, false);
+      assert.equal(got.ephemeral, false);
+      assert.equal('reasoningEffort' in got, false);
+      assert.equal('modelSourceId' in got, false);
+      assert.equal('messagesFrom' in got, false);
+    });
+
+    it('keeps a title (trimmed) and a reasoning effort', async () => {
+      const created = data<{ id: string; title: string }>(
+        await api.create(space, { title: '  Quarterly plan ', reasoningEffort: 'xhigh' }),
+      );
+      assert.equal(created.title, 'Quarterly plan');
+      const got = data<ConversationBody>(await api.get(space, created.id));
+      assert.equal(got.title, 'Quarterly plan');
+      assert.equal(got.reasoningEffort, 'xhigh');
+    });
+
+    it('accepts every reasoning effort of the spec', async () => {
+      for (const reasoningEffort of ['off', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max']) {
+        const id = await createConversation({ reasoningEffort, ephemeral: true });
+        assert.equal(data<ConversationBody>(await api.get(space, id)).reasoningEffort, reasoningEffort);
+      }
+    });
+
+    it('answers 400 naming the field for a bad reasoningEffort, ephemeral or title', async () => {
+      expectFailure(await api.create(space, { reasoningEffort: 'extreme' }), 400, /reasoningEffort/);
+      expectFailure(await api.create(space, { reasoningEffort: 3 }), 400, /reasoningEffort/);
+      expectFailure(await api.create(space, { ephemeral: 'yes' }), 400, /ephemeral/);
+      expectFailure(await api.create(space, { title: 42 }), 400, /title/);
+      expectFailure(await api.create(space, { title: 'x'.repeat(501) }), 400, /title/);
+    });
+
+    it('answers 404 "Space not found" for an unknown space', async () => {
+      expectFailure(await api.create('no-such-space'), 404, 'Space not found');
+      expectFailure(await api.create(UNKNOWN_UUID, { title: 'x' }), 404, 'Space not found');
+    });
+
+    it('works in the temporary space', async () => {
+      const id = await createConversation({ title: 'temp chat' }, TEMP);
+      assert.equal(data<ConversationBody>(await api.get(TEMP, id)).spaceId, TEMP);
+    });
+  });
+
+  describe('list', () => {
+    it('lists {id, title, starred, createdAt, updatedAt, messageCount, …}, newest-updated first, ephemeral left out', async () => {
+      const listSpace = await newSpace('Listing');
+      if (listSpace === TEMP) return; // needs a space of its own to know the whole list
+      const a = await createConversation({ title: 'A' }, listSpace);
+      const b = await createConversation({ title: 'B' }, listSpace);
+      const e = await createConversation({ title: 'E', ephemeral: true }, listSpace);
+      data(await api.append(listSpace, e, { role: 'user', content: 'hidden' }));
+      let list = data<ConversationBody[]>(await api.list(listSpace));
+      assert.deepEqual(
+        list.map((c) => c.title),
+        ['B', 'A'],
+      );
+      // A message moves A to the top.
+      data(await api.append(listSpace, a, { role: 'user', content: 'hello' }));
+      data(await api.append(listSpace, a, { role: 'assistant', content: 'hi' }));
+      list = data<ConversationBody[]>(await api.list(listSpace));
+      assert.deepEqual(
+        list.map((c) => [c.id, c.title, c.messageCount]),
+        [
+          [a, 'A', 2],
+          [b, 'B', 0],
+        ],
+      );
+      const entry = list[0]!;
+      for (const key of ['id', 'title', 'starred', 'createdAt', 'updatedAt', 'messageCount', 'spaceId']) {
+        assert.ok(key in entry, `list entry lacks ${key}`);
+      }
+      assert.equal('messages' in entry, false);
+      assert.ok(Date.parse(entry.updatedAt) >= Date.parse(entry.createdAt));
+      assert.ok(list.every((c) => c.id !== e));
+      // The ephemeral one exists all the same.
+      assert.equal(data<ConversationBody>(await api.get(listSpace, e)).ephemeral, true);
+    });
+
+    it('answers 404 "Space not found" for an unknown space', async () => {
+      expectFailure(await api.list('no-such-space'), 404, 'Space not found');
+    });
+  });
+
+  describe('get', () => {
+    let id: string;
+    const ids: string[] = [];
+    before(async () => {
+      id = await createConversation({ title: 'Windowed' });
+      for (const [role, content] of [
+        ['user', 'one'],
+        ['assistant', 'two'],
+        ['user', 'three'],
+        ['assistant', 'four'],
+      ] as const) {
+        ids.push(data<Message>(await api.append(space, id, { role, content })).id);
+      }
+    });
+
+    it('returns the conversation with its messages {id, role, content, createdAt} in order', async () => {
+      const got = data<ConversationBody>(await api.get(space, id));
+      assert.equal(got.title, 'Windowed');
+      assert.equal(got.messageCount, 4);
+      assert.deepEqual(
+        got.messages.map((m) => [m.id, m.role, m.content]),
+        [
+          [ids[0], 'user', 'one'],
+          [ids[1], 'assistant', 'two'],
+          [ids[2], 'user', 'three'],
+          [ids[3], 'assistant', 'four'],
+        ],
+      );
+      for (const m of got.messages) assert.ok(!Number.isNaN(Date.parse(m.createdAt)));
+    });
+
+    it('?from= starts at that message (inclusive) and echoes it in messagesFrom', async () => {
+      const got = data<ConversationBody>(await api.get(space, id, ids[2]));
+      assert.deepEqual(
+        got.messages.map((m) => m.content),
+        ['three', 'four'],
+      );
+      assert.equal(got.messagesFrom, ids[2]);
+      assert.equal(got.messageCount, 4, 'messageCount counts the whole conversation');
+      const last = data<ConversationBody>(await api.get(space, id, ids[3]));
+      assert.deepEqual(
+        last.messages.map((m) => m.content),
+        ['four'],
+      );
+      const first = data<ConversationBody>(await api.get(space, id, ids[0]));
+      assert.equal(first.messages.length, 4);
+    });
+
+    it('an unknown ?from= returns the whole conversation; messagesFrom still echoes what was asked', async () => {
+      for (const from of [UNKNOWN_UUID, 'not-a-message-id']) {
+        const got = data<ConversationBody>(await api.get(space, id, from));
+        assert.equal(got.messages.length, 4, from);
+        assert.equal(got.messagesFrom, from);
+      }
+      // A message of another conversation is unknown here too.
+      const other = await createConversation();
+      const foreign = data<Message>(await api.append(space, other, { role: 'user', content: 'x' })).id;
+      const got = data<ConversationBody>(await api.get(space, id, foreign));
+      assert.equal(got.messages.length, 4);
+      // An empty from= is not a use of from.
+      const empty = data<ConversationBody>(await api.get(space, id, ''));
+      assert.equal('messagesFrom' in empty, false);
+    });
+
+    it('answers 404 "Conversation not found" for unknown ids and for a conversation of another space', async () => {
+      expectFailure(await api.get(space, UNKNOWN_UUID), 404, 'Conversation not found');
+      expectFailure(await api.get(space, 'not-a-uuid'), 404, 'Conversation not found');
+      if (otherSpace !== space) expectFailure(await api.get(otherSpace, id), 404, 'Conversation not found');
+      expectFailure(await api.get('no-such-space', id), 404, 'Space not found');
+    });
+  });
+
+  describe('update', () => {
+    it('changes the title and answers the updated conversation with its messages', async () => {
+      const id = await createConversation({ title: 'Old' });
+      data(await api.append(space, id, { role: 'user', content: 'kept' }));
+      const updated = data<ConversationBody>(await api.update(space, id, { title: 'New' }));
+      assert.equal(updated.title, 'New');
+      assert.deepEqual(
+        updated.messages.map((m) => m.content),
+        ['kept'],
+      );
+      assert.equal(data<ConversationBody>(await api.get(space, id)).title, 'New');
+    });
+
+    it('pins modelSourceId and modelId together; a pin to an unknown source is accepted; nulls unpin', async () => {
+      const id = await createConversation();
+      const pinned = data<ConversationBody>(
+        await api.update(space, id, { modelSourceId: SOURCE_ID, modelId: 'model-x' }),
+      );
+      assert.equal(pinned.modelSourceId, SOURCE_ID);
+      assert.equal(pinned.modelId, 'model-x');
+      const both = data<ConversationBody>(
+        await api.update(space, id, { title: 'Pinned', modelSourceId: randomUUID(), modelId: 'model-y' }),
+      );
+      assert.equal(both.title, 'Pinned');
+      assert.equal(both.modelId, 'model-y');
+      const unpinned = data<ConversationBody>(await api.update(space, id, { modelSourceId: null, modelId: null }));
+      assert.equal('modelSourceId' in unpinned, false);
+      assert.equal('modelId' in unpinned, false);
+    });
+
+    it('answers 400 for half a pin, a non-UUID source, a bad title or nothing to update', async () => {
+      const id = await createConversation();
+      expectFailure(await api.update(space, id, { modelSourceId: SOURCE_ID }), 400, /modelSourceId and modelId/);
+      expectFailure(await api.update(space, id, { modelId: 'model-x' }), 400, /modelSourceId and modelId/);
+      expectFailure(await api.update(space, id, { modelSourceId: 'abc', modelId: 'model-x' }), 400, /modelSourceId/);
+      expectFailure(await api.update(space, id, { modelSourceId: SOURCE_ID, modelId: 5 }), 400, /modelId/);
+      expectFailure(await api.update(space, id, { title: '' }), 400, /title/);
+      expectFailure(await api.update(space, id, { title: 5 }), 400, /title/);
+      expectFailure(await api.update(space, id, {}), 400, /Nothing to update/);
+      const got = data<ConversationBody>(await api.get(space, id));
+      assert.equal(got.title, 'New conversation');
+      assert.equal('modelSourceId' in got, false);
+    });
+
+    it('answers 404 for an unknown conversation or space', async () => {
+      expectFailure(await api.update(space, UNKNOWN_UUID, { title: 'x' }), 404, 'Conversation not found');
+      expectFailure(await api.update('no-such-space', UNKNOWN_UUID, { title: 'x' }), 404, 'Space not found');
+    });
+  });
+
+  describe('delete', () => {
+    it('answers {success:true}; the conversation, its messages and their thoughts are gone', async () => {
+      const id = await createConversation({ title: 'Doomed' });
+      const message = data<Message>(
+        await api.append(space, id, { role: 'assistant', content: 'x', thoughts: [{ id: 't', type: 'thinking' }] }),
+      );
+      assert.equal(data<Thought[]>(await api.thoughts(space, id, message.id)).length, 1);
+      const res = await api.remove(space, id);
+      assert.equal(res.status, 200);
+      assert.deepEqual(res.body, { success: true });
+      expectFailure(await api.get(space, id), 404, 'Conversation not found');
+      assert.deepEqual(data(await api.thoughts(space, id, message.id)), []);
+      assert.ok(data<ConversationBody[]>(await api.list(space)).every((c) => c.id !== id));
+      expectFailure(await api.remove(space, id), 404, 'Conversation not found');
+    });
+
+    it('answers 404 for an unknown space, and for a conversation of another space (which stays)', async () => {
+      const id = await createConversation();
+      expectFailure(await api.remove('no-such-space', id), 404, 'Space not found');
+      if (otherSpace !== space) expectFailure(await api.remove(otherSpace, id), 404, 'Conversation not found');
+      data(await api.get(space, id));
+    });
+  });
+
+  describe('star', () => {
+    it('answers {success:true} and sets starred without reordering the list', async () => {
+      const id = await createConversation({ title: 'Star me' });
+      const later = await createConversation({ title: 'Later' });
+      const res = await api.star(space, id, { starred: true });
+      assert.equal(res.status, 200);
+      assert.deepEqual(res.body, { success: true });
+      const list = data<ConversationBody[]>(await api.list(space));
+      const entry = list.find((c) => c.id === id)!;
+      assert.equal(entry.starred, true);
+      assert.ok(
+        list.findIndex((c) => c.id === later) < list.findIndex((c) => c.id === id),
+        'starring does not move it up',
+      );
+      data(await api.star(space, id, { starred: false }));
+      assert.equal(data<ConversationBody>(await api.get(space, id)).starred, false);
+    });
+
+    it('answers 400 when starred is not a boolean, 404 for unknown ids', async () => {
+      const id = await createConversation();
+      expectFailure(await api.star(space, id, { starred: 'yes' }), 400, /starred/);
+      expectFailure(await api.star(space, id, {}), 400, /starred/);
+      expectFailure(await api.star(space, UNKNOWN_UUID, { starred: true }), 404, 'Conversation not found');
+      expectFailure(await api.star('no-such-space', id, { starred: true }), 404, 'Space not found');
+    });
+  });
+
+  describe('append a message', () => {
+    it('answers the stored message {id, role, content, createdAt}; optional facts come back as fields', async () => {
+      const id = await createConversation();
+      const user = data<Message>(await api.append(space, id, { role: 'user', content: 'Hello' }));
+      assert.deepEqual(Object.keys(user).sort(), ['content', 'createdAt', 'id', 'role']);
+      assert.equal(user.role, 'user');
+      assert.equal(user.content, 'Hello');
+      const tokenUsage = { inputTokens: 10, outputTokens: 20, totalCostUsd: 0.01 };
+      const reply = data<Message>(
+        await api.append(space, id, { role: 'assistant', content: '', tokenUsage, error: 'Stopped by user.' }),
+      );
+      assert.deepEqual(reply.tokenUsage, tokenUsage);
+      assert.equal(reply.error, 'Stopped by user.');
+      data(await api.append(space, id, { role: 'system', content: 'note', unknownField: 1 }));
+      const got = data<ConversationBody>(await api.get(space, id));
+      assert.deepEqual(
+        got.messages.map((m) => [m.role, m.content]),
+        [
+          ['user', 'Hello'],
+          ['assistant', ''],
+          ['system', 'note'],
+        ],
+      );
+      assert.deepEqual(got.messages[1]!.tokenUsage, tokenUsage);
+      assert.equal('unknownField' in got.messages[2]!, false);
+    });
+
+    it('answers 400 for a bad role, content or thoughts, 404 for unknown ids', async () => {
+      const id = await createConversation();
+      expectFailure(await api.append(space, id, { role: 'tool', content: 'x' }), 400, /role/);
+      expectFailure(await api.append(space, id, { content: 'x' }), 400, /role/);
+      expectFailure(await api.append(space, id, { role: 'user', content: 5 }), 400, /content/);
+      expectFailure(await api.append(space, id, { role: 'user' }), 400, /content/);
+      expectFailure(await api.append(space, id, { role: 'user', content: 'x', thoughts: 'no' }), 400, /thoughts/);
+      expectFailure(
+        await api.append(space, id, { role: 'user', content: 'x', thoughts: [{ type: 'thinking' }] }),
+        400,
+        /thoughts\[0\]\.id/,
+      );
+      assert.equal(data<ConversationBody>(await api.get(space, id)).messages.length, 0);
+      expectFailure(
+        await api.append(space, UNKNOWN_UUID, { role: 'user', content: 'x' }),
+        404,
+        'Conversation not found',
+      );
+      expectFailure(await api.append('no-such-space', id, { role: 'user', content: 'x' }), 404, 'Space not found');
+    });
+
+    it('20 parallel appends yield 20 messages, each stored once, in one order', async () => {
+      const id = await createConversation({ title: 'Busy' });
+      const results = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => api.append(space, id, { role: 'user', content: `m${i}` })),
+      );
+      const stored = results.map((r) => data<Message>(r));
+      assert.equal(new Set(stored.map((m) => m.id)).size, 20);
+      const got = data<ConversationBody>(await api.get(space, id));
+      assert.equal(got.messageCount, 20);
+      assert.equal(got.messages.length, 20);
+      assert.deepEqual(got.messages.map((m) => m.content).sort(), Array.from({ length: 20 }, (_, i) => `m${i}`).sort());
+      // Reading from the k-th message gives exactly the 20 - k after it: positions are consecutive.
+      for (const k of [0, 7, 19]) {
+        const window = data<ConversationBody>(await api.get(space, id, got.messages[k]!.id));
+        assert.deepEqual(
+          window.messages.map((m) => m.id),
+          got.messages.slice(k).map((m) => m.id),
+        );
+      }
+    });
+  });
+
+  describe('thoughts', () => {
+    it('round-trip: thoughts sent with a message come back in order, every field kept', async () => {
+      const id = await createConversation();
+      const thoughts = [
+        { id: 'thought-thinking-1', type: 'thinking', content: 'Let me look.', timestamp: '2025-01-01T00:00:00.000Z' },
+        {
+          id: 'thought-tool-2',
+          type: 'tool_use',
+          content: '',
+          timestamp: '2025-01-01T00:00:01.000Z',
+          toolName: 'Read',
+          toolInput: { file_path: 'notes.md' },
+          toolOutput: 'line 1\nline 2 ' + 'x'.repeat(2000),
+          isError: false,
+        },
+        { id: 'thought-text-3', type: 'text', content: 'Done.' },
+      ];
+      const message = data<Message>(await api.append(space, id, { role: 'assistant', content: 'Done.', thoughts }));
+      assert.equal('thoughts' in message, false, 'thoughts are read with their own operation');
+      const got = data<Array<Record<string, unknown>>>(await api.thoughts(space, id, message.id));
+      assert.equal(got.length, 3);
+      assert.deepEqual(got[0], thoughts[0]);
+      assert.deepEqual(got[1], thoughts[1]);
+      assert.equal(got[2]!.id, 'thought-text-3');
+      assert.equal(got[2]!.content, 'Done.');
+      assert.equal(typeof got[2]!.timestamp, 'string', 'a missing timestamp is filled in');
+    });
+
+    it('wrong ids answer an empty array with 200, never 404', async () => {
+      const id = await createConversation();
+      const message = data<Message>(
+        await api.append(space, id, { role: 'assistant', content: 'x', thoughts: [{ id: 't', type: 'thinking' }] }),
+      );
+      const none = await createConversation();
+      for (const [s, c, m] of [
+        [space, id, UNKNOWN_UUID],
+        [space, id, 'nope'],
+        [space, none, message.id],
+        [space, UNKNOWN_UUID, message.id],
+        [space, 'nope', 'nope'],
+        ['no-such-space', id, message.id],
+        ...(otherSpace !== space ? [[otherSpace, id, message.id]] : []),
+      ] as Array<[string, string, string]>) {
+        const res = await api.thoughts(s, c, m);
+        assert.equal(res.status, 200, `${s}/${c}/${m}`);
+        assert.deepEqual(res.body, { success: true, data: [] }, `${s}/${c}/${m}`);
+      }
+      // A message without thoughts.
+      const plain = data<Message>(await api.append(space, id, { role: 'user', content: 'y' }));
+      assert.deepEqual(data(await api.thoughts(space, id, plain.id)), []);
+    });
+  });
+
+  describe('update the last message', () => {
+    it('answers 404 "No messages" for an empty conversation and "Conversation not found" for an unknown one', async () => {
+      const id = await createConversation();
+      expectFailure(await api.updateLast(space, id, { content: 'x' }), 404, 'No messages');
+      expectFailure(await api.updateLast(space, UNKNOWN_UUID, { content: 'x' }), 404, 'Conversation not found');
+      expectFailure(await api.updateLast('no-such-space', id, { content: 'x' }), 404, 'Space not found');
+    });
+
+    it('replaces content, merges facts (null removes one), replaces thoughts; earlier messages untouched', async () => {
+      const id = await createConversation();
+      const first = data<Message>(await api.append(space, id, { role: 'user', content: 'question' }));
+      const last = data<Message>(
+        await api.append(space, id, {
+          role: 'assistant',
+          content: 'partial',
+          error: 'interrupted',
+          thoughts: [{ id: 'a', type: 'thinking', content: 'old' }],
+        }),
+      );
+      const updated = data<Message>(
+        await api.updateLast(space, id, {
+          content: 'complete answer',
+          tokenUsage: { outputTokens: 9 },
+          error: null,
+          thoughts: [
+            { id: 'b', type: 'thinking', content: 'new 1' },
+            { id: 'c', type: 'thinking', content: 'new 2' },
+          ],
+        }),
+      );
+      assert.equal(updated.id, last.id);
+      assert.equal(updated.role, 'assistant');
+      assert.equal(updated.content, 'complete answer');
+      assert.deepEqual(updated.tokenUsage, { outputTokens: 9 });
+      assert.equal('error' in updated, false);
+      assert.equal(updated.createdAt, last.createdAt);
+      const got = data<ConversationBody>(await api.get(space, id));
+      assert.deepEqual(
+        got.messages.map((m) => [m.id, m.content]),
+        [
+          [first.id, 'question'],
+          [last.id, 'complete answer'],
+        ],
+      );
+      assert.deepEqual(
+        data<Thought[]>(await api.thoughts(space, id, last.id)).map((t) => [t.id, t.content]),
+        [
+          ['b', 'new 1'],
+          ['c', 'new 2'],
+        ],
+      );
+      // Without content or thoughts, only the facts change.
+      const again = data<Message>(await api.updateLast(space, id, { images: [{ name: 'a.png' }] }));
+      assert.equal(again.content, 'complete answer');
+      assert.deepEqual(again.images, [{ name: 'a.png' }]);
+      assert.equal(data<Thought[]>(await api.thoughts(space, id, last.id)).length, 2);
+      expectFailure(await api.updateLast(space, id, { content: 5 }), 400, /content/);
+    });
+  });
+});
+
+describe(`ephemeral conversations are deleted at the next start (${testMode()})`, () => {
+  const services = testMode() === 'services';
+  let shared: SharedServices | undefined;
+  let dataDir: string | undefined;
+  let first: TestServer | undefined;
+  let second: TestServer | undefined;
+
+  after(async () => {
+    await first?.stop();
+    await second?.stop();
+    await shared?.dispose();
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it(
+    services
+      ? 'with replicas (REDIS_URL) only those idle for an hour go; live ones and normal ones stay'
+      : 'one process: every ephemeral conversation goes; normal ones stay',
+    async () => {
+      // Embedded: the same data folder; services: the same database and Redis prefix.
+      if (services) shared = await createSharedServices();
+      else dataDir = mkdtempSync(join(tmpdir(), 'svc-e2e-conv-'));
+      const start = () => startServer(shared ? { services: shared } : { dataDir });
+
+      first = await start();
+      let api = client(first);
+      const normal = data<{ id: string }>(await api.create(TEMP, { title: 'keep me' })).id;
+      const live = data<{ id: string }>(await api.create(TEMP, { title: 'live', ephemeral: true })).id;
+      const idle = data<{ id: string }>(await api.create(TEMP, { title: 'idle', ephemeral: true })).id;
+      data(await api.append(TEMP, live, { role: 'user', content: 'hi' }));
+      const listed = data<ConversationBody[]>(await api.list(TEMP)).map((c) => c.id);
+      assert.ok(listed.includes(normal));
+      assert.ok(!listed.includes(live) && !listed.includes(idle), 'ephemeral conversations are not listed');
+      if (shared) {
+        // Make one look idle for two hours (the database clock decides).
+        const db = new pg.Client({ connectionString: shared.databaseUrl });
+        await db.connect();
+        try {
+          await db.query(`UPDATE "conversation" SET "updated_at" = now() - interval '2 hours' WHERE "id" = $1`, [idle]);
+        } finally {
+          await db.end();
+        }
+      }
+      await first.stop();
+
+      second = await start();
+      api = client(second);
+      data(await api.get(TEMP, normal));
+      expectFailure(await api.get(TEMP, idle), 404, 'Conversation not found');
+      if (services) {
+        // Possibly in use on another replica: kept.
+        assert.equal(data<ConversationBody>(await api.get(TEMP, live)).messages.length, 1);
+      } else {
+        expectFailure(await api.get(TEMP, live), 404, 'Conversation not found');
+      }
+      assert.match(second.output(), /ephemeral conversations deleted/);
+    },
+  );
+});
+
+/** A fresh, migrated database of this run's kind, for service-level tests on the real adapter. */
+async function freshDataSource(): Promise<{ ds: DataSource; dispose(): Promise<void> }> {
+  let url: string;
+  let disposeDb: () => Promise<void>;
+  if (testMode() === 'services') {
+    const db = await createTestDatabase();
+    url = db.url;
+    disposeDb = () => db.drop();
+  } else {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-conv-db-'));
+    const embedded = await EmbeddedPostgres.start(dir);
+    url = embedded.url;
+    disposeDb = async () => {
+      await embedded.stop();
+      rmSync(dir, { recursive: true, force: true });
+    };
+  }
+  const ds = createDataSource(url, 10);
+  await ds.initialize();
+  await withTimeout(migrateUnderLock(ds), 30_000, 'migrations');
+  return {
+    ds,
+    dispose: async () => {
+      await ds.destroy().catch(() => undefined);
+      await disposeDb();
+    },
+  };
+}
+
+describe(`ConversationsService on the real repository: the agent engine's operations (${testMode()})`, () => {
+  let db: Awaited<ReturnType<typeof freshDataSource>> | undefined;
+  let service: ConversationsService;
+  let spaces: TypeormSpaceRepository;
+  const spaceId = randomUUID();
+
+  const count = async (table: string): Promise<number> =>
+    ((await db!.ds.query(`SELECT count(*)::int AS n FROM "${table}"`)) as Array<{ n: number }>)[0]!.n;
+  const notFound = (message: string) => (err: unknown) =>
+    err instanceof DomainError && err.kind === 'not_found' && err.message === message;
+
+  before(async () => {
+    db = await freshDataSource();
+    spaces = new TypeormSpaceRepository(db.ds);
+    service = new ConversationsService(new TypeormConversationRepository(db.ds), spaces, new SystemClock());
+    await spaces.insert({
+      id: spaceId,
+      name: 'engine',
+      icon: '🤖',
+      color: null,
+      path: join(tmpdir(), 'engine'),
+      isTemp: false,
+      preferences: {},
+    });
+  });
+  after(async () => {
+    await db?.dispose();
+  });
+
+  it('appendMessage stores meta and thoughts with the message; positions follow the order of appends', async () => {
+    const { id } = await service.create(spaceId, { title: 'engine' });
+    const user = await service.appendMessage(id, { role: 'user', content: 'Hi', meta: { images: [{ n: 1 }] } });
+    const thoughts = [
+      { id: 'thought-thinking-1', type: 'thinking', content: 'hm', timestamp: '2025-01-01T00:00:00.000Z' },
+      {
+        id: 'thought-tool-2',
+        type: 'tool_use',
+        content: '',
+        timestamp: 'x',
+        toolName: 'Bash',
+        toolInput: { command: 'ls' },
+      },
+    ];
+    const reply = await service.appendMessage(
+      id,
+      { role: 'assistant', content: 'Hello', meta: { tokenUsage: { inputTokens: 1 } } },
+      thoughts,
+    );
+    assert.deepEqual([user.position, reply.position], [0, 1]);
+    assert.deepEqual(reply.meta, { tokenUsage: { inputTokens: 1 } });
+    assert.deepEqual(await service.thoughts(spaceId, id, reply.id), thoughts);
+    const got = await service.get(spaceId, id);
+    assert.deepEqual(
+      got.messages.map((m) => [m.role, m.content, m.meta]),
+      [
+        ['user', 'Hi', { images: [{ n: 1 }] }],
+        ['assistant', 'Hello', { tokenUsage: { inputTokens: 1 } }],
+      ],
+    );
+    await assert.rejects(
+      service.appendMessage(UNKNOWN_UUID, { role: 'user', content: 'x' }),
+      notFound('Conversation not found'),
+    );
+    await assert.rejects(service.appendMessage(id, { role: 'bot' as 'user', content: 'x' }), /role/);
+  });
+
+  it("saveThoughts replaces a message's thoughts; unknown message → not found; bad thoughts → invalid", async () => {
+    const { id } = await service.create(spaceId, {});
+    const m = await service.appendMessage(id, { role: 'assistant', content: '' }, [{ id: 'a', type: 'thinking' }]);
+    await service.saveThoughts(m.id, [
+      { id: 'b', type: 'thinking', content: '1' },
+      { id: 'c', type: 'tool_use', content: '', toolName: 'Read', toolOutput: { big: 'x'.repeat(10_000) } },
+    ]);
+    const stored = await service.thoughts(spaceId, id, m.id);
+    assert.deepEqual(
+      stored.map((t) => [t.id, t.type]),
+      [
+        ['b', 'thinking'],
+        ['c', 'tool_use'],
+      ],
+    );
+    assert.equal((stored[1]!.toolOutput as { big: string }).big.length, 10_000);
+    await service.saveThoughts(m.id, []);
+    assert.deepEqual(await service.thoughts(spaceId, id, m.id), []);
+    await assert.rejects(service.saveThoughts(UNKNOWN_UUID, []), notFound('Message not found'));
+    await assert.rejects(service.saveThoughts('garbage', []), notFound('Message not found'));
+    await assert.rejects(service.saveThoughts(m.id, [{ type: 'x' }]), /thoughts\[0\]\.id/);
+  });
+
+  it('updateLastMessage changes only the last message and merges meta; errors for empty or unknown', async () => {
+    const { id } = await service.create(spaceId, {});
+    await assert.rejects(service.updateLastMessage(id, { content: 'x' }), notFound('No messages'));
+    await assert.rejects(service.updateLastMessage(UNKNOWN_UUID, { content: 'x' }), notFound('Conversation not found'));
+    await service.appendMessage(id, { role: 'user', content: 'q' });
+    await service.appendMessage(id, { role: 'assistant', content: '', meta: { error: 'e', images: [1] } });
+    const updated = await service.updateLastMessage(
+      id,
+      { content: 'answer', meta: { error: null, tokenUsage: { outputTokens: 2 } } },
+      [{ id: 't', type: 'thinking', content: 'done' }],
+    );
+    assert.equal(updated.content, 'answer');
+    assert.deepEqual(updated.meta, { images: [1], tokenUsage: { outputTokens: 2 } });
+    const got = await service.get(spaceId, id);
+    assert.deepEqual(
+      got.messages.map((m) => m.content),
+      ['q', 'answer'],
+    );
+    assert.deepEqual(got.messages[1]!.meta, updated.meta);
+    assert.equal((await service.thoughts(spaceId, id, updated.id))[0]!.content, 'done');
+  });
+
+  it('getPin answers the pin or null', async () => {
+    const { id } = await service.create(spaceId, {});
+    assert.equal(await service.getPin(id), null);
+    assert.equal(await service.getPin(UNKNOWN_UUID), null);
+    await service.update(spaceId, id, { modelSourceId: SOURCE_ID, modelId: 'm' });
+    assert.deepEqual(await service.getPin(id), { modelSourceId: SOURCE_ID, modelId: 'm' });
+    await service.update(spaceId, id, { modelSourceId: null, modelId: null });
+    assert.equal(await service.getPin(id), null);
+  });
+
+  it('20 concurrent appends get distinct, consecutive positions 0..19', async () => {
+    const { id } = await service.create(spaceId, {});
+    const stored = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => service.appendMessage(id, { role: 'user', content: `m${i}` })),
+    );
+    assert.deepEqual(
+      stored.map((m) => m.position).sort((a, b) => a - b),
+      Array.from({ length: 20 }, (_, i) => i),
+    );
+    const got = await service.get(spaceId, id);
+    assert.deepEqual(
+      got.messages.map((m) => m.position),
+      Array.from({ length: 20 }, (_, i) => i),
+    );
+    assert.equal(got.conversation.messageCount, 20);
+  });
+
+  it('sweepEphemeral: replicated keeps recently updated ones; single process removes all', async () => {
+    const fresh = await service.create(spaceId, { ephemeral: true });
+    const idle = await service.create(spaceId, { ephemeral: true });
+    const normal = await service.create(spaceId, {});
+    await db!.ds.query(`UPDATE "conversation" SET "updated_at" = now() - interval '61 minutes' WHERE "id" = $1`, [
+      idle.id,
+    ]);
+    assert.equal(await service.sweepEphemeral(true), 1);
+    assert.equal(await service.findById(idle.id), null);
+    assert.notEqual(await service.findById(fresh.id), null);
+    assert.equal(await service.sweepEphemeral(false), 1);
+    assert.equal(await service.findById(fresh.id), null);
+    assert.notEqual(await service.findById(normal.id), null);
+  });
+
+  it('deleteAllInSpace (ConversationCleanup) removes conversations, messages and thoughts of that space only', async () => {
+    const other = randomUUID();
+    await spaces.insert({
+      id: other,
+      name: 'other',
+      icon: '📁',
+      color: null,
+      path: '/tmp/o',
+      isTemp: false,
+      preferences: {},
+    });
+    const kept = await service.create(other, {});
+    await service.appendMessage(kept.id, { role: 'user', content: 'k' }, [{ id: 'k', type: 'thinking' }]);
+    await service.deleteAllInSpace(spaceId);
+    assert.deepEqual(await service.list(spaceId), []);
+    assert.equal(await count('conversation'), 1);
+    assert.equal(await count('conversation_message'), 1);
+    assert.equal(await count('conversation_thought'), 1);
+    // Deleting the space row itself cascades too.
+    await spaces.remove(other);
+    assert.equal(await count('conversation'), 0);
+    assert.equal(await count('conversation_message'), 0);
+    assert.equal(await count('conversation_thought'), 0);
+    await assert.rejects(service.list(other), notFound('Space not found'));
+  });
+});

@@ -1,0 +1,465 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import request from 'supertest';
+import type { AISource, AISourcesConfig, AppConfiguration } from '#contracts/models.js';
+import { testMode } from '#testing/test-env.js';
+import { createSharedServices, type SharedServices, startServer, type TestServer } from '#testing/test-server.js';
+import { WsTestClient } from '#testing/ws-client.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const KEYS = ['sk-ant-e2e-first-key', 'sk-e2e-second-key', 'ghp_e2e_token_value', 'sk-e2e-config-key'];
+
+function api(server: TestServer) {
+  const auth = (r: request.Test) => r.set('Authorization', `Bearer ${server.password}`);
+  return {
+    get: (p: string) => auth(request(server.url).get(p)),
+    post: (p: string, body?: unknown) => auth(request(server.url).post(p)).send(body as object),
+    put: (p: string, body: unknown) => auth(request(server.url).put(p)).send(body as object),
+    del: (p: string) => auth(request(server.url).delete(p)),
+  };
+}
+
+async function ok<T>(res: request.Response | Promise<request.Response>): Promise<T> {
+  const r = await res;
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  assert.equal(r.body.success, true);
+  return r.body.data as T;
+}
+
+async function fails(
+  res: request.Response | Promise<request.Response>,
+  status: number,
+  error: RegExp | string,
+): Promise<void> {
+  const r = await res;
+  assert.equal(r.status, status, JSON.stringify(r.body));
+  assert.equal(r.body.success, false);
+  if (typeof error === 'string') assert.deepEqual(r.body, { success: false, error });
+  else assert.match(r.body.error, error);
+}
+
+/** No secret in clear anywhere in a body. */
+function assertMasked(body: unknown): void {
+  const text = JSON.stringify(body);
+  for (const key of KEYS) assert.ok(!text.includes(key), `a secret leaked: ${key}`);
+}
+
+describe(`model sources over HTTP and WebSocket (${testMode()})`, () => {
+  let server: TestServer;
+  let socket: WsTestClient;
+  const anthropic = {
+    name: 'Claude',
+    provider: 'anthropic',
+    apiUrl: 'https://api.anthropic.com',
+    apiKey: KEYS[0],
+    model: 'claude-sonnet-4-5',
+  };
+  const openai = {
+    name: 'Local',
+    provider: 'openai',
+    apiUrl: 'http://127.0.0.1:11434/v1',
+    apiKey: KEYS[1],
+    model: 'llama3',
+  };
+
+  before(async () => {
+    server = await startServer();
+    socket = await WsTestClient.signedIn(server.wsUrl, server.password);
+  });
+  /** Forgets every frame received so far, so the next `event()` is caused by what follows. */
+  const drain = async (): Promise<void> => {
+    await socket.roundTrip();
+    socket.frames.length = 0;
+  };
+  after(async () => {
+    socket?.close();
+    await server?.stop();
+  });
+
+  it('starts with no sources; the routes need the access password', async () => {
+    const config = await ok<AppConfiguration>(api(server).get('/api/config'));
+    assert.deepEqual(config.aiSources, { version: 2, currentId: null, sources: [] });
+    assert.equal((await request(server.url).get('/api/config')).status, 401);
+    assert.equal((await request(server.url).post('/api/ai-sources/sources').send(anthropic)).status, 401);
+  });
+
+  it('validates a new source, naming the field (400)', async () => {
+    for (const field of ['name', 'provider', 'apiUrl', 'model']) {
+      const body: Record<string, unknown> = { ...anthropic };
+      delete body[field];
+      await fails(api(server).post('/api/ai-sources/sources', body), 400, new RegExp(`^${field} is required`));
+    }
+    await fails(
+      api(server).post('/api/ai-sources/sources', { ...anthropic, provider: 'gemini' }),
+      400,
+      /^provider must be one of/,
+    );
+    await fails(api(server).post('/api/ai-sources/sources', { ...anthropic, apiUrl: 'file:///etc' }), 400, /^apiUrl/);
+    await fails(
+      api(server).post('/api/ai-sources/sources', { ...anthropic, apiKey: 7 }),
+      400,
+      /^apiKey must be a string/,
+    );
+    await fails(api(server).post('/api/ai-sources/sources', { ...anthropic, authType: 'oauth' }), 400, /^authType/);
+    await fails(api(server).post('/api/ai-sources/sources', [anthropic]), 400, /^body must be a JSON object/);
+    assert.deepEqual((await ok<AppConfiguration>(api(server).get('/api/config'))).aiSources.sources, []);
+  });
+
+  let first: AISource;
+  let second: AISource;
+
+  it('adds sources: the first becomes current, keys are masked, a socket hears catalog-changed', async () => {
+    const added = await ok<AISourcesConfig>(api(server).post('/api/ai-sources/sources', anthropic));
+    assertMasked(added);
+    assert.equal(added.version, 2);
+    assert.equal(added.sources.length, 1);
+    first = added.sources[0]!;
+    assert.match(first.id, UUID);
+    assert.equal(added.currentId, first.id);
+    assert.deepEqual(
+      { ...first, createdAt: undefined, updatedAt: undefined },
+      {
+        id: first.id,
+        name: 'Claude',
+        provider: 'anthropic',
+        authType: 'api-key',
+        apiUrl: 'https://api.anthropic.com',
+        apiKey: '***',
+        model: 'claude-sonnet-4-5',
+        availableModels: [{ id: 'claude-sonnet-4-5', name: 'claude-sonnet-4-5' }],
+        createdAt: undefined,
+        updatedAt: undefined,
+      },
+    );
+    assert.ok(!Number.isNaN(Date.parse(first.createdAt)));
+    const event = await socket.event('ai-sources:catalog-changed');
+    assert.deepEqual(event.data, { sourceIds: [first.id] });
+
+    // A client-chosen id; the current source stays.
+    const chosen = '6f1c1a38-3c1e-4c55-9d0e-0a4c6a1f0b01';
+    const both = await ok<AISourcesConfig>(
+      api(server).post('/api/ai-sources/sources', {
+        ...openai,
+        id: chosen,
+        availableModels: [{ id: 'llama3', name: 'Llama 3' }, { id: 'qwen' }],
+      }),
+    );
+    assertMasked(both);
+    second = both.sources[1]!;
+    assert.equal(second.id, chosen);
+    assert.equal(both.currentId, first.id);
+    assert.deepEqual(second.availableModels, [
+      { id: 'llama3', name: 'Llama 3' },
+      { id: 'qwen', name: 'qwen' },
+    ]);
+    assert.deepEqual((await socket.event('ai-sources:catalog-changed')).data, { sourceIds: [chosen] });
+    await fails(api(server).post('/api/ai-sources/sources', { ...openai, id: chosen }), 409, /already exists/);
+  });
+
+  it('GET /api/config masks every key', async () => {
+    const config = await ok<AppConfiguration>(api(server).get('/api/config'));
+    assertMasked(config);
+    assert.deepEqual(
+      config.aiSources.sources.map((s) => s.apiKey),
+      ['***', '***'],
+    );
+  });
+
+  it('PUT merges fields; an omitted or masked apiKey is kept, "" clears it; updatedAt is bumped', async () => {
+    await drain();
+    const updated = await ok<AISourcesConfig>(
+      api(server).put(`/api/ai-sources/sources/${first.id}`, { name: 'Claude (work)', model: 'claude-opus-4-1' }),
+    );
+    assertMasked(updated);
+    const s = updated.sources.find((x) => x.id === first.id)!;
+    assert.equal(s.name, 'Claude (work)');
+    assert.equal(s.model, 'claude-opus-4-1');
+    assert.equal(s.apiUrl, first.apiUrl);
+    assert.equal(s.apiKey, '***', 'the omitted key is kept (a cleared one would read "")');
+    assert.equal(s.createdAt, first.createdAt);
+    assert.ok(Date.parse(s.updatedAt) > Date.parse(first.updatedAt));
+    assert.deepEqual(
+      s.availableModels.map((m) => m.id),
+      ['claude-sonnet-4-5', 'claude-opus-4-1'],
+    );
+    assert.deepEqual((await socket.event('ai-sources:catalog-changed')).data, { sourceIds: [first.id] });
+
+    const masked = await ok<AISourcesConfig>(api(server).put(`/api/ai-sources/sources/${first.id}`, { apiKey: '***' }));
+    assert.equal(masked.sources.find((x) => x.id === first.id)!.apiKey, '***', 'sending "***" back keeps the key');
+    const cleared = await ok<AISourcesConfig>(api(server).put(`/api/ai-sources/sources/${second.id}`, { apiKey: '' }));
+    assert.equal(cleared.sources.find((x) => x.id === second.id)!.apiKey, '');
+    const restored = await ok<AISourcesConfig>(
+      api(server).put(`/api/ai-sources/sources/${second.id}`, { apiKey: KEYS[1] }),
+    );
+    assert.equal(restored.sources.find((x) => x.id === second.id)!.apiKey, '***');
+
+    await fails(api(server).put(`/api/ai-sources/sources/${first.id}`, { provider: 'x' }), 400, /^provider/);
+    await fails(api(server).put(`/api/ai-sources/sources/${first.id}`, { model: '' }), 400, /^model/);
+    await fails(
+      api(server).put('/api/ai-sources/sources/00000000-0000-4000-8000-000000000000', { name: 'x' }),
+      404,
+      'Source not found: 00000000-0000-4000-8000-000000000000',
+    );
+  });
+
+  it('switch-source and set-model answer {currentId, currentModel}', async () => {
+    assert.deepEqual(await ok(api(server).post('/api/ai-sources/switch-source', { sourceId: second.id })), {
+      currentId: second.id,
+      currentModel: 'llama3',
+    });
+    assert.deepEqual(await ok(api(server).post('/api/ai-sources/set-model', { modelId: 'qwen' })), {
+      currentId: second.id,
+      currentModel: 'qwen',
+    });
+    await drain();
+    // A model not listed yet is added to the current source's list.
+    assert.deepEqual(await ok(api(server).post('/api/ai-sources/set-model', { modelId: 'mistral' })), {
+      currentId: second.id,
+      currentModel: 'mistral',
+    });
+    assert.deepEqual((await socket.event('ai-sources:catalog-changed')).data, { sourceIds: [second.id] });
+    const config = await ok<AppConfiguration>(api(server).get('/api/config'));
+    const current = config.aiSources.sources.find((s) => s.id === second.id)!;
+    assert.equal(config.aiSources.currentId, second.id);
+    assert.equal(current.model, 'mistral');
+    assert.deepEqual(
+      current.availableModels.map((m) => m.id),
+      ['llama3', 'qwen', 'mistral'],
+    );
+
+    await fails(api(server).post('/api/ai-sources/switch-source', { sourceId: 'nope' }), 404, 'Source not found: nope');
+    await fails(api(server).post('/api/ai-sources/switch-source', {}), 400, /^sourceId/);
+    await fails(api(server).post('/api/ai-sources/set-model', { modelId: 5 }), 400, /^modelId/);
+  });
+
+  it('POST /api/config merges branches, masks nested secrets, keeps "***" secrets, refuses the password', async () => {
+    const merged = await ok<AppConfiguration>(
+      api(server).post('/api/config', {
+        mcpServers: { github: { command: 'gh-mcp', env: { GITHUB_TOKEN: KEYS[2], LOG_LEVEL: 'info' } } },
+        memory: { enabled: true, cadence: 'balanced' },
+      }),
+    );
+    assertMasked(merged);
+    assert.deepEqual(merged.mcpServers, {
+      github: { command: 'gh-mcp', env: { GITHUB_TOKEN: '***', LOG_LEVEL: 'info' } },
+    });
+    assert.deepEqual(merged.memory, { enabled: true, cadence: 'balanced' });
+    assert.equal(merged.aiSources.sources.length, 2, 'untouched branches stay');
+
+    // Sending back what was read (masked) with one change keeps every secret.
+    const echoed = await ok<AppConfiguration>(
+      api(server).post('/api/config', { ...merged, memory: { enabled: false } }),
+    );
+    assertMasked(echoed);
+    assert.deepEqual(echoed.memory, { enabled: false });
+    assert.equal((echoed.mcpServers as { github: { env: { GITHUB_TOKEN: string } } }).github.env.GITHUB_TOKEN, '***');
+    assert.deepEqual(
+      echoed.aiSources.sources.map((s) => s.apiKey),
+      ['***', '***'],
+      'the keys were kept, not cleared',
+    );
+
+    await fails(
+      api(server).post('/api/config', { remoteAccess: { password: 'An0ther-Password' } }),
+      400,
+      /^remoteAccess\.password/,
+    );
+    await fails(api(server).post('/api/config', [1, 2]), 400, /^body must be a JSON object/);
+    await fails(
+      api(server).post('/api/config', { memory: { enabled: true }, aiSources: { currentId: 'not-a-source' } }),
+      400,
+      /^aiSources\.currentId/,
+    );
+    await fails(
+      api(server).post('/api/config', { aiSources: { sources: [{ name: 'x', provider: 'openai', model: 'm' }] } }),
+      400,
+      /^aiSources\.sources\[0\]\.apiUrl is required/,
+    );
+    const unchanged = await ok<AppConfiguration>(api(server).get('/api/config'));
+    assert.deepEqual(unchanged.memory, { enabled: false }, 'a refused request changes nothing');
+    assert.equal(unchanged.aiSources.sources.length, 2);
+    assert.equal('remoteAccess' in unchanged, false);
+
+    await ok(api(server).post('/api/config', { memory: null }));
+    assert.equal('memory' in (await ok<AppConfiguration>(api(server).get('/api/config'))), false);
+  });
+
+  it('an aiSources branch replaces the sources; masked keys stay, new ones are stored', async () => {
+    await drain();
+    const config = await ok<AppConfiguration>(api(server).get('/api/config'));
+    const kept = config.aiSources.sources.find((s) => s.id === first.id)!;
+    const replaced = await ok<AppConfiguration>(
+      api(server).post('/api/config', {
+        aiSources: {
+          version: 2,
+          currentId: first.id,
+          sources: [
+            kept,
+            { name: 'New', provider: 'openai', apiUrl: 'http://127.0.0.1:8000/v1', apiKey: KEYS[3], model: 'm' },
+          ],
+        },
+      }),
+    );
+    assertMasked(replaced);
+    assert.equal(replaced.aiSources.currentId, first.id);
+    assert.deepEqual(
+      replaced.aiSources.sources.map((s) => [s.name, s.apiKey]),
+      [
+        ['Claude (work)', '***'],
+        ['New', '***'],
+      ],
+    );
+    const added = replaced.aiSources.sources[1]!;
+    assert.match(added.id, UUID);
+    const event = await socket.event('ai-sources:catalog-changed');
+    assert.deepEqual(((event.data as { sourceIds: string[] }).sourceIds ?? []).sort(), [added.id, second.id].sort());
+    second = added;
+  });
+
+  it('DELETE removes a source; removing the current one makes the first remaining current', async () => {
+    await drain();
+    await ok(api(server).post('/api/ai-sources/switch-source', { sourceId: second.id }));
+    const left = await ok<AISourcesConfig>(api(server).del(`/api/ai-sources/sources/${second.id}`));
+    assertMasked(left);
+    assert.deepEqual(
+      left.sources.map((s) => s.id),
+      [first.id],
+    );
+    assert.equal(left.currentId, first.id);
+    assert.deepEqual((await socket.event('ai-sources:catalog-changed')).data, { sourceIds: [second.id] });
+    await fails(api(server).del(`/api/ai-sources/sources/${second.id}`), 404, `Source not found: ${second.id}`);
+    const none = await ok<AISourcesConfig>(api(server).del(`/api/ai-sources/sources/${first.id}`));
+    assert.deepEqual(none, { version: 2, currentId: null, sources: [] });
+    await fails(api(server).post('/api/ai-sources/set-model', { modelId: 'm' }), 404, /No model source is configured/);
+    await fails(api(server).post('/api/ai-sources/switch-source', { sourceId: 'x' }), 404, 'Source not found: x');
+  });
+
+  it('never writes a key to the log', () => {
+    for (const key of KEYS) assert.ok(!server.output().includes(key), `a secret in the log: ${key}`);
+  });
+});
+
+describe(`model source seeded from SVC_AI_* (${testMode()})`, () => {
+  const services = testMode() === 'services';
+  const seedEnv = {
+    SVC_AI_PROVIDER: 'openai',
+    SVC_AI_API_URL: 'http://127.0.0.1:9/v1',
+    SVC_AI_API_KEY: 'sk-test',
+    SVC_AI_MODEL: 'm1',
+  };
+  let shared: SharedServices | undefined;
+  let dataDir: string | undefined;
+  const running: TestServer[] = [];
+
+  before(async () => {
+    if (services) shared = await createSharedServices();
+    else dataDir = mkdtempSync(join(tmpdir(), 'svc-e2e-models-'));
+  });
+  after(async () => {
+    await Promise.all(running.map((s) => s.stop()));
+    await shared?.dispose();
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  /** Embedded: the same data folder; services: the same database and Redis prefix. */
+  async function start(env: Record<string, string | undefined> = {}): Promise<TestServer> {
+    const server = await startServer({ ...(shared ? { services: shared } : { dataDir }), env });
+    running.push(server);
+    return server;
+  }
+  async function stop(server: TestServer): Promise<void> {
+    await server.stop();
+    running.splice(running.indexOf(server), 1);
+  }
+  const sourcesOf = async (server: TestServer) =>
+    (await ok<AppConfiguration>(api(server).get('/api/config'))).aiSources;
+
+  let seeded: AISource;
+
+  it('a start with SVC_AI_* replaces the stored sources with one current, masked source', async () => {
+    const plain = await start();
+    await ok(
+      api(plain).post('/api/ai-sources/sources', {
+        name: 'Old',
+        provider: 'anthropic',
+        apiUrl: 'https://a.example',
+        model: 'x',
+      }),
+    );
+    await stop(plain);
+
+    const server = await start(seedEnv);
+    const aiSources = await sourcesOf(server);
+    assert.equal(aiSources.sources.length, 1);
+    seeded = aiSources.sources[0]!;
+    assert.equal(aiSources.currentId, seeded.id);
+    assert.match(seeded.id, UUID);
+    assert.deepEqual(
+      { ...seeded, id: undefined, createdAt: undefined, updatedAt: undefined },
+      {
+        id: undefined,
+        name: 'openai (env)',
+        provider: 'openai',
+        authType: 'api-key',
+        apiUrl: 'http://127.0.0.1:9/v1',
+        apiKey: '***',
+        model: 'm1',
+        availableModels: [{ id: 'm1', name: 'm1' }],
+        createdAt: undefined,
+        updatedAt: undefined,
+      },
+    );
+    assert.ok(!server.output().includes('sk-test'), 'the key is not logged');
+    await stop(server);
+  });
+
+  it('a restart with the same variables keeps exactly that one source', async () => {
+    const server = await start(seedEnv);
+    const aiSources = await sourcesOf(server);
+    assert.deepEqual(aiSources, { version: 2, currentId: seeded.id, sources: [seeded] });
+    // Add another source, then restart without SVC_AI_*: the stored sources stay.
+    await ok(
+      api(server).post('/api/ai-sources/sources', {
+        name: 'Extra',
+        provider: 'anthropic',
+        apiUrl: 'https://a.example',
+        model: 'x',
+      }),
+    );
+    await stop(server);
+
+    const plain = await start();
+    const kept = await sourcesOf(plain);
+    assert.deepEqual(
+      kept.sources.map((s) => s.name),
+      ['openai (env)', 'Extra'],
+    );
+    assert.equal(kept.currentId, seeded.id);
+    await stop(plain);
+  });
+
+  it(
+    services
+      ? 'replicas starting together end with exactly one env source'
+      : 'restarting with SVC_AI_* again leaves one source',
+    async () => {
+      const servers = services
+        ? await Promise.all([start(seedEnv), start(seedEnv), start(seedEnv)])
+        : [await start(seedEnv)];
+      for (const server of servers) {
+        const aiSources = await sourcesOf(server);
+        assert.deepEqual(
+          aiSources.sources.map((s) => s.id),
+          [seeded.id],
+        );
+        assert.equal(aiSources.currentId, seeded.id);
+        assert.equal(aiSources.sources[0]!.apiKey, '***');
+        assert.equal(aiSources.sources[0]!.createdAt, seeded.createdAt);
+      }
+      await Promise.all(servers.map((s) => stop(s)));
+    },
+  );
+});
