@@ -79,7 +79,10 @@ describe('agent turns across two replicas', { skip: testMode() === 'services' ? 
   it('when the replica running a turn is killed, the turn ends interrupted within 30 s and nothing recorded is lost', async () => {
     const { spaceId, conversationId } = await newConversation();
     model.enqueue({ steps: [{ text: 'about to be killed' }, { hang: true }] });
+    const requestsBefore = model.requests.length;
     await api(a).post('/api/agent/message', { spaceId, conversationId, message: 'do not lose me' });
+    // Kill only once the turn is streaming, so its scripted reply is not left for the next turn.
+    await model.waitForRequests(requestsBefore + 1, 15_000);
     await waitFor(
       async () => (await api(a).get(`/api/agent/session/${conversationId}`)).body.data.replicaId !== null,
       10_000,
@@ -108,8 +111,10 @@ describe('agent turns across two replicas', { skip: testMode() === 'services' ? 
     assert.equal(messages[0]!.content, 'do not lose me');
     // The conversation keeps working on the survivor.
     model.enqueue({ steps: [{ text: 'back again' }] });
-    await api(survivor).post('/api/agent/message', { spaceId, conversationId, message: 'again' });
-    await watcher.event('agent:complete', 15_000);
+    const again = await api(survivor).post('/api/agent/message', { spaceId, conversationId, message: 'again' });
+    assert.deepEqual([again.status, again.body], [200, { success: true }]);
+    const reply = await watcher.next((f) => f.channel === 'agent:message' && f.data?.isComplete === true, 20_000);
+    assert.equal(reply.data!.content, 'back again');
     watcher.close();
     // Restart the killed replica so `after` stops two servers.
     if (victim === a) a = await start();
