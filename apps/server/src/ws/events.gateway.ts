@@ -30,7 +30,7 @@ import { type ClientFrame, FRAME_EVENT } from './frame-adapter.js';
 /** The parts of a `ws` socket the gateway uses. */
 interface Socket {
   readonly readyState: number;
-  send(data: string): void;
+  send(data: string | Buffer, options?: { binary: boolean }): void;
   close(code?: number, reason?: string): void;
   terminate(): void;
   ping(): void;
@@ -209,6 +209,8 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
     const conversationId = (event.data as { conversationId?: unknown }).conversationId;
     const subscribed = (c: Connection): boolean =>
       typeof conversationId === 'string' && c.subscriptions.has(conversationId);
+    // UTF-8 encoded once for every recipient, sent as a text frame.
+    let bytes: Buffer | null = null;
     for (const [socket, connection] of this.connections) {
       if (!connection.authenticated) continue;
       if (subscribed(connection) && connection.replaying.has(conversationId as string)) {
@@ -218,7 +220,10 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
           .push({ seq: typeof seq === 'number' ? seq : Infinity, frame });
         continue;
       }
-      if (everyone || subscribed(connection)) send(socket, frame);
+      if (everyone || subscribed(connection)) {
+        bytes ??= Buffer.from(frame, 'utf8');
+        if (socket.readyState === OPEN) socket.send(bytes, { binary: false });
+      }
     }
   }
 

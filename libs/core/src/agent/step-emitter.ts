@@ -2,6 +2,8 @@ import { AgentChannels, type Thought } from '#contracts/agent.js';
 import type { ModelContentBlock, ModelStreamEvent } from '../ports/model-provider.port.js';
 
 export type Emit = (channel: string, payload: object) => Promise<void>;
+/** Emits without waiting (stream deltas); ordering with later emits is kept by the emitter. */
+export type Fire = (channel: string, payload: object) => void;
 
 interface OpenBlock {
   kind: 'text' | 'thinking' | 'tool_use';
@@ -26,6 +28,8 @@ export class StepEmitter {
     private readonly emit: Emit,
     private readonly thoughts: Thought[],
     private readonly now: () => Date = () => new Date(),
+    /** Deltas are fired without a round trip each; defaults to awaiting `emit`. */
+    private readonly fire: Fire = (channel, payload) => void emit(channel, payload),
   ) {}
 
   async handle(event: ModelStreamEvent): Promise<void> {
@@ -42,7 +46,7 @@ export class StepEmitter {
       case 'text_delta': {
         const block = this.open.get(event.index);
         if (block) block.text += event.delta;
-        return this.emit(AgentChannels.message, { delta: event.delta, isStreaming: true, isComplete: false });
+        return this.fire(AgentChannels.message, { delta: event.delta, isStreaming: true, isComplete: false });
       }
       case 'text_end': {
         this.open.delete(event.index);
@@ -61,7 +65,7 @@ export class StepEmitter {
         const block = this.open.get(event.index);
         if (!block?.thoughtId) return;
         block.text += event.delta;
-        return this.emit(AgentChannels.thoughtDelta, { thoughtId: block.thoughtId, delta: event.delta });
+        return this.fire(AgentChannels.thoughtDelta, { thoughtId: block.thoughtId, delta: event.delta });
       }
       case 'thinking_end': {
         const block = this.open.get(event.index);
@@ -94,7 +98,7 @@ export class StepEmitter {
       case 'tool_input_delta': {
         const block = this.open.get(event.index);
         if (!block?.thoughtId) return;
-        return this.emit(AgentChannels.thoughtDelta, {
+        return this.fire(AgentChannels.thoughtDelta, {
           thoughtId: block.thoughtId,
           delta: event.delta,
           isToolInput: true,

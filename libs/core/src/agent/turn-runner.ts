@@ -36,7 +36,7 @@ import {
   systemPrompt,
 } from './context-builder.js';
 import { ConversationEvents } from './conversation-events.js';
-import { type Emit, StepEmitter } from './step-emitter.js';
+import { type Emit, type Fire, StepEmitter } from './step-emitter.js';
 import { ASK_USER_QUESTION, ToolRegistry } from './tool-registry.js';
 import { ToolInputError } from './tools/tool.js';
 
@@ -76,6 +76,7 @@ interface TurnState {
   turn: TurnRecord;
   space: Space;
   emit: Emit;
+  fire: Fire;
   signal: AbortSignal;
   thoughts: Thought[];
   replyParts: string[];
@@ -230,6 +231,7 @@ export class TurnRunner implements OnModuleInit, OnApplicationShutdown {
       turn,
       space,
       emit,
+      fire: (channel, payload) => this.events.fire(turn.spaceId, turn.conversationId, channel, payload),
       signal,
       thoughts,
       replyParts,
@@ -370,7 +372,7 @@ export class TurnRunner implements OnModuleInit, OnApplicationShutdown {
     const { maxRetries, retryBaseMs, maxOutputTokens } = this.config.agent;
     let retried = false;
     for (let attempt = 0; ; attempt++) {
-      const emitter = new StepEmitter(state.emit, state.thoughts);
+      const emitter = new StepEmitter(state.emit, state.thoughts, undefined, state.fire);
       let stopReason: StopReason = 'other';
       try {
         for await (const event of this.provider.stream(state.endpoint, {
