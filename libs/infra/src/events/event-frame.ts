@@ -1,7 +1,4 @@
-import { type BusEvent, eventFrame } from '#contracts/events.js';
-
-/** Serializes an event into its wire frame; done once per event, never per client. */
-export const toFrame = eventFrame;
+import type { BusEvent } from '#contracts/events.js';
 
 export function fromFrame(frame: string): BusEvent | null {
   try {

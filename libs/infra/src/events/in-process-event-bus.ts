@@ -1,7 +1,7 @@
 import type { BusEvent } from '#contracts/events.js';
 import { type BusEventHandler, EventBus } from '#core/ports/event-bus.port.js';
 import type { AppLogger } from '../logging/logger.js';
-import { toFrame } from './event-frame.js';
+import { eventFrame } from '#contracts/events.js';
 
 /** One process per data folder (no REDIS_URL): events stay inside this process. */
 export class InProcessEventBus extends EventBus {
@@ -12,7 +12,7 @@ export class InProcessEventBus extends EventBus {
   }
 
   async publish(channel: string, data: object): Promise<void> {
-    const frame = toFrame(channel, data);
+    const frame = eventFrame(channel, data);
     const event: BusEvent = { channel, data: data as Record<string, unknown> };
     for (const handler of this.handlers) {
       // One failing handler must not keep the event from the others, nor fail the publisher.

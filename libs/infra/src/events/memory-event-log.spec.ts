@@ -42,3 +42,25 @@ describe('event log replay', () => {
     assert.deepEqual(replayFrom([], 9, 7, 6), { complete: false, fromSeq: 7, events: [] });
   });
 });
+
+describe('event log retention', () => {
+  it('drops the least recently written conversation first', async () => {
+    const log = new MemoryEventLog(10, 2);
+    await log.append('old-but-active', 'x', {});
+    await log.append('idle', 'x', {});
+    await log.append('old-but-active', 'x', {});
+    await log.append('new', 'x', {});
+    assert.equal((await log.since('old-but-active', 0)).events.length, 2);
+    assert.deepEqual(await log.since('idle', 0), { complete: true, events: [] });
+  });
+
+  it('keeps exactly the newest `capacity` events however many were written', async () => {
+    const log = new MemoryEventLog(8);
+    const seqs: number[] = [];
+    for (let i = 0; i < 100; i++) {
+      seqs.push((await log.append('c', 'x', { i })).seq);
+      const kept = (await log.since('c', 0)).events.map((e) => e.seq);
+      assert.deepEqual(kept, seqs.slice(-8));
+    }
+  });
+});

@@ -3,16 +3,19 @@ import { replayFrom } from './replay.js';
 
 interface Stream {
   last: number;
+  /** Kept events are `events[head..]`; the array is compacted now and then, not shifted per event. */
   events: LoggedEvent[];
+  head: number;
 }
 
 /**
  * One process (no Redis): the log lives in memory. Sequences start from the clock (×1000)
  * so they keep increasing across restarts; a client holding an older seq then gets a gap.
+ * At most `maxConversations` logs are kept, the least recently written one leaving first
+ * (the Map's insertion order is kept as recency order).
  */
 export class MemoryEventLog extends EventLog {
   private readonly streams = new Map<string, Stream>();
-  private readonly idleConversations: string[] = [];
 
   constructor(
     private readonly capacity = EVENT_LOG_CAPACITY,
@@ -22,26 +25,27 @@ export class MemoryEventLog extends EventLog {
   }
 
   async append(conversationId: string, channel: string, data: Record<string, unknown>): Promise<LoggedEvent> {
-    let stream = this.streams.get(conversationId);
-    if (!stream) {
-      stream = { last: Date.now() * 1000, events: [] };
-      this.streams.set(conversationId, stream);
-      this.idleConversations.push(conversationId);
-      if (this.idleConversations.length > this.maxConversations) this.streams.delete(this.idleConversations.shift()!);
-    }
+    const stream = this.streams.get(conversationId) ?? { last: Date.now() * 1000, events: [], head: 0 };
+    this.streams.delete(conversationId);
+    this.streams.set(conversationId, stream);
+    if (this.streams.size > this.maxConversations) this.streams.delete(this.streams.keys().next().value!);
     const seq = ++stream.last;
     const event: LoggedEvent = { seq, channel, data: { ...data, seq } };
     stream.events.push(event);
-    if (stream.events.length > this.capacity) stream.events.splice(0, stream.events.length - this.capacity);
+    if (stream.events.length - stream.head > this.capacity) stream.head++;
+    if (stream.head >= this.capacity) {
+      stream.events = stream.events.slice(stream.head);
+      stream.head = 0;
+    }
     return event;
   }
 
   async since(conversationId: string, afterSeq: number): Promise<ReplayResult> {
     const stream = this.streams.get(conversationId);
     if (!stream) return replayFrom([], afterSeq, 1, null);
-    const oldest = stream.events[0]?.seq ?? stream.last + 1;
+    const oldest = stream.events[stream.head]?.seq ?? stream.last + 1;
     return replayFrom(
-      stream.events.filter((e) => e.seq > afterSeq),
+      stream.events.slice(stream.head).filter((e) => e.seq > afterSeq),
       afterSeq,
       oldest,
       stream.last,

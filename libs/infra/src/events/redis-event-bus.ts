@@ -1,7 +1,8 @@
 import { Redis } from 'ioredis';
 import { type BusEventHandler, EventBus } from '#core/ports/event-bus.port.js';
 import type { AppLogger } from '../logging/logger.js';
-import { fromFrame, toFrame } from './event-frame.js';
+import { eventFrame } from '#contracts/events.js';
+import { fromFrame } from './event-frame.js';
 
 /**
  * Events cross replicas through Redis pub/sub. A publisher does not deliver locally:
@@ -37,7 +38,7 @@ export class RedisEventBus extends EventBus {
   }
 
   async publish(channel: string, data: object): Promise<void> {
-    await this.pub.publish(this.channel, toFrame(channel, data));
+    await this.pub.publish(this.channel, eventFrame(channel, data));
   }
 
   subscribe(handler: BusEventHandler): () => void {
