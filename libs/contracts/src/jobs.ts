@@ -1,3 +1,5 @@
+import type { TurnKind } from './agent.js';
+
 /**
  * Typed job map: every job name the server enqueues, with its payload.
  * A process with the worker role refuses to start unless each name here has a processor.
@@ -5,8 +7,8 @@
 export interface JobMap {
   /** Periodic proof that the queue is being consumed; recorded for /readyz. */
   'system.heartbeat': { scheduledAt?: number };
-  /** One assistant turn, by its turn record. */
-  'agent.turn': { turnId: string };
+  /** One assistant turn, by its turn record; `kind` as recorded (jobs queued before kinds existed lack it). */
+  'agent.turn': { turnId: string; kind?: TurnKind };
   /** Marks turns whose replica died as interrupted. */
   'agent.reap': Record<string, never>;
   /** Reorganizes a space's memory; the job id names the run (and the lease holder). */

@@ -23,7 +23,7 @@ export class JobProcessors {
 
   async startConsuming(): Promise<void> {
     this.queue.process('system.heartbeat', () => this.system.recordHeartbeat());
-    this.queue.process('agent.turn', (data) => this.turns.run(data.turnId));
+    this.queue.process('agent.turn', (data) => this.turns.run(data.turnId, data.kind));
     this.queue.process('agent.reap', async () => {
       await this.reaper.reap();
     });

@@ -23,7 +23,7 @@ import { SpacesService } from '../spaces/spaces.service.js';
 import type { ImageAttachment } from './context-builder.js';
 import { ConversationEvents } from './conversation-events.js';
 import { ToolRegistry } from './tool-registry.js';
-import { toWireMessages, TurnTexts } from './turn-runner.js';
+import { endUnfinishedTurn, toWireMessages, TurnTexts } from './turn-endings.js';
 
 export interface SendMessageInput {
   spaceId?: unknown;
@@ -84,6 +84,7 @@ export class AgentService {
     const stored = await this.conversations.appendMessage(conversationId, { role: 'user', content: message, meta });
     const turn = await this.turns.createQueued({
       id: randomUUID(),
+      kind: 'chat',
       conversationId,
       spaceId,
       request: {
@@ -98,7 +99,7 @@ export class AgentService {
       return;
     }
     await this.events.emit(spaceId, conversationId, AgentChannels.turnStart, { type: 'turn-start' });
-    await this.queue.add('agent.turn', { turnId: turn.id }, { jobId: `turn-${turn.id}` });
+    await this.queue.add('agent.turn', { turnId: turn.id, kind: turn.kind }, { jobId: `turn-${turn.id}` });
   }
 
   private async recordAsLiveInput(
@@ -117,13 +118,14 @@ export class AgentService {
     // The turn ended between the two reads: start a new one for the stored message.
     const turn = await this.turns.createQueued({
       id: randomUUID(),
+      kind: 'chat',
       conversationId,
       spaceId: space.id,
       request: { messageId: stored.id },
     });
     if (turn) {
       await this.events.emit(space.id, conversationId, AgentChannels.turnStart, { type: 'turn-start' });
-      await this.queue.add('agent.turn', { turnId: turn.id }, { jobId: `turn-${turn.id}` });
+      await this.queue.add('agent.turn', { turnId: turn.id, kind: turn.kind }, { jobId: `turn-${turn.id}` });
     }
     return true;
   }
@@ -159,13 +161,12 @@ export class AgentService {
   }
 
   private async endQueued(turn: TurnRecord): Promise<void> {
-    const leftover = await this.turns.takePendingInputs(turn.id);
-    if (!(await this.turns.finish(turn.id, 'interrupted', TurnTexts.stopped))) return;
-    const emit = (channel: string, payload: object) =>
-      this.events.emit(turn.spaceId, turn.conversationId, channel, payload);
-    if (leftover.length > 0) await emit(AgentChannels.inputStopped, { messages: toWireMessages(leftover) });
-    await emit(AgentChannels.error, { error: TurnTexts.stopped, errorType: 'interrupted' });
-    await emit(AgentChannels.complete, { duration: this.clock.now() - turn.createdAt.getTime() });
+    await endUnfinishedTurn(this.turns, turn.id, this.events.emitterFor(turn.spaceId, turn.conversationId), {
+      status: 'interrupted',
+      error: TurnTexts.stopped,
+      errorFields: { errorType: 'interrupted' },
+      durationMs: this.clock.now() - turn.createdAt.getTime(),
+    });
   }
 
   /** Resumes a turn waiting on AskUserQuestion; false when no such question is pending. */

@@ -1,5 +1,6 @@
 import type { Message } from '../conversations/conversation.js';
 import type { ModelContentBlock, ModelMessage } from '../ports/model-provider.port.js';
+import { SUMMARY_PREFIX } from './engine/compaction.js';
 
 export const COMPACTION_KIND = 'compaction';
 
@@ -31,7 +32,7 @@ export function buildHistory(messages: Message[]): ModelMessage[] {
     if (last && last.role === role) last.content.push(...blocks);
     else history.push({ role, content: blocks });
   };
-  if (summary !== null) push('user', [{ type: 'text', text: `[Summary of the earlier conversation]\n${summary}` }]);
+  if (summary !== null) push('user', [{ type: 'text', text: `${SUMMARY_PREFIX}\n${summary}` }]);
   for (const m of messages.slice(start)) {
     if (m.role === 'user') {
       const blocks: ModelContentBlock[] = [];
@@ -65,24 +66,6 @@ export function asImages(value: unknown): ImageAttachment[] {
       typeof (v as ImageAttachment).mediaType === 'string',
   );
 }
-
-/** A rough token count (≈ 4 characters a token) for when the provider has not told us yet. */
-export function estimateTokens(messages: ModelMessage[], system: string): number {
-  let chars = system.length;
-  for (const m of messages) {
-    for (const b of m.content) {
-      if (b.type === 'text') chars += b.text.length;
-      else if (b.type === 'thinking') chars += b.thinking.length;
-      else if (b.type === 'tool_use') chars += JSON.stringify(b.input).length;
-      else if (b.type === 'tool_result') chars += b.content.length;
-      else if (b.type === 'image') chars += 4 * 1600;
-    }
-  }
-  return Math.ceil(chars / 4);
-}
-
-/** Compact once the context passes this share of the model's window. */
-export const COMPACTION_THRESHOLD = 0.8;
 
 export function systemPrompt(input: {
   workspacePath: string;

@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { EventBus } from '../ports/event-bus.port.js';
 import { EventLog } from '../ports/event-log.port.js';
+import type { Emit } from './engine/step-emitter.js';
 
 /**
  * Emits the events of one conversation: stamps `spaceId`, `conversationId` and a `seq` that
@@ -26,6 +27,13 @@ export class ConversationEvents {
       await this.bus.publish(channel, logged.data);
       return logged.seq;
     });
+  }
+
+  /** `emit` bound to one conversation. */
+  emitterFor(spaceId: string, conversationId: string): Emit {
+    return async (channel, payload) => {
+      await this.emit(spaceId, conversationId, channel, payload);
+    };
   }
 
   /** Fire-and-forget for high-rate events; a failure is logged, not thrown. */

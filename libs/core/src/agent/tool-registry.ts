@@ -1,56 +1,55 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { FileStore } from '../ports/file-store.port.js';
-import type { ModelToolSpec } from '../ports/model-provider.port.js';
 import { ShellRunner } from '../ports/shell-runner.port.js';
 import { WorkspaceSearch } from '../ports/workspace-search.port.js';
+import { ToolSet } from './engine/tool-set.js';
+import { ASK_USER_QUESTION, askUserQuestionTool } from './tools/ask-user-question-tool.js';
 import { bashTool } from './tools/bash-tool.js';
 import { editTool, readTool, writeTool } from './tools/file-tools.js';
 import { globTool, grepTool } from './tools/search-tools.js';
+import { todoWriteTool } from './tools/todo-tool.js';
 import type { AgentTool } from './tools/tool.js';
-import { ASK_USER_QUESTION_SCHEMA, todoWriteTool } from './tools/todo-tool.js';
 
-export const ASK_USER_QUESTION = 'AskUserQuestion';
+export interface BuiltinToolOptions {
+  /** Offer Bash (only where the server's configuration allows it at all). Default: as configured. */
+  bash?: boolean;
+  /** Offer AskUserQuestion (a turn with nobody to answer leaves it out). Default: true. */
+  askUser?: boolean;
+}
 
-/** The built-in tools offered to the model (CONTRACT §3); Bash can be turned off. */
+/** The built-in tools of CONTRACT §3, from which each turn's plan takes its ToolSet. */
 @Injectable()
 export class ToolRegistry {
-  private readonly tools = new Map<string, AgentTool>();
+  private readonly all: ToolSet;
+  private readonly bash: AgentTool;
+  private readonly bashAllowed: boolean;
 
   constructor(files: FileStore, search: WorkspaceSearch, shell: ShellRunner, @Inject(APP_CONFIG) config: AppConfig) {
-    const list = [
+    this.bashAllowed = config.agent.bashEnabled;
+    this.bash = bashTool(shell, config.agent.bashTimeoutMs);
+    this.all = new ToolSet([
       readTool(files),
       writeTool(files),
       editTool(files),
       globTool(files, search),
       grepTool(files, search),
       todoWriteTool(),
-    ];
-    if (config.agent.bashEnabled) list.push(bashTool(shell, config.agent.bashTimeoutMs));
-    for (const tool of list) this.tools.set(tool.name, tool);
+      this.bash,
+      askUserQuestionTool(),
+    ]);
   }
 
-  get(name: string): AgentTool | undefined {
-    return this.tools.get(name);
+  /** The built-ins a turn offers; the server's configuration caps what options can turn on. */
+  builtins(options: BuiltinToolOptions = {}): ToolSet {
+    const left: string[] = [];
+    if (!this.bashAllowed || options.bash === false) left.push(this.bash.name);
+    if (options.askUser === false) left.push(ASK_USER_QUESTION);
+    return this.all.without(...left);
   }
 
+  /** Names of the built-ins a chat turn offers (capabilities). */
   names(): string[] {
-    return [...this.tools.keys(), ASK_USER_QUESTION];
-  }
-
-  specs(): ModelToolSpec[] {
-    return [
-      ...[...this.tools.values()].map((t) => ({
-        name: t.name,
-        description: t.description,
-        inputSchema: t.inputSchema,
-      })),
-      {
-        name: ASK_USER_QUESTION,
-        description:
-          'Ask the user one or more multiple-choice questions and wait for the answers. Use it when a decision is needed that only the user can make.',
-        inputSchema: ASK_USER_QUESTION_SCHEMA,
-      },
-    ];
+    return this.builtins().names();
   }
 }

@@ -1,10 +1,9 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { AgentChannels } from '#contracts/agent.js';
 import { Clock } from '../ports/clock.port.js';
 import { TurnRepository } from '../ports/turn.repository.port.js';
 import { SpaceActivity } from '../ports/space-activity.port.js';
 import { ConversationEvents } from './conversation-events.js';
-import { toWireMessages, TurnTexts } from './turn-runner.js';
+import { endUnfinishedTurn, TurnTexts } from './turn-endings.js';
 
 /** A running turn whose replica has not refreshed its heartbeat for this long is lost. */
 export const STALE_TURN_MS = 15_000;
@@ -28,17 +27,22 @@ export class TurnReaper {
     const stale = await this.turns.findStale(new Date(this.clock.now() - STALE_TURN_MS));
     let reaped = 0;
     for (const turn of stale) {
-      const leftover = await this.turns.takePendingInputs(turn.id);
-      if (!(await this.turns.finish(turn.id, 'interrupted', TurnTexts.replicaLost))) continue;
+      const ended = await endUnfinishedTurn(
+        this.turns,
+        turn.id,
+        this.events.emitterFor(turn.spaceId, turn.conversationId),
+        {
+          status: 'interrupted',
+          error: TurnTexts.replicaLost,
+          errorFields: { errorType: 'interrupted' },
+          durationMs: this.clock.now() - (turn.startedAt ?? turn.createdAt).getTime(),
+        },
+      );
+      if (!ended) continue;
       reaped++;
       this.logger.warn(
         `turn ${turn.id} of conversation ${turn.conversationId} lost its replica ${turn.replicaId}; marked interrupted`,
       );
-      const emit = (channel: string, payload: object) =>
-        this.events.emit(turn.spaceId, turn.conversationId, channel, payload);
-      if (leftover.length > 0) await emit(AgentChannels.inputStopped, { messages: toWireMessages(leftover) });
-      await emit(AgentChannels.error, { error: TurnTexts.replicaLost, errorType: 'interrupted' });
-      await emit(AgentChannels.complete, { duration: this.clock.now() - (turn.startedAt ?? turn.createdAt).getTime() });
     }
     return reaped;
   }

@@ -2,13 +2,16 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { DomainError } from '../errors/domain-error.js';
 import {
+  conversationKey,
   EPHEMERAL_IDLE_MS_WITH_REPLICAS,
   ephemeralSweepIdleMs,
+  isConversationId,
   isUuid,
   mergeMeta,
   normalizeMeta,
   normalizeThoughts,
   normalizeTitle,
+  parseConversationId,
   parseMetaPatch,
   parsePinPatch,
   parseReasoningEffort,
@@ -34,6 +37,53 @@ describe('conversation rules', () => {
     for (const bad of ['', 'svc-temp', `${SOURCE}x`, SOURCE.replace(/-/g, ''), 42, null, undefined]) {
       assert.equal(isUuid(bad), false, String(bad));
     }
+  });
+
+  it('conversation ids: UUIDs, app-chat:<appId> and callers’ thread ids; nothing unsafe in a path, log or key', () => {
+    const good = [
+      SOURCE,
+      SOURCE.toUpperCase(),
+      `app-chat:${SOURCE}`,
+      'user-42',
+      'customer_7:thread.3',
+      'alice@example.com',
+      'a',
+      'x'.repeat(128),
+    ];
+    for (const id of good) assert.equal(isConversationId(id), true, id);
+    const bad = [
+      '',
+      'x'.repeat(129),
+      '.hidden',
+      '..',
+      '-flag',
+      ':colon-first',
+      'has space',
+      'slash/in',
+      'back\\slash',
+      'percent%2F',
+      'new\nline',
+      'nul\u0000',
+      'ünïcode',
+      'emoji😀',
+      42,
+      null,
+      undefined,
+    ];
+    for (const id of bad) assert.equal(isConversationId(id), false, JSON.stringify(id));
+  });
+
+  it('conversationKey: a UUID in any case names the same (lower-case) record; other ids are kept as given', () => {
+    assert.equal(conversationKey(SOURCE.toUpperCase()), SOURCE);
+    assert.equal(conversationKey(`app-chat:${SOURCE.toUpperCase()}`), `app-chat:${SOURCE.toUpperCase()}`);
+    assert.equal(conversationKey('User-42'), 'User-42');
+    assert.equal(conversationKey('../etc'), null);
+  });
+
+  it('parseConversationId names the field of an unusable id', () => {
+    assert.equal(parseConversationId('app-chat:abc'), 'app-chat:abc');
+    invalid(() => parseConversationId('bad id'), /^conversationId must be 1 to 128/);
+    invalid(() => parseConversationId(7, 'id'), /^id must be/);
   });
 
   it('titles are trimmed strings of 1 to 500 characters', () => {

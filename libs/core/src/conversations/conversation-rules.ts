@@ -17,6 +17,39 @@ export function isUuid(value: unknown): value is string {
 }
 
 /**
+ * Conversation ids: server-minted UUIDs, a digital human's main thread `app-chat:<appId>`
+ * and ids callers choose for their own threads. Any of these is safe in a URL path segment,
+ * a log line and an event-log key: a letter or digit, then letters, digits and `. _ : @ -`,
+ * 128 characters at most.
+ */
+const CONVERSATION_ID = /^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$/;
+export const CONVERSATION_ID_MAX = 128;
+
+export function isConversationId(value: unknown): value is string {
+  return typeof value === 'string' && CONVERSATION_ID.test(value);
+}
+
+/**
+ * The id as stored, or null for a string that can never be a conversation id (it finds
+ * nothing). UUIDs are kept in lower case, as the uuid column kept them before ids were
+ * text, so a UUID names its conversation in either case.
+ */
+export function conversationKey(value: string): string | null {
+  if (!isConversationId(value)) return null;
+  return isUuid(value) ? value.toLowerCase() : value;
+}
+
+/** An id a caller chose for a new conversation: a DomainError naming the field when unusable. */
+export function parseConversationId(value: unknown, field = 'conversationId'): string {
+  if (typeof value !== 'string' || !isConversationId(value)) {
+    throw DomainError.invalid(
+      `${field} must be 1 to ${CONVERSATION_ID_MAX} letters, digits and . _ : @ - starting with a letter or digit`,
+    );
+  }
+  return conversationKey(value)!;
+}
+
+/**
  * With several replicas a restarting one must not remove another replica's live ephemeral
  * conversations, so only those idle this long go; a single process removes them all.
  */

@@ -1,3 +1,5 @@
+import type { TurnKind } from '#contracts/agent.js';
+
 export type TurnStatus = 'queued' | 'running' | 'completed' | 'failed' | 'interrupted';
 export const ACTIVE_TURN_STATUSES: readonly TurnStatus[] = ['queued', 'running'];
 
@@ -16,6 +18,7 @@ export interface PendingQuestion {
 
 export interface TurnRecord {
   id: string;
+  kind: TurnKind;
   conversationId: string;
   spaceId: string;
   status: TurnStatus;
@@ -39,6 +42,7 @@ export abstract class TurnRepository {
   /** Creates a queued turn unless the conversation already has an active one (then null). */
   abstract createQueued(turn: {
     id: string;
+    kind: TurnKind;
     conversationId: string;
     spaceId: string;
     request: Record<string, unknown>;

@@ -1,4 +1,5 @@
 import type { DataSource, Repository } from 'typeorm';
+import type { TurnKind } from '#contracts/agent.js';
 import {
   type PendingInput,
   type PendingQuestion,
@@ -13,6 +14,7 @@ const ACTIVE = `"status" IN ('queued', 'running')`;
 
 const toRecord = (e: AgentTurnEntity): TurnRecord => ({
   id: e.id,
+  kind: e.kind as TurnKind,
   conversationId: e.conversationId,
   spaceId: e.spaceId,
   status: e.status as TurnStatus,
@@ -41,15 +43,16 @@ export class TypeormTurnRepository extends TurnRepository {
 
   async createQueued(turn: {
     id: string;
+    kind: TurnKind;
     conversationId: string;
     spaceId: string;
     request: Record<string, unknown>;
   }): Promise<TurnRecord | null> {
     const rows = (await this.ds.query(
-      `INSERT INTO "agent_turn" ("id", "conversation_id", "space_id", "status", "request", "pending_inputs", "thoughts")
-       VALUES ($1, $2, $3, 'queued', $4, '[]'::jsonb, '[]'::jsonb)
+      `INSERT INTO "agent_turn" ("id", "kind", "conversation_id", "space_id", "status", "request", "pending_inputs", "thoughts")
+       VALUES ($1, $2, $3, $4, 'queued', $5, '[]'::jsonb, '[]'::jsonb)
        ON CONFLICT ("conversation_id") WHERE ${ACTIVE} DO NOTHING RETURNING "id"`,
-      [turn.id, turn.conversationId, turn.spaceId, JSON.stringify(turn.request)],
+      [turn.id, turn.kind, turn.conversationId, turn.spaceId, JSON.stringify(turn.request)],
     )) as unknown[];
     return rows.length > 0 ? this.findById(turn.id) : null;
   }

@@ -10,7 +10,7 @@ import type {
   NewMessage,
   Thought,
 } from '#core/conversations/conversation.js';
-import { isUuid, mergeMeta } from '#core/conversations/conversation-rules.js';
+import { conversationKey, isUuid, mergeMeta, parseConversationId } from '#core/conversations/conversation-rules.js';
 import { ConversationRepository } from '#core/ports/conversation.repository.port.js';
 import { ConversationEntity } from '../database/entities/conversation.entity.js';
 
@@ -87,7 +87,7 @@ export class TypeormConversationRepository extends ConversationRepository {
        VALUES ($1, $2, $3, $4, $5)
        RETURNING "id", "space_id", "title", "starred", "ephemeral", "reasoning_effort", "model_source_id",
          "model_id", "created_at", "updated_at", 0 AS "message_count"`,
-      [c.id, c.spaceId, c.title, c.ephemeral, c.reasoningEffort],
+      [parseConversationId(c.id, 'id'), c.spaceId, c.title, c.ephemeral, c.reasoningEffort],
     )) as ConversationRow[];
     return toConversation(rows[0]!);
   }
@@ -103,11 +103,13 @@ export class TypeormConversationRepository extends ConversationRepository {
   }
 
   async findById(id: string): Promise<Conversation | null> {
-    return isUuid(id) ? this.findIn(this.ds.manager, id) : null;
+    const key = conversationKey(id);
+    return key === null ? null : this.findIn(this.ds.manager, key);
   }
 
-  async findWithMessages(id: string, fromMessageId?: string): Promise<ConversationWithMessages | null> {
-    if (!isUuid(id)) return null;
+  async findWithMessages(conversationId: string, fromMessageId?: string): Promise<ConversationWithMessages | null> {
+    const id = conversationKey(conversationId);
+    if (id === null) return null;
     // One snapshot, so the count and the messages agree.
     return this.ds.transaction('REPEATABLE READ', async (m) => {
       const conversation = await this.findIn(m, id);
@@ -129,8 +131,9 @@ export class TypeormConversationRepository extends ConversationRepository {
     });
   }
 
-  async update(id: string, patch: ConversationPatch): Promise<Conversation | null> {
-    if (!isUuid(id)) return null;
+  async update(conversationId: string, patch: ConversationPatch): Promise<Conversation | null> {
+    const id = conversationKey(conversationId);
+    if (id === null) return null;
     const set: Record<string, unknown> = { updatedAt: () => 'now()' };
     if (patch.title !== undefined) set.title = patch.title;
     if (patch.reasoningEffort !== undefined) set.reasoningEffort = patch.reasoningEffort;
@@ -142,14 +145,16 @@ export class TypeormConversationRepository extends ConversationRepository {
     return result.affected ? this.findById(id) : null;
   }
 
-  async setStarred(id: string, starred: boolean): Promise<boolean> {
-    if (!isUuid(id)) return false;
+  async setStarred(conversationId: string, starred: boolean): Promise<boolean> {
+    const id = conversationKey(conversationId);
+    if (id === null) return false;
     const result = await this.repo.update({ id }, { starred });
     return (result.affected ?? 0) > 0;
   }
 
-  async remove(id: string): Promise<boolean> {
-    if (!isUuid(id)) return false;
+  async remove(conversationId: string): Promise<boolean> {
+    const id = conversationKey(conversationId);
+    if (id === null) return false;
     const result = await this.repo.delete({ id });
     return (result.affected ?? 0) > 0;
   }
@@ -168,19 +173,16 @@ export class TypeormConversationRepository extends ConversationRepository {
     return result.affected ?? 0;
   }
 
-  async appendMessage(
-    conversationId: string,
-    message: NewMessage,
-    thoughts?: readonly Thought[],
-  ): Promise<Message | null> {
-    if (!isUuid(conversationId)) return null;
+  async appendMessage(id: string, message: NewMessage, thoughts?: readonly Thought[]): Promise<Message | null> {
+    const conversationId = conversationKey(id);
+    if (conversationId === null) return null;
     return this.ds.transaction(async (m) => {
       if (!(await this.lockConversation(m, conversationId))) return null;
       // Under READ COMMITTED this statement sees the rows of appends that held the lock before us.
       const rows = (await m.query(
         `INSERT INTO "conversation_message" ("id", "conversation_id", "position", "role", "content", "meta")
-         SELECT gen_random_uuid(), $1::uuid, COALESCE(MAX("position") + 1, 0), $2::text, $3::text, $4::jsonb
-         FROM "conversation_message" WHERE "conversation_id" = $1::uuid
+         SELECT gen_random_uuid(), $1::text, COALESCE(MAX("position") + 1, 0), $2::text, $3::text, $4::jsonb
+         FROM "conversation_message" WHERE "conversation_id" = $1::text
          RETURNING ${MESSAGE_COLUMNS}`,
         [conversationId, message.role, message.content, JSON.stringify(message.meta ?? {})],
       )) as MessageRow[];
@@ -191,12 +193,9 @@ export class TypeormConversationRepository extends ConversationRepository {
     });
   }
 
-  async updateLastMessage(
-    conversationId: string,
-    patch: LastMessagePatch,
-    thoughts?: readonly Thought[],
-  ): Promise<Message | null> {
-    if (!isUuid(conversationId)) return null;
+  async updateLastMessage(id: string, patch: LastMessagePatch, thoughts?: readonly Thought[]): Promise<Message | null> {
+    const conversationId = conversationKey(id);
+    if (conversationId === null) return null;
     return this.ds.transaction(async (m) => {
       if (!(await this.lockConversation(m, conversationId))) return null;
       const last = (await m.query(
@@ -236,8 +235,9 @@ export class TypeormConversationRepository extends ConversationRepository {
     });
   }
 
-  async thoughtsOf(conversationId: string, messageId: string): Promise<Thought[]> {
-    if (!isUuid(conversationId) || !isUuid(messageId)) return [];
+  async thoughtsOf(id: string, messageId: string): Promise<Thought[]> {
+    const conversationId = conversationKey(id);
+    if (conversationId === null || !isUuid(messageId)) return [];
     const rows = (await this.ds.query(
       `SELECT t."data" FROM "conversation_thought" t
        JOIN "conversation_message" m ON m."id" = t."message_id"

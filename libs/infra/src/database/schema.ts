@@ -8,6 +8,8 @@ import { ConversationThoughtEntity } from './entities/conversation-thought.entit
 import { Conversations1763800000100 } from './migrations/1763800000100-conversations.js';
 import { AgentTurnEntity } from './entities/agent-turn.entity.js';
 import { AgentTurns1763900000000 } from './migrations/1763900000000-agent-turns.js';
+import { TurnKind1764000000000 } from './migrations/1764000000000-turn-kind.js';
+import { ConversationTextIds1764000000100 } from './migrations/1764000000100-conversation-text-ids.js';
 
 /** Every entity and migration, in order. Add new ones here. */
 export const ENTITIES = [
@@ -18,4 +20,11 @@ export const ENTITIES = [
   ConversationThoughtEntity,
   AgentTurnEntity,
 ];
-export const MIGRATIONS = [Init1763700000000, Spaces1763800000000, Conversations1763800000100, AgentTurns1763900000000];
+export const MIGRATIONS = [
+  Init1763700000000,
+  Spaces1763800000000,
+  Conversations1763800000100,
+  AgentTurns1763900000000,
+  TurnKind1764000000000,
+  ConversationTextIds1764000000100,
+];

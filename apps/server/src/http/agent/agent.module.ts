@@ -1,20 +1,44 @@
 import { Module } from '@nestjs/common';
 import { AgentService } from '#core/agent/agent.service.js';
+import { ChatPlanBuilder } from '#core/agent/chat-plan-builder.js';
 import { ConversationEvents } from '#core/agent/conversation-events.js';
+import { AgentLoop } from '#core/agent/engine/agent-loop.js';
 import { ToolRegistry } from '#core/agent/tool-registry.js';
 import { TurnReaper } from '#core/agent/turn-reaper.js';
+import { TurnPlanBuilders } from '#core/agent/turn-plan-builders.js';
 import { TurnRunner } from '#core/agent/turn-runner.js';
+import { APP_CONFIG, type AppConfig } from '#core/config/app-config.js';
+import { Clock } from '#core/ports/clock.port.js';
+import { ModelProvider } from '#core/ports/model-provider.port.js';
 import { FilesModule } from '../artifacts/files.module.js';
 import { ConversationsModule } from '../conversations/conversations.module.js';
 import { ModelsModule } from '../models/models.module.js';
 import { SpacesModule } from '../spaces/spaces.module.js';
 import { AgentController } from './agent.controller.js';
 
-/** The assistant: accepting messages (api role) and running turns (worker role). */
+/**
+ * The assistant: accepting messages (api role) and running turns (worker role). Other
+ * contexts add turn kinds by registering a plan builder with TurnPlanBuilders, assembling
+ * tool sets from ToolRegistry's built-ins.
+ */
 @Module({
   imports: [SpacesModule, ConversationsModule, ModelsModule, FilesModule],
   controllers: [AgentController],
-  providers: [AgentService, TurnRunner, TurnReaper, ToolRegistry, ConversationEvents],
-  exports: [AgentService, TurnRunner, TurnReaper, ConversationEvents],
+  providers: [
+    AgentService,
+    TurnRunner,
+    TurnReaper,
+    ToolRegistry,
+    ConversationEvents,
+    ChatPlanBuilder,
+    TurnPlanBuilders,
+    {
+      provide: AgentLoop,
+      useFactory: (provider: ModelProvider, clock: Clock, config: AppConfig) =>
+        new AgentLoop(provider, clock, config.agent),
+      inject: [ModelProvider, Clock, APP_CONFIG],
+    },
+  ],
+  exports: [AgentService, TurnRunner, TurnReaper, ConversationEvents, TurnPlanBuilders, ToolRegistry, AgentLoop],
 })
 export class AgentModule {}

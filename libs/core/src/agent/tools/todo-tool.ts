@@ -38,30 +38,3 @@ export function todoWriteTool(): AgentTool {
     },
   };
 }
-
-export const ASK_USER_QUESTION_SCHEMA = {
-  type: 'object',
-  properties: {
-    questions: {
-      type: 'array',
-      items: {
-        type: 'object',
-        properties: {
-          question: { type: 'string' },
-          header: { type: 'string' },
-          options: {
-            type: 'array',
-            items: {
-              type: 'object',
-              properties: { label: { type: 'string' }, description: { type: 'string' } },
-              required: ['label', 'description'],
-            },
-          },
-          multiSelect: { type: 'boolean' },
-        },
-        required: ['question', 'header', 'options', 'multiSelect'],
-      },
-    },
-  },
-  required: ['questions'],
-};

@@ -1,8 +1,16 @@
+import type { AskQuestion } from '#contracts/agent.js';
 import type { Space } from '../../spaces/space.js';
 
 export interface ToolContext {
   space: Space;
   signal: AbortSignal;
+  /** The model's id of this call. */
+  toolUseId: string;
+  /**
+   * Asks the user and waits for the answers (from any replica); absent when the turn has
+   * nobody to ask. Throws when the turn is stopped meanwhile.
+   */
+  askUser?: (questions: AskQuestion[]) => Promise<Record<string, unknown>>;
 }
 
 export interface ToolOutcome {

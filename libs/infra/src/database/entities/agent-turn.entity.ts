@@ -8,6 +8,10 @@ export class AgentTurnEntity {
   @PrimaryColumn({ type: 'uuid' })
   id: string;
 
+  /** chat | app-chat | app-run: which plan builder runs it. */
+  @Column({ type: 'text', default: 'chat' })
+  kind: string;
+
   @Column({ name: 'conversation_id', type: 'text' })
   conversationId: string;
 

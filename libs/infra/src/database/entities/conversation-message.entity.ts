@@ -9,7 +9,7 @@ export class ConversationMessageEntity {
   id: string;
 
   @ForeignKey(() => ConversationEntity, { name: 'FK_conversation_message_conversation', onDelete: 'CASCADE' })
-  @Column({ name: 'conversation_id', type: 'uuid' })
+  @Column({ name: 'conversation_id', type: 'text' })
   conversationId: string;
 
   @Column({ type: 'integer' })

@@ -4,7 +4,8 @@ import { SpaceEntity } from './space.entity.js';
 @Entity({ name: 'conversation' })
 @Index('IDX_conversation_space_updated', ['spaceId', 'updatedAt'])
 export class ConversationEntity {
-  @PrimaryColumn({ type: 'uuid', primaryKeyConstraintName: 'PK_conversation' })
+  /** A UUID, `app-chat:<appId>` or a caller's thread id (conversation-rules: isConversationId). */
+  @PrimaryColumn({ type: 'text', primaryKeyConstraintName: 'PK_conversation' })
   id: string;
 
   @ForeignKey(() => SpaceEntity, { name: 'FK_conversation_space', onDelete: 'CASCADE' })

@@ -1,5 +1,5 @@
 import { AgentChannels, type Thought } from '#contracts/agent.js';
-import type { ModelContentBlock, ModelStreamEvent } from '../ports/model-provider.port.js';
+import type { ModelContentBlock, ModelStreamEvent } from '../../ports/model-provider.port.js';
 
 export type Emit = (channel: string, payload: object) => Promise<void>;
 /** Emits without waiting (stream deltas); ordering with later emits is kept by the emitter. */

@@ -1,0 +1,125 @@
+import { Injectable } from '@nestjs/common';
+import { AgentChannels } from '#contracts/agent.js';
+import type { Message } from '../conversations/conversation.js';
+import { ConversationsService } from '../conversations/conversations.service.js';
+import { MemoryConsolidationService } from '../memory/memory-consolidation.service.js';
+import { ModelSourcesService } from '../models/model-sources.service.js';
+import { Clock } from '../ports/clock.port.js';
+import { ModelProvider, type ReasoningEffort } from '../ports/model-provider.port.js';
+import type { TurnRecord } from '../ports/turn.repository.port.js';
+import { SpacesService } from '../spaces/spaces.service.js';
+import { buildHistory, COMPACTION_KIND, systemPrompt } from './context-builder.js';
+import type { TurnIO, TurnPlan } from './engine/turn-plan.js';
+import { ToolRegistry } from './tool-registry.js';
+import { TurnTexts } from './turn-endings.js';
+import { refuseTurn, TurnPlanBuilder, type TurnRefusal } from './turn-plan-builder.js';
+
+/**
+ * A chat turn: the conversation's history in its space's workspace, the built-in tools,
+ * the conversation's pinned model (else the default); the reply and compactions are kept
+ * in the conversation, and the space's memory is offered a consolidation afterwards.
+ */
+@Injectable()
+export class ChatPlanBuilder extends TurnPlanBuilder {
+  readonly kind = 'chat' as const;
+
+  constructor(
+    private readonly conversations: ConversationsService,
+    private readonly spaces: SpacesService,
+    private readonly models: ModelSourcesService,
+    private readonly provider: ModelProvider,
+    private readonly tools: ToolRegistry,
+    private readonly memory: MemoryConsolidationService,
+    private readonly clock: Clock,
+  ) {
+    super();
+  }
+
+  async build(turn: TurnRecord, io: TurnIO): Promise<TurnPlan | TurnRefusal> {
+    const space = await this.spaces.get(turn.spaceId);
+    const { conversation, messages } = await this.conversations.get(turn.spaceId, turn.conversationId);
+    if (!messages.some((m) => m.role === 'assistant')) {
+      await io.emit(AgentChannels.sessionInfo, { slashCommands: [], skills: [], agents: [] });
+    }
+    if (!(await this.spaces.folderExists(space))) {
+      return refuseTurn(TurnTexts.workDirMissing, {
+        errorType: 'working_dir_unavailable',
+        workDirIssue: { path: space.path, reason: 'missing' },
+      });
+    }
+    const resolved = await this.models.resolveForConversation(
+      conversation.modelSourceId && conversation.modelId
+        ? { modelSourceId: conversation.modelSourceId, modelId: conversation.modelId }
+        : null,
+    );
+    if (!resolved) return refuseTurn(TurnTexts.noModel, { errorCode: 'NO_MODEL' });
+    const request = turn.request as { reasoningEffort?: ReasoningEffort; thinkingEnabled?: boolean };
+    const effort: ReasoningEffort =
+      conversation.reasoningEffort ?? request.reasoningEffort ?? (request.thinkingEnabled ? 'medium' : 'off');
+    // Input that arrived before the turn started is already in the history.
+    await io.takePendingInput();
+    const tools = this.tools.builtins();
+    const conversationId = turn.conversationId;
+    return {
+      system: systemPrompt({
+        workspacePath: space.path,
+        now: new Date(this.clock.now()),
+        memoryEnabled: this.spaces.preferencesOf(space).memory.enabled,
+        toolNames: tools.names(),
+      }),
+      tools,
+      history: buildHistory(messages),
+      model: {
+        endpoint: resolved.endpoint,
+        model: resolved.model,
+        info: this.provider.info(resolved.endpoint.provider, resolved.model),
+        effort,
+      },
+      workspace: space,
+      contextTokens: lastContextTokens(messages),
+      io,
+      hooks: {
+        onComplete: async ({ reply, thoughts, tokenUsage, model, contextTokens }) => {
+          await this.conversations.appendMessage(
+            conversationId,
+            { role: 'assistant', content: reply, meta: { turnId: turn.id, model, tokenUsage, contextTokens } },
+            thoughts,
+          );
+        },
+        onFailure: async ({ reply, thoughts, tokenUsage, error, interrupted }) => {
+          if (reply === '' && thoughts.length === 0) return;
+          await this.conversations.appendMessage(
+            conversationId,
+            {
+              role: 'assistant',
+              content: reply,
+              meta: { turnId: turn.id, ...(interrupted ? { interrupted: true } : { error }), tokenUsage },
+            },
+            thoughts,
+          );
+        },
+        onCompacted: async ({ summary, preTokens }) => {
+          await this.conversations.appendMessage(conversationId, {
+            role: 'system',
+            content: summary,
+            meta: { kind: COMPACTION_KIND, preTokens, turnId: turn.id },
+          });
+        },
+        // Memory grows with the conversation; the space's cadence decides when to reorganize it.
+        afterCompleted: async () => {
+          await this.memory.afterTurn(turn.spaceId);
+        },
+      },
+    };
+  }
+}
+
+/** The context the previous reply ended with (0 after a compaction or when unknown). */
+function lastContextTokens(messages: Message[]): number {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i]!;
+    if (m.role === 'system' && m.meta.kind === COMPACTION_KIND) return 0;
+    if (m.role === 'assistant' && typeof m.meta.contextTokens === 'number') return m.meta.contextTokens;
+  }
+  return 0;
+}

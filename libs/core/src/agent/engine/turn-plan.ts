@@ -1,0 +1,108 @@
+import type { ApiRetryInfo, AskQuestion, Thought, TokenUsageDto } from '#contracts/agent.js';
+import type { ModelEndpoint, ModelInfo, ModelMessage, ReasoningEffort } from '../../ports/model-provider.port.js';
+import type { Space } from '../../spaces/space.js';
+import type { Emit, Fire } from './step-emitter.js';
+import type { ToolSet } from './tool-set.js';
+
+/**
+ * What the agent loop needs to run one turn, and nothing about where the turn comes from:
+ * a chat, a digital human's chat or a run each build their plan (a TurnPlanBuilder per
+ * turn kind) and the loop runs them all alike.
+ */
+export interface TurnPlan {
+  system: string;
+  tools: ToolSet;
+  /** The conversation so far as the model sees it, ending with the user's message. */
+  history: ModelMessage[];
+  model: ModelSelection;
+  /** The workspace the tools act in. */
+  workspace: Space;
+  /** Prompt size the history ended with last time (0: unknown), so a long history compacts before it overflows. */
+  contextTokens: number;
+  /** Overrides the configured step limit. */
+  maxSteps?: number;
+  io: TurnIO;
+  hooks: PlanHooks;
+}
+
+export interface ModelSelection {
+  endpoint: ModelEndpoint;
+  model: string;
+  info: ModelInfo;
+  effort: ReasoningEffort;
+}
+
+/** Why a turn's abort signal fired. */
+export type AbortReason = 'stop' | 'shutdown';
+
+/**
+ * The running turn's lines to the world, given by the runner that owns its lifecycle:
+ * events, the stop signal, and the state other replicas read from the turn record.
+ */
+export interface TurnIO {
+  /** Names the turn in logs. */
+  label: string;
+  emit: Emit;
+  fire: Fire;
+  signal: AbortSignal;
+  /** Why `signal` fired. */
+  abortReason(): AbortReason;
+  /** Takes the input recorded while generating; it joins the next step. */
+  takePendingInput(): Promise<string[]>;
+  /** The model-call retry in progress (null: retrying is over), for clients that recover. */
+  saveRetry(retry: ApiRetryInfo | null): Promise<void>;
+  /** The thoughts so far, after each step, for clients that recover. */
+  saveThoughts(thoughts: Thought[]): Promise<void>;
+  /** Absent when nobody can answer questions in this turn. */
+  questions?: QuestionChannel;
+}
+
+export interface PostedQuestion {
+  id: string;
+  questions: AskQuestion[];
+  toolUseId: string;
+  askedAt: string;
+}
+
+/** Where a question waits for its answer; kept where every replica can answer it. */
+export interface QuestionChannel {
+  post(question: PostedQuestion): Promise<void>;
+  /** The answers; throws TurnInterrupted when the turn is stopped first. */
+  waitForAnswer(questionId: string): Promise<Record<string, unknown>>;
+  /** The question is no longer pending (answered, or the turn is ending). */
+  clear(): Promise<void>;
+}
+
+/** What a finished turn produced. */
+export interface TurnResult {
+  /** The reply's text blocks, joined. */
+  reply: string;
+  thoughts: Thought[];
+  tokenUsage: TokenUsageDto;
+  model: string;
+  /** Prompt plus output size of the last model call. */
+  contextTokens: number;
+}
+
+/** What a failed or interrupted turn produced, and why it ended. */
+export interface TurnFailure {
+  /** The text of `agent:error`. */
+  error: string;
+  interrupted: AbortReason | null;
+  /** Text streamed before the end, joined. */
+  reply: string;
+  thoughts: Thought[];
+  tokenUsage: TokenUsageDto;
+}
+
+/** What the plan's kind does with the turn's results. */
+export interface PlanHooks {
+  /** Records the reply; runs before the turn is marked completed. */
+  onComplete(result: TurnResult): Promise<void>;
+  /** Records what a failed or interrupted turn produced; runs before the turn is marked ended. */
+  onFailure(failure: TurnFailure): Promise<void>;
+  /** The history was compacted into `summary` (kept from the next step on). */
+  onCompacted?(compaction: { summary: string; preTokens: number }): Promise<void>;
+  /** Runs once the completed turn was marked completed and announced (the runner calls it). */
+  afterCompleted?(): Promise<void>;
+}

@@ -1,0 +1,31 @@
+import type { TurnKind } from '#contracts/agent.js';
+import type { TurnRecord } from '../ports/turn.repository.port.js';
+import type { TurnIO, TurnPlan } from './engine/turn-plan.js';
+
+/** A turn that cannot run at all (nothing was produced): it ends as failed with this error. */
+export interface TurnRefusal {
+  refused: true;
+  /** The text of `agent:error`. */
+  error: string;
+  /** More fields of the `agent:error` payload (errorCode, errorType, …). */
+  details: Record<string, unknown>;
+}
+
+export function refuseTurn(error: string, details: Record<string, unknown> = {}): TurnRefusal {
+  return { refused: true, error, details };
+}
+
+export function isRefusal(built: TurnPlan | TurnRefusal): built is TurnRefusal {
+  return 'refused' in built;
+}
+
+/**
+ * Builds the plan of one kind of turn: its system prompt, tools, history, model and what
+ * happens with the reply. The runner calls `build` once the turn is claimed, with the
+ * turn's `io` (events, stop signal, pending input, questions), which the plan passes on or
+ * wraps. Register a builder with `TurnPlanBuilders.register` (e.g. in `onModuleInit`).
+ */
+export abstract class TurnPlanBuilder {
+  abstract readonly kind: TurnKind;
+  abstract build(turn: TurnRecord, io: TurnIO): Promise<TurnPlan | TurnRefusal>;
+}
