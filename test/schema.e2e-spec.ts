@@ -8,35 +8,13 @@ import pg from 'pg';
 import type { DataSource } from 'typeorm';
 import { DataFolderLock } from '#infra/database/data-folder-lock.js';
 import { createDataSource, migrateUnderLock, pendingSchemaChanges } from '#infra/database/database.js';
-import { EmbeddedPostgres } from '#infra/database/embedded-postgres.js';
 import { MIGRATIONS } from '#infra/database/schema.js';
 import { TypeormSettingsRepository } from '#infra/database/setting.repository.js';
 import { withTimeout } from '#testing/fakes.js';
+import { type FreshDatabase, freshDatabase } from '#testing/fresh-database.js';
 import { createTestDatabase, testMode } from '#testing/test-env.js';
 
 const MIGRATION_NAMES = MIGRATIONS.map((M) => new M().name);
-
-interface FreshDatabase {
-  url: string;
-  dispose(): Promise<void>;
-}
-
-/** An empty database of this run's kind: a new embedded PGlite folder, or a new Postgres database. */
-async function freshDatabase(): Promise<FreshDatabase> {
-  if (testMode() === 'services') {
-    const db = await createTestDatabase();
-    return { url: db.url, dispose: () => db.drop() };
-  }
-  const dir = mkdtempSync(join(tmpdir(), 'svc-schema-'));
-  const embedded = await EmbeddedPostgres.start(dir);
-  return {
-    url: embedded.url,
-    dispose: async () => {
-      await embedded.stop();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
 
 async function migrationRows(ds: DataSource): Promise<Array<{ name: string; count: number }>> {
   const rows = (await ds.query(

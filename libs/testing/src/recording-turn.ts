@@ -1,5 +1,12 @@
 import type { ApiRetryInfo, Thought } from '#contracts/agent.js';
-import type { AbortReason, PostedQuestion, TurnFailure, TurnPlan, TurnResult } from '#core/agent/engine/turn-plan.js';
+import type {
+  AbortReason,
+  PostedQuestion,
+  TurnFailure,
+  TurnIO,
+  TurnPlan,
+  TurnResult,
+} from '#core/agent/engine/turn-plan.js';
 import { ToolSet } from '#core/agent/engine/tool-set.js';
 import { TurnInterrupted } from '#core/agent/engine/agent-loop.js';
 import type { ModelMessage } from '#core/ports/model-provider.port.js';
@@ -18,6 +25,8 @@ export interface RecordingTurnOptions {
   maxSteps?: number;
   /** Offer the question channel (default true). */
   questions?: boolean;
+  /** The io of a real runner instead of the recording one (hooks still record). */
+  io?: TurnIO;
 }
 
 /**
@@ -70,7 +79,7 @@ export class RecordingTurn {
       } satisfies Space,
       contextTokens: options.contextTokens ?? 0,
       ...(options.maxSteps !== undefined ? { maxSteps: options.maxSteps } : {}),
-      io: {
+      io: options.io ?? {
         label: 'test turn',
         emit: async (channel, payload) => record(channel, payload),
         fire: (channel, payload) => record(channel, payload),

@@ -8,6 +8,7 @@ import {
   type SessionState,
   type Thought,
   type ToolsetEntry,
+  type TurnKind,
 } from '#contracts/agent.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { ConversationsService } from '../conversations/conversations.service.js';
@@ -17,7 +18,7 @@ import { EventBus } from '../ports/event-bus.port.js';
 import { FileStore } from '../ports/file-store.port.js';
 import { JobQueue } from '../ports/job-queue.port.js';
 import { REASONING_EFFORTS, type ReasoningEffort } from '../ports/model-provider.port.js';
-import { type TurnRecord, TurnRepository } from '../ports/turn.repository.port.js';
+import { type NewTurn, type TurnRecord, TurnRepository } from '../ports/turn.repository.port.js';
 import { SERVICE_FOLDER, type Space } from '../spaces/space.js';
 import { SpacesService } from '../spaces/spaces.service.js';
 import type { ImageAttachment } from './context-builder.js';
@@ -73,36 +74,71 @@ export class AgentService {
     const conversation = await this.conversations.findById(conversationId);
     if (!conversation || conversation.spaceId !== spaceId) throw DomainError.notFound('Conversation not found');
 
-    if (await this.recordAsLiveInput(space, conversationId, message, images)) return;
-
     const meta: Record<string, unknown> = {};
-    if (images.length > 0) meta.images = images;
     if (conversation.messageCount === 0 && this.spaces.preferencesOf(space).memory.enabled) {
       const snapshot = await this.readMemory(space);
       if (snapshot) meta.memorySnapshot = snapshot;
     }
-    const stored = await this.conversations.appendMessage(conversationId, { role: 'user', content: message, meta });
-    const turn = await this.turns.createQueued({
-      id: randomUUID(),
+    await this.submitMessage({
       kind: 'chat',
+      space,
       conversationId,
-      spaceId,
+      message,
+      images,
+      meta,
       request: {
         ...(reasoningEffort ? { reasoningEffort } : {}),
         ...(typeof input.thinkingEnabled === 'boolean' ? { thinkingEnabled: input.thinkingEnabled } : {}),
-        messageId: stored.id,
       },
     });
-    if (!turn) {
-      // Another request started a turn meanwhile: this message becomes its input.
-      await this.handToRunningTurn(space, conversationId, stored.id, message);
-      return;
-    }
-    await this.events.emit(spaceId, conversationId, AgentChannels.turnStart, { type: 'turn-start' });
-    await this.queue.add('agent.turn', { turnId: turn.id, kind: turn.kind }, { jobId: `turn-${turn.id}` });
+  }
+
+  /**
+   * Records a user's message in an existing conversation and starts a turn of `kind` for it
+   * (answering at once), or, while the conversation is generating, hands it to the running
+   * turn for its next step. `meta` goes with a message that starts a turn (e.g. the memory
+   * snapshot of a first message); `request` is kept on the turn for its plan builder.
+   */
+  async submitMessage(submission: {
+    kind: TurnKind;
+    space: Space;
+    conversationId: string;
+    message: string;
+    images: ImageAttachment[];
+    meta: Record<string, unknown>;
+    request: Record<string, unknown>;
+  }): Promise<void> {
+    const { kind, space, conversationId, message, images } = submission;
+    if (await this.recordAsLiveInput(kind, space, conversationId, message, images)) return;
+    const stored = await this.conversations.appendMessage(conversationId, {
+      role: 'user',
+      content: message,
+      meta: { ...(images.length > 0 ? { images } : {}), ...submission.meta },
+    });
+    const turn = await this.queueTurn({
+      kind,
+      spaceId: space.id,
+      conversationId,
+      request: { ...submission.request, messageId: stored.id },
+    });
+    // Another request started a turn meanwhile: this message becomes its input.
+    if (!turn) await this.handToRunningTurn(space, conversationId, stored.id, message);
+  }
+
+  /**
+   * Queues a turn of `kind` and announces it (`agent:turn-start`, then the `agent.turn`
+   * job); null when the conversation already has an active turn.
+   */
+  async queueTurn(turn: Omit<NewTurn, 'id'>): Promise<TurnRecord | null> {
+    const queued = await this.turns.createQueued({ id: randomUUID(), ...turn });
+    if (!queued) return null;
+    await this.events.emit(turn.spaceId, turn.conversationId, AgentChannels.turnStart, { type: 'turn-start' });
+    await this.queue.add('agent.turn', { turnId: queued.id, kind: queued.kind }, { jobId: `turn-${queued.id}` });
+    return queued;
   }
 
   private async recordAsLiveInput(
+    kind: TurnKind,
     space: Space,
     conversationId: string,
     message: string,
@@ -116,17 +152,7 @@ export class AgentService {
     });
     if (await this.handToRunningTurn(space, conversationId, stored.id, message)) return true;
     // The turn ended between the two reads: start a new one for the stored message.
-    const turn = await this.turns.createQueued({
-      id: randomUUID(),
-      kind: 'chat',
-      conversationId,
-      spaceId: space.id,
-      request: { messageId: stored.id },
-    });
-    if (turn) {
-      await this.events.emit(space.id, conversationId, AgentChannels.turnStart, { type: 'turn-start' });
-      await this.queue.add('agent.turn', { turnId: turn.id, kind: turn.kind }, { jobId: `turn-${turn.id}` });
-    }
+    await this.queueTurn({ kind, spaceId: space.id, conversationId, request: { messageId: stored.id } });
     return true;
   }
 

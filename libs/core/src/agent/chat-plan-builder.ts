@@ -9,7 +9,7 @@ import { ModelProvider, type ReasoningEffort } from '../ports/model-provider.por
 import type { TurnRecord } from '../ports/turn.repository.port.js';
 import { SpacesService } from '../spaces/spaces.service.js';
 import { buildHistory, COMPACTION_KIND, systemPrompt } from './context-builder.js';
-import type { TurnIO, TurnPlan } from './engine/turn-plan.js';
+import type { PlanHooks, TurnIO, TurnPlan } from './engine/turn-plan.js';
 import { ToolRegistry } from './tool-registry.js';
 import { TurnTexts } from './turn-endings.js';
 import { refuseTurn, TurnPlanBuilder, type TurnRefusal } from './turn-plan-builder.js';
@@ -59,7 +59,6 @@ export class ChatPlanBuilder extends TurnPlanBuilder {
     // Input that arrived before the turn started is already in the history.
     await io.takePendingInput();
     const tools = this.tools.builtins();
-    const conversationId = turn.conversationId;
     return {
       system: systemPrompt({
         workspacePath: space.path,
@@ -79,32 +78,7 @@ export class ChatPlanBuilder extends TurnPlanBuilder {
       contextTokens: lastContextTokens(messages),
       io,
       hooks: {
-        onComplete: async ({ reply, thoughts, tokenUsage, model, contextTokens }) => {
-          await this.conversations.appendMessage(
-            conversationId,
-            { role: 'assistant', content: reply, meta: { turnId: turn.id, model, tokenUsage, contextTokens } },
-            thoughts,
-          );
-        },
-        onFailure: async ({ reply, thoughts, tokenUsage, error, interrupted }) => {
-          if (reply === '' && thoughts.length === 0) return;
-          await this.conversations.appendMessage(
-            conversationId,
-            {
-              role: 'assistant',
-              content: reply,
-              meta: { turnId: turn.id, ...(interrupted ? { interrupted: true } : { error }), tokenUsage },
-            },
-            thoughts,
-          );
-        },
-        onCompacted: async ({ summary, preTokens }) => {
-          await this.conversations.appendMessage(conversationId, {
-            role: 'system',
-            content: summary,
-            meta: { kind: COMPACTION_KIND, preTokens, turnId: turn.id },
-          });
-        },
+        ...conversationRecording(this.conversations, turn),
         // Memory grows with the conversation; the space's cadence decides when to reorganize it.
         afterCompleted: async () => {
           await this.memory.afterTurn(turn.spaceId);
@@ -114,8 +88,48 @@ export class ChatPlanBuilder extends TurnPlanBuilder {
   }
 }
 
-/** The context the previous reply ended with (0 after a compaction or when unknown). */
-function lastContextTokens(messages: Message[]): number {
+/**
+ * The hooks of a turn whose reply belongs to its conversation: the reply (or what a failed
+ * turn produced) and compaction summaries become messages of the conversation. Any turn
+ * kind that talks in a conversation (chat, a digital human's threads) records this way.
+ */
+export function conversationRecording(
+  conversations: ConversationsService,
+  turn: TurnRecord,
+): Pick<PlanHooks, 'onComplete' | 'onFailure' | 'onCompacted'> {
+  const { conversationId } = turn;
+  return {
+    onComplete: async ({ reply, thoughts, tokenUsage, model, contextTokens }) => {
+      await conversations.appendMessage(
+        conversationId,
+        { role: 'assistant', content: reply, meta: { turnId: turn.id, model, tokenUsage, contextTokens } },
+        thoughts,
+      );
+    },
+    onFailure: async ({ reply, thoughts, tokenUsage, error, interrupted }) => {
+      if (reply === '' && thoughts.length === 0) return;
+      await conversations.appendMessage(
+        conversationId,
+        {
+          role: 'assistant',
+          content: reply,
+          meta: { turnId: turn.id, ...(interrupted ? { interrupted: true } : { error }), tokenUsage },
+        },
+        thoughts,
+      );
+    },
+    onCompacted: async ({ summary, preTokens }) => {
+      await conversations.appendMessage(conversationId, {
+        role: 'system',
+        content: summary,
+        meta: { kind: COMPACTION_KIND, preTokens, turnId: turn.id },
+      });
+    },
+  };
+}
+
+/** The context the previous reply of a conversation ended with (0 after a compaction or when unknown). */
+export function lastContextTokens(messages: Message[]): number {
   for (let i = messages.length - 1; i >= 0; i--) {
     const m = messages[i]!;
     if (m.role === 'system' && m.meta.kind === COMPACTION_KIND) return 0;

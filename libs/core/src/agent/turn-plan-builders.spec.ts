@@ -52,37 +52,16 @@ describe('ToolRegistry', () => {
       } as AppConfig,
     );
 
+  /** The file and task tools every turn may have, in CONTRACT §3's order. */
+  const FILES_AND_TASKS = ['Read', 'Write', 'Edit', 'Glob', 'Grep', 'TodoWrite'];
+
   it('built-ins in the order of CONTRACT §3, Bash only where configured', () => {
-    assert.deepEqual(registry(true).names(), [
-      'Read',
-      'Write',
-      'Edit',
-      'Glob',
-      'Grep',
-      'TodoWrite',
-      'Bash',
-      'AskUserQuestion',
-    ]);
-    assert.deepEqual(registry(false).names(), [
-      'Read',
-      'Write',
-      'Edit',
-      'Glob',
-      'Grep',
-      'TodoWrite',
-      'AskUserQuestion',
-    ]);
+    assert.deepEqual(registry(true).names(), [...FILES_AND_TASKS, 'Bash', 'AskUserQuestion']);
+    assert.deepEqual(registry(false).names(), [...FILES_AND_TASKS, 'AskUserQuestion']);
   });
 
   it('a turn can leave Bash and AskUserQuestion out, but not turn Bash on against the configuration', () => {
-    assert.deepEqual(registry(true).builtins({ bash: false, askUser: false }).names(), [
-      'Read',
-      'Write',
-      'Edit',
-      'Glob',
-      'Grep',
-      'TodoWrite',
-    ]);
+    assert.deepEqual(registry(true).builtins({ bash: false, askUser: false }).names(), FILES_AND_TASKS);
     assert.equal(registry(false).builtins({ bash: true }).get('Bash'), undefined);
   });
 });

@@ -37,16 +37,19 @@ export interface TurnRecord {
   endedAt: Date | null;
 }
 
+export interface NewTurn {
+  id: string;
+  kind: TurnKind;
+  conversationId: string;
+  spaceId: string;
+  /** What the turn's plan builder needs (reasoning options, the message, a run's trigger, …). */
+  request: Record<string, unknown>;
+}
+
 /** Turn records: the shared truth behind generating, sessions, stop and questions. */
 export abstract class TurnRepository {
   /** Creates a queued turn unless the conversation already has an active one (then null). */
-  abstract createQueued(turn: {
-    id: string;
-    kind: TurnKind;
-    conversationId: string;
-    spaceId: string;
-    request: Record<string, unknown>;
-  }): Promise<TurnRecord | null>;
+  abstract createQueued(turn: NewTurn): Promise<TurnRecord | null>;
   abstract findById(id: string): Promise<TurnRecord | null>;
   abstract findActive(conversationId: string): Promise<TurnRecord | null>;
   abstract listActive(): Promise<TurnRecord[]>;

@@ -1,6 +1,7 @@
 import type { DataSource, Repository } from 'typeorm';
 import type { TurnKind } from '#contracts/agent.js';
 import {
+  type NewTurn,
   type PendingInput,
   type PendingQuestion,
   type TurnRecord,
@@ -41,13 +42,7 @@ export class TypeormTurnRepository extends TurnRepository {
     this.repo = ds.getRepository(AgentTurnEntity);
   }
 
-  async createQueued(turn: {
-    id: string;
-    kind: TurnKind;
-    conversationId: string;
-    spaceId: string;
-    request: Record<string, unknown>;
-  }): Promise<TurnRecord | null> {
+  async createQueued(turn: NewTurn): Promise<TurnRecord | null> {
     const rows = (await this.ds.query(
       `INSERT INTO "agent_turn" ("id", "kind", "conversation_id", "space_id", "status", "request", "pending_inputs", "thoughts")
        VALUES ($1, $2, $3, $4, 'queued', $5, '[]'::jsonb, '[]'::jsonb)

@@ -1,0 +1,202 @@
+import assert from 'node:assert/strict';
+import { afterEach, beforeEach, describe, it } from 'node:test';
+import { AgentChannels, AgentInternalChannels, type TurnKind } from '#contracts/agent.js';
+import { FakeEventLog, FakeTurnRepository, RecordingEventBus } from '#testing/fake-agent-ports.js';
+import { FakeModelProvider, hangingResponse, textResponse, toolUseResponse } from '#testing/fake-model-provider.js';
+import { FakeClock } from '#testing/fakes.js';
+import { RecordingTurn } from '#testing/recording-turn.js';
+import type { TurnRecord } from '../ports/turn.repository.port.js';
+import { ConversationEvents } from './conversation-events.js';
+import { AgentLoop } from './engine/agent-loop.js';
+import { ToolSet } from './engine/tool-set.js';
+import type { TurnIO, TurnPlan } from './engine/turn-plan.js';
+import { askUserQuestionTool } from './tools/ask-user-question-tool.js';
+import { TurnTexts } from './turn-endings.js';
+import { refuseTurn, TurnPlanBuilder, type TurnRefusal } from './turn-plan-builder.js';
+import { TurnPlanBuilders } from './turn-plan-builders.js';
+import { TurnRunner } from './turn-runner.js';
+import type { ChatPlanBuilder } from './chat-plan-builder.js';
+
+/** A builder of one kind whose plans are RecordingTurns on the runner's io. */
+class StubBuilder extends TurnPlanBuilder {
+  readonly built: TurnRecord[] = [];
+  recording: RecordingTurn | null = null;
+
+  constructor(
+    readonly kind: TurnKind,
+    private readonly make: (io: TurnIO) => RecordingTurn | TurnRefusal,
+  ) {
+    super();
+  }
+
+  async build(turn: TurnRecord, io: TurnIO): Promise<TurnPlan | TurnRefusal> {
+    this.built.push(turn);
+    const made = this.make(io);
+    if ('refused' in made) return made;
+    this.recording = made;
+    return made.plan;
+  }
+}
+
+describe('TurnRunner', () => {
+  let turns: FakeTurnRepository;
+  let bus: RecordingEventBus;
+  let provider: FakeModelProvider;
+  let chat: StubBuilder;
+  /** How the chat builder makes its plans; a test may change it before running. */
+  let chatPlan: (io: TurnIO) => RecordingTurn | TurnRefusal;
+  let builders: TurnPlanBuilders;
+  let runner: TurnRunner;
+
+  beforeEach(() => {
+    turns = new FakeTurnRepository();
+    bus = new RecordingEventBus();
+    provider = new FakeModelProvider();
+    chatPlan = (io) => new RecordingTurn({ io });
+    chat = new StubBuilder('chat', (io) => chatPlan(io));
+    builders = new TurnPlanBuilders(chat as unknown as ChatPlanBuilder);
+    const clock = new FakeClock();
+    runner = new TurnRunner(
+      turns,
+      builders,
+      new AgentLoop(provider, clock, { maxSteps: 5, maxRetries: 0, retryBaseMs: 1, maxOutputTokens: 1000 }),
+      new ConversationEvents(bus, new FakeEventLog()),
+      bus,
+      clock,
+    );
+    runner.onModuleInit();
+  });
+
+  afterEach(() => runner.onApplicationShutdown());
+
+  const queue = async (kind: TurnKind = 'chat', conversationId = 'c-1'): Promise<string> =>
+    (await turns.createQueued({
+      id: `turn-${kind}-${conversationId}`,
+      kind,
+      conversationId,
+      spaceId: 's-1',
+      request: {},
+    }))!.id;
+
+  it('a turn runs on the plan of its kind, ends completed, then the plan’s afterCompleted runs', async () => {
+    const run = new StubBuilder('app-run', (io) => {
+      const turn = new RecordingTurn({ io });
+      turn.plan.hooks.afterCompleted = async () => {
+        statusAfter = (await turns.findById(id))?.status;
+      };
+      return turn;
+    });
+    let statusAfter: string | undefined;
+    builders.register(run);
+    provider.respond(textResponse('Report ready'));
+    const id = await queue('app-run', 'app-run:r-1');
+    await runner.run(id, 'app-run');
+
+    assert.equal(chat.built.length, 0);
+    assert.equal(run.built[0]?.kind, 'app-run');
+    assert.equal(run.recording?.completed?.reply, 'Report ready');
+    assert.equal((await turns.findById(id))?.status, 'completed');
+    assert.equal(statusAfter, 'completed');
+    const complete = bus.on(AgentChannels.complete);
+    assert.equal(complete.length, 1);
+    assert.equal(complete[0]?.conversationId, 'app-run:r-1');
+    assert.equal((complete[0]?.tokenUsage as { inputTokens: number }).inputTokens, 100);
+    assert.deepEqual(bus.channels().slice(-2), [AgentChannels.message, AgentChannels.complete]);
+  });
+
+  it('a refused plan ends the turn as failed with the refusal’s error fields; the model is not called', async () => {
+    chatPlan = () => refuseTurn('No model is configured.', { errorCode: 'NO_MODEL' });
+    const id = await queue();
+    await runner.run(id);
+
+    assert.equal(provider.requests.length, 0);
+    const record = await turns.findById(id);
+    assert.deepEqual([record?.status, record?.error], ['failed', 'No model is configured.']);
+    assert.deepEqual(
+      bus.on(AgentChannels.error).map(({ error, errorCode }) => ({ error, errorCode })),
+      [{ error: 'No model is configured.', errorCode: 'NO_MODEL' }],
+    );
+    assert.equal(bus.on(AgentChannels.complete).length, 1);
+  });
+
+  it('a kind nobody registered fails with that reason', async () => {
+    const id = await queue('app-chat', 'app-chat:a-1');
+    await runner.run(id, 'app-chat');
+    assert.equal(
+      (await turns.findById(id))?.error,
+      'The turn failed: no plan builder is registered for app-chat turns',
+    );
+  });
+
+  it('a stop recorded before the turn started ends it interrupted without building a plan', async () => {
+    const id = await queue();
+    turns.records.get(id)!.stopRequested = true;
+    Object.assign(turns, { claim: async () => true });
+    await runner.run(id);
+    assert.equal(chat.built.length, 0);
+    assert.equal((await turns.findById(id))?.status, 'interrupted');
+    assert.deepEqual(bus.on(AgentChannels.error)[0]?.errorType, 'interrupted');
+  });
+
+  it('a turn that is no longer queued is left alone', async () => {
+    const id = await queue();
+    await turns.finish(id, 'interrupted', 'stopped');
+    await runner.run(id);
+    assert.equal(chat.built.length, 0);
+    assert.equal(bus.published.length, 0);
+  });
+
+  it('a question waits in the turn record; an answer from any replica resumes the turn', async () => {
+    chatPlan = (io) => new RecordingTurn({ io, tools: new ToolSet([askUserQuestionTool()]) });
+    provider.respond(
+      toolUseResponse([{ id: 'tu-1', name: 'AskUserQuestion', input: { questions: [{ question: 'Go?' }] } }]),
+      textResponse('Going'),
+    );
+    const id = await queue();
+    const running = runner.run(id);
+    const question = await waitUntil(async () => (await turns.findById(id))?.pendingQuestion ?? null);
+    assert.equal(question.toolUseId, 'tu-1');
+    assert.equal(bus.on(AgentChannels.askQuestion)[0]?.id, question.id);
+
+    assert.equal(await turns.answerQuestion('c-1', question.id, { 'Go?': 'yes' }), true);
+    await bus.publish(AgentInternalChannels.answer, { turnId: id });
+    await running;
+
+    const record = await turns.findById(id);
+    assert.equal(record?.status, 'completed');
+    assert.equal(record?.pendingQuestion, null);
+    assert.equal(chat.recording?.completed?.reply, 'Going');
+  });
+
+  it('a stop through the bus interrupts the running turn and voids input that waited for the next step', async () => {
+    provider.respond(hangingResponse('Working on'));
+    const id = await queue();
+    const running = runner.run(id);
+    await waitUntil(async () => bus.on(AgentChannels.message).find((m) => m.delta === 'Working on') ?? null);
+    await turns.addPendingInput('c-1', { messageId: 'm-9', content: 'and also', createdAt: 'now' });
+    await turns.requestStop('c-1');
+    await bus.publish(AgentInternalChannels.stop, { turnIds: [id] });
+    await running;
+
+    const record = await turns.findById(id);
+    assert.deepEqual([record?.status, record?.error], ['interrupted', TurnTexts.stopped]);
+    assert.equal(chat.recording?.failed?.reply, 'Working on');
+    assert.deepEqual(bus.on(AgentChannels.inputStopped)[0]?.messages, [
+      { id: 'm-9', role: 'user', content: 'and also' },
+    ]);
+    assert.deepEqual(bus.channels().slice(-3), [
+      AgentChannels.inputStopped,
+      AgentChannels.error,
+      AgentChannels.complete,
+    ]);
+  });
+});
+
+async function waitUntil<T>(check: () => Promise<T | null>): Promise<T> {
+  for (let i = 0; i < 500; i++) {
+    const value = await check();
+    if (value !== null) return value;
+    await new Promise((r) => setTimeout(r, 2));
+  }
+  throw new Error('condition not reached');
+}

@@ -1,0 +1,186 @@
+import type { BusEvent } from '#contracts/events.js';
+import { type BusEventHandler, EventBus } from '#core/ports/event-bus.port.js';
+import { EventLog, type LoggedEvent, type ReplayResult } from '#core/ports/event-log.port.js';
+import {
+  ACTIVE_TURN_STATUSES,
+  type NewTurn,
+  type PendingInput,
+  type PendingQuestion,
+  type TurnRecord,
+  TurnRepository,
+  type TurnStatus,
+} from '#core/ports/turn.repository.port.js';
+
+/** An in-process bus that records what was published and delivers it to subscribers at once. */
+export class RecordingEventBus extends EventBus {
+  readonly published: BusEvent[] = [];
+  private readonly handlers = new Set<BusEventHandler>();
+
+  async publish(channel: string, data: object): Promise<void> {
+    const event = { channel, data: data as Record<string, unknown> };
+    this.published.push(event);
+    const frame = JSON.stringify({ type: 'event', ...event });
+    for (const handler of [...this.handlers]) handler(event, frame);
+  }
+
+  subscribe(handler: BusEventHandler): () => void {
+    this.handlers.add(handler);
+    return () => this.handlers.delete(handler);
+  }
+
+  channels(): string[] {
+    return this.published.map((e) => e.channel);
+  }
+
+  on(channel: string): Array<Record<string, unknown>> {
+    return this.published.filter((e) => e.channel === channel).map((e) => e.data);
+  }
+}
+
+/** An unbounded event log in memory. */
+export class FakeEventLog extends EventLog {
+  private readonly logs = new Map<string, LoggedEvent[]>();
+
+  async append(conversationId: string, channel: string, data: Record<string, unknown>): Promise<LoggedEvent> {
+    const log = this.logs.get(conversationId) ?? [];
+    const seq = log.length + 1;
+    const event = { seq, channel, data: { ...data, seq } };
+    log.push(event);
+    this.logs.set(conversationId, log);
+    return event;
+  }
+
+  async since(conversationId: string, afterSeq: number): Promise<ReplayResult> {
+    return { complete: true, events: (this.logs.get(conversationId) ?? []).filter((e) => e.seq > afterSeq) };
+  }
+}
+
+/** Turn records in memory, honouring the port's rules (one active turn per conversation, finish once). */
+export class FakeTurnRepository extends TurnRepository {
+  readonly records = new Map<string, TurnRecord>();
+
+  async createQueued(turn: NewTurn): Promise<TurnRecord | null> {
+    if (this.active().some((t) => t.conversationId === turn.conversationId)) return null;
+    const record: TurnRecord = {
+      ...turn,
+      status: 'queued',
+      replicaId: null,
+      heartbeatAt: null,
+      stopRequested: false,
+      pendingInputs: [],
+      pendingQuestion: null,
+      questionAnswer: null,
+      pendingRetry: null,
+      thoughts: [],
+      error: null,
+      createdAt: new Date(),
+      startedAt: null,
+      endedAt: null,
+    };
+    this.records.set(turn.id, record);
+    return structuredClone(record);
+  }
+
+  async findById(id: string): Promise<TurnRecord | null> {
+    const record = this.records.get(id);
+    return record ? structuredClone(record) : null;
+  }
+
+  async findActive(conversationId: string): Promise<TurnRecord | null> {
+    const record = this.active().find((t) => t.conversationId === conversationId);
+    return record ? structuredClone(record) : null;
+  }
+
+  async listActive(): Promise<TurnRecord[]> {
+    return this.active().map((t) => structuredClone(t));
+  }
+
+  async claim(id: string, replicaId: string): Promise<boolean> {
+    const record = this.records.get(id);
+    if (!record || record.status !== 'queued' || record.stopRequested) return false;
+    Object.assign(record, { status: 'running', replicaId, heartbeatAt: new Date(), startedAt: new Date() });
+    return true;
+  }
+
+  async heartbeat(id: string): Promise<void> {
+    const record = this.records.get(id);
+    if (record?.status === 'running') record.heartbeatAt = new Date();
+  }
+
+  async addPendingInput(conversationId: string, input: PendingInput): Promise<TurnRecord | null> {
+    const record = this.active().find((t) => t.conversationId === conversationId && !t.stopRequested);
+    if (!record) return null;
+    record.pendingInputs.push(input);
+    return structuredClone(record);
+  }
+
+  async takePendingInputs(id: string): Promise<PendingInput[]> {
+    const record = this.records.get(id);
+    return record ? record.pendingInputs.splice(0) : [];
+  }
+
+  async setQuestion(id: string, question: PendingQuestion | null): Promise<void> {
+    const record = this.records.get(id);
+    if (record) Object.assign(record, { pendingQuestion: question, questionAnswer: null });
+  }
+
+  async answerQuestion(
+    conversationId: string | null,
+    questionId: string,
+    answers: Record<string, unknown>,
+  ): Promise<boolean> {
+    const record = this.active().find(
+      (t) =>
+        t.pendingQuestion?.id === questionId &&
+        t.questionAnswer === null &&
+        !t.stopRequested &&
+        (conversationId === null || t.conversationId === conversationId),
+    );
+    if (!record) return false;
+    record.questionAnswer = answers;
+    return true;
+  }
+
+  async setRetry(id: string, retry: Record<string, unknown> | null): Promise<void> {
+    const record = this.records.get(id);
+    if (record) record.pendingRetry = retry;
+  }
+
+  async saveThoughts(id: string, thoughts: unknown[]): Promise<void> {
+    const record = this.records.get(id);
+    if (record) record.thoughts = structuredClone(thoughts);
+  }
+
+  async requestStop(conversationId: string | null): Promise<TurnRecord[]> {
+    const flagged = this.active().filter((t) => conversationId === null || t.conversationId === conversationId);
+    for (const record of flagged) record.stopRequested = true;
+    return flagged.map((t) => structuredClone(t));
+  }
+
+  async finish(
+    id: string,
+    status: Exclude<TurnStatus, 'queued' | 'running'>,
+    error: string | null = null,
+  ): Promise<boolean> {
+    const record = this.records.get(id);
+    if (!record || !ACTIVE_TURN_STATUSES.includes(record.status)) return false;
+    Object.assign(record, { status, error, endedAt: new Date(), pendingQuestion: null, pendingRetry: null });
+    return true;
+  }
+
+  async findStale(before: Date): Promise<TurnRecord[]> {
+    return [...this.records.values()]
+      .filter((t) => t.status === 'running' && t.heartbeatAt !== null && t.heartbeatAt < before)
+      .map((t) => structuredClone(t));
+  }
+
+  async listActiveOn(replicaId: string): Promise<TurnRecord[]> {
+    return this.active()
+      .filter((t) => t.replicaId === replicaId)
+      .map((t) => structuredClone(t));
+  }
+
+  private active(): TurnRecord[] {
+    return [...this.records.values()].filter((t) => ACTIVE_TURN_STATUSES.includes(t.status));
+  }
+}
