@@ -6,11 +6,15 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
+import { ConversationsService } from '#core/conversations/conversations.service.js';
+import { DomainError } from '#core/errors/domain-error.js';
+import { SystemClock } from '#core/ports/clock.port.js';
 import { TypeormTurnRepository } from '#infra/agent/typeorm-turn.repository.js';
 import { TypeormConversationRepository } from '#infra/conversations/typeorm-conversation.repository.js';
 import { createDataSource, migrateUnderLock, pendingSchemaChanges } from '#infra/database/database.js';
 import { EmbeddedPostgres } from '#infra/database/embedded-postgres.js';
 import { MIGRATIONS } from '#infra/database/schema.js';
+import { TypeormSpaceRepository } from '#infra/spaces/typeorm-space.repository.js';
 import { withTimeout } from '#testing/fakes.js';
 import { type FreshDatabase, freshDatabase } from '#testing/fresh-database.js';
 import { testMode } from '#testing/test-env.js';
@@ -155,6 +159,33 @@ describe(`conversation ids as text (${testMode()})`, () => {
         'messages go with their conversation',
       );
     }
+  });
+
+  it('ConversationsService.openWithId creates a thread once, concurrently too; another space’s id is a conflict', async () => {
+    const service = new ConversationsService(
+      new TypeormConversationRepository(ds!),
+      new TypeormSpaceRepository(ds!),
+      new SystemClock(),
+    );
+    const id = `app-chat:${randomUUID()}`;
+    const opened = await Promise.all(
+      Array.from({ length: 5 }, () => service.openWithId(SPACE, id, { title: 'Digital human' })),
+    );
+    assert.deepEqual(new Set(opened.map((c) => c.id)), new Set([id]));
+    assert.equal(opened[0]!.title, 'Digital human');
+    await service.appendMessage(id, { role: 'user', content: 'kept' });
+    assert.equal((await service.openWithId(SPACE, id, { title: 'ignored' })).messageCount, 1);
+    assert.equal((await service.get(SPACE, id)).conversation.title, 'Digital human');
+
+    await ds!.query(
+      `INSERT INTO "space" ("id", "name", "icon", "path", "sort_order", "preferences") VALUES ('other-space', 'o', 'x', '/tmp/o', 1, '{}')`,
+    );
+    await assert.rejects(service.openWithId('other-space', id), (err: unknown) => {
+      assert.ok(err instanceof DomainError && err.kind === 'conflict', String(err));
+      return true;
+    });
+    await assert.rejects(service.openWithId(SPACE, 'no spaces allowed'), /conversationId must be/);
+    await assert.rejects(service.openWithId('no-such-space', 'fine-id'), /Space not found/);
   });
 
   it('ids that can never exist find nothing and are refused on create', async () => {

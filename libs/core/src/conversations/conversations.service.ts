@@ -13,6 +13,7 @@ import type {
   Message,
   MessageMeta,
   ModelPin,
+  NewConversation,
   Thought,
 } from './conversation.js';
 import {
@@ -21,6 +22,7 @@ import {
   normalizeThoughts,
   normalizeTitle,
   parseContent,
+  parseConversationId,
   parseMetaPatch,
   parsePinPatch,
   parseReasoningEffort,
@@ -77,24 +79,26 @@ export class ConversationsService implements ConversationCleanup {
 
   async create(spaceId: string, input: CreateConversationInput): Promise<Conversation> {
     await this.requireSpace(spaceId);
-    const title =
-      input.title === undefined || (typeof input.title === 'string' && input.title.trim() === '')
-        ? DEFAULT_CONVERSATION_TITLE
-        : normalizeTitle(input.title);
-    const reasoningEffort =
-      input.reasoningEffort === undefined || input.reasoningEffort === null
-        ? null
-        : parseReasoningEffort(input.reasoningEffort);
-    if (input.ephemeral !== undefined && typeof input.ephemeral !== 'boolean') {
-      throw DomainError.invalid('ephemeral must be a boolean');
+    return this.conversations.create(newConversation(spaceId, randomUUID(), input));
+  }
+
+  /**
+   * The space's conversation `conversationId`, created with `input` when it does not exist
+   * yet: threads whose ids are fixed (`app-chat:<appId>`) or chosen by a caller. The id must
+   * follow the conversation id rule; an id another space's conversation holds is a conflict.
+   */
+  async openWithId(
+    spaceId: string,
+    conversationId: unknown,
+    input: CreateConversationInput = {},
+  ): Promise<Conversation> {
+    await this.requireSpace(spaceId);
+    const id = parseConversationId(conversationId);
+    const conversation = await this.conversations.createIfAbsent(newConversation(spaceId, id, input));
+    if (conversation.spaceId !== spaceId) {
+      throw new DomainError('conflict', 'conversationId is taken by a conversation of another space');
     }
-    return this.conversations.create({
-      id: randomUUID(),
-      spaceId,
-      title,
-      ephemeral: input.ephemeral === true,
-      reasoningEffort,
-    });
+    return conversation;
   }
 
   /** Most recently updated first; ephemeral conversations are left out. */
@@ -253,4 +257,19 @@ export class ConversationsService implements ConversationCleanup {
     if (!conversation || conversation.spaceId !== spaceId) throw DomainError.notFound(ConversationErrors.notFound);
     return conversation;
   }
+}
+
+function newConversation(spaceId: string, id: string, input: CreateConversationInput): NewConversation {
+  const title =
+    input.title === undefined || (typeof input.title === 'string' && input.title.trim() === '')
+      ? DEFAULT_CONVERSATION_TITLE
+      : normalizeTitle(input.title);
+  const reasoningEffort =
+    input.reasoningEffort === undefined || input.reasoningEffort === null
+      ? null
+      : parseReasoningEffort(input.reasoningEffort);
+  if (input.ephemeral !== undefined && typeof input.ephemeral !== 'boolean') {
+    throw DomainError.invalid('ephemeral must be a boolean');
+  }
+  return { id, spaceId, title, ephemeral: input.ephemeral === true, reasoningEffort };
 }

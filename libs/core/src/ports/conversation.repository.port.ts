@@ -16,6 +16,9 @@ import type {
 export abstract class ConversationRepository {
   abstract create(conversation: NewConversation): Promise<Conversation>;
 
+  /** Creates the conversation unless one of that id exists (in any space); returns the stored one. */
+  abstract createIfAbsent(conversation: NewConversation): Promise<Conversation>;
+
   /** Non-ephemeral conversations of a space, most recently updated first. */
   abstract listForSpace(spaceId: string): Promise<Conversation[]>;
 

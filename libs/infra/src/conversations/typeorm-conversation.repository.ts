@@ -92,6 +92,20 @@ export class TypeormConversationRepository extends ConversationRepository {
     return toConversation(rows[0]!);
   }
 
+  async createIfAbsent(c: NewConversation): Promise<Conversation> {
+    const id = parseConversationId(c.id, 'id');
+    // Again when the conversation was deleted between the insert that found it and the read.
+    for (;;) {
+      await this.ds.query(
+        `INSERT INTO "conversation" ("id", "space_id", "title", "ephemeral", "reasoning_effort")
+         VALUES ($1, $2, $3, $4, $5) ON CONFLICT ("id") DO NOTHING`,
+        [id, c.spaceId, c.title, c.ephemeral, c.reasoningEffort],
+      );
+      const stored = await this.findIn(this.ds.manager, id);
+      if (stored) return stored;
+    }
+  }
+
   async listForSpace(spaceId: string): Promise<Conversation[]> {
     const rows = (await this.ds.query(
       `SELECT ${CONVERSATION_COLUMNS} FROM "conversation" c
