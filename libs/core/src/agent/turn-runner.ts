@@ -98,9 +98,9 @@ export class TurnRunner implements OnModuleInit, OnApplicationShutdown {
     heartbeat.unref();
     const startedAt = this.clock.now();
     const io = this.ioOf(turn, local);
+    let plan: TurnPlan | null = null;
+    let outcome: TurnOutcome;
     try {
-      let plan: TurnPlan | null = null;
-      let outcome: TurnOutcome;
       try {
         // A stop that arrived between claim and now.
         if ((await this.turns.findById(turnId))?.stopRequested) throw new TurnInterrupted('stop');
@@ -116,12 +116,17 @@ export class TurnRunner implements OnModuleInit, OnApplicationShutdown {
         outcome = this.loop.failureOf(err, io);
       }
       await this.finish(turn, io.emit, startedAt, outcome);
-      if (outcome.status === 'completed') await plan?.hooks.afterCompleted?.();
     } catch (err) {
       this.logger.error(`turn ${turnId} could not record its end: ${(err as Error).message}`);
+      return;
     } finally {
       clearInterval(heartbeat);
       this.local.delete(turnId);
+    }
+    if (outcome.status === 'completed') {
+      await plan?.hooks
+        .afterCompleted?.()
+        .catch((err: Error) => this.logger.warn(`the work after turn ${turnId} failed: ${err.message}`));
     }
   }
 
