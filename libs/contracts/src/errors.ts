@@ -6,6 +6,10 @@ export const ErrorCodes = {
   MCP_COMMAND_BLOCKED: 'MCP_COMMAND_BLOCKED',
   ALREADY_INSTALLED: 'ALREADY_INSTALLED',
   NOT_INITIALIZED: 'NOT_INITIALIZED',
+  /** A digital-human spec or body broke a rule (422); the message names the field. */
+  VALIDATION_FAILED: 'VALIDATION_FAILED',
+  /** A spec file that is not YAML (400). */
+  INVALID_YAML: 'INVALID_YAML',
 } as const;
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
 

@@ -1,0 +1,109 @@
+/** Wire types of digital humans (apps): records, automation state, activity, events (spec doc 3, doc 1). */
+
+/** Lifecycle status of an installed app record. */
+export const APP_STATUSES = ['active', 'paused', 'waiting_user', 'needs_login', 'error', 'uninstalled'] as const;
+export type AppStatus = (typeof APP_STATUSES)[number];
+
+export const APP_TYPES = ['automation', 'mcp', 'skill', 'extension'] as const;
+export type AppType = (typeof APP_TYPES)[number];
+
+export const UPGRADE_STRATEGIES = ['auto', 'notify', 'manual'] as const;
+export type UpgradeStrategy = (typeof UPGRADE_STRATEGIES)[number];
+
+/** Runtime permissions a spec may declare and a user may grant or revoke. */
+export const APP_PERMISSIONS = [
+  'ai-browser',
+  'ai-terminal',
+  'email',
+  'im-push',
+  'svc-api-ref',
+  'conversation-collab',
+] as const;
+export type AppPermission = (typeof APP_PERMISSIONS)[number];
+
+export interface AppPermissionsDto {
+  granted: string[];
+  denied: string[];
+}
+
+/** Real-time run state: what `GET /api/apps/:appId/state` returns and `app:status_changed` carries. */
+export type AutomationStatus = 'idle' | 'running' | 'paused' | 'waiting_user' | 'needs_login' | 'error' | 'uninstalled';
+
+export interface AutomationStateDto {
+  status: AutomationStatus;
+  /** Whether schedules and events start runs on their own (an active automation app). */
+  automaticEnabled: boolean;
+  runningCount: number;
+  nextRunAtMs: number | null;
+  lastRunAtMs: number | null;
+  lastStatus: 'ok' | 'error' | 'skipped' | null;
+  lastError: string | null;
+  pendingEscalationId: string | null;
+}
+
+/** The App object. Times are epoch milliseconds, like the automation state. */
+export interface AppDto {
+  id: string;
+  /** null: installed for every workspace (global). */
+  spaceId: string | null;
+  /** The normalized spec (canonical field names, unknown fields dropped). */
+  spec: Record<string, unknown>;
+  status: AppStatus;
+  userConfig: Record<string, unknown>;
+  userOverrides: Record<string, unknown>;
+  permissions: AppPermissionsDto;
+  upgradeStrategy: UpgradeStrategy;
+  builtIn: boolean;
+  installedAt: number;
+  updatedAt: number;
+  uninstalledAt?: number;
+  lastRunAt?: number;
+  errorMessage?: string;
+  pendingEscalationId?: string;
+}
+
+export const ACTIVITY_TYPES = [
+  'run_complete',
+  'run_error',
+  'run_skipped',
+  'milestone',
+  'output',
+  'escalation',
+] as const;
+export type ActivityType = (typeof ACTIVITY_TYPES)[number];
+
+export interface ActivityEntryDto {
+  id: string;
+  runId: string | null;
+  type: ActivityType;
+  /** Epoch milliseconds. */
+  ts: number;
+  content: Record<string, unknown>;
+}
+
+/** Global event channels of digital humans (spec doc 1, "Global events: digital humans"). */
+export const AppChannels = {
+  statusChanged: 'app:status_changed',
+  listChanged: 'app:list_changed',
+  deleted: 'app:deleted',
+  activityEntryNew: 'app:activity_entry:new',
+} as const;
+
+export interface AppStatusChangedEvent {
+  appId: string;
+  state: AutomationStateDto;
+}
+
+export interface AppListChangedEvent {
+  appId: string;
+  change: 'installed' | 'uninstalled';
+}
+
+export interface AppDeletedEvent {
+  appId: string;
+}
+
+/** Exact texts the specification fixes for digital-human operations. */
+export const AppErrorTexts = {
+  notInitialized: 'App Manager is not yet initialized. Please try again shortly.',
+} as const;
