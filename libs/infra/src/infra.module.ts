@@ -23,6 +23,9 @@ import { ConsolidationLock, ConsolidationStatus, MemoryFiles } from '#core/ports
 import { SpaceFolders } from '#core/ports/space-folders.port.js';
 import { SpaceRepository } from '#core/ports/space.repository.port.js';
 import { APP_CONFIG } from '#core/config/app-config.js';
+import { AppRepository } from '#core/ports/app.repository.port.js';
+import { AppScheduler, NoAppScheduler } from '#core/ports/app-scheduler.port.js';
+import { TypeormAppRepository } from './apps/typeorm-app.repository.js';
 import type { Infrastructure } from './infrastructure.js';
 import { AppLogger } from './logging/logger.js';
 import { LocalConsolidationLock, RedisConsolidationLock } from './memory/consolidation-locks.js';
@@ -65,6 +68,9 @@ export class InfraModule {
           : new LocalConsolidationLock(),
       },
       { provide: ConsolidationStatus, useExisting: ConsolidationLock },
+      { provide: AppRepository, useValue: new TypeormAppRepository(infra.dataSource) },
+      // Triggers replace this binding; until then nothing fires on its own.
+      { provide: AppScheduler, useClass: NoAppScheduler },
     ];
     return { module: InfraModule, providers, exports: providers.map((p) => p.provide) };
   }

@@ -11,6 +11,7 @@ import {
 } from '#contracts/spaces.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { DomainError } from '../errors/domain-error.js';
+import { AppCleanup } from '../ports/app-cleanup.port.js';
 import { ConversationCleanup } from '../ports/conversation-cleanup.port.js';
 import { EventBus } from '../ports/event-bus.port.js';
 import { SpaceActivity } from '../ports/space-activity.port.js';
@@ -57,6 +58,7 @@ export class SpacesService implements OnApplicationBootstrap {
     private readonly folders: SpaceFolders,
     private readonly activity: SpaceActivity,
     private readonly conversations: ConversationCleanup,
+    private readonly apps: AppCleanup,
     private readonly bus: EventBus,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
@@ -143,8 +145,8 @@ export class SpacesService implements OnApplicationBootstrap {
   }
 
   /**
-   * Removes the folder (recursively, no trash), every conversation of the space and the
-   * record. The folder goes first: if that fails the space is still there to retry.
+   * Removes the folder (recursively, no trash), every conversation and digital human of the
+   * space and the record. The folder goes first: if that fails the space is still there to retry.
    */
   async delete(spaceId: string): Promise<void> {
     const space = await this.get(spaceId);
@@ -157,6 +159,7 @@ export class SpacesService implements OnApplicationBootstrap {
     const shared = await this.sharesFolder(folder, others);
     if (!shared) await this.folders.removeRecursive(folder);
     await this.conversations.deleteAllInSpace(spaceId);
+    await this.apps.deleteAllInSpace(spaceId);
     await this.spaces.remove(spaceId);
     await this.announce(spaceId, 'deleted');
   }

@@ -10,6 +10,9 @@ import { AgentTurnEntity } from './entities/agent-turn.entity.js';
 import { AgentTurns1763900000000 } from './migrations/1763900000000-agent-turns.js';
 import { TurnKind1764000000000 } from './migrations/1764000000000-turn-kind.js';
 import { ConversationTextIds1764000000100 } from './migrations/1764000000100-conversation-text-ids.js';
+import { AppEntity } from './entities/app.entity.js';
+import { AppActivityEntity } from './entities/app-activity.entity.js';
+import { Apps1764100000000 } from './migrations/1764100000000-apps.js';
 
 /** Every entity and migration, in order. Add new ones here. */
 export const ENTITIES = [
@@ -19,6 +22,8 @@ export const ENTITIES = [
   ConversationMessageEntity,
   ConversationThoughtEntity,
   AgentTurnEntity,
+  AppEntity,
+  AppActivityEntity,
 ];
 export const MIGRATIONS = [
   Init1763700000000,
@@ -27,4 +32,5 @@ export const MIGRATIONS = [
   AgentTurns1763900000000,
   TurnKind1764000000000,
   ConversationTextIds1764000000100,
+  Apps1764100000000,
 ];

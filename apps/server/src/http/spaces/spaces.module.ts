@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { MemoryConsolidationService } from '#core/memory/memory-consolidation.service.js';
 import { MemoryService } from '#core/memory/memory.service.js';
 import { SpacesService } from '#core/spaces/spaces.service.js';
+import { AppsModule } from '../apps/apps.module.js';
 import { FilesModule } from '../artifacts/files.module.js';
 import { ConversationsModule } from '../conversations/conversations.module.js';
 import { ModelsModule } from '../models/models.module.js';
@@ -12,7 +13,7 @@ import { SpacesController } from './spaces.controller.js';
  * file contexts and MemoryConsolidationService to the job processors and the agent engine.
  */
 @Module({
-  imports: [ConversationsModule, FilesModule, ModelsModule],
+  imports: [AppsModule, ConversationsModule, FilesModule, ModelsModule],
   controllers: [SpacesController],
   providers: [SpacesService, MemoryService, MemoryConsolidationService],
   exports: [SpacesService, MemoryService, MemoryConsolidationService],

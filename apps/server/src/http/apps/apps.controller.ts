@@ -1,0 +1,172 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
+import type { ActivityEntryDto, AppDto, AutomationStateDto } from '#contracts/apps.js';
+import type { SuccessBody } from '#contracts/errors.js';
+import { AppsService } from '#core/apps/apps.service.js';
+import { DomainError } from '#core/errors/domain-error.js';
+import {
+  FrequencyDto,
+  ImportSpecDto,
+  InstallAppDto,
+  MoveSpaceDto,
+  PermissionDto,
+  UpgradeStrategyDto,
+} from './apps.dto.js';
+import { toActivityDto, toAppDto } from './apps.presenter.js';
+
+const ok = <T>(data: T): SuccessBody<T> => ({ success: true, data });
+
+/** A number from a query string, or undefined when absent; anything else is a 400 naming it. */
+function queryNumber(value: unknown, name: string): number | undefined {
+  if (value === undefined || value === '') return undefined;
+  const n = typeof value === 'string' ? Number(value) : NaN;
+  if (!Number.isFinite(n)) throw DomainError.invalid(`${name} must be a number`);
+  return n;
+}
+
+/**
+ * Digital humans (spec doc 3, "App (digital human) operations"). Fixed routes come before
+ * `:appId`. Chat, runs, trigger and escalation answers are served elsewhere.
+ */
+@Controller('api/apps')
+export class AppsController {
+  constructor(private readonly apps: AppsService) {}
+
+  @Get()
+  async list(@Query('spaceId') spaceId?: string, @Query('status') status?: string): Promise<SuccessBody<AppDto[]>> {
+    return ok((await this.apps.list({ spaceId, status })).map(toAppDto));
+  }
+
+  @Post('install')
+  @HttpCode(200)
+  async install(@Body() body: InstallAppDto): Promise<SuccessBody<{ appId: string }>> {
+    const app = await this.apps.install({ spec: body.spec, spaceId: body.spaceId, userConfig: body.userConfig });
+    return ok({ appId: app.id });
+  }
+
+  @Post('import-spec')
+  @HttpCode(200)
+  async importSpec(@Body() body: ImportSpecDto): Promise<SuccessBody<{ appId: string }>> {
+    const app = await this.apps.importSpec(body);
+    return ok({ appId: app.id });
+  }
+
+  @Get(':appId')
+  async get(@Param('appId') appId: string): Promise<SuccessBody<AppDto>> {
+    return ok(toAppDto(await this.apps.get(appId)));
+  }
+
+  /** Soft delete; `purge=true` also deletes the app's data folder. */
+  @Delete(':appId')
+  async uninstall(@Param('appId') appId: string, @Query('purge') purge?: string): Promise<SuccessBody<null>> {
+    await this.apps.uninstall(appId, purge === 'true');
+    return ok(null);
+  }
+
+  @Delete(':appId/permanent')
+  async deletePermanently(@Param('appId') appId: string): Promise<SuccessBody<null>> {
+    await this.apps.deletePermanently(appId);
+    return ok(null);
+  }
+
+  @Post(':appId/reinstall')
+  @HttpCode(200)
+  async reinstall(@Param('appId') appId: string): Promise<SuccessBody<AppDto>> {
+    return ok(toAppDto(await this.apps.reinstall(appId)));
+  }
+
+  /** The body is the whole config object (full replacement); answers the stored values. */
+  @Post(':appId/config')
+  @HttpCode(200)
+  async config(
+    @Param('appId') appId: string,
+    @Body() body: Record<string, unknown>,
+  ): Promise<SuccessBody<Record<string, unknown>>> {
+    return ok(await this.apps.setConfig(appId, body));
+  }
+
+  @Get(':appId/state')
+  async state(@Param('appId') appId: string): Promise<SuccessBody<AutomationStateDto>> {
+    return ok(await this.apps.state(appId));
+  }
+
+  /** Newest first; `before` (epoch ms) pages back. */
+  @Get(':appId/activity')
+  async activity(
+    @Param('appId') appId: string,
+    @Query('limit') limit?: string,
+    @Query('before') before?: string,
+  ): Promise<SuccessBody<ActivityEntryDto[]>> {
+    const entries = await this.apps.activity(appId, queryNumber(limit, 'limit'), queryNumber(before, 'before'));
+    return ok(entries.map(toActivityDto));
+  }
+
+  @Post(':appId/pause')
+  @HttpCode(200)
+  async pause(@Param('appId') appId: string): Promise<SuccessBody<AppDto>> {
+    return ok(toAppDto(await this.apps.pause(appId)));
+  }
+
+  @Post(':appId/resume')
+  @HttpCode(200)
+  async resume(@Param('appId') appId: string): Promise<SuccessBody<AppDto>> {
+    return ok(toAppDto(await this.apps.resume(appId)));
+  }
+
+  @Post(':appId/frequency')
+  @HttpCode(200)
+  async frequency(@Param('appId') appId: string, @Body() body: FrequencyDto): Promise<SuccessBody<AppDto>> {
+    return ok(toAppDto(await this.apps.setFrequency(appId, body.subscriptionId, body.frequency)));
+  }
+
+  /** JSON Merge Patch (RFC 7386) of the spec's top-level fields. */
+  @Patch(':appId/spec')
+  async patchSpec(@Param('appId') appId: string, @Body() body: Record<string, unknown>): Promise<SuccessBody<AppDto>> {
+    return ok(toAppDto(await this.apps.patchSpec(appId, body)));
+  }
+
+  /** JSON Merge Patch of the user's overrides; null deletes a key. */
+  @Patch(':appId/overrides')
+  async patchOverrides(
+    @Param('appId') appId: string,
+    @Body() body: Record<string, unknown>,
+  ): Promise<SuccessBody<AppDto>> {
+    return ok(toAppDto(await this.apps.patchOverrides(appId, body)));
+  }
+
+  @Post(':appId/permissions/grant')
+  @HttpCode(200)
+  async grant(@Param('appId') appId: string, @Body() body: PermissionDto): Promise<SuccessBody<AppDto>> {
+    return ok(toAppDto(await this.apps.grant(appId, body.permission)));
+  }
+
+  @Post(':appId/permissions/revoke')
+  @HttpCode(200)
+  async revoke(@Param('appId') appId: string, @Body() body: PermissionDto): Promise<SuccessBody<AppDto>> {
+    return ok(toAppDto(await this.apps.revoke(appId, body.permission)));
+  }
+
+  /** The stored spec as a YAML file's text. */
+  @Get(':appId/export-spec')
+  async exportSpec(@Param('appId') appId: string): Promise<SuccessBody<string>> {
+    return ok(await this.apps.exportSpec(appId));
+  }
+
+  @Post(':appId/move-space')
+  @HttpCode(200)
+  async moveSpace(@Param('appId') appId: string, @Body() body: MoveSpaceDto): Promise<SuccessBody<AppDto>> {
+    return ok(toAppDto(await this.apps.moveSpace(appId, body.spaceId)));
+  }
+
+  @Post(':appId/upgrade-strategy')
+  @HttpCode(200)
+  async upgradeStrategy(@Param('appId') appId: string, @Body() body: UpgradeStrategyDto): Promise<SuccessBody<AppDto>> {
+    return ok(toAppDto(await this.apps.setUpgradeStrategy(appId, body.strategy)));
+  }
+
+  @Post(':appId/clear-memory')
+  @HttpCode(200)
+  async clearMemory(@Param('appId') appId: string): Promise<SuccessBody<null>> {
+    await this.apps.clearMemory(appId);
+    return ok(null);
+  }
+}

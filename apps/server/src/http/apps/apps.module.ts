@@ -1,0 +1,19 @@
+import { Module } from '@nestjs/common';
+import { AppData } from '#core/apps/app-data.js';
+import { AppsService } from '#core/apps/apps.service.js';
+import { AppCleanup } from '#core/ports/app-cleanup.port.js';
+import { FilesModule } from '../artifacts/files.module.js';
+import { AppsController } from './apps.controller.js';
+
+/**
+ * Digital humans: records, lifecycle and settings. Exports AppsService (for chat, runs and
+ * triggers to build on) and AppCleanup (deleting a space). Imports no SpacesModule — that one
+ * imports this — and reads spaces through the global SpaceRepository port instead.
+ */
+@Module({
+  imports: [FilesModule],
+  controllers: [AppsController],
+  providers: [AppsService, AppData, { provide: AppCleanup, useExisting: AppsService }],
+  exports: [AppsService, AppCleanup],
+})
+export class AppsModule {}

@@ -1,0 +1,134 @@
+import assert from 'node:assert/strict';
+import { beforeEach, describe, it } from 'node:test';
+import { FakeAppRepository, RecordingAppScheduler } from '#testing/fake-apps.js';
+import { FakeSpaceRepository, RecordingEventBus } from '#testing/fake-spaces.js';
+import { FakeClock } from '#testing/fakes.js';
+import { DomainError } from '../errors/domain-error.js';
+import type { FileStore } from '../ports/file-store.port.js';
+import type { SpaceFolders } from '../ports/space-folders.port.js';
+import { AppData } from './app-data.js';
+import { AppsService } from './apps.service.js';
+
+const SPEC = {
+  name: 'Watcher',
+  version: '1.0.0',
+  author: 'alice',
+  description: 'Watches.',
+  type: 'automation',
+  system_prompt: 'Watch.',
+  subscriptions: [{ id: 'tick', source: { type: 'schedule', config: { every: '1h' } } }],
+};
+
+function failsWith(kind: string, code: string | undefined, text: RegExp) {
+  return (err: unknown) => {
+    assert.ok(err instanceof DomainError, String(err));
+    assert.equal(err.kind, kind);
+    assert.equal(err.code, code);
+    assert.match(err.message, text);
+    return true;
+  };
+}
+
+describe('AppsService', () => {
+  let repo: FakeAppRepository;
+  let bus: RecordingEventBus;
+  let scheduler: RecordingAppScheduler;
+  let clock: FakeClock;
+  let service: AppsService;
+
+  beforeEach(() => {
+    clock = new FakeClock(Date.UTC(2026, 0, 5, 10, 30, 0));
+    repo = new FakeAppRepository(() => clock.now());
+    bus = new RecordingEventBus();
+    scheduler = new RecordingAppScheduler();
+    const spaces = new FakeSpaceRepository();
+    // No space folder is known here, so data operations find nothing to touch.
+    const data = new AppData({} as FileStore, {} as SpaceFolders, spaces);
+    service = new AppsService(repo, spaces, data, scheduler, bus, clock);
+  });
+
+  it('answers 503 NOT_INITIALIZED with the exact text until the app services have started', async () => {
+    const list = repo.list.bind(repo);
+    repo.list = async () => {
+      throw new Error('database not ready');
+    };
+    await assert.rejects(
+      service.list({}),
+      failsWith('unavailable', 'NOT_INITIALIZED', /^App Manager is not yet initialized\. Please try again shortly\.$/),
+    );
+    repo.list = list;
+    assert.deepEqual(await service.list({}), []);
+  });
+
+  it('installs an automation app active, schedules it and computes the next run from the interval', async () => {
+    const app = await service.install({ spec: SPEC, spaceId: null });
+    assert.equal(app.status, 'active');
+    assert.equal(app.automation.nextRunAtMs, clock.now() + 3_600_000);
+    assert.deepEqual(scheduler.synced, [`${app.id}:active`]);
+    assert.deepEqual(bus.on('app:list_changed'), [{ appId: app.id, change: 'installed' }]);
+    assert.equal((bus.on('app:status_changed')[0]!.state as { status: string }).status, 'idle');
+  });
+
+  it('does not activate other types', async () => {
+    const skill = await service.install({ spec: { ...SPEC, type: 'skill', subscriptions: undefined }, spaceId: null });
+    assert.equal(skill.automation.nextRunAtMs, null);
+    assert.deepEqual(scheduler.synced, []);
+    assert.deepEqual(bus.on('app:status_changed'), []);
+  });
+
+  it('blocks MCP apps that run a command when the request is remote', async () => {
+    const mcp = { ...SPEC, type: 'mcp', subscriptions: undefined, mcp_server: { command: 'npx' } };
+    await assert.rejects(service.install({ spec: mcp }), failsWith('forbidden', 'MCP_COMMAND_BLOCKED', /blocked/));
+    assert.equal((await service.install({ spec: mcp }, false)).spec.type, 'mcp');
+  });
+
+  it('pause clears the next run; resume restores it; uninstall forgets; reinstall activates again', async () => {
+    const app = await service.install({ spec: SPEC });
+    const paused = await service.pause(app.id);
+    assert.equal(paused.automation.nextRunAtMs, null);
+    clock.advance(90 * 60_000);
+    const resumed = await service.resume(app.id);
+    assert.equal(resumed.automation.nextRunAtMs, app.installedAt.getTime() + 2 * 3_600_000);
+    await service.uninstall(app.id, false);
+    assert.deepEqual(scheduler.forgotten, [app.id]);
+    await assert.rejects(service.pause(app.id), failsWith('conflict', undefined, /uninstalled/));
+    assert.equal((await service.reinstall(app.id)).status, 'active');
+    assert.deepEqual(
+      bus.on('app:list_changed').map((e) => e.change),
+      ['installed', 'uninstalled', 'installed'],
+    );
+  });
+
+  it('a reinstall that collides with a newer copy in the same place is ALREADY_INSTALLED', async () => {
+    const first = await service.install({ spec: SPEC });
+    await service.uninstall(first.id, false);
+    await service.install({ spec: SPEC });
+    await assert.rejects(service.reinstall(first.id), failsWith('conflict', 'ALREADY_INSTALLED', /already installed/));
+  });
+
+  it('permanent delete protects built-in apps and announces app:deleted', async () => {
+    const app = await service.install({ spec: SPEC });
+    repo.apps.get(app.id)!.builtIn = true;
+    await assert.rejects(service.deletePermanently(app.id), failsWith('forbidden', undefined, /Built-in/));
+    repo.apps.get(app.id)!.builtIn = false;
+    await service.deletePermanently(app.id);
+    assert.deepEqual(bus.on('app:deleted'), [{ appId: app.id }]);
+    await assert.rejects(service.get(app.id), failsWith('not_found', undefined, /App not found/));
+  });
+
+  it('activity pages newest first with limit and before', async () => {
+    const app = await service.install({ spec: SPEC });
+    for (let i = 1; i <= 5; i++) {
+      await repo.addActivity({ id: `e${i}`, appId: app.id, runId: 'r', type: 'milestone', ts: i * 1000, content: {} });
+    }
+    assert.deepEqual(
+      (await service.activity(app.id, 2)).map((e) => e.id),
+      ['e5', 'e4'],
+    );
+    assert.deepEqual(
+      (await service.activity(app.id, 2, 4000)).map((e) => e.id),
+      ['e3', 'e2'],
+    );
+    await assert.rejects(service.activity(app.id, 0), failsWith('invalid', undefined, /^limit/));
+  });
+});

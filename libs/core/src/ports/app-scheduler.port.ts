@@ -1,0 +1,20 @@
+import type { App } from '../apps/app.js';
+
+/**
+ * The seam for triggers (schedules, file and webhook subscriptions). Apps call it whenever
+ * what should fire may have changed: installed, activated, paused, resumed, moved, its spec
+ * or a frequency rewritten, uninstalled or deleted. An implementation reads the app as
+ * given (its status and `spec.subscriptions`) and makes its timers match.
+ */
+export abstract class AppScheduler {
+  /** The app's triggers should match its current spec and status (none unless active). */
+  abstract sync(app: App): Promise<void>;
+  /** The app is gone or uninstalled: drop every trigger of it. */
+  abstract forget(appId: string): Promise<void>;
+}
+
+/** Until triggers exist nothing fires on its own; every call is accepted and does nothing. */
+export class NoAppScheduler extends AppScheduler {
+  async sync(): Promise<void> {}
+  async forget(): Promise<void> {}
+}

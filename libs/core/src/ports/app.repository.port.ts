@@ -1,0 +1,49 @@
+import type { AppStatus } from '#contracts/apps.js';
+import type { ActivityEntry, App, AutomationFields } from '../apps/app.js';
+
+export type NewApp = Omit<App, 'installedAt' | 'updatedAt' | 'uninstalledAt'>;
+
+export type AppChanges = Partial<
+  Pick<
+    App,
+    'spaceId' | 'spec' | 'status' | 'userConfig' | 'userOverrides' | 'permissions' | 'upgradeStrategy' | 'uninstalledAt'
+  >
+> & { automation?: Partial<AutomationFields> };
+
+export interface AppListFilter {
+  /** Only apps of this space; null: only global apps; absent: every place. */
+  spaceId?: string | null;
+  /** Only apps in this status; absent: every status except `uninstalled`. */
+  status?: AppStatus;
+}
+
+export interface ActivityPage {
+  /** At most this many entries, newest first. */
+  limit: number;
+  /** Only entries older than this time (epoch ms): the cursor of the next page. */
+  before?: number;
+}
+
+/** The same digital human is installed (not uninstalled) in that place already. */
+export const ALREADY_INSTALLED = 'already-installed';
+export type AlreadyInstalled = typeof ALREADY_INSTALLED;
+
+/**
+ * Installed digital humans and their activity. "Same digital human in the same place"
+ * (author and name, one space or global) is unique among apps not uninstalled; the store
+ * settles races and answers ALREADY_INSTALLED instead of writing.
+ */
+export abstract class AppRepository {
+  abstract install(app: NewApp): Promise<App | AlreadyInstalled>;
+  abstract findById(id: string): Promise<App | null>;
+  /** Oldest install first. */
+  abstract list(filter: AppListFilter): Promise<App[]>;
+  /** Changes the listed fields; null when the app is gone. */
+  abstract update(id: string, changes: AppChanges): Promise<App | AlreadyInstalled | null>;
+  /** Deletes the app and its activity for good. */
+  abstract delete(id: string): Promise<boolean>;
+  /** Deletes every app of the space (any status) and their activity; returns their ids. */
+  abstract deleteAllInSpace(spaceId: string): Promise<string[]>;
+  abstract addActivity(entry: ActivityEntry): Promise<void>;
+  abstract listActivity(appId: string, page: ActivityPage): Promise<ActivityEntry[]>;
+}

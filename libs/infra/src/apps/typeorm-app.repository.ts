@@ -1,0 +1,101 @@
+import { type DataSource, In, IsNull, LessThan, Not, QueryFailedError, type Repository } from 'typeorm';
+import type { ActivityEntry, App } from '#core/apps/app.js';
+import {
+  ALREADY_INSTALLED,
+  type ActivityPage,
+  type AlreadyInstalled,
+  type AppChanges,
+  type AppListFilter,
+  AppRepository,
+  type NewApp,
+} from '#core/ports/app.repository.port.js';
+import { AppActivityEntity } from '../database/entities/app-activity.entity.js';
+import { AppEntity } from '../database/entities/app.entity.js';
+import { toActivityEntry, toActivityRow, toApp, toChangedColumns, toNewRow } from './app.mapper.js';
+
+/** Postgres' unique_violation: here, the install key of another installed copy. */
+const isUniqueViolation = (err: unknown): boolean =>
+  err instanceof QueryFailedError && (err.driverError as { code?: string } | undefined)?.code === '23505';
+
+export class TypeormAppRepository extends AppRepository {
+  private readonly apps: Repository<AppEntity>;
+  private readonly activity: Repository<AppActivityEntity>;
+
+  constructor(private readonly ds: DataSource) {
+    super();
+    this.apps = ds.getRepository(AppEntity);
+    this.activity = ds.getRepository(AppActivityEntity);
+  }
+
+  async install(app: NewApp): Promise<App | AlreadyInstalled> {
+    try {
+      await this.apps.insert(toNewRow(app) as never);
+    } catch (err) {
+      if (isUniqueViolation(err)) return ALREADY_INSTALLED;
+      throw err;
+    }
+    return (await this.findById(app.id))!;
+  }
+
+  async findById(id: string): Promise<App | null> {
+    const row = await this.apps.findOneBy({ id });
+    return row ? toApp(row) : null;
+  }
+
+  async list(filter: AppListFilter): Promise<App[]> {
+    const rows = await this.apps.find({
+      where: {
+        ...(filter.spaceId === undefined ? {} : { spaceId: filter.spaceId === null ? IsNull() : filter.spaceId }),
+        status: filter.status ?? Not('uninstalled'),
+      },
+      order: { installedAt: 'ASC', id: 'ASC' },
+    });
+    return rows.map(toApp);
+  }
+
+  async update(id: string, changes: AppChanges): Promise<App | AlreadyInstalled | null> {
+    const current = await this.findById(id);
+    if (!current) return null;
+    try {
+      const result = await this.apps.update({ id }, toChangedColumns(current, changes) as never);
+      if (!result.affected) return null;
+    } catch (err) {
+      if (isUniqueViolation(err)) return ALREADY_INSTALLED;
+      throw err;
+    }
+    return this.findById(id);
+  }
+
+  async delete(id: string): Promise<boolean> {
+    return this.ds.transaction(async (tx) => {
+      await tx.getRepository(AppActivityEntity).delete({ appId: id });
+      const result = await tx.getRepository(AppEntity).delete({ id });
+      return (result.affected ?? 0) > 0;
+    });
+  }
+
+  async deleteAllInSpace(spaceId: string): Promise<string[]> {
+    return this.ds.transaction(async (tx) => {
+      const ids = (await tx.getRepository(AppEntity).find({ select: { id: true }, where: { spaceId } })).map(
+        (r) => r.id,
+      );
+      if (ids.length === 0) return [];
+      await tx.getRepository(AppActivityEntity).delete({ appId: In(ids) });
+      await tx.getRepository(AppEntity).delete({ id: In(ids) });
+      return ids;
+    });
+  }
+
+  async addActivity(entry: ActivityEntry): Promise<void> {
+    await this.activity.insert(toActivityRow(entry) as never);
+  }
+
+  async listActivity(appId: string, page: ActivityPage): Promise<ActivityEntry[]> {
+    const rows = await this.activity.find({
+      where: { appId, ...(page.before !== undefined ? { ts: LessThan(String(page.before)) } : {}) },
+      order: { ts: 'DESC', id: 'DESC' },
+      take: page.limit,
+    });
+    return rows.map(toActivityEntry);
+  }
+}

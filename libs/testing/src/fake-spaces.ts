@@ -1,0 +1,60 @@
+import type { BusEvent } from '#contracts/events.js';
+import { type BusEventHandler, EventBus } from '#core/ports/event-bus.port.js';
+import { type NewSpace, type SpacePatch, SpaceRepository } from '#core/ports/space.repository.port.js';
+import type { Space } from '#core/spaces/space.js';
+
+/** Space records in memory, in insertion order. */
+export class FakeSpaceRepository extends SpaceRepository {
+  readonly spaces = new Map<string, Space>();
+
+  async listAll(): Promise<Space[]> {
+    return [...this.spaces.values()];
+  }
+
+  async findById(id: string): Promise<Space | null> {
+    return this.spaces.get(id) ?? null;
+  }
+
+  async insert(space: NewSpace): Promise<Space> {
+    const now = new Date();
+    const record: Space = { ...space, sortOrder: this.spaces.size, createdAt: now, updatedAt: now };
+    this.spaces.set(space.id, record);
+    return record;
+  }
+
+  async insertIfMissing(space: NewSpace): Promise<void> {
+    if (!this.spaces.has(space.id)) await this.insert(space);
+  }
+
+  async update(id: string, patch: SpacePatch): Promise<Space | null> {
+    const current = this.spaces.get(id);
+    if (!current) return null;
+    const next = { ...current, ...patch, updatedAt: new Date() };
+    this.spaces.set(id, next);
+    return next;
+  }
+
+  async remove(id: string): Promise<boolean> {
+    return this.spaces.delete(id);
+  }
+
+  async reorder(): Promise<void> {}
+}
+
+/** An EventBus that keeps every published event for assertions. */
+export class RecordingEventBus extends EventBus {
+  readonly events: BusEvent[] = [];
+
+  async publish(channel: string, data: object): Promise<void> {
+    this.events.push({ channel, data: data as Record<string, unknown> });
+  }
+
+  subscribe(_handler: BusEventHandler): () => void {
+    return () => undefined;
+  }
+
+  /** The data of every event of a channel, in order. */
+  on(channel: string): Array<Record<string, unknown>> {
+    return this.events.filter((e) => e.channel === channel).map((e) => e.data);
+  }
+}
