@@ -33,6 +33,32 @@ export interface AppSpec {
   mcp_server?: McpServerDefinition;
 }
 
+/** The order a spec file lists its top-level fields in (export writes them so). */
+export const TOP_LEVEL_FIELDS: ReadonlyArray<keyof AppSpec> = [
+  'spec_version',
+  'name',
+  'display_name',
+  'version',
+  'author',
+  'description',
+  'icon',
+  'type',
+  'system_prompt',
+  'permissions',
+  'requires',
+  'config_schema',
+  'subscriptions',
+  'filters',
+  'memory_schema',
+  'output',
+  'escalation',
+  'recommended_model',
+  'browser_login',
+  'mcp_server',
+  'store',
+  'i18n',
+];
+
 export interface Requirements {
   mcps?: McpRequirement[];
   skills?: SkillRequirement[];

@@ -1,7 +1,7 @@
 import { isScalar, parseDocument, stringify } from 'yaml';
 import { ErrorCodes } from '#contracts/errors.js';
 import { DomainError } from '../../errors/domain-error.js';
-import type { AppSpec } from './app-spec.js';
+import { type AppSpec, TOP_LEVEL_FIELDS } from './app-spec.js';
 
 /** Largest spec file accepted: prompts are long, but a spec is not a data file. */
 export const SPEC_YAML_MAX_CHARS = 256 * 1024;
@@ -42,5 +42,9 @@ export function parseSpecYaml(source: string): unknown {
 
 /** The spec as a YAML file (export-spec): canonical names, block style, long prompts kept as blocks. */
 export function specToYaml(spec: AppSpec): string {
-  return stringify(spec, { lineWidth: 0, blockQuote: 'literal' });
+  // Stored specs come back from jsonb with their keys reordered; a file lists them as authors do.
+  const ordered = Object.fromEntries(
+    TOP_LEVEL_FIELDS.filter((key) => spec[key] !== undefined).map((key) => [key, spec[key]]),
+  );
+  return stringify(ordered, { lineWidth: 0, blockQuote: 'literal' });
 }

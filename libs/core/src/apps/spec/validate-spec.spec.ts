@@ -278,6 +278,33 @@ describe('validateSpec: older names and unknown fields', () => {
 });
 
 describe('parseSpecYaml and specToYaml', () => {
+  it("writes every section in the authors' order, whatever order the stored keys came back in", () => {
+    const full = validateSpec(
+      {
+        ...base(),
+        display_name: 'Watcher',
+        icon: '🛒',
+        permissions: ['ai-browser'],
+        requires: { mcps: [{ id: 'ai-browser' }], skills: ['sum'] },
+        config_schema: [{ key: 'u', label: 'U', type: 'url' }],
+        subscriptions: [{ id: 's', source: { type: 'schedule', config: { every: '1h' } }, config_key: 'u' }],
+        filters: [{ field: 'a', op: 'eq', value: 1 }],
+        memory_schema: { notes: { type: 'string' } },
+        output: { format: 'x' },
+        escalation: { timeout_hours: 2 },
+        recommended_model: 'm',
+        browser_login: [{ url: 'https://x.example', label: 'X' }],
+        store: { category: 'c' },
+        i18n: { 'zh-CN': { name: 'N' } },
+      },
+      NOW,
+    );
+    const shuffled = Object.fromEntries(Object.entries(full).reverse()) as typeof full;
+    const yaml = specToYaml(shuffled);
+    assert.match(yaml, /^spec_version: "1"\nname: Price Watcher\n/);
+    assert.deepEqual(validateSpec(parseSpecYaml(yaml), NOW), full);
+  });
+
   it('a YAML syntax error is a 400 INVALID_YAML naming the line', () => {
     assert.throws(
       () => parseSpecYaml('name: a\n  bad: : indent\n- x'),

@@ -95,33 +95,31 @@ function requirements(value: unknown, field: string): AppSpec['requires'] {
   const raw = map(value, field);
   const out: Raw = {};
   optional(out, raw, 'mcps', at(field, 'mcps'), (v, f) =>
-    list(v, f).map((item, i) => mcpRequirement(item, `${f}[${i}]`)),
+    list(v, f).map((item, i) => requirement(item, `${f}[${i}]`, 'enabled', bool) as McpRequirement),
   );
   optional(out, raw, 'skills', at(field, 'skills'), (v, f) =>
-    list(v, f).map((item, i) => skillRequirement(item, `${f}[${i}]`)),
+    list(v, f).map((item, i) => requirement(item, `${f}[${i}]`, 'files', stringList) as SkillRequirement),
   );
   return out;
 }
 
-function mcpRequirement(value: unknown, field: string): McpRequirement {
-  // A bare id is the older string-array form of `required_mcps`.
+/**
+ * One MCP or skill dependency: a bare id (the older string-array form) or `{id, reason?,
+ * bundled?}` plus the one field its kind adds (`enabled` for MCPs, `files` for skills).
+ */
+function requirement(
+  value: unknown,
+  field: string,
+  extra: string,
+  readExtra: (value: unknown, field: string) => unknown,
+): { id: string } {
   if (typeof value === 'string') return { id: nonEmpty(value, field) };
   const raw = map(value, field);
   const out: Raw = { id: nonEmpty(raw.id, at(field, 'id')) };
   optional(out, raw, 'reason', at(field, 'reason'), text);
   optional(out, raw, 'bundled', at(field, 'bundled'), bool);
-  optional(out, raw, 'enabled', at(field, 'enabled'), bool);
-  return out as unknown as McpRequirement;
-}
-
-function skillRequirement(value: unknown, field: string): SkillRequirement {
-  if (typeof value === 'string') return { id: nonEmpty(value, field) };
-  const raw = map(value, field);
-  const out: Raw = { id: nonEmpty(raw.id, at(field, 'id')) };
-  optional(out, raw, 'reason', at(field, 'reason'), text);
-  optional(out, raw, 'bundled', at(field, 'bundled'), bool);
-  optional(out, raw, 'files', at(field, 'files'), stringList);
-  return out as unknown as SkillRequirement;
+  optional(out, raw, extra, at(field, extra), readExtra);
+  return out as { id: string };
 }
 
 function configSchema(value: unknown, field: string): ConfigField[] {
