@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -6,6 +7,10 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import type { DataSource } from 'typeorm';
+import { IDLE_AUTOMATION } from '#core/apps/app.js';
+import { validateSpec } from '#core/apps/spec/validate-spec.js';
+import { ALREADY_INSTALLED } from '#core/ports/app.repository.port.js';
+import { TypeormAppRepository } from '#infra/apps/typeorm-app.repository.js';
 import { DataFolderLock } from '#infra/database/data-folder-lock.js';
 import { createDataSource, migrateUnderLock, pendingSchemaChanges } from '#infra/database/database.js';
 import { MIGRATIONS } from '#infra/database/schema.js';
@@ -81,6 +86,71 @@ describe(`database schema (${testMode()})`, () => {
     assert.deepEqual(await settings.get('answer'), { value: 42, list: ['a'] });
     await settings.set('answer', 'replaced');
     assert.equal(await settings.get('answer'), 'replaced');
+  });
+
+  it('the app repository: one install per place even when installs race; activity pages newest first', async () => {
+    const apps = new TypeormAppRepository(ds!);
+    const spec = validateSpec(
+      { name: 'Racer', version: '1', author: 'a', description: 'd', type: 'skill', system_prompt: 'p' },
+      Date.now(),
+    );
+    const newApp = (spaceId: string | null) => ({
+      id: randomUUID(),
+      spaceId,
+      spec,
+      status: 'active' as const,
+      userConfig: {},
+      userOverrides: {},
+      permissions: { granted: [], denied: [] },
+      upgradeStrategy: 'notify' as const,
+      builtIn: false,
+      automation: { ...IDLE_AUTOMATION, nextRunAtMs: 1_795_437_805_190 },
+    });
+    const results = await Promise.all(Array.from({ length: 6 }, () => apps.install(newApp('space-1'))));
+    const winners = results.filter((r) => r !== ALREADY_INSTALLED);
+    assert.equal(winners.length, 1, JSON.stringify(results));
+    const first = winners[0] as Exclude<(typeof results)[number], typeof ALREADY_INSTALLED>;
+    assert.equal(first.automation.nextRunAtMs, 1_795_437_805_190, 'epoch ms survive bigint columns');
+    const global = await apps.install(newApp(null));
+    assert.notEqual(global, ALREADY_INSTALLED, 'another place is another install');
+    assert.equal(await apps.install(newApp(null)), ALREADY_INSTALLED);
+
+    assert.deepEqual(
+      (await apps.list({ spaceId: null })).map((a) => a.id),
+      [(global as { id: string }).id],
+    );
+    await apps.update(first.id, { status: 'uninstalled', uninstalledAt: new Date() });
+    assert.deepEqual(await apps.list({ spaceId: 'space-1' }), []);
+    const second = await apps.install(newApp('space-1'));
+    assert.notEqual(second, ALREADY_INSTALLED, 'an uninstalled copy frees the place');
+    assert.equal(await apps.update(first.id, { status: 'active' }), ALREADY_INSTALLED);
+    assert.equal((await apps.findById(first.id))!.status, 'uninstalled', 'a refused change writes nothing');
+
+    const appId = (second as { id: string }).id;
+    for (let i = 1; i <= 5; i++) {
+      await apps.addActivity({
+        id: `entry-${i}`,
+        appId,
+        runId: 'run-1',
+        type: 'milestone',
+        ts: i * 1000,
+        content: { i },
+      });
+    }
+    assert.deepEqual(
+      (await apps.listActivity(appId, { limit: 2 })).map((e) => e.id),
+      ['entry-5', 'entry-4'],
+    );
+    const page = await apps.listActivity(appId, { limit: 10, before: 3000 });
+    assert.deepEqual(
+      page.map((e) => [e.id, e.ts, e.content]),
+      [
+        ['entry-2', 2000, { i: 2 }],
+        ['entry-1', 1000, { i: 1 }],
+      ],
+    );
+    assert.deepEqual((await apps.deleteAllInSpace('space-1')).sort(), [first.id, appId].sort());
+    assert.deepEqual(await apps.listActivity(appId, { limit: 10 }), []);
   });
 
   it(
