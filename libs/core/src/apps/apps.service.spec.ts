@@ -116,6 +116,39 @@ describe('AppsService', () => {
     await assert.rejects(service.get(app.id), failsWith('not_found', undefined, /App not found/));
   });
 
+  it('a spec patch reschedules and keeps settings in step with the new config_schema', async () => {
+    const withSettings = {
+      ...SPEC,
+      config_schema: [
+        { key: 'keep', label: 'Keep', type: 'string' },
+        { key: 'drop', label: 'Drop', type: 'string' },
+      ],
+    };
+    const app = await service.install({ spec: withSettings, userConfig: { keep: 'k', drop: 'd' } });
+    const patched = await service.patchSpec(app.id, {
+      config_schema: [
+        { key: 'keep', label: 'Keep', type: 'string' },
+        { key: 'fresh', label: 'Fresh', type: 'number', default: 7 },
+      ],
+      subscriptions: [{ id: 'tick', source: { type: 'schedule', config: { every: '15m' } } }],
+    });
+    assert.deepEqual(patched.userConfig, { keep: 'k', fresh: 7 });
+    assert.equal(patched.automation.nextRunAtMs, app.installedAt.getTime() + 15 * 60_000);
+    assert.equal(scheduler.synced.length, 2, 'synced at install and after the patch');
+    await assert.rejects(
+      service.patchSpec(app.id, { subscriptions: [{ source: { type: 'schedule', config: {} } }] }),
+      failsWith('unprocessable', 'VALIDATION_FAILED', /^subscriptions\[0\]\.source\.config needs every or cron/),
+    );
+    assert.deepEqual((await service.get(app.id)).spec, patched.spec, 'a refused patch writes nothing');
+  });
+
+  it('frequency rewrites the stored spec and moves the next run', async () => {
+    const app = await service.install({ spec: SPEC });
+    const changed = await service.setFrequency(app.id, 'tick', '10m');
+    assert.deepEqual(changed.spec.subscriptions?.[0]?.source.config, { every: '10m' });
+    assert.equal(changed.automation.nextRunAtMs, app.installedAt.getTime() + 10 * 60_000);
+  });
+
   it('activity pages newest first with limit and before', async () => {
     const app = await service.install({ spec: SPEC });
     for (let i = 1; i <= 5; i++) {
