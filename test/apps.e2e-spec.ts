@@ -3,7 +3,8 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
-import { startServer, type TestServer } from '#testing/test-server.js';
+import { testMode } from '#testing/test-env.js';
+import { createSharedServices, type SharedServices, startServer, type TestServer } from '#testing/test-server.js';
 import { type Frame, WsTestClient } from '#testing/ws-client.js';
 
 /** A digital human as a client would send it (the catalog's shape, trimmed). */
@@ -429,5 +430,54 @@ describe('digital humans (apps)', () => {
     assert.deepEqual((await appEvent('app:deleted', id)).data, { appId: id });
     failure(await api.get(`/api/apps/${id}`), 404, /App not found/);
     assert.equal((await listIds('?status=uninstalled')).includes(id), false);
+  });
+});
+
+describe('digital humans across two replicas', { skip: testMode() === 'services' ? false : 'needs Redis' }, () => {
+  let services: SharedServices;
+  let a: TestServer;
+  let b: TestServer;
+  let wsA: WsTestClient;
+  let wsB: WsTestClient;
+
+  before(async () => {
+    services = await createSharedServices();
+    [a, b] = await Promise.all([startServer({ services }), startServer({ services })]);
+    [wsA, wsB] = await Promise.all([
+      WsTestClient.signedIn(a.wsUrl, a.password),
+      WsTestClient.signedIn(b.wsUrl, b.password),
+    ]);
+  });
+  after(async () => {
+    wsA?.close();
+    wsB?.close();
+    await Promise.all([a?.stop(), b?.stop()]);
+    await services?.dispose();
+  });
+
+  const call = (server: TestServer, method: 'get' | 'post', path: string, body?: object) => {
+    const r = request(server.url)[method](path).set('Authorization', `Bearer ${server.password}`);
+    return body ? r.send(body) : r;
+  };
+
+  it('installed on one replica, paused on the other: both answer alike and every socket hears it', async () => {
+    const res = await call(a, 'post', '/api/apps/install', {
+      spec: { ...watcherSpec(), config_schema: [] },
+      spaceId: null,
+    });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    const appId = res.body.data.appId as string;
+    await wsB.next((f) => f.channel === 'app:list_changed' && f.data?.appId === appId);
+    assert.equal((await call(b, 'get', `/api/apps/${appId}`)).body.data.status, 'active');
+
+    assert.equal((await call(b, 'post', `/api/apps/${appId}/pause`)).status, 200);
+    const heard = await wsA.next(
+      (f) =>
+        f.channel === 'app:status_changed' &&
+        f.data?.appId === appId &&
+        (f.data.state as { status: string }).status === 'paused',
+    );
+    assert.equal((heard.data!.state as { nextRunAtMs: unknown }).nextRunAtMs, null);
+    assert.equal((await call(a, 'get', `/api/apps/${appId}/state`)).body.data.status, 'paused');
   });
 });
