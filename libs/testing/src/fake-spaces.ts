@@ -1,5 +1,3 @@
-import type { BusEvent } from '#contracts/events.js';
-import { type BusEventHandler, EventBus } from '#core/ports/event-bus.port.js';
 import { type NewSpace, type SpacePatch, SpaceRepository } from '#core/ports/space.repository.port.js';
 import type { Space } from '#core/spaces/space.js';
 
@@ -39,22 +37,4 @@ export class FakeSpaceRepository extends SpaceRepository {
   }
 
   async reorder(): Promise<void> {}
-}
-
-/** An EventBus that keeps every published event for assertions. */
-export class RecordingEventBus extends EventBus {
-  readonly events: BusEvent[] = [];
-
-  async publish(channel: string, data: object): Promise<void> {
-    this.events.push({ channel, data: data as Record<string, unknown> });
-  }
-
-  subscribe(_handler: BusEventHandler): () => void {
-    return () => undefined;
-  }
-
-  /** The data of every event of a channel, in order. */
-  on(channel: string): Array<Record<string, unknown>> {
-    return this.events.filter((e) => e.channel === channel).map((e) => e.data);
-  }
 }

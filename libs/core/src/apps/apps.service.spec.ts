@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { beforeEach, describe, it } from 'node:test';
 import { FakeAppRepository, RecordingAppScheduler } from '#testing/fake-apps.js';
-import { FakeSpaceRepository, RecordingEventBus } from '#testing/fake-spaces.js';
+import { RecordingEventBus } from '#testing/fake-agent-ports.js';
+import { FakeSpaceRepository } from '#testing/fake-spaces.js';
 import { FakeClock } from '#testing/fakes.js';
 import { DomainError } from '../errors/domain-error.js';
 import type { FileStore } from '../ports/file-store.port.js';
