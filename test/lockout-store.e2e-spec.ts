@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
-import type { LockoutStore } from '#core/ports/lockout-store.port.js';
+import { randomUUID } from 'node:crypto';
+import type { LockoutRule } from '#core/auth/lockout-policy.js';
+import type { CountedKey, LockoutStore } from '#core/ports/lockout-store.port.js';
 import { MemoryLockoutStore } from '#infra/auth/memory-lockout.store.js';
 import { RedisLockoutStore } from '#infra/auth/redis-lockout.store.js';
 import { testMode, testRedisUrl, uniqueSuffix } from '#testing/test-env.js';
@@ -11,104 +13,102 @@ import { testMode, testRedisUrl, uniqueSuffix } from '#testing/test-env.js';
  * sets key lifetimes from the wall clock.
  */
 function lockoutStoreContract(getStore: () => LockoutStore): void {
-  const WINDOW = 10_000;
   let n = 0;
+  const rule = (failures: number, windowMs = 10_000, lockMs = 60_000): LockoutRule => ({ failures, windowMs, lockMs });
   /** A fresh key per test, so tests do not see each other's counters. */
-  const key = (label: string): string => `${label}:${++n}:${uniqueSuffix()}`;
+  const key = (label: string, r: LockoutRule = rule(3)): CountedKey => ({
+    key: `${label}:${++n}:${uniqueSuffix()}`,
+    rule: r,
+  });
+  const fail = { succeeded: false, clearOnSuccess: '' };
+  /** One whole attempt: admitted then settled; the lock end when refused. */
+  async function attempt(store: LockoutStore, keys: CountedKey[], now: number, succeeded = false) {
+    const id = randomUUID();
+    const refused = await store.admit(keys, id, now);
+    if (refused !== null) return refused;
+    await store.settle(keys, id, now, { succeeded, clearOnSuccess: keys[0]!.key });
+    return null;
+  }
 
-  it('recordFailure counts the failures within the window', async () => {
+  it('the failure that reaches the threshold locks the key; later attempts are refused until the lock ends', async () => {
     const store = getStore();
     const k = key('ip');
-    const base = Date.now();
-    assert.equal(await store.recordFailure(k, base, WINDOW), 1);
-    assert.equal(await store.recordFailure(k, base + 1000, WINDOW), 2);
-    assert.equal(await store.recordFailure(k, base + 2000, WINDOW), 3);
-    // Two failures in the same millisecond are two failures.
-    assert.equal(await store.recordFailure(k, base + 2000, WINDOW), 4);
+    const now = Date.now();
+    assert.equal(await attempt(store, [k], now), null);
+    assert.equal(await attempt(store, [k], now + 1), null);
+    assert.equal(await attempt(store, [k], now + 2), null, 'the third is still compared');
+    assert.equal(await attempt(store, [k], now + 3), now + 2 + 60_000, 'locked from the third failure');
+    assert.equal(await attempt(store, [k], now + 2 + 60_000), null, 'free at the lock end');
   });
 
   it('failures older than the window age out (exactly windowMs old counts as out)', async () => {
     const store = getStore();
-    const k = key('ip');
+    const k = key('ip', rule(2, 10_000));
     const base = Date.now();
-    assert.equal(await store.recordFailure(k, base, WINDOW), 1);
-    assert.equal(await store.recordFailure(k, base + 5000, WINDOW), 2);
-    assert.equal(await store.recordFailure(k, base + WINDOW + 1, WINDOW), 2, 'the first one has aged out');
+    assert.equal(await attempt(store, [k], base), null);
+    assert.equal(await attempt(store, [k], base + 10_000), null, 'the first one aged out, no lock');
+    assert.equal(await attempt(store, [k], base + 10_001), null, 'two failures in the window: this one locks');
+    assert.equal(await attempt(store, [k], base + 10_002), base + 10_001 + 60_000);
+  });
+
+  it('a success clears the failures of its key, counts nowhere and leaves others alone', async () => {
+    const store = getStore();
+    const ip = key('ip', rule(3));
+    const everyone = key('global', rule(4));
+    const now = Date.now();
+    await attempt(store, [ip, everyone], now);
+    await attempt(store, [ip, everyone], now);
+    assert.equal(await attempt(store, [ip, everyone], now, true), null);
+    assert.equal(await attempt(store, [ip, everyone], now), null, 'ip count restarted');
     assert.equal(
-      await store.recordFailure(k, base + 5000 + WINDOW, WINDOW),
-      2,
-      'the second one is exactly windowMs old',
+      await attempt(store, [ip, everyone], now),
+      null,
+      'global: the fourth failure, the success not counted',
     );
-    assert.equal(await store.recordFailure(k, base + 100 * WINDOW, WINDOW), 1, 'all earlier ones aged out');
+    assert.equal(await attempt(store, [ip, everyone], now), now + 60_000, 'global locked');
   });
 
-  it('keys count independently', async () => {
+  it('attempts in flight count: a concurrent burst admits at most the threshold', async () => {
     const store = getStore();
-    const a = key('a');
-    const b = key('b');
+    const k = key('ip', rule(5));
     const now = Date.now();
-    await store.recordFailure(a, now, WINDOW);
-    await store.recordFailure(a, now, WINDOW);
-    assert.equal(await store.recordFailure(b, now, WINDOW), 1);
-    assert.equal(await store.recordFailure(a, now, WINDOW), 3);
+    const ids = Array.from({ length: 30 }, () => randomUUID());
+    const answers = await Promise.all(ids.map((id) => store.admit([k], id, now)));
+    assert.equal(answers.filter((a) => a === null).length, 5, JSON.stringify(answers));
+    for (const [i, id] of ids.entries()) if (answers[i] === null) await store.settle([k], id, now, fail);
+    assert.equal(await store.admit([k], randomUUID(), now + 1), now + 60_000, 'locked by the fifth failure');
   });
 
-  it('a lock is never shortened by a later, earlier-ending lock', async () => {
+  it('an admitted attempt that succeeds lets the next one in (one at a time stays exact)', async () => {
     const store = getStore();
-    const k = key('ip');
+    const k = key('ip', rule(3));
     const now = Date.now();
-    await store.lock(k, now + 60_000);
-    await store.lock(k, now + 5_000);
-    assert.equal(await store.lockedUntil([k], now), now + 60_000);
-    assert.equal(await store.lockedUntil([], now), null);
+    await attempt(store, [k], now);
+    await attempt(store, [k], now);
+    const a = randomUUID();
+    assert.equal(await store.admit([k], a, now), null);
+    assert.notEqual(await store.admit([k], randomUUID(), now), null, 'refused while the third is in flight');
+    await store.settle([k], a, now, { succeeded: true, clearOnSuccess: k.key });
+    assert.equal(await attempt(store, [k], now), null, 'the success cleared the count');
   });
 
-  it('lockedUntil is null when nothing is locked', async () => {
+  it('refuses with the latest lock end over the keys; a lock is never shortened', async () => {
     const store = getStore();
-    assert.equal(await store.lockedUntil([key('a'), key('b')], Date.now()), null);
-  });
-
-  it('lockedUntil returns the latest lock end over the given keys while it is ahead of now', async () => {
-    const store = getStore();
-    const a = key('a');
-    const b = key('b');
-    const c = key('c');
+    const short = key('a', rule(1, 10_000, 5_000));
+    const long = key('b', rule(1, 10_000, 120_000));
     const now = Date.now();
-    await store.lock(a, now + 60_000);
-    await store.lock(b, now + 120_000);
-    assert.equal(await store.lockedUntil([a], now), now + 60_000);
-    assert.equal(await store.lockedUntil([a, b], now), now + 120_000);
-    assert.equal(await store.lockedUntil([b, a], now), now + 120_000);
-    assert.equal(await store.lockedUntil([a, c], now), now + 60_000);
-    assert.equal(await store.lockedUntil([c], now), null);
-    // At the lock end the key is free again; a later lock still counts.
-    assert.equal(await store.lockedUntil([a], now + 60_000), null);
-    assert.equal(await store.lockedUntil([a, b], now + 60_000), now + 120_000);
-    assert.equal(await store.lockedUntil([a, b], now + 120_000), null);
+    await attempt(store, [short, long], now);
+    assert.equal(await store.admit([short, long], randomUUID(), now + 1), now + 120_000);
+    assert.equal(await store.admit([short], randomUUID(), now + 1), now + 5_000);
   });
 
   it('a lock ends by itself (real time)', async () => {
     const store = getStore();
-    const k = key('short');
-    await store.lock(k, Date.now() + 150);
-    assert.notEqual(await store.lockedUntil([k], Date.now()), null);
+    const k = key('short', rule(1, 10_000, 150));
+    await attempt(store, [k], Date.now());
+    assert.notEqual(await store.admit([k], randomUUID(), Date.now()), null);
     await new Promise((r) => setTimeout(r, 300));
-    assert.equal(await store.lockedUntil([k], Date.now()), null);
-  });
-
-  it('clearFailures resets one key only and leaves locks alone', async () => {
-    const store = getStore();
-    const a = key('a');
-    const b = key('b');
-    const now = Date.now();
-    for (let i = 0; i < 3; i++) await store.recordFailure(a, now + i, WINDOW);
-    for (let i = 0; i < 2; i++) await store.recordFailure(b, now + i, WINDOW);
-    await store.lock(a, now + 60_000);
-    await store.clearFailures(a);
-    assert.equal(await store.recordFailure(a, now + 10, WINDOW), 1);
-    assert.equal(await store.recordFailure(b, now + 10, WINDOW), 3);
-    assert.equal(await store.lockedUntil([a], now + 10), now + 60_000);
-    await store.clearFailures(key('never-used')); // clearing an unknown key is fine
+    assert.equal(await store.admit([k], randomUUID(), Date.now()), null);
   });
 }
 
@@ -145,12 +145,14 @@ describe(
 
     it('keeps its keys under the prefix, with lifetimes', async () => {
       const now = Date.now();
-      await store.recordFailure('ip:prefixed', now, 60_000);
-      await store.lock('ip:prefixed', now + 60_000);
+      const k: CountedKey = { key: 'ip:prefixed', rule: { failures: 1, windowMs: 60_000, lockMs: 60_000 } };
+      await store.admit([k], 'a1', now);
+      await store.settle([k], 'a1', now, { succeeded: false, clearOnSuccess: '' });
+      await store.admit([k], 'a2', now);
       const keys = (await redis.keys(`${prefix}:*`)).sort();
       assert.ok(keys.includes(`${prefix}:lockout:failures:ip:prefixed`), JSON.stringify(keys));
       assert.ok(keys.includes(`${prefix}:lockout:lock:ip:prefixed`), JSON.stringify(keys));
-      for (const k of keys) assert.ok((await redis.pttl(k)) > 0, `${k} has no expiry`);
+      for (const key of keys) assert.ok((await redis.pttl(key)) > 0, `${key} has no expiry`);
     });
 
     it('two stores on one Redis share counters and locks (replicas)', async () => {
@@ -158,10 +160,12 @@ describe(
       try {
         const peer = new RedisLockoutStore(other, prefix);
         const now = Date.now();
-        await store.recordFailure('ip:shared', now, 60_000);
-        assert.equal(await peer.recordFailure('ip:shared', now + 1, 60_000), 2);
-        await peer.lock('global', now + 30_000);
-        assert.equal(await store.lockedUntil(['ip:x', 'global'], now), now + 30_000);
+        const k: CountedKey = { key: 'ip:shared', rule: { failures: 2, windowMs: 60_000, lockMs: 30_000 } };
+        await store.admit([k], 'b1', now);
+        await store.settle([k], 'b1', now, { succeeded: false, clearOnSuccess: '' });
+        await peer.admit([k], 'b2', now + 1);
+        await peer.settle([k], 'b2', now + 1, { succeeded: false, clearOnSuccess: '' });
+        assert.equal(await store.admit([k], 'b3', now + 2), now + 1 + 30_000);
       } finally {
         await other.quit().catch(() => other.disconnect());
       }

@@ -1,5 +1,5 @@
 import { Clock } from '#core/ports/clock.port.js';
-import { LockoutStore } from '#core/ports/lockout-store.port.js';
+import { InProcessLockoutStore } from '#core/auth/lockout-ledger.js';
 
 /** A clock the test moves by hand. */
 export class FakeClock extends Clock {
@@ -22,36 +22,10 @@ export class FakeClock extends Clock {
   }
 }
 
-/**
- * The simplest LockoutStore that honours the port's contract, for core tests that must
- * not depend on infra adapters (the real stores are checked by the store contract tests).
- */
-export class FakeLockoutStore extends LockoutStore {
-  readonly failures = new Map<string, number[]>();
-  readonly locks = new Map<string, number>();
-
-  async recordFailure(key: string, now: number, windowMs: number): Promise<number> {
-    const recent = (this.failures.get(key) ?? []).filter((t) => t > now - windowMs);
-    recent.push(now);
-    this.failures.set(key, recent);
-    return recent.length;
-  }
-
-  async lock(key: string, until: number): Promise<void> {
-    this.locks.set(key, Math.max(until, this.locks.get(key) ?? 0));
-  }
-
-  async lockedUntil(keys: readonly string[], now: number): Promise<number | null> {
-    let latest: number | null = null;
-    for (const key of keys) {
-      const until = this.locks.get(key);
-      if (until !== undefined && until > now) latest = Math.max(latest ?? 0, until);
-    }
-    return latest;
-  }
-
-  async clearFailures(key: string): Promise<void> {
-    this.failures.delete(key);
+/** The in-process lockout store, for core tests that must not depend on infra adapters. */
+export class FakeLockoutStore extends InProcessLockoutStore {
+  get failures(): Map<string, number[]> {
+    return this.ledger.failures;
   }
 }
 

@@ -7,7 +7,7 @@ import { SERVICE_FOLDER } from '../spaces/space.js';
 import { SpacesService } from '../spaces/spaces.service.js';
 import type { ArtifactEntry, ArtifactTree, ChildEntry, FileContent, TreeNode } from './artifact.js';
 import { detectFileType, type FileTypeInfo, MAX_BINARY_BYTES, MAX_TEXT_BYTES, SNIFF_BYTES } from './file-types.js';
-import { ATOMIC_TEMP_SUFFIX, childOf, isPlainName, isSelfOrDescendant, isServiceFolder } from './path-rules.js';
+import { ATOMIC_TEMP_SUFFIX, childOf, isInServiceFolder, isPlainName, isSelfOrDescendant } from './path-rules.js';
 
 /** Default depth of a space listing: the root's entries and one level below. */
 export const DEFAULT_LIST_DEPTH = 2;
@@ -68,7 +68,9 @@ export class ArtifactsService {
   async children(spaceId: string, dirPath: string | undefined): Promise<ChildEntry[]> {
     if (!required(dirPath)) throw DomainError.invalid('dirPath is required');
     const root = await this.spaceRoot(spaceId);
-    const folder = await this.existingFolder(await this.inSpace(root, dirPath, true));
+    const guarded = await this.inSpace(root, dirPath, true);
+    this.refuseServiceFolder(guarded);
+    const folder = await this.existingFolder(guarded);
     return (await this.entriesOf(folder)).map((item) => withChildrenFlag(toEntry(folder, item), item, false));
   }
 
@@ -228,6 +230,7 @@ export class ArtifactsService {
   private async inspect(path: string | undefined): Promise<{ target: GuardedPath; type: FileTypeInfo }> {
     if (!required(path)) throw DomainError.invalid(ArtifactErrors.missingPath);
     const target = await this.anywhere(path, true);
+    this.refuseServiceFolder(target);
     const info = await this.files.stat(target);
     if (!info) throw DomainError.notFound(ArtifactErrors.fileNotFound);
     if (info.kind === 'folder') throw DomainError.invalid(ArtifactErrors.isDirectory);
@@ -258,8 +261,11 @@ export class ArtifactsService {
     return value;
   }
 
+  /** `.svc` and everything in it belongs to the service: the file API neither shows nor touches it. */
   private refuseServiceFolder(target: GuardedPath): void {
-    if (isServiceFolder(target.realRoot, target.entry)) throw DomainError.forbidden(ArtifactErrors.reserved);
+    if (isInServiceFolder(target.realRoot, target.entry) || isInServiceFolder(target.realRoot, target.real)) {
+      throw DomainError.forbidden(ArtifactErrors.reserved);
+    }
   }
 
   /** A folder's entries as listings show them: no `.svc` at the root, no half-written temporary files, sorted. */

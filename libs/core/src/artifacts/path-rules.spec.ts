@@ -8,7 +8,8 @@ import {
   isInside,
   isPlainName,
   isSelfOrDescendant,
-  isServiceFolder,
+  isInServiceFolder,
+  searchPatternProblem,
   movedPath,
   normalizeRequest,
   relativeInside,
@@ -71,11 +72,36 @@ describe('path rules (the lexical half of the path guard)', () => {
     });
   });
 
-  it('recognizes the service folder at the top of a root only', () => {
-    assert.equal(isServiceFolder('/s', '/s/.svc'), true);
-    assert.equal(isServiceFolder('/s', '/s/.svc/memory.md'), false);
-    assert.equal(isServiceFolder('/s', '/s/sub/.svc'), false);
-    assert.equal(isServiceFolder('/s', '/s'), false);
+  it('recognizes the service folder at the top of a root and everything inside it', () => {
+    assert.equal(isInServiceFolder('/s', '/s/.svc'), true);
+    assert.equal(isInServiceFolder('/s', '/s/.svc/memory.md'), true);
+    assert.equal(isInServiceFolder('/s', '/s/.svc/memory/topics/a.md'), true);
+    assert.equal(isInServiceFolder('/s', '/s/.svcx'), false);
+    assert.equal(isInServiceFolder('/s', '/s/sub/.svc'), false);
+    assert.equal(isInServiceFolder('/s', '/s'), false);
+    assert.equal(isInServiceFolder('/s', '/other/.svc'), false);
+  });
+
+  it('refuses search patterns that name places outside the workspace', () => {
+    for (const ok of ['**/*.ts', '*.md', 'src/**', '..hidden/*', 'a..b', '{a,b}/*.txt', '.env']) {
+      assert.equal(searchPatternProblem(ok), null, ok);
+    }
+    for (const bad of [
+      '../*',
+      '../../**',
+      'a/../../x',
+      '..',
+      '..\\..',
+      'a\\..\\b',
+      '{..,x}/*',
+      '/etc/pass*',
+      '\\etc',
+      '~/x',
+      'C:/x',
+      'a\0b',
+    ]) {
+      assert.notEqual(searchPatternProblem(bad), null, bad);
+    }
   });
 
   it('accepts plain names only', () => {

@@ -52,9 +52,26 @@ export function findRoot(roots: readonly string[], target: string, allowRoot = f
   return null;
 }
 
-/** Whether `target` is the service's own folder at the top of `root` (never created, moved or deleted by file operations). */
-export function isServiceFolder(root: string, target: string): boolean {
-  return relativeInside(root, target) === SERVICE_FOLDER;
+/**
+ * Whether `target` is the service's own folder at the top of `root` or anything inside it:
+ * the file API never reads, writes, moves, renames or deletes there (the assistant's tools may).
+ */
+export function isInServiceFolder(root: string, target: string): boolean {
+  const rel = relativeInside(root, target);
+  return rel !== null && (rel === SERVICE_FOLDER || rel.startsWith(`${SERVICE_FOLDER}${sep}`));
+}
+
+/**
+ * Why a search pattern (Glob's `pattern`, Grep's `glob`) is refused, or null. Searches only
+ * walk the workspace, so a pattern cannot reach outside anyway; these are refused outright so
+ * the model learns that at once: absolute patterns, `..` segments (with a slash or a backslash as
+ * the separator), a home folder (`~`) and NUL bytes.
+ */
+export function searchPatternProblem(pattern: string): string | null {
+  if (hasNulByte(pattern)) return 'must not contain NUL bytes';
+  if (/^([/\\~]|[A-Za-z]:)/.test(pattern)) return 'must be relative to the workspace folder';
+  if (pattern.split(/[/\\{},]/).some((segment) => segment === '..')) return 'must not contain .. segments';
+  return null;
 }
 
 /**

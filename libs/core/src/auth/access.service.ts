@@ -1,10 +1,10 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { ErrorCodes, ErrorTexts } from '#contracts/errors.js';
 import { DomainError } from '../errors/domain-error.js';
 import { Clock } from '../ports/clock.port.js';
-import { LockoutStore } from '../ports/lockout-store.port.js';
-import { GLOBAL_KEY, GLOBAL_RULE, ipKey, PER_IP_RULE, reachesThreshold, retryAfterSeconds } from './lockout-policy.js';
+import { type CountedKey, LockoutStore } from '../ports/lockout-store.port.js';
+import { GLOBAL_KEY, GLOBAL_RULE, ipKey, PER_IP_RULE, retryAfterSeconds } from './lockout-policy.js';
 
 /** The access password the server holds (resolved from the environment or the data folder). */
 export class AccessPassword {
@@ -35,19 +35,24 @@ export class AccessService {
     return timingSafeEqual(digest(candidate), this.expectedDigest);
   }
 
-  /** A sign-in attempt under the lockout rules. */
+  /**
+   * A sign-in attempt under the lockout rules. The attempt is admitted (lock checked and the
+   * attempt counted, in one atomic step) before the password is compared, then settled.
+   */
   async signIn(token: unknown, ip: string): Promise<SignInOutcome> {
+    const keys: CountedKey[] = [
+      { key: ipKey(ip), rule: PER_IP_RULE },
+      { key: GLOBAL_KEY, rule: GLOBAL_RULE },
+    ];
+    const attempt = randomUUID();
     const now = this.clock.now();
-    const lockedUntil = await this.lockouts.lockedUntil([ipKey(ip), GLOBAL_KEY], now);
+    const lockedUntil = await this.lockouts.admit(keys, attempt, now);
     if (lockedUntil !== null) {
       return { ok: false, reason: 'locked', retryAfterSeconds: retryAfterSeconds(lockedUntil, now) };
     }
-    if (typeof token === 'string' && this.isValidToken(token)) {
-      await this.lockouts.clearFailures(ipKey(ip));
-      return { ok: true };
-    }
-    await this.recordFailure(ip, now);
-    return { ok: false, reason: 'invalid' };
+    const succeeded = typeof token === 'string' && this.isValidToken(token);
+    await this.lockouts.settle(keys, attempt, now, { succeeded, clearOnSuccess: ipKey(ip) });
+    return succeeded ? { ok: true } : { ok: false, reason: 'invalid' };
   }
 
   /** `signIn` for the HTTP login operation: failures become domain errors. */
@@ -60,18 +65,6 @@ export class AccessService {
       });
     }
     throw DomainError.unauthorized(ErrorTexts.invalidToken);
-  }
-
-  private async recordFailure(ip: string, now: number): Promise<void> {
-    const [ipCount, globalCount] = await Promise.all([
-      this.lockouts.recordFailure(ipKey(ip), now, PER_IP_RULE.windowMs),
-      this.lockouts.recordFailure(GLOBAL_KEY, now, GLOBAL_RULE.windowMs),
-    ]);
-    const locks: Promise<void>[] = [];
-    if (reachesThreshold(PER_IP_RULE, ipCount)) locks.push(this.lockouts.lock(ipKey(ip), now + PER_IP_RULE.lockMs));
-    if (reachesThreshold(GLOBAL_RULE, globalCount))
-      locks.push(this.lockouts.lock(GLOBAL_KEY, now + GLOBAL_RULE.lockMs));
-    await Promise.all(locks);
   }
 }
 

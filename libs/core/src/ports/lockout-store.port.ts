@@ -1,12 +1,34 @@
+import type { LockoutRule } from '../auth/lockout-policy.js';
+
+/** One counter a sign-in attempt is counted under (its IP, everyone), with its rule. */
+export interface CountedKey {
+  key: string;
+  rule: LockoutRule;
+}
+
 /**
- * Shared counters behind the sign-in lockout. With several replicas the store is
- * shared (Redis), so a lock set by one replica is enforced by all.
+ * Shared counters behind the sign-in lockout. With several replicas the store is shared
+ * (Redis), so a lock set by one replica is enforced by all. Deciding and counting is one
+ * atomic step (`admit`) taken before the password is compared, so a burst of concurrent
+ * attempts cannot slip more guesses past the lock than the rules allow.
  */
 export abstract class LockoutStore {
-  /** Records a failure at `now` and returns the failures of `key` within `windowMs`. */
-  abstract recordFailure(key: string, now: number, windowMs: number): Promise<number>;
-  abstract lock(key: string, until: number): Promise<void>;
-  /** The latest lock end among `keys`, or null when none is locked at `now`. */
-  abstract lockedUntil(keys: readonly string[], now: number): Promise<number | null>;
-  abstract clearFailures(key: string): Promise<void>;
+  /**
+   * Atomically: refuses when any key is locked at `now`, or when attempts still in flight
+   * would reach a key's threshold if they failed (answering when the lock ends, or would
+   * end); otherwise records `attempt` as in flight under every key and answers null.
+   */
+  abstract admit(keys: readonly CountedKey[], attempt: string, now: number): Promise<number | null>;
+
+  /**
+   * Atomically ends an admitted attempt. A failure is counted under every key and locks a
+   * key whose window reaches its threshold (a lock is never shortened); a success counts
+   * nowhere and clears the failures of `clearOnSuccess`.
+   */
+  abstract settle(
+    keys: readonly CountedKey[],
+    attempt: string,
+    now: number,
+    outcome: { succeeded: boolean; clearOnSuccess: string },
+  ): Promise<void>;
 }

@@ -1,6 +1,7 @@
 /** The few folder operations space management needs (files themselves go through FileStore). */
 export abstract class SpaceFolders {
-  abstract ensureFolder(path: string): Promise<void>;
+  /** Creates the folder (and its parents) when missing; true when it was created now. */
+  abstract ensureFolder(path: string): Promise<boolean>;
   abstract isFolder(path: string): Promise<boolean>;
   /** Canonical path with symlinks resolved; the input when it does not exist. */
   abstract canonical(path: string): Promise<string>;

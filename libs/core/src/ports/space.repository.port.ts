@@ -1,7 +1,7 @@
 import type { Space } from '../spaces/space.js';
 
-export type NewSpace = Omit<Space, 'createdAt' | 'updatedAt' | 'sortOrder'>;
-export type SpacePatch = Partial<Pick<Space, 'name' | 'icon' | 'color' | 'path' | 'preferences'>>;
+export type NewSpace = Omit<Space, 'createdAt' | 'updatedAt' | 'sortOrder' | 'ownsFolder'> & { ownsFolder?: boolean };
+export type SpacePatch = Partial<Pick<Space, 'name' | 'icon' | 'color' | 'path' | 'preferences' | 'ownsFolder'>>;
 
 /** Space records. */
 export abstract class SpaceRepository {

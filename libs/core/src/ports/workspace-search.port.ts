@@ -1,3 +1,5 @@
+import type { GuardedPath } from './file-store.port.js';
+
 export interface GrepOptions {
   /** Only files whose relative path matches this glob. */
   glob?: string;
@@ -6,25 +8,27 @@ export interface GrepOptions {
 }
 
 export interface GrepMatch {
-  /** Relative to the searched folder's root. */
+  /** Relative to the searched folder, forward slashes. */
   file: string;
   line: number;
   text: string;
 }
 
 /**
- * Glob and grep inside a folder the path guard already accepted (`realFolder`). Symlinks are
- * not followed, and `.git`, `node_modules` and `.svc` are skipped.
+ * Glob and grep inside a folder the path guard accepted. The search walks that folder
+ * only: patterns select among what the walk finds, so no pattern reaches outside it.
+ * Symlinks are not followed (not even to files), every folder is checked to lie inside
+ * the root once opened, and `.git`, `node_modules` and `.svc` are skipped.
  */
 export abstract class WorkspaceSearch {
-  /** Relative paths (from realFolder) of files matching `pattern`, newest first. */
+  /** Relative paths (from `folder`) of files matching `pattern`, newest first. */
   abstract glob(
-    realFolder: string,
+    folder: GuardedPath,
     pattern: string,
     maxResults: number,
   ): Promise<{ paths: string[]; truncated: boolean }>;
   abstract grep(
-    realFolder: string,
+    folder: GuardedPath,
     pattern: RegExp,
     options: GrepOptions,
   ): Promise<{ matches: GrepMatch[]; truncated: boolean }>;

@@ -8,6 +8,12 @@ export interface Space {
   icon: string;
   color: string | null;
   isTemp: boolean;
+  /**
+   * Whether the server created this folder (a default folder, or a customPath that did not
+   * exist yet). Deleting the space removes only such a folder; a folder the user brought
+   * (an existing customPath, a working-dir) stays.
+   */
+  ownsFolder: boolean;
   sortOrder: number;
   /** Stored preferences; absent fields mean the defaults. */
   preferences: Partial<{ memory: Partial<SpacePreferences['memory']> }>;

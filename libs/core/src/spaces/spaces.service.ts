@@ -18,7 +18,13 @@ import { SpaceActivity } from '../ports/space-activity.port.js';
 import { SpaceFolders } from '../ports/space-folders.port.js';
 import { SpaceRepository } from '../ports/space.repository.port.js';
 import { DEFAULT_SPACE_ICON, type Space } from './space.js';
-import { isSameOrInside, isUnsafeToRemove, normalizeSpaceName } from './space-rules.js';
+import {
+  isUnsafeToRemove,
+  mayRemoveSpaceFolder,
+  normalizeSpaceName,
+  spaceFolderMessage,
+  spaceFolderProblem,
+} from './space-rules.js';
 
 export const SPACE_CHANGED = 'space:changed';
 export type SpaceChange = 'created' | 'updated' | 'deleted' | 'folder-changed';
@@ -40,7 +46,6 @@ export const SpaceErrors = {
   folderMissing: 'That folder does not exist.',
   tempImmutable: 'The temporary space cannot change its working folder.',
   tempUndeletable: 'The temporary space cannot be deleted.',
-  insideData: "The working folder must lie outside the service's data folder.",
   busy: 'Work is in progress in this space; try again when it has finished.',
   changing: 'Another change to this space is under way.',
   unsafeFolder: 'Refusing to use the filesystem root, the data folder or a parent of it as a space folder.',
@@ -118,10 +123,19 @@ export class SpacesService implements OnApplicationBootstrap {
     if (customPath !== null) {
       if (!isAbsolute(customPath)) throw DomainError.invalid('customPath must be an absolute path');
       path = resolve(customPath);
-      await this.assertUsableFolder(path, null);
+      await this.assertUsableFolder(path, null, 'customPath');
     }
-    await this.folders.ensureFolder(path);
-    const space = await this.spaces.insert({ id, name, icon, color, path, isTemp: false, preferences: {} });
+    const ownsFolder = await this.folders.ensureFolder(path);
+    const space = await this.spaces.insert({
+      id,
+      name,
+      icon,
+      color,
+      path,
+      isTemp: false,
+      ownsFolder,
+      preferences: {},
+    });
     await this.announce(id, 'created');
     return space;
   }
@@ -152,12 +166,16 @@ export class SpacesService implements OnApplicationBootstrap {
     const space = await this.get(spaceId);
     if (space.isTemp) throw DomainError.forbidden(SpaceErrors.tempUndeletable);
     const folder = await this.folders.canonical(space.path);
-    if (isUnsafeToRemove(folder, await this.folders.canonical(this.config.dataDir))) {
-      throw DomainError.forbidden(SpaceErrors.unsafeFolder);
-    }
+    const dataDir = await this.folders.canonical(this.config.dataDir);
+    if (isUnsafeToRemove(folder, dataDir)) throw DomainError.forbidden(SpaceErrors.unsafeFolder);
     const others = (await this.spaces.listAll()).filter((s) => s.id !== spaceId);
-    const shared = await this.sharesFolder(folder, others);
-    if (!shared) await this.folders.removeRecursive(folder);
+    const own = mayRemoveSpaceFolder(
+      folder,
+      { ownsFolder: space.ownsFolder, defaultFolder: await this.folders.canonical(join(this.defaultPath(), space.id)) },
+      dataDir,
+    );
+    // A folder the space did not create, or one another space still uses, stays.
+    if (own && !(await this.sharesFolder(folder, others))) await this.folders.removeRecursive(folder);
     await this.conversations.deleteAllInSpace(spaceId);
     await this.apps.deleteAllInSpace(spaceId);
     await this.spaces.remove(spaceId);
@@ -185,15 +203,13 @@ export class SpacesService implements OnApplicationBootstrap {
     if (!isAbsolute(workingDir)) throw DomainError.invalid('workingDir must be an absolute path');
     if (!(await this.folders.isFolder(workingDir))) throw DomainError.invalid(SpaceErrors.folderMissing);
     const folder = await this.folders.canonical(workingDir);
-    const dataDir = await this.folders.canonical(this.config.dataDir);
-    if (isSameOrInside(folder, dataDir) || isSameOrInside(dataDir, folder))
-      throw DomainError.invalid(SpaceErrors.insideData);
-    await this.assertUsableFolder(folder, spaceId);
+    await this.assertUsableFolder(folder, spaceId, 'workingDir');
     if (this.changing.has(spaceId)) throw new DomainError('conflict', SpaceErrors.changing);
     this.changing.add(spaceId);
     try {
       if (await this.activity.isBusy(spaceId)) throw new DomainError('conflict', SpaceErrors.busy);
-      const updated = await this.spaces.update(spaceId, { path: folder });
+      // The user brought this folder: deleting the space later leaves it in place.
+      const updated = await this.spaces.update(spaceId, { path: folder, ownsFolder: false });
       if (!updated) throw DomainError.notFound(SpaceErrors.notFound);
       await this.announce(spaceId, 'folder-changed');
       return updated;
@@ -251,11 +267,11 @@ export class SpacesService implements OnApplicationBootstrap {
     };
   }
 
-  private async assertUsableFolder(folder: string, spaceId: string | null): Promise<void> {
+  /** Refuses the data folder (inside or containing it) and system folders, and a folder another space uses. */
+  private async assertUsableFolder(folder: string, spaceId: string | null, field: string): Promise<void> {
     const canonical = await this.folders.canonical(folder);
-    if (isUnsafeToRemove(canonical, await this.folders.canonical(this.config.dataDir))) {
-      throw DomainError.invalid(SpaceErrors.unsafeFolder);
-    }
+    const problem = spaceFolderProblem(canonical, await this.folders.canonical(this.config.dataDir));
+    if (problem !== null) throw DomainError.invalid(spaceFolderMessage(field, problem));
     const others = (await this.spaces.listAll()).filter((s) => s.id !== spaceId);
     if (await this.sharesFolder(canonical, others)) throw new DomainError('conflict', SpaceErrors.folderTaken);
   }

@@ -1,13 +1,63 @@
-import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { LockoutStore } from '#core/ports/lockout-store.port.js';
+import { PENDING_ATTEMPT_MS } from '#core/auth/lockout-ledger.js';
+import { type CountedKey, LockoutStore } from '#core/ports/lockout-store.port.js';
 
-const EXTEND_LOCK = `
-local current = tonumber(redis.call('GET', KEYS[1]) or '0')
-if tonumber(ARGV[1]) > current then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) end
+/*
+ * The algorithm of core's LockoutLedger, as two Lua scripts so each step is atomic across
+ * replicas. KEYS come in triples per counted key: failures (sorted set of times), attempts
+ * in flight (sorted set of admission times), lock (string: the lock end, ms). ARGV: now,
+ * attempt id, then per key: window ms, threshold, lock ms.
+ */
+const ADMIT = `
+local now = tonumber(ARGV[1])
+local n = #KEYS / 3
+local refused = 0
+for i = 1, n do
+  local failures, pending, lock = KEYS[3*i-2], KEYS[3*i-1], KEYS[3*i]
+  local window, threshold, lockMs = tonumber(ARGV[3*i]), tonumber(ARGV[3*i+1]), tonumber(ARGV[3*i+2])
+  local lockedUntil = tonumber(redis.call('GET', lock) or '0')
+  if lockedUntil > now then
+    refused = math.max(refused, lockedUntil)
+  else
+    redis.call('ZREMRANGEBYSCORE', failures, '-inf', now - window)
+    redis.call('ZREMRANGEBYSCORE', pending, '-inf', now - ${PENDING_ATTEMPT_MS})
+    local inFlight = redis.call('ZCARD', pending)
+    if inFlight > 0 and redis.call('ZCARD', failures) + inFlight >= threshold then
+      refused = math.max(refused, now + lockMs)
+    end
+  end
+end
+if refused > 0 then return tostring(refused) end
+for i = 1, n do
+  redis.call('ZADD', KEYS[3*i-1], now, ARGV[2])
+  redis.call('PEXPIRE', KEYS[3*i-1], ${PENDING_ATTEMPT_MS})
+end
+return false`;
+
+/* Extra ARGV after the triples: succeeded (1/0), then the index (1-based) of the key whose failures a success clears, 0 for none. */
+const SETTLE = `
+local now = tonumber(ARGV[1])
+local n = #KEYS / 3
+local succeeded = ARGV[3*n+3] == '1'
+local clear = tonumber(ARGV[3*n+4])
+for i = 1, n do
+  local failures, pending, lock = KEYS[3*i-2], KEYS[3*i-1], KEYS[3*i]
+  local window, threshold, lockMs = tonumber(ARGV[3*i]), tonumber(ARGV[3*i+1]), tonumber(ARGV[3*i+2])
+  redis.call('ZREM', pending, ARGV[2])
+  if not succeeded then
+    redis.call('ZADD', failures, now, ARGV[2])
+    redis.call('ZREMRANGEBYSCORE', failures, '-inf', now - window)
+    redis.call('PEXPIRE', failures, window)
+    if redis.call('ZCARD', failures) >= threshold then
+      local current = tonumber(redis.call('GET', lock) or '0')
+      if now + lockMs > current then redis.call('SET', lock, tostring(now + lockMs), 'PX', lockMs) end
+    end
+  end
+end
+if succeeded and clear > 0 then redis.call('DEL', KEYS[3*clear-2]) end
 return 1`;
 
-/** Lockout counters in Redis, shared by every replica. */
+/** Lockout counters in Redis, shared by every replica; each step one Lua script. */
 export class RedisLockoutStore extends LockoutStore {
   constructor(
     private readonly redis: Redis,
@@ -16,37 +66,46 @@ export class RedisLockoutStore extends LockoutStore {
     super();
   }
 
-  async recordFailure(key: string, now: number, windowMs: number): Promise<number> {
-    const k = `${this.prefix}:lockout:failures:${key}`;
-    const result = await this.redis
-      .multi()
-      .zadd(k, now, `${now}:${randomUUID()}`)
-      .zremrangebyscore(k, 0, now - windowMs)
-      .zcard(k)
-      .pexpire(k, windowMs)
-      .exec();
-    const card = result?.[2]?.[1];
-    return typeof card === 'number' ? card : 0;
+  async admit(keys: readonly CountedKey[], attempt: string, now: number): Promise<number | null> {
+    const result = await this.redis.eval(
+      ADMIT,
+      keys.length * 3,
+      ...this.redisKeys(keys),
+      ...this.args(keys, attempt, now),
+    );
+    return result === null ? null : Number(result);
   }
 
-  /** Never shortens a lock: the later end wins, atomically across replicas. */
-  async lock(key: string, until: number): Promise<void> {
-    const ttl = Math.max(1, until - Date.now());
-    await this.redis.eval(EXTEND_LOCK, 1, `${this.prefix}:lockout:lock:${key}`, String(until), String(ttl));
+  async settle(
+    keys: readonly CountedKey[],
+    attempt: string,
+    now: number,
+    outcome: { succeeded: boolean; clearOnSuccess: string },
+  ): Promise<void> {
+    const clear = keys.findIndex((k) => k.key === outcome.clearOnSuccess) + 1;
+    await this.redis.eval(
+      SETTLE,
+      keys.length * 3,
+      ...this.redisKeys(keys),
+      ...this.args(keys, attempt, now),
+      outcome.succeeded ? '1' : '0',
+      String(clear),
+    );
   }
 
-  async lockedUntil(keys: readonly string[], now: number): Promise<number | null> {
-    if (keys.length === 0) return null;
-    const values = await this.redis.mget(keys.map((k) => `${this.prefix}:lockout:lock:${k}`));
-    let latest: number | null = null;
-    for (const v of values) {
-      const until = v === null ? NaN : Number(v);
-      if (Number.isFinite(until) && until > now) latest = Math.max(latest ?? 0, until);
-    }
-    return latest;
+  private redisKeys(keys: readonly CountedKey[]): string[] {
+    return keys.flatMap(({ key }) => [
+      `${this.prefix}:lockout:failures:${key}`,
+      `${this.prefix}:lockout:pending:${key}`,
+      `${this.prefix}:lockout:lock:${key}`,
+    ]);
   }
 
-  async clearFailures(key: string): Promise<void> {
-    await this.redis.del(`${this.prefix}:lockout:failures:${key}`);
+  private args(keys: readonly CountedKey[], attempt: string, now: number): string[] {
+    return [
+      String(now),
+      attempt,
+      ...keys.flatMap(({ rule }) => [String(rule.windowMs), String(rule.failures), String(rule.lockMs)]),
+    ];
   }
 }

@@ -13,6 +13,7 @@ import { ConversationTextIds1764000000100 } from './migrations/1764000000100-con
 import { AppEntity } from './entities/app.entity.js';
 import { AppActivityEntity } from './entities/app-activity.entity.js';
 import { Apps1764100000000 } from './migrations/1764100000000-apps.js';
+import { SpaceOwnsFolder1764200000000 } from './migrations/1764200000000-space-owns-folder.js';
 
 /** Every entity and migration, in order. Add new ones here. */
 export const ENTITIES = [
@@ -33,4 +34,5 @@ export const MIGRATIONS = [
   TurnKind1764000000000,
   ConversationTextIds1764000000100,
   Apps1764100000000,
+  SpaceOwnsFolder1764200000000,
 ];

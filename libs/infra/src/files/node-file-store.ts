@@ -10,6 +10,7 @@ import {
   type GuardedPath,
   type PathRequest,
 } from '#core/ports/file-store.port.js';
+import { atEntry, CREATE_NO_FOLLOW, inFolder, READ_NO_FOLLOW } from './anchored-folder.js';
 import { ACCESS_DENIED, guardPath } from './path-guard.js';
 
 export interface NodeFileStoreOptions {
@@ -105,7 +106,7 @@ export class NodeFileStore extends FileStore {
     return mapped(async () => {
       let own;
       try {
-        own = await lstat(target.entry);
+        own = await atEntry(target.entry, target.realRoot, (entry) => lstat(entry));
       } catch (err) {
         if (isMissing(err)) return null;
         throw err;
@@ -115,7 +116,9 @@ export class NodeFileStore extends FileStore {
       let st = own;
       if (symlink) {
         try {
-          st = await stat(target.real);
+          // What it leads to, as the guard resolved it; a symlink swapped in there since is no file.
+          st = await atEntry(target.real, target.realRoot, (real) => lstat(real));
+          if (st.isSymbolicLink()) return { kind: 'other', size: 0, identity, symlink };
         } catch (err) {
           if (isMissing(err)) return { kind: 'other', size: 0, identity, symlink };
           throw err;
@@ -127,34 +130,36 @@ export class NodeFileStore extends FileStore {
   }
 
   readDir(folder: GuardedPath): Promise<DirEntry[]> {
-    return mapped(async () => {
-      const dirents = await readdir(folder.real, { withFileTypes: true });
-      const entries = await Promise.all(
-        dirents.map(async (d): Promise<DirEntry | null> => {
-          const full = join(folder.real, d.name);
-          try {
-            if (d.isDirectory()) return { name: d.name, kind: 'folder', size: 0, symlink: false };
-            if (d.isFile()) return { name: d.name, kind: 'file', size: (await lstat(full)).size, symlink: false };
-            if (!d.isSymbolicLink()) return null;
-            // A symlink is shown only when it leads somewhere inside the same root.
-            const target = await realpath(full);
-            if (!isInside(folder.realRoot, target, true)) return null;
-            const st = await stat(target);
-            if (st.isDirectory()) return { name: d.name, kind: 'folder', size: 0, symlink: true };
-            if (st.isFile()) return { name: d.name, kind: 'file', size: st.size, symlink: true };
-            return null;
-          } catch {
-            return null; // gone meanwhile, dangling or unreadable
-          }
-        }),
-      );
-      return entries.filter((e): e is DirEntry => e !== null);
-    });
+    return mapped(() =>
+      inFolder(folder.real, folder.realRoot, async (at) => {
+        const dirents = await readdir(at('.'), { withFileTypes: true });
+        const entries = await Promise.all(
+          dirents.map(async (d): Promise<DirEntry | null> => {
+            try {
+              if (d.isDirectory()) return { name: d.name, kind: 'folder', size: 0, symlink: false };
+              if (d.isFile())
+                return { name: d.name, kind: 'file', size: (await lstat(at(d.name))).size, symlink: false };
+              if (!d.isSymbolicLink()) return null;
+              // A symlink is shown only when it leads somewhere inside the same root.
+              const target = await realpath(at(d.name));
+              if (!isInside(folder.realRoot, target, true)) return null;
+              const st = await stat(target);
+              if (st.isDirectory()) return { name: d.name, kind: 'folder', size: 0, symlink: true };
+              if (st.isFile()) return { name: d.name, kind: 'file', size: st.size, symlink: true };
+              return null;
+            } catch {
+              return null; // gone meanwhile, dangling or unreadable
+            }
+          }),
+        );
+        return entries.filter((e): e is DirEntry => e !== null);
+      }),
+    );
   }
 
   readHead(file: GuardedPath, bytes: number): Promise<Buffer> {
     return mapped(async () => {
-      const handle = await open(file.real, 'r');
+      const handle = await openForReading(file);
       try {
         const buffer = Buffer.alloc(bytes);
         const { bytesRead } = await handle.read(buffer, 0, bytes, 0);
@@ -167,7 +172,7 @@ export class NodeFileStore extends FileStore {
 
   readFile(file: GuardedPath, maxBytes: number): Promise<Buffer | 'too-large'> {
     return mapped(async () => {
-      const handle = await open(file.real, 'r');
+      const handle = await openForReading(file);
       try {
         const { size } = await handle.stat();
         if (size > maxBytes) return 'too-large';
@@ -191,51 +196,60 @@ export class NodeFileStore extends FileStore {
   }
 
   writeAtomic(file: GuardedPath, content: string | Buffer): Promise<void> {
-    return mapped(async () => {
-      const target = file.real;
-      const folder = dirname(target);
-      let mode: number | undefined;
-      try {
-        mode = (await stat(target)).mode & 0o7777;
-      } catch (err) {
-        if (!isMissing(err)) throw err;
-      }
-      const temp = join(folder, `.${basename(target)}.${randomBytes(6).toString('hex')}${ATOMIC_TEMP_SUFFIX}`);
-      let created = false;
-      try {
-        const handle = await open(temp, 'wx', mode ?? 0o666);
-        created = true;
+    return mapped(() =>
+      inFolder(dirname(file.real), file.realRoot, async (at) => {
+        const target = at(basename(file.real));
+        let mode: number | undefined;
         try {
-          await handle.writeFile(content);
-          if (mode !== undefined) await handle.chmod(mode);
-          await handle.sync();
-        } finally {
-          await handle.close();
+          const current = await lstat(target);
+          if (current.isFile()) mode = current.mode & 0o7777;
+        } catch (err) {
+          if (!isMissing(err)) throw err;
         }
-        await rename(temp, target);
-        created = false;
-      } finally {
-        if (created) await unlink(temp).catch(() => undefined);
-      }
-      await syncFolder(folder);
-    });
+        const temp = at(`.${basename(file.real)}.${randomBytes(6).toString('hex')}${ATOMIC_TEMP_SUFFIX}`);
+        let created = false;
+        try {
+          const handle = await open(temp, CREATE_NO_FOLLOW, mode ?? 0o666);
+          created = true;
+          try {
+            await handle.writeFile(content);
+            if (mode !== undefined) await handle.chmod(mode);
+            await handle.sync();
+          } finally {
+            await handle.close();
+          }
+          // Replaces the name in the opened folder; a symlink put there meanwhile is replaced, not followed.
+          await rename(temp, target);
+          created = false;
+        } finally {
+          if (created) await unlink(temp).catch(() => undefined);
+        }
+        await syncFolder(at('.'));
+      }),
+    );
   }
 
   makeFolder(folder: GuardedPath): Promise<void> {
     return mapped(async () => {
-      try {
-        await mkdir(folder.real);
-      } catch (err) {
-        if (errorCode(err) !== 'EEXIST') throw err;
-        if (!(await stat(folder.real)).isDirectory()) {
-          throw new DomainError('conflict', 'A file already exists at that path');
+      await atEntry(folder.real, folder.realRoot, async (entry) => {
+        try {
+          await mkdir(entry);
+        } catch (err) {
+          if (errorCode(err) !== 'EEXIST') throw err;
+          if (!(await lstat(entry)).isDirectory()) {
+            throw new DomainError('conflict', 'A file already exists at that path');
+          }
         }
-      }
+      });
     });
   }
 
   move(from: GuardedPath, to: GuardedPath): Promise<void> {
-    return mapped(() => this.moveEntry(from.entry, to.entry));
+    return mapped(() =>
+      atEntry(from.entry, from.realRoot, (source) =>
+        atEntry(to.entry, to.realRoot, (destination) => this.moveEntry(source, destination)),
+      ),
+    );
   }
 
   trash(target: GuardedPath): Promise<void> {
@@ -270,7 +284,7 @@ export class NodeFileStore extends FileStore {
           continue;
         }
         try {
-          await this.moveEntry(target.entry, destination);
+          await atEntry(target.entry, target.realRoot, (source) => this.moveEntry(source, destination));
         } catch (err) {
           await unlink(infoPath).catch(() => undefined);
           throw err;
@@ -304,6 +318,11 @@ export class NodeFileStore extends FileStore {
     }
     await rm(from, { recursive: true, force: true });
   }
+}
+
+/** Opens a file the guard accepted: its folder checked after opening, its own name not followed. */
+function openForReading(file: GuardedPath) {
+  return inFolder(dirname(file.real), file.realRoot, (at) => open(at(basename(file.real)), READ_NO_FOLLOW));
 }
 
 async function exists(path: string): Promise<boolean> {

@@ -98,6 +98,7 @@ describe('MemoryConsolidationService on real files', () => {
       icon: 'x',
       color: null,
       isTemp: false,
+      ownsFolder: true,
       sortOrder: 0,
       preferences: {},
       createdAt: new Date(),

@@ -10,6 +10,7 @@ const toSpace = (e: SpaceEntity): Space => ({
   icon: e.icon,
   color: e.color,
   isTemp: e.isTemp,
+  ownsFolder: e.ownsFolder,
   sortOrder: e.sortOrder,
   preferences: (e.preferences ?? {}) as Space['preferences'],
   createdAt: e.createdAt,
@@ -37,9 +38,18 @@ export class TypeormSpaceRepository extends SpaceRepository {
   async insert(space: NewSpace): Promise<Space> {
     // The next position is computed in the INSERT itself, so concurrent creates stay ordered.
     await this.ds.query(
-      `INSERT INTO "space" ("id", "name", "icon", "color", "path", "is_temp", "sort_order", "preferences")
-       VALUES ($1, $2, $3, $4, $5, $6, (SELECT COALESCE(MAX("sort_order"), -1) + 1 FROM "space"), $7)`,
-      [space.id, space.name, space.icon, space.color, space.path, space.isTemp, JSON.stringify(space.preferences)],
+      `INSERT INTO "space" ("id", "name", "icon", "color", "path", "is_temp", "sort_order", "preferences", "owns_folder")
+       VALUES ($1, $2, $3, $4, $5, $6, (SELECT COALESCE(MAX("sort_order"), -1) + 1 FROM "space"), $7, $8)`,
+      [
+        space.id,
+        space.name,
+        space.icon,
+        space.color,
+        space.path,
+        space.isTemp,
+        JSON.stringify(space.preferences),
+        space.ownsFolder ?? false,
+      ],
     );
     return (await this.findById(space.id))!;
   }
@@ -58,6 +68,7 @@ export class TypeormSpaceRepository extends SpaceRepository {
     if (patch.icon !== undefined) fields.icon = patch.icon;
     if (patch.color !== undefined) fields.color = patch.color;
     if (patch.path !== undefined) fields.path = patch.path;
+    if (patch.ownsFolder !== undefined) fields.ownsFolder = patch.ownsFolder;
     if (patch.preferences !== undefined) fields.preferences = patch.preferences as Record<string, unknown>;
     if (Object.keys(fields).length > 0) {
       const result = await this.repo.update({ id }, fields as never);

@@ -1,6 +1,7 @@
 import { FileStore } from '../../ports/file-store.port.js';
 import { WorkspaceSearch } from '../../ports/workspace-search.port.js';
 import type { Space } from '../../spaces/space.js';
+import { searchPatternProblem } from '../../artifacts/path-rules.js';
 import { guard } from './file-tools.js';
 import { type AgentTool, requireString, ToolInputError } from './tool.js';
 
@@ -12,6 +13,12 @@ async function searchRoot(files: FileStore, space: Space, path: unknown) {
   const info = await files.stat(folder);
   if (info?.kind !== 'folder') throw new ToolInputError(`Not a folder: ${folder.path}`);
   return folder;
+}
+
+/** A pattern that would name places outside the workspace is refused before any search. */
+function checkPattern(field: string, pattern: string): void {
+  const problem = searchPatternProblem(pattern);
+  if (problem) throw new ToolInputError(`Access denied: ${field} ${problem}`);
 }
 
 const join = (base: string, rel: string): string => (base === '' ? rel : `${base}/${rel}`);
@@ -28,8 +35,9 @@ export function globTool(files: FileStore, search: WorkspaceSearch): AgentTool {
     },
     async run(input, { space }) {
       const pattern = requireString(input, 'pattern');
+      checkPattern('pattern', pattern);
       const folder = await searchRoot(files, space, input.path);
-      const { paths, truncated } = await search.glob(folder.real, pattern, MAX_GLOB_RESULTS);
+      const { paths, truncated } = await search.glob(folder, pattern, MAX_GLOB_RESULTS);
       if (paths.length === 0) return { output: 'No files found', isError: false };
       const listed = paths.map((p) => `${space.path}/${join(folder.relativePath, p)}`).join('\n');
       return { output: truncated ? `${listed}\n(results truncated at ${MAX_GLOB_RESULTS})` : listed, isError: false };
@@ -65,9 +73,11 @@ export function grepTool(files: FileStore, search: WorkspaceSearch): AgentTool {
       if (!['content', 'files_with_matches', 'count'].includes(mode as string)) {
         throw new ToolInputError('output_mode must be content, files_with_matches or count');
       }
+      const glob = typeof input.glob === 'string' && input.glob !== '' ? input.glob : undefined;
+      if (glob !== undefined) checkPattern('glob', glob);
       const folder = await searchRoot(files, space, input.path);
-      const { matches, truncated } = await search.grep(folder.real, regex, {
-        glob: typeof input.glob === 'string' ? input.glob : undefined,
+      const { matches, truncated } = await search.grep(folder, regex, {
+        glob,
         maxResults: MAX_GREP_RESULTS,
       });
       if (matches.length === 0) return { output: 'No matches found', isError: false };

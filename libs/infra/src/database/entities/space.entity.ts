@@ -22,6 +22,10 @@ export class SpaceEntity {
   @Column({ name: 'is_temp', type: 'boolean', default: false })
   isTemp: boolean;
 
+  /** Whether the server created the folder (only then does deleting the space remove it). */
+  @Column({ name: 'owns_folder', type: 'boolean', default: false })
+  ownsFolder: boolean;
+
   @Index('IDX_space_sort_order')
   @Column({ name: 'sort_order', type: 'integer' })
   sortOrder: number;
