@@ -61,7 +61,7 @@ async function bootstrap(): Promise<void> {
   installBasePath(server, config.basePath);
   app.set('trust proxy', false); // client addresses are decided by clientIp()
   app.disable('x-powered-by');
-  app.use(requestLogging(logger, config.trustProxy));
+  app.use(requestLogging(logger, config));
   app.enableCors({
     origin: '*',
     methods: ['GET', 'POST', 'PUT', 'DELETE', 'OPTIONS'],

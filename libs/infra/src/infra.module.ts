@@ -58,7 +58,11 @@ export class InfraModule {
       { provide: TurnRepository, useValue: turns },
       { provide: SpaceActivity, useValue: new TurnSpaceActivity(turns) },
       { provide: ModelProvider, useValue: new ProviderRouter() },
-      { provide: ShellRunner, useClass: NodeShellRunner },
+      {
+        provide: ShellRunner,
+        // Tries the sandbox once at start: Bash is offered only where it works (or when unsandboxed is chosen).
+        useFactory: () => NodeShellRunner.create(infra.config.agent.bash, infra.config.agent.bashNetwork, logger),
+      },
       { provide: WorkspaceSearch, useClass: NodeWorkspaceSearch },
       { provide: MemoryFiles, useClass: NodeMemoryFiles },
       {

@@ -15,7 +15,13 @@ export class FakeSpaceRepository extends SpaceRepository {
 
   async insert(space: NewSpace): Promise<Space> {
     const now = new Date();
-    const record: Space = { ...space, sortOrder: this.spaces.size, createdAt: now, updatedAt: now };
+    const record: Space = {
+      ...space,
+      ownsFolder: space.ownsFolder ?? false,
+      sortOrder: this.spaces.size,
+      createdAt: now,
+      updatedAt: now,
+    };
     this.spaces.set(space.id, record);
     return record;
   }

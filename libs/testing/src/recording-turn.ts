@@ -72,6 +72,7 @@ export class RecordingTurn {
         color: null,
         path: '/tmp/fake-workspace',
         isTemp: false,
+        ownsFolder: false,
         sortOrder: 0,
         preferences: {},
         createdAt: new Date(0),

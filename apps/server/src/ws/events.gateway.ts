@@ -26,6 +26,7 @@ import { EventLog } from '#core/ports/event-log.port.js';
 import { AppLogger } from '#infra/logging/logger.js';
 import { clientIp } from '../http/common/client-ip.js';
 import { type ClientFrame, FRAME_EVENT } from './frame-adapter.js';
+import { AUTHENTICATED_MAX_FRAME_BYTES, setFrameLimit, UNAUTHENTICATED_MAX_FRAME_BYTES } from './frame-limits.js';
 
 /** The parts of a `ws` socket the gateway uses. */
 interface Socket {
@@ -51,14 +52,19 @@ interface Connection {
   chain: Promise<void>;
   /** Conversations being replayed: live frames wait here until the replay is sent. */
   replaying: Map<string, Array<{ seq: number; frame: string }>>;
+  /** Closes the socket unless it signs in in time; cleared at sign-in. */
+  signInTimer: NodeJS.Timeout | null;
 }
+
+/** Close code for a socket that did not sign in in time (policy violation). */
+const SIGN_IN_TIMEOUT_CLOSE = 1008;
 
 /**
  * The `/ws` event stream (spec doc 1, "Events"): socket sign-in under the lockout rules,
  * subscriptions, keepalive, and delivery of every event from the bus — conversation detail
  * to subscribers, status and global events to every authenticated connection.
  */
-@WebSocketGateway({ path: '/ws' })
+@WebSocketGateway({ path: '/ws', maxPayload: AUTHENTICATED_MAX_FRAME_BYTES })
 export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGatewayDisconnect, OnModuleDestroy {
   private readonly connections = new Map<Socket, Connection>();
   private nextId = 1;
@@ -83,25 +89,35 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
   handleConnection(socket: Socket, req: IncomingMessage): void {
     const connection: Connection = {
       id: this.nextId++,
-      ip: clientIp(req, this.config.trustProxy),
+      ip: clientIp(req, this.config),
       authenticated: false,
       subscriptions: new Set(),
       alive: true,
       chain: Promise.resolve(),
       replaying: new Map(),
+      signInTimer: null,
     };
+    // Until it signs in, a socket gets small frames only and a deadline.
+    if (!setFrameLimit(socket, UNAUTHENTICATED_MAX_FRAME_BYTES)) {
+      this.logger.warn('ws: cannot limit frames before sign-in (ws internals changed)');
+    }
+    connection.signInTimer = setTimeout(() => {
+      this.logger.debug('ws sign-in timeout', { connId: connection.id });
+      socket.close(SIGN_IN_TIMEOUT_CLOSE, 'Sign in first');
+    }, this.config.wsSignInTimeoutMs);
+    connection.signInTimer.unref();
     this.connections.set(socket, connection);
     socket.on('pong', () => {
       connection.alive = true;
     });
-    this.registry.setLocalCount(this.connections.size);
     this.logger.debug('ws connected', { connId: connection.id, ip: connection.ip });
   }
 
   handleDisconnect(socket: Socket): void {
     const connection = this.connections.get(socket);
     this.connections.delete(socket);
-    this.registry.setLocalCount(this.connections.size);
+    if (connection?.signInTimer) clearTimeout(connection.signInTimer);
+    if (connection?.authenticated) this.countClients();
     if (connection) this.logger.debug('ws disconnected', { connId: connection.id });
   }
 
@@ -161,12 +177,20 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
   private async authenticate(socket: Socket, connection: Connection, token: unknown): Promise<void> {
     const outcome = await this.access.signIn(token, connection.ip);
     if (outcome.ok) {
+      const first = !connection.authenticated;
       connection.authenticated = true;
+      if (connection.signInTimer) clearTimeout(connection.signInTimer);
+      connection.signInTimer = null;
+      setFrameLimit(socket, AUTHENTICATED_MAX_FRAME_BYTES);
+      if (first) this.countClients();
       send(socket, '{"type":"auth:success"}');
       this.logger.debug('ws authenticated', { connId: connection.id });
       return;
     }
-    connection.authenticated = false;
+    if (connection.authenticated) {
+      connection.authenticated = false;
+      this.countClients();
+    }
     const error = outcome.reason === 'locked' ? ErrorTexts.locked : ErrorTexts.invalidToken;
     send(socket, JSON.stringify({ type: 'auth:failed', error }));
     this.logger.info('ws sign-in refused', { connId: connection.id, ip: connection.ip, reason: outcome.reason });
@@ -225,6 +249,13 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
         if (socket.readyState === OPEN) socket.send(bytes, { binary: false });
       }
     }
+  }
+
+  /** `clients` of the status probe: signed-in sockets only. */
+  private countClients(): void {
+    let count = 0;
+    for (const connection of this.connections.values()) if (connection.authenticated) count++;
+    this.registry.setLocalCount(count);
   }
 
   /** Protocol-level keepalive: a socket that did not answer the previous ping is dropped. */

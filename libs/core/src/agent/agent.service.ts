@@ -250,7 +250,7 @@ export class AgentService {
         id: 'shell',
         displayName: 'Shell',
         summary: 'Run shell commands in the workspace folder',
-        open: this.config.agent.bashEnabled,
+        open: this.tools.names().includes('Bash'),
       },
     ];
   }

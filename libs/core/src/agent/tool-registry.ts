@@ -5,7 +5,7 @@ import { ShellRunner } from '../ports/shell-runner.port.js';
 import { WorkspaceSearch } from '../ports/workspace-search.port.js';
 import { ToolSet } from './engine/tool-set.js';
 import { ASK_USER_QUESTION, askUserQuestionTool } from './tools/ask-user-question-tool.js';
-import { bashTool } from './tools/bash-tool.js';
+import { bashOffered, bashTool } from './tools/bash-tool.js';
 import { editTool, readTool, writeTool } from './tools/file-tools.js';
 import { globTool, grepTool } from './tools/search-tools.js';
 import { todoWriteTool } from './tools/todo-tool.js';
@@ -26,7 +26,8 @@ export class ToolRegistry {
   private readonly bashAllowed: boolean;
 
   constructor(files: FileStore, search: WorkspaceSearch, shell: ShellRunner, @Inject(APP_CONFIG) config: AppConfig) {
-    this.bashAllowed = config.agent.bashEnabled;
+    // Bash only where the sandbox works, unless the operator chose to run it unsandboxed.
+    this.bashAllowed = bashOffered(config.agent.bash, shell.sandboxed);
     this.bash = bashTool(shell, config.agent.bashTimeoutMs);
     this.all = new ToolSet([
       readTool(files),

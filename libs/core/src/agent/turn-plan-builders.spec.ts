@@ -46,9 +46,9 @@ describe('ToolRegistry', () => {
     new ToolRegistry(
       {} as FileStore,
       {} as WorkspaceSearch,
-      {} as ShellRunner,
+      { sandboxed: true } as ShellRunner,
       {
-        agent: { bashEnabled, bashTimeoutMs: 1000 },
+        agent: { bash: bashEnabled ? 'sandboxed' : 'off', bashTimeoutMs: 1000 },
       } as AppConfig,
     );
 

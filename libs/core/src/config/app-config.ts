@@ -25,12 +25,16 @@ export interface AppConfig {
   modelSeed: ModelSourceSeed | null;
   storeSources: string[];
   trustProxy: boolean;
+  /** Proxies in front of the server that each append to X-Forwarded-For (SVC_TRUST_PROXY_HOPS). */
+  trustProxyHops: number;
   /** '' or a prefix like '/svc' (no trailing slash). */
   basePath: string;
   logLevel: LogLevel;
   role: ServerRole;
   /** WebSocket protocol ping interval; the spec fixes 15 s. */
   wsPingIntervalMs: number;
+  /** A socket that has not signed in after this long is closed. */
+  wsSignInTimeoutMs: number;
   /** Parallel jobs per worker process. */
   queueConcurrency: number;
   version: string;
@@ -43,9 +47,16 @@ export interface AppConfig {
   testHooks: boolean;
 }
 
+/**
+ * SVC_AGENT_BASH: `off` removes the Bash tool; `sandboxed` offers it only where the sandbox
+ * works; `unsandboxed` offers it even where no sandbox works (the operator's explicit choice).
+ */
+export type BashMode = 'off' | 'sandboxed' | 'unsandboxed';
+
 export interface AgentSettings {
-  /** SVC_AGENT_BASH: whether the Bash tool is offered. */
-  bashEnabled: boolean;
+  bash: BashMode;
+  /** SVC_AGENT_BASH_NETWORK: whether sandboxed commands keep the host's network. */
+  bashNetwork: boolean;
   bashTimeoutMs: number;
   /** Model calls per turn before it stops with the step-limit error. */
   maxSteps: number;

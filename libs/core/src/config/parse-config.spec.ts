@@ -238,4 +238,79 @@ describe('parseConfig', () => {
       assert.equal(config.testHooks, true);
     });
   });
+
+  describe('secrets from files (SVC_REMOTE_PASSWORD_FILE, SVC_AI_API_KEY_FILE)', () => {
+    const files: Record<string, string> = {
+      '/run/secrets/password': '  Secret-Passw0rd\n',
+      '/run/secrets/key': 'sk-test-123\n',
+      '/run/secrets/empty': '\n',
+    };
+    const readFile = (path: string): string => {
+      if (!(path in files)) throw Object.assign(new Error('missing'), { code: 'ENOENT' });
+      return files[path]!;
+    };
+    const withFiles = (env: Env): ConfigResult => parseConfig(env, { ...opts, readFile });
+
+    it('reads each file once, trimmed, as if the variable were set', () => {
+      const result = withFiles({
+        SVC_REMOTE_PASSWORD_FILE: '/run/secrets/password',
+        SVC_AI_API_KEY_FILE: '/run/secrets/key',
+      });
+      assert.ok(result.ok, JSON.stringify(result));
+      assert.equal(result.config.password.fromEnv, 'Secret-Passw0rd');
+      assert.equal(result.config.modelSeed?.apiKey, 'sk-test-123');
+    });
+
+    it('the file content is validated like the variable', () => {
+      files['/run/secrets/short'] = 'short\n';
+      const result = withFiles({ SVC_REMOTE_PASSWORD_FILE: '/run/secrets/short' });
+      assert.ok(!result.ok);
+      assert.match(result.errors[0]!, /^SVC_REMOTE_PASSWORD: must be 8 to 64/);
+    });
+
+    it('refuses both the variable and its file, an unreadable file and an empty one, never echoing content', () => {
+      for (const [env, variable] of [
+        [
+          { SVC_REMOTE_PASSWORD: 'Another-Passw0rd', SVC_REMOTE_PASSWORD_FILE: '/run/secrets/password' },
+          'SVC_REMOTE_PASSWORD_FILE',
+        ],
+        [{ SVC_AI_API_KEY: 'k', SVC_AI_API_KEY_FILE: '/run/secrets/key' }, 'SVC_AI_API_KEY_FILE'],
+        [{ SVC_REMOTE_PASSWORD_FILE: '/run/secrets/nope' }, 'SVC_REMOTE_PASSWORD_FILE'],
+        [{ SVC_AI_API_KEY_FILE: '/run/secrets/empty' }, 'SVC_AI_API_KEY_FILE'],
+      ] as Array<[Env, string]>) {
+        const result = withFiles(env);
+        assert.ok(!result.ok, JSON.stringify(env));
+        assert.equal(result.errors.length, 1, JSON.stringify(result.errors));
+        assert.ok(result.errors[0]!.startsWith(`${variable}:`), result.errors[0]);
+        assert.doesNotMatch(result.errors[0]!, /Secret-Passw0rd|sk-test-123/);
+      }
+      const unreadable = withFiles({ SVC_REMOTE_PASSWORD_FILE: '/run/secrets/nope' });
+      assert.ok(!unreadable.ok && unreadable.errors[0]!.includes('(ENOENT)'));
+    });
+  });
+
+  describe('security settings', () => {
+    it('SVC_AGENT_BASH: 1 (default) sandboxed, 0 off, unsandboxed only when asked', () => {
+      assert.equal(ok({}).agent.bash, 'sandboxed');
+      assert.equal(ok({ SVC_AGENT_BASH: '1' }).agent.bash, 'sandboxed');
+      assert.equal(ok({ SVC_AGENT_BASH: '0' }).agent.bash, 'off');
+      assert.equal(ok({ SVC_AGENT_BASH: 'unsandboxed' }).agent.bash, 'unsandboxed');
+      assertRejectedNaming({ SVC_AGENT_BASH: 'maybe' }, 'SVC_AGENT_BASH');
+      assert.equal(ok({}).agent.bashNetwork, false);
+      assert.equal(ok({ SVC_AGENT_BASH_NETWORK: '1' }).agent.bashNetwork, true);
+    });
+
+    it('SVC_TRUST_PROXY_HOPS: 1 by default, 1 to 10', () => {
+      assert.equal(ok({}).trustProxyHops, 1);
+      assert.equal(ok({ SVC_TRUST_PROXY: '1', SVC_TRUST_PROXY_HOPS: '2' }).trustProxyHops, 2);
+      assertRejectedNaming({ SVC_TRUST_PROXY_HOPS: '0' }, 'SVC_TRUST_PROXY_HOPS');
+      assertRejectedNaming({ SVC_TRUST_PROXY_HOPS: 'x' }, 'SVC_TRUST_PROXY_HOPS');
+    });
+
+    it('SVC_WS_SIGN_IN_TIMEOUT_MS: 10 s by default', () => {
+      assert.equal(ok({}).wsSignInTimeoutMs, 10_000);
+      assert.equal(ok({ SVC_WS_SIGN_IN_TIMEOUT_MS: '500' }).wsSignInTimeoutMs, 500);
+      assertRejectedNaming({ SVC_WS_SIGN_IN_TIMEOUT_MS: '5' }, 'SVC_WS_SIGN_IN_TIMEOUT_MS');
+    });
+  });
 });

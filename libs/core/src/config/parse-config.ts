@@ -1,5 +1,6 @@
 import {
   type AppConfig,
+  type BashMode,
   DEFAULT_PORT,
   DEFAULT_STORE_SOURCE,
   type LogLevel,
@@ -22,8 +23,12 @@ const PROVIDERS: readonly ModelProviderKind[] = ['anthropic', 'openai'];
  * operator sees them all in one message instead of fixing them one restart at a time.
  * Pure: path resolution is passed in so the rules stay testable.
  */
-export function parseConfig(env: Env, opts: { version: string; resolvePath: (p: string) => string }): ConfigResult {
+export function parseConfig(
+  rawEnv: Env,
+  opts: { version: string; resolvePath: (p: string) => string; readFile?: (path: string) => string },
+): ConfigResult {
   const errors: string[] = [];
+  const env = withSecretFiles(rawEnv, SECRET_FILE_VARIABLES, opts.readFile, errors);
   const value = (name: string): string | undefined => {
     const v = env[name];
     return v === undefined || v.trim() === '' ? undefined : v.trim();
@@ -87,6 +92,10 @@ export function parseConfig(env: Env, opts: { version: string; resolvePath: (p: 
 
   const trustProxy = parseBoolean(value('SVC_TRUST_PROXY'));
   if (trustProxy === null) errors.push('SVC_TRUST_PROXY: must be 1 or 0 (true or false)');
+  const trustProxyHops = parseInteger(value('SVC_TRUST_PROXY_HOPS'), 1);
+  if (trustProxyHops === null || trustProxyHops < 1 || trustProxyHops > 10) {
+    errors.push('SVC_TRUST_PROXY_HOPS: must be an integer from 1 to 10');
+  }
 
   let basePath = value('SVC_BASE_PATH') ?? '';
   basePath = basePath.replace(/\/+$/, '');
@@ -108,6 +117,10 @@ export function parseConfig(env: Env, opts: { version: string; resolvePath: (p: 
   if (wsPingIntervalMs === null || wsPingIntervalMs < 100) {
     errors.push('SVC_WS_PING_INTERVAL_MS: must be an integer of at least 100');
   }
+  const wsSignInTimeoutMs = parseInteger(value('SVC_WS_SIGN_IN_TIMEOUT_MS'), 10_000);
+  if (wsSignInTimeoutMs === null || wsSignInTimeoutMs < 100 || wsSignInTimeoutMs > 600_000) {
+    errors.push('SVC_WS_SIGN_IN_TIMEOUT_MS: must be an integer from 100 to 600000');
+  }
   const queueConcurrency = parseInteger(value('SVC_QUEUE_CONCURRENCY'), 8);
   if (queueConcurrency === null || queueConcurrency < 1 || queueConcurrency > 256) {
     errors.push('SVC_QUEUE_CONCURRENCY: must be an integer from 1 to 256');
@@ -121,10 +134,13 @@ export function parseConfig(env: Env, opts: { version: string; resolvePath: (p: 
     }
     return parsed;
   };
-  const bashEnabled = parseBoolean(value('SVC_AGENT_BASH') ?? '1');
-  if (bashEnabled === null) errors.push('SVC_AGENT_BASH: must be 1 or 0');
+  const bash = parseBashMode(value('SVC_AGENT_BASH'));
+  if (bash === null) errors.push('SVC_AGENT_BASH: must be 1 (sandboxed), 0 (off) or unsandboxed');
+  const bashNetwork = parseBoolean(value('SVC_AGENT_BASH_NETWORK'));
+  if (bashNetwork === null) errors.push('SVC_AGENT_BASH_NETWORK: must be 1 or 0');
   const agent = {
-    bashEnabled: bashEnabled ?? true,
+    bash: bash ?? 'sandboxed',
+    bashNetwork: bashNetwork ?? false,
     bashTimeoutMs: int('SVC_AGENT_BASH_TIMEOUT_MS', 120_000, 1000, 600_000),
     maxSteps: int('SVC_AGENT_MAX_STEPS', 50, 1, 500),
     maxRetries: int('SVC_AGENT_MAX_RETRIES', 4, 0, 10),
@@ -153,10 +169,12 @@ export function parseConfig(env: Env, opts: { version: string; resolvePath: (p: 
       modelSeed,
       storeSources,
       trustProxy: trustProxy!,
+      trustProxyHops: trustProxyHops!,
       basePath,
       logLevel,
       role,
       wsPingIntervalMs: wsPingIntervalMs!,
+      wsSignInTimeoutMs: wsSignInTimeoutMs!,
       queueConcurrency: queueConcurrency!,
       version: opts.version,
       testHooks: testHooks!,
@@ -165,6 +183,51 @@ export function parseConfig(env: Env, opts: { version: string; resolvePath: (p: 
       searchIndexLimit,
     },
   };
+}
+
+/** Variables that may instead be read from a file named by `<NAME>_FILE` (container secrets). */
+export const SECRET_FILE_VARIABLES = ['SVC_REMOTE_PASSWORD', 'SVC_AI_API_KEY'] as const;
+
+/**
+ * The environment with each `<NAME>_FILE` replaced by the file's content (trimmed) as
+ * `<NAME>`. Setting both, or naming a file that cannot be read, is an error naming the
+ * variable (never the content).
+ */
+function withSecretFiles(
+  env: Env,
+  names: readonly string[],
+  readFile: ((path: string) => string) | undefined,
+  errors: string[],
+): Env {
+  const out: Record<string, string | undefined> = { ...env };
+  for (const name of names) {
+    const file = env[`${name}_FILE`]?.trim();
+    if (!file) continue;
+    if (env[name] !== undefined && env[name] !== '') {
+      errors.push(`${name}_FILE: set either ${name} or ${name}_FILE, not both`);
+      continue;
+    }
+    if (!readFile) {
+      errors.push(`${name}_FILE: files cannot be read here`);
+      continue;
+    }
+    try {
+      const content = readFile(file).trim();
+      if (content === '') errors.push(`${name}_FILE: ${file} is empty`);
+      else out[name] = content;
+    } catch (err) {
+      const code = (err as { code?: unknown }).code;
+      errors.push(`${name}_FILE: cannot read ${file}${typeof code === 'string' ? ` (${code})` : ''}`);
+    }
+  }
+  return out;
+}
+
+function parseBashMode(raw: string | undefined): BashMode | null {
+  if (raw === undefined) return 'sandboxed';
+  if (raw.toLowerCase() === 'unsandboxed') return 'unsandboxed';
+  const on = parseBoolean(raw);
+  return on === null ? null : on ? 'sandboxed' : 'off';
 }
 
 function parseInteger(raw: string | undefined, fallback: number): number | null {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { isSecretKey, maskSecrets, restoreMaskedSecrets } from './secret-masking.js';
+import { isSecretKey, maskSecrets, maskUrlPasswords, restoreMaskedSecrets } from './secret-masking.js';
 
 describe('isSecretKey', () => {
   it('recognizes secret-bearing keys in every naming style', () => {
@@ -29,6 +29,21 @@ describe('isSecretKey', () => {
     }
   });
 
+  it('recognizes environment-style names that end in a secret word, and auth', () => {
+    for (const key of [
+      'PGPASSWORD',
+      'MYSQL_PWD',
+      'dbpassword',
+      'REDISPASSWORD',
+      'csrftoken',
+      'auth',
+      'proxy_auth',
+      'AUTH',
+    ]) {
+      assert.equal(isSecretKey(key), true, key);
+    }
+  });
+
   it('leaves counters, hints and plain names alone', () => {
     for (const key of [
       'maxOutputTokens',
@@ -43,6 +58,9 @@ describe('isSecretKey', () => {
       'keyboard',
       'secretary',
       'tokenizer',
+      'authType',
+      'author',
+      'oauthUrl',
     ]) {
       assert.equal(isSecretKey(key), false, key);
     }
@@ -125,5 +143,47 @@ describe('restoreMaskedSecrets', () => {
   it('mask then restore gives the stored value back', () => {
     const stored = { x: { apiKey: 'sk-1', nested: [{ id: 'a', secret: 's' }] }, y: 2 };
     assert.deepEqual(restoreMaskedSecrets(maskSecrets(stored), stored), stored);
+  });
+});
+
+describe('passwords inside URLs', () => {
+  it('masks the password of any URL with credentials, wherever a string holds one', () => {
+    assert.equal(maskUrlPasswords('postgres://u:pw@h:5432/db'), 'postgres://u:***@h:5432/db');
+    assert.equal(maskUrlPasswords('redis://:s3cret@redis:6379'), 'redis://:***@redis:6379');
+    assert.equal(maskUrlPasswords('https://user:p%40ss@example.com/x'), 'https://user:***@example.com/x');
+    assert.equal(
+      maskUrlPasswords('primary postgres://a:b@h1/db, replica postgresql://c:d@h2/db'),
+      'primary postgres://a:***@h1/db, replica postgresql://c:***@h2/db',
+    );
+  });
+
+  it('leaves URLs without a password alone', () => {
+    for (const text of [
+      'https://example.com/a:b@c',
+      'postgres://user@h/db',
+      'http://h:8080/x',
+      'mailto:a@b.c',
+      'plain',
+    ]) {
+      assert.equal(maskUrlPasswords(text), text, text);
+    }
+  });
+
+  it('maskSecrets masks URL passwords under any key, and restore gives them back', () => {
+    const stored = {
+      databaseUrl: 'postgres://u:pw@h/db',
+      env: { PGPASSWORD: 'x', auth: 'u:p' },
+      list: ['redis://:k@r'],
+    };
+    const masked = maskSecrets(stored);
+    assert.deepEqual(masked, {
+      databaseUrl: 'postgres://u:***@h/db',
+      env: { PGPASSWORD: '***', auth: '***' },
+      list: ['redis://:***@r'],
+    });
+    assert.deepEqual(restoreMaskedSecrets(masked, stored), stored);
+    assert.deepEqual(restoreMaskedSecrets({ databaseUrl: 'postgres://u:new@h/db' }, stored), {
+      databaseUrl: 'postgres://u:new@h/db',
+    });
   });
 });

@@ -5,7 +5,11 @@ import { MASKED_SECRET } from '#contracts/models.js';
  * UPPER_CASE are split): a key is secret when its last word is one of SECRET_WORDS, or when
  * it ends in "key" after a word of KEY_QUALIFIERS ("apiKey", "OPENAI_API_KEY",
  * "private_key"). So `accessToken`, `GITHUB_TOKEN`, `password`, `clientSecret` are secret,
- * while `maxOutputTokens`, `tokenExpires`, `passwordHint` and a bare `key` are not.
+ * while `maxOutputTokens`, `tokenExpires`, `passwordHint` and a bare `key` are not. A last
+ * word that merely ends in a secret word (`PGPASSWORD`, `dbpassword`, `csrftoken`) is secret
+ * too, and so is a key named `auth` (registry and proxy settings keep credentials there).
+ * Independently of keys, a password inside a URL (`postgres://user:pw@host`) is masked
+ * wherever a string holds one.
  */
 const SECRET_WORDS = new Set([
   'token',
@@ -19,7 +23,10 @@ const SECRET_WORDS = new Set([
   'authorization',
   'cookie',
   'apikey',
+  'auth',
 ]);
+/** A last word ending in one of these is secret (`pgpassword`, `dbpasswd`, `csrftoken`). */
+const SECRET_SUFFIXES = ['password', 'passwd', 'secret', 'passphrase', 'apikey', 'token'];
 const KEY_QUALIFIERS = new Set([
   'api',
   'private',
@@ -46,6 +53,7 @@ export function isSecretKey(key: string): boolean {
   const last = words[words.length - 1];
   if (last === undefined) return false;
   if (SECRET_WORDS.has(last)) return true;
+  if (SECRET_SUFFIXES.some((suffix) => last.endsWith(suffix))) return true;
   return last === 'key' && words.length > 1 && KEY_QUALIFIERS.has(words[words.length - 2]!);
 }
 
@@ -66,7 +74,18 @@ export function maskSecrets<T>(value: T): T {
   return mask(value) as T;
 }
 
+/** `scheme://user:password@` (user may be empty): the password is what gets masked. */
+const URL_PASSWORD = /([a-z][a-z0-9+.-]*:\/\/[^\s/?#@:]*):([^\s/?#@]+)@/gi;
+
+/** A string with every password inside a URL replaced: `postgres://u:pw@h` → `postgres://u:***@h`. */
+export function maskUrlPasswords(text: string): string {
+  return text.replace(URL_PASSWORD, (_match, userPart: string, password: string) =>
+    password === MASKED_SECRET ? _match : `${userPart}:${MASKED_SECRET}@`,
+  );
+}
+
 function mask(value: unknown): unknown {
+  if (typeof value === 'string') return maskUrlPasswords(value);
   if (Array.isArray(value)) return value.map(mask);
   if (!isPlainObject(value)) return value;
   // fromEntries defines own properties, so a "__proto__" key stays data.
@@ -86,6 +105,10 @@ export function restoreMaskedSecrets<T>(incoming: T, stored: unknown): T {
 }
 
 function restore(incoming: unknown, stored: unknown): unknown {
+  // A URL sent back as read: its masked password is the stored one.
+  if (typeof incoming === 'string' && typeof stored === 'string' && incoming !== stored) {
+    return maskUrlPasswords(stored) === incoming ? stored : incoming;
+  }
   if (Array.isArray(incoming)) {
     const storedItems = Array.isArray(stored) ? stored : [];
     const byId = new Map<string, unknown>();

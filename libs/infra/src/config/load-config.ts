@@ -32,7 +32,11 @@ export function packageVersion(): string {
 
 /** The only place that reads process.env. */
 export function loadConfig(env: Env = process.env): AppConfig {
-  const result = parseConfig(env, { version: packageVersion(), resolvePath: (p) => resolve(p) });
+  const result = parseConfig(env, {
+    version: packageVersion(),
+    resolvePath: (p) => resolve(p),
+    readFile: (p) => readFileSync(p, 'utf8'),
+  });
   if (!result.ok) throw new ConfigError(result.errors);
   return result.config;
 }

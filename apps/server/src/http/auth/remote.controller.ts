@@ -19,7 +19,7 @@ export class RemoteController {
   @HttpCode(200)
   async login(@Body() body: unknown, @Req() req: Request): Promise<{ success: true }> {
     const token = body && typeof body === 'object' ? (body as { token?: unknown }).token : undefined;
-    await this.access.login(token, clientIp(req, this.config.trustProxy));
+    await this.access.login(token, clientIp(req, this.config));
     return { success: true };
   }
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pinoHttp } from 'pino-http';
 import type { AppLogger } from '#infra/logging/logger.js';
-import { clientIp } from './client-ip.js';
+import { clientIp, type ProxyTrust } from './client-ip.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -11,7 +11,7 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
  * Quiet by default: successful requests log at debug, server errors at error. The query
  * string is dropped from the logged URL because `?token=` carries the password.
  */
-export function requestLogging(logger: AppLogger, trustProxy: boolean) {
+export function requestLogging(logger: AppLogger, proxy: ProxyTrust) {
   return pinoHttp({
     logger: logger.pino as never,
     genReqId: (req: IncomingMessage, res: ServerResponse) => {
@@ -26,7 +26,7 @@ export function requestLogging(logger: AppLogger, trustProxy: boolean) {
         id: req.id,
         method: req.method,
         path: req.url.split('?')[0],
-        ip: clientIp(req.raw, trustProxy),
+        ip: clientIp(req.raw, proxy),
       }),
       res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
     },

@@ -1,7 +1,16 @@
+import type { BashMode } from '../../config/app-config.js';
 import { ShellRunner } from '../../ports/shell-runner.port.js';
 import { type AgentTool, optionalNumber, requireString } from './tool.js';
 
 export const BASH_MAX_OUTPUT_BYTES = 30_000;
+
+/**
+ * Whether the Bash tool is offered: never when off; with the sandbox only, unless the operator
+ * chose `unsandboxed` (then also where no sandbox works, with the server's own rights).
+ */
+export function bashOffered(mode: BashMode, sandboxed: boolean): boolean {
+  return mode === 'unsandboxed' || (mode === 'sandboxed' && sandboxed);
+}
 
 export function bashTool(shell: ShellRunner, defaultTimeoutMs: number): AgentTool {
   return {
