@@ -25,8 +25,10 @@ RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 FROM ${NODE_IMAGE} AS runtime
 # tini as PID 1 reaps zombies left by the assistant's Bash tool and MCP servers,
 # and forwards SIGTERM to node, which drains and exits 0 within 10 s.
+# bubblewrap is the Bash tool's sandbox; it needs user namespaces, which Docker's default
+# seccomp profile refuses: without them Bash stays off (see the README, SVC_AGENT_BASH).
 RUN apt-get update \
- && apt-get install -y --no-install-recommends tini \
+ && apt-get install -y --no-install-recommends tini bubblewrap \
  && rm -rf /var/lib/apt/lists/*
 
 ENV NODE_ENV=production \

@@ -61,7 +61,7 @@ export class InfraModule {
       {
         provide: ShellRunner,
         // Tries the sandbox once at start: Bash is offered only where it works (or when unsandboxed is chosen).
-        useFactory: () => NodeShellRunner.create(infra.config.agent.bash, infra.config.agent.bashNetwork, logger),
+        useFactory: () => NodeShellRunner.create(infra.config.agent, logger),
       },
       { provide: WorkspaceSearch, useClass: NodeWorkspaceSearch },
       { provide: MemoryFiles, useClass: NodeMemoryFiles },

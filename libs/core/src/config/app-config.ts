@@ -57,6 +57,8 @@ export interface AgentSettings {
   bash: BashMode;
   /** SVC_AGENT_BASH_NETWORK: whether sandboxed commands keep the host's network. */
   bashNetwork: boolean;
+  /** SVC_AGENT_BWRAP: the bubblewrap program (tests name a missing one to see Bash turn off). */
+  bwrapPath: string;
   bashTimeoutMs: number;
   /** Model calls per turn before it stops with the step-limit error. */
   maxSteps: number;

@@ -141,6 +141,7 @@ export function parseConfig(
   const agent = {
     bash: bash ?? 'sandboxed',
     bashNetwork: bashNetwork ?? false,
+    bwrapPath: value('SVC_AGENT_BWRAP') ?? '/usr/bin/bwrap',
     bashTimeoutMs: int('SVC_AGENT_BASH_TIMEOUT_MS', 120_000, 1000, 600_000),
     maxSteps: int('SVC_AGENT_MAX_STEPS', 50, 1, 500),
     maxRetries: int('SVC_AGENT_MAX_RETRIES', 4, 0, 10),

@@ -1,14 +1,16 @@
 import { spawn } from 'node:child_process';
 import { realpath } from 'node:fs/promises';
-import type { BashMode } from '#core/config/app-config.js';
+import type { AgentSettings } from '#core/config/app-config.js';
 import { type ShellResult, ShellRunner } from '#core/ports/shell-runner.port.js';
 import type { AppLogger } from '../logging/logger.js';
 import { commandEnvironment } from './command-environment.js';
-import { BWRAP, hostLayout, type PathLayout, probeSandbox, sandboxArgs, sandboxEnvironment } from './sandbox.js';
+import { hostLayout, type PathLayout, probeSandbox, sandboxArgs, sandboxEnvironment } from './sandbox.js';
 
 export interface ShellRunnerOptions {
   /** Run commands under bubblewrap (only when it was found to work). */
   sandboxed: boolean;
+  /** The bubblewrap program. */
+  bwrap?: string;
   /** Sandboxed commands keep the host's network. */
   network: boolean;
 }
@@ -30,9 +32,10 @@ export class NodeShellRunner extends ShellRunner {
   }
 
   /** Tries the sandbox once and says at start what Bash will be. */
-  static async create(mode: BashMode, network: boolean, logger: AppLogger): Promise<NodeShellRunner> {
+  static async create(settings: AgentSettings, logger: AppLogger): Promise<NodeShellRunner> {
+    const { bash: mode, bashNetwork: network, bwrapPath: bwrap } = settings;
     if (mode === 'off') return new NodeShellRunner({ sandboxed: false, network });
-    const probe = await probeSandbox(network);
+    const probe = await probeSandbox(bwrap, network);
     if (probe.ok) {
       logger.info('Bash tool: commands run in the bubblewrap sandbox', { network });
     } else if (mode === 'unsandboxed') {
@@ -44,7 +47,7 @@ export class NodeShellRunner extends ShellRunner {
         reason: probe.reason,
       });
     }
-    return new NodeShellRunner({ sandboxed: probe.ok, network });
+    return new NodeShellRunner({ sandboxed: probe.ok, network, bwrap });
   }
 
   async run(
@@ -72,7 +75,7 @@ export class NodeShellRunner extends ShellRunner {
       command,
     ];
     // bwrap itself gets the clean environment too: /proc/1/environ inside shows only that.
-    return runCommand(BWRAP, args, workspace, sandboxEnvironment(workspace), options);
+    return runCommand(this.options.bwrap ?? '/usr/bin/bwrap', args, workspace, sandboxEnvironment(workspace), options);
   }
 }
 

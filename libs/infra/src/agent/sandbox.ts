@@ -10,8 +10,6 @@ import { join } from 'node:path';
  * environment), and nothing else: no data folder, no other space, no secrets.
  */
 
-export const BWRAP = '/usr/bin/bwrap';
-
 /** System folders bound read-only (or recreated as the symlinks they are, on merged-/usr systems). */
 const SYSTEM_PATHS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
 
@@ -103,13 +101,17 @@ export function sandboxArgs(spec: SandboxSpec): string[] {
  * Whether the sandbox works here: bwrap is installed and can actually create its namespaces
  * (containers often forbid user namespaces). Tried once, with a throwaway workspace.
  */
-export async function probeSandbox(network: boolean, timeoutMs = 5000): Promise<{ ok: boolean; reason?: string }> {
-  if (!existsSync(BWRAP)) return { ok: false, reason: `${BWRAP} is not installed` };
+export async function probeSandbox(
+  bwrap: string,
+  network: boolean,
+  timeoutMs = 5000,
+): Promise<{ ok: boolean; reason?: string }> {
+  if (!existsSync(bwrap)) return { ok: false, reason: `${bwrap} is not installed` };
   const workspace = mkdtempSync(join(tmpdir(), 'svc-sandbox-probe-'));
   try {
     const args = [...sandboxArgs({ workspace, network, layout: hostLayout() }), '/bin/sh', '-c', 'echo sandbox-ok'];
     return await new Promise((resolve) => {
-      const child = spawn(BWRAP, args, { env: sandboxEnvironment(workspace), stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(bwrap, args, { env: sandboxEnvironment(workspace), stdio: ['ignore', 'pipe', 'pipe'] });
       let output = '';
       child.stdout.on('data', (d: Buffer) => (output += d.toString()));
       child.stderr.on('data', (d: Buffer) => (output += d.toString()));
