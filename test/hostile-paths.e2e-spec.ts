@@ -28,9 +28,9 @@ import { runTools, scriptedModelEnv, type ToolCall } from '#testing/tool-driver.
  */
 
 const SEED = 14;
-const INPUTS = 30;
+const INPUTS = 24;
 /** Inputs that also go through the slower tools (Edit, Glob and Grep with `path`, Bash). */
-const ALL_TOOLS_INPUTS = 12;
+const ALL_TOOLS_INPUTS = 8;
 const DATA_SECRET = 'hostile-data-secret-1';
 const OUTSIDE_SECRET = 'hostile-outside-secret-2';
 const OTHER_SECRET = 'hostile-other-secret-3';
