@@ -25,10 +25,10 @@ describe('conventions, errors, limits, versioning', () => {
     assert.deepEqual(res.body, { success: true, data: packageVersion });
   });
 
-  it('GET /api/remote/status keeps the protocol version at 1.0.0 and counts sockets', async () => {
+  it('GET /api/remote/status keeps the protocol version at 1.0.0 and counts signed-in sockets', async () => {
     const before = (await request(server.url).get('/api/remote/status')).body.data.clients as number;
-    const a = await WsTestClient.connect(server.wsUrl);
-    const b = await WsTestClient.connect(server.wsUrl);
+    const a = await WsTestClient.signedIn(server.wsUrl, server.password);
+    const b = await WsTestClient.signedIn(server.wsUrl, server.password);
     const during = (await request(server.url).get('/api/remote/status')).body;
     assert.deepEqual(during, { success: true, data: { active: true, clients: before + 2, version: '1.0.0' } });
     a.close();

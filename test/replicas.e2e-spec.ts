@@ -63,9 +63,9 @@ describe('two replicas on one Postgres and Redis', { skip: testMode() === 'servi
   it('remote status counts the sockets of every replica', async () => {
     const base = (await request(a.url).get('/api/remote/status')).body.data.clients as number;
     const sockets = [
-      await WsTestClient.connect(a.wsUrl),
-      await WsTestClient.connect(b.wsUrl),
-      await WsTestClient.connect(b.wsUrl),
+      await WsTestClient.signedIn(a.wsUrl, a.password),
+      await WsTestClient.signedIn(b.wsUrl, b.password),
+      await WsTestClient.signedIn(b.wsUrl, b.password),
     ];
     await waitFor(
       async () => (await request(a.url).get('/api/remote/status')).body.data.clients === base + 3,
