@@ -59,7 +59,7 @@ export function spaceFolderProblem(folder: string, dataDir: string): SpaceFolder
 /** The message naming the field for a refused folder. */
 export function spaceFolderMessage(field: string, problem: SpaceFolderProblem): string {
   return problem === 'data-folder'
-    ? `${field}: the service's data folder, a folder inside it or a folder containing it cannot be a space folder.`
+    ? `${field}: the folder must lie outside the service's data folder (neither inside it nor containing it).`
     : `${field}: a system folder (such as /, /etc, /proc, /usr or /home itself) cannot be a space folder.`;
 }
 
