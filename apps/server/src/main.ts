@@ -13,6 +13,7 @@ import { installBasePath } from './http/common/base-path.js';
 import { HttpExceptionFilter } from './http/common/exception.filter.js';
 import { jsonBody } from './http/common/json-body.js';
 import { requestLogging } from './http/common/request-logging.js';
+import { TextParamPipe } from './http/common/text-param.pipe.js';
 import { createValidationPipe } from './http/common/validation.js';
 import { TurnRunner } from '#core/agent/turn-runner.js';
 import { JobProcessors } from './jobs/job-processors.js';
@@ -85,7 +86,7 @@ async function bootstrap(): Promise<void> {
   app.use('/api', authMiddleware(app.get(AccessService)));
   if (config.role !== 'worker') app.useWebSocketAdapter(createFrameAdapter(app));
   app.useGlobalFilters(new HttpExceptionFilter(logger, config.basePath));
-  app.useGlobalPipes(createValidationPipe());
+  app.useGlobalPipes(new TextParamPipe(), createValidationPipe());
   // No app.enableShutdownHooks(): signals are handled below; app.close() still runs the hooks.
 
   await app.init();

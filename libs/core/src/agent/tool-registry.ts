@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { storableText } from '../errors/text-rules.js';
 import { FileStore } from '../ports/file-store.port.js';
 import { ShellRunner } from '../ports/shell-runner.port.js';
 import { WorkspaceSearch } from '../ports/workspace-search.port.js';
@@ -18,6 +19,17 @@ export interface BuiltinToolOptions {
   askUser?: boolean;
 }
 
+/** A tool whose output (a shell's `printf 'a\0b'`, say) is text the record can hold, the same live and stored. */
+function withStorableOutput(tool: AgentTool): AgentTool {
+  return {
+    ...tool,
+    run: async (input, ctx) => {
+      const outcome = await tool.run(input, ctx);
+      return { ...outcome, output: storableText(outcome.output) };
+    },
+  };
+}
+
 /** The built-in tools of CONTRACT §3, from which each turn's plan takes its ToolSet. */
 @Injectable()
 export class ToolRegistry {
@@ -29,16 +41,18 @@ export class ToolRegistry {
     // Bash only where the sandbox works, unless the operator chose to run it unsandboxed.
     this.bashAllowed = bashOffered(config.agent.bash, shell.sandboxed);
     this.bash = bashTool(shell, config.agent.bashTimeoutMs);
-    this.all = new ToolSet([
-      readTool(files),
-      writeTool(files),
-      editTool(files),
-      globTool(files, search),
-      grepTool(files, search),
-      todoWriteTool(),
-      this.bash,
-      askUserQuestionTool(),
-    ]);
+    this.all = new ToolSet(
+      [
+        readTool(files),
+        writeTool(files),
+        editTool(files),
+        globTool(files, search),
+        grepTool(files, search),
+        todoWriteTool(),
+        this.bash,
+        askUserQuestionTool(),
+      ].map(withStorableOutput),
+    );
   }
 
   /** The built-ins a turn offers; the server's configuration caps what options can turn on. */

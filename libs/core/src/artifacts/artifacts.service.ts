@@ -7,6 +7,7 @@ import { SERVICE_FOLDER } from '../spaces/space.js';
 import { SpacesService } from '../spaces/spaces.service.js';
 import type { ArtifactEntry, ArtifactTree, ChildEntry, FileContent, TreeNode } from './artifact.js';
 import { detectFileType, type FileTypeInfo, MAX_BINARY_BYTES, MAX_TEXT_BYTES, SNIFF_BYTES } from './file-types.js';
+import { nameLengthProblem } from '../errors/text-rules.js';
 import { ATOMIC_TEMP_SUFFIX, childOf, isInServiceFolder, isPlainName, isSelfOrDescendant } from './path-rules.js';
 
 /** Default depth of a space listing: the root's entries and one level below. */
@@ -257,6 +258,8 @@ export class ArtifactsService {
 
   private plainName(value: string | undefined, field: string): string {
     if (!required(value)) throw DomainError.invalid(`${field} is required`);
+    const tooLong = nameLengthProblem(value);
+    if (tooLong) throw DomainError.invalid(tooLong);
     if (!isPlainName(value)) throw DomainError.invalid(`${field} must be a plain name without slashes`);
     return value;
   }

@@ -8,6 +8,7 @@ import {
   TurnRepository,
   type TurnStatus,
 } from '#core/ports/turn.repository.port.js';
+import { storableJson, storableText } from '#core/errors/text-rules.js';
 import { AgentTurnEntity } from '../database/entities/agent-turn.entity.js';
 import { returningRows } from '../database/returning-rows.js';
 
@@ -47,7 +48,7 @@ export class TypeormTurnRepository extends TurnRepository {
       `INSERT INTO "agent_turn" ("id", "kind", "conversation_id", "space_id", "status", "request", "pending_inputs", "thoughts")
        VALUES ($1, $2, $3, $4, 'queued', $5, '[]'::jsonb, '[]'::jsonb)
        ON CONFLICT ("conversation_id") WHERE ${ACTIVE} DO NOTHING RETURNING "id"`,
-      [turn.id, turn.kind, turn.conversationId, turn.spaceId, JSON.stringify(turn.request)],
+      [turn.id, turn.kind, turn.conversationId, turn.spaceId, storableJson(turn.request)],
     )) as unknown[];
     return rows.length > 0 ? this.findById(turn.id) : null;
   }
@@ -90,7 +91,7 @@ export class TypeormTurnRepository extends TurnRepository {
     const rows = (await this.ds.query(
       `UPDATE "agent_turn" SET "pending_inputs" = "pending_inputs" || $2::jsonb
        WHERE "conversation_id" = $1 AND ${ACTIVE} AND NOT "stop_requested" RETURNING "id"`,
-      [conversationId, JSON.stringify([input])],
+      [conversationId, storableJson([input])],
     )) as unknown;
     const id = firstId(rows);
     return id ? this.findById(id) : null;
@@ -113,7 +114,7 @@ export class TypeormTurnRepository extends TurnRepository {
   async setQuestion(id: string, question: PendingQuestion | null): Promise<void> {
     await this.ds.query(`UPDATE "agent_turn" SET "pending_question" = $2, "question_answer" = NULL WHERE "id" = $1`, [
       id,
-      question === null ? null : JSON.stringify(question),
+      question === null ? null : storableJson(question),
     ]);
   }
 
@@ -126,7 +127,7 @@ export class TypeormTurnRepository extends TurnRepository {
       `UPDATE "agent_turn" SET "question_answer" = $3
        WHERE ${ACTIVE} AND "pending_question"->>'id' = $2 AND "question_answer" IS NULL AND NOT "stop_requested"
          AND ($1::text IS NULL OR "conversation_id" = $1) RETURNING "id"`,
-      [conversationId, questionId, JSON.stringify(answers)],
+      [conversationId, questionId, storableJson(answers)],
     )) as unknown;
     return firstId(rows) !== null;
   }
@@ -134,12 +135,12 @@ export class TypeormTurnRepository extends TurnRepository {
   async setRetry(id: string, retry: Record<string, unknown> | null): Promise<void> {
     await this.ds.query(`UPDATE "agent_turn" SET "pending_retry" = $2 WHERE "id" = $1`, [
       id,
-      retry === null ? null : JSON.stringify(retry),
+      retry === null ? null : storableJson(retry),
     ]);
   }
 
   async saveThoughts(id: string, thoughts: unknown[]): Promise<void> {
-    await this.ds.query(`UPDATE "agent_turn" SET "thoughts" = $2 WHERE "id" = $1`, [id, JSON.stringify(thoughts)]);
+    await this.ds.query(`UPDATE "agent_turn" SET "thoughts" = $2 WHERE "id" = $1`, [id, storableJson(thoughts)]);
   }
 
   async requestStop(conversationId: string | null): Promise<TurnRecord[]> {
@@ -161,7 +162,7 @@ export class TypeormTurnRepository extends TurnRepository {
     const rows = (await this.ds.query(
       `UPDATE "agent_turn" SET "status" = $2, "error" = $3, "ended_at" = now(), "pending_question" = NULL, "pending_retry" = NULL
        WHERE "id" = $1 AND ${ACTIVE} RETURNING "id"`,
-      [id, status, error],
+      [id, status, error === null ? null : storableText(error)],
     )) as unknown;
     return firstId(rows) !== null;
   }

@@ -11,6 +11,7 @@ import type {
   Thought,
 } from '#core/conversations/conversation.js';
 import { conversationKey, isUuid, mergeMeta, parseConversationId } from '#core/conversations/conversation-rules.js';
+import { storableJson, storableText } from '#core/errors/text-rules.js';
 import { ConversationRepository } from '#core/ports/conversation.repository.port.js';
 import { ConversationEntity } from '../database/entities/conversation.entity.js';
 
@@ -198,7 +199,7 @@ export class TypeormConversationRepository extends ConversationRepository {
          SELECT gen_random_uuid(), $1::text, COALESCE(MAX("position") + 1, 0), $2::text, $3::text, $4::jsonb
          FROM "conversation_message" WHERE "conversation_id" = $1::text
          RETURNING ${MESSAGE_COLUMNS}`,
-        [conversationId, message.role, message.content, JSON.stringify(message.meta ?? {})],
+        [conversationId, message.role, storableText(message.content), storableJson(message.meta ?? {})],
       )) as MessageRow[];
       const stored = toMessage(rows[0]!);
       if (thoughts && thoughts.length > 0) await this.insertThoughts(m, stored.id, thoughts);
@@ -223,8 +224,8 @@ export class TypeormConversationRepository extends ConversationRepository {
       const meta = patch.meta ? mergeMeta(current.meta, patch.meta) : current.meta;
       await m.query(`UPDATE "conversation_message" SET "content" = $2, "meta" = $3::jsonb WHERE "id" = $1`, [
         current.id,
-        content,
-        JSON.stringify(meta),
+        storableText(content),
+        storableJson(meta),
       ]);
       if (thoughts) {
         await m.query(`DELETE FROM "conversation_thought" WHERE "message_id" = $1`, [current.id]);
@@ -284,7 +285,7 @@ export class TypeormConversationRepository extends ConversationRepository {
     await m.query(
       `INSERT INTO "conversation_thought" ("message_id", "position", "data")
        SELECT $1::uuid, (t.ord - 1)::int, t.value FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS t(value, ord)`,
-      [messageId, JSON.stringify(thoughts)],
+      [messageId, storableJson(thoughts)],
     );
   }
 }

@@ -3,6 +3,7 @@ import { cp, lstat, mkdir, open, readdir, realpath, rename, rm, stat, unlink } f
 import { basename, dirname, extname, join } from 'node:path';
 import { ATOMIC_TEMP_SUFFIX, isInside } from '#core/artifacts/path-rules.js';
 import { DomainError } from '#core/errors/domain-error.js';
+import { NAME_TOO_LONG } from '#core/errors/text-rules.js';
 import {
   type DirEntry,
   type FileInfo,
@@ -28,6 +29,8 @@ function errorCode(err: unknown): string | undefined {
 
 const isMissing = (err: unknown): boolean => ['ENOENT', 'ENOTDIR'].includes(errorCode(err) ?? '');
 
+export const READ_ONLY_FOLDER = 'The folder is on a read-only file system; nothing was written.';
+
 /** File-system failures as domain errors; anything unexpected stays a 500. */
 export function toDomainError(err: unknown): unknown {
   if (err instanceof DomainError) return err;
@@ -45,7 +48,10 @@ export function toDomainError(err: unknown): unknown {
     case 'EISDIR':
       return DomainError.invalid('Path is a directory');
     case 'ENAMETOOLONG':
-      return DomainError.invalid('File name too long');
+      return DomainError.invalid(NAME_TOO_LONG);
+    case 'EROFS':
+      // 403 as the spec's table has it for what this server cannot do here.
+      return DomainError.forbidden(READ_ONLY_FOLDER);
     case 'ENOSPC':
     case 'EDQUOT':
       return new DomainError('internal', 'No space left on the server');
@@ -206,7 +212,8 @@ export class NodeFileStore extends FileStore {
         } catch (err) {
           if (!isMissing(err)) throw err;
         }
-        const temp = at(`.${basename(file.real)}.${randomBytes(6).toString('hex')}${ATOMIC_TEMP_SUFFIX}`);
+        // The name's start only, so a 255-byte name still gets a temporary name within the limit.
+        const temp = at(`.${basename(file.real).slice(0, 48)}.${randomBytes(6).toString('hex')}${ATOMIC_TEMP_SUFFIX}`);
         let created = false;
         try {
           const handle = await open(temp, CREATE_NO_FOLLOW, mode ?? 0o666);

@@ -1,7 +1,8 @@
 import { lstat, readlink, realpath } from 'node:fs/promises';
-import { basename, dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve, sep } from 'node:path';
 import { findRoot, hasNulByte, normalizeRequest, relativeInside, toPosix } from '#core/artifacts/path-rules.js';
 import { DomainError } from '#core/errors/domain-error.js';
+import { nameLengthProblem } from '#core/errors/text-rules.js';
 import type { GuardedPath, PathRequest } from '#core/ports/file-store.port.js';
 
 /** The text of every refusal, whether the path exists or not (nothing is revealed about outside paths). */
@@ -64,6 +65,11 @@ export async function guardPath(request: PathRequest): Promise<GuardedPath> {
   const allowRoot = request.allowRoot ?? false;
   if (request.roots.length === 0 || request.roots.some((r) => hasNulByte(r))) deny();
   const lexical = normalizeRequest(request.path, request.base) ?? deny();
+  // Refused the same way whether or not the path exists (the filesystem would say ENAMETOOLONG).
+  for (const segment of lexical.split(sep)) {
+    const tooLong = nameLengthProblem(segment);
+    if (tooLong) throw DomainError.invalid(tooLong);
+  }
   const roots = request.roots.map((r) => resolve(r));
 
   let realRoots: string[];

@@ -19,14 +19,22 @@ export async function guard(files: FileStore, space: Space, path: string, allowR
   }
 }
 
-async function readText(files: FileStore, target: GuardedPath): Promise<string> {
+/** A file's text, or null with its size when it holds a NUL byte anywhere (binary: never shown as text). */
+async function readContent(files: FileStore, target: GuardedPath): Promise<{ text: string } | { binaryBytes: number }> {
   const info = await files.stat(target);
   if (!info) throw new ToolInputError(`File not found: ${target.path}`);
   if (info.kind !== 'file') throw new ToolInputError(`Not a file: ${target.path}`);
   const data = await files.readFile(target, READ_MAX_BYTES);
   if (data === 'too-large') throw new ToolInputError(`File too large to read (over 10 MB): ${target.path}`);
-  if (data.subarray(0, 8192).includes(0)) throw new ToolInputError(`Binary file, not shown: ${target.path}`);
-  return data.toString('utf8');
+  return data.includes(0) ? { binaryBytes: data.length } : { text: data.toString('utf8') };
+}
+
+const binaryNote = (path: string, bytes: number): string => `Binary file, not shown: ${path} (${bytes} bytes)`;
+
+async function readText(files: FileStore, target: GuardedPath): Promise<string> {
+  const content = await readContent(files, target);
+  if ('binaryBytes' in content) throw new ToolInputError(binaryNote(target.path, content.binaryBytes));
+  return content.text;
 }
 
 export function readTool(files: FileStore): AgentTool {
@@ -46,7 +54,9 @@ export function readTool(files: FileStore): AgentTool {
     },
     async run(input, { space }) {
       const target = await guard(files, space, requireString(input, 'file_path'));
-      const text = await readText(files, target);
+      const content = await readContent(files, target);
+      if ('binaryBytes' in content) return { output: binaryNote(target.path, content.binaryBytes), isError: false };
+      const text = content.text;
       const lines = text.split('\n');
       const start = Math.max(1, optionalNumber(input, 'offset') ?? 1);
       const limit = optionalNumber(input, 'limit') ?? DEFAULT_LINE_LIMIT;
