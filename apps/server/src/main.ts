@@ -6,6 +6,7 @@ import { AccessService } from '#core/auth/access.service.js';
 import type { AppConfig } from '#core/config/app-config.js';
 import { ConfigError, loadConfig, resolveAccessPassword } from '#infra/config/load-config.js';
 import { Infrastructure } from '#infra/infrastructure.js';
+import { describeError } from '#infra/logging/describe-error.js';
 import { AppLogger, createPino } from '#infra/logging/logger.js';
 import { AppModule } from './app.module.js';
 import { authMiddleware } from './http/auth/auth.middleware.js';
@@ -35,9 +36,7 @@ async function bootstrap(): Promise<void> {
     throw err;
   }
   const logger = new AppLogger(createPino(config.logLevel));
-  process.on('unhandledRejection', (reason) =>
-    logger.error('unhandled rejection', { err: reason instanceof Error ? reason.message : String(reason) }),
-  );
+  process.on('unhandledRejection', (reason) => logger.error('unhandled rejection', { err: describeError(reason) }));
 
   const password = resolveAccessPassword(config);
   if (password.source === 'generated') {
@@ -135,6 +134,6 @@ async function bootstrap(): Promise<void> {
 }
 
 bootstrap().catch((err: unknown) => {
-  process.stderr.write(`svc-server failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.stderr.write(`svc-server failed to start: ${describeError(err)}\n`);
   process.exit(1);
 });

@@ -8,6 +8,8 @@ import { EventLog } from '#core/ports/event-log.port.js';
 import { JobQueue } from '#core/ports/job-queue.port.js';
 import { LockoutStore } from '#core/ports/lockout-store.port.js';
 import { ReadinessProbe } from '#core/ports/readiness.port.js';
+import { StorageFaults } from '#core/ports/storage-faults.port.js';
+import { PgStorageFaults } from './database/database-faults.js';
 import { SettingsRepository } from '#core/ports/settings.repository.port.js';
 import { SpaceActivity } from '#core/ports/space-activity.port.js';
 import { TurnSpaceActivity } from '#core/agent/turn-reaper.js';
@@ -51,6 +53,7 @@ export class InfraModule {
       { provide: ConnectionRegistry, useValue: infra.connectionRegistry },
       { provide: SettingsRepository, useValue: infra.settings },
       { provide: ReadinessProbe, useValue: infra.readiness },
+      { provide: StorageFaults, useClass: PgStorageFaults },
       // Context modules bind their TypeORM repositories from this.
       { provide: DataSource, useValue: infra.dataSource },
       { provide: SpaceRepository, useValue: new TypeormSpaceRepository(infra.dataSource) },

@@ -21,6 +21,7 @@ import { MemoryEventLog } from './events/memory-event-log.js';
 import { RedisEventLog } from './events/redis-event-log.js';
 import { RedisEventBus } from './events/redis-event-bus.js';
 import type { AppLogger } from './logging/logger.js';
+import { LogThrottle } from './logging/log-throttle.js';
 import { LocalConnectionRegistry, RedisConnectionRegistry } from './presence/connection-registries.js';
 import { BullJobQueue } from './queue/bullmq-job-queue.js';
 
@@ -86,7 +87,8 @@ export class Infrastructure {
 
     if (config.redisUrl !== null) {
       const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 3 });
-      redis.on('error', (err) => logger.warn('redis error', { error: err.message }));
+      const redisErrors = new LogThrottle((f) => logger.warn('redis error', f));
+      redis.on('error', (err) => redisErrors.note({ error: err.message }));
       this.redis = redis;
       this.closers.push(() =>
         redis.quit().then(
@@ -144,7 +146,14 @@ export class Infrastructure {
       }
     };
     await Promise.all([
-      run('database', () => this.dataSource.query('SELECT 1')),
+      // A write, not just SELECT 1: a full or read-only volume answers reads but refuses writes.
+      run('database', () =>
+        this.dataSource.query(
+          `INSERT INTO "app_setting" ("key", "value", "updated_at") VALUES ($1, to_jsonb(now()), now())
+           ON CONFLICT ("key") DO UPDATE SET "value" = EXCLUDED."value", "updated_at" = now()`,
+          [READINESS_PROBE_KEY],
+        ),
+      ),
       this.redis ? run('redis', () => this.redis!.ping()) : Promise.resolve(),
       run('queue', async () => {
         if (this.config.role !== 'api' && !this.jobQueue.isConsuming()) throw new Error('queue is not consuming');
@@ -166,6 +175,9 @@ export class Infrastructure {
     }
   }
 }
+
+/** The settings row the readiness probe rewrites (never read by the service). */
+const READINESS_PROBE_KEY = 'svc.readiness-probe';
 
 class InfraReadiness extends ReadinessProbe {
   constructor(private readonly infra: Infrastructure) {

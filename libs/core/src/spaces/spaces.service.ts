@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { isAbsolute, join, resolve } from 'node:path';
-import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import {
   DEFAULT_MEMORY_PREFERENCES,
   MEMORY_CADENCES,
@@ -27,6 +27,9 @@ import {
 } from './space-rules.js';
 
 export const SPACE_CHANGED = 'space:changed';
+
+/** With replicas, a temporary file this old is no write in progress any more (a write takes seconds). */
+export const ORPHANED_TEMP_AGE_MS = 10 * 60_000;
 export type SpaceChange = 'created' | 'updated' | 'deleted' | 'folder-changed';
 
 export interface CreateSpaceInput {
@@ -55,6 +58,7 @@ export const SpaceErrors = {
 /** Workspaces: records, folders, order, working folder, preferences. */
 @Injectable()
 export class SpacesService implements OnApplicationBootstrap {
+  private readonly logger = new Logger('Spaces');
   private readonly listeners = new Set<(spaceId: string, change: SpaceChange) => void>();
   private readonly changing = new Set<string>();
 
@@ -84,6 +88,25 @@ export class SpacesService implements OnApplicationBootstrap {
     // The data folder may have moved (restored backup, new volume): follow it.
     const temp = await this.spaces.findById(TEMP_SPACE_ID);
     if (temp && temp.path !== path) await this.spaces.update(TEMP_SPACE_ID, { path });
+    void this.sweepOrphanedTempFiles();
+  }
+
+  /**
+   * Temporary files of atomic writes cut short by a kill, in the background at start. Alone
+   * on its data folder (no REDIS_URL) every one is an orphan; with replicas, only those older
+   * than ORPHANED_TEMP_AGE_MS (another replica may be writing a younger one now).
+   */
+  private async sweepOrphanedTempFiles(): Promise<void> {
+    const olderThanMs = this.config.redisUrl === null ? 0 : ORPHANED_TEMP_AGE_MS;
+    try {
+      let removed = 0;
+      for (const space of await this.spaces.listAll()) {
+        removed += await this.folders.removeOrphanedTempFiles(space.path, olderThanMs);
+      }
+      if (removed > 0) this.logger.log(`removed ${removed} orphaned temporary file(s) of interrupted writes`);
+    } catch (err) {
+      this.logger.warn(`could not sweep orphaned temporary files: ${(err as Error).message}`);
+    }
   }
 
   /** Listens to space changes in this process (other replicas hear `space:changed` on the bus). */

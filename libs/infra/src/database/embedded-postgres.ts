@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { serializeProtocolExchanges } from './pglite-socket-serialization.js';
+import { removeStaleSocketFolders, SOCKET_FOLDER_PREFIX, SOCKET_NAME } from './stale-socket-folders.js';
 
 /** Enough for TypeORM's pool, the queue's pools and its listener together. */
 const MAX_CONNECTIONS = 48;
@@ -23,6 +24,8 @@ export class EmbeddedPostgres {
   ) {}
 
   static async start(dataDir: string): Promise<EmbeddedPostgres> {
+    // Folders of killed processes (their sockets answer no more) would pile up in /tmp.
+    await removeStaleSocketFolders();
     const dbDir = join(dataDir, 'db');
     mkdirSync(dbDir, { recursive: true });
     const db = await PGlite.create(dbDir);
@@ -30,10 +33,10 @@ export class EmbeddedPostgres {
     // ignores; one shared session means setting it once here serves every client.
     await db.exec('CREATE SCHEMA IF NOT EXISTS bullmq; SET search_path TO public, bullmq');
     // A short private directory: unix socket paths are limited to ~107 bytes.
-    const socketDir = mkdtempSync(join(tmpdir(), 'svc-pg-'));
+    const socketDir = mkdtempSync(join(tmpdir(), SOCKET_FOLDER_PREFIX));
     const server = new PGLiteSocketServer({
       db,
-      path: join(socketDir, '.s.PGSQL.5432'),
+      path: join(socketDir, SOCKET_NAME),
       maxConnections: MAX_CONNECTIONS,
     });
     serializeProtocolExchanges(server);

@@ -3,6 +3,7 @@ import { Redis } from 'ioredis';
 import type { JobOptions, JobProcessor, JobRepeat } from '#core/ports/job-queue.port.js';
 import { JobQueue } from '#core/ports/job-queue.port.js';
 import type { AppLogger } from '../logging/logger.js';
+import { LogThrottle } from '../logging/log-throttle.js';
 
 /** Where the queue keeps its jobs. */
 export type QueueBackendConfig =
@@ -65,7 +66,8 @@ export class BullJobQueue<M extends object> extends JobQueue<M> {
     const { backend } = this.options;
     if (backend.kind === 'redis') {
       const client = new Redis(backend.url, { maxRetriesPerRequest: null, lazyConnect: false });
-      client.on('error', (err) => this.options.logger?.warn('queue redis error', { error: err.message }));
+      const errors = new LogThrottle((f) => this.options.logger?.warn('queue redis error', f));
+      client.on('error', (err) => errors.note({ error: err.message }));
       this.redisClients.push(client);
       return { connection: client, prefix: `${backend.prefix}:bull` };
     }
@@ -141,7 +143,9 @@ export class BullJobQueue<M extends object> extends JobQueue<M> {
         error: err.message,
       }),
     );
-    this.worker.on('error', (err) => this.options.logger?.warn('queue worker error', { error: err.message }));
+    // A worker polling a store that is away fails many times a second: one line per 10 s.
+    const workerErrors = new LogThrottle((f) => this.options.logger?.warn('queue worker error', f));
+    this.worker.on('error', (err) => workerErrors.note({ error: err.message }));
     await this.worker.waitUntilReady();
   }
 

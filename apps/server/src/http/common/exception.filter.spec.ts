@@ -5,7 +5,7 @@ import { BadRequestException, NotFoundException } from '@nestjs/common';
 import { ErrorCodes, type ErrorKind } from '#contracts/errors.js';
 import { DomainError } from '#core/errors/domain-error.js';
 import { AppLogger, createPino } from '#infra/logging/logger.js';
-import { HttpExceptionFilter } from './exception.filter.js';
+import { DATABASE_UNAVAILABLE, HttpExceptionFilter } from './exception.filter.js';
 
 interface Captured {
   status?: number;
@@ -86,6 +86,27 @@ describe('HttpExceptionFilter', () => {
     const { host, captured } = hostFor();
     filter.catch(new Error('secret internals at /srv/x'), host);
     assert.deepEqual([captured.status, captured.body], [500, { success: false, error: 'Internal server error' }]);
+  });
+
+  it('answers 503 NOT_INITIALIZED while the database is away, however the driver says it', () => {
+    const failures = [
+      Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }),
+      new Error('Connection terminated unexpectedly'),
+      Object.assign(new Error('query failed'), { driverError: { code: '57P01', message: 'terminating connection' } }),
+      Object.assign(new Error('could not extend file "base/1/2": No space left on device'), { code: '53100' }),
+    ];
+    for (const err of failures) {
+      const { host, captured } = hostFor();
+      filter.catch(err, host);
+      assert.deepEqual(
+        [captured.status, captured.body, captured.headers['Retry-After']],
+        [503, { success: false, error: DATABASE_UNAVAILABLE, code: ErrorCodes.NOT_INITIALIZED }, '5'],
+        err.message,
+      );
+    }
+    const { host, captured } = hostFor();
+    filter.catch(Object.assign(new Error('syntax error'), { code: '42601' }), host);
+    assert.equal(captured.status, 500);
   });
 
   it('answers unknown routes with the page for GET and a plain 404 otherwise', () => {

@@ -1,7 +1,9 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, NotFoundException } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { STATUS_BY_KIND } from '#contracts/errors.js';
+import { ErrorCodes, STATUS_BY_KIND } from '#contracts/errors.js';
 import { DomainError } from '#core/errors/domain-error.js';
+import { isDatabaseUnavailable } from '#infra/database/database-faults.js';
+import { LogThrottle } from '#infra/logging/log-throttle.js';
 import type { AppLogger } from '#infra/logging/logger.js';
 import { sendUnknownPath } from '../web/fallback.js';
 import { sendFailure } from './envelope.js';
@@ -11,12 +13,18 @@ import { sendFailure } from './envelope.js';
  * status, unknown routes into the web page (GET) or a plain 404, anything else into a 500
  * that is logged with the request id and never leaks internals.
  */
+export const DATABASE_UNAVAILABLE = 'The database is unavailable right now; try again shortly.';
+
 @Catch()
 export class HttpExceptionFilter implements ExceptionFilter {
+  private readonly unavailable: LogThrottle;
+
   constructor(
     private readonly logger: AppLogger,
     private readonly basePath: string,
-  ) {}
+  ) {
+    this.unavailable = new LogThrottle((f) => this.logger.warn('request failed: the database is unavailable', f));
+  }
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const ctx = host.switchToHttp();
@@ -43,6 +51,13 @@ export class HttpExceptionFilter implements ExceptionFilter {
           ? [(response as { message: unknown }).message].flat().join('; ')
           : exception.message;
       sendFailure(res, status, message);
+      return;
+    }
+    if (isDatabaseUnavailable(exception)) {
+      // A passing outage, not a bug: 503 with the spec's code for "not available yet", one log line per 10 s.
+      this.unavailable.note({ method: req.method, err: (exception as Error).message });
+      res.setHeader('Retry-After', '5');
+      sendFailure(res, 503, DATABASE_UNAVAILABLE, ErrorCodes.NOT_INITIALIZED);
       return;
     }
     this.logger.error('unhandled error', {
