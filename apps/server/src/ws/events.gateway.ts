@@ -31,6 +31,8 @@ import { AUTHENTICATED_MAX_FRAME_BYTES, setFrameLimit, UNAUTHENTICATED_MAX_FRAME
 /** The parts of a `ws` socket the gateway uses. */
 interface Socket {
   readonly readyState: number;
+  /** Bytes queued for this socket and not yet handed to the network (a client that does not read). */
+  readonly bufferedAmount: number;
   send(data: string | Buffer, options?: { binary: boolean }): void;
   close(code?: number, reason?: string): void;
   terminate(): void;
@@ -39,6 +41,15 @@ interface Socket {
 }
 
 const OPEN = 1;
+/**
+ * A socket with more than this queued (a client that stopped reading) is dropped: it
+ * reconnects and replays from its last `seq`, instead of growing the server without bound.
+ */
+export const MAX_SOCKET_BUFFER_BYTES = 4 * 1024 * 1024;
+/** Conversations one socket may follow at once; one more answers an error frame and is ignored. */
+export const MAX_SUBSCRIPTIONS_PER_SOCKET = 1000;
+/** Longer conversation ids are no ids (UUIDs, `app-chat:<appId>`): ignored. */
+const MAX_CONVERSATION_ID_LENGTH = 256;
 /** The spec: close "about 100 ms" after auth:failed, so the frame reaches the client. */
 const AUTH_FAILED_CLOSE_MS = 100;
 
@@ -47,6 +58,8 @@ interface Connection {
   ip: string;
   authenticated: boolean;
   subscriptions: Set<string>;
+  /** The "too many subscriptions" error went out (again after an unsubscribe). */
+  capNoticeSent: boolean;
   alive: boolean;
   /** Frames of one connection are handled strictly in arrival order. */
   chain: Promise<void>;
@@ -92,6 +105,7 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
       ip: clientIp(req, this.config),
       authenticated: false,
       subscriptions: new Set(),
+      capNoticeSent: false,
       alive: true,
       chain: Promise.resolve(),
       replaying: new Map(),
@@ -149,16 +163,23 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
       case 'auth':
         return this.authenticate(socket, connection, payload.token);
       case 'ping':
-        return send(socket, '{"type":"pong"}');
+        return this.sendBounded(socket, connection, '{"type":"pong"}');
       case 'subscribe':
       case 'unsubscribe': {
-        if (!connection.authenticated) return send(socket, notAuthenticated);
+        if (!connection.authenticated) return this.sendBounded(socket, connection, notAuthenticated);
         const id = payload.conversationId;
-        if (typeof id !== 'string' || id === '') return;
+        if (typeof id !== 'string' || id === '' || id.length > MAX_CONVERSATION_ID_LENGTH) return;
         if (frame.type === 'unsubscribe') {
           connection.subscriptions.delete(id);
+          connection.capNoticeSent = false;
           connection.replaying.delete(id);
           return;
+        }
+        if (!connection.subscriptions.has(id) && connection.subscriptions.size >= MAX_SUBSCRIPTIONS_PER_SOCKET) {
+          // Said once, not once per refused frame (a flood would turn into a flood of answers).
+          if (connection.capNoticeSent) return;
+          connection.capNoticeSent = true;
+          return this.sendBounded(socket, connection, tooManySubscriptions);
         }
         connection.subscriptions.add(id);
         if (typeof payload.afterSeq === 'number' && Number.isInteger(payload.afterSeq) && payload.afterSeq >= 0) {
@@ -168,7 +189,11 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
       }
       default:
         if ((TERMINAL_FRAME_TYPES as readonly string[]).includes(frame.type)) {
-          return send(socket, connection.authenticated ? terminalUnavailable : notAuthenticated);
+          return this.sendBounded(
+            socket,
+            connection,
+            connection.authenticated ? terminalUnavailable : notAuthenticated,
+          );
         }
       // Unknown types are ignored (spec: "Invalid JSON and unknown types are ignored").
     }
@@ -183,7 +208,7 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
       connection.signInTimer = null;
       setFrameLimit(socket, AUTHENTICATED_MAX_FRAME_BYTES);
       if (first) this.countClients();
-      send(socket, '{"type":"auth:success"}');
+      this.sendBounded(socket, connection, '{"type":"auth:success"}');
       this.logger.debug('ws authenticated', { connId: connection.id });
       return;
     }
@@ -192,7 +217,7 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
       this.countClients();
     }
     const error = outcome.reason === 'locked' ? ErrorTexts.locked : ErrorTexts.invalidToken;
-    send(socket, JSON.stringify({ type: 'auth:failed', error }));
+    this.sendBounded(socket, connection, JSON.stringify({ type: 'auth:failed', error }));
     this.logger.info('ws sign-in refused', { connId: connection.id, ip: connection.ip, reason: outcome.reason });
     setTimeout(() => socket.close(4001, 'Authentication failed'), AUTH_FAILED_CLOSE_MS).unref();
   }
@@ -214,15 +239,19 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
     try {
       const result = await this.log.since(conversationId, afterSeq);
       if (!result.complete) {
-        send(socket, eventFrame(STREAM_GAP_CHANNEL, { conversationId, fromSeq: result.fromSeq }));
+        this.sendBounded(
+          socket,
+          connection,
+          eventFrame(STREAM_GAP_CHANNEL, { conversationId, fromSeq: result.fromSeq }),
+        );
       }
       for (const event of result.events) {
-        send(socket, eventFrame(event.channel, event.data));
+        this.sendBounded(socket, connection, eventFrame(event.channel, event.data));
         lastSent = event.seq;
       }
     } finally {
       if (connection.replaying.get(conversationId) === held) connection.replaying.delete(conversationId);
-      for (const { seq, frame } of held) if (seq > lastSent) send(socket, frame);
+      for (const { seq, frame } of held) if (seq > lastSent) this.sendBounded(socket, connection, frame);
     }
   }
 
@@ -246,7 +275,7 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
       }
       if (everyone || subscribed(connection)) {
         bytes ??= Buffer.from(frame, 'utf8');
-        if (socket.readyState === OPEN) socket.send(bytes, { binary: false });
+        this.sendBounded(socket, connection, bytes);
       }
     }
   }
@@ -256,6 +285,19 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
     let count = 0;
     for (const connection of this.connections.values()) if (connection.authenticated) count++;
     this.registry.setLocalCount(count);
+  }
+
+  /** Sends, then drops the socket when its unsent backlog passed MAX_SOCKET_BUFFER_BYTES. */
+  private sendBounded(socket: Socket, connection: Connection, data: string | Buffer): void {
+    if (socket.readyState !== OPEN) return;
+    socket.send(data, { binary: false });
+    if (socket.bufferedAmount > MAX_SOCKET_BUFFER_BYTES) {
+      this.logger.warn('ws send buffer full; socket dropped (the client reconnects and replays)', {
+        connId: connection.id,
+        bufferedBytes: socket.bufferedAmount,
+      });
+      socket.terminate();
+    }
   }
 
   /** Protocol-level keepalive: a socket that did not answer the previous ping is dropped. */
@@ -277,8 +319,8 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
 }
 
 const notAuthenticated = JSON.stringify({ type: 'error', error: ErrorTexts.notAuthenticated });
+const tooManySubscriptions = JSON.stringify({
+  type: 'error',
+  error: `Too many subscriptions on this connection (at most ${MAX_SUBSCRIPTIONS_PER_SOCKET}); unsubscribe from some first`,
+});
 const terminalUnavailable = JSON.stringify({ type: 'error', error: ErrorTexts.terminalUnavailable });
-
-function send(socket: Socket, frame: string): void {
-  if (socket.readyState === OPEN) socket.send(frame);
-}

@@ -1,5 +1,5 @@
 import { Body, Controller, HttpCode, Post } from '@nestjs/common';
-import { IsObject, IsString, MinLength } from 'class-validator';
+import { IsInt, IsObject, IsOptional, IsString, Max, Min, MinLength } from 'class-validator';
 import { EventBus } from '#core/ports/event-bus.port.js';
 
 class PublishEventDto {
@@ -9,6 +9,13 @@ class PublishEventDto {
 
   @IsObject()
   data: Record<string, unknown>;
+
+  /** Publishes the event this many times (a flood without a request each). */
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(10_000)
+  repeat?: number;
 }
 
 /**
@@ -22,7 +29,7 @@ export class TestHooksController {
   @Post('events')
   @HttpCode(200)
   async publish(@Body() body: PublishEventDto): Promise<{ success: true; data: null }> {
-    await this.bus.publish(body.channel, body.data);
+    for (let i = 0; i < (body.repeat ?? 1); i++) await this.bus.publish(body.channel, body.data);
     return { success: true, data: null };
   }
 }

@@ -1,0 +1,89 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import type { Socket } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import request from 'supertest';
+import { startServer, type TestServer } from '#testing/test-server.js';
+import { sleep, waitFor } from '#testing/wait.js';
+import { WsTestClient } from '#testing/ws-client.js';
+
+function rssMb(pid: number): number {
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8').match(/^VmRSS:\s+(\d+) kB/m);
+  return line ? Number(line[1]) / 1024 : 0;
+}
+
+/** Memory per socket is bounded: the send backlog of a client that never reads, and subscriptions. */
+describe('per-socket memory bounds', () => {
+  let server: TestServer;
+  const auth = () => ({ Authorization: `Bearer ${server.password}` });
+  const publish = (channel: string, data: object, repeat = 1) =>
+    request(server.url).post('/api/test/events').set(auth()).send({ channel, data, repeat });
+  const clients = async () => (await request(server.url).get('/api/remote/status')).body.data.clients as number;
+
+  before(async () => {
+    server = await startServer();
+  });
+  after(async () => {
+    await server?.stop();
+  });
+
+  it('drops a signed-in socket that never reads once its backlog passes the bound; readers keep everything', async () => {
+    const stuck = await WsTestClient.signedIn(server.wsUrl, server.password);
+    const reader = await WsTestClient.signedIn(server.wsUrl, server.password);
+    // The client stops reading: nothing leaves the server's send queue any more.
+    (stuck.socket as unknown as { _socket: Socket })._socket.pause();
+    const pid = server.process.pid!;
+    const before = rssMb(pid);
+    const body = 'x'.repeat(60_000);
+    let sent = 0;
+    for (let round = 0; round < 15 && !server.output().includes('ws send buffer full'); round++) {
+      const res = await publish('notification:toast', { title: 't', body }, 100);
+      assert.equal(res.status, 200);
+      sent += 100;
+      await sleep(50);
+    }
+    await waitFor(() => server.output().includes('ws send buffer full'), 10_000, 'the stuck socket to be dropped');
+    await waitFor(async () => (await clients()) === 1, 5_000, 'one client left');
+    const grew = rssMb(pid) - before;
+    console.log(
+      `  slow reader: ${sent} events of 60 KB (${Math.round((sent * 60) / 1024)} MB) published; the stuck socket was dropped, RSS change ${grew.toFixed(0)} MB`,
+    );
+    // The reader got every one of them.
+    await waitFor(
+      () => reader.frames.filter((f) => f.channel === 'notification:toast').length === sent,
+      15_000,
+      'the reader to receive every event',
+    );
+    assert.ok(grew < 200, `RSS grew ${grew} MB`);
+    (stuck.socket as unknown as { _socket: Socket })._socket.resume();
+    const closed = await stuck.closed;
+    assert.ok(closed.code === 1006 || closed.code >= 1000);
+    reader.close();
+  });
+
+  it('caps subscriptions per socket at 1,000: a 100,000-subscription flood costs little and is answered once', async () => {
+    const ws = await WsTestClient.signedIn(server.wsUrl, server.password);
+    const pid = server.process.pid!;
+    const before = rssMb(pid);
+    const ids = Array.from({ length: 100_000 }, (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`);
+    for (const conversationId of ids) ws.send({ type: 'subscribe', payload: { conversationId } });
+    ws.send({ type: 'ping' });
+    await ws.next((f) => f.type === 'pong', 60_000);
+    const grew = rssMb(pid) - before;
+    const errors = ws.frames.filter((f) => f.type === 'error');
+    console.log(
+      `  subscription flood: 100,000 subscribes, ${errors.length} error frame(s), RSS change ${grew.toFixed(0)} MB`,
+    );
+    assert.equal(errors.length, 1);
+    assert.match(errors[0]!.error!, /Too many subscriptions on this connection \(at most 1000\)/);
+    assert.ok(grew < 60, `RSS grew ${grew} MB`);
+    // The first 1,000 are followed, the rest are not.
+    await publish('agent:message', { conversationId: ids[999], spaceId: 's', delta: 'in' });
+    await publish('agent:message', { conversationId: ids[1000], spaceId: 's', delta: 'out' });
+    await waitFor(() => ws.frames.some((f) => f.channel === 'agent:message'), 5_000, 'the followed event');
+    await sleep(300);
+    const deltas = ws.frames.filter((f) => f.channel === 'agent:message').map((f) => f.data!.delta);
+    assert.deepEqual(deltas, ['in']);
+    ws.close();
+  });
+});
