@@ -7,6 +7,8 @@ import { startServer, type TestServer } from '#testing/test-server.js';
 import { sleep, waitFor } from '#testing/wait.js';
 import { WsTestClient } from '#testing/ws-client.js';
 
+const report = (line: string): void => void process.stdout.write(`${line}\n`);
+
 function rssMb(pid: number): number {
   const line = readFileSync(`/proc/${pid}/status`, 'utf8').match(/^VmRSS:\s+(\d+) kB/m);
   return line ? Number(line[1]) / 1024 : 0;
@@ -45,7 +47,7 @@ describe('per-socket memory bounds', () => {
     await waitFor(() => server.output().includes('ws send buffer full'), 10_000, 'the stuck socket to be dropped');
     await waitFor(async () => (await clients()) === 1, 5_000, 'one client left');
     const grew = rssMb(pid) - before;
-    console.log(
+    report(
       `  slow reader: ${sent} events of 60 KB (${Math.round((sent * 60) / 1024)} MB) published; the stuck socket was dropped, RSS change ${grew.toFixed(0)} MB`,
     );
     // The reader got every one of them.
@@ -71,7 +73,7 @@ describe('per-socket memory bounds', () => {
     await ws.next((f) => f.type === 'pong', 60_000);
     const grew = rssMb(pid) - before;
     const errors = ws.frames.filter((f) => f.type === 'error');
-    console.log(
+    report(
       `  subscription flood: 100,000 subscribes, ${errors.length} error frame(s), RSS change ${grew.toFixed(0)} MB`,
     );
     assert.equal(errors.length, 1);
