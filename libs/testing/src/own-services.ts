@@ -1,5 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { chownSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -130,8 +130,9 @@ export class OwnPostgres {
     this.child = null;
     if (!child || child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise((r) => child.once('exit', r));
-    // runuser passes the signal on to postgres.
-    child.kill('SIGINT');
+    // runuser does not pass signals on: signal the postmaster itself (fast shutdown).
+    const pid = Number(readFileSync(join(this.dir, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
+    process.kill(pid, 'SIGINT');
     await exited;
   }
 
