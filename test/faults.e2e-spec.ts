@@ -1,10 +1,21 @@
 import assert from 'node:assert/strict';
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import {
+  closeSync,
+  cpSync,
+  existsSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import request from 'supertest';
-import { faultSuiteSkipReason, OwnPostgres, OwnRedis } from '#testing/own-services.js';
+import { canMount, faultSuiteSkipReason, OwnPostgres, OwnRedis } from '#testing/own-services.js';
 import { ScriptedModelServer } from '#testing/scripted-model-server.js';
 import { testMode } from '#testing/test-env.js';
 import { type SharedServices, startServer, type TestServer } from '#testing/test-server.js';
@@ -319,4 +330,118 @@ describe('fault injection', { skip: skip ?? false }, () => {
     assert.ok(ackedConversations.length > 0 && ackedFiles.size > 0, 'writes were acknowledged');
     await server.stop();
   });
+
+  it(
+    'a read-only space folder: writes answer 403 saying read-only, reads and records unaffected',
+    {
+      skip: testMode() !== 'embedded' ? 'runs in the embedded pass' : !canMount() ? 'mount is not allowed here' : false,
+    },
+    async () => {
+      const mountDir = mkdtempSync(join(tmpdir(), 'svc-fault-ro-'));
+      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=4m', 'tmpfs', mountDir]);
+      cleanups.push(async () => {
+        execFileSync('umount', [mountDir]);
+        rmSync(mountDir, { recursive: true, force: true });
+      });
+      const server = await startServer();
+      cleanups.push(() => server.stop());
+      const api = client(server);
+      const space = (await api.post('/api/spaces', { name: 'ro', customPath: mountDir })).body.data;
+      const file = join(space.path, 'kept.txt');
+      assert.equal((await api.post('/api/artifacts/save', { path: file, content: 'before' })).status, 200);
+      execFileSync('mount', ['-o', 'remount,ro', mountDir]);
+      const tries = [
+        await api.post('/api/artifacts/save', { path: file, content: 'after' }),
+        await api.post(`/api/spaces/${space.id}/artifacts/file`, { name: 'new.txt', content: 'x' }),
+        await api.post(`/api/spaces/${space.id}/artifacts/folder`, { name: 'sub' }),
+      ];
+      const read = await api.get(`/api/artifacts/content?path=${encodeURIComponent(file)}`);
+      const conversation = await api.post(`/api/spaces/${space.id}/conversations`, { title: 'still recorded' });
+      execFileSync('mount', ['-o', 'remount,rw', mountDir]);
+      report(
+        `read-only space folder: ${tries.length} writes answered ${tries.map((t) => `${t.status} "${t.body.error}"`).join(', ')}; ` +
+          `read ${read.status}, conversation record ${conversation.status}; lost: 0 records, torn files: ${readFileSync(file, 'utf8') === 'before' ? 0 : 1}`,
+      );
+      for (const t of tries) {
+        assert.equal(t.status, 403);
+        assert.match(t.body.error, /read-only/);
+      }
+      assert.equal(read.body.data.content, 'before');
+      assert.equal(conversation.status, 200);
+      await server.stop();
+    },
+  );
+
+  it(
+    'a full data volume: writes refused cleanly, nothing torn, everything acknowledged kept once space is back',
+    {
+      skip: testMode() !== 'embedded' ? 'runs in the embedded pass' : !canMount() ? 'mount is not allowed here' : false,
+    },
+    async () => {
+      const dataDir = mkdtempSync(join(tmpdir(), 'svc-fault-full-'));
+      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=96m', 'tmpfs', dataDir]);
+      cleanups.push(async () => {
+        execFileSync('umount', [dataDir]);
+        rmSync(dataDir, { recursive: true, force: true });
+      });
+      const template = process.env.SVC_TEST_DB_TEMPLATE;
+      if (template && existsSync(join(template, 'db')))
+        cpSync(join(template, 'db'), join(dataDir, 'db'), { recursive: true });
+      let server = await startServer({ dataDir });
+      let api = client(server);
+      const space = (await api.post('/api/spaces', { name: 'full' })).body.data;
+      const acked: string[] = [];
+      for (let i = 0; i < 5; i++)
+        acked.push((await api.post(`/api/spaces/${space.id}/conversations`, { title: `c${i}` })).body.data.id);
+      const file = join(space.path, 'kept.txt');
+      assert.equal((await api.post('/api/artifacts/save', { path: file, content: 'before' })).status, 200);
+      // Fill the volume to the last byte.
+      const filler = join(dataDir, 'filler');
+      const chunk = Buffer.alloc(1024 * 1024, 1);
+      const fd = openSync(filler, 'w');
+      try {
+        for (;;) writeSync(fd, chunk);
+      } catch {
+        for (let size = 64 * 1024; size >= 1; size = Math.floor(size / 2)) {
+          try {
+            for (;;) writeSync(fd, chunk.subarray(0, size));
+          } catch {
+            /* next smaller size */
+          }
+        }
+      } finally {
+        closeSync(fd);
+      }
+      const statuses = new Map<string, number>();
+      const note = (res: { status: number; body?: { error?: string } }) => {
+        const key = `${res.status} ${res.body?.error ?? ''}`.trim();
+        statuses.set(key, (statuses.get(key) ?? 0) + 1);
+      };
+      for (let i = 0; i < 5; i++) {
+        note(await api.post('/api/artifacts/save', { path: file, content: `after ${'y'.repeat(50_000)}` }));
+        const created = await api.post(`/api/spaces/${space.id}/conversations`, { title: `full ${i}` });
+        note(created);
+        if (created.status === 200) acked.push(created.body.data.id);
+      }
+      const ready = (await request(server.url).get('/readyz')).status;
+      rmSync(filler);
+      await server.stop();
+      server = await startServer({ dataDir });
+      api = client(server);
+      let lost = 0;
+      for (const id of acked) if ((await api.get(`/api/spaces/${space.id}/conversations/${id}`)).status !== 200) lost++;
+      const content = readFileSync(file, 'utf8');
+      const torn = content === 'before' || content === `after ${'y'.repeat(50_000)}` ? 0 : 1;
+      const temps = readdirSync(space.path).filter((n) => n.endsWith('.svc-tmp')).length;
+      report(
+        `full data volume: writes answered ${[...statuses].map(([k, v]) => `${v}× ${k}`).join(', ')}; /readyz ${ready}; ` +
+          `after freeing space and restarting: lost ${lost} of ${acked.length} acknowledged records, torn files: ${torn}, temporary files left: ${temps}`,
+      );
+      assert.equal(lost, 0);
+      assert.equal(torn, 0);
+      assert.equal(temps, 0);
+      assert.ok(![...statuses.keys()].some((k) => k.includes('Internal server error')), 'no bare 500');
+      await server.stop();
+    },
+  );
 });
