@@ -444,4 +444,31 @@ describe('fault injection', { skip: skip ?? false }, () => {
       await server.stop();
     },
   );
+
+  it(
+    'first start on a too-small data volume exits with the real reason',
+    {
+      skip: testMode() !== 'embedded' ? 'runs in the embedded pass' : !canMount() ? 'mount is not allowed here' : false,
+    },
+    async () => {
+      const dataDir = mkdtempSync(join(tmpdir(), 'svc-fault-tiny-'));
+      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=2m', 'tmpfs', dataDir]);
+      cleanups.push(async () => {
+        execFileSync('umount', [dataDir]);
+        rmSync(dataDir, { recursive: true, force: true });
+      });
+      const server = await startServer({ dataDir, waitForListening: false });
+      const exit = await Promise.race([server.exited, sleep(60_000).then(() => null)]);
+      const line =
+        server
+          .output()
+          .split('\n')
+          .find((l) => l.startsWith('svc-server failed to start:')) ?? '';
+      report(`first start on a 2 MB volume: exit ${exit?.code}; "${line.slice(0, 160)}"`);
+      await server.stop();
+      assert.equal(exit?.code, 1);
+      assert.notEqual(line, '');
+      assert.doesNotMatch(line, /\[object Object\]/);
+    },
+  );
 });
