@@ -10,6 +10,7 @@ import type { TurnRecord } from '../ports/turn.repository.port.js';
 import { SpacesService } from '../spaces/spaces.service.js';
 import { buildHistory, COMPACTION_KIND, systemPrompt } from './context-builder.js';
 import type { PlanHooks, TurnIO, TurnPlan } from './engine/turn-plan.js';
+import { RecordRetry } from './record-retry.js';
 import { ToolRegistry } from './tool-registry.js';
 import { TurnTexts } from './turn-endings.js';
 import { refuseTurn, TurnPlanBuilder, type TurnRefusal } from './turn-plan-builder.js';
@@ -31,6 +32,8 @@ export class ChatPlanBuilder extends TurnPlanBuilder {
     private readonly tools: ToolRegistry,
     private readonly memory: MemoryConsolidationService,
     private readonly clock: Clock,
+    /** The reply is kept until the database takes it (an outage at the end of a turn loses nothing). */
+    private readonly record: RecordRetry,
   ) {
     super();
   }
@@ -78,7 +81,7 @@ export class ChatPlanBuilder extends TurnPlanBuilder {
       contextTokens: lastContextTokens(messages),
       io,
       hooks: {
-        ...conversationRecording(this.conversations, turn),
+        ...conversationRecording(this.record.keeping(this.conversations, `turn ${turn.id}`, 'appendMessage'), turn),
         // Memory grows with the conversation; the space's cadence decides when to reorganize it.
         afterCompleted: async () => {
           await this.memory.afterTurn(turn.spaceId);
@@ -94,7 +97,7 @@ export class ChatPlanBuilder extends TurnPlanBuilder {
  * kind that talks in a conversation (chat, a digital human's threads) records this way.
  */
 export function conversationRecording(
-  conversations: ConversationsService,
+  conversations: Pick<ConversationsService, 'appendMessage'>,
   turn: TurnRecord,
 ): Pick<PlanHooks, 'onComplete' | 'onFailure' | 'onCompacted'> {
   const { conversationId } = turn;

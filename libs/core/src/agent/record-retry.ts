@@ -1,7 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { ConversationsService } from '../conversations/conversations.service.js';
 import { StorageFaults } from '../ports/storage-faults.port.js';
-import { type PendingInput, TurnRepository, type TurnStatus } from '../ports/turn.repository.port.js';
 
 /** Backoff between attempts: doubles from the first delay up to the cap. */
 export interface RetryPlan {
@@ -39,6 +37,28 @@ export class RecordRetry {
 
   constructor(private readonly faults: StorageFaults) {}
 
+  /** Retries nothing (unit tests that build a runner by hand). */
+  static never(): RecordRetry {
+    return new RecordRetry(
+      new (class extends StorageFaults {
+        isUnavailable(): boolean {
+          return false;
+        }
+      })(),
+    );
+  }
+
+  /** `target` seen through the named methods, each call kept until the database takes it. */
+  keeping<T extends object, K extends keyof T>(target: T, what: string, ...methods: K[]): Pick<T, K> {
+    const view = {} as Pick<T, K>;
+    for (const method of methods) {
+      const fn = target[method] as (...args: unknown[]) => Promise<unknown>;
+      (view as Record<K, unknown>)[method] = (...args: unknown[]) =>
+        this.store(`${what} (${String(method)})`, () => fn.apply(target, args));
+    }
+    return view;
+  }
+
   async store<T>(what: string, work: () => Promise<T>): Promise<T> {
     const started = Date.now();
     let lastLog = 0;
@@ -62,37 +82,5 @@ export class RecordRetry {
         await new Promise((r) => setTimeout(r, retryDelay(this.plan, attempt)));
       }
     }
-  }
-}
-
-/**
- * The writes a running turn makes, each kept until the database takes it (RecordRetry):
- * the same calls as on the repository and the conversations service, so the turn runner
- * reads as before.
- */
-@Injectable()
-export class DurableTurnRecords {
-  constructor(
-    private readonly retry: RecordRetry,
-    private readonly turns: TurnRepository,
-    private readonly conversations: ConversationsService,
-  ) {}
-
-  appendMessage(
-    ...args: Parameters<ConversationsService['appendMessage']>
-  ): ReturnType<ConversationsService['appendMessage']> {
-    return this.retry.store(`reply in conversation ${args[0]}`, () => this.conversations.appendMessage(...args));
-  }
-
-  finish(id: string, status: Exclude<TurnStatus, 'queued' | 'running'>, error?: string | null): Promise<boolean> {
-    return this.retry.store(`end of turn ${id}`, () => this.turns.finish(id, status, error));
-  }
-
-  saveThoughts(id: string, thoughts: unknown[]): Promise<void> {
-    return this.retry.store(`thoughts of turn ${id}`, () => this.turns.saveThoughts(id, thoughts));
-  }
-
-  takePendingInputs(id: string): Promise<PendingInput[]> {
-    return this.retry.store(`input of turn ${id}`, () => this.turns.takePendingInputs(id));
   }
 }

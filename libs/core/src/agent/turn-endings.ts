@@ -36,7 +36,7 @@ export interface TurnEnd {
  * way. False (and nothing announced) when someone else ended the turn first.
  */
 export async function endUnfinishedTurn(
-  turns: TurnRepository,
+  turns: Pick<TurnRepository, 'takePendingInputs' | 'finish'>,
   turnId: string,
   emit: Emit,
   end: TurnEnd,

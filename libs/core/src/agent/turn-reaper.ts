@@ -4,6 +4,7 @@ import { TurnRepository } from '../ports/turn.repository.port.js';
 import { SpaceActivity } from '../ports/space-activity.port.js';
 import { ConversationEvents } from './conversation-events.js';
 import { endUnfinishedTurn, TurnTexts } from './turn-endings.js';
+import { TurnRunner } from './turn-runner.js';
 
 /** A running turn whose replica has not refreshed its heartbeat for this long is lost. */
 export const STALE_TURN_MS = 15_000;
@@ -21,12 +22,15 @@ export class TurnReaper {
     private readonly turns: TurnRepository,
     private readonly events: ConversationEvents,
     private readonly clock: Clock,
+    private readonly runner?: TurnRunner,
   ) {}
 
   async reap(): Promise<number> {
     const stale = await this.turns.findStale(new Date(this.clock.now() - STALE_TURN_MS));
     let reaped = 0;
     for (const turn of stale) {
+      // Ours and alive: its heartbeat lagged because the database was away, and it is recording its end.
+      if (this.runner?.isRunningHere(turn.id)) continue;
       const ended = await endUnfinishedTurn(
         this.turns,
         turn.id,

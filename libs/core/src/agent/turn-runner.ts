@@ -5,6 +5,7 @@ import { Clock } from '../ports/clock.port.js';
 import { EventBus } from '../ports/event-bus.port.js';
 import { type TurnRecord, TurnRepository } from '../ports/turn.repository.port.js';
 import { ConversationEvents } from './conversation-events.js';
+import { RecordRetry } from './record-retry.js';
 import { AgentLoop, type TurnOutcome, TurnInterrupted } from './engine/agent-loop.js';
 import type { Emit } from './engine/step-emitter.js';
 import type { AbortReason, QuestionChannel, TurnIO, TurnPlan } from './engine/turn-plan.js';
@@ -42,6 +43,8 @@ export class TurnRunner implements OnModuleInit, OnApplicationShutdown {
     private readonly events: ConversationEvents,
     private readonly bus: EventBus,
     private readonly clock: Clock,
+    /** Record writes kept through a database outage (the end of a turn is never lost to one). */
+    private readonly record: RecordRetry = RecordRetry.never(),
   ) {}
 
   onModuleInit(): void {
@@ -68,6 +71,11 @@ export class TurnRunner implements OnModuleInit, OnApplicationShutdown {
   onApplicationShutdown(): void {
     this.unsubscribe?.();
     for (const id of this.local.keys()) this.abortLocal(id, 'shutdown');
+  }
+
+  /** Whether this process runs the turn (its heartbeat may lag while the database is away). */
+  isRunningHere(turnId: string): boolean {
+    return this.local.has(turnId);
   }
 
   private abortLocal(turnId: string, reason: AbortReason): void {
@@ -133,30 +141,36 @@ export class TurnRunner implements OnModuleInit, OnApplicationShutdown {
   private async finish(turn: TurnRecord, emit: Emit, startedAt: number, outcome: TurnOutcome): Promise<void> {
     const durationMs = this.clock.now() - startedAt;
     if (outcome.status === 'completed') {
-      await this.turns.finish(turn.id, 'completed');
+      await this.record.keeping(this.turns, `turn ${turn.id}`, 'finish').finish(turn.id, 'completed');
       await emit(AgentChannels.complete, { duration: durationMs, tokenUsage: outcome.tokenUsage });
       return;
     }
-    await endUnfinishedTurn(this.turns, turn.id, emit, {
-      status: outcome.status,
-      error: outcome.error,
-      errorFields: outcome.errorFields,
-      durationMs,
-      tokenUsage: outcome.tokenUsage,
-    });
+    await endUnfinishedTurn(
+      this.record.keeping(this.turns, `turn ${turn.id}`, 'finish', 'takePendingInputs'),
+      turn.id,
+      emit,
+      {
+        status: outcome.status,
+        error: outcome.error,
+        errorFields: outcome.errorFields,
+        durationMs,
+        tokenUsage: outcome.tokenUsage,
+      },
+    );
   }
 
   /** The turn's lines to the world: its conversation's events, its record, its stop signal. */
   private ioOf(turn: TurnRecord, local: LocalTurn): TurnIO {
+    const kept = this.record.keeping(this.turns, `turn ${turn.id}`, 'takePendingInputs', 'saveThoughts');
     return {
       label: `turn ${turn.id}`,
       emit: this.events.emitterFor(turn.spaceId, turn.conversationId),
       fire: (channel, payload) => this.events.fire(turn.spaceId, turn.conversationId, channel, payload),
       signal: local.abort.signal,
       abortReason: () => local.reason ?? 'stop',
-      takePendingInput: async () => (await this.turns.takePendingInputs(turn.id)).map((i) => i.content),
+      takePendingInput: async () => (await kept.takePendingInputs(turn.id)).map((i) => i.content),
       saveRetry: (retry) => this.turns.setRetry(turn.id, retry as Record<string, unknown> | null),
-      saveThoughts: (thoughts) => this.turns.saveThoughts(turn.id, thoughts),
+      saveThoughts: (thoughts) => kept.saveThoughts(turn.id, thoughts),
       questions: this.questionsOf(turn.id, local),
     };
   }

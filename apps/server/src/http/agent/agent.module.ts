@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { AgentService } from '#core/agent/agent.service.js';
 import { ChatPlanBuilder } from '#core/agent/chat-plan-builder.js';
 import { ConversationEvents } from '#core/agent/conversation-events.js';
+import { RecordRetry } from '#core/agent/record-retry.js';
 import { AgentLoop } from '#core/agent/engine/agent-loop.js';
 import { ToolRegistry } from '#core/agent/tool-registry.js';
 import { TurnReaper } from '#core/agent/turn-reaper.js';
@@ -30,6 +31,7 @@ import { AgentController } from './agent.controller.js';
     TurnReaper,
     ToolRegistry,
     ConversationEvents,
+    RecordRetry,
     ChatPlanBuilder,
     TurnPlanBuilders,
     {
