@@ -6,6 +6,7 @@ import { InfraModule } from '#infra/infra.module.js';
 import type { Infrastructure } from '#infra/infrastructure.js';
 import type { AppLogger } from '#infra/logging/logger.js';
 import { AgentModule } from './http/agent/agent.module.js';
+import { AppAgentModule } from './http/apps/app-agent.module.js';
 import { AppsModule } from './http/apps/apps.module.js';
 import { ArtifactEventsModule } from './http/artifact-events/artifact-events.module.js';
 import { ArtifactsModule } from './http/artifacts/artifacts.module.js';
@@ -37,6 +38,7 @@ export class AppModule {
         ArtifactsModule,
         AgentModule,
         AppsModule,
+        AppAgentModule,
       ],
       controllers: [HealthController, ...(serves ? [RemoteController, SystemController] : []), ...testHooks],
       providers: [SystemService, AccessService, JobProcessors, ...(serves ? [EventsGateway] : [])],

@@ -87,7 +87,31 @@ export const AppChannels = {
   listChanged: 'app:list_changed',
   deleted: 'app:deleted',
   activityEntryNew: 'app:activity_entry:new',
+  imSessionUpdated: 'app:im-session-updated',
 } as const;
+
+/** A digital human's chat thread got a message (`lastMessage`: its first 50 characters). */
+export interface AppImSessionUpdatedEvent {
+  appId: string;
+  /** `app-chat` for threads opened over HTTP; message channels name themselves. */
+  channel: string;
+  /** The thread's conversation id. */
+  chatId: string;
+  chatType: 'direct' | 'group';
+  /** The message channel's instance; null for HTTP threads. */
+  instanceId: string | null;
+  lastMessage: string;
+}
+
+/** The default chat thread of a digital human. */
+export const appChatConversationId = (appId: string): string => `app-chat:${appId}`;
+
+/** `GET /api/apps/:appId/chat/session-state`. */
+export interface AppChatSessionStateDto {
+  isActive: boolean;
+  thoughts: unknown[];
+  spaceId: string | null;
+}
 
 export interface AppStatusChangedEvent {
   appId: string;

@@ -109,7 +109,7 @@ export class AgentService {
     request: Record<string, unknown>;
   }): Promise<void> {
     const { kind, space, conversationId, message, images } = submission;
-    if (await this.recordAsLiveInput(kind, space, conversationId, message, images)) return;
+    if (await this.recordAsLiveInput(kind, space, conversationId, message, images, submission.request)) return;
     const stored = await this.conversations.appendMessage(conversationId, {
       role: 'user',
       content: message,
@@ -143,6 +143,7 @@ export class AgentService {
     conversationId: string,
     message: string,
     images: ImageAttachment[],
+    request: Record<string, unknown>,
   ): Promise<boolean> {
     if (!(await this.turns.findActive(conversationId))) return false;
     const stored = await this.conversations.appendMessage(conversationId, {
@@ -152,7 +153,7 @@ export class AgentService {
     });
     if (await this.handToRunningTurn(space, conversationId, stored.id, message)) return true;
     // The turn ended between the two reads: start a new one for the stored message.
-    await this.queueTurn({ kind, spaceId: space.id, conversationId, request: { messageId: stored.id } });
+    await this.queueTurn({ kind, spaceId: space.id, conversationId, request: { ...request, messageId: stored.id } });
     return true;
   }
 
@@ -300,7 +301,7 @@ function optionalEffort(value: unknown): ReasoningEffort | undefined {
 }
 
 /** `images`: base64 strings, data URLs, or `{data, mediaType|mimeType}` objects. */
-function parseImages(value: unknown): ImageAttachment[] {
+export function parseImages(value: unknown): ImageAttachment[] {
   if (value === undefined || value === null) return [];
   if (!Array.isArray(value)) throw DomainError.invalid('images must be an array');
   return value.map((item, i) => {

@@ -10,6 +10,8 @@ export const appDataPath = (appId: string): string => `.svc/apps/${appId}`;
 
 /** Files of the app's memory inside its data folder. */
 const MEMORY_ENTRIES = ['memory.md', 'memory'];
+/** The most of the memory file a turn's prompt carries. */
+const MEMORY_MAX_BYTES = 64 * 1024;
 
 /**
  * An app's data folder `<space folder>/.svc/apps/<appId>/`. A global app keeps its data in the
@@ -41,6 +43,20 @@ export class AppData {
     for (const name of MEMORY_ENTRIES) {
       const target = await this.files.resolve({ roots: [appFolder], path: name, base: appFolder });
       if (await this.files.stat(target)) await this.folders.removeRecursive(target.entry);
+    }
+  }
+
+  /** The app's memory file (`memory.md` in its data folder), or null when there is none. */
+  async readMemory(appId: string, spaceId: string | null): Promise<string | null> {
+    const root = await this.spaceFolder(spaceId);
+    if (root === null) return null;
+    try {
+      const target = await this.files.resolve({ roots: [root], path: `${appDataPath(appId)}/memory.md`, base: root });
+      if (!(await this.files.stat(target))) return null;
+      const data = await this.files.readFile(target, MEMORY_MAX_BYTES);
+      return data === 'too-large' ? null : data.toString('utf8');
+    } catch {
+      return null;
     }
   }
 

@@ -1,0 +1,70 @@
+import { Body, Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
+import type { AppChatSessionStateDto } from '#contracts/apps.js';
+import type { MessageDto } from '#contracts/conversations.js';
+import type { SuccessBody } from '#contracts/errors.js';
+import { AppChatService, type AppChatSendInput } from '#core/apps/agent/app-chat.service.js';
+import { toMessageDto } from '../conversations/conversations.presenter.js';
+
+const ok = <T>(data: T): SuccessBody<T> => ({ success: true, data });
+
+/** Chat with a digital human (spec doc 3, `chat/*` and `im-chat/*`). Results come over WebSocket. */
+@Controller('api/apps/:appId')
+export class AppChatController {
+  constructor(private readonly chat: AppChatService) {}
+
+  @Post('chat/send')
+  @HttpCode(200)
+  async send(
+    @Param('appId') appId: string,
+    @Body() body: AppChatSendInput,
+  ): Promise<SuccessBody<{ conversationId: string }>> {
+    return ok(await this.chat.send(appId, body ?? {}));
+  }
+
+  @Get('chat/status')
+  async status(@Param('appId') appId: string): Promise<SuccessBody<{ isGenerating: boolean; conversationId: string }>> {
+    return ok(await this.chat.status(appId));
+  }
+
+  @Post('chat/stop')
+  @HttpCode(200)
+  async stop(@Param('appId') appId: string): Promise<{ success: true }> {
+    await this.chat.stop(appId);
+    return { success: true };
+  }
+
+  @Get('chat/messages')
+  async messages(@Param('appId') appId: string): Promise<SuccessBody<MessageDto[]>> {
+    return ok((await this.chat.messages(appId)).map(toMessageDto));
+  }
+
+  @Post('chat/clear')
+  @HttpCode(200)
+  async clear(@Param('appId') appId: string, @Body() body: { spaceId?: unknown }): Promise<{ success: true }> {
+    await this.chat.clear(appId, body?.spaceId);
+    return { success: true };
+  }
+
+  @Post('chat/restart')
+  @HttpCode(200)
+  async restart(@Param('appId') appId: string): Promise<SuccessBody<{ sessionsClosed: number }>> {
+    return ok(await this.chat.restart(appId));
+  }
+
+  @Get('chat/session-state')
+  async sessionState(@Param('appId') appId: string): Promise<SuccessBody<AppChatSessionStateDto>> {
+    return ok(await this.chat.sessionState(appId));
+  }
+
+  @Get('im-chat/messages')
+  async imMessages(@Param('appId') appId: string): Promise<SuccessBody<MessageDto[]>> {
+    return ok((await this.chat.imMessages(appId)).map(toMessageDto));
+  }
+
+  @Post('im-chat/clear')
+  @HttpCode(200)
+  async imClear(@Param('appId') appId: string): Promise<{ success: true }> {
+    await this.chat.imClear(appId);
+    return { success: true };
+  }
+}

@@ -1,0 +1,177 @@
+import { Injectable } from '@nestjs/common';
+import {
+  AppChannels,
+  type AppChatSessionStateDto,
+  type AppImSessionUpdatedEvent,
+  appChatConversationId,
+} from '#contracts/apps.js';
+import { AgentService, parseImages } from '../../agent/agent.service.js';
+import type { Message } from '../../conversations/conversation.js';
+import { ConversationsService } from '../../conversations/conversations.service.js';
+import { DomainError } from '../../errors/domain-error.js';
+import { EventBus } from '../../ports/event-bus.port.js';
+import { TurnRepository } from '../../ports/turn.repository.port.js';
+import type { Space } from '../../spaces/space.js';
+import { SpacesService } from '../../spaces/spaces.service.js';
+import type { App } from '../app.js';
+import { AppErrors, AppsService } from '../apps.service.js';
+
+export interface AppChatSendInput {
+  spaceId?: unknown;
+  message?: unknown;
+  images?: unknown;
+  thinkingEnabled?: unknown;
+  conversationId?: unknown;
+}
+
+/** The channel name of threads opened over HTTP (`app:im-session-updated`). */
+const HTTP_CHANNEL = 'app-chat';
+const LAST_MESSAGE_CHARS = 50;
+
+/**
+ * Chat with a digital human (spec doc 3, `chat/*` and `im-chat/*`). Each thread is a
+ * conversation whose turns are of kind `app-chat`: the default thread `app-chat:<appId>`, or a
+ * caller-chosen id, which is a thread of its own. Every turn of a thread records its app in
+ * its request, so the threads of an app are found among the active turns.
+ */
+@Injectable()
+export class AppChatService {
+  constructor(
+    private readonly apps: AppsService,
+    private readonly agent: AgentService,
+    private readonly conversations: ConversationsService,
+    private readonly spaces: SpacesService,
+    private readonly turns: TurnRepository,
+    private readonly bus: EventBus,
+  ) {}
+
+  /** Starts (or feeds) a turn in the thread; answers the default thread's id as the spec says. */
+  async send(appId: string, input: AppChatSendInput): Promise<{ conversationId: string }> {
+    const spaceId = requiredString(input.spaceId, 'spaceId');
+    const message = requiredString(input.message, 'message');
+    if (input.thinkingEnabled !== undefined && typeof input.thinkingEnabled !== 'boolean') {
+      throw DomainError.invalid('thinkingEnabled must be a boolean');
+    }
+    if (
+      input.conversationId !== undefined &&
+      input.conversationId !== null &&
+      typeof input.conversationId !== 'string'
+    ) {
+      throw DomainError.invalid('conversationId must be a string');
+    }
+    const images = parseImages(input.images);
+    const app = await this.usable(appId);
+    const threadId =
+      typeof input.conversationId === 'string' && input.conversationId.trim() !== ''
+        ? input.conversationId
+        : appChatConversationId(app.id);
+    const space = await this.threadSpace(app, threadId, spaceId);
+    await this.conversations.openWithId(space.id, threadId, { title: app.spec.display_name ?? app.spec.name });
+    await this.agent.submitMessage({
+      kind: 'app-chat',
+      space,
+      conversationId: threadId,
+      message,
+      images,
+      meta: { appId: app.id },
+      request: {
+        appId: app.id,
+        ...(typeof input.thinkingEnabled === 'boolean' ? { thinkingEnabled: input.thinkingEnabled } : {}),
+      },
+    });
+    const event: AppImSessionUpdatedEvent = {
+      appId: app.id,
+      channel: HTTP_CHANNEL,
+      chatId: threadId,
+      chatType: 'direct',
+      instanceId: null,
+      lastMessage: message.slice(0, LAST_MESSAGE_CHARS),
+    };
+    await this.bus.publish(AppChannels.imSessionUpdated, event);
+    return { conversationId: appChatConversationId(app.id) };
+  }
+
+  /** Generating in any of the app's threads. */
+  async status(appId: string): Promise<{ isGenerating: boolean; conversationId: string }> {
+    const app = await this.apps.get(appId);
+    return {
+      isGenerating: (await this.activeThreads(app.id)).length > 0,
+      conversationId: appChatConversationId(app.id),
+    };
+  }
+
+  /** Stops every thread of the app; answers how many were generating. */
+  async stop(appId: string): Promise<number> {
+    const app = await this.apps.get(appId);
+    const threads = await this.activeThreads(app.id);
+    for (const conversationId of threads) await this.agent.stop(conversationId);
+    return threads.length;
+  }
+
+  /** The default thread's messages; none yet (or no place for them) is an empty list. */
+  async messages(appId: string): Promise<Message[]> {
+    const app = await this.apps.get(appId);
+    const thread = await this.conversations.findById(appChatConversationId(app.id));
+    if (!thread) return [];
+    return (await this.conversations.get(thread.spaceId, thread.id)).messages;
+  }
+
+  /** Stops the default thread and deletes it; the next message starts a fresh one. */
+  async clear(appId: string, spaceIdInput: unknown): Promise<void> {
+    requiredString(spaceIdInput, 'spaceId');
+    const app = await this.apps.get(appId);
+    const id = appChatConversationId(app.id);
+    await this.agent.stop(id);
+    const thread = await this.conversations.findById(id);
+    if (thread) await this.conversations.remove(thread.spaceId, id).catch(() => undefined);
+  }
+
+  /** Ends every live session of the app (history is kept). */
+  async restart(appId: string): Promise<{ sessionsClosed: number }> {
+    return { sessionsClosed: await this.stop(appId) };
+  }
+
+  async sessionState(appId: string): Promise<AppChatSessionStateDto> {
+    const app = await this.apps.get(appId);
+    const session = await this.agent.session(appChatConversationId(app.id));
+    return { isActive: session.active, thoughts: session.thoughts, spaceId: session.spaceId ?? app.spaceId };
+  }
+
+  /** The message-channel thread: no channel is connected in this server, so it is empty. */
+  async imMessages(appId: string): Promise<Message[]> {
+    await this.apps.get(appId);
+    return [];
+  }
+
+  async imClear(appId: string): Promise<void> {
+    await this.apps.get(appId);
+  }
+
+  private async usable(appId: string): Promise<App> {
+    const app = await this.apps.get(appId);
+    if (app.status === 'uninstalled') throw new DomainError('conflict', AppErrors.uninstalled);
+    return app;
+  }
+
+  /**
+   * Where a thread lives: where it already is; else the app's own space; a global app's new
+   * thread lives in the space the caller named.
+   */
+  private async threadSpace(app: App, threadId: string, requested: string): Promise<Space> {
+    const existing = await this.conversations.findById(threadId);
+    if (existing) return this.spaces.get(existing.spaceId);
+    return this.spaces.get(app.spaceId ?? requested);
+  }
+
+  private async activeThreads(appId: string): Promise<string[]> {
+    return (await this.turns.listActive())
+      .filter((t) => t.kind === 'app-chat' && t.request.appId === appId)
+      .map((t) => t.conversationId);
+  }
+}
+
+function requiredString(value: unknown, field: string): string {
+  if (typeof value !== 'string' || value.trim() === '')
+    throw DomainError.invalid(`${field} is required and must be a string`);
+  return value;
+}
