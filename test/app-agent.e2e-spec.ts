@@ -195,4 +195,194 @@ describe('digital humans at work (chat, runs, escalation)', () => {
     assert.equal((await api.post(`/api/apps/${unknown}/chat/send`, { spaceId: space.id, message: 'x' })).status, 404);
     assert.equal(model.requests.length, 1, 'nothing ran for the bad requests');
   });
+
+  // ── runs ──────────────────────────────────────────────────────────────────────────────
+
+  const report = (input: Record<string, unknown>) => ({ steps: [{ toolCall: { name: 'report_to_user', input } }] });
+  const activityOf = (id: string, type: string, timeoutMs = 15_000) =>
+    appEvent('app:activity_entry:new', id, (f) => (f.data!.entry as { type: string }).type === type, timeoutMs);
+  const stateOf = async (id: string) => okData<Record<string, unknown>>(await api.get(`/api/apps/${id}/state`));
+
+  it('runs on trigger: milestone then complete, activity and state events, the transcript by run id', async () => {
+    model.enqueue(
+      report({ type: 'milestone', summary: 'Checked 3 shops' }),
+      report({ type: 'complete', summary: 'All prices are below 100', data: { cheapest: 42 } }),
+      textReply('Done.'),
+    );
+    const running = appEvent(
+      'app:status_changed',
+      appId,
+      (f) => (f.data!.state as { runningCount: number }).runningCount === 1,
+    );
+    const milestone = activityOf(appId, 'milestone');
+    const complete = activityOf(appId, 'run_complete');
+    const started = okData<{ outcome: string; runId: string }>(await api.post(`/api/apps/${appId}/trigger`));
+    assert.equal(started.outcome, 'started');
+    assert.match(started.runId, /^[0-9a-f-]{36}$/);
+    const runningState = (await running).data!.state as Record<string, unknown>;
+    assert.equal(runningState.status, 'running');
+    assert.equal(typeof runningState.lastRunAtMs, 'number');
+    const m = (await milestone).data!.entry as Record<string, unknown>;
+    assert.equal(m.runId, started.runId);
+    assert.deepEqual(m.content, { summary: 'Checked 3 shops' });
+    assert.deepEqual(Object.keys(m).sort(), ['content', 'id', 'runId', 'ts', 'type']);
+    const c = (await complete).data!.entry as Record<string, unknown>;
+    assert.deepEqual(c.content, { summary: 'All prices are below 100', data: { cheapest: 42 } });
+    await waitFor(async () => (await stateOf(appId)).runningCount === 0, 10_000, 'the run ends');
+    const state = await stateOf(appId);
+    assert.equal(state.status, 'idle');
+    assert.equal(state.lastStatus, 'ok');
+    assert.equal(state.lastError, null);
+    const body = systemOf(0);
+    assert.ok(body.includes('You watch the shop prices for the user.'));
+    assert.ok(body.includes('report_to_user'));
+    assert.ok(!body.includes('AskUserQuestion'), 'nobody answers questions in a run');
+    assert.ok(body.includes('manual trigger'));
+    const activity = okData<Array<{ type: string; runId: string }>>(await api.get(`/api/apps/${appId}/activity`));
+    assert.deepEqual(
+      activity.filter((a) => a.runId === started.runId).map((a) => a.type),
+      ['run_complete', 'milestone'],
+    );
+    await waitFor(
+      async () => (await api.get(`/api/apps/${appId}/runs/${started.runId}/session`)).body.data?.active === false,
+      5000,
+    );
+    const session = okData<{ runId: string; messages: Array<{ role: string; content: string }> }>(
+      await api.get(`/api/apps/${appId}/runs/${started.runId}/session`),
+    );
+    assert.equal(session.messages[0]!.role, 'user');
+    assert.match(session.messages[0]!.content, /manual trigger/);
+    assert.equal(session.messages.at(-1)!.content, 'Done.');
+    assert.equal((await api.get(`/api/apps/${appId}/runs/nope/session`)).status, 404);
+  });
+
+  it('nudges a run that does not report, then fails it as run_error with lastError', async () => {
+    model.enqueue(textReply('I looked.'), textReply('Still looking.'), textReply('Nothing to say.'));
+    const error = activityOf(appId, 'run_error');
+    const started = okData<{ runId: string }>(await api.post(`/api/apps/${appId}/trigger`));
+    const entry = (await error).data!.entry as Record<string, unknown>;
+    assert.equal(entry.runId, started.runId);
+    assert.match((entry.content as { error: string }).error, /report_to_user/);
+    assert.equal(model.requests.length, 3, 'two reminders, then the run fails');
+    assert.ok(JSON.stringify(model.requests[1]!.body).includes('You have not reported yet'));
+    await waitFor(async () => (await stateOf(appId)).runningCount === 0, 10_000);
+    const state = await stateOf(appId);
+    assert.equal(state.lastStatus, 'error');
+    assert.match(state.lastError as string, /report_to_user/);
+  });
+
+  it('a failing model ends the run as run_error with the reason; never stuck running', async () => {
+    model.enqueue({ status: 400, error: 'model exploded' });
+    const error = activityOf(appId, 'run_error');
+    okData(await api.post(`/api/apps/${appId}/trigger`));
+    const entry = (await error).data!.entry as { content: { error: string } };
+    assert.match(entry.content.error, /model exploded/);
+    await waitFor(async () => (await stateOf(appId)).runningCount === 0, 10_000);
+    assert.match((await stateOf(appId)).lastError as string, /model exploded/);
+  });
+
+  it('skips a run while one is running and while paused; resumes', async () => {
+    model.enqueue({ steps: [{ hang: true }] });
+    const first = okData<{ outcome: string; runId: string }>(await api.post(`/api/apps/${appId}/trigger`));
+    assert.equal(first.outcome, 'started');
+    await model.waitForRequests(1);
+    const skipped = activityOf(appId, 'run_skipped');
+    const second = okData<{ outcome: string; runId: null; reason: string }>(
+      await api.post(`/api/apps/${appId}/trigger`),
+    );
+    assert.equal(second.outcome, 'skipped');
+    assert.match(second.reason, /already running/);
+    assert.match(((await skipped).data!.entry as { content: { reason: string } }).content.reason, /already running/);
+    assert.equal((await api.post(`/api/apps/${appId}/chat/stop`)).status, 200);
+    // Stopping the run: recorded as an interrupted run_error.
+    const stoppedRun = activityOf(appId, 'run_error');
+    okData(await api.post('/api/agent/stop', { conversationId: `app-run:${appId}` }));
+    const interrupted = (await stoppedRun).data!.entry as { runId: string; content: { interrupted?: boolean } };
+    assert.equal(interrupted.runId, first.runId);
+    assert.equal(interrupted.content.interrupted, true);
+    await waitFor(async () => (await stateOf(appId)).runningCount === 0, 10_000);
+
+    okData(await api.post(`/api/apps/${appId}/pause`));
+    const paused = okData<{ outcome: string; reason: string }>(await api.post(`/api/apps/${appId}/trigger`));
+    assert.equal(paused.outcome, 'skipped');
+    assert.match(paused.reason, /not active/);
+    okData(await api.post(`/api/apps/${appId}/resume`));
+    model.enqueue(report({ type: 'output', summary: 'Back at work' }), textReply('ok'));
+    const output = activityOf(appId, 'output');
+    assert.equal(okData<{ outcome: string }>(await api.post(`/api/apps/${appId}/trigger`)).outcome, 'started');
+    assert.deepEqual(((await output).data!.entry as { content: unknown }).content, { summary: 'Back at work' });
+    await waitFor(async () => (await stateOf(appId)).runningCount === 0, 10_000);
+  });
+
+  // ── escalation ────────────────────────────────────────────────────────────────────────
+
+  it('escalates: question event, waiting_user; the answer resolves it and starts a follow-up run with it', async () => {
+    model.enqueue(
+      report({ type: 'escalation', summary: 'Buy the tea at 42?', choices: ['yes', 'no'] }),
+      textReply('Asked.'),
+    );
+    const asked = appEvent('app:escalation:new', appId);
+    const started = okData<{ runId: string }>(await api.post(`/api/apps/${appId}/trigger`));
+    const question = (await asked).data!;
+    assert.deepEqual(
+      { ...question, entryId: undefined },
+      { appId, entryId: undefined, question: 'Buy the tea at 42?', choices: ['yes', 'no'] },
+    );
+    const entryId = question.entryId as string;
+    await waitFor(async () => (await stateOf(appId)).status === 'waiting_user', 10_000, 'waiting for the user');
+    await waitFor(async () => (await stateOf(appId)).runningCount === 0, 10_000);
+    const state = await stateOf(appId);
+    assert.equal(state.pendingEscalationId, entryId);
+    const activity = okData<Array<{ id: string; type: string; runId: string }>>(
+      await api.get(`/api/apps/${appId}/activity`),
+    );
+    assert.ok(activity.some((a) => a.id === entryId && a.type === 'escalation' && a.runId === started.runId));
+    // While waiting, a trigger is skipped.
+    assert.equal(okData<{ outcome: string }>(await api.post(`/api/apps/${appId}/trigger`)).outcome, 'skipped');
+
+    const bad = await api.post(`/api/apps/${appId}/escalation/${entryId}/respond`, {});
+    assert.equal(bad.status, 400);
+    assert.equal((await api.post(`/api/apps/${appId}/escalation/nope/respond`, { choice: 'yes' })).status, 404);
+
+    model.enqueue(report({ type: 'complete', summary: 'Bought it' }), textReply('Done.'));
+    const resolved = appEvent('app:escalation:resolved', appId);
+    const done = activityOf(appId, 'run_complete');
+    const answer = okData<{ outcome: string; runId: string; response: string }>(
+      await api.post(`/api/apps/${appId}/escalation/${entryId}/respond`, { choice: 'yes' }),
+    );
+    assert.equal(answer.outcome, 'started');
+    assert.notEqual(answer.runId, started.runId);
+    assert.deepEqual((await resolved).data, { appId, entryId, response: 'yes' });
+    assert.equal(((await done).data!.entry as { runId: string }).runId, answer.runId);
+    const followUp = JSON.stringify(model.requests.at(-2)!.body);
+    assert.ok(followUp.includes('Buy the tea at 42?') && followUp.includes('yes'), 'the follow-up run gets the answer');
+    await waitFor(async () => (await stateOf(appId)).runningCount === 0, 10_000);
+    const after = await stateOf(appId);
+    assert.equal(after.status, 'idle');
+    assert.equal(after.pendingEscalationId, null);
+    assert.equal((await api.post(`/api/apps/${appId}/escalation/${entryId}/respond`, { choice: 'no' })).status, 404);
+  });
+
+  it('expires an unanswered question after escalation.timeout_hours: run_error, active again', async () => {
+    const quickSpec = { ...helperSpec('Quick Asker'), escalation: { timeout_hours: 0.0005 } }; // 1.8 s
+    const quickId = okData<{ appId: string }>(
+      await api.post('/api/apps/install', { spec: quickSpec, spaceId: space.id }),
+    ).appId;
+    model.enqueue(report({ type: 'escalation', summary: 'Anyone there?' }), textReply('Asked.'));
+    const asked = appEvent('app:escalation:new', quickId);
+    const started = okData<{ runId: string }>(await api.post(`/api/apps/${quickId}/trigger`));
+    const entryId = (await asked).data!.entryId as string;
+    const expired = await activityOf(quickId, 'run_error', 20_000);
+    const entry = expired.data!.entry as { runId: string; content: { error: string; entryId: string } };
+    assert.equal(entry.runId, started.runId);
+    assert.equal(entry.content.entryId, entryId);
+    await waitFor(async () => (await stateOf(quickId)).status === 'idle', 10_000, 'active again');
+    const state = await stateOf(quickId);
+    assert.equal(state.pendingEscalationId, null);
+    assert.equal(state.lastStatus, 'error');
+    assert.equal(
+      (await api.post(`/api/apps/${quickId}/escalation/${entryId}/respond`, { choice: 'late' })).status,
+      404,
+    );
+  });
 });

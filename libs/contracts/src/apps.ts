@@ -88,7 +88,31 @@ export const AppChannels = {
   deleted: 'app:deleted',
   activityEntryNew: 'app:activity_entry:new',
   imSessionUpdated: 'app:im-session-updated',
+  escalationNew: 'app:escalation:new',
+  escalationResolved: 'app:escalation:resolved',
 } as const;
+
+export interface AppActivityEntryNewEvent {
+  appId: string;
+  entry: Omit<ActivityEntryDto, 'appId'>;
+}
+
+export interface AppEscalationNewEvent {
+  appId: string;
+  entryId: string;
+  question: string;
+  choices: string[];
+}
+
+export interface AppEscalationResolvedEvent {
+  appId: string;
+  entryId: string;
+  response: string;
+}
+
+/** `POST /api/apps/:appId/trigger` (and what every trigger gets back from starting a run). */
+export type RunTriggerResult =
+  { outcome: 'started'; runId: string; conversationId: string } | { outcome: 'skipped'; runId: null; reason: string };
 
 /** A digital human's chat thread got a message (`lastMessage`: its first 50 characters). */
 export interface AppImSessionUpdatedEvent {

@@ -13,8 +13,16 @@ export interface JobMap {
   'agent.reap': Record<string, never>;
   /** Reorganizes a space's memory; the job id names the run (and the lease holder). */
   'memory.consolidate': { spaceId: string; trigger: 'manual' | 'auto' };
+  /** Closes a digital human's question nobody answered in time; the job id names the entry. */
+  'app.escalation-expire': { appId: string; entryId: string; runId: string };
 }
 
 export type JobName = keyof JobMap;
 
-export const JOB_NAMES: readonly JobName[] = ['system.heartbeat', 'agent.turn', 'agent.reap', 'memory.consolidate'];
+export const JOB_NAMES: readonly JobName[] = [
+  'system.heartbeat',
+  'agent.turn',
+  'agent.reap',
+  'memory.consolidate',
+  'app.escalation-expire',
+];

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { REAP_EVERY_MS, TurnReaper } from '#core/agent/turn-reaper.js';
 import { TurnRunner } from '#core/agent/turn-runner.js';
+import { AppRunsService } from '#core/apps/agent/app-runs.service.js';
 import { MemoryConsolidationService } from '#core/memory/memory-consolidation.service.js';
 import { JobQueue } from '#core/ports/job-queue.port.js';
 import { SystemService } from '#core/system/system.service.js';
@@ -19,6 +20,7 @@ export class JobProcessors {
     private readonly turns: TurnRunner,
     private readonly reaper: TurnReaper,
     private readonly memory: MemoryConsolidationService,
+    private readonly runs: AppRunsService,
   ) {}
 
   async startConsuming(): Promise<void> {
@@ -30,6 +32,9 @@ export class JobProcessors {
     this.queue.process('memory.consolidate', async (data, ctx) => {
       await this.memory.run(data, ctx.id);
     });
+    this.queue.process('app.escalation-expire', (data) =>
+      this.runs.expireEscalation(data.appId, data.entryId, data.runId),
+    );
     await this.queue.startConsuming();
     await this.queue.repeat('system.heartbeat', 'system.heartbeat', {}, { everyMs: HEARTBEAT_EVERY_MS });
     await this.queue.repeat('agent.reap', 'agent.reap', {}, { everyMs: REAP_EVERY_MS });

@@ -24,6 +24,7 @@ import { SpacesService } from '../spaces/spaces.service.js';
 import type { ImageAttachment } from './context-builder.js';
 import { ConversationEvents } from './conversation-events.js';
 import { ToolRegistry } from './tool-registry.js';
+import { TurnPlanBuilders } from './turn-plan-builders.js';
 import { endUnfinishedTurn, toWireMessages, TurnTexts } from './turn-endings.js';
 
 export interface SendMessageInput {
@@ -53,6 +54,7 @@ export class AgentService {
     private readonly files: FileStore,
     private readonly tools: ToolRegistry,
     private readonly clock: Clock,
+    private readonly builders: TurnPlanBuilders,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -109,7 +111,8 @@ export class AgentService {
     request: Record<string, unknown>;
   }): Promise<void> {
     const { kind, space, conversationId, message, images } = submission;
-    if (await this.recordAsLiveInput(kind, space, conversationId, message, images, submission.request)) return;
+    if (await this.recordAsLiveInput(kind, space, conversationId, message, images, submission.request, submission.meta))
+      return;
     const stored = await this.conversations.appendMessage(conversationId, {
       role: 'user',
       content: message,
@@ -129,8 +132,8 @@ export class AgentService {
    * Queues a turn of `kind` and announces it (`agent:turn-start`, then the `agent.turn`
    * job); null when the conversation already has an active turn.
    */
-  async queueTurn(turn: Omit<NewTurn, 'id'>): Promise<TurnRecord | null> {
-    const queued = await this.turns.createQueued({ id: randomUUID(), ...turn });
+  async queueTurn(turn: Omit<NewTurn, 'id'> & { id?: string }): Promise<TurnRecord | null> {
+    const queued = await this.turns.createQueued({ ...turn, id: turn.id ?? randomUUID() });
     if (!queued) return null;
     await this.events.emit(turn.spaceId, turn.conversationId, AgentChannels.turnStart, { type: 'turn-start' });
     await this.queue.add('agent.turn', { turnId: queued.id, kind: queued.kind }, { jobId: `turn-${queued.id}` });
@@ -144,12 +147,13 @@ export class AgentService {
     message: string,
     images: ImageAttachment[],
     request: Record<string, unknown>,
+    meta: Record<string, unknown> = {},
   ): Promise<boolean> {
     if (!(await this.turns.findActive(conversationId))) return false;
     const stored = await this.conversations.appendMessage(conversationId, {
       role: 'user',
       content: message,
-      meta: { live: true, ...(images.length > 0 ? { images } : {}) },
+      meta: { ...meta, live: true, ...(images.length > 0 ? { images } : {}) },
     });
     if (await this.handToRunningTurn(space, conversationId, stored.id, message)) return true;
     // The turn ended between the two reads: start a new one for the stored message.
@@ -194,6 +198,7 @@ export class AgentService {
       errorFields: { errorType: 'interrupted' },
       durationMs: this.clock.now() - turn.createdAt.getTime(),
     });
+    await this.builders.endedWithoutPlan(turn, { status: 'interrupted', error: TurnTexts.stopped });
   }
 
   /** Resumes a turn waiting on AskUserQuestion; false when no such question is pending. */

@@ -28,4 +28,14 @@ export function isRefusal(built: TurnPlan | TurnRefusal): built is TurnRefusal {
 export abstract class TurnPlanBuilder {
   abstract readonly kind: TurnKind;
   abstract build(turn: TurnRecord, io: TurnIO): Promise<TurnPlan | TurnRefusal>;
+  /**
+   * A turn of this kind ended without its plan's hooks running: refused or unbuildable,
+   * stopped while queued, or its replica was lost. The kind records what it must.
+   */
+  endedWithoutPlan?(turn: TurnRecord, ending: UnplannedEnding): Promise<void>;
+}
+
+export interface UnplannedEnding {
+  status: 'failed' | 'interrupted';
+  error: string;
 }

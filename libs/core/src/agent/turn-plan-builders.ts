@@ -1,7 +1,8 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import type { TurnKind } from '#contracts/agent.js';
 import { ChatPlanBuilder } from './chat-plan-builder.js';
-import type { TurnPlanBuilder } from './turn-plan-builder.js';
+import type { TurnRecord } from '../ports/turn.repository.port.js';
+import type { TurnPlanBuilder, UnplannedEnding } from './turn-plan-builder.js';
 
 /**
  * The plan builder of each turn kind. Chat is built in; the digital-human context registers
@@ -11,6 +12,7 @@ import type { TurnPlanBuilder } from './turn-plan-builder.js';
 @Injectable()
 export class TurnPlanBuilders {
   private readonly byKind = new Map<TurnKind, TurnPlanBuilder>();
+  private readonly logger = new Logger('AgentTurns');
 
   constructor(chat: ChatPlanBuilder) {
     this.register(chat);
@@ -20,6 +22,14 @@ export class TurnPlanBuilders {
     if (this.byKind.has(builder.kind))
       throw new Error(`A plan builder for ${builder.kind} turns is already registered`);
     this.byKind.set(builder.kind, builder);
+  }
+
+  /** Tells the kind's builder that a turn ended without its plan; its failures are only logged. */
+  async endedWithoutPlan(turn: TurnRecord, ending: UnplannedEnding): Promise<void> {
+    const builder = this.byKind.get(turn.kind);
+    await builder?.endedWithoutPlan?.(turn, ending).catch((err: Error) => {
+      this.logger.warn(`recording the end of turn ${turn.id} (${turn.kind}) failed: ${err.message}`);
+    });
   }
 
   for(kind: TurnKind): TurnPlanBuilder {

@@ -4,6 +4,7 @@ import { TurnRepository } from '../ports/turn.repository.port.js';
 import { SpaceActivity } from '../ports/space-activity.port.js';
 import { ConversationEvents } from './conversation-events.js';
 import { endUnfinishedTurn, TurnTexts } from './turn-endings.js';
+import { TurnPlanBuilders } from './turn-plan-builders.js';
 import { TurnRunner } from './turn-runner.js';
 
 /** A running turn whose replica has not refreshed its heartbeat for this long is lost. */
@@ -23,6 +24,7 @@ export class TurnReaper {
     private readonly events: ConversationEvents,
     private readonly clock: Clock,
     private readonly runner?: TurnRunner,
+    private readonly builders?: TurnPlanBuilders,
   ) {}
 
   async reap(): Promise<number> {
@@ -44,6 +46,7 @@ export class TurnReaper {
       );
       if (!ended) continue;
       reaped++;
+      await this.builders?.endedWithoutPlan(turn, { status: 'interrupted', error: TurnTexts.replicaLost });
       this.logger.warn(
         `turn ${turn.id} of conversation ${turn.conversationId} lost its replica ${turn.replicaId}; marked interrupted`,
       );

@@ -131,6 +131,9 @@ export class TurnRunner implements OnModuleInit, OnApplicationShutdown {
       clearInterval(heartbeat);
       this.local.delete(turnId);
     }
+    if (plan === null && outcome.status !== 'completed') {
+      await this.builders.endedWithoutPlan(turn, { status: outcome.status, error: outcome.error });
+    }
     if (outcome.status === 'completed') {
       await plan?.hooks
         .afterCompleted?.()

@@ -1,6 +1,8 @@
 import { Module } from '@nestjs/common';
 import { AppChatPlanBuilder } from '#core/apps/agent/app-chat-plan-builder.js';
 import { AppChatService } from '#core/apps/agent/app-chat.service.js';
+import { AppRunPlanBuilder } from '#core/apps/agent/app-run-plan-builder.js';
+import { AppRunsService } from '#core/apps/agent/app-runs.service.js';
 import { AppData } from '#core/apps/app-data.js';
 import { FilesModule } from '../artifacts/files.module.js';
 import { AgentModule } from '../agent/agent.module.js';
@@ -8,15 +10,18 @@ import { ConversationsModule } from '../conversations/conversations.module.js';
 import { ModelsModule } from '../models/models.module.js';
 import { SpacesModule } from '../spaces/spaces.module.js';
 import { AppChatController } from './app-chat.controller.js';
+import { AppRunsController } from './app-runs.controller.js';
 import { AppsModule } from './apps.module.js';
 
 /**
- * A digital human at work: its chat threads (turns of kind `app-chat`). Registers its plan
+ * A digital human at work: its chat threads (turns of kind `app-chat`), its runs (`app-run`,
+ * started by `AppRunsService.startRun`, the seam triggers use) and escalations. Registers its plan
  * builders with the agent engine in every role, so any worker can run its turns.
  */
 @Module({
   imports: [AppsModule, AgentModule, SpacesModule, ConversationsModule, ModelsModule, FilesModule],
-  controllers: [AppChatController],
-  providers: [AppChatService, AppChatPlanBuilder, AppData],
+  controllers: [AppChatController, AppRunsController],
+  providers: [AppChatService, AppChatPlanBuilder, AppRunsService, AppRunPlanBuilder, AppData],
+  exports: [AppRunsService],
 })
 export class AppAgentModule {}

@@ -1,0 +1,59 @@
+import { Body, Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
+import type { RunTriggerResult } from '#contracts/apps.js';
+import type { MessageDto } from '#contracts/conversations.js';
+import type { SuccessBody } from '#contracts/errors.js';
+import { AppRunsService } from '#core/apps/agent/app-runs.service.js';
+import { toMessageDto } from '../conversations/conversations.presenter.js';
+
+const ok = <T>(data: T): SuccessBody<T> => ({ success: true, data });
+
+/** Runs and escalations of a digital human (spec doc 3). A run's progress comes over WebSocket. */
+@Controller('api/apps/:appId')
+export class AppRunsController {
+  constructor(private readonly runs: AppRunsService) {}
+
+  /** Starts a run now (`outcome: started`), or records and answers why not (`outcome: skipped`). */
+  @Post('trigger')
+  @HttpCode(200)
+  async trigger(@Param('appId') appId: string): Promise<SuccessBody<RunTriggerResult>> {
+    return ok(await this.runs.startRun(appId, { type: 'manual' }));
+  }
+
+  @Get('runs/:runId/session')
+  async session(
+    @Param('appId') appId: string,
+    @Param('runId') runId: string,
+  ): Promise<SuccessBody<{ runId: string; active: boolean; messages: MessageDto[] }>> {
+    const session = await this.runs.session(appId, runId);
+    return ok({ ...session, messages: session.messages.map(toMessageDto) });
+  }
+
+  @Post('runs/:runId/continue')
+  @HttpCode(200)
+  async continueRun(
+    @Param('appId') appId: string,
+    @Param('runId') runId: string,
+  ): Promise<SuccessBody<{ runId: string }>> {
+    return ok(await this.runs.continueRun(appId, runId));
+  }
+
+  @Post('runs/:runId/inject')
+  @HttpCode(200)
+  async inject(
+    @Param('appId') appId: string,
+    @Param('runId') runId: string,
+    @Body() body: { text?: unknown },
+  ): Promise<SuccessBody<{ runId: string }>> {
+    return ok(await this.runs.inject(appId, runId, body?.text));
+  }
+
+  @Post('escalation/:entryId/respond')
+  @HttpCode(200)
+  async respond(
+    @Param('appId') appId: string,
+    @Param('entryId') entryId: string,
+    @Body() body: { choice?: unknown; text?: unknown },
+  ): Promise<SuccessBody<RunTriggerResult & { response: string }>> {
+    return ok(await this.runs.respond(appId, entryId, body ?? {}));
+  }
+}

@@ -1,0 +1,145 @@
+import { Injectable, type OnModuleInit } from '@nestjs/common';
+import { COMPACTION_KIND, buildHistory } from '../../agent/context-builder.js';
+import type { TurnIO, TurnPlan } from '../../agent/engine/turn-plan.js';
+import { ToolRegistry } from '../../agent/tool-registry.js';
+import { TurnTexts } from '../../agent/turn-endings.js';
+import { refuseTurn, TurnPlanBuilder, type TurnRefusal, type UnplannedEnding } from '../../agent/turn-plan-builder.js';
+import { TurnPlanBuilders } from '../../agent/turn-plan-builders.js';
+import { ConversationsService } from '../../conversations/conversations.service.js';
+import { ModelSourcesService } from '../../models/model-sources.service.js';
+import { Clock } from '../../ports/clock.port.js';
+import { ModelProvider } from '../../ports/model-provider.port.js';
+import type { TurnRecord } from '../../ports/turn.repository.port.js';
+import { SpacesService } from '../../spaces/spaces.service.js';
+import { AppData } from '../app-data.js';
+import { AppsService } from '../apps.service.js';
+import { AppRunsService, type RunRequest, RunTexts } from './app-runs.service.js';
+import { appMayUseShell, appSystemPrompt } from './app-prompt.js';
+import { isFinalReport, REPORT_TO_USER, reportToUserTool, type RunReport } from './report-to-user.tool.js';
+
+/** Reminders a run gets when it ends a turn without reporting, before it fails. */
+export const MAX_REPORT_NUDGES = 2;
+
+/**
+ * A turn of a digital human's run (`app-run`): the run's messages, the app's system prompt,
+ * settings and memory, the built-ins its permissions allow plus `report_to_user` (no
+ * questions: nobody is watching a run). A run ends with a report; a turn that ends without
+ * one gets a reminder (a new turn of the same run) up to MAX_REPORT_NUDGES times, then fails.
+ */
+@Injectable()
+export class AppRunPlanBuilder extends TurnPlanBuilder implements OnModuleInit {
+  readonly kind = 'app-run' as const;
+
+  constructor(
+    private readonly builders: TurnPlanBuilders,
+    private readonly apps: AppsService,
+    private readonly runs: AppRunsService,
+    private readonly data: AppData,
+    private readonly conversations: ConversationsService,
+    private readonly spaces: SpacesService,
+    private readonly models: ModelSourcesService,
+    private readonly provider: ModelProvider,
+    private readonly tools: ToolRegistry,
+    private readonly clock: Clock,
+  ) {
+    super();
+  }
+
+  onModuleInit(): void {
+    this.builders.register(this);
+  }
+
+  async build(turn: TurnRecord, io: TurnIO): Promise<TurnPlan | TurnRefusal> {
+    const { appId, runId, nudges } = runRequestOf(turn);
+    const app = await this.apps.get(appId).catch(() => null);
+    if (!app) return refuseTurn('The digital human of this run no longer exists.', { errorCode: 'NOT_FOUND' });
+    const space = await this.spaces.get(turn.spaceId);
+    if (!(await this.spaces.folderExists(space))) {
+      return refuseTurn(TurnTexts.workDirMissing, {
+        errorType: 'working_dir_unavailable',
+        workDirIssue: { path: space.path, reason: 'missing' },
+      });
+    }
+    const resolved = await this.models.resolveForConversation(null);
+    if (!resolved) return refuseTurn(TurnTexts.noModel, { errorCode: 'NO_MODEL' });
+    await io.takePendingInput();
+    const messages = await this.runs.runMessages(app, runId);
+    let final: RunReport | null = null;
+    let nudgeNext = false;
+    const tools = this.tools.builtins({ bash: appMayUseShell(app), askUser: false }).with(
+      reportToUserTool(async (report) => {
+        if (final) return 'You already reported the end of this run; end your turn.';
+        if (isFinalReport(report)) final = report;
+        return this.runs.recordReport(app.id, runId, report);
+      }),
+    );
+    const record = async (content: string, meta: Record<string, unknown>, thoughts: unknown) => {
+      if (content === '' && (!Array.isArray(thoughts) || thoughts.length === 0)) return;
+      await this.conversations.appendMessage(
+        turn.conversationId,
+        { role: 'assistant', content, meta: { runId, turnId: turn.id, ...meta } },
+        thoughts,
+      );
+    };
+    return {
+      system: appSystemPrompt({
+        app,
+        workspacePath: space.path,
+        now: new Date(this.clock.now()),
+        memory: await this.data.readMemory(app.id, app.spaceId),
+        toolNames: tools.names(),
+        closing: [
+          'You are running on your own: nobody reads your replies while you work.',
+          `End every run by calling ${REPORT_TO_USER}: type "complete" or "output" when done, "escalation" with a question when you need your user to decide; "milestone" reports progress along the way.`,
+        ],
+      }),
+      tools,
+      history: buildHistory(messages),
+      model: {
+        endpoint: resolved.endpoint,
+        model: resolved.model,
+        info: this.provider.info(resolved.endpoint.provider, resolved.model),
+        effort: 'off',
+      },
+      workspace: space,
+      contextTokens: 0,
+      io,
+      hooks: {
+        onComplete: async ({ reply, thoughts, tokenUsage, model }) => {
+          await record(reply, { model, tokenUsage }, thoughts);
+          if (final) return this.runs.finishRun(app.id, runId, final);
+          if (nudges < MAX_REPORT_NUDGES) nudgeNext = true;
+          else await this.runs.failRun(app.id, runId, RunTexts.noReport);
+        },
+        onFailure: async ({ reply, thoughts, tokenUsage, error, interrupted }) => {
+          await record(reply, { tokenUsage, ...(interrupted ? { interrupted: true } : { error }) }, thoughts);
+          if (final && !interrupted) return this.runs.finishRun(app.id, runId, final);
+          await this.runs.failRun(app.id, runId, error, interrupted !== null);
+        },
+        onCompacted: async ({ summary, preTokens }) => {
+          await this.conversations.appendMessage(turn.conversationId, {
+            role: 'system',
+            content: summary,
+            meta: { kind: COMPACTION_KIND, preTokens, turnId: turn.id, runId },
+          });
+        },
+        afterCompleted: async () => {
+          if (!nudgeNext) return;
+          if (!(await this.runs.nudge(app.id, runId, turn.spaceId, nudges + 1))) {
+            await this.runs.failRun(app.id, runId, RunTexts.noReport);
+          }
+        },
+      },
+    };
+  }
+
+  override async endedWithoutPlan(turn: TurnRecord, ending: UnplannedEnding): Promise<void> {
+    const { appId, runId } = runRequestOf(turn);
+    await this.runs.failRun(appId, runId, ending.error, ending.status === 'interrupted');
+  }
+}
+
+function runRequestOf(turn: TurnRecord): RunRequest {
+  const r = turn.request as Partial<RunRequest>;
+  return { appId: String(r.appId ?? ''), runId: String(r.runId ?? turn.id), nudges: Number(r.nudges ?? 0) };
+}

@@ -1,0 +1,334 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import {
+  type ActivityType,
+  AppChannels,
+  type AppEscalationNewEvent,
+  type AppEscalationResolvedEvent,
+  type AppStatusChangedEvent,
+  type RunTriggerResult,
+} from '#contracts/apps.js';
+import { TEMP_SPACE_ID } from '#contracts/spaces.js';
+import { AgentService } from '../../agent/agent.service.js';
+import type { Message } from '../../conversations/conversation.js';
+import { ConversationsService } from '../../conversations/conversations.service.js';
+import { DomainError } from '../../errors/domain-error.js';
+import { AppRepository } from '../../ports/app.repository.port.js';
+import { Clock } from '../../ports/clock.port.js';
+import { EventBus } from '../../ports/event-bus.port.js';
+import { JobQueue } from '../../ports/job-queue.port.js';
+import { TurnRepository } from '../../ports/turn.repository.port.js';
+import type { Space } from '../../spaces/space.js';
+import { SpacesService } from '../../spaces/spaces.service.js';
+import type { ActivityEntry, App, AutomationFields } from '../app.js';
+import { automationState } from '../app-rules.js';
+import { AppErrors, AppsService } from '../apps.service.js';
+import type { RunReport } from './report-to-user.tool.js';
+
+/** What started a run: a trigger's kind and its data (a schedule tick, a webhook body, an answer, …). */
+export interface RunTrigger {
+  type: string;
+  data?: unknown;
+}
+
+/** What a run's turn keeps in its request. */
+export interface RunRequest {
+  appId: string;
+  runId: string;
+  /** Reminders to report already given in this run. */
+  nudges: number;
+}
+
+export const RunTexts = {
+  noReport: 'The run ended without reporting to the user (report_to_user was never called).',
+  nudge:
+    'You have not reported yet. Finish the task and call report_to_user (type complete, output or escalation) now.',
+  escalationExpired: 'Nobody answered the question in time.',
+  notRunning: 'The digital human is not active (paused, waiting for an answer, or in error).',
+  alreadyRunning: 'The digital human is already running.',
+  runNotFound: (runId: string) => `Run not found: ${runId}`,
+  escalationNotFound: (entryId: string) => `No open question: ${entryId}`,
+  otherRunActive: 'Another run of this digital human is in progress.',
+} as const;
+
+/** The conversation all runs of an app are kept in: one at a time, each message marked with its run. */
+export const appRunConversationId = (appId: string): string => `app-run:${appId}`;
+
+/**
+ * Runs of a digital human (spec doc 3; issue 7 §5–§6): `startRun` is the one entry point
+ * every trigger uses. A run is a turn of kind `app-run` queued as a job in the app's run
+ * conversation; that conversation holds one active turn at a time, which is what keeps
+ * an app to one run at a time across replicas. Activity, state and escalations are recorded here.
+ */
+@Injectable()
+export class AppRunsService {
+  constructor(
+    private readonly apps: AppsService,
+    private readonly records: AppRepository,
+    private readonly agent: AgentService,
+    private readonly conversations: ConversationsService,
+    private readonly spaces: SpacesService,
+    private readonly turns: TurnRepository,
+    private readonly queue: JobQueue,
+    private readonly bus: EventBus,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Starts a run now, or records why it was skipped (paused, waiting, already running). */
+  async startRun(appId: string, trigger: RunTrigger): Promise<RunTriggerResult> {
+    const app = await this.apps.get(appId);
+    if (app.status === 'uninstalled') throw new DomainError('conflict', AppErrors.uninstalled);
+    if (app.status !== 'active') return this.skip(app, RunTexts.notRunning);
+    const space = await this.runSpace(app);
+    const conversationId = appRunConversationId(app.id);
+    await this.conversations.openWithId(space.id, conversationId, { title: `${app.spec.name} runs` });
+    if (await this.turns.findActive(conversationId)) return this.skip(app, RunTexts.alreadyRunning);
+    const runId = randomUUID();
+    const stored = await this.conversations.appendMessage(conversationId, {
+      role: 'user',
+      content: triggerMessage(trigger, new Date(this.clock.now())),
+      meta: { runId, trigger: trigger.type },
+    });
+    const request: RunRequest = { appId: app.id, runId, nudges: 0 };
+    const turn = await this.agent.queueTurn({
+      kind: 'app-run',
+      spaceId: space.id,
+      conversationId,
+      request: { ...request, trigger, messageId: stored.id },
+    });
+    if (!turn) return this.skip(app, RunTexts.alreadyRunning);
+    await this.setAutomation(app.id, { runningCount: 1, lastRunAtMs: this.clock.now() });
+    return { outcome: 'started', runId, conversationId };
+  }
+
+  /** Text for a running run (given at its next step), or, once it ended, continues it with the text. */
+  async inject(appId: string, runId: string, text: unknown): Promise<{ runId: string }> {
+    if (typeof text !== 'string' || text.trim() === '')
+      throw DomainError.invalid('text is required and must be a string');
+    await this.resume(appId, runId, text);
+    return { runId };
+  }
+
+  /** Continues an ended run where it stopped. */
+  async continueRun(appId: string, runId: string): Promise<{ runId: string }> {
+    await this.resume(appId, runId, 'Continue.');
+    return { runId };
+  }
+
+  /** The run's transcript: its messages in the app's run conversation. */
+  async session(appId: string, runId: string): Promise<{ runId: string; active: boolean; messages: Message[] }> {
+    const app = await this.apps.get(appId);
+    const messages = await this.runMessages(app, runId);
+    if (messages.length === 0) throw DomainError.notFound(RunTexts.runNotFound(runId));
+    const active = await this.turns.findActive(appRunConversationId(app.id));
+    return { runId, active: active?.request.runId === runId, messages };
+  }
+
+  /** Answers an open question: the app is active again and a follow-up run gets the answer. */
+  async respond(
+    appId: string,
+    entryId: string,
+    body: { choice?: unknown; text?: unknown },
+  ): Promise<RunTriggerResult & { response: string }> {
+    for (const field of ['choice', 'text'] as const) {
+      if (body[field] !== undefined && body[field] !== null && typeof body[field] !== 'string') {
+        throw DomainError.invalid(`${field} must be a string`);
+      }
+    }
+    const choice = typeof body.choice === 'string' ? body.choice : '';
+    const text = typeof body.text === 'string' ? body.text : '';
+    if (choice.trim() === '' && text.trim() === '') throw DomainError.invalid('choice or text is required');
+    const app = await this.apps.get(appId);
+    if (app.automation.pendingEscalationId !== entryId)
+      throw DomainError.notFound(RunTexts.escalationNotFound(entryId));
+    const response = [choice, text].filter((s) => s.trim() !== '').join(': ');
+    const cleared = await this.records.update(app.id, {
+      status: 'active',
+      automation: { pendingEscalationId: null },
+    });
+    if (!cleared || cleared === 'already-installed') throw DomainError.notFound(AppErrors.notFound(app.id));
+    await this.bus.publish(AppChannels.escalationResolved, {
+      appId: app.id,
+      entryId,
+      response,
+    } satisfies AppEscalationResolvedEvent);
+    await this.publishStatus(cleared);
+    const question = await this.escalationQuestion(app.id, entryId);
+    const run = await this.startRun(app.id, {
+      type: 'escalation_response',
+      data: { entryId, question, ...(choice ? { choice } : {}), ...(text ? { text } : {}) },
+    });
+    return { ...run, response };
+  }
+
+  /** The delayed job of an unanswered question: closes it once, whichever replica runs it. */
+  async expireEscalation(appId: string, entryId: string, runId: string): Promise<void> {
+    const app = await this.records.findById(appId);
+    if (!app || app.automation.pendingEscalationId !== entryId) return;
+    await this.addActivity(app.id, runId, 'run_error', { error: RunTexts.escalationExpired, entryId });
+    const updated = await this.records.update(app.id, {
+      status: 'active',
+      automation: { pendingEscalationId: null, lastStatus: 'error', lastError: RunTexts.escalationExpired },
+    });
+    if (updated && updated !== 'already-installed') await this.publishStatus(updated);
+  }
+
+  // ── what a run's turn reports (called by the app-run plan) ─────────────────────────────
+
+  /** Stores a report; an escalation also opens the question. Answers the tool's output. */
+  async recordReport(appId: string, runId: string, report: RunReport): Promise<string> {
+    const content: Record<string, unknown> = { summary: report.summary };
+    if (report.data !== undefined) content.data = report.data;
+    if (report.type === 'complete') return 'Reported. The run is complete; end your turn.';
+    if (report.type !== 'escalation') {
+      await this.addActivity(appId, runId, report.type, content);
+      return report.type === 'milestone' ? 'Progress reported.' : 'Output reported. The run is complete.';
+    }
+    const choices = report.choices ?? [];
+    const entry = await this.addActivity(appId, runId, 'escalation', {
+      ...content,
+      question: report.summary,
+      choices,
+    });
+    const app = await this.records.findById(appId);
+    const hours = app?.spec.escalation?.timeout_hours;
+    await this.records.update(appId, { status: 'waiting_user', automation: { pendingEscalationId: entry.id } });
+    await this.bus.publish(AppChannels.escalationNew, {
+      appId,
+      entryId: entry.id,
+      question: report.summary,
+      choices,
+    } satisfies AppEscalationNewEvent);
+    if (typeof hours === 'number' && hours > 0) {
+      await this.queue.add(
+        'app.escalation-expire',
+        { appId, entryId: entry.id, runId },
+        { jobId: `escalation-expire-${entry.id}`, delayMs: Math.round(hours * 3_600_000) },
+      );
+    }
+    return 'Your question was sent to the user. End your turn now; their answer starts a new run.';
+  }
+
+  /** The run ended as it should: `complete` is written here (an output or escalation was already). */
+  async finishRun(appId: string, runId: string, final: RunReport): Promise<void> {
+    if (final.type === 'complete') {
+      const content: Record<string, unknown> = { summary: final.summary };
+      if (final.data !== undefined) content.data = final.data;
+      await this.addActivity(appId, runId, 'run_complete', content);
+    }
+    await this.setAutomation(appId, { runningCount: 0, lastStatus: 'ok', lastError: null });
+  }
+
+  /** The run failed (model error, no report, stopped, replica lost): `run_error` with the reason. */
+  async failRun(appId: string, runId: string, error: string, interrupted = false): Promise<void> {
+    await this.addActivity(appId, runId, 'run_error', { error, ...(interrupted ? { interrupted: true } : {}) });
+    await this.setAutomation(appId, { runningCount: 0, lastStatus: 'error', lastError: error });
+  }
+
+  /** Queues the next turn of a run that ended without reporting; false when that is not possible. */
+  async nudge(appId: string, runId: string, spaceId: string, nudges: number): Promise<boolean> {
+    const conversationId = appRunConversationId(appId);
+    const stored = await this.conversations.appendMessage(conversationId, {
+      role: 'user',
+      content: RunTexts.nudge,
+      meta: { runId, nudge: nudges },
+    });
+    const request: RunRequest = { appId, runId, nudges };
+    const turn = await this.agent.queueTurn({
+      kind: 'app-run',
+      spaceId,
+      conversationId,
+      request: { ...request, messageId: stored.id },
+    });
+    return turn !== null;
+  }
+
+  async runMessages(app: App, runId: string): Promise<Message[]> {
+    const conversation = await this.conversations.findById(appRunConversationId(app.id));
+    if (!conversation) return [];
+    const { messages } = await this.conversations.get(conversation.spaceId, conversation.id);
+    return messages.filter((m) => m.meta.runId === runId);
+  }
+
+  // ── helpers ────────────────────────────────────────────────────────────────────────────
+
+  private async resume(appId: string, runId: string, text: string): Promise<void> {
+    const app = await this.apps.get(appId);
+    if ((await this.runMessages(app, runId)).length === 0) throw DomainError.notFound(RunTexts.runNotFound(runId));
+    const conversationId = appRunConversationId(app.id);
+    const active = await this.turns.findActive(conversationId);
+    if (active && active.request.runId !== runId) throw new DomainError('conflict', RunTexts.otherRunActive);
+    if (!active && app.status !== 'active') throw new DomainError('conflict', RunTexts.notRunning);
+    const conversation = await this.conversations.findById(conversationId);
+    const space = await this.spaces.get(conversation!.spaceId);
+    const request: RunRequest = { appId: app.id, runId, nudges: 0 };
+    await this.agent.submitMessage({
+      kind: 'app-run',
+      space,
+      conversationId,
+      message: text,
+      images: [],
+      meta: { runId },
+      request: { ...request },
+    });
+    if (!active) await this.setAutomation(app.id, { runningCount: 1, lastRunAtMs: this.clock.now() });
+  }
+
+  private async skip(app: App, reason: string): Promise<RunTriggerResult> {
+    await this.addActivity(app.id, null, 'run_skipped', { reason });
+    await this.setAutomation(app.id, { lastStatus: 'skipped' });
+    return { outcome: 'skipped', runId: null, reason };
+  }
+
+  private async runSpace(app: App): Promise<Space> {
+    return this.spaces.get(app.spaceId ?? TEMP_SPACE_ID);
+  }
+
+  private async escalationQuestion(appId: string, entryId: string): Promise<string | null> {
+    const recent = await this.records.listActivity(appId, { limit: 200 });
+    const entry = recent.find((e) => e.id === entryId);
+    return typeof entry?.content.question === 'string' ? entry.content.question : null;
+  }
+
+  private async addActivity(
+    appId: string,
+    runId: string | null,
+    type: ActivityType,
+    content: Record<string, unknown>,
+  ): Promise<ActivityEntry> {
+    const entry: ActivityEntry = { id: randomUUID(), appId, runId, type, ts: this.clock.now(), content };
+    await this.records.addActivity(entry);
+    await this.bus.publish(AppChannels.activityEntryNew, {
+      appId,
+      entry: { id: entry.id, runId, type, ts: entry.ts, content },
+    });
+    return entry;
+  }
+
+  private async setAutomation(appId: string, automation: Partial<AutomationFields>): Promise<void> {
+    const updated = await this.records.update(appId, { automation });
+    if (updated && updated !== 'already-installed') await this.publishStatus(updated);
+  }
+
+  private publishStatus(app: App): Promise<void> {
+    return this.bus.publish(AppChannels.statusChanged, {
+      appId: app.id,
+      state: automationState(app),
+    } satisfies AppStatusChangedEvent);
+  }
+}
+
+function triggerMessage(trigger: RunTrigger, now: Date): string {
+  if (trigger.type === 'escalation_response') {
+    const data = trigger.data as { question?: string | null; choice?: string; text?: string };
+    const answer = [data.choice, data.text].filter(Boolean).join(': ');
+    return [
+      `Your user answered your question${data.question ? ` "${data.question}"` : ''}: ${answer}`,
+      'Carry on with the task using this answer, then call report_to_user.',
+    ].join('\n');
+  }
+  const lines = [`Run started by a ${trigger.type} trigger at ${now.toISOString()}.`];
+  if (trigger.data !== undefined) lines.push(`Trigger data: ${JSON.stringify(trigger.data)}`);
+  lines.push('Do your task now, then call report_to_user.');
+  return lines.join('\n');
+}
