@@ -1,0 +1,141 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import request from 'supertest';
+import { ScriptedModelServer } from '#testing/scripted-model-server.js';
+import { testMode } from '#testing/test-env.js';
+import { createSharedServices, type SharedServices, startServer, type TestServer } from '#testing/test-server.js';
+import { waitFor } from '#testing/wait.js';
+import { type Frame, WsTestClient } from '#testing/ws-client.js';
+
+const spec = (name: string) => ({
+  spec_version: '1',
+  name,
+  version: '1.0.0',
+  author: 'alice',
+  description: 'Works on its own.',
+  type: 'automation',
+  system_prompt: 'Do the task, then report.',
+  subscriptions: [{ id: 'tick', source: { type: 'schedule', config: { every: '1d' } } }],
+});
+
+describe('digital human runs across two replicas', { skip: testMode() === 'services' ? false : 'needs Redis' }, () => {
+  let services: SharedServices;
+  let model: ScriptedModelServer;
+  let a: TestServer;
+  let b: TestServer;
+  const dataDir = mkdtempSync(join(tmpdir(), 'svc-app-replicas-'));
+  const api = (s: TestServer) => ({
+    get: (p: string) => request(s.url).get(p).set('Authorization', `Bearer ${s.password}`),
+    post: (p: string, body: object = {}) =>
+      request(s.url).post(p).set('Authorization', `Bearer ${s.password}`).send(body),
+  });
+  const data = <T>(res: request.Response): T => {
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    return res.body.data as T;
+  };
+
+  async function start(): Promise<TestServer> {
+    return startServer({
+      services,
+      dataDir,
+      env: {
+        SVC_AI_PROVIDER: 'anthropic',
+        SVC_AI_API_URL: model.url,
+        SVC_AI_API_KEY: 'k',
+        SVC_AI_MODEL: 'scripted-model',
+      },
+    });
+  }
+
+  before(async () => {
+    services = await createSharedServices();
+    model = await ScriptedModelServer.start();
+    a = await start();
+    b = await start();
+  });
+  after(async () => {
+    await a?.stop();
+    await b?.stop();
+    await model?.close();
+    await services?.dispose();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('a run started on A is followed, skipped and stopped from B; both replicas agree on the state', async () => {
+    const space = data<{ id: string }>(await api(a).post('/api/spaces', { name: 'replica runs' }));
+    const appId = data<{ appId: string }>(
+      await api(a).post('/api/apps/install', { spec: spec('Replica Runner'), spaceId: space.id }),
+    ).appId;
+    const onB = await WsTestClient.signedIn(b.wsUrl, b.password);
+    onB.send({ type: 'subscribe', payload: { conversationId: `app-run:${appId}` } });
+    await onB.roundTrip();
+    model.enqueue({ steps: [{ text: 'working' }, { hang: true }] });
+    const run = data<{ outcome: string; runId: string }>(await api(a).post(`/api/apps/${appId}/trigger`));
+    assert.equal(run.outcome, 'started');
+    assert.equal((await onB.event('agent:message', 10_000)).data!.conversationId, `app-run:${appId}`);
+    assert.equal(data<{ outcome: string }>(await api(b).post(`/api/apps/${appId}/trigger`)).outcome, 'skipped');
+    assert.equal(data<{ runningCount: number }>(await api(b).get(`/api/apps/${appId}/state`)).runningCount, 1);
+    const ended = onB.next(
+      (f: Frame) =>
+        f.channel === 'app:activity_entry:new' &&
+        f.data?.appId === appId &&
+        (f.data.entry as { type: string }).type === 'run_error',
+      10_000,
+    );
+    data(await api(b).post('/api/agent/stop', { conversationId: `app-run:${appId}` }));
+    assert.equal(((await ended).data!.entry as { runId: string }).runId, run.runId);
+    for (const s of [a, b]) {
+      await waitFor(
+        async () => data<{ runningCount: number }>(await api(s).get(`/api/apps/${appId}/state`)).runningCount === 0,
+        10_000,
+      );
+    }
+    const session = data<{ messages: unknown[] }>(await api(b).get(`/api/apps/${appId}/runs/${run.runId}/session`));
+    assert.ok(session.messages.length >= 1);
+    onB.close();
+  });
+
+  it('a run whose replica is killed ends as an interrupted run_error, recorded for every replica', async () => {
+    const space = data<{ id: string }>(await api(a).post('/api/spaces', { name: 'replica kill' }));
+    const appId = data<{ appId: string }>(
+      await api(a).post('/api/apps/install', { spec: spec('Replica Victim'), spaceId: space.id }),
+    ).appId;
+    const requestsBefore = model.requests.length;
+    model.enqueue({ steps: [{ text: 'about to be killed' }, { hang: true }] });
+    const run = data<{ runId: string }>(await api(a).post(`/api/apps/${appId}/trigger`));
+    await model.waitForRequests(requestsBefore + 1, 15_000);
+    const conversationId = `app-run:${appId}`;
+    await waitFor(
+      async () => (await api(a).get(`/api/agent/session/${conversationId}`)).body.data.replicaId !== null,
+      10_000,
+      'run claimed',
+    );
+    const replicaId = (await api(a).get(`/api/agent/session/${conversationId}`)).body.data.replicaId as string;
+    const pid = Number(replicaId.split('-')[0]);
+    const [victim, survivor] = pid === a.process.pid ? [a, b] : [b, a];
+    const watcher = await WsTestClient.signedIn(survivor.wsUrl, survivor.password);
+    const ended = watcher.next(
+      (f: Frame) =>
+        f.channel === 'app:activity_entry:new' &&
+        f.data?.appId === appId &&
+        (f.data.entry as { type: string }).type === 'run_error',
+      30_000,
+    );
+    victim.process.kill('SIGKILL');
+    await victim.exited;
+    const entry = (await ended).data!.entry as { runId: string; content: { interrupted?: boolean } };
+    assert.equal(entry.runId, run.runId);
+    assert.equal(entry.content.interrupted, true);
+    const state = data<{ runningCount: number; lastStatus: string }>(
+      await api(survivor).get(`/api/apps/${appId}/state`),
+    );
+    assert.equal(state.runningCount, 0);
+    assert.equal(state.lastStatus, 'error');
+    watcher.close();
+    if (victim === a) a = await start();
+    else b = await start();
+  });
+});
