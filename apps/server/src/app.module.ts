@@ -14,6 +14,7 @@ import { RemoteController } from './http/auth/remote.controller.js';
 import { ConversationsModule } from './http/conversations/conversations.module.js';
 import { ModelsModule } from './http/models/models.module.js';
 import { SpacesModule } from './http/spaces/spaces.module.js';
+import { MetricsController } from './http/metrics/metrics.controller.js';
 import { HealthController } from './http/system/health.controller.js';
 import { TestHooksController } from './http/testing/test-hooks.controller.js';
 import { SystemController } from './http/system/system.controller.js';
@@ -40,7 +41,12 @@ export class AppModule {
         AppsModule,
         AppAgentModule,
       ],
-      controllers: [HealthController, ...(serves ? [RemoteController, SystemController] : []), ...testHooks],
+      controllers: [
+        HealthController,
+        MetricsController,
+        ...(serves ? [RemoteController, SystemController] : []),
+        ...testHooks,
+      ],
       providers: [SystemService, AccessService, JobProcessors, ...(serves ? [EventsGateway] : [])],
     };
   }

@@ -15,6 +15,7 @@ import { HttpExceptionFilter } from './http/common/exception.filter.js';
 import { jsonBody } from './http/common/json-body.js';
 import { requestLogging } from './http/common/request-logging.js';
 import { TextParamPipe } from './http/common/text-param.pipe.js';
+import { httpMetrics } from './http/metrics/http-metrics.js';
 import { createValidationPipe } from './http/common/validation.js';
 import { TurnRunner } from '#core/agent/turn-runner.js';
 import { JobProcessors } from './jobs/job-processors.js';
@@ -62,6 +63,7 @@ async function bootstrap(): Promise<void> {
   app.set('trust proxy', false); // client addresses are decided by clientIp()
   app.disable('x-powered-by');
   app.use(requestLogging(logger, config));
+  app.use(httpMetrics(infra.metrics));
   app.enableCors({
     origin: '*',
     methods: ['GET', 'POST', 'PUT', 'DELETE', 'OPTIONS'],
@@ -70,14 +72,14 @@ async function bootstrap(): Promise<void> {
   });
   app.use(jsonBody());
   if (config.role === 'worker') {
-    // A worker answers only its probes, whatever controllers its context modules carry.
+    // A worker answers only its probes and metrics, whatever controllers its context modules carry.
     app.use(
       (
         req: { path: string },
         res: { status(c: number): { type(t: string): { send(b: string): void } } },
         next: () => void,
       ) =>
-        req.path === '/healthz' || req.path === '/readyz'
+        req.path === '/healthz' || req.path === '/readyz' || req.path === '/metrics'
           ? next()
           : res.status(404).type('text/plain').send('Not Found'),
     );

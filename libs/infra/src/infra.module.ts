@@ -13,6 +13,7 @@ import { PgStorageFaults } from './database/database-faults.js';
 import { SettingsRepository } from '#core/ports/settings.repository.port.js';
 import { SpaceActivity } from '#core/ports/space-activity.port.js';
 import { TurnSpaceActivity } from '#core/agent/turn-reaper.js';
+import { Metrics } from '#core/ports/metrics.port.js';
 import { ModelProvider } from '#core/ports/model-provider.port.js';
 import { ShellRunner } from '#core/ports/shell-runner.port.js';
 import { TurnRepository } from '#core/ports/turn.repository.port.js';
@@ -20,6 +21,8 @@ import { WorkspaceSearch } from '#core/ports/workspace-search.port.js';
 import { NodeShellRunner } from './agent/node-shell-runner.js';
 import { NodeWorkspaceSearch } from './agent/node-workspace-search.js';
 import { TypeormTurnRepository } from './agent/typeorm-turn.repository.js';
+import { MeteredModelProvider } from './metrics/metered-model-provider.js';
+import { PromMetrics } from './metrics/prom-metrics.js';
 import { ProviderRouter } from './models/provider-router.js';
 import { ConsolidationLock, ConsolidationStatus, MemoryFiles } from '#core/ports/memory-files.port.js';
 import { SpaceFolders } from '#core/ports/space-folders.port.js';
@@ -60,7 +63,10 @@ export class InfraModule {
       { provide: SpaceFolders, useClass: NodeSpaceFolders },
       { provide: TurnRepository, useValue: turns },
       { provide: SpaceActivity, useValue: new TurnSpaceActivity(turns) },
-      { provide: ModelProvider, useValue: new ProviderRouter() },
+      { provide: Metrics, useValue: infra.metrics },
+      // The concrete registry, for the /metrics endpoint.
+      { provide: PromMetrics, useValue: infra.metrics },
+      { provide: ModelProvider, useValue: new MeteredModelProvider(new ProviderRouter(), infra.metrics, logger) },
       {
         provide: ShellRunner,
         // Tries the sandbox once at start: Bash is offered only where it works (or when unsandboxed is chosen).

@@ -22,6 +22,8 @@ import { RedisEventLog } from './events/redis-event-log.js';
 import { RedisEventBus } from './events/redis-event-bus.js';
 import type { AppLogger } from './logging/logger.js';
 import { LogThrottle } from './logging/log-throttle.js';
+import { MeteredEventBus } from './metrics/metered-event-bus.js';
+import { PromMetrics } from './metrics/prom-metrics.js';
 import { LocalConnectionRegistry, RedisConnectionRegistry } from './presence/connection-registries.js';
 import { BullJobQueue } from './queue/bullmq-job-queue.js';
 
@@ -40,12 +42,16 @@ export class Infrastructure {
   connectionRegistry: ConnectionRegistry;
   settings: SettingsRepository;
   readiness: ReadinessProbe;
+  /** Prometheus metrics of this process (one registry per server). */
+  readonly metrics: PromMetrics;
   private redis: Redis | null = null;
 
   private constructor(
     readonly config: AppConfig,
     private readonly logger: AppLogger,
-  ) {}
+  ) {
+    this.metrics = new PromMetrics({ role: config.role, mode: config.databaseUrl === null ? 'embedded' : 'services' });
+  }
 
   static async start(config: AppConfig, logger: AppLogger): Promise<Infrastructure> {
     const infra = new Infrastructure(config, logger);
@@ -100,14 +106,14 @@ export class Infrastructure {
       const bus = new RedisEventBus(config.redisUrl, config.redisPrefix, logger);
       this.closers.push(() => bus.close());
       await bus.whenReady();
-      this.eventBus = bus;
+      this.eventBus = new MeteredEventBus(bus, this.metrics);
       this.eventLog = new RedisEventLog(redis, config.redisPrefix);
       this.lockoutStore = new RedisLockoutStore(redis, config.redisPrefix);
       const registry = new RedisConnectionRegistry(redis, config.redisPrefix, this.replicaId);
       this.closers.push(() => registry.close());
       this.connectionRegistry = registry;
     } else {
-      this.eventBus = new InProcessEventBus(logger);
+      this.eventBus = new MeteredEventBus(new InProcessEventBus(logger), this.metrics);
       this.eventLog = new MemoryEventLog();
       this.lockoutStore = new MemoryLockoutStore();
       this.connectionRegistry = new LocalConnectionRegistry();
@@ -122,7 +128,9 @@ export class Infrastructure {
       declaredNames: JOB_NAMES,
       concurrency: config.queueConcurrency,
       logger,
+      metrics: this.metrics,
     });
+    this.metrics.watchQueue({ name: this.jobQueue.name, counts: () => this.jobQueue.counts() });
     this.closers.push(() => this.jobQueue.close());
     await this.jobQueue.ping();
 

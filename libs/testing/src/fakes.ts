@@ -1,5 +1,6 @@
 import { Clock } from '#core/ports/clock.port.js';
 import { InProcessLockoutStore } from '#core/auth/lockout-ledger.js';
+import { type Metrics, NoopMetrics } from '#core/ports/metrics.port.js';
 
 /** A clock the test moves by hand. */
 export class FakeClock extends Clock {
@@ -64,5 +65,25 @@ export async function withTimeout<T>(promise: Promise<T>, ms: number, what = 'op
     ]);
   } finally {
     clearTimeout(timer);
+  }
+}
+
+/** Metrics that remember every call by method name, for assertions in unit tests. */
+export class RecordingMetrics extends NoopMetrics {
+  readonly calls: Array<{ method: string; args: unknown[] }> = [];
+
+  constructor() {
+    super();
+    for (const method of Object.getOwnPropertyNames(NoopMetrics.prototype)) {
+      if (method === 'constructor') continue;
+      (this as unknown as Record<string, (...args: unknown[]) => void>)[method] = (...args: unknown[]) => {
+        this.calls.push({ method, args });
+      };
+    }
+  }
+
+  /** Arguments of each call of `method`. */
+  of(method: keyof Metrics): unknown[][] {
+    return this.calls.filter((c) => c.method === method).map((c) => c.args);
   }
 }

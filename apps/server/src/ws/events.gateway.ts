@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { Inject, type OnModuleDestroy } from '@nestjs/common';
+import { Metrics } from '#core/ports/metrics.port.js';
 import {
   ConnectedSocket,
   MessageBody,
@@ -91,6 +92,7 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
     private readonly registry: ConnectionRegistry,
     private readonly logger: AppLogger,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly metrics: Metrics,
   ) {}
 
   afterInit(): void {
@@ -239,6 +241,7 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
     try {
       const result = await this.log.since(conversationId, afterSeq);
       if (!result.complete) {
+        this.metrics.replayGap();
         this.sendBounded(
           socket,
           connection,
@@ -264,6 +267,7 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
       typeof conversationId === 'string' && c.subscriptions.has(conversationId);
     // UTF-8 encoded once for every recipient, sent as a text frame.
     let bytes: Buffer | null = null;
+    let sent = 0;
     for (const [socket, connection] of this.connections) {
       if (!connection.authenticated) continue;
       if (subscribed(connection) && connection.replaying.has(conversationId as string)) {
@@ -276,8 +280,10 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
       if (everyone || subscribed(connection)) {
         bytes ??= Buffer.from(frame, 'utf8');
         this.sendBounded(socket, connection, bytes);
+        sent++;
       }
     }
+    if (sent > 0) this.metrics.wsFramesSent(sent);
   }
 
   /** `clients` of the status probe: signed-in sockets only. */
@@ -285,6 +291,7 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
     let count = 0;
     for (const connection of this.connections.values()) if (connection.authenticated) count++;
     this.registry.setLocalCount(count);
+    this.metrics.wsClients(count);
   }
 
   /** Sends, then drops the socket when its unsent backlog passed MAX_SOCKET_BUFFER_BYTES. */

@@ -11,6 +11,7 @@ import { Clock } from '../ports/clock.port.js';
 import { EventBus } from '../ports/event-bus.port.js';
 import { FileTreeScanner, FileWatcher, type FolderWatch } from '../ports/file-watcher.port.js';
 import { type LeaderCampaign, LeaderLease } from '../ports/leader-lease.port.js';
+import { Metrics, NoopMetrics } from '../ports/metrics.port.js';
 import { SPACE_CHANGED, SpacesService } from '../spaces/spaces.service.js';
 import {
   type BatchFlush,
@@ -124,6 +125,7 @@ export class ArtifactWatchService implements OnApplicationBootstrap, OnModuleDes
     private readonly bus: EventBus,
     private readonly clock: Clock,
     @Optional() @Inject(ARTIFACT_WATCH_OPTIONS) options?: ArtifactWatchOptions,
+    @Optional() private readonly metrics: Metrics = new NoopMetrics(),
   ) {
     this.options = { ...DEFAULTS, ...(options ?? {}) };
     this.timers = options?.timers ?? realTimers;
@@ -378,6 +380,7 @@ export class ArtifactWatchService implements OnApplicationBootstrap, OnModuleDes
       const event: ArtifactChangeBatchEvent = { spaceId: entry.spaceId, changes };
       await this.bus.publish(ARTIFACT_CHANGED_BATCH, event);
     }
+    this.metrics.fileWatchLag((this.clock.now() - flush.firstAt) / 1000);
     await this.publishTreeUpdates(entry, foldersWithChangedChildren(flush.events.flat()));
   }
 

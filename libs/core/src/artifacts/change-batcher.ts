@@ -37,7 +37,8 @@ export const DEFAULT_BATCH_OPTIONS: Readonly<ChangeBatcherOptions> = {
 };
 
 /** What one flush produces: change events of at most `maxChangesPerEvent` each, or a resync. */
-export type BatchFlush = { resync: false; events: ArtifactChange[][] } | { resync: true };
+/** `firstAt`: when the first change of the batch was seen (clock ms), to measure lag. */
+export type BatchFlush = { resync: false; events: ArtifactChange[][]; firstAt: number } | { resync: true };
 
 /**
  * Collects the changes of one space and hands them out in batches: after `quietMs` of
@@ -153,6 +154,7 @@ export class ChangeBatcher {
     if (this.firstAt === null) return;
     const lost = this.lostAt !== null;
     const pending = this.pending;
+    const firstAt = this.firstAt;
     this.reset();
     if (lost) {
       this.onFlush({ resync: true });
@@ -162,7 +164,7 @@ export class ChangeBatcher {
     const size = this.options.maxChangesPerEvent;
     const events: ArtifactChange[][] = [];
     for (let i = 0; i < pending.length; i += size) events.push(pending.slice(i, i + size));
-    this.onFlush({ resync: false, events });
+    this.onFlush({ resync: false, events, firstAt });
   }
 
   private reset(): void {

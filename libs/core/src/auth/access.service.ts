@@ -1,9 +1,10 @@
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger, Optional } from '@nestjs/common';
 import { ErrorCodes, ErrorTexts } from '#contracts/errors.js';
 import { DomainError } from '../errors/domain-error.js';
 import { Clock } from '../ports/clock.port.js';
 import { type CountedKey, LockoutStore } from '../ports/lockout-store.port.js';
+import { Metrics, NoopMetrics } from '../ports/metrics.port.js';
 import { GLOBAL_KEY, GLOBAL_RULE, ipKey, PER_IP_RULE, retryAfterSeconds } from './lockout-policy.js';
 
 /** The access password the server holds (resolved from the environment or the data folder). */
@@ -21,11 +22,15 @@ export type SignInOutcome =
 @Injectable()
 export class AccessService {
   private readonly expectedDigest: Buffer;
+  private readonly logger = new Logger('Access');
+  /** Lock end times already announced, per address (bounded), so each lockout is logged once here. */
+  private readonly announced = new Map<string, number>();
 
   constructor(
     password: AccessPassword,
     private readonly lockouts: LockoutStore,
     private readonly clock: Clock,
+    @Optional() private readonly metrics: Metrics = new NoopMetrics(),
   ) {
     this.expectedDigest = digest(password.value);
   }
@@ -48,10 +53,23 @@ export class AccessService {
     const now = this.clock.now();
     const lockedUntil = await this.lockouts.admit(keys, attempt, now);
     if (lockedUntil !== null) {
-      return { ok: false, reason: 'locked', retryAfterSeconds: retryAfterSeconds(lockedUntil, now) };
+      const retryAfter = retryAfterSeconds(lockedUntil, now);
+      this.metrics.signInFailed('locked');
+      if (this.announced.get(ip) !== lockedUntil) {
+        if (this.announced.size > 1000) this.announced.clear();
+        this.announced.set(ip, lockedUntil);
+        this.metrics.lockout();
+        this.logger.warn('sign-in lockout in force', { ip, retryAfterSeconds: retryAfter });
+      }
+      this.logger.log('sign-in refused: locked out', { ip, retryAfterSeconds: retryAfter });
+      return { ok: false, reason: 'locked', retryAfterSeconds: retryAfter };
     }
     const succeeded = typeof token === 'string' && this.isValidToken(token);
     await this.lockouts.settle(keys, attempt, now, { succeeded, clearOnSuccess: ipKey(ip) });
+    if (!succeeded) {
+      this.metrics.signInFailed('invalid');
+      this.logger.log('sign-in failed: wrong password', { ip });
+    }
     return succeeded ? { ok: true } : { ok: false, reason: 'invalid' };
   }
 

@@ -153,6 +153,9 @@ export function parseConfig(
   if (fileWatchPolling === null) errors.push('SVC_FILE_WATCH_POLLING: must be 1 or 0');
   const searchIndexLimit = int('SVC_SEARCH_INDEX_LIMIT', 200_000, 1, 10_000_000);
 
+  const metricsPublic = parseBoolean(value('SVC_METRICS_PUBLIC'));
+  if (metricsPublic === null) errors.push('SVC_METRICS_PUBLIC: must be 1 or 0');
+
   const testHooks = parseBoolean(value('SVC_TEST_HOOKS'));
   if (testHooks === null) errors.push('SVC_TEST_HOOKS: must be 1 or 0');
 
@@ -179,6 +182,7 @@ export function parseConfig(
       queueConcurrency: queueConcurrency!,
       version: opts.version,
       testHooks: testHooks!,
+      metricsPublic: metricsPublic!,
       agent,
       fileWatchPolling: fileWatchPolling!,
       searchIndexLimit,

@@ -1,6 +1,7 @@
 import type { LoggerService } from '@nestjs/common';
 import { pino, type Logger } from 'pino';
 import type { LogLevel } from '#core/config/app-config.js';
+import { currentLogContext } from './log-context.js';
 
 /**
  * Structured JSON logs (one line per event) through pino. Anything that could carry a
@@ -11,6 +12,10 @@ export const REDACT_PATHS = [
   'token',
   'apiKey',
   'authorization',
+  'secret',
+  'SVC_REMOTE_PASSWORD',
+  'SVC_AI_API_KEY',
+  '*.secret',
   '*.password',
   '*.token',
   '*.apiKey',
@@ -37,6 +42,8 @@ export function createPino(level: LogLevel, destination?: NodeJS.WritableStream)
       timestamp: pino.stdTimeFunctions.isoTime,
       redact: { paths: REDACT_PATHS, censor: '***' },
       formatters: { level: (label) => ({ level: label }) },
+      // Request, job and turn ids of the work this line belongs to.
+      mixin: () => currentLogContext() ?? {},
     },
     destination as never,
   );

@@ -2,6 +2,8 @@ import { createPostgresBackend, Queue, Worker, withBackend, type Job } from 'bul
 import { Redis } from 'ioredis';
 import type { JobOptions, JobProcessor, JobRepeat } from '#core/ports/job-queue.port.js';
 import { JobQueue } from '#core/ports/job-queue.port.js';
+import type { Metrics } from '#core/ports/metrics.port.js';
+import { currentLogContext, runWithLogContext } from '../logging/log-context.js';
 import type { AppLogger } from '../logging/logger.js';
 import { LogThrottle } from '../logging/log-throttle.js';
 
@@ -35,7 +37,11 @@ export interface BullJobQueueOptions {
   concurrency: number;
   queueName?: string;
   logger?: AppLogger;
+  metrics?: Metrics;
 }
+
+/** Field of a job's data carrying the id of the request that queued it (for logs). */
+const REQUEST_ID_FIELD = '_reqId';
 
 type AnyQueue = Queue;
 type AnyWorker = Worker;
@@ -83,7 +89,9 @@ export class BullJobQueue<M extends object> extends JobQueue<M> {
   }
 
   async add<N extends keyof M & string>(name: N, data: M[N], options: JobOptions = {}): Promise<string> {
-    const job = await this.queue.add(name, data, {
+    const reqId = currentLogContext()?.reqId;
+    const payload = reqId && data && typeof data === 'object' ? { ...data, [REQUEST_ID_FIELD]: reqId } : data;
+    const job = await this.queue.add(name, payload, {
       jobId: options.jobId,
       delay: options.delayMs,
       attempts: options.attempts ?? 1,
@@ -121,7 +129,16 @@ export class BullJobQueue<M extends object> extends JobQueue<M> {
     const handler = async (job: Job): Promise<void> => {
       const processor = this.processors.get(job.name);
       if (!processor) throw new Error(`No processor for job "${job.name}"`);
-      await processor(job.data, { id: String(job.id), attempt: job.attemptsMade + 1 });
+      const data = (job.data ?? {}) as Record<string, unknown>;
+      const context = {
+        jobId: String(job.id),
+        job: job.name,
+        ...(typeof data.turnId === 'string' ? { turnId: data.turnId } : {}),
+        ...(typeof data[REQUEST_ID_FIELD] === 'string' ? { reqId: data[REQUEST_ID_FIELD] } : {}),
+      };
+      await runWithLogContext(context, () =>
+        processor(job.data, { id: String(job.id), attempt: job.attemptsMade + 1 }),
+      );
     };
     const workerOptions = {
       ...this.connection(),
@@ -135,14 +152,19 @@ export class BullJobQueue<M extends object> extends JobQueue<M> {
       const pg = postgresBackend(this.options.backend.kind === 'postgres' ? this.options.backend.pollMs : undefined);
       this.worker = new pg.Worker(this.queueName, handler as never, workerOptions as never) as unknown as AnyWorker;
     }
-    this.worker.on('failed', (job, err) =>
+    this.worker.on('failed', (job, err) => {
+      this.options.metrics?.jobFailed(job?.name ?? 'unknown');
       this.options.logger?.warn('job failed', {
         jobId: job?.id,
         job: job?.name,
         attempt: job?.attemptsMade,
         error: err.message,
-      }),
-    );
+      });
+    });
+    this.worker.on('stalled', (jobId: string) => {
+      this.options.metrics?.jobStalled();
+      this.options.logger?.warn('job stalled; it will be retried or failed', { jobId });
+    });
     // A worker polling a store that is away fails many times a second: one line per 10 s.
     const workerErrors = new LogThrottle((f) => this.options.logger?.warn('queue worker error', f));
     this.worker.on('error', (err) => workerErrors.note({ error: err.message }));
@@ -151,6 +173,15 @@ export class BullJobQueue<M extends object> extends JobQueue<M> {
 
   isConsuming(): boolean {
     return this.worker?.isRunning() ?? false;
+  }
+
+  /** Jobs per state, for metrics. */
+  async counts(): Promise<Record<string, number>> {
+    return this.queue.getJobCounts('waiting', 'active', 'delayed', 'failed', 'completed');
+  }
+
+  get name(): string {
+    return this.queueName;
   }
 
   async ping(): Promise<void> {

@@ -1,0 +1,71 @@
+/**
+ * What the server counts, in the words of the domain. Adapters turn these into a metrics
+ * system (Prometheus in production, a no-op or a recorder in tests). Methods are called on
+ * hot paths: implementations must not allocate per call beyond the arguments.
+ */
+
+export type TurnOutcome = 'completed' | 'failed' | 'interrupted';
+
+export interface ModelCallReport {
+  provider: string;
+  /** Wall time of the call, headers to last event (or to the failure), in seconds. */
+  seconds: number;
+  /** Set when the call failed: the classified kind and the HTTP status when there was one. */
+  errorKind?: string;
+  status?: number | null;
+}
+
+export interface TokenCounts {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheCreationTokens: number;
+}
+
+export abstract class Metrics {
+  /** One HTTP request answered; `route` is the matched template (`/api/spaces/:spaceId`). */
+  abstract httpRequest(method: string, route: string, status: number, seconds: number): void;
+  /** Signed-in WebSocket connections of this process, whenever that number changes. */
+  abstract wsClients(count: number): void;
+  /** Frames sent to WebSocket clients. */
+  abstract wsFramesSent(count: number): void;
+  /** One event published on the event bus (serialize + hand-off), in seconds. */
+  abstract eventPublished(seconds: number): void;
+  /** One model call ended (success or failure). */
+  abstract modelCall(report: ModelCallReport): void;
+  /** Tokens a model call reported. */
+  abstract modelTokens(provider: string, usage: TokenCounts): void;
+  /** The turn loop scheduled another attempt of a failed model call. */
+  abstract modelRetry(errorKind: string): void;
+  /** A turn ended; its cost in USD when the model's price is known. */
+  abstract turnEnded(outcome: TurnOutcome, seconds: number, costUsd: number): void;
+  /** A sign-in attempt was refused; `locked` when the lockout refused it. */
+  abstract signInFailed(reason: 'invalid' | 'locked'): void;
+  /** A lockout was met for the first time by an address (per IP or global alike). */
+  abstract lockout(): void;
+  /** From the first file change of a batch to its event going out, in seconds. */
+  abstract fileWatchLag(seconds: number): void;
+  /** A resuming client was told `stream:gap` (the log no longer reached back). */
+  abstract replayGap(): void;
+  /** A job failed, or stalled (its worker stopped renewing it). */
+  abstract jobFailed(name: string): void;
+  abstract jobStalled(): void;
+}
+
+/** Counts nothing: for processes and tests that do not care. */
+export class NoopMetrics extends Metrics {
+  httpRequest(): void {}
+  wsClients(): void {}
+  wsFramesSent(): void {}
+  eventPublished(): void {}
+  modelCall(): void {}
+  modelTokens(): void {}
+  modelRetry(): void {}
+  turnEnded(): void {}
+  signInFailed(): void {}
+  lockout(): void {}
+  fileWatchLag(): void {}
+  replayGap(): void {}
+  jobFailed(): void {}
+  jobStalled(): void {}
+}

@@ -1,0 +1,72 @@
+import type { Metrics } from '#core/ports/metrics.port.js';
+import {
+  ModelCallError,
+  type ModelEndpoint,
+  type ModelInfo,
+  ModelProvider,
+  type ModelProviderKind,
+  type ModelRequest,
+  type ModelStreamEvent,
+} from '#core/ports/model-provider.port.js';
+import type { AppLogger } from '../logging/logger.js';
+
+/**
+ * Wraps the ModelProvider the server binds: times each call, counts failures by kind and
+ * status and the tokens reported, and logs each failed call at info (provider, model,
+ * status, kind; never the key or the prompt). Stream events pass through untouched.
+ */
+export class MeteredModelProvider extends ModelProvider {
+  constructor(
+    private readonly inner: ModelProvider,
+    private readonly metrics: Metrics,
+    private readonly logger: AppLogger,
+  ) {
+    super();
+  }
+
+  info(provider: ModelProviderKind, model: string): ModelInfo {
+    return this.inner.info(provider, model);
+  }
+
+  async *stream(endpoint: ModelEndpoint, request: ModelRequest): AsyncIterable<ModelStreamEvent> {
+    const started = performance.now();
+    const provider = endpoint.provider;
+    try {
+      for await (const event of this.inner.stream(endpoint, request)) {
+        if (event.type === 'usage') this.metrics.modelTokens(provider, event.usage);
+        yield event;
+      }
+      this.metrics.modelCall({ provider, seconds: (performance.now() - started) / 1000 });
+    } catch (err) {
+      const failure = err instanceof ModelCallError ? err : null;
+      const kind = failure?.kind ?? 'unknown';
+      const status = failure?.status ?? null;
+      this.metrics.modelCall({ provider, seconds: (performance.now() - started) / 1000, errorKind: kind, status });
+      if (kind !== 'aborted') {
+        this.logger.info('model call failed', {
+          provider,
+          model: request.model,
+          host: hostOf(endpoint.apiUrl),
+          status,
+          kind,
+          retryable: failure?.retryable ?? false,
+          error: redact(String((err as Error)?.message ?? err), endpoint.apiKey).slice(0, 300),
+        });
+      }
+      throw err;
+    }
+  }
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return 'invalid-url';
+  }
+}
+
+/** Provider messages sometimes quote what they were sent; never let the key through. */
+function redact(text: string, secret: string): string {
+  return secret.length >= 4 ? text.split(secret).join('***') : text;
+}

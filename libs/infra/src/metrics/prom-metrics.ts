@@ -1,0 +1,226 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Metrics, type ModelCallReport, type TokenCounts, type TurnOutcome } from '#core/ports/metrics.port.js';
+
+/** Per-state job counts of one queue, read at scrape time. */
+export interface QueueCountsSource {
+  name: string;
+  counts(): Promise<Record<string, number>>;
+}
+
+const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+const FAST_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5];
+const SLOW_BUCKETS = [0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
+const TOKEN_KINDS = ['input', 'output', 'cache_read', 'cache_creation'] as const;
+const QUEUE_STATES = ['waiting', 'active', 'delayed', 'failed', 'completed'] as const;
+
+/**
+ * Metrics on prom-client, in a registry of their own (so two servers in one test process
+ * do not collide). Label values that repeat on hot paths (WebSocket frames, event publish)
+ * use pre-bound children, so recording allocates nothing.
+ */
+export class PromMetrics extends Metrics {
+  readonly registry = new Registry();
+  private readonly http: Histogram<'method' | 'route' | 'status'>;
+  private readonly wsClientsGauge: Gauge;
+  private readonly wsFrames: Counter;
+  private readonly publish: Histogram;
+  private readonly modelCalls: Histogram<'provider' | 'outcome'>;
+  private readonly modelErrors: Counter<'provider' | 'kind' | 'status'>;
+  private readonly modelRetries: Counter<'kind'>;
+  private readonly tokens: Counter<'provider' | 'kind'>;
+  private readonly turns: Histogram<'outcome'>;
+  private readonly cost: Counter;
+  private readonly signIns: Counter<'reason'>;
+  private readonly lockouts: Counter;
+  private readonly watchLag: Histogram;
+  private readonly gaps: Counter;
+  private readonly jobsFailed: Counter<'job'>;
+  private readonly jobsStalled: Counter;
+  private readonly queues: QueueCountsSource[] = [];
+
+  constructor(labels: { role: string; mode: string }) {
+    super();
+    const registers = [this.registry];
+    this.registry.setDefaultLabels({ role: labels.role });
+    collectDefaultMetrics({ register: this.registry, prefix: 'svc_' });
+    new Gauge({
+      name: 'svc_info',
+      help: 'Constant 1, labelled with how this process runs',
+      labelNames: ['mode'],
+      registers,
+    }).set({ mode: labels.mode }, 1);
+    this.http = new Histogram({
+      name: 'svc_http_request_duration_seconds',
+      help: 'HTTP requests by method, route template and status',
+      labelNames: ['method', 'route', 'status'],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    });
+    this.wsClientsGauge = new Gauge({ name: 'svc_ws_clients', help: 'Open WebSocket connections', registers });
+    this.wsFrames = new Counter({
+      name: 'svc_ws_frames_sent_total',
+      help: 'Frames sent to WebSocket clients (rate() gives frames per second)',
+      registers,
+    });
+    this.publish = new Histogram({
+      name: 'svc_event_publish_duration_seconds',
+      help: 'Event bus publish latency',
+      buckets: FAST_BUCKETS,
+      registers,
+    });
+    this.modelCalls = new Histogram({
+      name: 'svc_model_call_duration_seconds',
+      help: 'Model calls by provider and outcome (ok or error)',
+      labelNames: ['provider', 'outcome'],
+      buckets: SLOW_BUCKETS,
+      registers,
+    });
+    this.modelErrors = new Counter({
+      name: 'svc_model_call_errors_total',
+      help: 'Failed model calls by provider, error kind and HTTP status',
+      labelNames: ['provider', 'kind', 'status'],
+      registers,
+    });
+    this.modelRetries = new Counter({
+      name: 'svc_model_call_retries_total',
+      help: 'Model calls retried by the turn loop, by error kind',
+      labelNames: ['kind'],
+      registers,
+    });
+    this.tokens = new Counter({
+      name: 'svc_model_tokens_total',
+      help: 'Tokens reported by model calls',
+      labelNames: ['provider', 'kind'],
+      registers,
+    });
+    this.turns = new Histogram({
+      name: 'svc_agent_turn_duration_seconds',
+      help: 'Assistant turns by outcome',
+      labelNames: ['outcome'],
+      buckets: SLOW_BUCKETS,
+      registers,
+    });
+    this.cost = new Counter({
+      name: 'svc_agent_cost_usd_total',
+      help: 'Estimated model cost of finished turns, in USD (known prices only)',
+      registers,
+    });
+    this.signIns = new Counter({
+      name: 'svc_auth_sign_in_failures_total',
+      help: 'Refused sign-in attempts (login and WebSocket auth)',
+      labelNames: ['reason'],
+      registers,
+    });
+    this.lockouts = new Counter({
+      name: 'svc_auth_lockouts_total',
+      help: 'Sign-in lockouts met, counted once per address and lock',
+      registers,
+    });
+    this.watchLag = new Histogram({
+      name: 'svc_file_watch_lag_seconds',
+      help: 'From the first file change of a batch to its event being published',
+      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30],
+      registers,
+    });
+    this.gaps = new Counter({
+      name: 'svc_event_replay_gaps_total',
+      help: 'Resuming clients told stream:gap (the event log no longer reached back)',
+      registers,
+    });
+    this.jobsFailed = new Counter({
+      name: 'svc_jobs_failed_total',
+      help: 'Failed job attempts by job name',
+      labelNames: ['job'],
+      registers,
+    });
+    this.jobsStalled = new Counter({
+      name: 'svc_jobs_stalled_total',
+      help: 'Jobs found stalled (their worker stopped renewing the lock)',
+      registers,
+    });
+    const queues = this.queues;
+    new Gauge({
+      name: 'svc_queue_jobs',
+      help: 'Jobs per queue and state (waiting, active, delayed, failed, completed), read at scrape',
+      labelNames: ['queue', 'state'],
+      registers,
+      async collect() {
+        this.reset();
+        for (const queue of queues) {
+          const counts = await queue.counts().catch(() => null);
+          if (!counts) continue;
+          for (const state of QUEUE_STATES) this.set({ queue: queue.name, state }, counts[state] ?? 0);
+        }
+      },
+    });
+    // Pre-create the series people alert on, so they read 0 rather than being absent.
+    for (const reason of ['invalid', 'locked'] as const) this.signIns.inc({ reason }, 0);
+    this.lockouts.inc(0);
+    this.gaps.inc(0);
+    this.jobsStalled.inc(0);
+  }
+
+  /** Adds a queue whose counts are read at each scrape. */
+  watchQueue(source: QueueCountsSource): void {
+    this.queues.push(source);
+  }
+
+  /** The exposition text and its content type. */
+  async scrape(): Promise<{ contentType: string; body: string }> {
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+
+  httpRequest(method: string, route: string, status: number, seconds: number): void {
+    this.http.observe({ method, route, status: String(status) }, seconds);
+  }
+  wsClients(count: number): void {
+    this.wsClientsGauge.set(count);
+  }
+  wsFramesSent(count: number): void {
+    this.wsFrames.inc(count);
+  }
+  eventPublished(seconds: number): void {
+    this.publish.observe(seconds);
+  }
+  modelCall(report: ModelCallReport): void {
+    this.modelCalls.observe({ provider: report.provider, outcome: report.errorKind ? 'error' : 'ok' }, report.seconds);
+    if (report.errorKind) {
+      this.modelErrors.inc({
+        provider: report.provider,
+        kind: report.errorKind,
+        status: report.status == null ? 'none' : String(report.status),
+      });
+    }
+  }
+  modelTokens(provider: string, usage: TokenCounts): void {
+    const values = [usage.inputTokens, usage.outputTokens, usage.cacheReadTokens, usage.cacheCreationTokens];
+    TOKEN_KINDS.forEach((kind, i) => {
+      if (values[i]! > 0) this.tokens.inc({ provider, kind }, values[i]!);
+    });
+  }
+  modelRetry(errorKind: string): void {
+    this.modelRetries.inc({ kind: errorKind });
+  }
+  turnEnded(outcome: TurnOutcome, seconds: number, costUsd: number): void {
+    this.turns.observe({ outcome }, seconds);
+    if (costUsd > 0) this.cost.inc(costUsd);
+  }
+  signInFailed(reason: 'invalid' | 'locked'): void {
+    this.signIns.inc({ reason });
+  }
+  lockout(): void {
+    this.lockouts.inc();
+  }
+  fileWatchLag(seconds: number): void {
+    this.watchLag.observe(seconds);
+  }
+  replayGap(): void {
+    this.gaps.inc();
+  }
+  jobFailed(name: string): void {
+    this.jobsFailed.inc({ job: name });
+  }
+  jobStalled(): void {
+    this.jobsStalled.inc();
+  }
+}

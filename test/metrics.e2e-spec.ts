@@ -1,0 +1,162 @@
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import request from 'supertest';
+import { ScriptedModelServer } from '#testing/scripted-model-server.js';
+import { testMode } from '#testing/test-env.js';
+import { createSharedServices, type SharedServices, startServer, type TestServer } from '#testing/test-server.js';
+import { WsTestClient } from '#testing/ws-client.js';
+
+/** The metric families an operator relies on (README "Metrics"). */
+const FAMILIES = [
+  'svc_info',
+  'svc_http_request_duration_seconds',
+  'svc_ws_clients',
+  'svc_ws_frames_sent_total',
+  'svc_event_publish_duration_seconds',
+  'svc_queue_jobs',
+  'svc_jobs_failed_total',
+  'svc_jobs_stalled_total',
+  'svc_model_call_duration_seconds',
+  'svc_model_call_errors_total',
+  'svc_model_call_retries_total',
+  'svc_model_tokens_total',
+  'svc_agent_turn_duration_seconds',
+  'svc_agent_cost_usd_total',
+  'svc_auth_sign_in_failures_total',
+  'svc_auth_lockouts_total',
+  'svc_file_watch_lag_seconds',
+  'svc_event_replay_gaps_total',
+  'svc_process_resident_memory_bytes',
+];
+
+/** The value of the first sample whose line starts with `prefix` (name plus some labels). */
+function sample(text: string, name: string, labels: Record<string, string> = {}): number | null {
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
+    if (Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`))) {
+      return Number(line.slice(line.lastIndexOf(' ') + 1));
+    }
+  }
+  return null;
+}
+
+describe('metrics', () => {
+  let model: ScriptedModelServer;
+  let services: SharedServices | undefined;
+  let server: TestServer;
+  const auth = () => ({ Authorization: `Bearer ${server.password}` });
+
+  before(async () => {
+    model = await ScriptedModelServer.start();
+    services = testMode() === 'services' ? await createSharedServices() : undefined;
+    server = await startServer({
+      services,
+      env: {
+        SVC_AI_PROVIDER: 'openai',
+        SVC_AI_API_URL: model.url,
+        SVC_AI_API_KEY: 'sk-metrics-test',
+        SVC_AI_MODEL: 'gpt-4o',
+        SVC_AGENT_RETRY_BASE_MS: '10',
+        SVC_AGENT_MAX_RETRIES: '1',
+      },
+    });
+  });
+  after(async () => {
+    await server?.stop();
+    await services?.dispose();
+    await model?.close();
+  });
+
+  it('requires the access password unless SVC_METRICS_PUBLIC=1', async () => {
+    const none = await request(server.url).get('/metrics');
+    assert.deepEqual([none.status, none.body], [401, { success: false, error: 'No authorization token' }]);
+    const wrong = await request(server.url).get('/metrics').set('Authorization', 'Bearer wrong-one');
+    assert.equal(wrong.status, 401);
+    const ok = await request(server.url).get('/metrics').set(auth());
+    assert.equal(ok.status, 200);
+    assert.match(String(ok.headers['content-type']), /^text\/plain/);
+  });
+
+  it('counts requests, sockets, events, model calls, turns, tokens, sign-in failures and file changes', async () => {
+    const space = await request(server.url).post('/api/spaces').set(auth()).send({ name: 'metered' });
+    assert.equal(space.status, 200);
+    const spaceId = space.body.data.id as string;
+    const conv = await request(server.url)
+      .post(`/api/spaces/${spaceId}/conversations`)
+      .set(auth())
+      .send({ title: 'm' });
+    const conversationId = conv.body.data.id as string;
+    const ws = await WsTestClient.signedIn(server.wsUrl, server.password);
+    ws.send({ type: 'subscribe', payload: { conversationId } });
+    await ws.roundTrip();
+
+    // One turn that succeeds with usage, one whose model call fails twice (retried once).
+    model.enqueue({ steps: [{ text: 'Hi there' }, { usage: { input: 1000, output: 20 } }] });
+    await request(server.url)
+      .post('/api/agent/message')
+      .set(auth())
+      .send({ spaceId, conversationId, message: 'hello' })
+      .expect(200);
+    await ws.event('agent:complete', 15_000);
+    model.enqueue({ status: 503 }, { status: 503 });
+    await request(server.url)
+      .post('/api/agent/message')
+      .set(auth())
+      .send({ spaceId, conversationId, message: 'again' })
+      .expect(200);
+    await ws.event('agent:error', 15_000);
+    await ws.event('agent:complete', 15_000);
+
+    await request(server.url).post('/api/remote/login').send({ token: 'not-the-password' }).expect(401);
+    writeFileSync(join(space.body.data.path as string, 'note.txt'), 'hello');
+    await ws.event('artifact:changed-batch', 15_000);
+
+    const text = (await request(server.url).get('/metrics').set(auth())).text;
+    const missing = FAMILIES.filter((family) => !new RegExp(`^# TYPE ${family} `, 'm').test(text));
+    assert.deepEqual(missing, [], 'metric families');
+
+    assert.ok(
+      (sample(text, 'svc_http_request_duration_seconds_count', {
+        method: 'POST',
+        route: '/api/spaces/:spaceId/conversations',
+        status: '200',
+      }) ?? 0) >= 1,
+      'route templates, not raw paths',
+    );
+    assert.ok(!text.includes(spaceId), 'no ids in label values');
+    assert.equal(sample(text, 'svc_ws_clients'), 1);
+    assert.ok((sample(text, 'svc_ws_frames_sent_total') ?? 0) > 3);
+    assert.ok((sample(text, 'svc_event_publish_duration_seconds_count') ?? 0) > 3);
+    assert.equal(sample(text, 'svc_model_call_duration_seconds_count', { provider: 'openai', outcome: 'ok' }), 1);
+    assert.equal(sample(text, 'svc_model_call_errors_total', { provider: 'openai', status: '503' }), 2);
+    assert.equal(sample(text, 'svc_model_call_retries_total'), 1);
+    assert.equal(sample(text, 'svc_model_tokens_total', { provider: 'openai', kind: 'input' }), 1000);
+    assert.equal(sample(text, 'svc_model_tokens_total', { provider: 'openai', kind: 'output' }), 20);
+    assert.equal(sample(text, 'svc_agent_turn_duration_seconds_count', { outcome: 'completed' }), 1);
+    assert.equal(sample(text, 'svc_agent_turn_duration_seconds_count', { outcome: 'failed' }), 1);
+    assert.ok((sample(text, 'svc_agent_cost_usd_total') ?? 0) > 0, 'gpt-4o has a known price');
+    assert.equal(sample(text, 'svc_auth_sign_in_failures_total', { reason: 'invalid' }), 1);
+    assert.ok((sample(text, 'svc_file_watch_lag_seconds_count') ?? 0) >= 1);
+    assert.ok(sample(text, 'svc_queue_jobs', { state: 'completed' }) !== null, 'queue counts read at scrape');
+    ws.close();
+  });
+
+  it('answers on the worker role too, without a token when SVC_METRICS_PUBLIC=1', async () => {
+    // Split roles need Redis; in embedded mode a second standalone server shows the setting.
+    const other = await startServer(
+      services
+        ? { services, env: { SVC_ROLE: 'worker', SVC_METRICS_PUBLIC: '1' } }
+        : { env: { SVC_METRICS_PUBLIC: '1' } },
+    );
+    try {
+      const res = await request(other.url).get('/metrics');
+      assert.equal(res.status, 200);
+      assert.match(res.text, /^svc_info\{.*role="(worker|all)".*\} 1$/m);
+      assert.match(res.text, /^# TYPE svc_queue_jobs gauge$/m);
+    } finally {
+      await other.stop();
+    }
+  });
+});
