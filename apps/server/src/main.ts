@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import type { Server } from 'node:http';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import type { Response as ExpressResponse } from 'express';
 import { AccessService } from '#core/auth/access.service.js';
 import type { AppConfig } from '#core/config/app-config.js';
 import { ConfigError, loadConfig, resolveAccessPassword } from '#infra/config/load-config.js';
@@ -16,6 +17,8 @@ import { jsonBody } from './http/common/json-body.js';
 import { requestLogging } from './http/common/request-logging.js';
 import { TextParamPipe } from './http/common/text-param.pipe.js';
 import { httpMetrics } from './http/metrics/http-metrics.js';
+import { docsPage } from './http/openapi/docs-page.js';
+import { buildOpenApiDocument } from './http/openapi/openapi-document.js';
 import { createValidationPipe } from './http/common/validation.js';
 import { TurnRunner } from '#core/agent/turn-runner.js';
 import { JobProcessors } from './jobs/job-processors.js';
@@ -84,7 +87,17 @@ async function bootstrap(): Promise<void> {
           : res.status(404).type('text/plain').send('Not Found'),
     );
   }
+  if (config.role !== 'worker') app.use('/api/docs', docsPage());
   app.use('/api', authMiddleware(app.get(AccessService)));
+  if (config.role !== 'worker') {
+    // Built once, on first request: the routes are all registered by then.
+    let openApi: string | null = null;
+    app.use('/api/openapi.json', (req: { method: string }, res: ExpressResponse, next: () => void) => {
+      if (req.method !== 'GET') return next();
+      openApi ??= JSON.stringify(buildOpenApiDocument(app, config.version));
+      res.status(200).type('application/json').send(openApi);
+    });
+  }
   if (config.role !== 'worker') app.useWebSocketAdapter(createFrameAdapter(app));
   app.useGlobalFilters(new HttpExceptionFilter(logger, config.basePath));
   app.useGlobalPipes(new TextParamPipe(), createValidationPipe());

@@ -1,5 +1,4 @@
 import { Controller, Get, Inject, Req, Res } from '@nestjs/common';
-import { ApiExcludeController } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { ErrorTexts } from '#contracts/errors.js';
 import { AccessService } from '#core/auth/access.service.js';
@@ -12,7 +11,6 @@ import { sendFailure } from '../common/envelope.js';
  * Prometheus exposition, outside /api, on every role (the worker too). The access password
  * is required (header or ?token=) unless SVC_METRICS_PUBLIC=1.
  */
-@ApiExcludeController()
 @Controller()
 export class MetricsController {
   constructor(

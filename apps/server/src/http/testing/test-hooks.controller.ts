@@ -1,4 +1,5 @@
-import { Body, Controller, HttpCode, Post } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Post } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
 import { IsInt, IsObject, IsOptional, IsString, Max, Min, MinLength } from 'class-validator';
 import { EventBus } from '#core/ports/event-bus.port.js';
 
@@ -24,7 +25,23 @@ class PublishEventDto {
  */
 @Controller('api/test')
 export class TestHooksController {
-  constructor(private readonly bus: EventBus) {}
+  constructor(
+    private readonly bus: EventBus,
+    private readonly adapter: HttpAdapterHost,
+  ) {}
+
+  /** Every route the HTTP router holds, as `METHOD /path` (the OpenAPI completeness test reads it). */
+  @Get('routes')
+  routes(): { success: true; data: string[] } {
+    type Layer = { route?: { path: unknown; methods: Record<string, boolean> } };
+    const app = this.adapter.httpAdapter.getInstance() as { router: { stack: Layer[] } };
+    const routes = app.router.stack.flatMap((layer) =>
+      layer.route && typeof layer.route.path === 'string'
+        ? Object.keys(layer.route.methods).map((m) => `${m.toUpperCase()} ${layer.route!.path as string}`)
+        : [],
+    );
+    return { success: true, data: routes };
+  }
 
   @Post('events')
   @HttpCode(200)

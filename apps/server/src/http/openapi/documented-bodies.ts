@@ -1,0 +1,78 @@
+/**
+ * Request bodies of operations whose controllers read an untyped body (no DTO class, so
+ * nothing to generate from). Written from the specification; prefer a class-validator DTO
+ * for new operations, whose schema is generated. Keys are `METHOD /openapi/{path}`.
+ */
+
+const str = (description?: string) => ({ type: 'string', ...(description ? { description } : {}) });
+const bool = (description?: string) => ({ type: 'boolean', ...(description ? { description } : {}) });
+const obj = (properties: Record<string, unknown>, required: string[] = [], description?: string) => ({
+  type: 'object',
+  properties,
+  ...(required.length > 0 ? { required } : {}),
+  ...(description ? { description } : {}),
+});
+
+const aiSource = (required: string[]) =>
+  obj(
+    {
+      name: str(),
+      provider: { type: 'string', enum: ['anthropic', 'openai'] },
+      apiUrl: str('Provider base URL (e.g. https://api.anthropic.com or an OpenAI-compatible /v1 URL)'),
+      apiKey: str('Omit on update to keep the stored key'),
+      model: str(),
+      availableModels: { type: 'array', items: obj({ id: str(), name: str() }, ['id']) },
+    },
+    required,
+  );
+
+export const DOCUMENTED_BODIES: Record<string, Record<string, unknown>> = {
+  'POST /api/remote/login': obj({ token: str('The access password') }, ['token']),
+  'POST /api/spaces': obj(
+    { name: str(), icon: str(), color: str(), customPath: str('An existing folder to use as the space folder') },
+    ['name'],
+  ),
+  'PUT /api/spaces/reorder': obj({ spaceIds: { type: 'array', items: str() } }, ['spaceIds']),
+  'PUT /api/spaces/{spaceId}': obj({ name: str(), icon: str(), color: str() }),
+  'PUT /api/spaces/{spaceId}/working-dir': obj({ workingDir: str('An existing folder outside the data folder') }, [
+    'workingDir',
+  ]),
+  'PUT /api/spaces/{spaceId}/preferences': obj({
+    memory: obj({ enabled: bool(), autoConsolidate: bool(), cadence: str() }),
+  }),
+  'POST /api/config': obj({}, [], 'A partial configuration, merged into the stored one (JSON Merge Patch)'),
+  'POST /api/ai-sources/sources': aiSource(['name', 'provider', 'apiUrl', 'model']),
+  'PUT /api/ai-sources/sources/{sourceId}': aiSource([]),
+  'POST /api/ai-sources/switch-source': obj({ sourceId: str() }, ['sourceId']),
+  'POST /api/ai-sources/set-model': obj({ modelId: str() }, ['modelId']),
+  'POST /api/agent/message': obj(
+    {
+      spaceId: str(),
+      conversationId: str(),
+      message: str(),
+      thinkingEnabled: bool(),
+      reasoningEffort: { type: 'string', enum: ['off', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max'] },
+      images: {
+        type: 'array',
+        items: obj({ type: str(), mediaType: str(), data: str('Base64') }),
+      },
+    },
+    ['spaceId', 'conversationId', 'message'],
+  ),
+  'POST /api/agent/stop': obj({ conversationId: str('Omit to stop every running turn') }),
+  'POST /api/agent/answer-question': obj(
+    { conversationId: str(), id: str('The ask-… id of agent:ask-question'), answers: { type: 'object' } },
+    ['conversationId', 'id', 'answers'],
+  ),
+  'POST /api/agent/toolsets/list': obj({ spaceId: str(), conversationId: str() }),
+};
+
+/** POST and PUT operations that take no body. */
+export const BODYLESS_OPERATIONS: ReadonlySet<string> = new Set([
+  'POST /api/spaces/{spaceId}/open',
+  'POST /api/spaces/{spaceId}/memory/consolidate',
+  'POST /api/spaces/{spaceId}/artifacts/reconcile',
+  // Permissions are auto-allowed on this server: these accept and ignore any body.
+  'POST /api/agent/approve',
+  'POST /api/agent/reject',
+]);

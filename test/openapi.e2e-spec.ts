@@ -1,0 +1,125 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import request from 'supertest';
+import { BODYLESS_OPERATIONS } from '../apps/server/src/http/openapi/documented-bodies.js';
+import { startServer, type TestServer } from '#testing/test-server.js';
+
+type Doc = {
+  openapi: string;
+  paths: Record<
+    string,
+    Record<
+      string,
+      {
+        requestBody?: { content: Record<string, { schema: unknown }> };
+        responses: Record<string, unknown>;
+        security?: unknown[];
+      }
+    >
+  >;
+  components: { schemas: Record<string, { type?: string; properties?: Record<string, unknown> }> };
+};
+
+const toOpenApiPath = (expressPath: string): string => expressPath.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+
+/** Every `$ref` in `value`. */
+function refsOf(value: unknown, out: string[] = []): string[] {
+  if (Array.isArray(value)) value.forEach((v) => refsOf(v, out));
+  else if (value && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) {
+      if (k === '$ref' && typeof v === 'string') out.push(v);
+      else refsOf(v, out);
+    }
+  }
+  return out;
+}
+
+describe('OpenAPI document and reference page', () => {
+  let server: TestServer;
+  let doc: Doc;
+  const auth = () => ({ Authorization: `Bearer ${server.password}` });
+
+  before(async () => {
+    server = await startServer();
+    const res = await request(server.url).get('/api/openapi.json').set(auth());
+    assert.equal(res.status, 200);
+    doc = res.body as Doc;
+  });
+  after(() => server?.stop());
+
+  it('is served behind the token as OpenAPI 3.1', async () => {
+    const none = await request(server.url).get('/api/openapi.json');
+    assert.deepEqual([none.status, none.body], [401, { success: false, error: 'No authorization token' }]);
+    assert.equal(doc.openapi, '3.1.0');
+  });
+
+  it('documents every route the server registered, and nothing else', async () => {
+    const routes = (await request(server.url).get('/api/test/routes').set(auth())).body.data as string[];
+    assert.ok(routes.length > 40, `routes: ${routes.length}`);
+    const registered = new Set(
+      routes.map((r) => {
+        const [method, path] = r.split(' ');
+        return `${method} ${toOpenApiPath(path!)}`;
+      }),
+    );
+    const documented = new Set(
+      Object.entries(doc.paths).flatMap(([path, item]) => Object.keys(item).map((m) => `${m.toUpperCase()} ${path}`)),
+    );
+    assert.deepEqual(
+      [...registered].filter((r) => !documented.has(r)),
+      [],
+      'routes missing from the document',
+    );
+    assert.deepEqual(
+      [...documented].filter((r) => !registered.has(r)),
+      [],
+      'documented operations with no route',
+    );
+  });
+
+  it('gives every POST and PUT a request body schema with its fields', () => {
+    const missing: string[] = [];
+    for (const [path, item] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(item)) {
+        const key = `${method.toUpperCase()} ${path}`;
+        if ((method !== 'post' && method !== 'put') || BODYLESS_OPERATIONS.has(key)) continue;
+        if (!path.startsWith('/api/')) continue;
+        const schema = op.requestBody?.content['application/json']?.schema as
+          { $ref?: string; type?: string; properties?: object } | undefined;
+        const resolved = schema?.$ref ? doc.components.schemas[schema.$ref.split('/').pop()!] : schema;
+        if (!resolved || resolved.type !== 'object' || !resolved.properties) missing.push(key);
+      }
+    }
+    assert.deepEqual(missing, [], 'operations without a described body: add a DTO or an entry in documented-bodies.ts');
+  });
+
+  it('describes the error envelope on every API operation, and which operations are public', () => {
+    const envelope = doc.components.schemas.ErrorEnvelope;
+    assert.deepEqual(Object.keys(envelope?.properties ?? {}).sort(), ['code', 'error', 'success']);
+    for (const [path, item] of Object.entries(doc.paths)) {
+      if (!path.startsWith('/api/')) continue;
+      for (const [method, op] of Object.entries(item)) {
+        assert.ok(op.responses['200'], `${method} ${path} 200`);
+        assert.match(JSON.stringify(op.responses['401']), /ErrorEnvelope/, `${method} ${path} 401`);
+      }
+    }
+    assert.deepEqual(doc.paths['/api/remote/login']!.post!.security, []);
+    assert.equal(doc.paths['/api/spaces']!.get!.security, undefined, 'the global bearer requirement applies');
+    const missingRefs = refsOf(doc).filter((r) => !doc.components.schemas[r.split('/').pop()!]);
+    assert.deepEqual(missingRefs, [], 'dangling $refs');
+  });
+
+  it('renders the reference page from local assets (works offline)', async () => {
+    const res = await request(server.url).get('/api/docs');
+    assert.equal(res.status, 200);
+    assert.match(String(res.headers['content-type']), /text\/html/);
+    assert.match(res.text, /SwaggerUIBundle\(/);
+    assert.doesNotMatch(res.text, /<(script|link)[^>]+(src|href)="https?:/i, 'no CDN');
+  });
+
+  it('still answers unknown GET /api/... paths with the web page', async () => {
+    const res = await request(server.url).get('/api/no-such-thing').set(auth());
+    assert.equal(res.status, 200);
+    assert.match(String(res.headers['content-type']), /text\/html/);
+  });
+});
