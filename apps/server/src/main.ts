@@ -8,7 +8,7 @@ import type { AppConfig } from '#core/config/app-config.js';
 import { ConfigError, loadConfig, resolveAccessPassword } from '#infra/config/load-config.js';
 import { Infrastructure } from '#infra/infrastructure.js';
 import { describeError } from '#infra/logging/describe-error.js';
-import { AppLogger, createPino } from '#infra/logging/logger.js';
+import { AppLogger, createPino, registerSecret } from '#infra/logging/logger.js';
 import { AppModule } from './app.module.js';
 import { authMiddleware } from './http/auth/auth.middleware.js';
 import { installBasePath } from './http/common/base-path.js';
@@ -39,10 +39,13 @@ async function bootstrap(): Promise<void> {
     }
     throw err;
   }
+  registerSecret(config.password.fromEnv);
+  registerSecret(config.modelSeed?.apiKey);
   const logger = new AppLogger(createPino(config.logLevel));
   process.on('unhandledRejection', (reason) => logger.error('unhandled rejection', { err: describeError(reason) }));
 
   const password = resolveAccessPassword(config);
+  registerSecret(password.value);
   if (password.source === 'generated') {
     // Printed once, on the console only (never through the log pipeline).
     process.stderr.write(

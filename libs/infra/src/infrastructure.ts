@@ -87,8 +87,14 @@ export class Infrastructure {
     this.dataSource = createDataSource(databaseUrl);
     await this.dataSource.initialize();
     this.closers.push(() => this.dataSource.destroy().then(() => undefined));
-    const applied = await migrateUnderLock(this.dataSource);
-    if (applied.length > 0) logger.info('migrations applied', { migrations: applied });
+    if (config.migrations === 'skip') {
+      logger.info('migrations skipped (SVC_MIGRATIONS=skip); the schema must already be current');
+    } else {
+      const started = Date.now();
+      const applied = await migrateUnderLock(this.dataSource);
+      if (applied.length > 0) logger.info('migrations applied', { migrations: applied, ms: Date.now() - started });
+      else logger.info('database schema is current; no migrations to apply');
+    }
     this.settings = new TypeormSettingsRepository(this.dataSource);
 
     if (config.redisUrl !== null) {

@@ -153,6 +153,9 @@ export function parseConfig(
   if (fileWatchPolling === null) errors.push('SVC_FILE_WATCH_POLLING: must be 1 or 0');
   const searchIndexLimit = int('SVC_SEARCH_INDEX_LIMIT', 200_000, 1, 10_000_000);
 
+  const migrations = (value('SVC_MIGRATIONS') ?? 'run').toLowerCase();
+  if (migrations !== 'run' && migrations !== 'skip') errors.push('SVC_MIGRATIONS: must be run or skip');
+
   const metricsPublic = parseBoolean(value('SVC_METRICS_PUBLIC'));
   if (metricsPublic === null) errors.push('SVC_METRICS_PUBLIC: must be 1 or 0');
 
@@ -183,6 +186,7 @@ export function parseConfig(
       version: opts.version,
       testHooks: testHooks!,
       metricsPublic: metricsPublic!,
+      migrations: migrations as 'run' | 'skip',
       agent,
       fileWatchPolling: fileWatchPolling!,
       searchIndexLimit,

@@ -34,6 +34,19 @@ const NEST_BOOT_CONTEXTS = new Set([
   'NestApplication',
 ]);
 
+/** Values that must never be written, whatever field or message carries them. */
+const secrets = new Set<string>();
+
+/** Adds a value (the access password, a configured API key) that every log line is scrubbed of. */
+export function registerSecret(value: string | null | undefined): void {
+  if (value && value.length >= 6) secrets.add(value);
+}
+
+function scrub(line: string): string {
+  for (const secret of secrets) if (line.includes(secret)) line = line.split(secret).join('***');
+  return line;
+}
+
 export function createPino(level: LogLevel, destination?: NodeJS.WritableStream): Logger {
   return pino(
     {
@@ -44,6 +57,8 @@ export function createPino(level: LogLevel, destination?: NodeJS.WritableStream)
       formatters: { level: (label) => ({ level: label }) },
       // Request, job and turn ids of the work this line belongs to.
       mixin: () => currentLogContext() ?? {},
+      // Last line of defence behind the redaction paths: known secret values, anywhere in a line.
+      hooks: { streamWrite: scrub },
     },
     destination as never,
   );

@@ -13,7 +13,8 @@ import type { AppLogger } from '../logging/logger.js';
 /**
  * Wraps the ModelProvider the server binds: times each call, counts failures by kind and
  * status and the tokens reported, and logs each failed call at info (provider, model,
- * status, kind; never the key or the prompt). Stream events pass through untouched.
+ * status, kind; never the key or the prompt). Stream events pass through untouched; a
+ * failure's message loses any copy of the API key before it goes further.
  */
 export class MeteredModelProvider extends ModelProvider {
   constructor(
@@ -39,6 +40,8 @@ export class MeteredModelProvider extends ModelProvider {
       this.metrics.modelCall({ provider, seconds: (performance.now() - started) / 1000 });
     } catch (err) {
       const failure = err instanceof ModelCallError ? err : null;
+      // Providers sometimes quote the key they were sent; it must reach neither logs nor clients.
+      if (failure) failure.message = redact(failure.message, endpoint.apiKey);
       const kind = failure?.kind ?? 'unknown';
       const status = failure?.status ?? null;
       this.metrics.modelCall({ provider, seconds: (performance.now() - started) / 1000, errorKind: kind, status });
