@@ -11,7 +11,7 @@ import { describeError } from '#infra/logging/describe-error.js';
 import { AppLogger, createPino, registerSecret } from '#infra/logging/logger.js';
 import { AppModule } from './app.module.js';
 import { authMiddleware } from './http/auth/auth.middleware.js';
-import { installBasePath } from './http/common/base-path.js';
+import { installBasePath, warnOnUnknownPrefix } from './http/common/base-path.js';
 import { HttpExceptionFilter } from './http/common/exception.filter.js';
 import { jsonBody } from './http/common/json-body.js';
 import { requestLogging } from './http/common/request-logging.js';
@@ -65,6 +65,8 @@ async function bootstrap(): Promise<void> {
     { logger, bodyParser: false, abortOnError: false },
   );
   const server = app.getHttpServer() as Server;
+  // Prepended listeners run newest first: the prefix check sees URLs after the base path is stripped.
+  warnOnUnknownPrefix(server, config.basePath, (message, fields) => logger.warn(message, fields));
   installBasePath(server, config.basePath);
   app.set('trust proxy', false); // client addresses are decided by clientIp()
   app.disable('x-powered-by');

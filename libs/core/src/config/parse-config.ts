@@ -9,6 +9,7 @@ import {
   PASSWORD_MIN,
   type ServerRole,
 } from './app-config.js';
+import { examplePasswordProblem } from '../auth/example-passwords.js';
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -48,6 +49,9 @@ export function parseConfig(
       );
     } else if (/\s/.test(passwordRaw)) {
       errors.push('SVC_REMOTE_PASSWORD: must not contain whitespace');
+    } else {
+      const problem = examplePasswordProblem(passwordRaw);
+      if (problem) errors.push(`SVC_REMOTE_PASSWORD: ${problem}`);
     }
   }
 

@@ -18,3 +18,58 @@ export function installBasePath(server: Server, basePath: string): void {
   server.prependListener('request', strip);
   server.prependListener('upgrade', strip);
 }
+
+/** The prefix before `/api/` or `/ws` in a path the server does not serve, e.g. `/svc` for `/svc/api/x`. */
+export function unknownPrefixOf(path: string): string | null {
+  const match = /^((?:\/[^/?#]+)+?)\/(?:api\/|ws(?:$|[/?]))/.exec(path);
+  return match ? match[1]! : null;
+}
+
+/**
+ * Behind a proxy that keeps a path prefix the server was not told about, `/svc/api/...`
+ * answers the web page with 200 and `/svc/ws` fails: a misconfiguration that looks like
+ * success. Logs one clear warning per prefix seen (in the path, or an X-Forwarded-Prefix
+ * header that does not match SVC_BASE_PATH). Runs after the base path was stripped.
+ */
+export function warnOnUnknownPrefix(
+  server: Server,
+  basePath: string,
+  warn: (message: string, fields: Record<string, unknown>) => void,
+): void {
+  const seen = new Set<string>();
+  const once = (prefix: string, fields: Record<string, unknown>, hint: string): void => {
+    if (seen.has(prefix) || seen.size > 20) return;
+    seen.add(prefix);
+    warn('requests arrive with a path prefix this server does not serve', {
+      prefix,
+      ...fields,
+      basePath: basePath || '(unset)',
+      hint: `${hint}; see "Behind a reverse proxy" in the README`,
+    });
+  };
+  const check = (req: IncomingMessage): void => {
+    const url = req.url ?? '/';
+    if (!url.startsWith('/api/') && !url.startsWith('/ws')) {
+      const prefix = unknownPrefixOf(url.split('?')[0]!);
+      if (prefix) {
+        once(
+          prefix,
+          { path: url.split('?')[0] },
+          `${prefix}/api/... answers the web page and ${prefix}/ws fails: have the proxy strip ${prefix} ` +
+            `(nginx: proxy_pass http://upstream/;) or set SVC_BASE_PATH=${prefix}`,
+        );
+      }
+    }
+    const forwarded = req.headers['x-forwarded-prefix'];
+    const value = (Array.isArray(forwarded) ? forwarded[0] : forwarded)?.replace(/\/+$/, '');
+    if (value && value !== basePath) {
+      once(
+        value,
+        { header: 'X-Forwarded-Prefix' },
+        `the proxy serves this server under ${value}: set SVC_BASE_PATH=${value} so the web page builds its URLs with it`,
+      );
+    }
+  };
+  server.prependListener('request', check);
+  server.prependListener('upgrade', check);
+}
