@@ -6,6 +6,7 @@ import type { Response as ExpressResponse } from 'express';
 import { AccessService } from '#core/auth/access.service.js';
 import type { AppConfig } from '#core/config/app-config.js';
 import { ConfigError, loadConfig, resolveAccessPassword } from '#infra/config/load-config.js';
+import { runMigrateCommand } from '#infra/database/migrate-command.js';
 import { Infrastructure } from '#infra/infrastructure.js';
 import { describeError } from '#infra/logging/describe-error.js';
 import { AppLogger, createPino, registerSecret } from '#infra/logging/logger.js';
@@ -43,6 +44,16 @@ async function bootstrap(): Promise<void> {
   registerSecret(config.modelSeed?.apiKey);
   const logger = new AppLogger(createPino(config.logLevel));
   process.on('unhandledRejection', (reason) => logger.error('unhandled rejection', { err: describeError(reason) }));
+
+  // Subcommands: `migrate` applies pending migrations and exits (a Kubernetes Job, a release step).
+  const command = process.argv[2];
+  if (command === 'migrate') {
+    await runMigrateCommand(config, logger);
+    process.exit(0);
+  } else if (command !== undefined && command !== 'serve') {
+    process.stderr.write(`svc-server: unknown command "${command}" (expected serve or migrate)\n`);
+    process.exit(2);
+  }
 
   const password = resolveAccessPassword(config);
   registerSecret(password.value);

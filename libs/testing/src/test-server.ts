@@ -21,6 +21,8 @@ export interface StartOptions {
   services?: SharedServices;
   /** Resolve once spawned instead of waiting for "listening" (start-up failure tests). */
   waitForListening?: boolean;
+  /** Command-line arguments of the entry point (a subcommand such as `migrate`). */
+  args?: string[];
 }
 
 /** A Postgres database and a Redis key prefix that several replicas can share. */
@@ -104,7 +106,10 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
     else env[k] = v;
   }
 
-  const child = spawn(process.execPath, [SERVER_ENTRY], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [SERVER_ENTRY, ...(options.args ?? [])], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (output += d.toString()));

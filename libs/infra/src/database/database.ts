@@ -4,12 +4,13 @@ import { ENTITIES, MIGRATIONS } from './schema.js';
 /** Arbitrary constant: the advisory lock key under which replicas take turns migrating. */
 const MIGRATION_LOCK_KEY = 4_707_202_611;
 
-export function createDataSource(url: string, poolSize = 10): DataSource {
+/** `migrations`: a prefix of MIGRATIONS builds an older schema (upgrade tests). */
+export function createDataSource(url: string, poolSize = 10, migrations: typeof MIGRATIONS = MIGRATIONS): DataSource {
   return new DataSource({
     type: 'postgres',
     url,
     entities: ENTITIES,
-    migrations: MIGRATIONS,
+    migrations,
     migrationsTableName: 'typeorm_migrations',
     synchronize: false,
     migrationsRun: false,

@@ -1,0 +1,34 @@
+import type { AppConfig } from '#core/config/app-config.js';
+import type { AppLogger } from '../logging/logger.js';
+import { DataFolderLock } from './data-folder-lock.js';
+import { createDataSource, migrateUnderLock } from './database.js';
+import { EmbeddedPostgres } from './embedded-postgres.js';
+
+/**
+ * `svc-server migrate`: applies pending migrations and exits, for a Kubernetes Job (or a
+ * release step) while the api pods run with SVC_MIGRATIONS=skip. Takes the same advisory
+ * lock as a starting server, so it is safe next to running replicas.
+ */
+export async function runMigrateCommand(config: AppConfig, logger: AppLogger): Promise<void> {
+  let embedded: EmbeddedPostgres | null = null;
+  let lock: DataFolderLock | null = null;
+  let url = config.databaseUrl;
+  if (url === null) {
+    lock = DataFolderLock.acquire(config.dataDir);
+    embedded = await EmbeddedPostgres.start(config.dataDir);
+    url = embedded.url;
+  }
+  // Two connections: one holds the advisory lock while the other migrates.
+  const dataSource = createDataSource(url, 2);
+  try {
+    await dataSource.initialize();
+    const started = Date.now();
+    const applied = await migrateUnderLock(dataSource);
+    if (applied.length > 0) logger.info('migrations applied', { migrations: applied, ms: Date.now() - started });
+    else logger.info('database schema is current; no migrations to apply');
+  } finally {
+    if (dataSource.isInitialized) await dataSource.destroy();
+    await embedded?.stop();
+    lock?.release();
+  }
+}
