@@ -7,6 +7,7 @@ import { AccessService } from '#core/auth/access.service.js';
 import type { AppConfig } from '#core/config/app-config.js';
 import { ConfigError, loadConfig, resolveAccessPassword } from '#infra/config/load-config.js';
 import { runMigrateCommand } from '#infra/database/migrate-command.js';
+import { runMoveToPostgres } from '#infra/database/move-to-postgres.js';
 import { Infrastructure } from '#infra/infrastructure.js';
 import { describeError } from '#infra/logging/describe-error.js';
 import { AppLogger, createPino, registerSecret } from '#infra/logging/logger.js';
@@ -50,8 +51,11 @@ async function bootstrap(): Promise<void> {
   if (command === 'migrate') {
     await runMigrateCommand(config, logger);
     process.exit(0);
+  } else if (command === 'migrate-to-postgres') {
+    await runMoveToPostgres(config, logger);
+    process.exit(0);
   } else if (command !== undefined && command !== 'serve') {
-    process.stderr.write(`svc-server: unknown command "${command}" (expected serve or migrate)\n`);
+    process.stderr.write(`svc-server: unknown command "${command}" (expected serve, migrate or migrate-to-postgres)\n`);
     process.exit(2);
   }
 

@@ -1,0 +1,109 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import request from 'supertest';
+import { createTestDatabase, type TestDatabase, testMode, testRedisUrl, uniqueSuffix } from '#testing/test-env.js';
+import { startServer } from '#testing/test-server.js';
+
+/** 200, or the body in the failure message. */
+const ok = (res: { status: number; body: unknown }): void => assert.equal(res.status, 200, JSON.stringify(res.body));
+
+const EMBEDDED = { DATABASE_URL: undefined, REDIS_URL: undefined, SVC_TEST_MODE: 'embedded' };
+
+describe(
+  'moving an embedded installation to Postgres',
+  { skip: testMode() === 'services' ? false : 'needs Postgres (runs in the services pass)' },
+  () => {
+    let dataDir: string;
+    let target: TestDatabase;
+    const ids = { space: '', conversation: '' };
+
+    before(async () => {
+      dataDir = mkdtempSync(join(tmpdir(), 'svc-move-'));
+      target = await createTestDatabase();
+      const embedded = await startServer({ dataDir, env: EMBEDDED });
+      try {
+        const auth = { Authorization: `Bearer ${embedded.password}` };
+        const space = await request(embedded.url).post('/api/spaces').set(auth).send({ name: 'Moved' }).expect(ok);
+        ids.space = space.body.data.id;
+        const conv = await request(embedded.url)
+          .post(`/api/spaces/${ids.space}/conversations`)
+          .set(auth)
+          .send({ title: 'Kept' })
+          .expect(ok);
+        ids.conversation = conv.body.data.id;
+        await request(embedded.url)
+          .post(`/api/spaces/${ids.space}/conversations/${ids.conversation}/messages`)
+          .set(auth)
+          .send({
+            role: 'user',
+            content: 'ünïcødé and "quotes" survive',
+          })
+          .expect(ok);
+        await request(embedded.url)
+          .post('/api/ai-sources/sources')
+          .set(auth)
+          .send({ name: 'main', provider: 'openai', apiUrl: 'http://127.0.0.1:9/v1', apiKey: 'sk-moved', model: 'm1' })
+          .expect(ok);
+      } finally {
+        await embedded.stop();
+      }
+    });
+    after(async () => {
+      await target?.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    });
+
+    it('copies every record, and the server then runs on Postgres with the same data folder', async () => {
+      const move = await startServer({
+        dataDir,
+        args: ['migrate-to-postgres'],
+        waitForListening: false,
+        env: { ...EMBEDDED, DATABASE_URL: target.url },
+      });
+      const { code } = await move.exited;
+      assert.equal(code, 0, move.output());
+      assert.match(move.output(), /embedded records copied to Postgres/);
+      await move.stop();
+
+      const server = await startServer({
+        dataDir,
+        services: {
+          databaseUrl: target.url,
+          redisUrl: testRedisUrl(),
+          redisPrefix: `svc-move-${uniqueSuffix()}`,
+          dispose: async () => {},
+        },
+      });
+      try {
+        const auth = { Authorization: `Bearer ${server.password}` };
+        const space = await request(server.url).get(`/api/spaces/${ids.space}`).set(auth);
+        assert.equal(space.body.data?.name, 'Moved', JSON.stringify(space.body));
+        const conv = await request(server.url)
+          .get(`/api/spaces/${ids.space}/conversations/${ids.conversation}`)
+          .set(auth);
+        assert.equal(conv.body.data.title, 'Kept');
+        assert.equal(conv.body.data.messages[0].content, 'ünïcødé and "quotes" survive');
+        const config = await request(server.url).get('/api/config').set(auth);
+        assert.match(JSON.stringify(config.body), /"model":"m1"/);
+      } finally {
+        await server.stop();
+      }
+    });
+
+    it('refuses a target that already has records', async () => {
+      const again = await startServer({
+        dataDir,
+        args: ['migrate-to-postgres'],
+        waitForListening: false,
+        env: { ...EMBEDDED, DATABASE_URL: target.url },
+      });
+      const { code } = await again.exited;
+      assert.equal(code, 1);
+      assert.match(again.output(), /already has records/);
+      await again.stop();
+    });
+  },
+);
