@@ -30,6 +30,9 @@ import { PersistentVolumeClaim } from 'kubernetes-models/v1/PersistentVolumeClai
 import { Secret } from 'kubernetes-models/v1/Secret';
 import { Service } from 'kubernetes-models/v1/Service';
 import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
+import { Job } from 'kubernetes-models/batch/v1/Job';
+import { Ingress } from 'kubernetes-models/networking.k8s.io/v1/Ingress';
+import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
 import { parse as parseYaml, parseAllDocuments } from 'yaml';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -299,7 +302,11 @@ const MODELS = {
   'v1/Secret': Secret,
   'v1/ConfigMap': ConfigMap,
   'v1/PersistentVolumeClaim': PersistentVolumeClaim,
+  'batch/v1/Job': Job,
+  'networking.k8s.io/v1/Ingress': Ingress,
+  'policy/v1/PodDisruptionBudget': PodDisruptionBudget,
 };
+const OVERLAY_DIR = join(ROOT, 'deploy', 'overlays', 'scaled');
 
 function loadManifests() {
   const files = readdirSync(K8S_DIR)
@@ -469,6 +476,68 @@ async function kubernetesChecks() {
         problems.push(`PVC ${pvc.metadata?.name} must be ReadWriteMany`);
     }
     assertNone(problems);
+  });
+
+  await check('kubernetes: migrations Job, api pods skip migrations', () => {
+    const problems = [];
+    const job = byKind('Job').find((o) => o.metadata?.name === 'svc-migrate');
+    if (!job) throw new Error('no Job svc-migrate');
+    const c = job.spec?.template?.spec?.containers?.[0] ?? {};
+    if (!(c.command ?? []).includes('migrate')) problems.push('svc-migrate must run `main.js migrate`');
+    const envFrom = c.envFrom ?? [];
+    if (!refs.secrets.has(envFrom.find((e) => e.secretRef)?.secretRef?.name)) problems.push('svc-migrate: secretRef');
+    if (!refs.configMaps.has(envFrom.find((e) => e.configMapRef)?.configMapRef?.name))
+      problems.push('svc-migrate: configMapRef');
+    if (!(job.spec?.ttlSecondsAfterFinished > 0))
+      problems.push('svc-migrate: ttlSecondsAfterFinished lets the next apply re-create it');
+    const apiEnv = deployments.get('svc-api')?.spec?.template?.spec?.containers?.[0]?.env ?? [];
+    if (apiEnv.find((e) => e.name === 'SVC_MIGRATIONS')?.value !== 'skip')
+      problems.push('svc-api: SVC_MIGRATIONS must be skip');
+    assertNone(problems);
+  });
+
+  await check('kubernetes: PodDisruptionBudgets and Ingress', () => {
+    const problems = [];
+    const labelsOf = (n) => deployments.get(n)?.spec?.template?.metadata?.labels ?? {};
+    for (const name of ['svc-api', 'svc-worker']) {
+      const pdb = byKind('PodDisruptionBudget').find((p) =>
+        Object.entries(p.spec?.selector?.matchLabels ?? {}).every(([k, v]) => labelsOf(name)[k] === v),
+      );
+      if (!pdb) problems.push(`no PodDisruptionBudget selects ${name} pods`);
+    }
+    const ingress = byKind('Ingress')[0];
+    if (!ingress) throw new Error('no Ingress');
+    const annotations = ingress.metadata?.annotations ?? {};
+    for (const key of ['proxy-read-timeout', 'proxy-send-timeout']) {
+      if (!(Number(annotations[`nginx.ingress.kubernetes.io/${key}`]) >= 3600))
+        problems.push(`Ingress: nginx.ingress.kubernetes.io/${key} must be at least 3600 (WebSocket)`);
+    }
+    const service = byKind('Service')[0]?.metadata?.name;
+    const backends = (ingress.spec?.rules ?? [])
+      .flatMap((r) => r.http?.paths ?? [])
+      .map((p) => p.backend?.service?.name);
+    if (backends.length === 0 || backends.some((b) => b !== service))
+      problems.push(`Ingress backends must be the Service ${service}`);
+    assertNone(problems);
+  });
+
+  await check('kubernetes: overlay deploy/overlays/scaled (kubectl kustomize)', () => {
+    const bin = findExecutable('kubectl');
+    if (!bin) return new Skip('kubectl not on PATH');
+    const rendered = parseAllDocuments(runOk(bin, ['kustomize', OVERLAY_DIR]))
+      .filter((d) => d.contents)
+      .map((d) => d.toJS());
+    const replicas = (n) => rendered.find((o) => o.kind === 'Deployment' && o.metadata?.name === n)?.spec?.replicas;
+    const api = replicas('svc-api');
+    const worker = replicas('svc-worker');
+    if (!(api >= 2) || !(worker >= 1) || api === worker) {
+      throw new Error(`api and worker must scale separately (api ${api}, worker ${worker})`);
+    }
+    for (const obj of rendered) {
+      const Model = MODELS[`${obj.apiVersion}/${obj.kind}`];
+      if (Model) new Model(obj).validate();
+    }
+    return `api ${api}, worker ${worker} replicas`;
   });
 
   await check('kubernetes: kubectl kustomize', () => {
