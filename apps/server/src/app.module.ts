@@ -15,6 +15,7 @@ import { ConversationsModule } from './http/conversations/conversations.module.j
 import { ModelsModule } from './http/models/models.module.js';
 import { SpacesModule } from './http/spaces/spaces.module.js';
 import { MetricsController } from './http/metrics/metrics.controller.js';
+import { BackupController } from './http/system/backup.controller.js';
 import { HealthController } from './http/system/health.controller.js';
 import { TestHooksController } from './http/testing/test-hooks.controller.js';
 import { SystemController } from './http/system/system.controller.js';
@@ -44,7 +45,7 @@ export class AppModule {
       controllers: [
         HealthController,
         MetricsController,
-        ...(serves ? [RemoteController, SystemController] : []),
+        ...(serves ? [RemoteController, SystemController, BackupController] : []),
         ...testHooks,
       ],
       providers: [SystemService, AccessService, JobProcessors, ...(serves ? [EventsGateway] : [])],

@@ -6,6 +6,7 @@ import type { Response as ExpressResponse } from 'express';
 import { AccessService } from '#core/auth/access.service.js';
 import type { AppConfig } from '#core/config/app-config.js';
 import { ConfigError, loadConfig, resolveAccessPassword } from '#infra/config/load-config.js';
+import { CommandError, runBackupCommand, runRestoreCommand } from '#infra/backup/backup-commands.js';
 import { runMigrateCommand } from '#infra/database/migrate-command.js';
 import { runMoveToPostgres } from '#infra/database/move-to-postgres.js';
 import { Infrastructure } from '#infra/infrastructure.js';
@@ -46,17 +47,25 @@ async function bootstrap(): Promise<void> {
   const logger = new AppLogger(createPino(config.logLevel));
   process.on('unhandledRejection', (reason) => logger.error('unhandled rejection', { err: describeError(reason) }));
 
-  // Subcommands: `migrate` applies pending migrations and exits (a Kubernetes Job, a release step).
-  const command = process.argv[2];
-  if (command === 'migrate') {
-    await runMigrateCommand(config, logger);
+  // Subcommands (each exits): migrate, migrate-to-postgres, backup [folder], restore <folder>.
+  const [command, argument] = process.argv.slice(2);
+  if (command !== undefined && command !== 'serve') {
+    try {
+      if (command === 'migrate') await runMigrateCommand(config, logger);
+      else if (command === 'migrate-to-postgres') await runMoveToPostgres(config, logger);
+      else if (command === 'backup') {
+        await runBackupCommand(config, resolveAccessPassword(config).value, argument, logger);
+      } else if (command === 'restore') await runRestoreCommand(config, argument, logger);
+      else {
+        throw new CommandError(
+          `unknown command "${command}" (expected serve, migrate, migrate-to-postgres, backup or restore)`,
+        );
+      }
+    } catch (err) {
+      process.stderr.write(`svc-server ${command}: ${err instanceof Error ? err.message : String(err)}\n`);
+      process.exit(err instanceof CommandError ? 2 : 1);
+    }
     process.exit(0);
-  } else if (command === 'migrate-to-postgres') {
-    await runMoveToPostgres(config, logger);
-    process.exit(0);
-  } else if (command !== undefined && command !== 'serve') {
-    process.stderr.write(`svc-server: unknown command "${command}" (expected serve, migrate or migrate-to-postgres)\n`);
-    process.exit(2);
   }
 
   const password = resolveAccessPassword(config);

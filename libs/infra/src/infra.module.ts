@@ -14,6 +14,7 @@ import { SettingsRepository } from '#core/ports/settings.repository.port.js';
 import { SpaceActivity } from '#core/ports/space-activity.port.js';
 import { TurnSpaceActivity } from '#core/agent/turn-reaper.js';
 import { Metrics } from '#core/ports/metrics.port.js';
+import { Backups } from '#core/ports/backup.port.js';
 import { ModelProvider } from '#core/ports/model-provider.port.js';
 import { ShellRunner } from '#core/ports/shell-runner.port.js';
 import { TurnRepository } from '#core/ports/turn.repository.port.js';
@@ -64,6 +65,7 @@ export class InfraModule {
       { provide: TurnRepository, useValue: turns },
       { provide: SpaceActivity, useValue: new TurnSpaceActivity(turns) },
       { provide: Metrics, useValue: infra.metrics },
+      { provide: Backups, useValue: infra.backups },
       // The concrete registry, for the /metrics endpoint.
       { provide: PromMetrics, useValue: infra.metrics },
       { provide: ModelProvider, useValue: new MeteredModelProvider(new ProviderRouter(), infra.metrics, logger) },

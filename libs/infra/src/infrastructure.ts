@@ -11,6 +11,7 @@ import type { LockoutStore } from '#core/ports/lockout-store.port.js';
 import { type ReadinessReport, ReadinessProbe } from '#core/ports/readiness.port.js';
 import type { SettingsRepository } from '#core/ports/settings.repository.port.js';
 import { MemoryLockoutStore } from './auth/memory-lockout.store.js';
+import { EmbeddedBackups } from './backup/embedded-backup.js';
 import { RedisLockoutStore } from './auth/redis-lockout.store.js';
 import { DataFolderLock } from './database/data-folder-lock.js';
 import { createDataSource, migrateUnderLock } from './database/database.js';
@@ -42,6 +43,8 @@ export class Infrastructure {
   connectionRegistry: ConnectionRegistry;
   settings: SettingsRepository;
   readiness: ReadinessProbe;
+  /** Backups taken by this process (embedded database only). */
+  backups: EmbeddedBackups;
   /** Prometheus metrics of this process (one registry per server). */
   readonly metrics: PromMetrics;
   private redis: Redis | null = null;
@@ -76,9 +79,11 @@ export class Infrastructure {
     }
 
     let databaseUrl = config.databaseUrl;
+    this.backups = new EmbeddedBackups(null, config.dataDir, config.version);
     if (databaseUrl === null) {
       const started = Date.now();
       const embedded = await EmbeddedPostgres.start(config.dataDir);
+      this.backups = new EmbeddedBackups(embedded, config.dataDir, config.version);
       this.closers.push(() => embedded.stop());
       databaseUrl = embedded.url;
       logger.info('embedded database started', { ms: Date.now() - started });

@@ -46,6 +46,12 @@ export class DataFolderLock {
     throw new Error(`Could not lock the data folder ${dataDir}`);
   }
 
+  /** Whether a live process holds the folder (a running server, for tools that must go through it). */
+  static isHeld(dataDir: string): boolean {
+    const owner = readOwner(join(dataDir, 'server.lock'));
+    return owner !== null && isAlive(owner);
+  }
+
   release(): void {
     try {
       const owner = readOwner(this.file);

@@ -45,6 +45,14 @@ export class EmbeddedPostgres {
     return new EmbeddedPostgres(db, server, socketDir, url);
   }
 
+  /**
+   * A consistent copy of the database files (a gzipped tar of PGlite's data folder), taken
+   * between queries of its single session, so it can run while the server serves.
+   */
+  async dump(): Promise<Blob> {
+    return this.db.dumpDataDir('gzip');
+  }
+
   async stop(): Promise<void> {
     await this.server.stop().catch(() => undefined);
     await this.db.close().catch(() => undefined);

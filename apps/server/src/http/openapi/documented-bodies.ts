@@ -72,6 +72,7 @@ export const BODYLESS_OPERATIONS: ReadonlySet<string> = new Set([
   'POST /api/spaces/{spaceId}/open',
   'POST /api/spaces/{spaceId}/memory/consolidate',
   'POST /api/spaces/{spaceId}/artifacts/reconcile',
+  'POST /api/system/backup',
   // Permissions are auto-allowed on this server: these accept and ignore any body.
   'POST /api/agent/approve',
   'POST /api/agent/reject',

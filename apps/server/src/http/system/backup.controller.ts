@@ -1,0 +1,24 @@
+import { Controller, HttpCode, Post } from '@nestjs/common';
+import { type BackupReport, Backups } from '#core/ports/backup.port.js';
+import { DomainError } from '#core/errors/domain-error.js';
+
+/**
+ * Operations addition: `POST /api/system/backup` takes a backup of an embedded installation
+ * while it serves, into `<data>/backups/<time>/` (the `backup` command calls it when the
+ * server runs). With DATABASE_URL, back up with pg_dump and the data volume instead.
+ */
+@Controller('api/system')
+export class BackupController {
+  constructor(private readonly backups: Backups) {}
+
+  @Post('backup')
+  @HttpCode(200)
+  async backup(): Promise<{ success: true; data: BackupReport }> {
+    if (!this.backups.available()) {
+      throw DomainError.invalid(
+        'This server uses DATABASE_URL: back up the database with pg_dump and the data volume (README, "Backups")',
+      );
+    }
+    return { success: true, data: await this.backups.backupNow() };
+  }
+}
