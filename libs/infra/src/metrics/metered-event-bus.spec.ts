@@ -1,0 +1,53 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { EventBus } from '#core/ports/event-bus.port.js';
+import { RecordingMetrics } from '#testing/fakes.js';
+import { MeteredEventBus } from './metered-event-bus.js';
+
+class NullBus extends EventBus {
+  readonly published: string[] = [];
+  async publish(channel: string): Promise<void> {
+    this.published.push(channel);
+  }
+  subscribe(): () => void {
+    return () => undefined;
+  }
+}
+
+describe('MeteredEventBus', () => {
+  it('times every publish and passes it on', async () => {
+    const inner = new NullBus();
+    const metrics = new RecordingMetrics();
+    const bus = new MeteredEventBus(inner, metrics);
+    await bus.publish('agent:message', { conversationId: 'c', delta: 'x' });
+    await bus.publish('artifact:changed-batch', { spaceId: 's' });
+    assert.deepEqual(inner.published, ['agent:message', 'artifact:changed-batch']);
+    assert.equal(metrics.of('eventPublished').length, 2);
+    assert.deepEqual(metrics.of('turnEnded'), []);
+  });
+
+  it('reads each turn ending from agent:error and agent:complete of its conversation', async () => {
+    const metrics = new RecordingMetrics();
+    const bus = new MeteredEventBus(new NullBus(), metrics);
+    await bus.publish('agent:complete', { conversationId: 'a', duration: 1500, tokenUsage: { totalCostUsd: 0.25 } });
+    await bus.publish('agent:error', { conversationId: 'b', error: 'boom' });
+    await bus.publish('agent:error', { conversationId: 'c', error: 'stopped', errorType: 'interrupted' });
+    await bus.publish('agent:complete', { conversationId: 'c', duration: 10 });
+    await bus.publish('agent:complete', { conversationId: 'b', duration: 20 });
+    await bus.publish('agent:complete', { conversationId: 'b', duration: 30 });
+    assert.deepEqual(metrics.of('turnEnded'), [
+      ['completed', 1.5, 0.25],
+      ['interrupted', 0.01, 0],
+      ['failed', 0.02, 0],
+      ['completed', 0.03, 0],
+    ]);
+  });
+
+  it('counts retries, not the end of retrying', async () => {
+    const metrics = new RecordingMetrics();
+    const bus = new MeteredEventBus(new NullBus(), metrics);
+    await bus.publish('agent:api-retry', { conversationId: 'a', retry: { attempt: 1, errorKind: 'rate_limit' } });
+    await bus.publish('agent:api-retry', { conversationId: 'a', retry: null });
+    assert.deepEqual(metrics.of('modelRetry'), [['rate_limit']]);
+  });
+});
