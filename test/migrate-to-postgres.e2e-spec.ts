@@ -51,22 +51,29 @@ describe(
         await embedded.stop();
       }
     });
+    /** Runs `main.js migrate-to-postgres` on the data folder towards the target database. */
+    async function moveRecords(): Promise<{ code: number | null; output: string }> {
+      const run = await startServer({
+        dataDir,
+        args: ['migrate-to-postgres'],
+        waitForListening: false,
+        env: { ...EMBEDDED, DATABASE_URL: target.url },
+      });
+      const { code } = await run.exited;
+      const output = run.output();
+      await run.stop();
+      return { code, output };
+    }
+
     after(async () => {
       await target?.drop();
       rmSync(dataDir, { recursive: true, force: true });
     });
 
     it('copies every record, and the server then runs on Postgres with the same data folder', async () => {
-      const move = await startServer({
-        dataDir,
-        args: ['migrate-to-postgres'],
-        waitForListening: false,
-        env: { ...EMBEDDED, DATABASE_URL: target.url },
-      });
-      const { code } = await move.exited;
-      assert.equal(code, 0, move.output());
-      assert.match(move.output(), /embedded records copied to Postgres/);
-      await move.stop();
+      const move = await moveRecords();
+      assert.equal(move.code, 0, move.output);
+      assert.match(move.output, /embedded records copied to Postgres/);
 
       const server = await startServer({
         dataDir,
@@ -94,16 +101,9 @@ describe(
     });
 
     it('refuses a target that already has records', async () => {
-      const again = await startServer({
-        dataDir,
-        args: ['migrate-to-postgres'],
-        waitForListening: false,
-        env: { ...EMBEDDED, DATABASE_URL: target.url },
-      });
-      const { code } = await again.exited;
-      assert.equal(code, 1);
-      assert.match(again.output(), /already has records/);
-      await again.stop();
+      const again = await moveRecords();
+      assert.equal(again.code, 1);
+      assert.match(again.output, /already has records/);
     });
   },
 );
