@@ -123,6 +123,8 @@ export class TurnRunner implements OnModuleInit, OnApplicationShutdown {
         // The plan could not be built, or its hooks failed: nothing more to keep than the end.
         outcome = this.loop.failureOf(err, io);
       }
+      if (outcome.status === 'failed')
+        this.logger.log('turn failed', { turnId, kind: turn.kind, error: outcome.error });
       await this.finish(turn, io.emit, startedAt, outcome);
     } catch (err) {
       this.logger.error(`turn ${turnId} could not record its end: ${(err as Error).message}`);

@@ -266,6 +266,14 @@ export class AgentLoop {
         if (failure?.retryable && !emitter.streamedAnything && attempt < maxRetries) {
           const delayMs = failure.retryAfterMs ?? Math.min(30_000, retryBaseMs * 2 ** attempt);
           retried = true;
+          this.logger.log('model call failed; retrying', {
+            turn: io.label,
+            attempt: attempt + 1,
+            maxRetries,
+            status: failure.status,
+            kind: failure.kind,
+            delayMs,
+          });
           await this.announceRetry(io, {
             attempt: attempt + 1,
             maxRetries,
