@@ -120,7 +120,7 @@ describe('logs that tell what happened', () => {
     assert.ok(failed, 'a sign-in failure line carrying its request id');
     assert.equal(failed.level, 'info');
     assert.equal(failed.ip, '127.0.0.1');
-    const lockout = find('sign-in lockout started for an address');
+    const lockout = find('sign-in lockout in force');
     assert.ok(lockout);
     assert.equal(lockout.ip, '127.0.0.1');
     assert.equal(lockout.level, 'warn');

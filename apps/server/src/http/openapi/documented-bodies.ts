@@ -65,6 +65,11 @@ export const DOCUMENTED_BODIES: Record<string, Record<string, unknown>> = {
     ['conversationId', 'id', 'answers'],
   ),
   'POST /api/agent/toolsets/list': obj({ spaceId: str(), conversationId: str() }),
+  'POST /api/apps/{appId}/config': obj(
+    {},
+    [],
+    "The digital human's whole configuration object (full replacement), keys per its spec's config_schema",
+  ),
 };
 
 /** POST and PUT operations that take no body. */
@@ -73,6 +78,10 @@ export const BODYLESS_OPERATIONS: ReadonlySet<string> = new Set([
   'POST /api/spaces/{spaceId}/memory/consolidate',
   'POST /api/spaces/{spaceId}/artifacts/reconcile',
   'POST /api/system/backup',
+  'POST /api/apps/{appId}/reinstall',
+  'POST /api/apps/{appId}/pause',
+  'POST /api/apps/{appId}/resume',
+  'POST /api/apps/{appId}/clear-memory',
   // Permissions are auto-allowed on this server: these accept and ignore any body.
   'POST /api/agent/approve',
   'POST /api/agent/reject',
