@@ -65,6 +65,19 @@ export const DOCUMENTED_BODIES: Record<string, Record<string, unknown>> = {
     ['conversationId', 'id', 'answers'],
   ),
   'POST /api/agent/toolsets/list': obj({ spaceId: str(), conversationId: str() }),
+  'POST /api/apps/{appId}/chat/send': obj(
+    {
+      spaceId: str(),
+      message: str(),
+      conversationId: str('A thread id of your choosing; the default thread when omitted'),
+      thinkingEnabled: bool(),
+      images: { type: 'array', items: obj({ type: str(), mediaType: str(), data: str('Base64') }) },
+    },
+    ['message'],
+  ),
+  'POST /api/apps/{appId}/chat/clear': obj({ spaceId: str() }),
+  'POST /api/apps/{appId}/runs/{runId}/inject': obj({ text: str() }, ['text']),
+  'POST /api/apps/{appId}/escalation/{entryId}/respond': obj({ choice: str(), text: str() }),
   'POST /api/apps/{appId}/config': obj(
     {},
     [],
@@ -82,6 +95,11 @@ export const BODYLESS_OPERATIONS: ReadonlySet<string> = new Set([
   'POST /api/apps/{appId}/pause',
   'POST /api/apps/{appId}/resume',
   'POST /api/apps/{appId}/clear-memory',
+  'POST /api/apps/{appId}/chat/stop',
+  'POST /api/apps/{appId}/chat/restart',
+  'POST /api/apps/{appId}/im-chat/clear',
+  'POST /api/apps/{appId}/trigger',
+  'POST /api/apps/{appId}/runs/{runId}/continue',
   // Permissions are auto-allowed on this server: these accept and ignore any body.
   'POST /api/agent/approve',
   'POST /api/agent/reject',
