@@ -176,7 +176,9 @@ describe('symlink swapped between check and use (TOCTOU)', () => {
     );
     assert.deepEqual([...changed], [], 'entries outside changed');
     assert.equal(leakedReads + readCount.leaked, 0, 'the outside secret was read');
-    // The race really ran: some operations went through the folder while it was one.
-    assert.ok((statuses.read?.[200] ?? 0) + (statuses.save?.[200] ?? 0) > 0, JSON.stringify(statuses));
+    // The race really ran: some operations (any kind; which ones win depends on timing) went
+    // through the folder while it was one.
+    const succeeded = Object.values(statuses).reduce((sum, byStatus) => sum + (byStatus[200] ?? 0), 0);
+    assert.ok(succeeded > 0, JSON.stringify(statuses));
   });
 });
