@@ -13,6 +13,9 @@ import { ATOMIC_TEMP_SUFFIX, childOf, isInServiceFolder, isPlainName, isSelfOrDe
 /** Default depth of a space listing: the root's entries and one level below. */
 export const DEFAULT_LIST_DEPTH = 2;
 
+/** An upload holds at most what a binary read returns: 50 MB. */
+export const MAX_UPLOAD_BYTES = MAX_BINARY_BYTES;
+
 export const ArtifactErrors = {
   missingPath: 'Missing file path',
   fileNotFound: 'File not found',
@@ -20,6 +23,7 @@ export const ArtifactErrors = {
   isDirectory: 'Path is a directory',
   notAFile: 'Not a regular file',
   tooLarge: 'File too large',
+  uploadTooLarge: `File too large (the upload limit is ${MAX_BINARY_BYTES / 1024 / 1024} MB)`,
   reserved: `Access denied: ${SERVICE_FOLDER} is reserved for the service`,
 } as const;
 
@@ -176,7 +180,40 @@ export class ArtifactsService {
     await this.files.trash(target);
   }
 
+  /**
+   * Writes raw bytes (an upload) to `path` in the space: absolute, or relative to the space
+   * root. The parent folder must exist; an existing file is replaced atomically, a folder is
+   * a conflict; more than MAX_UPLOAD_BYTES leaves nothing behind and answers 413.
+   */
+  async upload(
+    spaceId: string,
+    path: string | undefined,
+    chunks: AsyncIterable<Uint8Array>,
+  ): Promise<{ path: string; size: number }> {
+    if (!required(path)) throw DomainError.invalid('path is required');
+    const root = await this.spaceRoot(spaceId);
+    const target = await this.inSpace(root, path, false);
+    this.refuseServiceFolder(target);
+    const tooLong = nameLengthProblem(basename(target.path));
+    if (tooLong) throw DomainError.invalid(tooLong);
+    const info = await this.files.stat(target);
+    if (info && info.kind !== 'file') throw new DomainError('conflict', 'A folder already exists at that path');
+    await this.parentFolder(root, dirname(target.path), 'path');
+    const size = await this.files.writeAtomicFrom(target, chunks, MAX_UPLOAD_BYTES);
+    if (size === 'too-large') throw new DomainError('too_large', ArtifactErrors.uploadTooLarge);
+    return { path: target.path, size };
+  }
+
   // ---- files by absolute path (any space) --------------------------------------------------
+
+  /** An existing file anywhere, to stream as a download: its name, type, size and bytes. */
+  async openDownload(
+    path: string | undefined,
+  ): Promise<{ name: string; mimeType: string; size: number; chunks: AsyncIterable<Buffer> }> {
+    const { target, type } = await this.inspect(path);
+    const { size, chunks } = await this.files.openRead(target);
+    return { name: basename(target.path), mimeType: type.mimeType, size, chunks };
+  }
 
   /** A file exactly as stored: UTF-8 text, or base64 for binary content and text that is not valid UTF-8. */
   async readContent(path: string | undefined): Promise<FileContent> {

@@ -77,6 +77,16 @@ export abstract class FileStore {
    */
   abstract writeAtomic(file: GuardedPath, content: string | Buffer): Promise<void>;
 
+  /**
+   * `writeAtomic` for content that arrives in chunks (an upload): nothing replaces the target
+   * until every chunk is on disk, and more than `maxBytes` leaves the target untouched and
+   * answers 'too-large'. Otherwise the byte count written.
+   */
+  abstract writeAtomicFrom(file: GuardedPath, chunks: AsyncIterable<Uint8Array>, maxBytes: number): Promise<number | 'too-large'>;
+
+  /** A regular file opened for reading from the start (a download): its size and its bytes in chunks. */
+  abstract openRead(file: GuardedPath): Promise<{ size: number; chunks: AsyncIterable<Buffer> }>;
+
   /** Creates one folder (its parent must exist); an existing folder is fine. */
   abstract makeFolder(folder: GuardedPath): Promise<void>;
 

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { cp, lstat, mkdir, open, readdir, realpath, rename, rm, stat, unlink } from 'node:fs/promises';
+import { cp, type FileHandle, lstat, mkdir, open, readdir, realpath, rename, rm, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
 import { ATOMIC_TEMP_SUFFIX, isInside } from '#core/artifacts/path-rules.js';
 import { DomainError } from '#core/errors/domain-error.js';
@@ -201,7 +201,53 @@ export class NodeFileStore extends FileStore {
     });
   }
 
-  writeAtomic(file: GuardedPath, content: string | Buffer): Promise<void> {
+  async writeAtomic(file: GuardedPath, content: string | Buffer): Promise<void> {
+    await this.replaceAtomically(file, async (handle) => {
+      await handle.writeFile(content);
+      return 0;
+    });
+  }
+
+  writeAtomicFrom(
+    file: GuardedPath,
+    chunks: AsyncIterable<Uint8Array>,
+    maxBytes: number,
+  ): Promise<number | 'too-large'> {
+    return this.replaceAtomically(file, async (handle) => {
+      let total = 0;
+      for await (const chunk of chunks) {
+        total += chunk.byteLength;
+        if (total > maxBytes) return 'too-large';
+        await handle.write(chunk);
+      }
+      return total;
+    });
+  }
+
+  openRead(file: GuardedPath): Promise<{ size: number; chunks: AsyncIterable<Buffer> }> {
+    return mapped(async () => {
+      const handle = await openForReading(file);
+      try {
+        const info = await handle.stat();
+        if (!info.isFile()) throw DomainError.invalid('Not a regular file');
+        // The stream owns the handle from here and closes it when it ends or is destroyed.
+        return { size: info.size, chunks: handle.createReadStream({ autoClose: true }) };
+      } catch (err) {
+        await handle.close();
+        throw err;
+      }
+    });
+  }
+
+  /**
+   * A temporary file in the target's folder is filled by `fill`, flushed and renamed over the
+   * target (an existing file keeps its mode). When `fill` answers 'too-large' (or throws), the
+   * temporary file is removed and the target stays as it was.
+   */
+  private replaceAtomically<T>(
+    file: GuardedPath,
+    fill: (handle: FileHandle) => Promise<T | 'too-large'>,
+  ): Promise<T | 'too-large'> {
     return mapped(() =>
       inFolder(dirname(file.real), file.realRoot, async (at) => {
         const target = at(basename(file.real));
@@ -215,16 +261,20 @@ export class NodeFileStore extends FileStore {
         // The name's start only, so a 255-byte name still gets a temporary name within the limit.
         const temp = at(`.${basename(file.real).slice(0, 48)}.${randomBytes(6).toString('hex')}${ATOMIC_TEMP_SUFFIX}`);
         let created = false;
+        let result: T | 'too-large';
         try {
           const handle = await open(temp, CREATE_NO_FOLLOW, mode ?? 0o666);
           created = true;
           try {
-            await handle.writeFile(content);
-            if (mode !== undefined) await handle.chmod(mode);
-            await handle.sync();
+            result = await fill(handle);
+            if (result !== 'too-large') {
+              if (mode !== undefined) await handle.chmod(mode);
+              await handle.sync();
+            }
           } finally {
             await handle.close();
           }
+          if (result === 'too-large') return result;
           // Replaces the name in the opened folder; a symlink put there meanwhile is replaced, not followed.
           await rename(temp, target);
           created = false;
@@ -232,6 +282,7 @@ export class NodeFileStore extends FileStore {
           if (created) await unlink(temp).catch(() => undefined);
         }
         await syncFolder(at('.'));
+        return result;
       }),
     );
   }

@@ -1,4 +1,6 @@
-import { Body, Controller, Get, HttpCode, Post, Query } from '@nestjs/common';
+import { Readable } from 'node:stream';
+import { Body, Controller, Get, HttpCode, Post, Query, StreamableFile } from '@nestjs/common';
+import { ApiProduces } from '@nestjs/swagger';
 import type { FileContent } from '#core/artifacts/artifact.js';
 import { ArtifactsService } from '#core/artifacts/artifacts.service.js';
 import type { FileTypeInfo } from '#core/artifacts/file-types.js';
@@ -17,6 +19,18 @@ export class ArtifactsController {
     return ok(await this.artifacts.readContent(query.path));
   }
 
+  /** Addition to the spec: the file's bytes, streamed, as an attachment named after the file. */
+  @Get('download')
+  @ApiProduces('application/octet-stream')
+  async download(@Query() query: PathQuery): Promise<StreamableFile> {
+    const file = await this.artifacts.openDownload(query.path);
+    return new StreamableFile(Readable.from(file.chunks), {
+      type: file.mimeType,
+      length: file.size,
+      disposition: attachmentDisposition(file.name),
+    });
+  }
+
   @Get('detect-type')
   async detectType(@Query() query: PathQuery): Promise<Ok<FileTypeInfo>> {
     return ok(await this.artifacts.detectType(query.path));
@@ -28,4 +42,11 @@ export class ArtifactsController {
     await this.artifacts.save(body.path, body.content);
     return { success: true };
   }
+}
+
+/** `attachment` with an ASCII fallback name and the exact name in RFC 5987 form. */
+export function attachmentDisposition(name: string): string {
+  const fallback = name.replace(/[^\x20-\x7e]|["\\]/g, '_');
+  const exact = encodeURIComponent(name).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  return `attachment; filename="${fallback}"; filename*=UTF-8''${exact}`;
 }

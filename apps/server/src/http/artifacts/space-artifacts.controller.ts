@@ -1,6 +1,16 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { once } from 'node:events';
+import { setTimeout } from 'node:timers/promises';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, Req, Res } from '@nestjs/common';
+import { ApiBody, ApiConsumes } from '@nestjs/swagger';
+import type { Request, Response } from 'express';
 import type { ArtifactEntry, ArtifactTree, ChildEntry } from '#core/artifacts/artifact.js';
-import { ArtifactsService, DEFAULT_LIST_DEPTH } from '#core/artifacts/artifacts.service.js';
+import {
+  ArtifactErrors,
+  ArtifactsService,
+  DEFAULT_LIST_DEPTH,
+  MAX_UPLOAD_BYTES,
+} from '#core/artifacts/artifacts.service.js';
+import { DomainError } from '#core/errors/domain-error.js';
 import {
   ChildrenBody,
   CreateFileBody,
@@ -8,8 +18,12 @@ import {
   ListArtifactsQuery,
   MoveBody,
   PathBody,
+  PathQuery,
   RenameBody,
 } from './artifacts.dto.js';
+
+/** How long a refused upload's remaining bytes are read (and discarded) before the answer. */
+const DRAIN_MS = 10_000;
 
 type Ok<T> = { success: true; data: T };
 const ok = <T>(data: T): Ok<T> => ({ success: true, data });
@@ -62,6 +76,42 @@ export class SpaceArtifactsController {
   async rename(@Param('spaceId') spaceId: string, @Body() body: RenameBody): Promise<{ success: true }> {
     await this.artifacts.rename(spaceId, body);
     return { success: true };
+  }
+
+  /**
+   * Addition to the spec: a file's raw bytes as the request body (any content type but JSON),
+   * streamed to disk and swapped in atomically; at most 50 MB.
+   */
+  @Put('upload')
+  @ApiConsumes('application/octet-stream')
+  @ApiBody({ schema: { type: 'string', format: 'binary', description: 'The raw bytes of the file (at most 50 MB)' } })
+  async upload(
+    @Param('spaceId') spaceId: string,
+    @Query() query: PathQuery,
+    @Req() req: Request,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<Ok<{ path: string; size: number }>> {
+    if (req.readableEnded && Number(req.headers['content-length'] ?? 0) > 0) {
+      // The JSON parser already read it: that is a JSON request, not a file.
+      throw DomainError.invalid('Send the file as raw bytes (Content-Type application/octet-stream), not JSON');
+    }
+    if (Number(req.headers['content-length'] ?? 0) > MAX_UPLOAD_BYTES) {
+      // Refused from its announced length, unread: answered at once, then the connection closes.
+      res.setHeader('Connection', 'close');
+      throw new DomainError('too_large', ArtifactErrors.uploadTooLarge);
+    }
+    try {
+      // Not destroyed when the writer stops early: the rest is drained below before answering.
+      return ok(await this.artifacts.upload(spaceId, query.path, req.iterator({ destroyOnReturn: false })));
+    } catch (err) {
+      if (!req.readableEnded && !req.destroyed) {
+        // Refused with part of the body unread: let the client finish sending (for a while), then close.
+        res.setHeader('Connection', 'close');
+        req.resume();
+        await Promise.race([once(req, 'end'), once(req, 'close'), setTimeout(DRAIN_MS)]).catch(() => undefined);
+      }
+      throw err;
+    }
   }
 
   @Get('tree')

@@ -85,6 +85,9 @@ export const DOCUMENTED_BODIES: Record<string, Record<string, unknown>> = {
   ),
 };
 
+/** PUT operations whose body is a file's raw bytes (application/octet-stream), not JSON. */
+export const RAW_BODY_OPERATIONS: ReadonlySet<string> = new Set(['PUT /api/spaces/{spaceId}/artifacts/upload']);
+
 /** POST and PUT operations that take no body. */
 export const BODYLESS_OPERATIONS: ReadonlySet<string> = new Set([
   'POST /api/spaces/{spaceId}/open',
