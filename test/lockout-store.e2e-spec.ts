@@ -25,7 +25,7 @@ function lockoutStoreContract(getStore: () => LockoutStore): void {
   async function attempt(store: LockoutStore, keys: CountedKey[], now: number, succeeded = false) {
     const id = randomUUID();
     const refused = await store.admit(keys, id, now);
-    if (refused !== null) return refused;
+    if (refused !== null) return refused.until;
     await store.settle(keys, id, now, { succeeded, clearOnSuccess: keys[0]!.key });
     return null;
   }
@@ -76,7 +76,7 @@ function lockoutStoreContract(getStore: () => LockoutStore): void {
     const answers = await Promise.all(ids.map((id) => store.admit([k], id, now)));
     assert.equal(answers.filter((a) => a === null).length, 5, JSON.stringify(answers));
     for (const [i, id] of ids.entries()) if (answers[i] === null) await store.settle([k], id, now, fail);
-    assert.equal(await store.admit([k], randomUUID(), now + 1), now + 60_000, 'locked by the fifth failure');
+    assert.equal((await store.admit([k], randomUUID(), now + 1))?.until, now + 60_000, 'locked by the fifth failure');
   });
 
   it('an admitted attempt that succeeds lets the next one in (one at a time stays exact)', async () => {
@@ -92,14 +92,15 @@ function lockoutStoreContract(getStore: () => LockoutStore): void {
     assert.equal(await attempt(store, [k], now), null, 'the success cleared the count');
   });
 
-  it('refuses with the latest lock end over the keys; a lock is never shortened', async () => {
+  it('refuses with the latest lock end over the keys and names its key; a lock is never shortened', async () => {
     const store = getStore();
     const short = key('a', rule(1, 10_000, 5_000));
     const long = key('b', rule(1, 10_000, 120_000));
     const now = Date.now();
     await attempt(store, [short, long], now);
-    assert.equal(await store.admit([short, long], randomUUID(), now + 1), now + 120_000);
-    assert.equal(await store.admit([short], randomUUID(), now + 1), now + 5_000);
+    assert.deepEqual(await store.admit([short, long], randomUUID(), now + 1), { until: now + 120_000, key: long.key });
+    assert.deepEqual(await store.admit([long, short], randomUUID(), now + 1), { until: now + 120_000, key: long.key });
+    assert.deepEqual(await store.admit([short], randomUUID(), now + 1), { until: now + 5_000, key: short.key });
   });
 
   it('a lock ends by itself (real time)', async () => {
@@ -165,7 +166,7 @@ describe(
         await store.settle([k], 'b1', now, { succeeded: false, clearOnSuccess: '' });
         await peer.admit([k], 'b2', now + 1);
         await peer.settle([k], 'b2', now + 1, { succeeded: false, clearOnSuccess: '' });
-        assert.equal(await store.admit([k], 'b3', now + 2), now + 1 + 30_000);
+        assert.deepEqual(await store.admit([k], 'b3', now + 2), { until: now + 1 + 30_000, key: 'ip:shared' });
       } finally {
         await other.quit().catch(() => other.disconnect());
       }

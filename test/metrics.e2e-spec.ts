@@ -143,6 +143,33 @@ describe('metrics', () => {
     ws.close();
   });
 
+  it('labels lockouts by the lock met: the address (ip) or everyone (global)', async () => {
+    // Addresses come from X-Forwarded-For here; a fresh server (and store) so earlier failures do not count.
+    const other = await startServer({ env: { SVC_TRUST_PROXY: '1' } });
+    try {
+      const login = (ip: string) =>
+        request(other.url).post('/api/remote/login').set('X-Forwarded-For', ip).send({ token: 'wrong' });
+      const lockouts = async () => {
+        const text = (await request(other.url).get('/metrics').set('Authorization', `Bearer ${other.password}`)).text;
+        return {
+          ip: sample(text, 'svc_auth_lockouts_total', { scope: 'ip' }),
+          global: sample(text, 'svc_auth_lockouts_total', { scope: 'global' }),
+        };
+      };
+      assert.deepEqual(await lockouts(), { ip: 0, global: 0 }, 'both series exist before any lockout');
+      for (let i = 0; i < 5; i++) assert.equal((await login('198.51.100.1')).status, 401);
+      assert.equal((await login('198.51.100.1')).status, 429, 'the address is locked after five failures');
+      assert.equal((await login('198.51.100.1')).status, 429);
+      assert.deepEqual(await lockouts(), { ip: 1, global: 0 }, 'met once per address and lock');
+      // Five more failures from other addresses make ten within the hour: sign-in locks for everyone.
+      for (let i = 2; i <= 6; i++) assert.equal((await login(`198.51.100.${i}`)).status, 401);
+      assert.equal((await login('203.0.113.9')).status, 429, 'a fresh address meets the global lock');
+      assert.deepEqual(await lockouts(), { ip: 1, global: 1 });
+    } finally {
+      await other.stop();
+    }
+  });
+
   it('answers on the worker role too, without a token when SVC_METRICS_PUBLIC=1', async () => {
     // Split roles need Redis; in embedded mode a second standalone server shows the setting.
     const other = await startServer(

@@ -51,15 +51,16 @@ export class AccessService {
     ];
     const attempt = randomUUID();
     const now = this.clock.now();
-    const lockedUntil = await this.lockouts.admit(keys, attempt, now);
-    if (lockedUntil !== null) {
-      const retryAfter = retryAfterSeconds(lockedUntil, now);
+    const refusal = await this.lockouts.admit(keys, attempt, now);
+    if (refusal !== null) {
+      const retryAfter = retryAfterSeconds(refusal.until, now);
+      const scope = refusal.key === GLOBAL_KEY ? 'global' : 'ip';
       this.metrics.signInFailed('locked');
-      if (this.announced.get(ip) !== lockedUntil) {
+      if (this.announced.get(ip) !== refusal.until) {
         if (this.announced.size > 1000) this.announced.clear();
-        this.announced.set(ip, lockedUntil);
-        this.metrics.lockout();
-        this.logger.warn('sign-in lockout in force', { ip, retryAfterSeconds: retryAfter });
+        this.announced.set(ip, refusal.until);
+        this.metrics.lockout(scope);
+        this.logger.warn('sign-in lockout in force', { ip, scope, retryAfterSeconds: retryAfter });
       }
       this.logger.log('sign-in refused: locked out', { ip, retryAfterSeconds: retryAfter });
       return { ok: false, reason: 'locked', retryAfterSeconds: retryAfter };

@@ -1,4 +1,4 @@
-import { type CountedKey, LockoutStore } from '../ports/lockout-store.port.js';
+import { type CountedKey, LockoutStore, type Refusal } from '../ports/lockout-store.port.js';
 import { reachesThreshold } from './lockout-policy.js';
 
 /** How long an admitted attempt counts as in flight if it is never settled (a crash). */
@@ -20,21 +20,24 @@ export class LockoutLedger {
   private readonly pending = new Map<string, Map<string, number>>();
   private readonly locks = new Map<string, number>();
 
-  admit(keys: readonly CountedKey[], attempt: string, now: number): number | null {
-    let refusedUntil: number | null = null;
+  admit(keys: readonly CountedKey[], attempt: string, now: number): Refusal | null {
+    let refusal: Refusal | null = null;
+    const refuse = (until: number, key: string) => {
+      if (refusal === null || until > refusal.until) refusal = { until, key };
+    };
     for (const { key, rule } of keys) {
       const lock = this.locks.get(key);
       if (lock !== undefined && lock > now) {
-        refusedUntil = Math.max(refusedUntil ?? 0, lock);
+        refuse(lock, key);
         continue;
       }
       if (lock !== undefined) this.locks.delete(key);
       const inFlight = this.inFlight(key, now);
       if (inFlight > 0 && this.recentFailures(key, now, rule.windowMs).length + inFlight >= rule.failures) {
-        refusedUntil = Math.max(refusedUntil ?? 0, now + rule.lockMs);
+        refuse(now + rule.lockMs, key);
       }
     }
-    if (refusedUntil !== null) return refusedUntil;
+    if (refusal !== null) return refusal;
     for (const { key } of keys) {
       const attempts = this.pending.get(key) ?? new Map<string, number>();
       attempts.set(attempt, now);
@@ -85,7 +88,7 @@ export class LockoutLedger {
 export class InProcessLockoutStore extends LockoutStore {
   readonly ledger = new LockoutLedger();
 
-  async admit(keys: readonly CountedKey[], attempt: string, now: number): Promise<number | null> {
+  async admit(keys: readonly CountedKey[], attempt: string, now: number): Promise<Refusal | null> {
     return this.ledger.admit(keys, attempt, now);
   }
 

@@ -6,6 +6,13 @@ export interface CountedKey {
   rule: LockoutRule;
 }
 
+/** Why an attempt was refused: when the lock ends, and the counted key whose lock that is. */
+export interface Refusal {
+  until: number;
+  /** The key with the latest lock end (e.g. `ip:…` or `global`): which lock the caller met. */
+  key: string;
+}
+
 /**
  * Shared counters behind the sign-in lockout. With several replicas the store is shared
  * (Redis), so a lock set by one replica is enforced by all. Deciding and counting is one
@@ -16,9 +23,10 @@ export abstract class LockoutStore {
   /**
    * Atomically: refuses when any key is locked at `now`, or when attempts still in flight
    * would reach a key's threshold if they failed (answering when the lock ends, or would
-   * end); otherwise records `attempt` as in flight under every key and answers null.
+   * end, and whose lock it is); otherwise records `attempt` as in flight under every key
+   * and answers null.
    */
-  abstract admit(keys: readonly CountedKey[], attempt: string, now: number): Promise<number | null>;
+  abstract admit(keys: readonly CountedKey[], attempt: string, now: number): Promise<Refusal | null>;
 
   /**
    * Atomically ends an admitted attempt. A failure is counted under every key and locks a

@@ -4,6 +4,9 @@
  * hot paths: implementations must not allocate per call beyond the arguments.
  */
 
+/** Which sign-in lock refused: the caller's address, or sign-in for everyone. */
+export type LockoutScope = 'ip' | 'global';
+
 export type TurnOutcome = 'completed' | 'failed' | 'interrupted';
 
 export interface ModelCallReport {
@@ -41,8 +44,8 @@ export abstract class Metrics {
   abstract turnEnded(outcome: TurnOutcome, seconds: number, costUsd: number): void;
   /** A sign-in attempt was refused; `locked` when the lockout refused it. */
   abstract signInFailed(reason: 'invalid' | 'locked'): void;
-  /** A lockout was met for the first time by an address (per IP or global alike). */
-  abstract lockout(): void;
+  /** A lockout was met for the first time by an address: its own (`ip`) or everyone's (`global`). */
+  abstract lockout(scope: LockoutScope): void;
   /** From the first file change of a batch to its event going out, in seconds. */
   abstract fileWatchLag(seconds: number): void;
   /** A resuming client was told `stream:gap` (the log no longer reached back). */

@@ -1,33 +1,34 @@
 import type { Redis } from 'ioredis';
 import { PENDING_ATTEMPT_MS } from '#core/auth/lockout-ledger.js';
-import { type CountedKey, LockoutStore } from '#core/ports/lockout-store.port.js';
+import { type CountedKey, LockoutStore, type Refusal } from '#core/ports/lockout-store.port.js';
 
 /*
  * The algorithm of core's LockoutLedger, as two Lua scripts so each step is atomic across
  * replicas. KEYS come in triples per counted key: failures (sorted set of times), attempts
  * in flight (sorted set of admission times), lock (string: the lock end, ms). ARGV: now,
- * attempt id, then per key: window ms, threshold, lock ms.
+ * attempt id, then per key: window ms, threshold, lock ms. ADMIT answers nil (admitted) or
+ * {lock end, 1-based index of the key whose lock it is}.
  */
 const ADMIT = `
 local now = tonumber(ARGV[1])
 local n = #KEYS / 3
-local refused = 0
+local refused, refusedBy = 0, 0
 for i = 1, n do
   local failures, pending, lock = KEYS[3*i-2], KEYS[3*i-1], KEYS[3*i]
   local window, threshold, lockMs = tonumber(ARGV[3*i]), tonumber(ARGV[3*i+1]), tonumber(ARGV[3*i+2])
   local lockedUntil = tonumber(redis.call('GET', lock) or '0')
   if lockedUntil > now then
-    refused = math.max(refused, lockedUntil)
+    if lockedUntil > refused then refused, refusedBy = lockedUntil, i end
   else
     redis.call('ZREMRANGEBYSCORE', failures, '-inf', now - window)
     redis.call('ZREMRANGEBYSCORE', pending, '-inf', now - ${PENDING_ATTEMPT_MS})
     local inFlight = redis.call('ZCARD', pending)
     if inFlight > 0 and redis.call('ZCARD', failures) + inFlight >= threshold then
-      refused = math.max(refused, now + lockMs)
+      if now + lockMs > refused then refused, refusedBy = now + lockMs, i end
     end
   end
 end
-if refused > 0 then return tostring(refused) end
+if refused > 0 then return {tostring(refused), refusedBy} end
 for i = 1, n do
   redis.call('ZADD', KEYS[3*i-1], now, ARGV[2])
   redis.call('PEXPIRE', KEYS[3*i-1], ${PENDING_ATTEMPT_MS})
@@ -66,14 +67,14 @@ export class RedisLockoutStore extends LockoutStore {
     super();
   }
 
-  async admit(keys: readonly CountedKey[], attempt: string, now: number): Promise<number | null> {
-    const result = await this.redis.eval(
+  async admit(keys: readonly CountedKey[], attempt: string, now: number): Promise<Refusal | null> {
+    const result = (await this.redis.eval(
       ADMIT,
       keys.length * 3,
       ...this.redisKeys(keys),
       ...this.args(keys, attempt, now),
-    );
-    return result === null ? null : Number(result);
+    )) as [string, number] | null;
+    return result === null ? null : { until: Number(result[0]), key: keys[result[1] - 1]!.key };
   }
 
   async settle(

@@ -1,5 +1,11 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { Metrics, type ModelCallReport, type TokenCounts, type TurnOutcome } from '#core/ports/metrics.port.js';
+import {
+  type LockoutScope,
+  Metrics,
+  type ModelCallReport,
+  type TokenCounts,
+  type TurnOutcome,
+} from '#core/ports/metrics.port.js';
 
 /** Per-state job counts of one queue, read at scrape time. */
 export interface QueueCountsSource {
@@ -113,7 +119,8 @@ export class PromMetrics extends Metrics {
     });
     this.lockouts = new Counter({
       name: 'svc_auth_lockouts_total',
-      help: 'Sign-in lockouts met, counted once per address and lock',
+      help: 'Sign-in lockouts met, counted once per address and lock; scope: ip (that address) or global (everyone)',
+      labelNames: ['scope'],
       registers,
     });
     this.watchLag = new Histogram({
@@ -155,7 +162,7 @@ export class PromMetrics extends Metrics {
     });
     // Pre-create the series people alert on, so they read 0 rather than being absent.
     for (const reason of ['invalid', 'locked'] as const) this.signIns.inc({ reason }, 0);
-    this.lockouts.inc(0);
+    for (const scope of ['ip', 'global'] as const) this.lockouts.inc({ scope }, 0);
     this.gaps.inc(0);
     this.jobsStalled.inc(0);
   }
@@ -208,8 +215,8 @@ export class PromMetrics extends Metrics {
   signInFailed(reason: 'invalid' | 'locked'): void {
     this.signIns.inc({ reason });
   }
-  lockout(): void {
-    this.lockouts.inc();
+  lockout(scope: LockoutScope): void {
+    this.lockouts.inc({ scope });
   }
   fileWatchLag(seconds: number): void {
     this.watchLag.observe(seconds);
