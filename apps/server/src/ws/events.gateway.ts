@@ -27,7 +27,12 @@ import { EventLog } from '#core/ports/event-log.port.js';
 import { AppLogger } from '#infra/logging/logger.js';
 import { clientIp } from '../http/common/client-ip.js';
 import { type ClientFrame, FRAME_EVENT } from './frame-adapter.js';
-import { AUTHENTICATED_MAX_FRAME_BYTES, setFrameLimit, UNAUTHENTICATED_MAX_FRAME_BYTES } from './frame-limits.js';
+import {
+  AUTHENTICATED_MAX_FRAME_BYTES,
+  capBeforeSignIn,
+  liftSignInCap,
+  UNAUTHENTICATED_MAX_FRAME_BYTES,
+} from './frame-limits.js';
 
 /** The parts of a `ws` socket the gateway uses. */
 interface Socket {
@@ -37,6 +42,7 @@ interface Socket {
   send(data: string | Buffer, options?: { binary: boolean }): void;
   close(code?: number, reason?: string): void;
   terminate(): void;
+  pause(): void;
   ping(): void;
   on(event: 'pong', listener: () => void): void;
 }
@@ -114,9 +120,7 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
       signInTimer: null,
     };
     // Until it signs in, a socket gets small frames only and a deadline.
-    if (!setFrameLimit(socket, UNAUTHENTICATED_MAX_FRAME_BYTES)) {
-      this.logger.warn('ws: cannot limit frames before sign-in (ws internals changed)');
-    }
+    capBeforeSignIn(socket, req.socket, UNAUTHENTICATED_MAX_FRAME_BYTES);
     connection.signInTimer = setTimeout(() => {
       this.logger.debug('ws sign-in timeout', { connId: connection.id });
       socket.close(SIGN_IN_TIMEOUT_CLOSE, 'Sign in first');
@@ -208,7 +212,7 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
       connection.authenticated = true;
       if (connection.signInTimer) clearTimeout(connection.signInTimer);
       connection.signInTimer = null;
-      setFrameLimit(socket, AUTHENTICATED_MAX_FRAME_BYTES);
+      liftSignInCap(socket);
       if (first) this.countClients();
       this.sendBounded(socket, connection, '{"type":"auth:success"}');
       this.logger.debug('ws authenticated', { connId: connection.id });
