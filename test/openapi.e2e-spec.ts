@@ -4,6 +4,13 @@ import request from 'supertest';
 import { BODYLESS_OPERATIONS, RAW_BODY_OPERATIONS } from '../apps/server/src/http/openapi/documented-bodies.js';
 import { startServer, type TestServer } from '#testing/test-server.js';
 
+type Schema = {
+  $ref?: string;
+  oneOf?: Schema[];
+  required?: string[];
+  properties?: Record<string, Schema & { const?: unknown }>;
+};
+
 type Doc = {
   openapi: string;
   paths: Record<
@@ -17,7 +24,7 @@ type Doc = {
       }
     >
   >;
-  components: { schemas: Record<string, { type?: string; properties?: Record<string, unknown> }> };
+  components: { schemas: Record<string, { type?: string; required?: string[]; properties?: Record<string, unknown> }> };
 };
 
 const toOpenApiPath = (expressPath: string): string => expressPath.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
@@ -100,17 +107,64 @@ describe('OpenAPI document and reference page', () => {
   it('describes the error envelope on every API operation, and which operations are public', () => {
     const envelope = doc.components.schemas.ErrorEnvelope;
     assert.deepEqual(Object.keys(envelope?.properties ?? {}).sort(), ['code', 'error', 'success']);
+    const publicOps = ['/api/remote/status', '/api/security/policy'];
     for (const [path, item] of Object.entries(doc.paths)) {
       if (!path.startsWith('/api/')) continue;
       for (const [method, op] of Object.entries(item)) {
-        assert.ok(op.responses['200'], `${method} ${path} 200`);
-        assert.match(JSON.stringify(op.responses['401']), /ErrorEnvelope/, `${method} ${path} 401`);
+        assert.match(JSON.stringify(op.responses['500']), /ErrorEnvelope/, `${method} ${path} 500`);
+        if (publicOps.includes(path)) assert.equal(op.responses['401'], undefined, `${method} ${path} is public`);
+        else assert.match(JSON.stringify(op.responses['401']), /ErrorEnvelope/, `${method} ${path} 401`);
+        if (op.requestBody) assert.ok(op.responses['400'] && op.responses['413'], `${method} ${path} 400/413`);
+        if (path.includes('{')) assert.ok(op.responses['404'], `${method} ${path} 404`);
       }
     }
     assert.deepEqual(doc.paths['/api/remote/login']!.post!.security, []);
+    assert.ok(doc.paths['/api/remote/login']!.post!.responses['429'], 'login documents the lockout');
     assert.equal(doc.paths['/api/spaces']!.get!.security, undefined, 'the global bearer requirement applies');
     const missingRefs = refsOf(doc).filter((r) => !doc.components.schemas[r.split('/').pop()!]);
     assert.deepEqual(missingRefs, [], 'dangling $refs');
+  });
+
+  it('gives every API operation its response schema: the success envelope with its data', () => {
+    const missing: string[] = [];
+    for (const [path, item] of Object.entries(doc.paths)) {
+      if (!path.startsWith('/api/')) continue;
+      for (const [method, op] of Object.entries(item)) {
+        const ok = op.responses['200'] as { content?: Record<string, { schema: Schema }> } | undefined;
+        let schema = ok?.content?.['application/json']?.schema;
+        if (schema?.oneOf) schema = schema.oneOf.find((s) => !s.$ref);
+        const described =
+          schema?.properties?.success?.const === true &&
+          (schema.properties.data === undefined || Object.keys(schema.properties.data).length > 0);
+        if (!described) missing.push(`${method.toUpperCase()} ${path}`);
+      }
+    }
+    assert.deepEqual(
+      missing,
+      [],
+      'operations without a response schema: add @ApiData(...) or @ApiDone() (api-data.ts)',
+    );
+    const space = doc.paths['/api/spaces/{spaceId}']!.get!.responses['200'] as object;
+    assert.match(JSON.stringify(space), /"data":\{"\$ref":"#\/components\/schemas\/Space"\}/);
+    assert.deepEqual(
+      doc.components.schemas.Space?.properties && Object.keys(doc.components.schemas.Space.properties).sort(),
+      ['color', 'createdAt', 'icon', 'id', 'isTemp', 'name', 'path', 'preferences', 'updatedAt'],
+    );
+    const bodyless = doc.paths['/api/spaces/{spaceId}']!.delete!.responses['200'] as object;
+    assert.doesNotMatch(JSON.stringify(bodyless), /"data"/, 'operations answering {success:true} alone say so');
+  });
+
+  it('matches what the server answers: a created space has every required field of its schema', async () => {
+    const created = await request(server.url).post('/api/spaces').set(auth()).send({ name: 'schema check' });
+    assert.equal(created.status, 200);
+    const schema = doc.components.schemas.Space as { required?: string[] };
+    assert.ok(schema.required && schema.required.length > 5);
+    const absent = schema.required.filter((k) => !(k in created.body.data));
+    assert.deepEqual(absent, [], 'required fields missing from the answer');
+    const extra = Object.keys(created.body.data).filter(
+      (k) => !(k in (doc.components.schemas.Space!.properties ?? {})),
+    );
+    assert.deepEqual(extra, [], 'answered fields the schema does not list');
   });
 
   it('renders the reference page from local assets (works offline)', async () => {

@@ -1,6 +1,9 @@
 import { Body, Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
 import type { SessionState, ToolsetEntry } from '#contracts/agent.js';
 import { AgentService, type SendMessageInput } from '#core/agent/agent.service.js';
+import { ApiData, ApiDone, ApiDoneOrFailure } from '../openapi/api-data.js';
+import { ENGINE_CAPABILITIES, SESSION_STATE, TOOLSET } from '../openapi/response-schemas.js';
+import { arr, bool, str } from '../openapi/schema.js';
 
 type Ok<T> = { success: true; data: T };
 
@@ -11,28 +14,33 @@ export class AgentController {
 
   @Post('message')
   @HttpCode(200)
+  @ApiDone(404, 409)
   async message(@Body() body: SendMessageInput): Promise<{ success: true }> {
     await this.agent.sendMessage(body ?? {});
     return { success: true };
   }
 
   @Get('generating/:conversationId')
+  @ApiData(bool('Whether a turn of this conversation is running'))
   async generating(@Param('conversationId') conversationId: string): Promise<Ok<boolean>> {
     return { success: true, data: await this.agent.isGenerating(conversationId) };
   }
 
   @Get('sessions')
+  @ApiData(arr(str(), 'Conversation ids with a running turn'))
   async sessions(): Promise<Ok<string[]>> {
     return { success: true, data: await this.agent.sessions() };
   }
 
   @Get('session/:conversationId')
+  @ApiData(SESSION_STATE)
   async session(@Param('conversationId') conversationId: string): Promise<Ok<SessionState>> {
     return { success: true, data: await this.agent.session(conversationId) };
   }
 
   @Post('stop')
   @HttpCode(200)
+  @ApiDone()
   async stop(@Body() body: { conversationId?: unknown }): Promise<{ success: true }> {
     await this.agent.stop(body?.conversationId);
     return { success: true };
@@ -40,6 +48,7 @@ export class AgentController {
 
   @Post('answer-question')
   @HttpCode(200)
+  @ApiDoneOrFailure()
   async answer(
     @Body() body: { conversationId?: unknown; id?: unknown; answers?: unknown },
   ): Promise<{ success: boolean; error?: string }> {
@@ -52,23 +61,27 @@ export class AgentController {
   /** Permissions are auto-allowed on this server: approve and reject change nothing. */
   @Post('approve')
   @HttpCode(200)
+  @ApiDone()
   approve(): { success: true } {
     return { success: true };
   }
 
   @Post('reject')
   @HttpCode(200)
+  @ApiDone()
   reject(): { success: true } {
     return { success: true };
   }
 
   @Post('toolsets/list')
   @HttpCode(200)
+  @ApiData(arr(TOOLSET), 404)
   async toolsets(@Body() body: { spaceId?: unknown; conversationId?: unknown }): Promise<Ok<ToolsetEntry[]>> {
     return { success: true, data: await this.agent.toolsets(body?.spaceId, body?.conversationId) };
   }
 
   @Get('engine-capabilities')
+  @ApiData(ENGINE_CAPABILITIES)
   capabilities(): Ok<Record<string, unknown>> {
     return { success: true, data: this.agent.capabilities() };
   }

@@ -4,6 +4,9 @@ import type { MessageDto } from '#contracts/conversations.js';
 import type { SuccessBody } from '#contracts/errors.js';
 import { AppChatService, type AppChatSendInput } from '#core/apps/agent/app-chat.service.js';
 import { toMessageDto } from '../conversations/conversations.presenter.js';
+import { ApiData, ApiDone } from '../openapi/api-data.js';
+import { APP_CHAT_SESSION_STATE, MESSAGE } from '../openapi/response-schemas.js';
+import { arr, bool, int, obj, str } from '../openapi/schema.js';
 
 const ok = <T>(data: T): SuccessBody<T> => ({ success: true, data });
 
@@ -14,6 +17,7 @@ export class AppChatController {
 
   @Post('chat/send')
   @HttpCode(200)
+  @ApiData(obj({ conversationId: str() }, ['conversationId']), 409, 503)
   async send(
     @Param('appId') appId: string,
     @Body() body: AppChatSendInput,
@@ -22,24 +26,28 @@ export class AppChatController {
   }
 
   @Get('chat/status')
+  @ApiData(obj({ isGenerating: bool(), conversationId: str() }, ['isGenerating', 'conversationId']))
   async status(@Param('appId') appId: string): Promise<SuccessBody<{ isGenerating: boolean; conversationId: string }>> {
     return ok(await this.chat.status(appId));
   }
 
   @Post('chat/stop')
   @HttpCode(200)
+  @ApiDone()
   async stop(@Param('appId') appId: string): Promise<{ success: true }> {
     await this.chat.stop(appId);
     return { success: true };
   }
 
   @Get('chat/messages')
+  @ApiData(arr(MESSAGE))
   async messages(@Param('appId') appId: string): Promise<SuccessBody<MessageDto[]>> {
     return ok((await this.chat.messages(appId)).map(toMessageDto));
   }
 
   @Post('chat/clear')
   @HttpCode(200)
+  @ApiDone(409)
   async clear(@Param('appId') appId: string, @Body() body: { spaceId?: unknown }): Promise<{ success: true }> {
     await this.chat.clear(appId, body?.spaceId);
     return { success: true };
@@ -47,22 +55,26 @@ export class AppChatController {
 
   @Post('chat/restart')
   @HttpCode(200)
+  @ApiData(obj({ sessionsClosed: int() }, ['sessionsClosed']))
   async restart(@Param('appId') appId: string): Promise<SuccessBody<{ sessionsClosed: number }>> {
     return ok(await this.chat.restart(appId));
   }
 
   @Get('chat/session-state')
+  @ApiData(APP_CHAT_SESSION_STATE)
   async sessionState(@Param('appId') appId: string): Promise<SuccessBody<AppChatSessionStateDto>> {
     return ok(await this.chat.sessionState(appId));
   }
 
   @Get('im-chat/messages')
+  @ApiData(arr(MESSAGE))
   async imMessages(@Param('appId') appId: string): Promise<SuccessBody<MessageDto[]>> {
     return ok((await this.chat.imMessages(appId)).map(toMessageDto));
   }
 
   @Post('im-chat/clear')
   @HttpCode(200)
+  @ApiDone()
   async imClear(@Param('appId') appId: string): Promise<{ success: true }> {
     await this.chat.imClear(appId);
     return { success: true };

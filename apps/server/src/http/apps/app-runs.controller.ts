@@ -4,6 +4,9 @@ import type { MessageDto } from '#contracts/conversations.js';
 import type { SuccessBody } from '#contracts/errors.js';
 import { AppRunsService } from '#core/apps/agent/app-runs.service.js';
 import { toMessageDto } from '../conversations/conversations.presenter.js';
+import { ApiData } from '../openapi/api-data.js';
+import { ESCALATION_RESPONSE, MESSAGE, RUN_ID, RUN_TRIGGER_RESULT } from '../openapi/response-schemas.js';
+import { arr, bool, obj, str } from '../openapi/schema.js';
 
 const ok = <T>(data: T): SuccessBody<T> => ({ success: true, data });
 
@@ -15,11 +18,13 @@ export class AppRunsController {
   /** Starts a run now (`outcome: started`), or records and answers why not (`outcome: skipped`). */
   @Post('trigger')
   @HttpCode(200)
+  @ApiData(RUN_TRIGGER_RESULT, 409, 503)
   async trigger(@Param('appId') appId: string): Promise<SuccessBody<RunTriggerResult>> {
     return ok(await this.runs.startRun(appId, { type: 'manual' }));
   }
 
   @Get('runs/:runId/session')
+  @ApiData(obj({ runId: str(), active: bool(), messages: arr(MESSAGE) }, ['runId', 'active', 'messages']))
   async session(
     @Param('appId') appId: string,
     @Param('runId') runId: string,
@@ -30,6 +35,7 @@ export class AppRunsController {
 
   @Post('runs/:runId/continue')
   @HttpCode(200)
+  @ApiData(RUN_ID, 409)
   async continueRun(
     @Param('appId') appId: string,
     @Param('runId') runId: string,
@@ -39,6 +45,7 @@ export class AppRunsController {
 
   @Post('runs/:runId/inject')
   @HttpCode(200)
+  @ApiData(RUN_ID, 409)
   async inject(
     @Param('appId') appId: string,
     @Param('runId') runId: string,
@@ -49,6 +56,7 @@ export class AppRunsController {
 
   @Post('escalation/:entryId/respond')
   @HttpCode(200)
+  @ApiData(ESCALATION_RESPONSE, 409)
   async respond(
     @Param('appId') appId: string,
     @Param('entryId') entryId: string,

@@ -12,6 +12,9 @@ import {
   UpgradeStrategyDto,
 } from './apps.dto.js';
 import { toActivityDto, toAppDto } from './apps.presenter.js';
+import { ApiData } from '../openapi/api-data.js';
+import { ACTIVITY_ENTRY, APP, APP_ID, AUTOMATION_STATE, NULL_DATA } from '../openapi/response-schemas.js';
+import { anyObject, arr, str } from '../openapi/schema.js';
 
 const ok = <T>(data: T): SuccessBody<T> => ({ success: true, data });
 
@@ -32,12 +35,14 @@ export class AppsController {
   constructor(private readonly apps: AppsService) {}
 
   @Get()
+  @ApiData(arr(APP))
   async list(@Query('spaceId') spaceId?: string, @Query('status') status?: string): Promise<SuccessBody<AppDto[]>> {
     return ok((await this.apps.list({ spaceId, status })).map(toAppDto));
   }
 
   @Post('install')
   @HttpCode(200)
+  @ApiData(APP_ID, 409, 422, 503)
   async install(@Body() body: InstallAppDto): Promise<SuccessBody<{ appId: string }>> {
     const app = await this.apps.install({ spec: body.spec, spaceId: body.spaceId, userConfig: body.userConfig });
     return ok({ appId: app.id });
@@ -45,24 +50,28 @@ export class AppsController {
 
   @Post('import-spec')
   @HttpCode(200)
+  @ApiData(APP_ID, 409, 422, 503)
   async importSpec(@Body() body: ImportSpecDto): Promise<SuccessBody<{ appId: string }>> {
     const app = await this.apps.importSpec(body);
     return ok({ appId: app.id });
   }
 
   @Get(':appId')
+  @ApiData(APP)
   async get(@Param('appId') appId: string): Promise<SuccessBody<AppDto>> {
     return ok(toAppDto(await this.apps.get(appId)));
   }
 
   /** Soft delete; `purge=true` also deletes the app's data folder. */
   @Delete(':appId')
+  @ApiData(NULL_DATA)
   async uninstall(@Param('appId') appId: string, @Query('purge') purge?: string): Promise<SuccessBody<null>> {
     await this.apps.uninstall(appId, purge === 'true');
     return ok(null);
   }
 
   @Delete(':appId/permanent')
+  @ApiData(NULL_DATA)
   async deletePermanently(@Param('appId') appId: string): Promise<SuccessBody<null>> {
     await this.apps.deletePermanently(appId);
     return ok(null);
@@ -70,6 +79,7 @@ export class AppsController {
 
   @Post(':appId/reinstall')
   @HttpCode(200)
+  @ApiData(APP)
   async reinstall(@Param('appId') appId: string): Promise<SuccessBody<AppDto>> {
     return ok(toAppDto(await this.apps.reinstall(appId)));
   }
@@ -77,6 +87,7 @@ export class AppsController {
   /** The body is the whole config object (full replacement); answers the stored values. */
   @Post(':appId/config')
   @HttpCode(200)
+  @ApiData(anyObject('The stored configuration values'), 422)
   async config(
     @Param('appId') appId: string,
     @Body() body: Record<string, unknown>,
@@ -85,12 +96,14 @@ export class AppsController {
   }
 
   @Get(':appId/state')
+  @ApiData(AUTOMATION_STATE)
   async state(@Param('appId') appId: string): Promise<SuccessBody<AutomationStateDto>> {
     return ok(await this.apps.state(appId));
   }
 
   /** Newest first; `before` (epoch ms) pages back. */
   @Get(':appId/activity')
+  @ApiData(arr(ACTIVITY_ENTRY))
   async activity(
     @Param('appId') appId: string,
     @Query('limit') limit?: string,
@@ -102,30 +115,35 @@ export class AppsController {
 
   @Post(':appId/pause')
   @HttpCode(200)
+  @ApiData(APP)
   async pause(@Param('appId') appId: string): Promise<SuccessBody<AppDto>> {
     return ok(toAppDto(await this.apps.pause(appId)));
   }
 
   @Post(':appId/resume')
   @HttpCode(200)
+  @ApiData(APP)
   async resume(@Param('appId') appId: string): Promise<SuccessBody<AppDto>> {
     return ok(toAppDto(await this.apps.resume(appId)));
   }
 
   @Post(':appId/frequency')
   @HttpCode(200)
+  @ApiData(APP, 422)
   async frequency(@Param('appId') appId: string, @Body() body: FrequencyDto): Promise<SuccessBody<AppDto>> {
     return ok(toAppDto(await this.apps.setFrequency(appId, body.subscriptionId, body.frequency)));
   }
 
   /** JSON Merge Patch (RFC 7386) of the spec's top-level fields. */
   @Patch(':appId/spec')
+  @ApiData(APP, 422)
   async patchSpec(@Param('appId') appId: string, @Body() body: Record<string, unknown>): Promise<SuccessBody<AppDto>> {
     return ok(toAppDto(await this.apps.patchSpec(appId, body)));
   }
 
   /** JSON Merge Patch of the user's overrides; null deletes a key. */
   @Patch(':appId/overrides')
+  @ApiData(APP, 422)
   async patchOverrides(
     @Param('appId') appId: string,
     @Body() body: Record<string, unknown>,
@@ -135,36 +153,42 @@ export class AppsController {
 
   @Post(':appId/permissions/grant')
   @HttpCode(200)
+  @ApiData(APP, 422)
   async grant(@Param('appId') appId: string, @Body() body: PermissionDto): Promise<SuccessBody<AppDto>> {
     return ok(toAppDto(await this.apps.grant(appId, body.permission)));
   }
 
   @Post(':appId/permissions/revoke')
   @HttpCode(200)
+  @ApiData(APP, 422)
   async revoke(@Param('appId') appId: string, @Body() body: PermissionDto): Promise<SuccessBody<AppDto>> {
     return ok(toAppDto(await this.apps.revoke(appId, body.permission)));
   }
 
   /** The stored spec as a YAML file's text. */
   @Get(':appId/export-spec')
+  @ApiData(str('The spec as YAML text'))
   async exportSpec(@Param('appId') appId: string): Promise<SuccessBody<string>> {
     return ok(await this.apps.exportSpec(appId));
   }
 
   @Post(':appId/move-space')
   @HttpCode(200)
+  @ApiData(APP)
   async moveSpace(@Param('appId') appId: string, @Body() body: MoveSpaceDto): Promise<SuccessBody<AppDto>> {
     return ok(toAppDto(await this.apps.moveSpace(appId, body.spaceId)));
   }
 
   @Post(':appId/upgrade-strategy')
   @HttpCode(200)
+  @ApiData(APP)
   async upgradeStrategy(@Param('appId') appId: string, @Body() body: UpgradeStrategyDto): Promise<SuccessBody<AppDto>> {
     return ok(toAppDto(await this.apps.setUpgradeStrategy(appId, body.strategy)));
   }
 
   @Post(':appId/clear-memory')
   @HttpCode(200)
+  @ApiData(NULL_DATA)
   async clearMemory(@Param('appId') appId: string): Promise<SuccessBody<null>> {
     await this.apps.clearMemory(appId);
     return ok(null);

@@ -1,6 +1,8 @@
 import { Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { type ArtifactQueryResult, ArtifactSearchService } from '#core/artifacts/artifact-search.service.js';
 import { ArtifactWatchService } from '#core/artifacts/artifact-watch.service.js';
+import { ApiData, ApiDone } from '../openapi/api-data.js';
+import { ARTIFACT_QUERY } from '../openapi/response-schemas.js';
 
 /** File search and reconcile (spec doc 2, "Space files"). */
 @Controller('api/spaces/:spaceId/artifacts')
@@ -11,6 +13,7 @@ export class ArtifactSearchController {
   ) {}
 
   @Get('query')
+  @ApiData(ARTIFACT_QUERY)
   async query(
     @Param('spaceId') spaceId: string,
     @Query('q') q: unknown,
@@ -22,6 +25,7 @@ export class ArtifactSearchController {
   /** Rebuilds this replica's index from disk, then tells clients and the other replicas to resync. */
   @Post('reconcile')
   @HttpCode(200)
+  @ApiDone()
   async reconcile(@Param('spaceId') spaceId: string): Promise<{ success: true }> {
     await this.search.reconcile(spaceId);
     await this.watch.requestResync(spaceId);

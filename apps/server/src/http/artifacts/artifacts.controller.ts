@@ -5,6 +5,8 @@ import type { FileContent } from '#core/artifacts/artifact.js';
 import { ArtifactsService } from '#core/artifacts/artifacts.service.js';
 import type { FileTypeInfo } from '#core/artifacts/file-types.js';
 import { PathQuery, SaveBody } from './artifacts.dto.js';
+import { ApiData, ApiDone } from '../openapi/api-data.js';
+import { FILE_CONTENT, FILE_TYPE } from '../openapi/response-schemas.js';
 
 type Ok<T> = { success: true; data: T };
 const ok = <T>(data: T): Ok<T> => ({ success: true, data });
@@ -15,6 +17,7 @@ export class ArtifactsController {
   constructor(private readonly artifacts: ArtifactsService) {}
 
   @Get('content')
+  @ApiData(FILE_CONTENT, 403, 404)
   async content(@Query() query: PathQuery): Promise<Ok<FileContent>> {
     return ok(await this.artifacts.readContent(query.path));
   }
@@ -32,12 +35,14 @@ export class ArtifactsController {
   }
 
   @Get('detect-type')
+  @ApiData(FILE_TYPE, 403, 404)
   async detectType(@Query() query: PathQuery): Promise<Ok<FileTypeInfo>> {
     return ok(await this.artifacts.detectType(query.path));
   }
 
   @Post('save')
   @HttpCode(200)
+  @ApiDone(403)
   async save(@Body() body: SaveBody): Promise<{ success: true }> {
     await this.artifacts.save(body.path, body.content);
     return { success: true };

@@ -21,6 +21,9 @@ import {
   PathQuery,
   RenameBody,
 } from './artifacts.dto.js';
+import { ApiData, ApiDone } from '../openapi/api-data.js';
+import { ARTIFACT_ENTRY, ARTIFACT_TREE, CHILD_ENTRY, PATH_RESULT } from '../openapi/response-schemas.js';
+import { arr } from '../openapi/schema.js';
 
 /** How long a refused upload's remaining bytes are read (and discarded) before the answer. */
 const DRAIN_MS = 10_000;
@@ -37,11 +40,13 @@ export class SpaceArtifactsController {
   constructor(private readonly artifacts: ArtifactsService) {}
 
   @Get()
+  @ApiData(arr(ARTIFACT_ENTRY), 403)
   async list(@Param('spaceId') spaceId: string, @Query() query: ListArtifactsQuery): Promise<Ok<ArtifactEntry[]>> {
     return ok(await this.artifacts.list(spaceId, query.maxDepth ?? DEFAULT_LIST_DEPTH));
   }
 
   @Delete()
+  @ApiDone(403)
   async trash(@Param('spaceId') spaceId: string, @Body() body: PathBody): Promise<{ success: true }> {
     await this.artifacts.trash(spaceId, body.path);
     return { success: true };
@@ -49,30 +54,35 @@ export class SpaceArtifactsController {
 
   @Post('children')
   @HttpCode(200)
+  @ApiData(arr(CHILD_ENTRY), 403)
   async children(@Param('spaceId') spaceId: string, @Body() body: ChildrenBody): Promise<Ok<ChildEntry[]>> {
     return ok(await this.artifacts.children(spaceId, body.dirPath));
   }
 
   @Post('file')
   @HttpCode(200)
+  @ApiData(PATH_RESULT, 403, 409)
   async createFile(@Param('spaceId') spaceId: string, @Body() body: CreateFileBody): Promise<Ok<{ path: string }>> {
     return ok(await this.artifacts.createFile(spaceId, body));
   }
 
   @Post('folder')
   @HttpCode(200)
+  @ApiData(PATH_RESULT, 403, 409)
   async createFolder(@Param('spaceId') spaceId: string, @Body() body: CreateFolderBody): Promise<Ok<{ path: string }>> {
     return ok(await this.artifacts.createFolder(spaceId, body));
   }
 
   @Post('move')
   @HttpCode(200)
+  @ApiData(PATH_RESULT, 403, 409)
   async move(@Param('spaceId') spaceId: string, @Body() body: MoveBody): Promise<Ok<{ path: string }>> {
     return ok(await this.artifacts.move(spaceId, body));
   }
 
   @Post('rename')
   @HttpCode(200)
+  @ApiDone(403, 409)
   async rename(@Param('spaceId') spaceId: string, @Body() body: RenameBody): Promise<{ success: true }> {
     await this.artifacts.rename(spaceId, body);
     return { success: true };
@@ -115,6 +125,7 @@ export class SpaceArtifactsController {
   }
 
   @Get('tree')
+  @ApiData(ARTIFACT_TREE, 403)
   async tree(@Param('spaceId') spaceId: string): Promise<Ok<ArtifactTree>> {
     return ok(await this.artifacts.tree(spaceId));
   }

@@ -5,6 +5,8 @@ import { AccessService } from '#core/auth/access.service.js';
 import { APP_CONFIG, type AppConfig } from '#core/config/app-config.js';
 import { SystemService } from '#core/system/system.service.js';
 import { clientIp } from '../common/client-ip.js';
+import { ApiData, ApiDone } from '../openapi/api-data.js';
+import { REMOTE_STATUS } from '../openapi/response-schemas.js';
 
 @Controller('api/remote')
 export class RemoteController {
@@ -17,6 +19,7 @@ export class RemoteController {
   /** Checks a token under the lockout rules; creates no session. */
   @Post('login')
   @HttpCode(200)
+  @ApiDone(429)
   async login(@Body() body: unknown, @Req() req: Request): Promise<{ success: true }> {
     const token = body && typeof body === 'object' ? (body as { token?: unknown }).token : undefined;
     await this.access.login(token, clientIp(req, this.config));
@@ -24,6 +27,7 @@ export class RemoteController {
   }
 
   @Get('status')
+  @ApiData(REMOTE_STATUS)
   async status(): Promise<{ success: true; data: RemoteStatus }> {
     return { success: true, data: await this.system.remoteStatus() };
   }

@@ -16,6 +16,15 @@ import {
   UpdateLastMessageDto,
 } from './conversations.dto.js';
 import { toConversationDto, toMessageDto, toSummaryDto } from './conversations.presenter.js';
+import { ApiData, ApiDone } from '../openapi/api-data.js';
+import {
+  CONVERSATION,
+  CONVERSATION_SUMMARY,
+  CREATED_CONVERSATION,
+  MESSAGE,
+  THOUGHT,
+} from '../openapi/response-schemas.js';
+import { arr } from '../openapi/schema.js';
 
 type Ok<T> = { success: true; data: T };
 const ok = <T>(data: T): Ok<T> => ({ success: true, data });
@@ -26,12 +35,14 @@ export class ConversationsController {
   constructor(private readonly conversations: ConversationsService) {}
 
   @Get()
+  @ApiData(arr(CONVERSATION_SUMMARY))
   async list(@Param('spaceId') spaceId: string): Promise<Ok<ConversationSummaryDto[]>> {
     return ok((await this.conversations.list(spaceId)).map(toSummaryDto));
   }
 
   @Post()
   @HttpCode(200)
+  @ApiData(CREATED_CONVERSATION)
   async create(
     @Param('spaceId') spaceId: string,
     @Body() body: CreateConversationDto,
@@ -41,6 +52,7 @@ export class ConversationsController {
   }
 
   @Get(':conversationId')
+  @ApiData(CONVERSATION)
   async get(
     @Param('spaceId') spaceId: string,
     @Param('conversationId') conversationId: string,
@@ -51,6 +63,7 @@ export class ConversationsController {
   }
 
   @Put(':conversationId')
+  @ApiData(CONVERSATION)
   async update(
     @Param('spaceId') spaceId: string,
     @Param('conversationId') conversationId: string,
@@ -60,6 +73,7 @@ export class ConversationsController {
   }
 
   @Delete(':conversationId')
+  @ApiDone()
   async remove(
     @Param('spaceId') spaceId: string,
     @Param('conversationId') conversationId: string,
@@ -70,6 +84,7 @@ export class ConversationsController {
 
   /** Wrong ids give an empty array, not 404 (spec). */
   @Get(':conversationId/messages/:messageId/thoughts')
+  @ApiData(arr(THOUGHT, 'Empty for unknown ids'))
   async thoughts(
     @Param('spaceId') spaceId: string,
     @Param('conversationId') conversationId: string,
@@ -80,6 +95,7 @@ export class ConversationsController {
 
   @Post(':conversationId/star')
   @HttpCode(200)
+  @ApiDone()
   async star(
     @Param('spaceId') spaceId: string,
     @Param('conversationId') conversationId: string,
@@ -92,6 +108,7 @@ export class ConversationsController {
   /** Appends a message (with its thoughts when given) at the end; returns the stored message. */
   @Post(':conversationId/messages')
   @HttpCode(200)
+  @ApiData(MESSAGE)
   async appendMessage(
     @Param('spaceId') spaceId: string,
     @Param('conversationId') conversationId: string,
@@ -108,6 +125,7 @@ export class ConversationsController {
 
   /** Changes the last message: content replaced, facts merged (null removes one), thoughts replaced. */
   @Put(':conversationId/messages/last')
+  @ApiData(MESSAGE)
   async updateLastMessage(
     @Param('spaceId') spaceId: string,
     @Param('conversationId') conversationId: string,

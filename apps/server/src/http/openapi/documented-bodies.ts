@@ -3,15 +3,7 @@
  * nothing to generate from). Written from the specification; prefer a class-validator DTO
  * for new operations, whose schema is generated. Keys are `METHOD /openapi/{path}`.
  */
-
-const str = (description?: string) => ({ type: 'string', ...(description ? { description } : {}) });
-const bool = (description?: string) => ({ type: 'boolean', ...(description ? { description } : {}) });
-const obj = (properties: Record<string, unknown>, required: string[] = [], description?: string) => ({
-  type: 'object',
-  properties,
-  ...(required.length > 0 ? { required } : {}),
-  ...(description ? { description } : {}),
-});
+import { bool, obj, str } from './schema.js';
 
 const aiSource = (required: string[]) =>
   obj(

@@ -3,10 +3,15 @@ import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swag
 import { getMetadataStorage } from 'class-validator';
 import { validationMetadatasToSchemas } from 'class-validator-jsonschema';
 import { PUBLIC_API_PATHS } from '../auth/auth.middleware.js';
+import { ERROR_STATUSES, type ErrorStatus, RESPONSE_EXTENSION, type ResponseDoc } from './api-data.js';
 import { DOCUMENTED_BODIES } from './documented-bodies.js';
+import './response-schemas.js';
+import { COMPONENTS, type Schema } from './schema.js';
 
 type Operation = {
+  parameters?: Array<{ in?: string }>;
   responses?: Record<string, unknown>;
+  [RESPONSE_EXTENSION]?: ResponseDoc;
   security?: Array<Record<string, string[]>>;
   requestBody?: unknown;
   tags?: string[];
@@ -28,36 +33,28 @@ const ERROR_ENVELOPE = {
     },
   },
 };
-const SUCCESS_ENVELOPE = {
-  type: 'object',
-  required: ['success'],
-  properties: {
-    success: { type: 'boolean', const: true },
-    data: { description: 'The result; its shape is given per operation where documented' },
-  },
-};
-
 const errorResponse = (description: string) => ({
   description,
   content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } },
 });
 
-/** Failures every operation can answer, by status (spec doc 1, "Errors"). */
-const COMMON_ERRORS: Record<string, string> = {
-  '400': 'Missing or invalid input',
-  '401': 'No token or wrong token',
-  '403': 'Path outside allowed folders or a feature turned off',
-  '404': 'Id does not exist',
-  '413': 'Request body too large (100 KB)',
-  '500': 'Internal error',
-};
+/** The success envelope with `data` as documented by the operation's `@ApiData` (none for `@ApiDone`). */
+function successSchema(data: Schema | null): Schema {
+  return {
+    type: 'object',
+    required: data ? ['success', 'data'] : ['success'],
+    properties: { success: { type: 'boolean', const: true }, ...(data ? { data } : {}) },
+  };
+}
 
 /**
  * The OpenAPI 3.1 document, generated from what Nest registered: paths, path and query
  * parameters and body types come from the controllers (@nestjs/swagger's scanner), request
  * body schemas from the DTOs' class-validator decorators (class-validator-jsonschema), so a
- * route or DTO added later appears without extra decorators. Every operation gets the
- * success and error envelopes and the bearer security unless it is public.
+ * route or DTO added later appears without extra decorators. What an operation answers comes
+ * from its `@ApiData` / `@ApiDone` (api-data.ts): `data` in the success envelope, and the
+ * failure statuses in the error envelope. Every operation gets the bearer security unless it
+ * is public.
  */
 export function buildOpenApiDocument(app: INestApplication, version: string): OpenAPIObject {
   const config = new DocumentBuilder()
@@ -84,8 +81,8 @@ export function buildOpenApiDocument(app: INestApplication, version: string): Op
   document.components ??= {};
   const schemas = (document.components.schemas ??= {}) as Record<string, unknown>;
   for (const [name, schema] of Object.entries(dtoSchemas)) schemas[name] = schema;
+  for (const [name, schema] of COMPONENTS) schemas[name] = schema;
   schemas.ErrorEnvelope = ERROR_ENVELOPE;
-  schemas.SuccessEnvelope = SUCCESS_ENVELOPE;
 
   for (const [path, item] of Object.entries(document.paths)) {
     for (const method of METHODS) {
@@ -100,23 +97,30 @@ export function buildOpenApiDocument(app: INestApplication, version: string): Op
       if (documented && !op.requestBody) {
         op.requestBody = { required: true, content: { 'application/json': { schema: documented } } };
       }
-      const responses = (op.responses ??= {});
+      const doc = op[RESPONSE_EXTENSION];
+      delete op[RESPONSE_EXTENSION];
       // Nest's defaults are bare ("201" for POST even with @HttpCode(200)): say what comes back.
-      for (const code of Object.keys(responses)) {
-        if (/^2/.test(code)) delete responses[code];
-      }
-      responses['200'] = {
-        description: 'Handled; check `success` (a failure may also come back as 200 with success:false)',
-        content: {
-          'application/json': {
-            schema: {
-              oneOf: [{ $ref: '#/components/schemas/SuccessEnvelope' }, { $ref: '#/components/schemas/ErrorEnvelope' }],
+      const responses: Record<string, unknown> = {};
+      if (doc) {
+        const success = successSchema(doc.data);
+        responses['200'] = {
+          description: doc.failureAs200 ? 'Done, or a failure answered as 200 with success:false' : 'Done',
+          content: {
+            'application/json': {
+              schema: doc.failureAs200 ? { oneOf: [success, { $ref: '#/components/schemas/ErrorEnvelope' }] } : success,
             },
           },
-        },
-      };
-      for (const [code, description] of Object.entries(COMMON_ERRORS)) responses[code] ??= errorResponse(description);
-      if (path === '/api/remote/login') responses['429'] = errorResponse('Sign-in locked (code LOCKED, Retry-After)');
+        };
+      } else {
+        // Caught by test/openapi.e2e-spec.ts: add @ApiData or @ApiDone to the handler.
+        responses['200'] = { description: 'Undocumented answer' };
+      }
+      const statuses = new Set<ErrorStatus>([...(doc?.errors ?? []), 500]);
+      if (!PUBLIC_API_PATHS.has(path) || path === '/api/remote/login') statuses.add(401);
+      if (op.requestBody) statuses.add(400).add(413);
+      if (op.parameters?.some((p) => p.in === 'path')) statuses.add(404);
+      for (const code of [...statuses].sort()) responses[String(code)] = errorResponse(ERROR_STATUSES[code]);
+      op.responses = responses;
     }
   }
   return document;

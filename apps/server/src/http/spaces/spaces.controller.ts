@@ -4,6 +4,15 @@ import { TEMP_SPACE_ID } from '#contracts/spaces.js';
 import { type ConsolidationStart, MemoryConsolidationService } from '#core/memory/memory-consolidation.service.js';
 import { MemoryService } from '#core/memory/memory.service.js';
 import { type CreateSpaceInput, type PreferencesPatch, SpacesService } from '#core/spaces/spaces.service.js';
+import { ApiData, ApiDone } from '../openapi/api-data.js';
+import {
+  CONSOLIDATION_START,
+  MEMORY_STATE,
+  PATH_RESULT,
+  SPACE,
+  SPACE_PREFERENCES,
+} from '../openapi/response-schemas.js';
+import { arr, str } from '../openapi/schema.js';
 
 type Ok<T> = { success: true; data: T };
 const ok = <T>(data: T): Ok<T> => ({ success: true, data });
@@ -18,38 +27,45 @@ export class SpacesController {
   ) {}
 
   @Get()
+  @ApiData(arr(SPACE))
   async list(): Promise<Ok<SpaceDto[]>> {
     return ok((await this.spaces.list()).map((s) => this.spaces.toDto(s)));
   }
 
   @Post()
   @HttpCode(200)
+  @ApiData(SPACE, 403, 409)
   async create(@Body() body: CreateSpaceInput): Promise<Ok<SpaceDto>> {
     return ok(this.spaces.toDto(await this.spaces.create(body ?? {})));
   }
 
   @Get('default-path')
+  @ApiData(str('The folder new spaces are created under'))
   defaultPath(): Ok<string> {
     return ok(this.spaces.defaultPath());
   }
 
   @Get('svc')
+  @ApiData(SPACE)
   async temporary(): Promise<Ok<SpaceDto>> {
     return ok(this.spaces.toDto(await this.spaces.get(TEMP_SPACE_ID)));
   }
 
   @Put('reorder')
+  @ApiDone()
   async reorder(@Body() body: { spaceIds?: unknown }): Promise<{ success: true }> {
     await this.spaces.reorder(body?.spaceIds);
     return { success: true };
   }
 
   @Get(':spaceId')
+  @ApiData(SPACE)
   async get(@Param('spaceId') spaceId: string): Promise<Ok<SpaceDto>> {
     return ok(this.spaces.toDto(await this.spaces.get(spaceId)));
   }
 
   @Put(':spaceId')
+  @ApiData(SPACE)
   async update(
     @Param('spaceId') spaceId: string,
     @Body() body: { name?: unknown; icon?: unknown; color?: unknown },
@@ -58,12 +74,14 @@ export class SpacesController {
   }
 
   @Delete(':spaceId')
+  @ApiDone(403)
   async remove(@Param('spaceId') spaceId: string): Promise<{ success: true }> {
     await this.spaces.delete(spaceId);
     return { success: true };
   }
 
   @Put(':spaceId/working-dir')
+  @ApiData(SPACE, 403)
   async workingDir(@Param('spaceId') spaceId: string, @Body() body: { workingDir?: unknown }): Promise<Ok<SpaceDto>> {
     return ok(this.spaces.toDto(await this.spaces.setWorkingDir(spaceId, body?.workingDir)));
   }
@@ -71,11 +89,13 @@ export class SpacesController {
   /** Returns the working folder; a headless server opens nothing. */
   @Post(':spaceId/open')
   @HttpCode(200)
+  @ApiData(PATH_RESULT)
   async open(@Param('spaceId') spaceId: string): Promise<Ok<{ path: string }>> {
     return ok({ path: (await this.spaces.get(spaceId)).path });
   }
 
   @Get(':spaceId/memory')
+  @ApiData(MEMORY_STATE)
   async memoryState(@Param('spaceId') spaceId: string): Promise<Ok<MemoryState>> {
     return ok(await this.memory.state(spaceId));
   }
@@ -83,17 +103,20 @@ export class SpacesController {
   /** Starts a consolidation in the background; answers once it is queued (or why not). */
   @Post(':spaceId/memory/consolidate')
   @HttpCode(200)
+  @ApiData(CONSOLIDATION_START)
   async consolidateMemory(@Param('spaceId') spaceId: string): Promise<Ok<ConsolidationStart>> {
     return ok(await this.consolidation.start(spaceId, 'manual'));
   }
 
   @Get(':spaceId/preferences')
+  @ApiData(SPACE_PREFERENCES)
   async preferences(@Param('spaceId') spaceId: string): Promise<Ok<SpacePreferences>> {
     return ok(this.spaces.preferencesOf(await this.spaces.get(spaceId)));
   }
 
   /** Merges into the stored preferences and answers the updated space. */
   @Put(':spaceId/preferences')
+  @ApiData(SPACE)
   async updatePreferences(@Param('spaceId') spaceId: string, @Body() body: PreferencesPatch): Promise<Ok<SpaceDto>> {
     return ok(this.spaces.toDto(await this.spaces.updatePreferences(spaceId, body ?? {})));
   }

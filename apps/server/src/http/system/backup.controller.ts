@@ -1,6 +1,8 @@
 import { Controller, HttpCode, Post } from '@nestjs/common';
 import { type BackupReport, Backups } from '#core/ports/backup.port.js';
 import { DomainError } from '#core/errors/domain-error.js';
+import { ApiData } from '../openapi/api-data.js';
+import { BACKUP_REPORT } from '../openapi/response-schemas.js';
 
 /**
  * Operations addition: `POST /api/system/backup` takes a backup of an embedded installation
@@ -13,6 +15,7 @@ export class BackupController {
 
   @Post('backup')
   @HttpCode(200)
+  @ApiData(BACKUP_REPORT)
   async backup(): Promise<{ success: true; data: BackupReport }> {
     if (!this.backups.available()) {
       throw DomainError.invalid(

@@ -1,17 +1,22 @@
 import { Controller, Get } from '@nestjs/common';
 import type { SecurityPolicy } from '#contracts/api.js';
 import { SystemService } from '#core/system/system.service.js';
+import { ApiData } from '../openapi/api-data.js';
+import { SECURITY_POLICY } from '../openapi/response-schemas.js';
+import { str } from '../openapi/schema.js';
 
 @Controller('api')
 export class SystemController {
   constructor(private readonly system: SystemService) {}
 
   @Get('system/version')
+  @ApiData(str('The server version'))
   version(): { success: true; data: string } {
     return { success: true, data: this.system.version() };
   }
 
   @Get('security/policy')
+  @ApiData(SECURITY_POLICY)
   policy(): { success: true; data: SecurityPolicy } {
     return { success: true, data: this.system.securityPolicy() };
   }

@@ -2,6 +2,9 @@ import { Body, Controller, Get, HttpCode, Post } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { IsInt, IsObject, IsOptional, IsString, Max, Min, MinLength } from 'class-validator';
 import { EventBus } from '#core/ports/event-bus.port.js';
+import { ApiData } from '../openapi/api-data.js';
+import { NULL_DATA } from '../openapi/response-schemas.js';
+import { arr, str } from '../openapi/schema.js';
 
 class PublishEventDto {
   @IsString()
@@ -32,6 +35,7 @@ export class TestHooksController {
 
   /** Every route the HTTP router holds, as `METHOD /path` (the OpenAPI completeness test reads it). */
   @Get('routes')
+  @ApiData(arr(str('METHOD /path')))
   routes(): { success: true; data: string[] } {
     type Layer = { route?: { path: unknown; methods: Record<string, boolean> } };
     const app = this.adapter.httpAdapter.getInstance() as { router: { stack: Layer[] } };
@@ -45,6 +49,7 @@ export class TestHooksController {
 
   @Post('events')
   @HttpCode(200)
+  @ApiData(NULL_DATA)
   async publish(@Body() body: PublishEventDto): Promise<{ success: true; data: null }> {
     for (let i = 0; i < (body.repeat ?? 1); i++) await this.bus.publish(body.channel, body.data);
     return { success: true, data: null };
