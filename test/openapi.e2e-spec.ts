@@ -131,6 +131,7 @@ describe('OpenAPI document and reference page', () => {
       if (!path.startsWith('/api/')) continue;
       for (const [method, op] of Object.entries(item)) {
         const ok = op.responses['200'] as { content?: Record<string, { schema: Schema }> } | undefined;
+        if (ok?.content?.['application/octet-stream']) continue; // a file's bytes (download)
         let schema = ok?.content?.['application/json']?.schema;
         if (schema?.oneOf) schema = schema.oneOf.find((s) => !s.$ref);
         const described =

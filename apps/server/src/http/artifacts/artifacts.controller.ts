@@ -1,11 +1,10 @@
 import { Readable } from 'node:stream';
 import { Body, Controller, Get, HttpCode, Post, Query, StreamableFile } from '@nestjs/common';
-import { ApiProduces } from '@nestjs/swagger';
 import type { FileContent } from '#core/artifacts/artifact.js';
 import { ArtifactsService } from '#core/artifacts/artifacts.service.js';
 import type { FileTypeInfo } from '#core/artifacts/file-types.js';
 import { PathQuery, SaveBody } from './artifacts.dto.js';
-import { ApiData, ApiDone } from '../openapi/api-data.js';
+import { ApiBytes, ApiData, ApiDone } from '../openapi/api-data.js';
 import { FILE_CONTENT, FILE_TYPE } from '../openapi/response-schemas.js';
 
 type Ok<T> = { success: true; data: T };
@@ -24,7 +23,7 @@ export class ArtifactsController {
 
   /** Addition to the spec: the file's bytes, streamed, as an attachment named after the file. */
   @Get('download')
-  @ApiProduces('application/octet-stream')
+  @ApiBytes('application/octet-stream', 403, 404)
   async download(@Query() query: PathQuery): Promise<StreamableFile> {
     const file = await this.artifacts.openDownload(query.path);
     return new StreamableFile(Readable.from(file.chunks), {

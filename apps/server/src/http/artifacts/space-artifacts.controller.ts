@@ -23,7 +23,7 @@ import {
 } from './artifacts.dto.js';
 import { ApiData, ApiDone } from '../openapi/api-data.js';
 import { ARTIFACT_ENTRY, ARTIFACT_TREE, CHILD_ENTRY, PATH_RESULT } from '../openapi/response-schemas.js';
-import { arr } from '../openapi/schema.js';
+import { arr, int, obj, str } from '../openapi/schema.js';
 
 /** How long a refused upload's remaining bytes are read (and discarded) before the answer. */
 const DRAIN_MS = 10_000;
@@ -95,6 +95,7 @@ export class SpaceArtifactsController {
   @Put('upload')
   @ApiConsumes('application/octet-stream')
   @ApiBody({ schema: { type: 'string', format: 'binary', description: 'The raw bytes of the file (at most 50 MB)' } })
+  @ApiData(obj({ path: str('Absolute path'), size: int('Bytes written') }, ['path', 'size']), 403)
   async upload(
     @Param('spaceId') spaceId: string,
     @Query() query: PathQuery,

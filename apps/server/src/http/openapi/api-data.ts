@@ -26,6 +26,8 @@ export interface ResponseDoc {
   errors: ErrorStatus[];
   /** Some failures also come back as HTTP 200 with `success:false` (spec). */
   failureAs200?: boolean;
+  /** Answers raw bytes (this media type), not JSON; failures still in the error envelope. */
+  bytes?: string;
 }
 
 /**
@@ -50,3 +52,7 @@ export const ApiDone = (...errors: ErrorStatus[]): MethodDecorator =>
 /** `ApiDone` for an operation that also answers some failures as 200 with `success:false`. */
 export const ApiDoneOrFailure = (...errors: ErrorStatus[]): MethodDecorator =>
   ApiExtension(RESPONSE_EXTENSION, { data: null, errors, failureAs200: true } satisfies ResponseDoc) as MethodDecorator;
+
+/** An operation answering a file's bytes (`mediaType`) rather than JSON; statuses as for `ApiData`. */
+export const ApiBytes = (mediaType: string, ...errors: ErrorStatus[]): MethodDecorator =>
+  ApiExtension(RESPONSE_EXTENSION, { data: null, errors, bytes: mediaType } satisfies ResponseDoc) as MethodDecorator;

@@ -101,7 +101,12 @@ export function buildOpenApiDocument(app: INestApplication, version: string): Op
       delete op[RESPONSE_EXTENSION];
       // Nest's defaults are bare ("201" for POST even with @HttpCode(200)): say what comes back.
       const responses: Record<string, unknown> = {};
-      if (doc) {
+      if (doc?.bytes) {
+        responses['200'] = {
+          description: 'The bytes',
+          content: { [doc.bytes]: { schema: { type: 'string', format: 'binary' } } },
+        };
+      } else if (doc) {
         const success = successSchema(doc.data);
         responses['200'] = {
           description: doc.failureAs200 ? 'Done, or a failure answered as 200 with success:false' : 'Done',
