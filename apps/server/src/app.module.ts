@@ -14,6 +14,7 @@ import { RemoteController } from './http/auth/remote.controller.js';
 import { ConversationsModule } from './http/conversations/conversations.module.js';
 import { ModelsModule } from './http/models/models.module.js';
 import { SpacesModule } from './http/spaces/spaces.module.js';
+import { StoreModule } from './http/store/store.module.js';
 import { MetricsController } from './http/metrics/metrics.controller.js';
 import { BackupController } from './http/system/backup.controller.js';
 import { HealthController } from './http/system/health.controller.js';
@@ -41,6 +42,7 @@ export class AppModule {
         AgentModule,
         AppsModule,
         AppAgentModule,
+        StoreModule,
       ],
       controllers: [
         HealthController,

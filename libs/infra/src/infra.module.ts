@@ -32,6 +32,12 @@ import { APP_CONFIG } from '#core/config/app-config.js';
 import { AppRepository } from '#core/ports/app.repository.port.js';
 import { AppScheduler, NoAppScheduler } from '#core/ports/app-scheduler.port.js';
 import { TypeormAppRepository } from './apps/typeorm-app.repository.js';
+import { CatalogFetcher } from '#core/ports/catalog-fetcher.port.js';
+import { PackageFiles } from '#core/ports/package-files.port.js';
+import { StoreRepository } from '#core/ports/store.repository.port.js';
+import { HttpCatalogFetcher } from './store/http-catalog-fetcher.js';
+import { TypeormStoreRepository } from './store/typeorm-store.repository.js';
+import { ZipPackageFiles } from './store/zip-package-files.js';
 import type { Infrastructure } from './infrastructure.js';
 import { AppLogger } from './logging/logger.js';
 import { LocalConsolidationLock, RedisConsolidationLock } from './memory/consolidation-locks.js';
@@ -86,6 +92,9 @@ export class InfraModule {
       { provide: AppRepository, useValue: new TypeormAppRepository(infra.dataSource) },
       // Triggers replace this binding; until then nothing fires on its own.
       { provide: AppScheduler, useClass: NoAppScheduler },
+      { provide: CatalogFetcher, useValue: new HttpCatalogFetcher() },
+      { provide: StoreRepository, useValue: new TypeormStoreRepository(infra.dataSource) },
+      { provide: PackageFiles, useClass: ZipPackageFiles },
     ];
     return { module: InfraModule, providers, exports: providers.map((p) => p.provide) };
   }

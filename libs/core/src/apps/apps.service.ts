@@ -252,7 +252,16 @@ export class AppsService extends AppCleanup implements OnApplicationBootstrap {
   async patchSpec(appId: string, patch: unknown): Promise<App> {
     const app = await this.installed(appId);
     if (!isMap(patch)) throw DomainError.invalid('body must be a JSON object (a JSON Merge Patch)');
-    const spec = validateSpec(applyMergePatch(app.spec, patch), this.clock.now());
+    return this.withSpec(app, applyMergePatch(app.spec, patch));
+  }
+
+  /** Replaces the whole spec (a Store update's merged spec); validated as a whole, the type stays. */
+  async replaceSpec(appId: string, spec: unknown): Promise<App> {
+    return this.withSpec(await this.installed(appId), spec);
+  }
+
+  private async withSpec(app: App, candidate: unknown): Promise<App> {
+    const spec = validateSpec(candidate, this.clock.now());
     if (spec.type !== app.spec.type)
       throw new DomainError('unprocessable', AppErrors.typeFixed, ErrorCodes.VALIDATION_FAILED);
     // Settings follow the new schema: values of removed keys go, new defaults come in.

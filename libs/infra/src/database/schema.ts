@@ -14,6 +14,8 @@ import { AppEntity } from './entities/app.entity.js';
 import { AppActivityEntity } from './entities/app-activity.entity.js';
 import { Apps1764100000000 } from './migrations/1764100000000-apps.js';
 import { SpaceOwnsFolder1764200000000 } from './migrations/1764200000000-space-owns-folder.js';
+import { StoreIndexEntity, StoreInstallEntity, StoreSourceEntity } from './entities/store.entity.js';
+import { Store1764900000000 } from './migrations/1764900000000-store.js';
 
 /** Every entity and migration, in order. Add new ones here. */
 export const ENTITIES = [
@@ -25,6 +27,9 @@ export const ENTITIES = [
   AgentTurnEntity,
   AppEntity,
   AppActivityEntity,
+  StoreSourceEntity,
+  StoreIndexEntity,
+  StoreInstallEntity,
 ];
 export const MIGRATIONS = [
   Init1763700000000,
@@ -35,4 +40,5 @@ export const MIGRATIONS = [
   ConversationTextIds1764000000100,
   Apps1764100000000,
   SpaceOwnsFolder1764200000000,
+  Store1764900000000,
 ];

@@ -95,6 +95,9 @@ export const BODYLESS_OPERATIONS: ReadonlySet<string> = new Set([
   'POST /api/apps/{appId}/im-chat/clear',
   'POST /api/apps/{appId}/trigger',
   'POST /api/apps/{appId}/runs/{runId}/continue',
+  'POST /api/store/revalidate',
+  'POST /api/store/refresh',
+  'POST /api/store/updates/check-now',
   // Permissions are auto-allowed on this server: these accept and ignore any body.
   'POST /api/agent/approve',
   'POST /api/agent/reject',

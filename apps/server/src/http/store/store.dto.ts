@@ -1,0 +1,143 @@
+import { Type } from 'class-transformer';
+import { IsBoolean, IsIn, IsInt, IsObject, IsOptional, IsString, Min, ValidateIf } from 'class-validator';
+import { APPLY_MODES, type ApplyMode, STORE_ENTRY_TYPES } from '#contracts/store.js';
+
+/**
+ * Request bodies of "Store operations". Shapes are checked here (400 naming the field);
+ * what the values mean is checked by core.
+ */
+
+export class StoreQueryDto {
+  @IsOptional()
+  @IsString()
+  search?: string;
+
+  @IsOptional()
+  @IsIn(STORE_ENTRY_TYPES)
+  type?: string;
+
+  @IsOptional()
+  @IsString()
+  category?: string;
+
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  page?: number;
+
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  pageSize?: number;
+
+  @IsOptional()
+  @IsString()
+  locale?: string;
+}
+
+/** `spaceId`: a workspace id; absent installs for every workspace; null is a deliberate global install of a skill or MCP app. */
+export class StoreAppInstallDto {
+  @IsOptional()
+  @ValidateIf((b: StoreAppInstallDto) => b.spaceId !== null)
+  @IsString()
+  spaceId?: string | null;
+
+  @IsOptional()
+  @IsObject()
+  userConfig?: Record<string, unknown>;
+}
+
+export class StoreInstallDto extends StoreAppInstallDto {
+  @IsString()
+  slug: string;
+}
+
+export class IgnoreVersionDto {
+  @IsString()
+  appId: string;
+
+  @IsString()
+  version: string;
+}
+
+export class ImportPackageDto {
+  /** A .dhpkg, .zip, spec.yaml or folder on the computer running the service. */
+  @IsString()
+  filePath: string;
+
+  @IsOptional()
+  @ValidateIf((b: ImportPackageDto) => b.spaceId !== null)
+  @IsString()
+  spaceId?: string | null;
+}
+
+export class AddRegistryDto {
+  @IsString()
+  name: string;
+
+  @IsString()
+  url: string;
+
+  @IsOptional()
+  @IsString()
+  sourceType?: string;
+
+  @IsOptional()
+  @IsObject()
+  adapterConfig?: Record<string, unknown>;
+}
+
+export class ToggleRegistryDto {
+  @IsBoolean()
+  enabled: boolean;
+}
+
+export class ApplyUpdateDto {
+  @IsOptional()
+  @IsIn(APPLY_MODES)
+  mode?: ApplyMode;
+}
+
+export class UnpublishDto {
+  @IsString()
+  slug: string;
+}
+
+export class FindAppDto {
+  @IsString()
+  slug: string;
+
+  @IsOptional()
+  @IsString()
+  type?: string;
+
+  @IsOptional()
+  @IsString()
+  author?: string;
+}
+
+export class PublishPreviewDto {
+  @IsString()
+  appId: string;
+
+  @IsOptional()
+  @IsString()
+  author?: string;
+
+  /** Overrides the store name before the slug is derived. */
+  @IsOptional()
+  @IsString()
+  name?: string;
+}
+
+export class DiscoverQueryDto {
+  @IsOptional()
+  @IsString()
+  locale?: string;
+
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  pageSize?: number;
+}

@@ -1,0 +1,16 @@
+import { Module } from '@nestjs/common';
+import { CatalogReader } from '#core/store/catalog-reader.js';
+import { PackagesService } from '#core/store/packages.service.js';
+import { StoreCatalog } from '#core/store/store-catalog.js';
+import { StoreService } from '#core/store/store.service.js';
+import { AppsModule } from '../apps/apps.module.js';
+import { AppExportController, SkillNamesController, StoreController } from './store.controller.js';
+
+/** The Store (sources, catalogs, install, updates) and packages; installs go through AppsService. */
+@Module({
+  imports: [AppsModule],
+  controllers: [StoreController, SkillNamesController, AppExportController],
+  providers: [CatalogReader, StoreCatalog, StoreService, PackagesService],
+  exports: [StoreService],
+})
+export class StoreModule {}

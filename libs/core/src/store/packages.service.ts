@@ -1,0 +1,154 @@
+import { Injectable, Logger } from '@nestjs/common';
+import type { App } from '../apps/app.js';
+import { AppsService } from '../apps/apps.service.js';
+import type { AppSpec } from '../apps/spec/app-spec.js';
+import { isMap } from '../apps/spec/spec-fields.js';
+import { parseSpecYaml, specToYaml } from '../apps/spec/spec-yaml.js';
+import { DomainError } from '../errors/domain-error.js';
+import { type PackageContents, PackageFiles } from '../ports/package-files.port.js';
+import { type BundledSkill, StoreRepository } from '../ports/store.repository.port.js';
+import { bundledSkillPath, EXPORT_MAX_BYTES, secretProblem } from './archive-rules.js';
+import { StoreCatalog } from './store-catalog.js';
+import { commandName } from './store-query.js';
+
+export interface ExportedPackage {
+  fileName: string;
+  data: Uint8Array;
+}
+
+/**
+ * `.dhpkg` packages (spec doc 3, "Package format"): import from a file or folder on the
+ * server's disk through AppsService.install, and export of an installed app with its skills.
+ */
+@Injectable()
+export class PackagesService {
+  private readonly log = new Logger('Packages');
+
+  constructor(
+    private readonly files: PackageFiles,
+    private readonly apps: AppsService,
+    private readonly repo: StoreRepository,
+    private readonly catalog: StoreCatalog,
+  ) {}
+
+  /**
+   * Reads and checks the whole package before installing anything: entry names, limits,
+   * and no file that looks like a credential (such a package is refused, never stripped).
+   */
+  async import(filePath: unknown, spaceId: string | null | undefined): Promise<App> {
+    if (typeof filePath !== 'string' || filePath === '') throw DomainError.invalid('filePath is required');
+    const contents = await this.files.read(filePath);
+    refuseSecrets(contents);
+    const skills = bundledSkills(contents);
+    const raw = parseSpecYaml(contents.specYaml);
+    const app = await this.apps.install({ spec: raw, spaceId: spaceId ?? null });
+    await this.repo.saveInstall({
+      appId: app.id,
+      registryId: null,
+      slug: isMap(raw) && isMap(raw.store) && typeof raw.store.slug === 'string' ? raw.store.slug : null,
+      authorSpec: app.spec as unknown as Record<string, unknown>,
+      skills,
+      ignoredVersions: [],
+    });
+    this.log.log({ msg: 'package imported', appId: app.id, skills: skills.length });
+    return app;
+  }
+
+  /**
+   * `<slug>-<version>.dhpkg` holding the spec (no webhook secrets, no MCP environment values),
+   * every bundled skill and every required skill that no Store source provides. A skill app
+   * exports as `<slug>-<version>.zip` with SKILL.md at the root.
+   */
+  async export(appId: string): Promise<ExportedPackage> {
+    const app = await this.apps.get(appId);
+    const install = await this.repo.findInstall(app.id);
+    const spec = withoutSecrets(app.spec);
+    const kept = new Map((install?.skills ?? []).map((s) => [s.id, s]));
+    const slug = (install?.slug ?? app.spec.store?.slug ?? commandName(app.spec.name)).split('/').pop()!;
+    const base = `${slug}-${app.spec.version}`.replace(/[^A-Za-z0-9._-]+/g, '-');
+    const files: PackageContents['files'] = [];
+
+    if (app.spec.type === 'skill') {
+      const own = [...kept.values()].flatMap((s) => s.files);
+      if (!own.some((f) => f.path === 'SKILL.md')) {
+        files.push({ path: 'SKILL.md', data: new TextEncoder().encode(skillMarkdown(app.spec)) });
+      }
+      for (const f of own) files.push({ path: f.path, data: Buffer.from(f.base64, 'base64') });
+      files.push({ path: 'spec.yaml', data: new TextEncoder().encode(specToYaml(spec)) });
+      return { fileName: `${base}.zip`, data: await this.pack(null, files) };
+    }
+
+    const provided = await this.skillsInSources();
+    for (const req of spec.requires?.skills ?? []) {
+      const have = kept.get(req.id);
+      if (req.bundled || !provided.has(req.id)) {
+        if (!have) {
+          throw DomainError.notFound(
+            `Export stopped: skill ${req.id} is neither in a Store source nor installed with this digital human`,
+          );
+        }
+        req.bundled = true;
+        req.files = have.files.map((f) => f.path);
+        for (const f of have.files)
+          files.push({ path: `skills/${req.id}/${f.path}`, data: Buffer.from(f.base64, 'base64') });
+      }
+    }
+    return { fileName: `${base}.dhpkg`, data: await this.pack(specToYaml(spec), files) };
+  }
+
+  private async pack(specYaml: string | null, files: PackageContents['files']): Promise<Uint8Array> {
+    const total = files.reduce((n, f) => n + f.data.byteLength, specYaml?.length ?? 0);
+    if (total > EXPORT_MAX_BYTES) throw new DomainError('too_large', 'Export stopped: the files exceed 50 MB');
+    return this.files.pack({ specYaml: specYaml ?? '', files });
+  }
+
+  /** Ids of skills some enabled Store source lists (by slug or its last segment). */
+  private async skillsInSources(): Promise<Set<string>> {
+    const { entries } = await this.catalog.catalog().catch(() => ({ entries: [] }));
+    return new Set(
+      entries.filter((e) => e.entry.type === 'skill').flatMap((e) => [e.entry.slug, e.entry.slug.split('/').pop()!]),
+    );
+  }
+}
+
+function refuseSecrets(contents: PackageContents): void {
+  const check = (path: string, text: string) => {
+    const what = secretProblem(text);
+    if (what) {
+      throw DomainError.invalid(
+        `The package is refused: ${path} holds what looks like ${what}; a package must never hold API keys, tokens or passwords`,
+      );
+    }
+  };
+  check('spec.yaml', contents.specYaml);
+  for (const f of contents.files) check(f.path, new TextDecoder().decode(f.data));
+}
+
+function bundledSkills(contents: PackageContents): BundledSkill[] {
+  const byId = new Map<string, BundledSkill>();
+  for (const f of contents.files) {
+    const at = bundledSkillPath(f.path);
+    if (!at) continue;
+    const skill = byId.get(at.id) ?? { id: at.id, files: [] };
+    skill.files.push({ path: at.file, base64: Buffer.from(f.data).toString('base64') });
+    byId.set(at.id, skill);
+  }
+  return [...byId.values()];
+}
+
+/** A copy of the spec without secrets: webhook shared secrets and MCP environment values are emptied. */
+export function withoutSecrets(spec: AppSpec): AppSpec {
+  const copy = structuredClone(spec);
+  for (const sub of copy.subscriptions ?? []) {
+    if (typeof sub.source.config.secret === 'string') sub.source.config.secret = '';
+  }
+  if (copy.mcp_server?.env) {
+    copy.mcp_server.env = Object.fromEntries(Object.keys(copy.mcp_server.env).map((k) => [k, '']));
+  }
+  return copy;
+}
+
+function skillMarkdown(spec: AppSpec): string {
+  const line = (s: string) => JSON.stringify(s);
+  return `---\nname: ${line(commandName(spec.name))}\ndescription: ${line(spec.description)}\n---\n\n${spec.system_prompt ?? ''}\n`;
+}

@@ -1,0 +1,213 @@
+import { createHash } from 'node:crypto';
+import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import type { SourceStatusDto, StoreEntry } from '#contracts/store.js';
+import { APP_CONFIG, type AppConfig, DEFAULT_STORE_SOURCE } from '../config/app-config.js';
+import { DomainError } from '../errors/domain-error.js';
+import { CatalogFetcher } from '../ports/catalog-fetcher.port.js';
+import { Clock } from '../ports/clock.port.js';
+import { type IndexState, type RegistrySource, StoreRepository } from '../ports/store.repository.port.js';
+import { CatalogReader, type ReadMode, sourceUrl } from './catalog-reader.js';
+import { StoreErrors } from './store-errors.js';
+import { type SourcedEntry, sourced } from './store-query.js';
+
+/** A cached index older than this is revalidated in the background on the next read. */
+export const INDEX_TTL_MS = 60 * 60 * 1000;
+/** A source that has never been read is read on first use, waiting at most this long. */
+const FIRST_READ_WAIT_MS = 15_000;
+/** A stale or failing source is read again in the background at most this often per replica. */
+const RETRY_AFTER_MS = 60_000;
+/** Largest spec.yaml, README or skill file fetched from a source. */
+export const ITEM_FILE_MAX_BYTES = 5 * 1024 * 1024;
+
+export interface Catalog {
+  entries: SourcedEntry[];
+  sources: SourceStatusDto[];
+}
+
+export interface FoundEntry {
+  source: RegistrySource;
+  entry: StoreEntry;
+}
+
+/** Built-in source ids are derived from the URL, so every replica seeds the same rows. */
+export function builtinId(url: string): string {
+  return url === DEFAULT_STORE_SOURCE
+    ? 'official'
+    : `builtin-${createHash('sha256').update(url).digest('hex').slice(0, 10)}`;
+}
+
+/**
+ * The federated catalog: enabled sources, each read by CatalogReader into the database, held
+ * in memory per replica and reloaded when the stored revision moves (so replicas agree and a
+ * restart reads no network). A failing source never fails the others.
+ */
+@Injectable()
+export class StoreCatalog implements OnApplicationBootstrap {
+  private readonly log = new Logger('Store');
+  private readonly held = new Map<string, { revision: number; items: SourcedEntry[] }>();
+  private readonly reading = new Map<string, Promise<boolean>>();
+  /** When this replica last started a background read of a source (failing sources are retried slowly). */
+  private readonly attempted = new Map<string, number>();
+  private builtinsReady: Promise<void> | null = null;
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly repo: StoreRepository,
+    private readonly reader: CatalogReader,
+    private readonly fetcher: CatalogFetcher,
+    private readonly clock: Clock,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    void this.builtins().catch(() => undefined);
+  }
+
+  /** Seeds the built-in sources of SVC_STORE_SOURCES once per process (idempotent across replicas). */
+  builtins(): Promise<void> {
+    this.builtinsReady ??= this.repo
+      .syncBuiltins(
+        this.config.storeSources.map((url, i) => ({
+          id: builtinId(url),
+          name: url === DEFAULT_STORE_SOURCE ? 'Digital Human Protocol' : `Built-in catalog ${i + 1} (${hostOf(url)})`,
+          url: url.replace(/\/+$/, ''),
+          enabled: true,
+          isDefault: true,
+          sourceType: 'svc',
+          adapterConfig: null,
+        })),
+      )
+      .catch((err: unknown) => {
+        this.builtinsReady = null;
+        throw err;
+      });
+    return this.builtinsReady;
+  }
+
+  async sources(): Promise<RegistrySource[]> {
+    await this.builtins();
+    return this.repo.listSources();
+  }
+
+  async source(id: string): Promise<RegistrySource> {
+    await this.builtins();
+    const source = await this.repo.findSource(id);
+    if (!source) throw DomainError.notFound(StoreErrors.sourceNotFound(id));
+    return source;
+  }
+
+  /** Every entry of the enabled sources (first source wins a repeated slug) and each source's status. */
+  async catalog(): Promise<Catalog> {
+    const sources = (await this.sources()).filter((s) => s.enabled);
+    let states = await this.repo.indexStates();
+    const unread = sources.filter((s) => !states.has(s.id));
+    if (unread.length > 0) {
+      await Promise.all(unread.map((s) => this.readOnce(s, 'conditional', FIRST_READ_WAIT_MS).catch(() => false)));
+      states = await this.repo.indexStates();
+    }
+    const entries: SourcedEntry[] = [];
+    const statuses: SourceStatusDto[] = [];
+    const seen = new Set<string>();
+    for (const source of sources) {
+      const held = await this.load(source, states.get(source.id));
+      statuses.push(held.status);
+      for (const item of held.items) {
+        if (seen.has(item.entry.slug)) continue;
+        seen.add(item.entry.slug);
+        entries.push(item);
+      }
+    }
+    return { entries, sources: statuses };
+  }
+
+  /** The entry of a slug among the enabled sources. */
+  async find(slug: string): Promise<FoundEntry> {
+    const { entries } = await this.catalog();
+    const item = entries.find((e) => e.entry.slug === slug);
+    if (!item) throw DomainError.notFound(StoreErrors.notFound(slug));
+    return { source: await this.source(item.registryId), entry: item.entry };
+  }
+
+  /** Revalidates (conditional) or re-reads (full) every enabled source; true when any index moved. */
+  async readAll(mode: ReadMode): Promise<boolean> {
+    const sources = (await this.sources()).filter((s) => s.enabled);
+    if (mode === 'full') for (const s of sources) this.held.delete(s.id);
+    const results = await Promise.all(
+      sources.map((s) =>
+        this.readOnce(s, mode).catch((err: unknown) => {
+          this.log.warn({ msg: 'store source read failed', registryId: s.id, error: String(err) });
+          return false;
+        }),
+      ),
+    );
+    return results.some(Boolean);
+  }
+
+  /** A file of an entry (`<path>/<relative>`, or a full URL), or null when the source has no such file. */
+  async itemFile(source: RegistrySource, urlOrRelative: string, entryPath?: string): Promise<Uint8Array | null> {
+    const url = /^https?:\/\//i.test(urlOrRelative)
+      ? urlOrRelative
+      : sourceUrl(source.url, entryPath ? `${entryPath}/${urlOrRelative}` : urlOrRelative);
+    try {
+      const res = await this.fetcher.fetch({ url, maxBytes: ITEM_FILE_MAX_BYTES, publicOnly: !source.isDefault });
+      return res.status === 'ok' ? res.body : null;
+    } catch (err) {
+      throw new DomainError(
+        'unavailable',
+        StoreErrors.sourceFailed(source.url, err instanceof Error ? err.message : String(err)),
+      );
+    }
+  }
+
+  forget(registryId: string): void {
+    this.held.delete(registryId);
+  }
+
+  /** One read of a source at a time per replica; others wait for it. */
+  private readOnce(source: RegistrySource, mode: ReadMode, waitMs?: number): Promise<boolean> {
+    let running = this.reading.get(source.id);
+    if (!running) {
+      running = this.reader.read(source, mode).finally(() => this.reading.delete(source.id));
+      this.reading.set(source.id, running);
+    }
+    if (waitMs === undefined) return running;
+    let timer: NodeJS.Timeout | undefined;
+    return Promise.race([
+      running,
+      new Promise<boolean>((_, reject) => (timer = setTimeout(() => reject(new Error('timed out')), waitMs))),
+    ]).finally(() => clearTimeout(timer));
+  }
+
+  private async load(
+    source: RegistrySource,
+    index: IndexState | undefined,
+  ): Promise<{ items: SourcedEntry[]; status: SourceStatusDto }> {
+    const registryId = source.id;
+    let held = this.held.get(registryId);
+    if (index !== undefined && held?.revision !== index.revision) {
+      const full = await this.repo.findIndex(registryId);
+      held = { revision: full?.revision ?? 0, items: (full?.entries ?? []).map((e) => sourced(registryId, e)) };
+      this.held.set(registryId, held);
+    }
+    const now = this.clock.now();
+    const stale = index !== undefined && (index.checkedAtMs === null || now - index.checkedAtMs > INDEX_TTL_MS);
+    if (stale && now - (this.attempted.get(registryId) ?? 0) > RETRY_AFTER_MS) {
+      this.attempted.set(registryId, now);
+      void this.readOnce(source, 'conditional').catch(() => false);
+    }
+    const status: SourceStatusDto = {
+      registryId,
+      status: index?.error || !index ? 'error' : 'ok',
+      ...(index?.error ? { error: index.error } : !index ? { error: 'not read yet' } : {}),
+      ...(index?.skipped ? { skipped: index.skipped } : {}),
+    };
+    return { items: held?.items ?? [], status };
+  }
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return url;
+  }
+}

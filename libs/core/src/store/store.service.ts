@@ -1,0 +1,431 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable, Logger } from '@nestjs/common';
+import {
+  type ApplyMode,
+  type ApplyResultDto,
+  type CategoryTaxonomyDto,
+  type DiscoverPageDto,
+  STORE_ENTRY_TYPES,
+  type StoreCapabilitiesDto,
+  type StoreDetailDto,
+  type StoreEntry,
+  type StoreListingDto,
+  type StoreQueryResultDto,
+  type UpdateItemDto,
+} from '#contracts/store.js';
+import type { App } from '../apps/app.js';
+import { AppsService } from '../apps/apps.service.js';
+import { isMap } from '../apps/spec/spec-fields.js';
+import { parseSpecYaml } from '../apps/spec/spec-yaml.js';
+import { validateSpec } from '../apps/spec/validate-spec.js';
+import { DomainError } from '../errors/domain-error.js';
+import { CatalogFetcher } from '../ports/catalog-fetcher.port.js';
+import { Clock } from '../ports/clock.port.js';
+import {
+  type BundledSkill,
+  DUPLICATE_URL,
+  type RegistrySource,
+  type StoreInstall,
+  StoreRepository,
+} from '../ports/store.repository.port.js';
+import { normalizeSourceUrl, sourceUrlProblem } from './address-rules.js';
+import { isSafeRelativePath } from './catalog-index.js';
+import { StoreCatalog } from './store-catalog.js';
+import { PUBLISHING_UNAVAILABLE, StoreErrors } from './store-errors.js';
+import { commandName, filterEntries, localized, queryEntries, type StoreQuery, sourced } from './store-query.js';
+import { compareVersions, mergeAuthorUpdate, updateSeverity } from './update-merge.js';
+
+/** Most bytes of bundled skill files fetched for one item. */
+const SKILL_FILES_MAX_BYTES = 10 * 1024 * 1024;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Categories of the Digital Human Protocol (its spec/categories.md). */
+const CATEGORIES = [
+  ['shopping', 'Shopping', '🛒'],
+  ['news', 'News', '📰'],
+  ['content', 'Content', '✍️'],
+  ['dev-tools', 'Developer tools', '🛠️'],
+  ['productivity', 'Productivity', '📋'],
+  ['data', 'Data', '📊'],
+  ['social', 'Social', '💬'],
+  ['other', 'Other', '📦'],
+] as const;
+
+export interface InstallRequest {
+  slug: string;
+  /** undefined: every workspace; null: a deliberate global install (skills and MCP apps only). */
+  spaceId?: string | null;
+  userConfig?: unknown;
+}
+
+/** A spec fetched from a source, checked against its entry, with the files that ship with it. */
+interface FetchedItem {
+  raw: Record<string, unknown>;
+  skills: BundledSkill[];
+}
+
+/**
+ * The Store operations (spec doc 3, "Store operations"): sources, federated query, detail,
+ * install through AppsService, updates that keep the user's edits, and the publishing
+ * operations (which need a dhp-v2 source, none of which this server can sign in to).
+ */
+@Injectable()
+export class StoreService {
+  private readonly log = new Logger('Store');
+
+  constructor(
+    private readonly catalog: StoreCatalog,
+    private readonly repo: StoreRepository,
+    private readonly apps: AppsService,
+    private readonly fetcher: CatalogFetcher,
+    private readonly clock: Clock,
+  ) {}
+
+  // ── sources ────────────────────────────────────────────────────────────────────────────
+
+  listSources(): Promise<RegistrySource[]> {
+    return this.catalog.sources();
+  }
+
+  async addSource(input: {
+    name?: unknown;
+    url?: unknown;
+    sourceType?: unknown;
+    adapterConfig?: unknown;
+  }): Promise<RegistrySource> {
+    if (typeof input.name !== 'string' || input.name.trim() === '') throw DomainError.invalid('name is required');
+    if (typeof input.url !== 'string') throw DomainError.invalid('url is required');
+    const problem = sourceUrlProblem(input.url);
+    if (problem) throw DomainError.invalid(problem);
+    const sourceType = input.sourceType ?? 'svc';
+    if (sourceType !== 'svc' && sourceType !== 'dhp-v2') {
+      throw DomainError.invalid('sourceType must be svc or dhp-v2 for a source added by a user');
+    }
+    const adapterConfig = input.adapterConfig === undefined ? null : flatConfig(input.adapterConfig, 'adapterConfig');
+    const url = normalizeSourceUrl(input.url);
+    const blocked = await this.fetcher.blockedAddressOf(new URL(url).hostname);
+    if (blocked)
+      throw DomainError.invalid(`${StoreErrors.privateHost} (${new URL(url).hostname} resolves to ${blocked})`);
+    await this.catalog.builtins();
+    const added = await this.repo.addSource({
+      id: `src-${randomUUID().slice(0, 8)}`,
+      name: input.name.trim(),
+      url,
+      enabled: true,
+      isDefault: false,
+      sourceType,
+      adapterConfig,
+    });
+    if (added === DUPLICATE_URL) throw new DomainError('conflict', StoreErrors.duplicateUrl);
+    return added;
+  }
+
+  /** Answers the failure text for a built-in source (the spec makes that an error, not an exception). */
+  async deleteSource(id: string): Promise<string | null> {
+    const source = await this.catalog.source(id);
+    if (source.isDefault) return StoreErrors.builtInSource;
+    await this.repo.deleteSource(id);
+    this.catalog.forget(id);
+    return null;
+  }
+
+  async toggleSource(id: string, enabled: boolean): Promise<void> {
+    await this.catalog.source(id);
+    await this.repo.updateSource(id, { enabled });
+  }
+
+  /** Merges flat keys into the source's adapter config (null deletes a key); never echoed. */
+  async patchAdapterConfig(id: string, patch: unknown): Promise<void> {
+    const source = await this.catalog.source(id);
+    const changes = flatConfig(patch, 'body', true);
+    const next: Record<string, unknown> = { ...(source.adapterConfig ?? {}) };
+    for (const [key, value] of Object.entries(changes)) {
+      if (value === null) delete next[key];
+      else next[key] = value;
+    }
+    await this.repo.updateSource(id, { adapterConfig: Object.keys(next).length > 0 ? next : null });
+  }
+
+  // ── browsing ───────────────────────────────────────────────────────────────────────────
+
+  async query(q: StoreQuery): Promise<StoreQueryResultDto> {
+    checkQuery(q);
+    const { entries, sources } = await this.catalog.catalog();
+    return { ...queryEntries(entries, q), sources };
+  }
+
+  async list(q: StoreQuery): Promise<StoreListingDto[]> {
+    checkQuery(q);
+    return filterEntries((await this.catalog.catalog()).entries, q);
+  }
+
+  async detail(slug: string, locale?: string): Promise<StoreDetailDto> {
+    const found = await this.catalog.find(slug);
+    const item = await this.fetchItem(found.source, found.entry, false);
+    return {
+      entry: localized(sourced(found.source.id, found.entry), locale),
+      spec: item.raw,
+      registryId: found.source.id,
+    };
+  }
+
+  /** The entry's README.md, or null when the source has none. */
+  async appDocument(slug: string): Promise<{ content: string | null }> {
+    if (!slug) throw DomainError.invalid('slug is required');
+    const found = await this.catalog.find(slug);
+    const body = await this.catalog.itemFile(found.source, 'README.md', found.entry.path);
+    return { content: body ? new TextDecoder().decode(body) : null };
+  }
+
+  capabilities(): StoreCapabilitiesDto {
+    return { catalog: true, installs: false, publish: false, reviewWorkflow: false, identity: 'none' };
+  }
+
+  categoryTaxonomy(): CategoryTaxonomyDto {
+    return { default: CATEGORIES.map(([id, label, icon]) => ({ id, label, icon })) };
+  }
+
+  /** No source offers a curated layout here: one paginated catalog node. */
+  async discoverPage(locale?: string, pageSize?: number): Promise<DiscoverPageDto> {
+    const page = await this.query({ ...(locale ? { locale } : {}), ...(pageSize !== undefined ? { pageSize } : {}) });
+    return { version: 1, nodes: [{ type: 'catalog', title: 'All', entries: page.items, hasMore: page.hasMore }] };
+  }
+
+  commandName(name: string | undefined): string {
+    return commandName(name);
+  }
+
+  revalidate(): Promise<boolean> {
+    return this.catalog.readAll('conditional');
+  }
+
+  async refresh(): Promise<void> {
+    await this.catalog.readAll('full');
+  }
+
+  // ── install ────────────────────────────────────────────────────────────────────────────
+
+  async install(req: InstallRequest): Promise<App> {
+    if (typeof req.slug !== 'string' || req.slug === '') throw DomainError.invalid('slug is required');
+    const found = await this.catalog.find(req.slug);
+    if (req.spaceId === null && (found.entry.type === 'automation' || found.entry.type === 'extension')) {
+      throw DomainError.invalid(StoreErrors.globalOnlyForTools);
+    }
+    const item = await this.fetchItem(found.source, found.entry, true);
+    const app = await this.apps.install({ spec: item.raw, spaceId: req.spaceId ?? null, userConfig: req.userConfig });
+    await this.repo.saveInstall({
+      appId: app.id,
+      registryId: found.source.id,
+      slug: found.entry.slug,
+      authorSpec: app.spec as unknown as Record<string, unknown>,
+      skills: item.skills,
+      ignoredVersions: [],
+    });
+    this.log.log({ msg: 'store item installed', slug: found.entry.slug, registryId: found.source.id, appId: app.id });
+    return app;
+  }
+
+  // ── updates ────────────────────────────────────────────────────────────────────────────
+
+  async updates(): Promise<UpdateItemDto[]> {
+    const { entries } = await this.catalog.catalog();
+    const bySource = new Map(entries.map((e) => [`${e.registryId}\n${e.entry.slug}`, e]));
+    const apps = new Map((await this.apps.list({})).map((a) => [a.id, a]));
+    const items: UpdateItemDto[] = [];
+    for (const install of await this.repo.listInstalls()) {
+      const app = apps.get(install.appId);
+      if (!app || install.registryId === null || install.slug === null) continue;
+      const latest = bySource.get(`${install.registryId}\n${install.slug}`);
+      if (!latest || compareVersions(latest.entry.version, app.spec.version) <= 0) continue;
+      if (install.ignoredVersions.includes(latest.entry.version)) continue;
+      items.push({
+        appId: app.id,
+        currentVersion: app.spec.version,
+        latestVersion: latest.entry.version,
+        entry: localized(latest, undefined),
+        strategy: app.upgradeStrategy,
+        severity: updateSeverity(app.spec.version, latest.entry.version),
+      });
+    }
+    return items;
+  }
+
+  async apply(appId: string, mode: ApplyMode = 'force'): Promise<ApplyResultDto> {
+    const install = await this.installOf(appId);
+    const app = await this.apps.get(appId);
+    const update = (await this.updates()).find((u) => u.appId === appId);
+    const found = install.slug ? await this.catalog.find(install.slug).catch(() => null) : null;
+    if (!found || compareVersions(found.entry.version, app.spec.version) <= 0) {
+      throw new DomainError('conflict', StoreErrors.noUpdate(appId));
+    }
+    const from = app.spec.version;
+    const to = found.entry.version;
+    const severity = update?.severity ?? updateSeverity(from, to);
+    if (mode === 'patch_minor' && severity === 'major')
+      throw new DomainError('conflict', StoreErrors.majorRefused(from, to));
+    const item = await this.fetchItem(found.source, found.entry, true);
+    const next = validateSpec(item.raw, this.clock.now()) as unknown as Record<string, unknown>;
+    const original = Object.keys(install.authorSpec).length > 0 ? install.authorSpec : null;
+    const merged = mergeAuthorUpdate(app.spec as unknown as Record<string, unknown>, original, next);
+    await this.apps.replaceSpec(appId, merged.spec);
+    await this.repo.saveInstall({ ...install, authorSpec: next, skills: item.skills });
+    this.log.log({ msg: 'store update applied', appId, from, to, kept: merged.kept });
+    return { appId, from, to, severity, kept: merged.kept, editsKnown: merged.editsKnown };
+  }
+
+  async ignoreVersion(appId: unknown, version: unknown): Promise<void> {
+    if (typeof appId !== 'string' || !UUID.test(appId)) throw DomainError.invalid('appId must be a UUID');
+    if (typeof version !== 'string' || version === '') throw DomainError.invalid('version is required');
+    const install = await this.installOf(appId);
+    if (!install.ignoredVersions.includes(version)) {
+      await this.repo.saveInstall({ ...install, ignoredVersions: [...install.ignoredVersions, version] });
+    }
+  }
+
+  /** Revalidates, applies patch and minor updates of apps set to `auto`, answers what is still pending. */
+  async checkNow(): Promise<UpdateItemDto[]> {
+    await this.catalog.readAll('conditional');
+    const pending: UpdateItemDto[] = [];
+    for (const item of await this.updates()) {
+      if (item.strategy === 'auto' && item.severity !== 'major') {
+        try {
+          await this.apply(item.appId, 'patch_minor');
+          continue;
+        } catch (err) {
+          this.log.warn({ msg: 'automatic store update failed', appId: item.appId, error: String(err) });
+        }
+      }
+      pending.push(item);
+    }
+    return pending;
+  }
+
+  // ── publishing ─────────────────────────────────────────────────────────────────────────
+
+  /** The Store address an app would be published under, its local version and the listed one. */
+  async publishPreview(input: { appId?: unknown; author?: unknown; name?: unknown }) {
+    if (typeof input.appId !== 'string') throw DomainError.invalid('appId is required');
+    const app = await this.apps.get(input.appId);
+    const author =
+      typeof input.author === 'string' && input.author !== '' ? input.author : (app.spec.author ?? 'local');
+    const name = typeof input.name === 'string' && input.name !== '' ? input.name : app.spec.name;
+    const slug = `${commandName(author)}/${commandName(name)}`;
+    const listed = (await this.catalog.catalog()).entries.find((e) => e.entry.slug === slug);
+    return { slug, localVersion: app.spec.version, storeVersion: listed?.entry.version ?? null };
+  }
+
+  /** The one installed app that matches a Store slug (and type/author when given), else null. */
+  async publishFindApp(input: { slug?: unknown; type?: unknown; author?: unknown }): Promise<{ appId: string | null }> {
+    if (typeof input.slug !== 'string' || input.slug === '') throw DomainError.invalid('slug is required');
+    const slug = input.slug;
+    const installs = new Map((await this.repo.listInstalls()).map((i) => [i.appId, i]));
+    const matches = (await this.apps.list({})).filter((app) => {
+      if (typeof input.type === 'string' && app.spec.type !== input.type) return false;
+      if (typeof input.author === 'string' && app.spec.author !== input.author) return false;
+      const derived = `${commandName(app.spec.author ?? 'local')}/${commandName(app.spec.name)}`;
+      return installs.get(app.id)?.slug === slug || app.spec.store?.slug === slug || derived === slug;
+    });
+    return { appId: matches.length === 1 ? matches[0]!.id : null };
+  }
+
+  myPublications(): never {
+    throw DomainError.forbidden(StoreErrors.publishingUnavailable, PUBLISHING_UNAVAILABLE);
+  }
+
+  unpublish(slug: unknown): never {
+    if (typeof slug !== 'string' || slug === '') throw DomainError.invalid('slug is required');
+    throw DomainError.forbidden(StoreErrors.publishingUnavailable, PUBLISHING_UNAVAILABLE);
+  }
+
+  // ── helpers ────────────────────────────────────────────────────────────────────────────
+
+  private async installOf(appId: string): Promise<StoreInstall> {
+    await this.apps.get(appId);
+    const install = await this.repo.findInstall(appId);
+    if (!install || install.registryId === null) throw new DomainError('conflict', StoreErrors.notFromStore(appId));
+    return install;
+  }
+
+  /**
+   * Downloads an entry's spec.yaml (`download_url` or `<path>/spec.yaml`), checks its `type` and
+   * `store.slug` against the entry and, for an install, the files that ship with it.
+   */
+  private async fetchItem(source: RegistrySource, entry: StoreEntry, withFiles: boolean): Promise<FetchedItem> {
+    const body = await this.catalog.itemFile(source, entry.download_url ?? 'spec.yaml', entry.path);
+    if (!body) throw DomainError.notFound(`The item's spec.yaml is missing from its source (${entry.slug})`);
+    const raw = parseSpecYaml(new TextDecoder().decode(body));
+    if (!isMap(raw)) throw DomainError.invalid(`The item's spec.yaml is not a YAML mapping (${entry.slug})`);
+    if (raw.type !== entry.type)
+      throw DomainError.invalid(StoreErrors.specMismatch('type', String(raw.type), entry.type));
+    const storeSlug = isMap(raw.store) ? raw.store.slug : undefined;
+    if (storeSlug !== undefined && storeSlug !== entry.slug) {
+      throw DomainError.invalid(StoreErrors.specMismatch('store.slug', String(storeSlug), entry.slug));
+    }
+    return { raw, skills: withFiles ? await this.itemSkills(source, entry, raw) : [] };
+  }
+
+  /** Bundled skills (`<path>/skills/<id>/<file>`, or `<path>/files/skills/...`) and a skill item's `skill_files`. */
+  private async itemSkills(
+    source: RegistrySource,
+    entry: StoreEntry,
+    raw: Record<string, unknown>,
+  ): Promise<BundledSkill[]> {
+    const wanted: Array<{ id: string; files: string[]; at: (file: string) => string[] }> = [];
+    const requires = isMap(raw.requires) ? raw.requires : {};
+    const listed = (requires.skills ?? raw.required_skills) as unknown;
+    for (const skill of Array.isArray(listed) ? listed : []) {
+      if (!isMap(skill) || skill.bundled !== true || typeof skill.id !== 'string') continue;
+      const id = skill.id;
+      const files = Array.isArray(skill.files) ? skill.files.filter((f): f is string => typeof f === 'string') : [];
+      wanted.push({ id, files, at: (f) => [`skills/${id}/${f}`, `files/skills/${id}/${f}`] });
+    }
+    if (entry.type === 'skill' && Array.isArray(raw.skill_files)) {
+      const files = raw.skill_files.filter((f): f is string => typeof f === 'string');
+      wanted.push({ id: commandName(String(raw.name)), files, at: (f) => [`files/${f}`] });
+    }
+    let total = 0;
+    const out: BundledSkill[] = [];
+    for (const skill of wanted) {
+      const files: BundledSkill['files'] = [];
+      for (const file of skill.files) {
+        if (!isSafeRelativePath(file))
+          throw DomainError.invalid(`Skill ${skill.id} lists an unsafe file name: ${file}`);
+        let body: Uint8Array | null = null;
+        for (const candidate of skill.at(file)) {
+          body = await this.catalog.itemFile(source, candidate, entry.path);
+          if (body) break;
+        }
+        if (!body)
+          throw DomainError.notFound(`Skill ${skill.id} of ${entry.slug}: file ${file} is missing from the source`);
+        total += body.byteLength;
+        if (total > SKILL_FILES_MAX_BYTES)
+          throw new DomainError('too_large', `The skill files of ${entry.slug} exceed 10 MB`);
+        files.push({ path: file, base64: Buffer.from(body).toString('base64') });
+      }
+      out.push({ id: skill.id, files });
+    }
+    return out;
+  }
+}
+
+function checkQuery(q: StoreQuery): void {
+  if (q.type !== undefined && q.type !== '' && !STORE_ENTRY_TYPES.includes(q.type as never)) {
+    throw DomainError.invalid(`type must be one of ${STORE_ENTRY_TYPES.join(', ')}`);
+  }
+  for (const key of ['page', 'pageSize'] as const) {
+    const v = q[key];
+    if (v !== undefined && (!Number.isInteger(v) || v < 1))
+      throw DomainError.invalid(`${key} must be a whole number of at least 1`);
+  }
+}
+
+/** A flat object of scalar values (strings, numbers, booleans; null too when patching). */
+function flatConfig(value: unknown, field: string, allowNull = false): Record<string, unknown> {
+  if (!isMap(value)) throw DomainError.invalid(`${field} must be a plain JSON object`);
+  for (const [key, v] of Object.entries(value)) {
+    const scalar =
+      typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' || (allowNull && v === null);
+    if (!scalar) throw DomainError.invalid(`${field}.${key} must be a string, number or boolean`);
+  }
+  return value;
+}

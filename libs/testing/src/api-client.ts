@@ -1,0 +1,39 @@
+import assert from 'node:assert/strict';
+import request from 'supertest';
+import type { TestServer } from './test-server.js';
+
+/** Signed-in HTTP calls to a test server, and envelope checks. */
+export function apiClient(server: TestServer) {
+  const auth = (r: request.Test) => r.set('Authorization', `Bearer ${server.password}`);
+  return {
+    get: (p: string) => auth(request(server.url).get(p)),
+    post: (p: string, body?: object) => {
+      const r = auth(request(server.url).post(p));
+      return body === undefined ? r : r.send(body);
+    },
+    patch: (p: string, body: unknown) => auth(request(server.url).patch(p)).send(body as object),
+    del: (p: string) => auth(request(server.url).delete(p)),
+  };
+}
+
+/** The `data` of a 200 success envelope. */
+export function okData<T>(res: request.Response): T {
+  assert.equal(res.status, 200, JSON.stringify(res.body));
+  assert.equal(res.body.success, true, JSON.stringify(res.body));
+  return res.body.data as T;
+}
+
+/** A failure envelope with this status, an error matching `error`, and the code when given. */
+export function failure(res: request.Response, status: number, error: RegExp, code?: string): void {
+  assert.equal(res.status, status, JSON.stringify(res.body));
+  assert.equal(res.body.success, false, JSON.stringify(res.body));
+  assert.match(res.body.error, error);
+  if (code) assert.equal(res.body.code, code);
+}
+
+/** supertest parser that keeps a binary body (a downloaded package) as a Buffer. */
+export function binary(res: request.Response, done: (err: Error | null, body: Buffer) => void): void {
+  const chunks: Buffer[] = [];
+  res.on('data', (c: Buffer) => chunks.push(c));
+  res.on('end', () => done(null, Buffer.concat(chunks)));
+}
