@@ -28,7 +28,26 @@ import {
   ToggleRegistryDto,
   UnpublishDto,
 } from './store.dto.js';
+import { ApiBytes, ApiData, ApiDone, ApiDoneOrFailure } from '../openapi/api-data.js';
+import { APP_ID, NULL_DATA } from '../openapi/response-schemas.js';
+import { arr, str } from '../openapi/schema.js';
 import { toRegistrySourceDto } from './store.presenter.js';
+import {
+  APPLY_RESULT,
+  CATEGORY_TAXONOMY,
+  CHANGED,
+  DISCOVER_PAGE,
+  DOCUMENT,
+  FOUND_APP,
+  PUBLICATION,
+  PUBLISH_PREVIEW,
+  REGISTRY_SOURCE,
+  STORE_CAPABILITIES,
+  STORE_DETAIL,
+  STORE_LISTING,
+  STORE_QUERY_RESULT,
+  UPDATE_ITEM,
+} from './store.schemas.js';
 
 const ok = <T>(data: T): SuccessBody<T> => ({ success: true, data });
 const done = (): { success: true } => ({ success: true });
@@ -42,6 +61,7 @@ export class StoreController {
   ) {}
 
   @Post('query')
+  @ApiData(STORE_QUERY_RESULT)
   @HttpCode(200)
   async query(@Body() body: StoreQueryDto): Promise<SuccessBody<StoreQueryResultDto>> {
     return ok(await this.store.query(body));
@@ -49,6 +69,7 @@ export class StoreController {
 
   /** Legacy, non-paginated list. */
   @Get('apps')
+  @ApiData(arr(STORE_LISTING))
   async list(
     @Query('search') search?: string,
     @Query('locale') locale?: string,
@@ -75,11 +96,13 @@ export class StoreController {
 
   /** A scoped slug (`author/id`) is sent with its slash encoded as %2F. */
   @Get('apps/:slug')
+  @ApiData(STORE_DETAIL, 503)
   async detail(@Param('slug') slug: string, @Query('locale') locale?: string): Promise<SuccessBody<StoreDetailDto>> {
     return ok(await this.store.detail(slug, locale));
   }
 
   @Post('apps/:slug/install')
+  @ApiData(APP_ID, 403, 409, 422, 503)
   @HttpCode(200)
   async installSlug(
     @Param('slug') slug: string,
@@ -90,6 +113,7 @@ export class StoreController {
   }
 
   @Post('install')
+  @ApiData(APP_ID, 403, 404, 409, 422, 503)
   @HttpCode(200)
   async install(@Body() body: StoreInstallDto): Promise<SuccessBody<{ appId: string }>> {
     const app = await this.store.install({ slug: body.slug, ...installPlace(body), userConfig: body.userConfig });
@@ -97,32 +121,38 @@ export class StoreController {
   }
 
   @Get('app-document')
+  @ApiData(DOCUMENT, 400, 404, 503)
   async appDocument(@Query('slug') slug?: string): Promise<SuccessBody<{ content: string | null }>> {
     return ok(await this.store.appDocument(slug ?? ''));
   }
 
   @Get('capabilities')
+  @ApiData(STORE_CAPABILITIES)
   capabilities(): SuccessBody<StoreCapabilitiesDto> {
     return ok(this.store.capabilities());
   }
 
   @Get('category-taxonomy')
+  @ApiData(CATEGORY_TAXONOMY)
   categoryTaxonomy(): SuccessBody<CategoryTaxonomyDto> {
     return ok(this.store.categoryTaxonomy());
   }
 
   @Get('discover-page')
+  @ApiData(DISCOVER_PAGE, 400)
   async discoverPage(@Query() q: DiscoverQueryDto): Promise<SuccessBody<DiscoverPageDto>> {
     return ok(await this.store.discoverPage(q.locale, q.pageSize));
   }
 
   @Post('revalidate')
+  @ApiData(CHANGED)
   @HttpCode(200)
   async revalidate(): Promise<SuccessBody<{ changed: boolean }>> {
     return ok({ changed: await this.store.revalidate() });
   }
 
   @Post('refresh')
+  @ApiDone()
   @HttpCode(200)
   async refresh(): Promise<{ success: true }> {
     await this.store.refresh();
@@ -132,11 +162,13 @@ export class StoreController {
   // ── sources ──
 
   @Get('registries')
+  @ApiData(arr(REGISTRY_SOURCE))
   async registries(): Promise<SuccessBody<RegistrySourceDto[]>> {
     return ok((await this.store.listSources()).map(toRegistrySourceDto));
   }
 
   @Post('registries')
+  @ApiData(REGISTRY_SOURCE, 409)
   @HttpCode(200)
   async addRegistry(@Body() body: AddRegistryDto): Promise<SuccessBody<RegistrySourceDto>> {
     return ok(toRegistrySourceDto(await this.store.addSource(body)));
@@ -144,12 +176,14 @@ export class StoreController {
 
   /** A built-in source answers `{success:false, error}` with 200: an error, not an exception (spec). */
   @Delete('registries/:registryId')
+  @ApiDoneOrFailure()
   async deleteRegistry(@Param('registryId') id: string): Promise<{ success: true } | FailureBody> {
     const refused = await this.store.deleteSource(id);
     return refused === null ? done() : { success: false, error: refused };
   }
 
   @Post('registries/:registryId/toggle')
+  @ApiDone()
   @HttpCode(200)
   async toggle(@Param('registryId') id: string, @Body() body: ToggleRegistryDto): Promise<{ success: true }> {
     await this.store.toggleSource(id, body.enabled);
@@ -158,6 +192,7 @@ export class StoreController {
 
   /** Write-only: the config is merged (null deletes a key) and never echoed. */
   @Patch('registries/:registryId/adapter-config')
+  @ApiDone(400)
   async adapterConfig(@Param('registryId') id: string, @Body() body: unknown): Promise<{ success: true }> {
     await this.store.patchAdapterConfig(id, body);
     return done();
@@ -166,23 +201,27 @@ export class StoreController {
   // ── updates ──
 
   @Get('updates')
+  @ApiData(arr(UPDATE_ITEM))
   async updates(): Promise<SuccessBody<UpdateItemDto[]>> {
     return ok(await this.store.updates());
   }
 
   @Post('updates/check-now')
+  @ApiData(arr(UPDATE_ITEM))
   @HttpCode(200)
   async checkNow(): Promise<SuccessBody<UpdateItemDto[]>> {
     return ok(await this.store.checkNow());
   }
 
   @Post('updates/:appId/apply')
+  @ApiData(APPLY_RESULT, 409, 422, 503)
   @HttpCode(200)
   async apply(@Param('appId') appId: string, @Body() body: ApplyUpdateDto): Promise<SuccessBody<ApplyResultDto>> {
     return ok(await this.store.apply(appId, body.mode ?? 'force'));
   }
 
   @Post('ignore-version')
+  @ApiData(NULL_DATA, 404, 409)
   @HttpCode(200)
   async ignoreVersion(@Body() body: IgnoreVersionDto): Promise<SuccessBody<null>> {
     await this.store.ignoreVersion(body.appId, body.version);
@@ -192,6 +231,7 @@ export class StoreController {
   // ── packages ──
 
   @Post('import-dhpkg')
+  @ApiData(APP_ID, 403, 404, 409, 422, 503)
   @HttpCode(200)
   async importPackage(@Body() body: ImportPackageDto): Promise<SuccessBody<{ appId: string }>> {
     const app = await this.packages.import(body.filePath, body.spaceId);
@@ -201,17 +241,20 @@ export class StoreController {
   // ── publishing ──
 
   @Get('my-publications')
+  @ApiData(arr(PUBLICATION), 403)
   myPublications(): never {
     return this.store.myPublications();
   }
 
   @Post('unpublish')
+  @ApiData(NULL_DATA, 403)
   @HttpCode(200)
   unpublish(@Body() body: UnpublishDto): never {
     return this.store.unpublish(body.slug);
   }
 
   @Post('publish/preview')
+  @ApiData(PUBLISH_PREVIEW, 404)
   @HttpCode(200)
   async publishPreview(
     @Body() body: PublishPreviewDto,
@@ -220,6 +263,7 @@ export class StoreController {
   }
 
   @Post('publish/find-app')
+  @ApiData(FOUND_APP)
   @HttpCode(200)
   async findApp(@Body() body: FindAppDto): Promise<SuccessBody<{ appId: string | null }>> {
     return ok(await this.store.publishFindApp(body));
@@ -232,13 +276,14 @@ export class SkillNamesController {
   constructor(private readonly store: StoreService) {}
 
   @Get('command-name')
+  @ApiData(str())
   commandName(@Query('name') name?: string): SuccessBody<string> {
     return ok(this.store.commandName(name));
   }
 }
 
 /**
- * `GET /api/apps/:appId/export`: the package as a download (`application/zip`,
+ * `GET /api/apps/:appId/export`: the package (a zip archive) as a download (`application/octet-stream`,
  * `Content-Disposition: attachment; filename="<slug>-<version>.dhpkg"`; a skill app gives a `.zip`).
  */
 @Controller('api/apps')
@@ -246,10 +291,11 @@ export class AppExportController {
   constructor(private readonly packages: PackagesService) {}
 
   @Get(':appId/export')
+  @ApiBytes('application/octet-stream', 404, 413)
   async export(@Param('appId') appId: string, @Res() res: Response): Promise<void> {
     const pkg = await this.packages.export(appId);
     res.status(200);
-    res.setHeader('Content-Type', 'application/zip');
+    res.setHeader('Content-Type', 'application/octet-stream');
     res.setHeader('Content-Disposition', `attachment; filename="${pkg.fileName}"`);
     res.setHeader('Content-Length', String(pkg.data.byteLength));
     res.end(Buffer.from(pkg.data));
