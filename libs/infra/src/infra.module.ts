@@ -30,6 +30,8 @@ import { SpaceFolders } from '#core/ports/space-folders.port.js';
 import { SpaceRepository } from '#core/ports/space.repository.port.js';
 import { APP_CONFIG } from '#core/config/app-config.js';
 import { AppRepository } from '#core/ports/app.repository.port.js';
+import { McpConnector } from '#core/ports/mcp-connector.port.js';
+import { SdkMcpConnector } from './mcp/sdk-mcp-connector.js';
 import { AppScheduler, NoAppScheduler } from '#core/ports/app-scheduler.port.js';
 import { TypeormAppRepository } from './apps/typeorm-app.repository.js';
 import { CatalogFetcher } from '#core/ports/catalog-fetcher.port.js';
@@ -90,6 +92,7 @@ export class InfraModule {
       },
       { provide: ConsolidationStatus, useExisting: ConsolidationLock },
       { provide: AppRepository, useValue: new TypeormAppRepository(infra.dataSource) },
+      { provide: McpConnector, useClass: SdkMcpConnector },
       // Triggers replace this binding; until then nothing fires on its own.
       { provide: AppScheduler, useClass: NoAppScheduler },
       { provide: CatalogFetcher, useValue: new HttpCatalogFetcher() },

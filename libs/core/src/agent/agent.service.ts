@@ -13,6 +13,8 @@ import {
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { ConversationsService } from '../conversations/conversations.service.js';
 import { DomainError } from '../errors/domain-error.js';
+import { mcpServerName } from '../mcp/mcp-rules.js';
+import { McpServers } from '../mcp/mcp-servers.service.js';
 import { Clock } from '../ports/clock.port.js';
 import { EventBus } from '../ports/event-bus.port.js';
 import { FileStore } from '../ports/file-store.port.js';
@@ -56,6 +58,7 @@ export class AgentService {
     private readonly clock: Clock,
     private readonly builders: TurnPlanBuilders,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly mcp: McpServers,
   ) {}
 
   /**
@@ -258,6 +261,13 @@ export class AgentService {
         summary: 'Run shell commands in the workspace folder',
         open: this.tools.names().includes('Bash'),
       },
+      // The chat's MCP servers: the space's and global ones (CONTRACT §3), offered in every turn.
+      ...(await this.mcp.chatServersOf(spaceId as string)).map((app) => ({
+        id: `mcp:${mcpServerName(app)}`,
+        displayName: app.spec.display_name ?? app.spec.name,
+        summary: app.spec.description,
+        open: true,
+      })),
     ];
   }
 
@@ -270,7 +280,7 @@ export class AgentService {
       images: true,
       compaction: true,
       askUserQuestion: true,
-      mcp: false,
+      mcp: true,
       maxSteps: this.config.agent.maxSteps,
       resumableEvents: true,
     };

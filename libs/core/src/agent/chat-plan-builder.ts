@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { AgentChannels } from '#contracts/agent.js';
 import type { Message } from '../conversations/conversation.js';
 import { ConversationsService } from '../conversations/conversations.service.js';
+import { McpServers } from '../mcp/mcp-servers.service.js';
 import { MemoryConsolidationService } from '../memory/memory-consolidation.service.js';
 import { ModelSourcesService } from '../models/model-sources.service.js';
 import { Clock } from '../ports/clock.port.js';
@@ -34,6 +35,7 @@ export class ChatPlanBuilder extends TurnPlanBuilder {
     private readonly clock: Clock,
     /** The reply is kept until the database takes it (an outage at the end of a turn loses nothing). */
     private readonly record: RecordRetry,
+    private readonly mcp: McpServers,
   ) {
     super();
   }
@@ -61,7 +63,7 @@ export class ChatPlanBuilder extends TurnPlanBuilder {
       conversation.reasoningEffort ?? request.reasoningEffort ?? (request.thinkingEnabled ? 'medium' : 'off');
     // Input that arrived before the turn started is already in the history.
     await io.takePendingInput();
-    const tools = this.tools.builtins();
+    const tools = this.tools.builtins().with(...(await this.mcp.chatTools(space.id)));
     return {
       system: systemPrompt({
         workspacePath: space.path,

@@ -131,7 +131,7 @@ export function identityOf(spec: AppSpec): string {
 }
 
 /** An MCP app that would start a process on this computer. */
-export function runsLocalCommand(spec: AppSpec): boolean {
+export function runsLocalCommand(spec: Pick<AppSpec, 'type' | 'mcp_server'>): boolean {
   return spec.type === 'mcp' && typeof spec.mcp_server?.command === 'string';
 }
 

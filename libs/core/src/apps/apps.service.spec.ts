@@ -45,7 +45,7 @@ describe('AppsService', () => {
     const spaces = new FakeSpaceRepository();
     // No space folder is known here, so data operations find nothing to touch.
     const data = new AppData({} as FileStore, {} as SpaceFolders, spaces);
-    service = new AppsService(repo, spaces, data, scheduler, bus, clock);
+    service = new AppsService(repo, spaces, data, scheduler, bus, clock, { allowMcpCommands: false });
   });
 
   it('answers 503 NOT_INITIALIZED with the exact text until the app services have started', async () => {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Injectable, type OnApplicationBootstrap } from '@nestjs/common';
+import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
 import {
   APP_STATUSES,
   AppChannels,
@@ -13,6 +13,7 @@ import {
   type UpgradeStrategy,
 } from '#contracts/apps.js';
 import { ErrorCodes } from '#contracts/errors.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { DomainError } from '../errors/domain-error.js';
 import { AppCleanup } from '../ports/app-cleanup.port.js';
 import { ALREADY_INSTALLED, type AppChanges, AppRepository } from '../ports/app.repository.port.js';
@@ -41,7 +42,7 @@ export const AppErrors = {
   notFound: (appId: string) => `App not found: ${appId}`,
   alreadyInstalled: 'This digital human is already installed there.',
   mcpCommandBlocked:
-    'Installing an MCP server that runs a command on this computer is blocked for remote requests by this server.',
+    'Installing an MCP server that runs a command on this computer is blocked for remote requests by this server (the operator can allow it with SVC_ALLOW_MCP_COMMANDS=1).',
   builtIn: 'Built-in digital humans cannot be deleted.',
   uninstalled: 'The digital human is uninstalled; reinstall it first.',
   notPaused: 'The digital human is not paused.',
@@ -82,6 +83,7 @@ export class AppsService extends AppCleanup implements OnApplicationBootstrap {
     private readonly scheduler: AppScheduler,
     private readonly bus: EventBus,
     private readonly clock: Clock,
+    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'allowMcpCommands'>,
   ) {
     super();
   }
@@ -120,14 +122,15 @@ export class AppsService extends AppCleanup implements OnApplicationBootstrap {
 
   /**
    * Installs a spec. `spaceId` undefined or null installs for every workspace. Only automation
-   * apps are activated (scheduled); `remote` requests may not install MCP servers that run a
-   * local command.
+   * apps are activated (scheduled). Every way in (install, import, the store) comes through
+   * here: `remote` requests may install an MCP server that runs a local command only where
+   * the operator allows it (SVC_ALLOW_MCP_COMMANDS=1); HTTP servers are always allowed.
    */
   async install(input: InstallInput, remote = true): Promise<App> {
     await this.whenReady();
     const now = this.clock.now();
     const spec = validateSpec(input.spec, now);
-    if (remote && runsLocalCommand(spec)) {
+    if (remote && runsLocalCommand(spec) && !this.config.allowMcpCommands) {
       throw DomainError.forbidden(AppErrors.mcpCommandBlocked, ErrorCodes.MCP_COMMAND_BLOCKED);
     }
     const spaceId = input.spaceId ?? null;
@@ -209,7 +212,7 @@ export class AppsService extends AppCleanup implements OnApplicationBootstrap {
   async setConfig(appId: string, values: unknown): Promise<Record<string, unknown>> {
     const app = await this.installed(appId);
     const userConfig = resolveConfig(app.spec.config_schema, values, 'config');
-    return (await this.change(app, { userConfig })).userConfig;
+    return (await this.reschedule(await this.change(app, { userConfig }))).userConfig;
   }
 
   async patchOverrides(appId: string, patch: unknown): Promise<App> {
@@ -375,7 +378,10 @@ export class AppsService extends AppCleanup implements OnApplicationBootstrap {
 
   /** After the spec or place changed: an active automation app is scheduled again. */
   private async reschedule(app: App): Promise<App> {
-    return app.status === 'active' && app.spec.type === 'automation' ? this.activate(app, true) : app;
+    if (app.status === 'active' && app.spec.type === 'automation') return this.activate(app, true);
+    // Every replica's connection to a changed MCP server follows app events: it is closed and reopened.
+    if (app.spec.type === 'mcp') await this.publishStatus(app);
+    return app;
   }
 
   /** Computes the next due time, hands the app to the scheduler and tells clients. */

@@ -47,6 +47,11 @@ export interface AppConfig {
   migrations: 'run' | 'skip';
   /** SVC_METRICS_PUBLIC=1: /metrics answers without the access password. */
   metricsPublic: boolean;
+  /**
+   * SVC_ALLOW_MCP_COMMANDS=1: remote requests may install MCP servers that run a command on
+   * this host (stdio); otherwise they answer 403 MCP_COMMAND_BLOCKED. HTTP servers are always allowed.
+   */
+  allowMcpCommands: boolean;
   /** SVC_TEST_HOOKS=1: test-only operations (publishing raw events). Never in production. */
   testHooks: boolean;
 }

@@ -100,6 +100,7 @@ describe('parseConfig', () => {
       ['SVC_REMOTE_PASSWORD', { SVC_REMOTE_PASSWORD: 'choose-a-long-one' }],
       ['SVC_MIGRATIONS', { SVC_MIGRATIONS: 'later' }],
       ['SVC_METRICS_PUBLIC', { SVC_METRICS_PUBLIC: 'sure' }],
+      ['SVC_ALLOW_MCP_COMMANDS', { SVC_ALLOW_MCP_COMMANDS: 'yes please' }],
       ['DATABASE_URL', { DATABASE_URL: 'mysql://db/app' }],
       ['DATABASE_URL', { DATABASE_URL: 'not a url' }],
       ['REDIS_URL', { REDIS_URL: 'http://cache:6379' }],

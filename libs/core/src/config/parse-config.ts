@@ -163,6 +163,9 @@ export function parseConfig(
   const metricsPublic = parseBoolean(value('SVC_METRICS_PUBLIC'));
   if (metricsPublic === null) errors.push('SVC_METRICS_PUBLIC: must be 1 or 0');
 
+  const allowMcpCommands = parseBoolean(value('SVC_ALLOW_MCP_COMMANDS'));
+  if (allowMcpCommands === null) errors.push('SVC_ALLOW_MCP_COMMANDS: must be 1 or 0');
+
   const testHooks = parseBoolean(value('SVC_TEST_HOOKS'));
   if (testHooks === null) errors.push('SVC_TEST_HOOKS: must be 1 or 0');
 
@@ -190,6 +193,7 @@ export function parseConfig(
       version: opts.version,
       testHooks: testHooks!,
       metricsPublic: metricsPublic!,
+      allowMcpCommands: allowMcpCommands!,
       migrations: migrations as 'run' | 'skip',
       agent,
       fileWatchPolling: fileWatchPolling!,

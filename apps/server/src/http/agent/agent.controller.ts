@@ -1,8 +1,10 @@
 import { Body, Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
 import type { SessionState, ToolsetEntry } from '#contracts/agent.js';
 import { AgentService, type SendMessageInput } from '#core/agent/agent.service.js';
+import type { McpServerStatusDto } from '#contracts/mcp.js';
+import { McpServers } from '#core/mcp/mcp-servers.service.js';
 import { ApiData, ApiDone, ApiDoneOrFailure } from '../openapi/api-data.js';
-import { ENGINE_CAPABILITIES, SESSION_STATE, TOOLSET } from '../openapi/response-schemas.js';
+import { ENGINE_CAPABILITIES, MCP_SERVER_STATUS, SESSION_STATE, TOOLSET } from '../openapi/response-schemas.js';
 import { arr, bool, str } from '../openapi/schema.js';
 
 type Ok<T> = { success: true; data: T };
@@ -10,7 +12,10 @@ type Ok<T> = { success: true; data: T };
 /** Agent operations (spec doc 2). Starting work answers at once; progress arrives as events. */
 @Controller('api/agent')
 export class AgentController {
-  constructor(private readonly agent: AgentService) {}
+  constructor(
+    private readonly agent: AgentService,
+    private readonly mcp: McpServers,
+  ) {}
 
   @Post('message')
   @HttpCode(200)
@@ -78,6 +83,14 @@ export class AgentController {
   @ApiData(arr(TOOLSET), 404)
   async toolsets(@Body() body: { spaceId?: unknown; conversationId?: unknown }): Promise<Ok<ToolsetEntry[]>> {
     return { success: true, data: await this.agent.toolsets(body?.spaceId, body?.conversationId) };
+  }
+
+  /** Connects to the given (`servers`) or installed MCP servers and answers each one's status, tools or error. */
+  @Post('test-mcp')
+  @HttpCode(200)
+  @ApiData(arr(MCP_SERVER_STATUS), 403)
+  async testMcp(@Body() body: { servers?: unknown; spaceId?: unknown }): Promise<Ok<McpServerStatusDto[]>> {
+    return { success: true, data: await this.mcp.test(body ?? {}) };
   }
 
   @Get('engine-capabilities')

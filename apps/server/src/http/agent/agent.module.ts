@@ -14,6 +14,7 @@ import { ModelProvider } from '#core/ports/model-provider.port.js';
 import { FilesModule } from '../artifacts/files.module.js';
 import { ConversationsModule } from '../conversations/conversations.module.js';
 import { ModelsModule } from '../models/models.module.js';
+import { McpModule } from '../mcp/mcp.module.js';
 import { SpacesModule } from '../spaces/spaces.module.js';
 import { AgentController } from './agent.controller.js';
 
@@ -23,7 +24,7 @@ import { AgentController } from './agent.controller.js';
  * tool sets from ToolRegistry's built-ins.
  */
 @Module({
-  imports: [SpacesModule, ConversationsModule, ModelsModule, FilesModule],
+  imports: [SpacesModule, ConversationsModule, ModelsModule, FilesModule, McpModule],
   controllers: [AgentController],
   providers: [
     AgentService,
@@ -41,6 +42,15 @@ import { AgentController } from './agent.controller.js';
       inject: [ModelProvider, Clock, APP_CONFIG],
     },
   ],
-  exports: [AgentService, TurnRunner, TurnReaper, ConversationEvents, TurnPlanBuilders, ToolRegistry, AgentLoop],
+  exports: [
+    McpModule,
+    AgentService,
+    TurnRunner,
+    TurnReaper,
+    ConversationEvents,
+    TurnPlanBuilders,
+    ToolRegistry,
+    AgentLoop,
+  ],
 })
 export class AgentModule {}

@@ -57,6 +57,14 @@ export const DOCUMENTED_BODIES: Record<string, Record<string, unknown>> = {
     ['conversationId', 'id', 'answers'],
   ),
   'POST /api/agent/toolsets/list': obj({ spaceId: str(), conversationId: str() }),
+  'POST /api/agent/test-mcp': obj({
+    servers: obj(
+      {},
+      [],
+      'Servers to test, by name: an mcp_server definition each ({command, args, env} for stdio, {type: "http", url, headers} for streamable HTTP). Omit to test the installed servers',
+    ),
+    spaceId: str('With installed servers: only those of this space and the global ones'),
+  }),
   'POST /api/apps/{appId}/chat/send': obj(
     {
       spaceId: str(),

@@ -5,6 +5,7 @@
  */
 import type { AskQuestion, SessionState, ThoughtType, ToolsetEntry, ApiRetryInfo } from '#contracts/agent.js';
 import type { RemoteStatus, SecurityPolicy } from '#contracts/api.js';
+import type { McpServerStatusDto, McpToolDto } from '#contracts/mcp.js';
 import {
   ACTIVITY_TYPES,
   type ActivityEntryDto,
@@ -224,6 +225,16 @@ export const SESSION_STATE = component(
   }),
 );
 export const TOOLSET = shape<ToolsetEntry>({ id: str(), displayName: str(), summary: str(), open: bool() });
+export const MCP_SERVER_STATUS = component(
+  'McpServerStatus',
+  shape<McpServerStatusDto>({
+    name: str('The server name its tools carry: mcp__<name>__<tool>'),
+    status: oneOfValues(['connecting', 'connected', 'failed', 'stopped']),
+    tools: arr(shape<McpToolDto>({ name: str(), description: str() })),
+    error: nullable(str()),
+    appId: opt(str('The mcp app that defines it (absent for servers given to test-mcp)')),
+  }),
+);
 export const ENGINE_CAPABILITIES = anyObject('What this engine supports: providers, tools, thinking, images, …');
 
 // Model sources and configuration

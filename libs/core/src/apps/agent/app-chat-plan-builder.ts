@@ -8,6 +8,7 @@ import { TurnTexts } from '../../agent/turn-endings.js';
 import { refuseTurn, TurnPlanBuilder, type TurnRefusal } from '../../agent/turn-plan-builder.js';
 import { TurnPlanBuilders } from '../../agent/turn-plan-builders.js';
 import { ConversationsService } from '../../conversations/conversations.service.js';
+import { McpServers } from '../../mcp/mcp-servers.service.js';
 import { ModelSourcesService } from '../../models/model-sources.service.js';
 import { Clock } from '../../ports/clock.port.js';
 import { ModelProvider, type ReasoningEffort } from '../../ports/model-provider.port.js';
@@ -36,6 +37,7 @@ export class AppChatPlanBuilder extends TurnPlanBuilder implements OnModuleInit 
     private readonly provider: ModelProvider,
     private readonly tools: ToolRegistry,
     private readonly clock: Clock,
+    private readonly mcp: McpServers,
   ) {
     super();
   }
@@ -68,7 +70,7 @@ export class AppChatPlanBuilder extends TurnPlanBuilder implements OnModuleInit 
     const request = turn.request as { thinkingEnabled?: boolean };
     const effort: ReasoningEffort = conversation.reasoningEffort ?? (request.thinkingEnabled ? 'medium' : 'off');
     await io.takePendingInput();
-    const tools = this.tools.builtins({ bash: appMayUseShell(app) });
+    const tools = this.tools.builtins({ bash: appMayUseShell(app) }).with(...(await this.mcp.chatTools(space.id, app)));
     return {
       system: appSystemPrompt({
         app,

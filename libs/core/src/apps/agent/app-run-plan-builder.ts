@@ -6,6 +6,7 @@ import { TurnTexts } from '../../agent/turn-endings.js';
 import { refuseTurn, TurnPlanBuilder, type TurnRefusal, type UnplannedEnding } from '../../agent/turn-plan-builder.js';
 import { TurnPlanBuilders } from '../../agent/turn-plan-builders.js';
 import { ConversationsService } from '../../conversations/conversations.service.js';
+import { McpServers } from '../../mcp/mcp-servers.service.js';
 import { ModelSourcesService } from '../../models/model-sources.service.js';
 import { Clock } from '../../ports/clock.port.js';
 import { ModelProvider } from '../../ports/model-provider.port.js';
@@ -41,6 +42,7 @@ export class AppRunPlanBuilder extends TurnPlanBuilder implements OnModuleInit {
     private readonly provider: ModelProvider,
     private readonly tools: ToolRegistry,
     private readonly clock: Clock,
+    private readonly mcp: McpServers,
   ) {
     super();
   }
@@ -62,6 +64,9 @@ export class AppRunPlanBuilder extends TurnPlanBuilder implements OnModuleInit {
     }
     const resolved = await this.models.resolveForConversation(null);
     if (!resolved) return refuseTurn(TurnTexts.noModel, { errorCode: 'NO_MODEL' });
+    // A required server that went away since the trigger fails the run with the reason.
+    const mcp = await this.mcp.runTools(app);
+    if (mcp.blocked !== null) return refuseTurn(mcp.blocked, { errorCode: 'MCP_UNAVAILABLE' });
     await io.takePendingInput();
     const messages = await this.runs.runMessages(app, runId);
     let final: RunReport | null = null;
@@ -72,6 +77,7 @@ export class AppRunPlanBuilder extends TurnPlanBuilder implements OnModuleInit {
         if (isFinalReport(report)) final = report;
         return this.runs.recordReport(app.id, runId, report);
       }),
+      ...mcp.tools,
     );
     const record = async (content: string, meta: Record<string, unknown>, thoughts: unknown) => {
       if (content === '' && (!Array.isArray(thoughts) || thoughts.length === 0)) return;

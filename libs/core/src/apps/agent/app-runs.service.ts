@@ -16,6 +16,7 @@ import { DomainError } from '../../errors/domain-error.js';
 import { AppRepository } from '../../ports/app.repository.port.js';
 import { Clock } from '../../ports/clock.port.js';
 import { EventBus } from '../../ports/event-bus.port.js';
+import { McpServers } from '../../mcp/mcp-servers.service.js';
 import { JobQueue } from '../../ports/job-queue.port.js';
 import { TurnRepository } from '../../ports/turn.repository.port.js';
 import type { Space } from '../../spaces/space.js';
@@ -72,6 +73,7 @@ export class AppRunsService {
     private readonly queue: JobQueue,
     private readonly bus: EventBus,
     private readonly clock: Clock,
+    private readonly mcp: McpServers,
   ) {}
 
   /** Starts a run now, or records why it was skipped (paused, waiting, already running). */
@@ -79,6 +81,9 @@ export class AppRunsService {
     const app = await this.apps.get(appId);
     if (app.status === 'uninstalled') throw new DomainError('conflict', AppErrors.uninstalled);
     if (app.status !== 'active') return this.skip(app, RunTexts.notRunning);
+    // A run does not start while a server it requires is not installed, turned off or failing.
+    const mcpBlocked = await this.mcp.runBlocker(app);
+    if (mcpBlocked !== null) return this.skip(app, mcpBlocked);
     const space = await this.runSpace(app);
     const conversationId = appRunConversationId(app.id);
     await this.conversations.openWithId(space.id, conversationId, { title: `${app.spec.name} runs` });

@@ -157,9 +157,22 @@ export interface BrowserLogin {
   label: string;
 }
 
+export const MCP_TRANSPORTS = ['stdio', 'http'] as const;
+
+/**
+ * How an `mcp` app's server is reached (spec `mcp_server`): a local command spoken to over
+ * stdio, or a streamable-HTTP endpoint (`type: http` with `url`, `headers`), as in the MCP
+ * client configuration format the original product follows.
+ */
 export interface McpServerDefinition {
-  command: string;
+  type?: (typeof MCP_TRANSPORTS)[number];
+  /** stdio: the program to run, its arguments and environment (`{{config.key}}` takes a setting). */
+  command?: string;
   args?: string[];
   env?: Record<string, string>;
+  /** Accepted for compatibility; the process always runs in the app's space folder. */
   cwd?: string;
+  /** http: the streamable-HTTP endpoint and request headers (`{{config.key}}` takes a setting). */
+  url?: string;
+  headers?: Record<string, string>;
 }

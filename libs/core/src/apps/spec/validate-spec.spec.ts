@@ -69,6 +69,20 @@ describe('validateSpec: required fields per type', () => {
       validateSpec({ ...mcp, mcp_server: { command: 'npx', args: ['-y', 'x'] } }, NOW).mcp_server?.command,
       'npx',
     );
+    // Streamable HTTP: `url` and `headers`, with or without `type: http`.
+    assert.deepEqual(
+      validateSpec({ ...mcp, mcp_server: { url: 'https://h/mcp', headers: { A: 'b' } } }, NOW).mcp_server,
+      {
+        type: 'http',
+        url: 'https://h/mcp',
+        headers: { A: 'b' },
+      },
+    );
+    rejected({ ...mcp, mcp_server: { type: 'http', url: 'ftp://h' } }, 'mcp_server.url');
+    rejected({ ...mcp, mcp_server: { type: 'http', command: 'npx', url: 'https://h' } }, 'mcp_server.command');
+    rejected({ ...mcp, mcp_server: { command: 'npx', url: 'https://h' } }, 'mcp_server.url');
+    rejected({ ...mcp, mcp_server: { type: 'sse', url: 'https://h' } }, 'mcp_server.type');
+    rejected({ ...mcp, mcp_server: { url: 'https://h', headers: { A: 1 } } }, 'mcp_server.headers.A');
     assert.equal(validateSpec({ ...base(), type: 'extension', system_prompt: undefined }, NOW).type, 'extension');
   });
 

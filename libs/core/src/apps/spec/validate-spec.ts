@@ -13,7 +13,7 @@ import type {
   StoreInfo,
   Subscription,
 } from './app-spec.js';
-import { CONFIG_FIELD_TYPES, FILTER_OPS, NOTIFY_CHANNELS, SOURCE_TYPES } from './app-spec.js';
+import { CONFIG_FIELD_TYPES, FILTER_OPS, MCP_TRANSPORTS, NOTIFY_CHANNELS, SOURCE_TYPES } from './app-spec.js';
 import { nextCronRun, parseDuration } from './schedule-rules.js';
 import {
   at,
@@ -325,14 +325,31 @@ function browserLogin(value: unknown, field: string): BrowserLogin[] {
   });
 }
 
-function mcpServer(value: unknown, field: string): McpServerDefinition {
+/**
+ * How the MCP server is reached: a local command over stdio (`command`, `args`, `env`, `cwd`)
+ * or a streamable-HTTP endpoint (`url`, `headers`). `type` (`stdio` or `http`) may name the
+ * transport; without it, `command` means stdio and `url` means HTTP.
+ */
+export function mcpServer(value: unknown, field: string): McpServerDefinition {
   if (value === undefined || value === null) throw specError(field, 'is required for an mcp app');
   const raw = map(value, field);
+  const stringMap = (v: unknown, f: string) =>
+    Object.fromEntries(Object.entries(map(v, f)).map(([k, e]) => [k, text(e, at(f, k))]));
+  const declared =
+    raw.type === undefined || raw.type === null ? null : oneOf(raw.type, MCP_TRANSPORTS, at(field, 'type'));
+  const transport = declared ?? (raw.command === undefined && raw.url !== undefined ? 'http' : 'stdio');
+  if (transport === 'http') {
+    if (raw.command !== undefined)
+      throw specError(at(field, 'command'), 'is not allowed for an http server (give url)');
+    const out: Raw = { type: 'http', url: url(raw.url, at(field, 'url')) };
+    optional(out, raw, 'headers', at(field, 'headers'), stringMap);
+    return out as unknown as McpServerDefinition;
+  }
+  if (raw.url !== undefined) throw specError(at(field, 'url'), 'is not allowed for a stdio server (give command)');
   const out: Raw = { command: nonEmpty(raw.command, at(field, 'command')) };
+  if (declared) out.type = declared;
   optional(out, raw, 'args', at(field, 'args'), (v, f) => list(v, f).map((a, i) => text(a, `${f}[${i}]`)));
-  optional(out, raw, 'env', at(field, 'env'), (v, f) =>
-    Object.fromEntries(Object.entries(map(v, f)).map(([k, e]) => [k, text(e, at(f, k))])),
-  );
+  optional(out, raw, 'env', at(field, 'env'), stringMap);
   optional(out, raw, 'cwd', at(field, 'cwd'), text);
   return out as unknown as McpServerDefinition;
 }

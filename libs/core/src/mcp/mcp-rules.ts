@@ -1,0 +1,149 @@
+import type { App } from '../apps/app.js';
+import type { McpServerDefinition } from '../apps/spec/app-spec.js';
+
+/** How one MCP server is started, resolved from an app's `mcp_server` and settings. */
+export type McpLaunch =
+  | { transport: 'stdio'; command: string; args: string[]; env: Record<string, string>; cwd: string }
+  | { transport: 'http'; url: string; headers: Record<string, string> };
+
+/** Most characters of a tool result handed to the model, and of a server's stderr kept for its error. */
+export const MCP_RESULT_MAX_CHARS = 100_000;
+export const MCP_STDERR_MAX_CHARS = 4_000;
+
+/** First restart after a crash, the ceiling, and how many failed restarts in a row before waiting for the next use. */
+export const MCP_RESTART_BASE_MS = 500;
+export const MCP_RESTART_MAX_MS = 30_000;
+export const MCP_MAX_RESTARTS = 5;
+
+/** The prefix of MCP tool names (CONTRACT §3). */
+export const MCP_TOOL_PREFIX = 'mcp__';
+
+/**
+ * The server's name as its tools carry it: the app's `name`, lower-cased, every run of
+ * characters a model tool name cannot hold (only `a-z 0-9 _ -`) turned into one `-`.
+ */
+export function mcpServerName(app: Pick<App, 'spec'>): string {
+  return toolNamePart(app.spec.name) || 'server';
+}
+
+function toolNamePart(raw: string): string {
+  return raw
+    .toLowerCase()
+    .replace(/[^a-z0-9_-]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .replace(/__+/g, '_');
+}
+
+/** `mcp__<server>__<tool>`, the tool part made fit for a model tool name the same way. */
+export function mcpToolName(server: string, tool: string): string {
+  return `${MCP_TOOL_PREFIX}${server}__${tool.replace(/[^A-Za-z0-9_-]+/g, '-')}`;
+}
+
+/** Replaces `{{config.key}}` by the app's setting (missing: empty). */
+export function withSettings(text: string, settings: Record<string, unknown>): string {
+  return text.replace(/\{\{\s*config\.([A-Za-z0-9_.-]+)\s*\}\}/g, (_, key: string) => {
+    const value = settings[key];
+    return value === undefined || value === null ? '' : String(value);
+  });
+}
+
+const mapValues = (m: Record<string, string> | undefined, settings: Record<string, unknown>) =>
+  Object.fromEntries(Object.entries(m ?? {}).map(([k, v]) => [k, withSettings(v, settings)]));
+
+/**
+ * The launch of an app's server. A stdio process gets only its spec's variables (the MCP
+ * SDK adds its short list of harmless ones: HOME, LOGNAME, PATH, SHELL, TERM, USER), never
+ * the server's own environment and secrets, and runs in `folder` (the app's space folder).
+ */
+export function launchOf(def: McpServerDefinition, settings: Record<string, unknown>, folder: string): McpLaunch {
+  if (def.url !== undefined) {
+    return { transport: 'http', url: withSettings(def.url, settings), headers: mapValues(def.headers, settings) };
+  }
+  return {
+    transport: 'stdio',
+    command: def.command ?? '',
+    args: (def.args ?? []).map((a) => withSettings(a, settings)),
+    env: mapValues(def.env, settings),
+    cwd: folder,
+  };
+}
+
+/** Delay before restart number `attempt` (0-based): doubling from the base, capped. */
+export function restartDelayMs(attempt: number): number {
+  return Math.min(MCP_RESTART_MAX_MS, MCP_RESTART_BASE_MS * 2 ** Math.max(0, attempt));
+}
+
+/** Keeps the first `max` characters and says how many were left out. */
+export function boundedText(text: string, max = MCP_RESULT_MAX_CHARS): string {
+  if (text.length <= max) return text;
+  return `${text.slice(0, max)}\n[… ${text.length - max} more characters left out]`;
+}
+
+/** Keeps the last `max` characters (a process's latest output says why it stopped). */
+export function tailText(text: string, max = MCP_STDERR_MAX_CHARS): string {
+  return text.length <= max ? text : text.slice(text.length - max);
+}
+
+/** Whether `app` is the server a `requires.mcps[].id` names: its name, its server name or its store slug. */
+export function isServerNamed(app: Pick<App, 'spec'>, id: string): boolean {
+  const wanted = id.trim().toLowerCase();
+  return (
+    app.spec.name.toLowerCase() === wanted ||
+    mcpServerName(app) === toolNamePart(id) ||
+    (app.spec.store?.slug ?? '').toLowerCase() === wanted
+  );
+}
+
+/**
+ * The MCP servers a chat gets: active `mcp` apps of the space and global ones (the space's
+ * own wins a name both have), minus those `requiring` (a digital human's chat) marks
+ * `enabled: false`.
+ */
+export function chatServers(installed: App[], spaceId: string, requiring: App | null): App[] {
+  const disabled = (requiring?.spec.requires?.mcps ?? []).filter((m) => m.enabled === false).map((m) => m.id);
+  const byName = new Map<string, App>();
+  const usable = installed.filter(
+    (a) => a.spec.type === 'mcp' && a.status === 'active' && (a.spaceId === spaceId || a.spaceId === null),
+  );
+  for (const app of usable.sort((a, b) => (a.spaceId === null ? 0 : 1) - (b.spaceId === null ? 0 : 1))) {
+    if (disabled.some((id) => isServerNamed(app, id))) continue;
+    byName.set(mcpServerName(app), app);
+  }
+  return [...byName.values()];
+}
+
+/** A run's servers: its `requires.mcps` not marked `enabled: false`; or why the run cannot start. */
+export function runServers(
+  installed: App[],
+  app: App,
+): { servers: App[]; blocked: null } | { servers: null; blocked: string } {
+  const servers: App[] = [];
+  const spaceId = app.spaceId;
+  for (const need of app.spec.requires?.mcps ?? []) {
+    if (need.enabled === false) continue;
+    const candidates = installed.filter(
+      (a) =>
+        a.spec.type === 'mcp' &&
+        a.status !== 'uninstalled' &&
+        (a.spaceId === null || a.spaceId === spaceId) &&
+        isServerNamed(a, need.id),
+    );
+    if (candidates.length === 0) return { servers: null, blocked: McpTexts.notInstalled(need.id) };
+    const active = candidates.find((a) => a.status === 'active');
+    if (!active) return { servers: null, blocked: McpTexts.turnedOff(need.id) };
+    servers.push(active);
+  }
+  return { servers, blocked: null };
+}
+
+export const McpTexts = {
+  notInstalled: (id: string) => `The MCP server ${id} this digital human needs is not installed.`,
+  turnedOff: (id: string) => `The MCP server ${id} this digital human needs is turned off.`,
+  failing: (id: string, error: string) => `The MCP server ${id} this digital human needs is failing: ${error}`,
+  notConnected: (name: string, error: string | null) =>
+    `The MCP server ${name} is not connected${error ? `: ${error}` : ''}. It is restarted automatically; try again later.`,
+  stoppedDuringCall: (name: string, error: string) => `The MCP server ${name} stopped during the call: ${error}`,
+  exited: 'The server process ended.',
+  commandBlocked:
+    'Testing an MCP server that runs a command on this computer is blocked for remote requests by this server (the operator can allow it with SVC_ALLOW_MCP_COMMANDS=1).',
+} as const;
