@@ -76,8 +76,8 @@ describe('conventions, errors, limits, versioning', () => {
       const res = await request(server.url).get(path);
       assert.equal(res.status, 200, path);
       assert.match(res.headers['content-type'], /text\/html/);
-      assert.match(res.text, /<form id="sign-in"/);
-      assert.match(res.text, /\/api\/remote\/login/);
+      assert.match(res.text, /<div id="app">/);
+      assert.match(res.text, /<script type="module" crossorigin src="\.\/assets\/[^"]+\.js">/);
     }
     // An authenticated but unknown /api GET is still not JSON.
     const api = await request(server.url).get('/api/nope/nothing').set(auth());
@@ -163,7 +163,8 @@ describe('SVC_BASE_PATH', () => {
     assert.equal((await request(server.url).get('/svc/api/system/version')).status, 401);
     const page = await request(server.url).get('/svc/');
     assert.equal(page.status, 200);
-    assert.match(page.text, /"\/svc"/);
+    assert.match(page.text, /<base href="\.\/">/, 'the app root is the prefix itself');
+    assert.match((await request(server.url).get('/svc/spaces/x')).text, /<base href="\.\.\/">/);
     const ws = await WsTestClient.signedIn(`ws://127.0.0.1:${server.port}/svc/ws`, server.password);
     await ws.roundTrip();
     ws.close();

@@ -1,0 +1,108 @@
+/**
+ * The server's address, derived from the page's own location: the server answers every page
+ * with a `<base href>` pointing at the app's root, so `document.baseURI` is that root whether
+ * the app is served at `/`, under SVC_BASE_PATH or behind a proxy prefix.
+ */
+export function appRoot(): URL {
+  return new URL('.', document.baseURI);
+}
+
+export function apiUrl(path: string): string {
+  return new URL(path.replace(/^\//, ''), appRoot()).toString();
+}
+
+export function wsUrl(): string {
+  const url = new URL('ws', appRoot());
+  url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
+  return url.toString();
+}
+
+const TOKEN_KEY = 'svc-token';
+
+export const session = {
+  get token(): string | null {
+    return sessionStorage.getItem(TOKEN_KEY);
+  },
+  set(token: string): void {
+    sessionStorage.setItem(TOKEN_KEY, token);
+  },
+  clear(): void {
+    sessionStorage.removeItem(TOKEN_KEY);
+  },
+};
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly code?: string,
+    readonly retryAfter?: number,
+  ) {
+    super(message);
+  }
+}
+
+/** Called when the server refuses the stored token (signed out elsewhere, password changed). */
+let onUnauthorized: () => void = () => undefined;
+export function whenUnauthorized(handler: () => void): void {
+  onUnauthorized = handler;
+}
+
+interface Envelope<T> {
+  success: boolean;
+  data?: T;
+  error?: string;
+  code?: string;
+}
+
+async function send<T>(method: string, path: string, body?: unknown, raw?: Blob | File): Promise<T> {
+  const headers: Record<string, string> = {};
+  if (session.token) headers.Authorization = `Bearer ${session.token}`;
+  let payload: BodyInit | undefined;
+  if (raw) {
+    headers['Content-Type'] = 'application/octet-stream';
+    payload = raw;
+  } else if (body !== undefined) {
+    headers['Content-Type'] = 'application/json';
+    payload = JSON.stringify(body);
+  }
+  let res: Response;
+  try {
+    res = await fetch(apiUrl(path), { method, headers, body: payload });
+  } catch {
+    throw new ApiError(0, 'Cannot reach the server');
+  }
+  const type = res.headers.get('content-type') ?? '';
+  if (!type.includes('application/json')) {
+    // An unknown route answers the web page: the server does not offer this operation.
+    throw new ApiError(res.status === 200 ? 404 : res.status, 'Not available on this server');
+  }
+  const envelope = (await res.json()) as Envelope<T>;
+  if (res.status === 401 && path !== '/api/remote/login') onUnauthorized();
+  if (!res.ok || envelope.success === false) {
+    const retry = Number(res.headers.get('Retry-After'));
+    throw new ApiError(
+      res.status,
+      envelope.error ?? `Request failed (${res.status})`,
+      envelope.code,
+      Number.isFinite(retry) && retry > 0 ? retry : undefined,
+    );
+  }
+  return envelope.data as T;
+}
+
+export const api = {
+  get: <T>(path: string) => send<T>('GET', path),
+  post: <T>(path: string, body: unknown = {}) => send<T>('POST', path, body),
+  put: <T>(path: string, body: unknown = {}) => send<T>('PUT', path, body),
+  del: <T>(path: string, body?: unknown) => send<T>('DELETE', path, body),
+  upload: <T>(path: string, file: Blob) => send<T>('PUT', path, undefined, file),
+  /** A file's bytes (downloads and images), with the token in the header rather than the URL. */
+  async blob(path: string): Promise<Blob> {
+    const res = await fetch(apiUrl(path), { headers: { Authorization: `Bearer ${session.token ?? ''}` } });
+    if (!res.ok) throw new ApiError(res.status, `Download failed (${res.status})`);
+    return res.blob();
+  },
+};
+
+export const q = (value: string): string => encodeURIComponent(value);

@@ -1,0 +1,371 @@
+import type { EventEnvelope } from '#contracts/events.js';
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { api, ApiError, q } from './api.js';
+import { ask, confirmAction } from './dialogs.js';
+import { FileIcon, FolderIcon } from './icons.js';
+import { renderMarkdown } from './markdown.js';
+import type { EventSocket } from './socket.js';
+import type { Space } from './spaces.js';
+
+/** A listing entry (spec doc 2, "File entries"; the contracts library has no file shapes). */
+interface Entry {
+  name: string;
+  type: 'file' | 'folder';
+  path: string;
+  relativePath: string;
+  size?: number;
+}
+interface TypeInfo {
+  isText: boolean;
+  contentType: string;
+  mimeType: string;
+}
+interface Opened {
+  entry: Entry;
+  type: TypeInfo;
+  text?: string;
+  imageUrl?: string;
+}
+
+const parentOf = (path: string): string => path.slice(0, path.lastIndexOf('/')) || '/';
+const sizeText = (n = 0): string =>
+  n < 1024 ? `${n} B` : n < 1024 * 1024 ? `${(n / 1024).toFixed(1)} KB` : `${(n / 1024 / 1024).toFixed(1)} MB`;
+
+/** Files of the current space: lazy tree with live updates, viewer, upload, file operations, search. */
+export function FilesScreen(props: { space: Space; socket: EventSocket }) {
+  const root = props.space.path;
+  const [folders, setFolders] = useState<Map<string, Entry[]>>(new Map());
+  const [expanded, setExpanded] = useState<Set<string>>(new Set([root]));
+  const [selected, setSelected] = useState<Entry | null>(null);
+  const [opened, setOpened] = useState<Opened | null>(null);
+  const [status, setStatus] = useState('');
+  const [query, setQuery] = useState('');
+  const [results, setResults] = useState<Entry[] | null>(null);
+  const [over, setOver] = useState(false);
+  const [editing, setEditing] = useState<string | null>(null);
+  const loaded = useRef(folders);
+  loaded.current = folders;
+
+  const loadFolder = useCallback(
+    async (dir: string) => {
+      try {
+        const entries = await api.post<Entry[]>(`/api/spaces/${props.space.id}/artifacts/children`, { dirPath: dir });
+        setFolders((prev) => new Map(prev).set(dir, entries));
+      } catch (err) {
+        if ((err as ApiError).status === 404 && dir !== root) {
+          setFolders((prev) => {
+            const next = new Map(prev);
+            next.delete(dir);
+            return next;
+          });
+        } else setStatus((err as ApiError).message);
+      }
+    },
+    [props.space.id, root],
+  );
+
+  useEffect(() => {
+    setFolders(new Map());
+    setExpanded(new Set([root]));
+    setSelected(null);
+    setOpened(null);
+    void loadFolder(root);
+  }, [root, loadFolder]);
+
+  // Live updates: reload the loaded folders a change touched (debounced).
+  useEffect(() => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const dirty = new Set<string>();
+    return props.socket.on((event: EventEnvelope) => {
+      if (!event.channel.startsWith('artifact:')) return;
+      const data = event.data as { spaceId?: string; changes?: Array<{ path: string }>; updatedDirs?: Array<{ dirPath: string }> };
+      if (data.spaceId !== props.space.id) return;
+      for (const change of data.changes ?? []) dirty.add(parentOf(change.path));
+      for (const dir of data.updatedDirs ?? []) dirty.add(dir.dirPath.replace(/\/$/, '') || '/');
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        const dirs = [...dirty].filter((d) => loaded.current.has(d));
+        dirty.clear();
+        (dirs.length > 0 ? dirs : [root]).forEach((d) => void loadFolder(d));
+      }, 150);
+    });
+  }, [props.socket, props.space.id, root, loadFolder]);
+
+  // Search as you type; while the space is still being indexed, asks again.
+  const [indexing, setIndexing] = useState(false);
+  useEffect(() => {
+    const text = query.trim();
+    setIndexing(false);
+    if (!text) return setResults(null);
+    let timer: ReturnType<typeof setTimeout>;
+    let tries = 0;
+    const search = async () => {
+      try {
+        const found = await api.get<{ items: Entry[]; indexing: boolean }>(
+          `/api/spaces/${props.space.id}/artifacts/query?q=${q(text)}&limit=50`,
+        );
+        setResults(found.items);
+        setIndexing(found.indexing);
+        if (found.indexing && tries++ < 40) timer = setTimeout(search, 500);
+      } catch (err) {
+        setStatus((err as ApiError).message);
+      }
+    };
+    timer = setTimeout(search, 150);
+    return () => clearTimeout(timer);
+  }, [query, props.space.id]);
+
+  async function open(entry: Entry) {
+    setSelected(entry);
+    if (entry.type === 'folder') return toggle(entry.path);
+    setEditing(null);
+    try {
+      const type = await api.get<TypeInfo>(`/api/artifacts/detect-type?path=${q(entry.path)}`);
+      if (opened?.imageUrl) URL.revokeObjectURL(opened.imageUrl);
+      if (type.mimeType.startsWith('image/')) {
+        const blob = await api.blob(`/api/artifacts/download?path=${q(entry.path)}`);
+        setOpened({ entry, type, imageUrl: URL.createObjectURL(blob) });
+      } else if (type.isText) {
+        const content = await api.get<{ content: string; encoding: string }>(`/api/artifacts/content?path=${q(entry.path)}`);
+        setOpened({ entry, type, text: content.encoding === 'utf-8' ? content.content : atob(content.content) });
+      } else setOpened({ entry, type });
+    } catch (err) {
+      setStatus((err as ApiError).message);
+    }
+  }
+
+  function toggle(dir: string) {
+    setExpanded((prev) => {
+      const next = new Set(prev);
+      if (next.has(dir)) next.delete(dir);
+      else {
+        next.add(dir);
+        if (!loaded.current.has(dir)) void loadFolder(dir);
+      }
+      return next;
+    });
+  }
+
+  /** Where new things go: the selected folder, the selected file's folder, or the root. */
+  const targetFolder = (): string =>
+    selected ? (selected.type === 'folder' ? selected.path : parentOf(selected.path)) : root;
+
+  const act = async (work: () => Promise<unknown>, done: string) => {
+    try {
+      await work();
+      setStatus(done);
+    } catch (err) {
+      setStatus((err as ApiError).message);
+    }
+  };
+
+  async function upload(files: FileList | File[], folder = targetFolder()) {
+    for (const file of Array.from(files)) {
+      setStatus(`Uploading ${file.name}…`);
+      await act(
+        () => api.upload(`/api/spaces/${props.space.id}/artifacts/upload?path=${q(`${folder}/${file.name}`)}`, file),
+        `Uploaded ${file.name} (${sizeText(file.size)}).`,
+      );
+    }
+    void loadFolder(folder);
+  }
+
+  async function download(entry: Entry) {
+    const blob = await api.blob(`/api/artifacts/download?path=${q(entry.path)}`);
+    const link = document.createElement('a');
+    link.href = URL.createObjectURL(blob);
+    link.download = entry.name;
+    link.click();
+    setTimeout(() => URL.revokeObjectURL(link.href), 10_000);
+  }
+
+  const base = `/api/spaces/${props.space.id}/artifacts`;
+  const toolbar = (
+    <div class="row" role="toolbar" aria-label="File actions">
+      <button
+        onClick={async () => {
+          const name = await ask('New file', 'File name', '', 'Create');
+          const folder = targetFolder();
+          if (name) await act(() => api.post(`${base}/file`, { name, parentPath: folder, content: '' }), `Created ${name}.`);
+          void loadFolder(folder);
+        }}
+      >
+        New file
+      </button>
+      <button
+        onClick={async () => {
+          const name = await ask('New folder', 'Folder name', '', 'Create');
+          const folder = targetFolder();
+          if (name) await act(() => api.post(`${base}/folder`, { name, parentPath: folder }), `Created ${name}.`);
+          void loadFolder(folder);
+        }}
+      >
+        New folder
+      </button>
+      <label class="button-like">
+        Upload…
+        <input
+          class="sr-only"
+          type="file"
+          multiple
+          aria-label="Upload files"
+          onChange={(e) => {
+            const files = e.currentTarget.files;
+            if (files?.length) void upload(files);
+            e.currentTarget.value = '';
+          }}
+        />
+      </label>
+      <button
+        disabled={!selected}
+        onClick={async () => {
+          if (!selected) return;
+          const name = await ask(`Rename ${selected.name}`, 'New name', selected.name, 'Rename');
+          if (name && name !== selected.name) {
+            await act(() => api.post(`${base}/rename`, { oldPath: selected.path, newName: name }), `Renamed to ${name}.`);
+            void loadFolder(parentOf(selected.path));
+          }
+        }}
+      >
+        Rename
+      </button>
+      <button
+        disabled={!selected}
+        onClick={async () => {
+          if (!selected) return;
+          const rel = await ask(`Move ${selected.name}`, 'To folder (relative to the space; empty for its root)', '', 'Move');
+          if (rel === null) return;
+          const destination = rel === '/' ? root : `${root}/${rel.replace(/^\/+|\/+$/g, '')}`.replace(/\/$/, '');
+          await act(() => api.post(`${base}/move`, { oldPath: selected.path, newParentPath: destination }), `Moved ${selected.name}.`);
+          void loadFolder(parentOf(selected.path));
+          void loadFolder(destination);
+        }}
+      >
+        Move
+      </button>
+      <button
+        class="danger"
+        disabled={!selected}
+        onClick={async () => {
+          if (!selected || !(await confirmAction(`Move ${selected.name} to the trash?`, 'Move to trash'))) return;
+          await act(() => api.del(base, { path: selected.path }), `${selected.name} moved to the trash.`);
+          if (opened?.entry.path === selected.path) setOpened(null);
+          void loadFolder(parentOf(selected.path));
+          setSelected(null);
+        }}
+      >
+        Delete
+      </button>
+    </div>
+  );
+
+  const renderFolder = (dir: string) => {
+    const entries = folders.get(dir);
+    if (!entries) return <p class="muted">Loading…</p>;
+    if (entries.length === 0 && dir === root) return <p class="muted">No files yet. Drop files here to upload.</p>;
+    return (
+      <ul class={dir === root ? 'plain tree' : 'plain'} role={dir === root ? 'tree' : 'group'} aria-label={dir === root ? 'Files' : undefined}>
+        {entries.map((entry) => {
+          const isOpen = entry.type === 'folder' && expanded.has(entry.path);
+          return (
+            <li key={entry.path} role="treeitem" aria-expanded={entry.type === 'folder' ? isOpen : undefined} aria-selected={selected?.path === entry.path}>
+              <button class="link item" aria-selected={selected?.path === entry.path} onClick={() => void open(entry)}>
+                {entry.type === 'folder' ? <FolderIcon open={isOpen} /> : <FileIcon />}
+                {entry.name}
+              </button>
+              {isOpen && renderFolder(entry.path)}
+            </li>
+          );
+        })}
+      </ul>
+    );
+  };
+
+  return (
+    <div class="split">
+      <section
+        class={`panel stack dropzone ${over ? 'over' : ''}`}
+        aria-label="File tree"
+        onDragOver={(e) => {
+          e.preventDefault();
+          setOver(true);
+        }}
+        onDragLeave={() => setOver(false)}
+        onDrop={(e) => {
+          e.preventDefault();
+          setOver(false);
+          if (e.dataTransfer?.files.length) void upload(e.dataTransfer.files);
+        }}
+      >
+        <label for="file-search">Search files</label>
+        <input id="file-search" type="search" value={query} onInput={(e) => setQuery(e.currentTarget.value)} placeholder="Name or path" />
+        {results ? (
+          <ul class="plain list" aria-label="Search results">
+            {results.length === 0 && <li class="muted">{indexing ? 'Indexing the space…' : 'Nothing found.'}</li>}
+            {results.map((item) => (
+              <li key={item.path}>
+                <button class="link item" onClick={() => void open(item)}>
+                  {item.type === 'folder' ? <FolderIcon /> : <FileIcon />} {item.relativePath}
+                </button>
+              </li>
+            ))}
+          </ul>
+        ) : (
+          renderFolder(root)
+        )}
+        <p class="muted hint">Drag and drop files here to upload them into the selected folder.</p>
+      </section>
+      <section class="panel stack viewer" aria-label="File">
+        {toolbar}
+        <p role="status" class="muted" aria-live="polite">
+          {status}
+        </p>
+        {opened ? (
+          <article class="stack" aria-label={opened.entry.name}>
+            <div class="row">
+              <h2 class="grow">{opened.entry.name}</h2>
+              <button onClick={() => void download(opened.entry)}>Download</button>
+              {opened.text !== undefined && editing === null && <button onClick={() => setEditing(opened.text ?? '')}>Edit</button>}
+            </div>
+            {editing !== null ? (
+              <form
+                class="stack"
+                onSubmit={async (e) => {
+                  e.preventDefault();
+                  await act(() => api.post('/api/artifacts/save', { path: opened.entry.path, content: editing }), 'Saved.');
+                  setOpened({ ...opened, text: editing });
+                  setEditing(null);
+                }}
+              >
+                <label for="editor" class="sr-only">
+                  Content of {opened.entry.name}
+                </label>
+                <textarea id="editor" class="editor" value={editing} onInput={(e) => setEditing(e.currentTarget.value)} />
+                <div class="row">
+                  <button class="primary" type="submit">
+                    Save
+                  </button>
+                  <button type="button" onClick={() => setEditing(null)}>
+                    Cancel
+                  </button>
+                </div>
+              </form>
+            ) : opened.imageUrl ? (
+              <img src={opened.imageUrl} alt={opened.entry.name} />
+            ) : opened.text !== undefined && opened.type.contentType === 'markdown' ? (
+              <div class="markdown" dangerouslySetInnerHTML={{ __html: renderMarkdown(opened.text) }} />
+            ) : opened.text !== undefined ? (
+              <pre>{opened.text}</pre>
+            ) : (
+              <p class="muted">
+                {opened.type.mimeType}, {sizeText(opened.entry.size)}: no preview. Use Download.
+              </p>
+            )}
+          </article>
+        ) : (
+          <p class="muted">Select a file to open it.</p>
+        )}
+      </section>
+    </div>
+  );
+}

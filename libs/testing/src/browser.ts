@@ -1,0 +1,42 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { REPO_ROOT } from './test-server.js';
+import { testMode } from './test-env.js';
+
+/** Debian's chromium (`apt-get install chromium`); CHROMIUM_PATH overrides. No browser is downloaded. */
+export const CHROMIUM_PATH =
+  process.env.CHROMIUM_PATH ?? ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
+
+export const SCREENSHOT_DIR = join(REPO_ROOT, 'docs/screenshots');
+
+/**
+ * Why the browser tests are skipped here, or false to run them. They drive the app through
+ * the same HTTP API and socket in either mode, so they run in the embedded pass only; a
+ * missing chromium skips them with a message unless REQUIRE_BROWSER=1 (CI) makes it a failure.
+ */
+export function browserSkipReason(): string | false {
+  if (testMode() === 'services') {
+    return 'browser tests run in the embedded pass only (the app uses the same API in both modes)';
+  }
+  if (!CHROMIUM_PATH) {
+    if (process.env.REQUIRE_BROWSER === '1') throw new Error('REQUIRE_BROWSER=1 but chromium is not installed');
+    return 'chromium is not installed (apt-get install chromium)';
+  }
+  return false;
+}
+
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM_PATH,
+    headless: true,
+    // Root in CI containers has no user namespaces for the sandbox.
+    args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu'],
+  });
+}
+
+/** A full-page screenshot into docs/screenshots/<name>.png (shown in the README). */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  mkdirSync(SCREENSHOT_DIR, { recursive: true });
+  await page.screenshot({ path: join(SCREENSHOT_DIR, `${name}.png`), fullPage: false, animations: 'disabled' });
+}
