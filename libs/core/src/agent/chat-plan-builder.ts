@@ -3,6 +3,8 @@ import { AgentChannels } from '#contracts/agent.js';
 import type { Message } from '../conversations/conversation.js';
 import { ConversationsService } from '../conversations/conversations.service.js';
 import { McpServers } from '../mcp/mcp-servers.service.js';
+import { lastUserText, withSkills } from '../skills/skill-rules.js';
+import { SkillsService } from '../skills/skills.service.js';
 import { MemoryConsolidationService } from '../memory/memory-consolidation.service.js';
 import { ModelSourcesService } from '../models/model-sources.service.js';
 import { Clock } from '../ports/clock.port.js';
@@ -36,6 +38,7 @@ export class ChatPlanBuilder extends TurnPlanBuilder {
     /** The reply is kept until the database takes it (an outage at the end of a turn loses nothing). */
     private readonly record: RecordRetry,
     private readonly mcp: McpServers,
+    private readonly skills: SkillsService,
   ) {
     super();
   }
@@ -43,8 +46,9 @@ export class ChatPlanBuilder extends TurnPlanBuilder {
   async build(turn: TurnRecord, io: TurnIO): Promise<TurnPlan | TurnRefusal> {
     const space = await this.spaces.get(turn.spaceId);
     const { conversation, messages } = await this.conversations.get(turn.spaceId, turn.conversationId);
+    const skills = await this.skills.forTurn(space.id, lastUserText(messages));
     if (!messages.some((m) => m.role === 'assistant')) {
-      await io.emit(AgentChannels.sessionInfo, { slashCommands: [], skills: [], agents: [] });
+      await io.emit(AgentChannels.sessionInfo, { slashCommands: skills.names, skills: skills.names, agents: [] });
     }
     if (!(await this.spaces.folderExists(space))) {
       return refuseTurn(TurnTexts.workDirMissing, {
@@ -63,14 +67,17 @@ export class ChatPlanBuilder extends TurnPlanBuilder {
       conversation.reasoningEffort ?? request.reasoningEffort ?? (request.thinkingEnabled ? 'medium' : 'off');
     // Input that arrived before the turn started is already in the history.
     await io.takePendingInput();
-    const tools = this.tools.builtins().with(...(await this.mcp.chatTools(space.id)));
+    const tools = this.tools.builtins().with(...(await this.mcp.chatTools(space.id)), ...skills.tools);
     return {
-      system: systemPrompt({
-        workspacePath: space.path,
-        now: new Date(this.clock.now()),
-        memoryEnabled: this.spaces.preferencesOf(space).memory.enabled,
-        toolNames: tools.names(),
-      }),
+      system: withSkills(
+        systemPrompt({
+          workspacePath: space.path,
+          now: new Date(this.clock.now()),
+          memoryEnabled: this.spaces.preferencesOf(space).memory.enabled,
+          toolNames: tools.names(),
+        }),
+        skills,
+      ),
       tools,
       history: buildHistory(messages),
       model: {

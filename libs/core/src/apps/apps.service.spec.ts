@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import type { SkillsService } from '../skills/skills.service.js';
 import { beforeEach, describe, it } from 'node:test';
 import { FakeAppRepository, RecordingAppScheduler } from '#testing/fake-apps.js';
 import { RecordingEventBus } from '#testing/fake-agent-ports.js';
@@ -9,6 +10,9 @@ import type { FileStore } from '../ports/file-store.port.js';
 import type { SpaceFolders } from '../ports/space-folders.port.js';
 import { AppData } from './app-data.js';
 import { AppsService } from './apps.service.js';
+
+/** Skills are the SkillsService's business (its own tests and the skills e2e); nothing to write here. */
+const noSkills = { installFor: async () => undefined, removeFor: async () => undefined } as unknown as SkillsService;
 
 const SPEC = {
   name: 'Watcher',
@@ -45,7 +49,7 @@ describe('AppsService', () => {
     const spaces = new FakeSpaceRepository();
     // No space folder is known here, so data operations find nothing to touch.
     const data = new AppData({} as FileStore, {} as SpaceFolders, spaces);
-    service = new AppsService(repo, spaces, data, scheduler, bus, clock, { allowMcpCommands: false });
+    service = new AppsService(repo, spaces, data, scheduler, bus, clock, { allowMcpCommands: false }, noSkills);
   });
 
   it('answers 503 NOT_INITIALIZED with the exact text until the app services have started', async () => {

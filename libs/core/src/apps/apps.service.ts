@@ -21,6 +21,8 @@ import { AppScheduler } from '../ports/app-scheduler.port.js';
 import { Clock } from '../ports/clock.port.js';
 import { EventBus } from '../ports/event-bus.port.js';
 import { SpaceRepository } from '../ports/space.repository.port.js';
+import type { SkillFiles } from '../skills/skill-rules.js';
+import { SkillsService } from '../skills/skills.service.js';
 import { SpaceErrors } from '../spaces/spaces.service.js';
 import { type ActivityEntry, type App, IDLE_AUTOMATION } from './app.js';
 import { AppData } from './app-data.js';
@@ -58,6 +60,11 @@ export interface InstallInput {
   spec: unknown;
   spaceId?: string | null;
   userConfig?: unknown;
+  /**
+   * Skill files the package or the store brings (paths relative to each skill's folder): a
+   * skill app's own, and the bundled skills of a digital human's `requires.skills`.
+   */
+  skills?: SkillFiles[];
 }
 
 export interface ListInput {
@@ -84,6 +91,7 @@ export class AppsService extends AppCleanup implements OnApplicationBootstrap {
     private readonly bus: EventBus,
     private readonly clock: Clock,
     @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'allowMcpCommands'>,
+    private readonly skills: SkillsService,
   ) {
     super();
   }
@@ -149,6 +157,14 @@ export class AppsService extends AppCleanup implements OnApplicationBootstrap {
       automation: { ...IDLE_AUTOMATION },
     });
     if (installed === ALREADY_INSTALLED) throw alreadyInstalled();
+    try {
+      await this.skills.installFor(installed, input.skills);
+    } catch (err) {
+      // Nothing half-installed stays: the record goes with the files written so far.
+      await this.skills.removeFor(installed).catch(() => undefined);
+      await this.apps.delete(installed.id);
+      throw err;
+    }
     await this.publishList(installed.id, 'installed');
     return spec.type === 'automation' ? this.activate(installed, true) : installed;
   }
@@ -313,6 +329,7 @@ export class AppsService extends AppCleanup implements OnApplicationBootstrap {
         uninstalledAt: new Date(this.clock.now()),
         automation: { nextRunAtMs: null },
       });
+      await this.skills.removeFor(app);
       await this.publishList(app.id, 'uninstalled');
       await this.publishStatus(gone);
     }
@@ -323,6 +340,8 @@ export class AppsService extends AppCleanup implements OnApplicationBootstrap {
     const app = await this.get(appId);
     if (app.status !== 'uninstalled') return app;
     const back = await this.change(app, { status: 'active', uninstalledAt: null });
+    // Bundled files are not kept after an uninstall: a skill app's own SKILL.md comes back from its spec.
+    await this.skills.installFor(back);
     await this.publishList(app.id, 'installed');
     return back.spec.type === 'automation' ? this.activate(back, true) : back;
   }
@@ -333,6 +352,7 @@ export class AppsService extends AppCleanup implements OnApplicationBootstrap {
     if (app.builtIn) throw DomainError.forbidden(AppErrors.builtIn);
     await this.scheduler.forget(app.id);
     await this.data.purge(app.id, app.spaceId);
+    await this.skills.removeFor(app);
     if (!(await this.apps.delete(app.id))) return;
     if (app.status !== 'uninstalled') await this.publishList(app.id, 'uninstalled');
     await this.bus.publish(AppChannels.deleted, { appId: app.id } satisfies AppDeletedEvent);

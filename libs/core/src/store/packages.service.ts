@@ -10,6 +10,7 @@ import { type BundledSkill, StoreRepository } from '../ports/store.repository.po
 import { bundledSkillPath, EXPORT_MAX_BYTES, secretProblem } from './archive-rules.js';
 import { StoreCatalog } from './store-catalog.js';
 import { commandName } from './store-query.js';
+import { skillMarkdown } from '../skills/skill-rules.js';
 
 export interface ExportedPackage {
   fileName: string;
@@ -41,7 +42,7 @@ export class PackagesService {
     refuseSecrets(contents);
     const skills = bundledSkills(contents);
     const raw = parseSpecYaml(contents.specYaml);
-    const app = await this.apps.install({ spec: raw, spaceId: spaceId ?? null });
+    const app = await this.apps.install({ spec: raw, spaceId: spaceId ?? null, skills });
     await this.repo.saveInstall({
       appId: app.id,
       registryId: null,
@@ -146,9 +147,4 @@ export function withoutSecrets(spec: AppSpec): AppSpec {
     copy.mcp_server.env = Object.fromEntries(Object.keys(copy.mcp_server.env).map((k) => [k, '']));
   }
   return copy;
-}
-
-function skillMarkdown(spec: AppSpec): string {
-  const line = (s: string) => JSON.stringify(s);
-  return `---\nname: ${line(commandName(spec.name))}\ndescription: ${line(spec.description)}\n---\n\n${spec.system_prompt ?? ''}\n`;
 }

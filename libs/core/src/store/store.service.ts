@@ -212,7 +212,12 @@ export class StoreService {
       throw DomainError.invalid(StoreErrors.globalOnlyForTools);
     }
     const item = await this.fetchItem(found.source, found.entry, true);
-    const app = await this.apps.install({ spec: item.raw, spaceId: req.spaceId ?? null, userConfig: req.userConfig });
+    const app = await this.apps.install({
+      spec: item.raw,
+      spaceId: req.spaceId ?? null,
+      userConfig: req.userConfig,
+      skills: item.skills,
+    });
     await this.repo.saveInstall({
       appId: app.id,
       registryId: found.source.id,

@@ -15,6 +15,7 @@ import { FilesModule } from '../artifacts/files.module.js';
 import { ConversationsModule } from '../conversations/conversations.module.js';
 import { ModelsModule } from '../models/models.module.js';
 import { McpModule } from '../mcp/mcp.module.js';
+import { SkillsModule } from '../skills/skills.module.js';
 import { SpacesModule } from '../spaces/spaces.module.js';
 import { AgentController } from './agent.controller.js';
 
@@ -24,7 +25,7 @@ import { AgentController } from './agent.controller.js';
  * tool sets from ToolRegistry's built-ins.
  */
 @Module({
-  imports: [SpacesModule, ConversationsModule, ModelsModule, FilesModule, McpModule],
+  imports: [SpacesModule, ConversationsModule, ModelsModule, FilesModule, McpModule, SkillsModule],
   controllers: [AgentController],
   providers: [
     AgentService,
@@ -44,6 +45,7 @@ import { AgentController } from './agent.controller.js';
   ],
   exports: [
     McpModule,
+    SkillsModule,
     AgentService,
     TurnRunner,
     TurnReaper,

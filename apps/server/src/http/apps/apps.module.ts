@@ -3,6 +3,7 @@ import { AppData } from '#core/apps/app-data.js';
 import { AppsService } from '#core/apps/apps.service.js';
 import { AppCleanup } from '#core/ports/app-cleanup.port.js';
 import { FilesModule } from '../artifacts/files.module.js';
+import { SkillsModule } from '../skills/skills.module.js';
 import { AppsController } from './apps.controller.js';
 
 /**
@@ -11,7 +12,7 @@ import { AppsController } from './apps.controller.js';
  * imports this — and reads spaces through the global SpaceRepository port instead.
  */
 @Module({
-  imports: [FilesModule],
+  imports: [FilesModule, SkillsModule],
   controllers: [AppsController],
   providers: [AppsService, AppData, { provide: AppCleanup, useExisting: AppsService }],
   exports: [AppsService, AppCleanup],

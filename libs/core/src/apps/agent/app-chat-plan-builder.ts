@@ -9,6 +9,8 @@ import { refuseTurn, TurnPlanBuilder, type TurnRefusal } from '../../agent/turn-
 import { TurnPlanBuilders } from '../../agent/turn-plan-builders.js';
 import { ConversationsService } from '../../conversations/conversations.service.js';
 import { McpServers } from '../../mcp/mcp-servers.service.js';
+import { lastUserText, withSkills } from '../../skills/skill-rules.js';
+import { SkillsService } from '../../skills/skills.service.js';
 import { ModelSourcesService } from '../../models/model-sources.service.js';
 import { Clock } from '../../ports/clock.port.js';
 import { ModelProvider, type ReasoningEffort } from '../../ports/model-provider.port.js';
@@ -38,6 +40,7 @@ export class AppChatPlanBuilder extends TurnPlanBuilder implements OnModuleInit 
     private readonly tools: ToolRegistry,
     private readonly clock: Clock,
     private readonly mcp: McpServers,
+    private readonly skills: SkillsService,
   ) {
     super();
   }
@@ -52,8 +55,9 @@ export class AppChatPlanBuilder extends TurnPlanBuilder implements OnModuleInit 
     if (!app) return refuseTurn('The digital human of this chat no longer exists.', { errorCode: 'NOT_FOUND' });
     const space = await this.spaces.get(turn.spaceId);
     const { conversation, messages } = await this.conversations.get(turn.spaceId, turn.conversationId);
+    const skills = await this.skills.forTurn(space.id, lastUserText(messages));
     if (!messages.some((m) => m.role === 'assistant')) {
-      await io.emit(AgentChannels.sessionInfo, { slashCommands: [], skills: [], agents: [] });
+      await io.emit(AgentChannels.sessionInfo, { slashCommands: skills.names, skills: skills.names, agents: [] });
     }
     if (!(await this.spaces.folderExists(space))) {
       return refuseTurn(TurnTexts.workDirMissing, {
@@ -70,16 +74,21 @@ export class AppChatPlanBuilder extends TurnPlanBuilder implements OnModuleInit 
     const request = turn.request as { thinkingEnabled?: boolean };
     const effort: ReasoningEffort = conversation.reasoningEffort ?? (request.thinkingEnabled ? 'medium' : 'off');
     await io.takePendingInput();
-    const tools = this.tools.builtins({ bash: appMayUseShell(app) }).with(...(await this.mcp.chatTools(space.id, app)));
+    const tools = this.tools
+      .builtins({ bash: appMayUseShell(app) })
+      .with(...(await this.mcp.chatTools(space.id, app)), ...skills.tools);
     return {
-      system: appSystemPrompt({
-        app,
-        workspacePath: space.path,
-        now: new Date(this.clock.now()),
-        memory: await this.data.readMemory(app.id, app.spaceId),
-        toolNames: tools.names(),
-        closing: ['You are chatting with your user: answer their messages directly.'],
-      }),
+      system: withSkills(
+        appSystemPrompt({
+          app,
+          workspacePath: space.path,
+          now: new Date(this.clock.now()),
+          memory: await this.data.readMemory(app.id, app.spaceId),
+          toolNames: tools.names(),
+          closing: ['You are chatting with your user: answer their messages directly.'],
+        }),
+        skills,
+      ),
       tools,
       history: buildHistory(messages),
       model: {

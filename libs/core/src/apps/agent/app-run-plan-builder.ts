@@ -7,6 +7,8 @@ import { refuseTurn, TurnPlanBuilder, type TurnRefusal, type UnplannedEnding } f
 import { TurnPlanBuilders } from '../../agent/turn-plan-builders.js';
 import { ConversationsService } from '../../conversations/conversations.service.js';
 import { McpServers } from '../../mcp/mcp-servers.service.js';
+import { withSkills } from '../../skills/skill-rules.js';
+import { SkillsService } from '../../skills/skills.service.js';
 import { ModelSourcesService } from '../../models/model-sources.service.js';
 import { Clock } from '../../ports/clock.port.js';
 import { ModelProvider } from '../../ports/model-provider.port.js';
@@ -43,6 +45,7 @@ export class AppRunPlanBuilder extends TurnPlanBuilder implements OnModuleInit {
     private readonly tools: ToolRegistry,
     private readonly clock: Clock,
     private readonly mcp: McpServers,
+    private readonly skills: SkillsService,
   ) {
     super();
   }
@@ -67,6 +70,7 @@ export class AppRunPlanBuilder extends TurnPlanBuilder implements OnModuleInit {
     // A required server that went away since the trigger fails the run with the reason.
     const mcp = await this.mcp.runTools(app);
     if (mcp.blocked !== null) return refuseTurn(mcp.blocked, { errorCode: 'MCP_UNAVAILABLE' });
+    const skills = await this.skills.forTurn(space.id, null);
     await io.takePendingInput();
     const messages = await this.runs.runMessages(app, runId);
     let final: RunReport | null = null;
@@ -78,6 +82,7 @@ export class AppRunPlanBuilder extends TurnPlanBuilder implements OnModuleInit {
         return this.runs.recordReport(app.id, runId, report);
       }),
       ...mcp.tools,
+      ...skills.tools,
     );
     const record = async (content: string, meta: Record<string, unknown>, thoughts: unknown) => {
       if (content === '' && (!Array.isArray(thoughts) || thoughts.length === 0)) return;
@@ -88,17 +93,20 @@ export class AppRunPlanBuilder extends TurnPlanBuilder implements OnModuleInit {
       );
     };
     return {
-      system: appSystemPrompt({
-        app,
-        workspacePath: space.path,
-        now: new Date(this.clock.now()),
-        memory: await this.data.readMemory(app.id, app.spaceId),
-        toolNames: tools.names(),
-        closing: [
-          'You are running on your own: nobody reads your replies while you work.',
-          `End every run by calling ${REPORT_TO_USER}: type "complete" or "output" when done, "escalation" with a question when you need your user to decide; "milestone" reports progress along the way.`,
-        ],
-      }),
+      system: withSkills(
+        appSystemPrompt({
+          app,
+          workspacePath: space.path,
+          now: new Date(this.clock.now()),
+          memory: await this.data.readMemory(app.id, app.spaceId),
+          toolNames: tools.names(),
+          closing: [
+            'You are running on your own: nobody reads your replies while you work.',
+            `End every run by calling ${REPORT_TO_USER}: type "complete" or "output" when done, "escalation" with a question when you need your user to decide; "milestone" reports progress along the way.`,
+          ],
+        }),
+        skills,
+      ),
       tools,
       history: buildHistory(messages),
       model: {

@@ -1,0 +1,207 @@
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, beforeEach, describe, it } from 'node:test';
+import request from 'supertest';
+import { ScriptedModelServer, textReply } from '#testing/scripted-model-server.js';
+import { startServer, type TestServer } from '#testing/test-server.js';
+import { type Frame, WsTestClient } from '#testing/ws-client.js';
+
+const skillSpec = (name: string, description: string, prompt: string) => ({
+  spec_version: '1',
+  name,
+  version: '1.0.0',
+  description,
+  type: 'skill',
+  system_prompt: prompt,
+});
+
+describe('skills: installed into their scope, offered to turns, read on use, slash commands', () => {
+  let model: ScriptedModelServer;
+  let server: TestServer;
+  let space: { id: string; path: string };
+  let notesId: string;
+
+  const auth = (r: request.Test) => r.set('Authorization', `Bearer ${server.password}`);
+  const api = {
+    get: (p: string) => auth(request(server.url).get(p)),
+    post: (p: string, body: object = {}) => auth(request(server.url).post(p)).send(body),
+    delete: (p: string) => auth(request(server.url).delete(p)),
+  };
+  const okData = <T>(res: request.Response): T => {
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.equal(res.body.success, true, JSON.stringify(res.body));
+    return res.body.data as T;
+  };
+  const bodyOf = (i: number): string => JSON.stringify(model.requests[i]!.body);
+  const systemOf = (i: number): string => JSON.stringify((model.requests[i]!.body as { system?: unknown }).system);
+  const toolNamesOf = (i: number): string[] =>
+    ((model.requests[i]!.body as { tools?: Array<{ name: string }> }).tools ?? []).map((t) => t.name);
+  const skillDir = (name: string) => join(space.path, '.svc', 'skills', name);
+
+  async function turn(conversationId: string, send: () => Promise<request.Response>): Promise<Frame[]> {
+    const ws = await WsTestClient.signedIn(server.wsUrl, server.password);
+    ws.send({ type: 'subscribe', payload: { conversationId } });
+    await ws.roundTrip();
+    try {
+      assert.equal((await send()).status, 200);
+      await ws.event('agent:complete', 30_000);
+      await ws.roundTrip();
+      return ws.raw.map((r) => JSON.parse(r) as Frame).filter((f) => f.type === 'event');
+    } finally {
+      ws.close();
+    }
+  }
+  async function chat(message: string): Promise<Frame[]> {
+    const id = okData<{ id: string }>(await api.post(`/api/spaces/${space.id}/conversations`, { title: 's' })).id;
+    return turn(id, () => api.post('/api/agent/message', { spaceId: space.id, conversationId: id, message }));
+  }
+  const results = (frames: Frame[]) =>
+    frames.filter((f) => f.channel === 'agent:tool-result').map((f) => f.data as { result: string; isError: boolean });
+
+  before(async () => {
+    model = await ScriptedModelServer.start();
+    server = await startServer({
+      env: {
+        SVC_AI_PROVIDER: 'anthropic',
+        SVC_AI_API_URL: model.url,
+        SVC_AI_API_KEY: 'sk-scripted',
+        SVC_AI_MODEL: 'scripted-model',
+      },
+    });
+    space = okData(await api.post('/api/spaces', { name: 'Docs' }));
+    notesId = okData<{ appId: string }>(
+      await api.post('/api/apps/install', {
+        spec: skillSpec(
+          'Release Notes',
+          'Writes release notes from a change list.',
+          'Write bullet points; end with DONE-NOTES.',
+        ),
+        spaceId: space.id,
+      }),
+    ).appId;
+  });
+  after(async () => {
+    await server?.stop();
+    await model?.close();
+  });
+  beforeEach(() => model.reset());
+
+  it('a skill app installs SKILL.md into its space skills folder; a chat is offered it and reads it with Skill', async () => {
+    const skillMd = readFileSync(join(skillDir('release-notes'), 'SKILL.md'), 'utf8');
+    assert.match(skillMd, /^---\nname: "release-notes"\ndescription: "Writes release notes from a change list."\n---/);
+    assert.match(skillMd, /DONE-NOTES/);
+    model.enqueue({ steps: [{ toolCall: { name: 'Skill', input: { name: 'release-notes' } } }] }, textReply('ok'));
+    const frames = await chat('Please write the notes for 1.2');
+    const info = frames.find((f) => f.channel === 'agent:session-info')!.data as Record<string, unknown>;
+    assert.deepEqual(info.skills, ['release-notes']);
+    assert.deepEqual(info.slashCommands, ['release-notes']);
+    assert.ok(toolNamesOf(0).includes('Skill'));
+    assert.match(systemOf(0), /release-notes: Writes release notes from a change list\./);
+    assert.ok(!systemOf(0).includes('DONE-NOTES'), 'instructions are read on use, not up front');
+    const [read] = results(frames);
+    assert.equal(read!.isError, false);
+    assert.match(read!.result, /DONE-NOTES/);
+    assert.ok(bodyOf(1).includes('DONE-NOTES'));
+  });
+
+  it('/name at the start of a message loads the skill into the turn', async () => {
+    model.enqueue(textReply('- notes'));
+    await chat('/release-notes fixed the login bug');
+    assert.match(systemOf(0), /Skill \/release-notes \(loaded by the user's slash command\)/);
+    assert.match(systemOf(0), /DONE-NOTES/);
+    model.reset();
+    model.enqueue(textReply('?'));
+    await chat('/no-such-skill hello');
+    assert.ok(!systemOf(0).includes('loaded by the user'));
+  });
+
+  it('a global skill lives in the data folder and every space sees it; a space skill stays in its space', async () => {
+    const globalId = okData<{ appId: string }>(
+      await api.post('/api/apps/install', {
+        spec: skillSpec('Haiku', 'Answers in haiku.', 'Reply as a haiku. HAIKU-RULE'),
+        spaceId: null,
+      }),
+    ).appId;
+    assert.ok(existsSync(join(server.dataDir, 'skills', 'haiku', 'SKILL.md')));
+    const other = okData<{ id: string }>(await api.post('/api/spaces', { name: 'Other' }));
+    const conv = okData<{ id: string }>(await api.post(`/api/spaces/${other.id}/conversations`, { title: 'x' })).id;
+    model.enqueue({ steps: [{ toolCall: { name: 'Skill', input: { name: 'haiku' } } }] }, textReply('ok'));
+    const frames = await turn(conv, () =>
+      api.post('/api/agent/message', { spaceId: other.id, conversationId: conv, message: 'hi' }),
+    );
+    assert.deepEqual((frames.find((f) => f.channel === 'agent:session-info')!.data as { skills: string[] }).skills, [
+      'haiku',
+    ]);
+    assert.match(results(frames)[0]!.result, /HAIKU-RULE/);
+    okData(await api.delete(`/api/apps/${globalId}`));
+    assert.ok(!existsSync(join(server.dataDir, 'skills', 'haiku')), 'uninstall removes the files');
+  });
+
+  it("a digital human's bundled requires.skills install with it, serve their files, and go with it", async () => {
+    const pkg = mkdtempSync(join(tmpdir(), 'svc-skill-pkg-'));
+    writeFileSync(
+      join(pkg, 'spec.yaml'),
+      [
+        'spec_version: "1"',
+        'name: Changelog Keeper',
+        'version: "1.0"',
+        'author: tests',
+        'description: Keeps the changelog.',
+        'type: automation',
+        'system_prompt: Keep the changelog.',
+        'requires:',
+        '  skills:',
+        '    - id: keep-a-changelog',
+        '      bundled: true',
+        '      files: [SKILL.md, templates/entry.md]',
+        '',
+      ].join('\n'),
+    );
+    mkdirSync(join(pkg, 'skills', 'keep-a-changelog', 'templates'), { recursive: true });
+    writeFileSync(
+      join(pkg, 'skills', 'keep-a-changelog', 'SKILL.md'),
+      '---\nname: keep-a-changelog\ndescription: Formats entries the Keep a Changelog way.\n---\nUse the template.\n',
+    );
+    writeFileSync(join(pkg, 'skills', 'keep-a-changelog', 'templates', 'entry.md'), '### Added\n- TEMPLATE-LINE\n');
+    const keeperId = okData<{ appId: string }>(
+      await api.post('/api/store/import-dhpkg', { filePath: pkg, spaceId: space.id }),
+    ).appId;
+    assert.ok(existsSync(join(skillDir('keep-a-changelog'), 'templates', 'entry.md')));
+
+    model.enqueue(
+      { steps: [{ toolCall: { name: 'Skill', input: { name: 'keep-a-changelog' } } }] },
+      { steps: [{ toolCall: { name: 'Skill', input: { name: 'keep-a-changelog', file: 'templates/entry.md' } } }] },
+      {
+        steps: [
+          { toolCall: { name: 'Skill', input: { name: 'keep-a-changelog', file: '../release-notes/SKILL.md' } } },
+        ],
+      },
+      textReply('done'),
+    );
+    const frames = await turn(`app-chat:${keeperId}`, () =>
+      api.post(`/api/apps/${keeperId}/chat/send`, { spaceId: space.id, message: 'Add an entry' }),
+    );
+    assert.match(systemOf(0), /keep-a-changelog: Formats entries the Keep a Changelog way\./);
+    const [main, template, escape] = results(frames);
+    assert.match(main!.result, /Use the template\.[\s\S]*templates\/entry\.md/);
+    assert.match(template!.result, /TEMPLATE-LINE/);
+    assert.equal(escape!.isError, true, 'a path out of the skill is refused');
+
+    okData(await api.delete(`/api/apps/${keeperId}`));
+    assert.ok(!existsSync(skillDir('keep-a-changelog')), 'uninstalling the digital human removes its skills');
+    assert.ok(existsSync(skillDir('release-notes')), 'other skills stay');
+  });
+
+  it('uninstalling a skill app removes its folder and turns stop seeing it; reinstall brings it back', async () => {
+    okData(await api.delete(`/api/apps/${notesId}`));
+    assert.ok(!existsSync(skillDir('release-notes')));
+    model.enqueue(textReply('ok'));
+    await chat('/release-notes x');
+    assert.ok(!toolNamesOf(0).includes('Skill'));
+    assert.ok(!systemOf(0).includes('release-notes'));
+    okData(await api.post(`/api/apps/${notesId}/reinstall`));
+    assert.ok(existsSync(join(skillDir('release-notes'), 'SKILL.md')));
+  });
+});
