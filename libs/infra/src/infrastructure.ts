@@ -27,6 +27,7 @@ import { MeteredEventBus } from './metrics/metered-event-bus.js';
 import { PromMetrics } from './metrics/prom-metrics.js';
 import { LocalConnectionRegistry, RedisConnectionRegistry } from './presence/connection-registries.js';
 import { BullJobQueue } from './queue/bullmq-job-queue.js';
+import { startTracing } from './tracing/tracing.js';
 
 /**
  * Builds every adapter from the validated configuration, in dependency order, and tears
@@ -73,6 +74,14 @@ export class Infrastructure {
 
   private async startAll(): Promise<void> {
     const { config, logger } = this;
+    // First in, so the last closed: spans of the shutdown are flushed too.
+    const stopTracing = await startTracing({
+      endpoint: config.tracingEndpoint,
+      version: config.version,
+      role: config.role,
+      logger,
+    });
+    if (stopTracing) this.closers.push(stopTracing);
     if (config.redisUrl === null || config.databaseUrl === null) {
       const lock = DataFolderLock.acquire(config.dataDir);
       this.closers.push(() => lock.release());

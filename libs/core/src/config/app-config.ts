@@ -52,6 +52,8 @@ export interface AppConfig {
    * this host (stdio); otherwise they answer 403 MCP_COMMAND_BLOCKED. HTTP servers are always allowed.
    */
   allowMcpCommands: boolean;
+  /** OTEL_EXPORTER_OTLP_ENDPOINT: traces go to this OTLP/HTTP collector; null: no tracing (nothing loaded). */
+  tracingEndpoint: string | null;
   /** SVC_TEST_HOOKS=1: test-only operations (publishing raw events). Never in production. */
   testHooks: boolean;
 }

@@ -165,6 +165,10 @@ export function parseConfig(
 
   const allowMcpCommands = parseBoolean(value('SVC_ALLOW_MCP_COMMANDS'));
   if (allowMcpCommands === null) errors.push('SVC_ALLOW_MCP_COMMANDS: must be 1 or 0');
+  const tracingEndpoint = value('OTEL_EXPORTER_OTLP_ENDPOINT') ?? null;
+  if (tracingEndpoint !== null && !/^https?:\/\/[^/\s]+/.test(tracingEndpoint)) {
+    errors.push('OTEL_EXPORTER_OTLP_ENDPOINT: must be an http:// or https:// URL (the collector, without /v1/traces)');
+  }
 
   const testHooks = parseBoolean(value('SVC_TEST_HOOKS'));
   if (testHooks === null) errors.push('SVC_TEST_HOOKS: must be 1 or 0');
@@ -194,6 +198,7 @@ export function parseConfig(
       testHooks: testHooks!,
       metricsPublic: metricsPublic!,
       allowMcpCommands: allowMcpCommands!,
+      tracingEndpoint,
       migrations: migrations as 'run' | 'skip',
       agent,
       fileWatchPolling: fileWatchPolling!,

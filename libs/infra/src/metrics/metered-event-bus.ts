@@ -2,6 +2,7 @@ import { AgentChannels } from '#contracts/agent.js';
 import type { BusEventHandler } from '#core/ports/event-bus.port.js';
 import { EventBus } from '#core/ports/event-bus.port.js';
 import type { Metrics, TurnOutcome } from '#core/ports/metrics.port.js';
+import { traceEventPublished } from '../tracing/tracing.js';
 
 /**
  * Times every publish and reads the turn's ending events on their way out. Only the
@@ -26,6 +27,7 @@ export class MeteredEventBus extends EventBus {
     } finally {
       this.metrics.eventPublished((performance.now() - started) / 1000);
     }
+    traceEventPublished(channel);
     // Deltas are the bulk of the traffic: one string comparison each, then out.
     if (channel.charCodeAt(0) === 97 /* a */ && channel.startsWith('agent:')) this.observeAgent(channel, data);
   }

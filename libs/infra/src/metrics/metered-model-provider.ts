@@ -9,12 +9,14 @@ import {
   type ModelStreamEvent,
 } from '#core/ports/model-provider.port.js';
 import type { AppLogger } from '../logging/logger.js';
+import { traceModelCall } from '../tracing/tracing.js';
 
 /**
  * Wraps the ModelProvider the server binds: times each call, counts failures by kind and
  * status and the tokens reported, and logs each failed call at info (provider, model,
  * status, kind; never the key or the prompt). Stream events pass through untouched; a
- * failure's message loses any copy of the API key before it goes further.
+ * failure's message loses any copy of the API key before it goes further. With tracing on,
+ * each call is a span (provider, model, outcome, HTTP status, tokens).
  */
 export class MeteredModelProvider extends ModelProvider {
   constructor(
@@ -32,12 +34,17 @@ export class MeteredModelProvider extends ModelProvider {
   async *stream(endpoint: ModelEndpoint, request: ModelRequest): AsyncIterable<ModelStreamEvent> {
     const started = performance.now();
     const provider = endpoint.provider;
+    const span = traceModelCall(provider, request.model);
     try {
       for await (const event of this.inner.stream(endpoint, request)) {
-        if (event.type === 'usage') this.metrics.modelTokens(provider, event.usage);
+        if (event.type === 'usage') {
+          this.metrics.modelTokens(provider, event.usage);
+          span?.usage(event.usage.inputTokens, event.usage.outputTokens);
+        }
         yield event;
       }
       this.metrics.modelCall({ provider, seconds: (performance.now() - started) / 1000 });
+      span?.end({ status: 'ok' });
     } catch (err) {
       const failure = err instanceof ModelCallError ? err : null;
       // Providers sometimes quote the key they were sent; it must reach neither logs nor clients.
@@ -45,6 +52,7 @@ export class MeteredModelProvider extends ModelProvider {
       const kind = failure?.kind ?? 'unknown';
       const status = failure?.status ?? null;
       this.metrics.modelCall({ provider, seconds: (performance.now() - started) / 1000, errorKind: kind, status });
+      span?.end({ status: 'error', httpStatus: status, errorKind: kind });
       if (kind !== 'aborted') {
         this.logger.info('model call failed', {
           provider,
@@ -57,6 +65,9 @@ export class MeteredModelProvider extends ModelProvider {
         });
       }
       throw err;
+    } finally {
+      // The consumer stopped reading early (a stop): the span still ends.
+      span?.end({ status: 'ok' });
     }
   }
 }

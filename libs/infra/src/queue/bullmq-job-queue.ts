@@ -6,6 +6,7 @@ import type { Metrics } from '#core/ports/metrics.port.js';
 import { currentLogContext, runWithLogContext } from '../logging/log-context.js';
 import type { AppLogger } from '../logging/logger.js';
 import { LogThrottle } from '../logging/log-throttle.js';
+import { TRACE_FIELD, traceCarrier, traceJob } from '../tracing/tracing.js';
 
 /** Where the queue keeps its jobs. */
 export type QueueBackendConfig =
@@ -90,7 +91,11 @@ export class BullJobQueue<M extends object> extends JobQueue<M> {
 
   async add<N extends keyof M & string>(name: N, data: M[N], options: JobOptions = {}): Promise<string> {
     const reqId = currentLogContext()?.reqId;
-    const payload = reqId && data && typeof data === 'object' ? { ...data, [REQUEST_ID_FIELD]: reqId } : data;
+    const trace = traceCarrier();
+    const payload =
+      (reqId || trace) && data && typeof data === 'object'
+        ? { ...data, ...(reqId ? { [REQUEST_ID_FIELD]: reqId } : {}), ...(trace ? { [TRACE_FIELD]: trace } : {}) }
+        : data;
     const job = await this.queue.add(name, payload, {
       jobId: options.jobId,
       delay: options.delayMs,
@@ -136,8 +141,13 @@ export class BullJobQueue<M extends object> extends JobQueue<M> {
         ...(typeof data.turnId === 'string' ? { turnId: data.turnId } : {}),
         ...(typeof data[REQUEST_ID_FIELD] === 'string' ? { reqId: data[REQUEST_ID_FIELD] } : {}),
       };
+      const attempt = job.attemptsMade + 1;
       await runWithLogContext(context, () =>
-        processor(job.data, { id: String(job.id), attempt: job.attemptsMade + 1 }),
+        traceJob(
+          { name: job.name, id: context.jobId, attempt, turnId: context.turnId, reqId: context.reqId },
+          data[TRACE_FIELD],
+          () => processor(job.data, { id: String(job.id), attempt }),
+        ),
       );
     };
     const workerOptions = {
