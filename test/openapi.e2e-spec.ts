@@ -131,7 +131,10 @@ describe('OpenAPI document and reference page', () => {
       if (!path.startsWith('/api/')) continue;
       for (const [method, op] of Object.entries(item)) {
         const ok = op.responses['200'] as { content?: Record<string, { schema: Schema }> } | undefined;
-        if (ok?.content?.['application/octet-stream']) continue; // a file's bytes (download)
+        const bytes = Object.entries(ok?.content ?? {}).some(
+          ([type, c]) => type !== 'application/json' && (c.schema as { format?: string }).format === 'binary',
+        );
+        if (bytes) continue; // a file's bytes (downloads, package exports)
         let schema = ok?.content?.['application/json']?.schema;
         if (schema?.oneOf) schema = schema.oneOf.find((s) => !s.$ref);
         const described =

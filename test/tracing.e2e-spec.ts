@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { gunzipSync } from 'node:zlib';
 import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
+import { newConversation } from '#testing/api-client.js';
 import { ScriptedModelServer } from '#testing/scripted-model-server.js';
 import { startServer, type TestServer } from '#testing/test-server.js';
 import { waitFor } from '#testing/wait.js';
@@ -123,10 +124,7 @@ describe('tracing (OTEL_EXPORTER_OTLP_ENDPOINT)', () => {
   });
 
   it('one message makes connected spans: HTTP request → agent-turn job → model call, with the request id', async () => {
-    const space = await request(server.url).post('/api/spaces').set(auth()).send({ name: 'traced' });
-    const spaceId = space.body.data.id as string;
-    const conv = await request(server.url).post(`/api/spaces/${spaceId}/conversations`).set(auth()).send({});
-    const conversationId = conv.body.data.id as string;
+    const { spaceId, conversationId } = await newConversation(server, 'traced');
     const ws = await WsTestClient.signedIn(server.wsUrl, server.password);
     ws.send({ type: 'subscribe', payload: { conversationId } });
     await ws.roundTrip();
@@ -184,10 +182,7 @@ describe('tracing (OTEL_EXPORTER_OTLP_ENDPOINT)', () => {
   });
 
   it('a failed model call ends its span as an error with the provider status', async () => {
-    const space = await request(server.url).post('/api/spaces').set(auth()).send({ name: 'traced-fail' });
-    const spaceId = space.body.data.id as string;
-    const conv = await request(server.url).post(`/api/spaces/${spaceId}/conversations`).set(auth()).send({});
-    const conversationId = conv.body.data.id as string;
+    const { spaceId, conversationId } = await newConversation(server, 'traced-fail');
     model.enqueue({ status: 400, error: 'bad request' });
     await request(server.url)
       .post('/api/agent/message')

@@ -37,3 +37,14 @@ export function binary(res: request.Response, done: (err: Error | null, body: Bu
   res.on('data', (c: Buffer) => chunks.push(c));
   res.on('end', () => done(null, Buffer.concat(chunks)));
 }
+
+/** A new space and a conversation in it (what most agent tests start from). */
+export async function newConversation(
+  server: TestServer,
+  spaceName: string,
+): Promise<{ spaceId: string; conversationId: string }> {
+  const api = apiClient(server);
+  const spaceId = okData<{ id: string }>(await api.post('/api/spaces', { name: spaceName })).id;
+  const conversationId = okData<{ id: string }>(await api.post(`/api/spaces/${spaceId}/conversations`, {})).id;
+  return { spaceId, conversationId };
+}
