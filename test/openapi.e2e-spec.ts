@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import formats from 'ajv-formats';
 import request from 'supertest';
 import { BODYLESS_OPERATIONS, RAW_BODY_OPERATIONS } from '../apps/server/src/http/openapi/documented-bodies.js';
 import { startServer, type TestServer } from '#testing/test-server.js';
@@ -169,6 +171,120 @@ describe('OpenAPI document and reference page', () => {
       (k) => !(k in (doc.components.schemas.Space!.properties ?? {})),
     );
     assert.deepEqual(extra, [], 'answered fields the schema does not list');
+  });
+
+  it('matches what the server answers: real answers validate against their documented status and schema', async () => {
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    formats.default(ajv);
+    const checked: string[] = [];
+    const problems: string[] = [];
+    /** Calls `path` (concrete) documented as `template`, checks status and body against the document. */
+    const call = async (method: 'get' | 'post' | 'put' | 'delete', template: string, path: string, body?: object) => {
+      let req = request(server.url)[method](path).set(auth());
+      if (body !== undefined) req = req.send(body);
+      const res = await req;
+      const key = `${method.toUpperCase()} ${template} → ${res.status}`;
+      const response = doc.paths[template]?.[method]?.responses[String(res.status)] as
+        { content?: Record<string, { schema: object }> } | undefined;
+      const schema = response?.content?.['application/json']?.schema;
+      if (!schema) problems.push(`${key}: status not documented`);
+      else {
+        const validate = ajv.compile({ ...schema, components: doc.components });
+        if (!validate(res.body))
+          problems.push(`${key}: ${ajv.errorsText(validate.errors)} in ${JSON.stringify(res.body).slice(0, 300)}`);
+      }
+      checked.push(key);
+      return res.body as { data?: Record<string, unknown> & { id?: string; path?: string } };
+    };
+
+    await call('get', '/api/remote/status', '/api/remote/status');
+    await call('get', '/api/security/policy', '/api/security/policy');
+    await call('get', '/api/system/version', '/api/system/version');
+    const space = (await call('post', '/api/spaces', '/api/spaces', { name: 'conformance' })).data!;
+    const s = `/api/spaces/${space.id}`;
+    await call('post', '/api/spaces', '/api/spaces', {});
+    await call('get', '/api/spaces', '/api/spaces');
+    await call('get', '/api/spaces/{spaceId}', s);
+    await call('get', '/api/spaces/{spaceId}', '/api/spaces/no-such-space');
+    await call('put', '/api/spaces/{spaceId}', s, { name: 'conformance 2' });
+    await call('get', '/api/spaces/default-path', '/api/spaces/default-path');
+    await call('get', '/api/spaces/svc', '/api/spaces/svc');
+    await call('get', '/api/spaces/{spaceId}/memory', `${s}/memory`);
+    await call('get', '/api/spaces/{spaceId}/preferences', `${s}/preferences`);
+    await call('put', '/api/spaces/{spaceId}/preferences', `${s}/preferences`, { memory: { enabled: false } });
+    await call('post', '/api/spaces/{spaceId}/open', `${s}/open`);
+
+    const conv = (await call('post', '/api/spaces/{spaceId}/conversations', `${s}/conversations`, { title: 't' }))
+      .data!;
+    const c = `${s}/conversations/${conv.id}`;
+    await call('get', '/api/spaces/{spaceId}/conversations', `${s}/conversations`);
+    await call('put', '/api/spaces/{spaceId}/conversations/{conversationId}', c, { title: 'renamed' });
+    const thoughts = [{ id: 'th1', type: 'thinking', content: 'hmm', timestamp: new Date().toISOString() }];
+    const message = (
+      await call('post', '/api/spaces/{spaceId}/conversations/{conversationId}/messages', `${c}/messages`, {
+        role: 'assistant',
+        content: 'hello',
+        thoughts,
+      })
+    ).data!;
+    await call('put', '/api/spaces/{spaceId}/conversations/{conversationId}/messages/last', `${c}/messages/last`, {
+      content: 'hello again',
+    });
+    await call('get', '/api/spaces/{spaceId}/conversations/{conversationId}', c);
+    await call(
+      'get',
+      '/api/spaces/{spaceId}/conversations/{conversationId}/messages/{messageId}/thoughts',
+      `${c}/messages/${message.id}/thoughts`,
+    );
+    await call('post', '/api/spaces/{spaceId}/conversations/{conversationId}/star', `${c}/star`, { starred: true });
+
+    const file = (
+      await call('post', '/api/spaces/{spaceId}/artifacts/file', `${s}/artifacts/file`, {
+        name: 'a.md',
+        content: '# A',
+      })
+    ).data!;
+    await call('get', '/api/spaces/{spaceId}/artifacts', `${s}/artifacts`);
+    await call('get', '/api/spaces/{spaceId}/artifacts/tree', `${s}/artifacts/tree`);
+    await call('post', '/api/spaces/{spaceId}/artifacts/children', `${s}/artifacts/children`, {
+      dirPath: space.path,
+    });
+    const q = encodeURIComponent(String(file.path));
+    await call('get', '/api/artifacts/content', `/api/artifacts/content?path=${q}`);
+    await call('get', '/api/artifacts/detect-type', `/api/artifacts/detect-type?path=${q}`);
+    await call('get', '/api/spaces/{spaceId}/artifacts/query', `${s}/artifacts/query?q=a`);
+
+    const sources = (
+      await call('post', '/api/ai-sources/sources', '/api/ai-sources/sources', {
+        name: 'local',
+        provider: 'openai',
+        apiUrl: 'http://127.0.0.1:9/v1',
+        apiKey: 'sk-conformance',
+        model: 'gpt-4o',
+      })
+    ).data as { sources: Array<{ id: string }> };
+    await call('post', '/api/ai-sources/switch-source', '/api/ai-sources/switch-source', {
+      sourceId: sources.sources[0]!.id,
+    });
+    await call('post', '/api/ai-sources/set-model', '/api/ai-sources/set-model', { modelId: 'gpt-4o' });
+    await call('get', '/api/config', '/api/config');
+
+    await call('get', '/api/agent/sessions', '/api/agent/sessions');
+    await call('get', '/api/agent/session/{conversationId}', `/api/agent/session/${conv.id}`);
+    await call('get', '/api/agent/generating/{conversationId}', `/api/agent/generating/${conv.id}`);
+    await call('get', '/api/agent/engine-capabilities', '/api/agent/engine-capabilities');
+    await call('post', '/api/agent/toolsets/list', '/api/agent/toolsets/list', { spaceId: space.id });
+    await call('post', '/api/agent/answer-question', '/api/agent/answer-question', {
+      conversationId: conv.id,
+      id: 'ask-none',
+      answers: {},
+    });
+    await call('get', '/api/apps', '/api/apps');
+
+    await call('delete', '/api/spaces/{spaceId}/conversations/{conversationId}', c);
+    await call('delete', '/api/spaces/{spaceId}', s);
+    assert.deepEqual(problems, [], `checked: ${checked.length}`);
+    assert.ok(checked.length >= 40, `${checked.length} answers checked`);
   });
 
   it('renders the reference page from local assets (works offline)', async () => {
