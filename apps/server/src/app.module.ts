@@ -20,6 +20,7 @@ import { BackupController } from './http/system/backup.controller.js';
 import { HealthController } from './http/system/health.controller.js';
 import { TestHooksController } from './http/testing/test-hooks.controller.js';
 import { SystemController } from './http/system/system.controller.js';
+import { TriggersModule } from './http/hooks/triggers.module.js';
 import { JobProcessors } from './jobs/job-processors.js';
 import { EventsGateway } from './ws/events.gateway.js';
 
@@ -43,6 +44,7 @@ export class AppModule {
         AppsModule,
         AppAgentModule,
         StoreModule,
+        TriggersModule,
       ],
       controllers: [
         HealthController,

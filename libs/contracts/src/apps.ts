@@ -39,6 +39,21 @@ export interface AutomationStateDto {
   lastStatus: 'ok' | 'error' | 'skipped' | null;
   lastError: string | null;
   pendingEscalationId: string | null;
+  /**
+   * Each subscription and whether it starts runs: `schedule`, `file` and `webhook` do (while the
+   * app is active); `webpage`, `rss`, `custom` and `wecom` are kept but nothing produces their events.
+   */
+  triggers: AutomationTriggerDto[];
+}
+
+export interface AutomationTriggerDto {
+  id: string;
+  type: string;
+  fires: boolean;
+  /** Why it does not fire, when it does not. */
+  note?: string;
+  /** Webhooks: the path after `/hooks/`. */
+  path?: string;
 }
 
 /** The App object. Times are epoch milliseconds, like the automation state. */

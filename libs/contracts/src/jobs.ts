@@ -15,6 +15,10 @@ export interface JobMap {
   'memory.consolidate': { spaceId: string; trigger: 'manual' | 'auto' };
   /** Closes a digital human's question nobody answered in time; the job id names the entry. */
   'app.escalation-expire': { appId: string; entryId: string; runId: string };
+  /** One occurrence of a schedule subscription; the job id names (app, subscription, time). */
+  'trigger.schedule': { appId: string; subscriptionId: string; scheduledMs: number };
+  /** An accepted webhook delivery (already de-duplicated): starts the app's run. */
+  'trigger.webhook': { appId: string; subscriptionId: string; path: string; body: unknown; deliveryId: string | null };
 }
 
 export type JobName = keyof JobMap;
@@ -25,4 +29,6 @@ export const JOB_NAMES: readonly JobName[] = [
   'agent.reap',
   'memory.consolidate',
   'app.escalation-expire',
+  'trigger.schedule',
+  'trigger.webhook',
 ];

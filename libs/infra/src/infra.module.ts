@@ -32,7 +32,10 @@ import { APP_CONFIG } from '#core/config/app-config.js';
 import { AppRepository } from '#core/ports/app.repository.port.js';
 import { McpConnector } from '#core/ports/mcp-connector.port.js';
 import { SdkMcpConnector } from './mcp/sdk-mcp-connector.js';
-import { AppScheduler, NoAppScheduler } from '#core/ports/app-scheduler.port.js';
+import { AppScheduler } from '#core/ports/app-scheduler.port.js';
+import { TriggerStore } from '#core/ports/trigger-store.port.js';
+import { TriggerScheduler } from '#core/triggers/trigger-scheduler.js';
+import { TypeormTriggerStore } from './triggers/typeorm-trigger.store.js';
 import { TypeormAppRepository } from './apps/typeorm-app.repository.js';
 import { CatalogFetcher } from '#core/ports/catalog-fetcher.port.js';
 import { PackageFiles } from '#core/ports/package-files.port.js';
@@ -93,11 +96,13 @@ export class InfraModule {
       { provide: ConsolidationStatus, useExisting: ConsolidationLock },
       { provide: AppRepository, useValue: new TypeormAppRepository(infra.dataSource) },
       { provide: McpConnector, useClass: SdkMcpConnector },
-      // Triggers replace this binding; until then nothing fires on its own.
-      { provide: AppScheduler, useClass: NoAppScheduler },
       { provide: CatalogFetcher, useValue: new HttpCatalogFetcher() },
       { provide: StoreRepository, useValue: new TypeormStoreRepository(infra.dataSource) },
       { provide: PackageFiles, useClass: ZipPackageFiles },
+      // Schedules as data in Postgres, fired through delayed jobs (issue 8).
+      { provide: TriggerStore, useValue: new TypeormTriggerStore(infra.dataSource) },
+      { provide: TriggerScheduler, useClass: TriggerScheduler },
+      { provide: AppScheduler, useExisting: TriggerScheduler },
     ];
     return { module: InfraModule, providers, exports: providers.map((p) => p.provide) };
   }

@@ -1,10 +1,13 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
+import { APP_CONFIG, type AppConfig } from '#core/config/app-config.js';
 import { REAP_EVERY_MS, TurnReaper } from '#core/agent/turn-reaper.js';
 import { TurnRunner } from '#core/agent/turn-runner.js';
 import { AppRunsService } from '#core/apps/agent/app-runs.service.js';
 import { MemoryConsolidationService } from '#core/memory/memory-consolidation.service.js';
 import { JobQueue } from '#core/ports/job-queue.port.js';
 import { SystemService } from '#core/system/system.service.js';
+import { TriggerScheduler } from '#core/triggers/trigger-scheduler.js';
+import { TriggersService } from '#core/triggers/triggers.service.js';
 
 export const HEARTBEAT_EVERY_MS = 30_000;
 
@@ -21,6 +24,9 @@ export class JobProcessors {
     private readonly reaper: TurnReaper,
     private readonly memory: MemoryConsolidationService,
     private readonly runs: AppRunsService,
+    private readonly triggers: TriggersService,
+    private readonly scheduler: TriggerScheduler,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   async startConsuming(): Promise<void> {
@@ -35,8 +41,12 @@ export class JobProcessors {
     this.queue.process('app.escalation-expire', (data) =>
       this.runs.expireEscalation(data.appId, data.entryId, data.runId),
     );
+    this.queue.process('trigger.schedule', (data) => this.triggers.fireSchedule(data));
+    this.queue.process('trigger.webhook', (data) => this.triggers.fireWebhook(data));
     await this.queue.startConsuming();
     await this.queue.repeat('system.heartbeat', 'system.heartbeat', {}, { everyMs: HEARTBEAT_EVERY_MS });
     await this.queue.repeat('agent.reap', 'agent.reap', {}, { everyMs: REAP_EVERY_MS });
+    // Delayed schedule jobs come back from the Postgres rows if the job store lost them.
+    await this.scheduler.startReconciling(this.config.triggerReconcileMs);
   }
 }

@@ -1,7 +1,8 @@
 import type { AutomationStateDto } from '#contracts/apps.js';
 import type { App } from './app.js';
 import type { AppSpec, ConfigField } from './spec/app-spec.js';
-import { classifyFrequency, nextScheduledRun } from './spec/schedule-rules.js';
+import { classifyFrequency } from './spec/schedule-rules.js';
+import { nextOccurrence } from '../triggers/schedule-timing.js';
 import { isMap, specError } from './spec/spec-fields.js';
 import { validateSpec } from './spec/validate-spec.js';
 
@@ -146,7 +147,7 @@ export function nextRunOf(app: App, nowMs: number): number | null {
   const anchor = app.installedAt.getTime();
   const times = (app.spec.subscriptions ?? [])
     .filter((s) => s.source.type === 'schedule')
-    .map((s) => nextScheduledRun(s.source.config, anchor, nowMs))
+    .map((s) => nextOccurrence(s.source.config, anchor, nowMs)?.ms ?? null)
     .filter((t): t is number => t !== null);
   return times.length === 0 ? null : Math.min(...times);
 }
@@ -164,8 +165,23 @@ export function automationState(app: App): AutomationStateDto {
     lastStatus: a.lastStatus,
     lastError: a.lastError,
     pendingEscalationId: a.pendingEscalationId,
+    triggers: (app.spec.subscriptions ?? []).map((s) => {
+      const fires = FIRING_SOURCES.has(s.source.type);
+      const path = s.source.type === 'webhook' ? s.source.config.path : undefined;
+      return {
+        id: s.id,
+        type: s.source.type,
+        fires,
+        ...(fires ? {} : { note: NEVER_FIRES }),
+        ...(typeof path === 'string' ? { path } : {}),
+      };
+    }),
   };
 }
+
+/** Sources that start runs; the others are accepted and kept, but nothing produces their events. */
+const FIRING_SOURCES: ReadonlySet<string> = new Set(['schedule', 'file', 'webhook']);
+const NEVER_FIRES = 'accepted and kept; this server produces no events of this source';
 
 /**
  * The spec with one schedule subscription's timing replaced: an interval becomes `every`, a

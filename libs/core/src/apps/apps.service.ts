@@ -36,7 +36,9 @@ import {
   withFrequency,
 } from './app-rules.js';
 import { applyMergePatch } from './merge-patch.js';
-import { isMap } from './spec/spec-fields.js';
+import { isMap, specError } from './spec/spec-fields.js';
+import type { AppSpec } from './spec/app-spec.js';
+import { webhookPathConflict } from '../triggers/webhook-rules.js';
 import { parseSpecYaml, specToYaml } from './spec/spec-yaml.js';
 import { validateSpec } from './spec/validate-spec.js';
 
@@ -143,6 +145,8 @@ export class AppsService extends AppCleanup implements OnApplicationBootstrap {
     }
     const spaceId = input.spaceId ?? null;
     await this.assertSpace(spaceId);
+    // Another copy in the same place answers ALREADY_INSTALLED below, not a path conflict.
+    await this.assertHookPathsFree(spec, (other) => other.spaceId === spaceId && sameApp(other.spec, spec));
     const userConfig = resolveConfig(spec.config_schema, input.userConfig, 'userConfig');
     const installed = await this.apps.install({
       id: randomUUID(),
@@ -283,6 +287,7 @@ export class AppsService extends AppCleanup implements OnApplicationBootstrap {
     const spec = validateSpec(candidate, this.clock.now());
     if (spec.type !== app.spec.type)
       throw new DomainError('unprocessable', AppErrors.typeFixed, ErrorCodes.VALIDATION_FAILED);
+    await this.assertHookPathsFree(spec, (other) => other.id === app.id);
     // Settings follow the new schema: values of removed keys go, new defaults come in.
     const kept = Object.fromEntries(
       Object.entries(app.userConfig).filter(([key]) => spec.config_schema?.some((f) => f.key === key)),
@@ -339,6 +344,7 @@ export class AppsService extends AppCleanup implements OnApplicationBootstrap {
   async reinstall(appId: string): Promise<App> {
     const app = await this.get(appId);
     if (app.status !== 'uninstalled') return app;
+    await this.assertHookPathsFree(app.spec, (other) => other.id === app.id);
     const back = await this.change(app, { status: 'active', uninstalledAt: null });
     // Bundled files are not kept after an uninstall: a skill app's own SKILL.md comes back from its spec.
     await this.skills.installFor(back);
@@ -385,6 +391,19 @@ export class AppsService extends AppCleanup implements OnApplicationBootstrap {
     return app;
   }
 
+  /** Webhook paths are unique across installed apps (`except`: the apps not to compare with). */
+  private async assertHookPathsFree(spec: AppSpec, except: (other: App) => boolean): Promise<void> {
+    if (!spec.subscriptions?.some((s) => s.source.type === 'webhook')) return;
+    const others = (await this.apps.list({})).filter((other) => !except(other));
+    const conflict = webhookPathConflict(spec, others);
+    if (conflict) {
+      throw specError(
+        conflict.field,
+        `"${conflict.path}" is already the webhook path of another digital human (${conflict.appId})`,
+      );
+    }
+  }
+
   private async assertSpace(spaceId: string | null): Promise<void> {
     if (spaceId !== null && !(await this.spaces.findById(spaceId))) throw DomainError.notFound(SpaceErrors.notFound);
   }
@@ -424,6 +443,11 @@ export class AppsService extends AppCleanup implements OnApplicationBootstrap {
   private publishList(appId: string, change: AppListChangedEvent['change']): Promise<void> {
     return this.bus.publish(AppChannels.listChanged, { appId, change } satisfies AppListChangedEvent);
   }
+}
+
+/** The same digital human (author and name), as the install key counts it. */
+function sameApp(a: AppSpec, b: AppSpec): boolean {
+  return a.author === b.author && a.name === b.name;
 }
 
 function alreadyInstalled(): DomainError {

@@ -43,6 +43,8 @@ export interface AppConfig {
   fileWatchPolling: boolean;
   /** SVC_SEARCH_INDEX_LIMIT: most paths the file search index holds per space. */
   searchIndexLimit: number;
+  /** SVC_TRIGGER_RECONCILE_MS: how often schedules' delayed jobs are rebuilt from Postgres (a job store restarted empty). */
+  triggerReconcileMs: number;
   /** SVC_MIGRATIONS: `run` (default) applies pending migrations at start under a lock; `skip` leaves them to a migrations job. */
   migrations: 'run' | 'skip';
   /** SVC_METRICS_PUBLIC=1: /metrics answers without the access password. */

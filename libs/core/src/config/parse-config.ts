@@ -156,6 +156,7 @@ export function parseConfig(
   const fileWatchPolling = parseBoolean(value('SVC_FILE_WATCH_POLLING'));
   if (fileWatchPolling === null) errors.push('SVC_FILE_WATCH_POLLING: must be 1 or 0');
   const searchIndexLimit = int('SVC_SEARCH_INDEX_LIMIT', 200_000, 1, 10_000_000);
+  const triggerReconcileMs = int('SVC_TRIGGER_RECONCILE_MS', 30_000, 200, 3_600_000);
 
   const migrations = (value('SVC_MIGRATIONS') ?? 'run').toLowerCase();
   if (migrations !== 'run' && migrations !== 'skip') errors.push('SVC_MIGRATIONS: must be run or skip');
@@ -203,6 +204,7 @@ export function parseConfig(
       agent,
       fileWatchPolling: fileWatchPolling!,
       searchIndexLimit,
+      triggerReconcileMs,
     },
   };
 }

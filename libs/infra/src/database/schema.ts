@@ -16,6 +16,8 @@ import { Apps1764100000000 } from './migrations/1764100000000-apps.js';
 import { SpaceOwnsFolder1764200000000 } from './migrations/1764200000000-space-owns-folder.js';
 import { StoreIndexEntity, StoreInstallEntity, StoreSourceEntity } from './entities/store.entity.js';
 import { Store1764900000000 } from './migrations/1764900000000-store.js';
+import { TriggerClaimEntity, TriggerScheduleEntity } from './entities/trigger.entities.js';
+import { Triggers1765000000000 } from './migrations/1765000000000-triggers.js';
 
 /** Every entity and migration, in order. Add new ones here. */
 export const ENTITIES = [
@@ -30,6 +32,8 @@ export const ENTITIES = [
   StoreSourceEntity,
   StoreIndexEntity,
   StoreInstallEntity,
+  TriggerScheduleEntity,
+  TriggerClaimEntity,
 ];
 export const MIGRATIONS = [
   Init1763700000000,
@@ -41,4 +45,5 @@ export const MIGRATIONS = [
   Apps1764100000000,
   SpaceOwnsFolder1764200000000,
   Store1764900000000,
+  Triggers1765000000000,
 ];

@@ -6,6 +6,9 @@ import { sendFailure } from './envelope.js';
 /** 100 KB: spec doc 1, "Limits" (all JSON requests). */
 export const JSON_BODY_LIMIT = '100kb';
 
+/** Webhook ingress (CONTRACT §4), outside `/api`. */
+export const HOOKS_PREFIX = '/hooks/';
+
 const TOO_DEEP = `JSON body is nested deeper than ${MAX_JSON_DEPTH} levels`;
 
 /**
@@ -25,6 +28,8 @@ export function jsonBody(): RequestHandler {
     },
   });
   return (req, res, next) => {
+    // Webhooks read their raw bytes themselves (the signature is over them; 256 KB limit).
+    if (req.path.startsWith(HOOKS_PREFIX)) return next();
     parse(req, res, (err?: unknown) => {
       if (err) {
         const e = err as { type?: string; status?: number };

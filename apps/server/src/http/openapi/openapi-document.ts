@@ -142,6 +142,34 @@ function describeOutsideApi(path: string, op: Operation): void {
     return;
   }
   op.security = [];
+  if (path.startsWith('/hooks/')) {
+    const plain = (description: string) => ({
+      description,
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } },
+    });
+    op.requestBody = {
+      required: true,
+      content: { 'application/json': { schema: { description: 'Any JSON value, at most 256 KB' } } },
+    };
+    op.responses = {
+      '200': {
+        description: 'Received (a repeated delivery too); the run is queued',
+        content: {
+          'application/json': {
+            schema: {
+              type: 'object',
+              properties: { ok: { type: 'boolean', const: true }, received: { type: 'boolean', const: true } },
+            },
+          },
+        },
+      },
+      '400': plain('Body is not JSON'),
+      '401': plain('Invalid webhook signature'),
+      '404': plain('No webhook at this path (or its digital human is paused or uninstalled)'),
+      '413': plain('Body over 256 KB'),
+    };
+    return;
+  }
   op.tags = ['Operations'];
   const status = { type: 'object', properties: { status: { type: 'string' } }, additionalProperties: true };
   op.responses =

@@ -106,6 +106,11 @@ export class AppRunsService {
     return { outcome: 'started', runId, conversationId };
   }
 
+  /** A trigger decided not to start a run (say backing off after failures): `run_skipped` with the reason. */
+  async skipRun(appId: string, reason: string): Promise<RunTriggerResult> {
+    return this.skip(await this.apps.get(appId), reason);
+  }
+
   /** Text for a running run (given at its next step), or, once it ended, continues it with the text. */
   async inject(appId: string, runId: string, text: unknown): Promise<{ runId: string }> {
     if (typeof text !== 'string' || text.trim() === '')

@@ -18,13 +18,17 @@ export function parseDuration(text: unknown): number | null {
  * The first run of a cron expression after `fromMs`, or the reason it is refused: 5 fields,
  * or 6 with seconds first; it must parse and have a future run (a 31 April never comes).
  */
-export function nextCronRun(expression: string, fromMs: number): { nextMs: number } | { error: string } {
+export function nextCronRun(
+  expression: string,
+  fromMs: number,
+  timeZone?: string,
+): { nextMs: number } | { error: string } {
   const fields = expression.trim().split(/\s+/);
   if (fields.length !== 5 && fields.length !== 6) {
     return { error: 'must have 5 fields, or 6 with seconds first' };
   }
   try {
-    const parsed = CronExpressionParser.parse(fields.join(' '), { currentDate: new Date(fromMs) });
+    const parsed = CronExpressionParser.parse(fields.join(' '), { currentDate: new Date(fromMs), tz: timeZone });
     if (!parsed.hasNext()) return { error: 'has no future run' };
     return { nextMs: parsed.next().getTime() };
   } catch (err) {
@@ -36,9 +40,31 @@ export function nextCronRun(expression: string, fromMs: number): { nextMs: numbe
 export interface ScheduleConfig {
   every?: unknown;
   cron?: unknown;
+  /** IANA time zone of a cron expression (and of the working-day calendar); else the server's. */
+  timezone?: unknown;
+  workday_calendar?: unknown;
 }
 
-/** When a schedule fires next after `fromMs`: `every` counts from `anchorMs`, cron from the clock. */
+/** Whether `name` is an IANA time zone this runtime knows. */
+export function isTimeZone(name: unknown): name is string {
+  if (typeof name !== 'string' || name.trim() === '') return false;
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: name });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The schedule's time zone, or undefined for the server's own. */
+export function scheduleTimeZone(config: ScheduleConfig): string | undefined {
+  return isTimeZone(config.timezone) ? config.timezone : undefined;
+}
+
+/**
+ * When a schedule fires next after `fromMs` (working days not considered; see
+ * `triggers/schedule-timing.ts`): `every` counts from `anchorMs`, cron from the clock.
+ */
 export function nextScheduledRun(config: ScheduleConfig, anchorMs: number, fromMs: number): number | null {
   const interval = parseDuration(config.every);
   if (interval !== null) {
@@ -46,7 +72,7 @@ export function nextScheduledRun(config: ScheduleConfig, anchorMs: number, fromM
     return anchorMs + (Math.floor((fromMs - anchorMs) / interval) + 1) * interval;
   }
   if (typeof config.cron === 'string') {
-    const next = nextCronRun(config.cron, fromMs);
+    const next = nextCronRun(config.cron, fromMs, scheduleTimeZone(config));
     return 'nextMs' in next ? next.nextMs : null;
   }
   return null;

@@ -14,7 +14,7 @@ import type {
   Subscription,
 } from './app-spec.js';
 import { CONFIG_FIELD_TYPES, FILTER_OPS, MCP_TRANSPORTS, NOTIFY_CHANNELS, SOURCE_TYPES } from './app-spec.js';
-import { nextCronRun, parseDuration } from './schedule-rules.js';
+import { isTimeZone, nextCronRun, parseDuration } from './schedule-rules.js';
 import {
   at,
   bool,
@@ -223,6 +223,7 @@ function subscriptions(value: unknown, field: string, configKeys: ReadonlySet<st
     const configField = at(f, 'source.config');
     const config = source.config === undefined || source.config === null ? {} : { ...map(source.config, configField) };
     if (sourceType === 'schedule') checkSchedule(config, configField, nowMs);
+    if (sourceType === 'webhook') checkWebhook(config, configField);
     const out: Raw = { id, source: { type: sourceType, config } };
     optional(out, raw, 'frequency', at(f, 'frequency'), frequency);
     const configKey = raw.config_key ?? raw.input;
@@ -240,6 +241,10 @@ function checkSchedule(config: Raw, field: string, nowMs: number): void {
   const hasEvery = config.every !== undefined && config.every !== null;
   const hasCron = config.cron !== undefined && config.cron !== null;
   if (!hasEvery && !hasCron) throw specError(field, 'needs every or cron for a schedule');
+  if (config.workday_calendar !== undefined) bool(config.workday_calendar, at(field, 'workday_calendar'));
+  if (config.timezone !== undefined && config.timezone !== null && !isTimeZone(config.timezone)) {
+    throw specError(at(field, 'timezone'), 'must be an IANA time zone such as Asia/Shanghai or Europe/Berlin');
+  }
   if (hasEvery) {
     if (parseDuration(config.every) === null) {
       throw specError(at(field, 'every'), 'must be a whole number with a unit s, m, h or d, like 30m, 2h, 1d');
@@ -248,10 +253,26 @@ function checkSchedule(config: Raw, field: string, nowMs: number): void {
     return;
   }
   const expression = nonEmpty(config.cron, at(field, 'cron'));
-  const next = nextCronRun(expression, nowMs);
+  const next = nextCronRun(expression, nowMs, isTimeZone(config.timezone) ? config.timezone : undefined);
   if ('error' in next) throw specError(at(field, 'cron'), next.error);
-  if (config.workday_calendar !== undefined) bool(config.workday_calendar, at(field, 'workday_calendar'));
 }
+
+/** A webhook's `path` (after `/hooks/`): lower case, URL-safe segments; `secret` a non-empty string. */
+function checkWebhook(config: Raw, field: string): void {
+  if (config.path !== undefined && config.path !== null) {
+    const path = nonEmpty(config.path, at(field, 'path')).trim().replace(/^\/+/, '');
+    if (!WEBHOOK_PATH.test(path)) {
+      throw specError(
+        at(field, 'path'),
+        'must be one segment of lower case letters, digits and - _ . ~, like github-events',
+      );
+    }
+    config.path = path;
+  }
+  if (config.secret !== undefined && config.secret !== null) nonEmpty(config.secret, at(field, 'secret'));
+}
+
+const WEBHOOK_PATH = /^[a-z0-9._~-]+$/;
 
 function duration(value: unknown, field: string): string {
   const s = nonEmpty(value, field).trim();

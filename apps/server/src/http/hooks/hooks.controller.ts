@@ -1,0 +1,56 @@
+import { Controller, HttpCode, Param, Post, Req, Res } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import express, { type Request, type Response } from 'express';
+import { ErrorTexts } from '#contracts/errors.js';
+import { TriggersService } from '#core/triggers/triggers.service.js';
+import { WEBHOOK_MAX_BYTES } from '#core/triggers/webhook-rules.js';
+import { sendFailure } from '../common/envelope.js';
+
+/** The raw bytes of any body up to 256 KB (the signature is over exactly these). */
+const rawBody = express.raw({ type: () => true, limit: WEBHOOK_MAX_BYTES });
+
+function readRaw(req: Request, res: Response): Promise<Buffer | 'too-large' | 'unreadable'> {
+  return new Promise((resolve) => {
+    rawBody(req, res, (err?: unknown) => {
+      if (err) {
+        const e = err as { type?: string; status?: number };
+        resolve(e.type === 'entity.too.large' || e.status === 413 ? 'too-large' : 'unreadable');
+        return;
+      }
+      resolve(Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0));
+    });
+  });
+}
+
+/**
+ * Webhook triggers (CONTRACT §4): `POST /hooks/<path>` with no access password (outside
+ * `/api`, so neither the token check nor the sign-in lockout sees it). Answers at once; the run
+ * is queued.
+ */
+@ApiTags('Webhooks')
+@Controller('hooks')
+export class HooksController {
+  constructor(private readonly triggers: TriggersService) {}
+
+  @Post(':path')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Deliver a webhook to the digital human subscribed at this path',
+    description:
+      'No access password. JSON body of at most 256 KB (else 413). With a subscription secret the request carries ' +
+      'the HMAC-SHA256 of the raw body in `X-Hub-Signature-256: sha256=<hex>` (or `X-Signature-256` / ' +
+      '`X-Webhook-Signature: <hex>`); otherwise 401. A repeat (same `X-Webhook-Id`/`X-GitHub-Delivery`, or the same ' +
+      'body within 10 minutes) answers alike and starts no second run. Unknown path: 404.',
+  })
+  async deliver(@Param('path') path: string, @Req() req: Request, @Res() res: Response): Promise<void> {
+    const raw = await readRaw(req, res);
+    if (raw === 'too-large') return sendFailure(res, 413, ErrorTexts.bodyTooLarge);
+    if (raw === 'unreadable') return sendFailure(res, 400, 'Invalid request body');
+    const outcome = await this.triggers.deliverWebhook(path, raw, req.headers);
+    if (outcome.status === 200) {
+      res.status(200).json({ ok: true, received: true });
+      return;
+    }
+    sendFailure(res, outcome.status, outcome.error);
+  }
+}

@@ -1,0 +1,98 @@
+import { createHash } from 'node:crypto';
+import type { ActivityEntry } from '../apps/app.js';
+import { type ScheduleConfig, nextScheduledRun, scheduleTimeZone } from '../apps/spec/schedule-rules.js';
+import { calendarDayOf, isChinaWorkday } from './workday-calendar.js';
+
+/**
+ * Pure rules of schedule triggers: the real next occurrence (cron in the schedule's time zone,
+ * `every` on its grid from the anchor, working days only with `workday_calendar`), the
+ * identity of an occurrence, and the back-off after failed runs.
+ */
+
+/** Candidates looked at before giving up (a 30 s `every` over a 9-day holiday is ~26 000). */
+const MAX_CANDIDATES = 50_000;
+
+export interface NextOccurrence {
+  ms: number;
+  /** Years the working-day table does not cover that were crossed (Monday–Friday assumed). */
+  unknownYears: number[];
+}
+
+/** The first occurrence strictly after `afterMs`, or null when the schedule has none. */
+export function nextOccurrence(config: ScheduleConfig, anchorMs: number, afterMs: number): NextOccurrence | null {
+  const timeZone = scheduleTimeZone(config);
+  const unknownYears = new Set<number>();
+  let from = afterMs;
+  for (let i = 0; i < MAX_CANDIDATES; i++) {
+    const candidate = nextScheduledRun(config, anchorMs, from);
+    if (candidate === null) return null;
+    if (config.workday_calendar !== true) return { ms: candidate, unknownYears: [] };
+    const day = calendarDayOf(candidate, timeZone);
+    const answer = isChinaWorkday(day);
+    if (!answer.known) unknownYears.add(day.year);
+    if (answer.workday) return { ms: candidate, unknownYears: [...unknownYears] };
+    from = candidate;
+  }
+  return null;
+}
+
+/**
+ * What a schedule's timing depends on: when it changes (a new frequency, another time zone),
+ * the stored next occurrence is computed afresh from now; otherwise it is kept (a missed one
+ * then fires once as the catch-up).
+ */
+export function scheduleSignature(config: ScheduleConfig, anchorMs: number): string {
+  const every = typeof config.every === 'string' ? config.every.trim() : null;
+  return JSON.stringify({
+    every,
+    cron: every === null && typeof config.cron === 'string' ? config.cron.trim() : null,
+    tz: scheduleTimeZone(config) ?? null,
+    workdays: config.workday_calendar === true,
+    anchor: every === null ? null : anchorMs,
+  });
+}
+
+/** Short stable digest for ids built from user text (subscription ids, bodies). */
+export function digest(text: string | Buffer, length = 16): string {
+  return createHash('sha256').update(text).digest('hex').slice(0, length);
+}
+
+/**
+ * Job id of one occurrence (app, subscription, scheduled time): whichever replica queues it,
+ * and however often, one job exists. BullMQ ids may not contain `:`.
+ */
+export function occurrenceJobId(appId: string, subscriptionId: string, scheduledMs: number): string {
+  return `sched-${appId}-${digest(subscriptionId, 12)}-${scheduledMs}`;
+}
+
+/** Pause between runs after 1, 2, 3, 4 failed runs in a row (counted from the last run's start). */
+export const FAILURE_BACKOFF_MS: readonly number[] = [30_000, 60_000, 300_000, 900_000];
+/** This many failed runs in a row pause the app with `lastError`. */
+export const PAUSE_AFTER_FAILURES = 5;
+
+/** Failed runs in a row, newest first; a completed run or an output ends the count. */
+export function consecutiveFailures(newestFirst: readonly Pick<ActivityEntry, 'type'>[]): number {
+  let count = 0;
+  for (const entry of newestFirst) {
+    if (entry.type === 'run_error') count++;
+    else if (entry.type === 'run_complete' || entry.type === 'output') break;
+  }
+  return count;
+}
+
+export type FailureDecision = { action: 'run' } | { action: 'wait'; untilMs: number } | { action: 'pause' };
+
+/** Whether a due tick runs, waits out the back-off, or pauses the app. */
+export function failureDecision(
+  failures: number,
+  lastRunAtMs: number | null,
+  nowMs: number,
+  backoff: readonly number[] = FAILURE_BACKOFF_MS,
+  pauseAfter = PAUSE_AFTER_FAILURES,
+): FailureDecision {
+  if (failures <= 0) return { action: 'run' };
+  if (failures >= pauseAfter) return { action: 'pause' };
+  const wait = backoff[Math.min(failures, backoff.length) - 1] ?? 0;
+  const untilMs = (lastRunAtMs ?? 0) + wait;
+  return nowMs >= untilMs ? { action: 'run' } : { action: 'wait', untilMs };
+}

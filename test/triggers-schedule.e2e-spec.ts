@@ -1,0 +1,248 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import request from 'supertest';
+import { ScriptedModelServer } from '#testing/scripted-model-server.js';
+import { testMode } from '#testing/test-env.js';
+import { createSharedServices, type SharedServices, startServer, type TestServer } from '#testing/test-server.js';
+import { completeEveryRun, startedRuns } from '#testing/trigger-runs.js';
+import { sleep, waitFor } from '#testing/wait.js';
+import { WsTestClient } from '#testing/ws-client.js';
+
+const spec = (tag: string, subscriptions: object[]) => ({
+  spec_version: '1',
+  name: `Ticker ${tag}`,
+  version: '1.0.0',
+  author: 'alice',
+  description: 'Runs on a schedule.',
+  type: 'automation',
+  system_prompt: `[[${tag}]] Do the task, then report.`,
+  subscriptions,
+});
+
+const every = (period: string, id = 'tick') => ({ id, source: { type: 'schedule', config: { every: period } } });
+
+interface State {
+  nextRunAtMs: number | null;
+  runningCount: number;
+  triggers: Array<{ id: string; type: string; fires: boolean; note?: string }>;
+}
+
+describe(`schedule triggers (${testMode()})`, () => {
+  let model: ScriptedModelServer;
+  let services: SharedServices | undefined;
+  let server: TestServer;
+  const dataDir = mkdtempSync(join(tmpdir(), 'svc-triggers-'));
+  const api = () => ({
+    get: (p: string) => request(server.url).get(p).set('Authorization', `Bearer ${server.password}`),
+    post: (p: string, body: object = {}) =>
+      request(server.url).post(p).set('Authorization', `Bearer ${server.password}`).send(body),
+    patch: (p: string, body: object) =>
+      request(server.url).patch(p).set('Authorization', `Bearer ${server.password}`).send(body),
+  });
+  const data = <T>(res: request.Response): T => {
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.equal(res.body.success, true, JSON.stringify(res.body));
+    return res.body.data as T;
+  };
+  const runsOf = (tag: string) => startedRuns(model.requests).filter((r) => r.tag === tag);
+  const state = async (appId: string) => data<State>(await api().get(`/api/apps/${appId}/state`));
+  const install = async (tag: string, subscriptions: object[], spaceId: string) =>
+    data<{ appId: string }>(await api().post('/api/apps/install', { spec: spec(tag, subscriptions), spaceId })).appId;
+  let spaceId: string;
+
+  const start = () =>
+    startServer({
+      dataDir,
+      services,
+      env: {
+        SVC_AI_PROVIDER: 'anthropic',
+        SVC_AI_API_URL: model.url,
+        SVC_AI_API_KEY: 'k',
+        SVC_AI_MODEL: 'scripted-model',
+        SVC_TRIGGER_RECONCILE_MS: '1000',
+      },
+    });
+
+  before(async () => {
+    model = await ScriptedModelServer.start();
+    completeEveryRun(model);
+    if (testMode() === 'services') services = await createSharedServices();
+    server = await start();
+    spaceId = data<{ id: string }>(await api().post('/api/spaces', { name: 'schedules' })).id;
+  });
+  after(async () => {
+    await server?.stop();
+    await model?.close();
+    await services?.dispose();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('every 2s fires once per tick on the grid from install; nextRunAtMs is the real next tick', async () => {
+    const appId = await install('grid', [every('2s')], spaceId);
+    const app = data<{ installedAt: number }>(await api().get(`/api/apps/${appId}`));
+    await waitFor(() => runsOf('grid').length >= 3, 30_000, 'three scheduled runs');
+    const runs = runsOf('grid');
+    const scheduled = runs.map((r) => Date.parse(String(r.data.scheduledAt)));
+    assert.equal(new Set(scheduled).size, scheduled.length, 'one run per tick');
+    for (const t of scheduled) assert.equal((t - app.installedAt) % 2000, 0, 'on the 2 s grid from install');
+    for (let i = 1; i < scheduled.length; i++) assert.equal(scheduled[i]! - scheduled[i - 1]!, 2000, 'no tick missed');
+    for (const run of runs) {
+      assert.equal(run.type, 'schedule');
+      assert.equal(run.data.subscriptionId, 'tick');
+      assert.ok(run.startedAtMs >= Date.parse(String(run.data.scheduledAt)), 'never early');
+    }
+    const now = Date.now();
+    const s = await state(appId);
+    assert.ok(
+      s.nextRunAtMs !== null && s.nextRunAtMs > now - 2000 && s.nextRunAtMs <= now + 2000,
+      String(s.nextRunAtMs),
+    );
+    assert.equal((s.nextRunAtMs - app.installedAt) % 2000, 0);
+    // The status event a run sends already carries the next occurrence, not the one that fired.
+    const ws = await WsTestClient.signedIn(server.wsUrl, server.password);
+    const event = await ws.next(
+      (f) =>
+        f.channel === 'app:status_changed' && f.data?.appId === appId && (f.data.state as State).runningCount === 1,
+      10_000,
+    );
+    assert.ok((event.data!.state as State).nextRunAtMs! > Date.now() - 500);
+    ws.close();
+    data(await api().post(`/api/apps/${appId}/pause`));
+  });
+
+  it('paused: nothing fires and nextRunAtMs is null; resumed: no backlog, back on the grid', async () => {
+    const appId = await install('pause', [every('2s')], spaceId);
+    await waitFor(() => runsOf('pause').length >= 1, 20_000, 'a first run');
+    data(await api().post(`/api/apps/${appId}/pause`));
+    await waitFor(async () => (await state(appId)).runningCount === 0, 10_000, 'run over');
+    assert.equal((await state(appId)).nextRunAtMs, null);
+    const countAtPause = runsOf('pause').length;
+    await sleep(5000);
+    assert.equal(runsOf('pause').length, countAtPause, 'no run while paused');
+    const resumedAt = Date.now();
+    data(await api().post(`/api/apps/${appId}/resume`));
+    await waitFor(() => runsOf('pause').length > countAtPause, 20_000, 'a run after resume');
+    await sleep(500);
+    const after = runsOf('pause').slice(countAtPause);
+    assert.equal(after.length, 1, 'one run, no backlog of the ticks missed while paused');
+    assert.ok(Date.parse(String(after[0]!.data.scheduledAt)) > resumedAt, 'a tick after the resume');
+    data(await api().post(`/api/apps/${appId}/pause`));
+  });
+
+  it('frequency and PATCH spec take effect at once; cron with seconds in a time zone fires', async () => {
+    const appId = await install('freq', [every('1d')], spaceId);
+    const before = await state(appId);
+    assert.ok(before.nextRunAtMs! > Date.now() + 3_600_000);
+    data(await api().post(`/api/apps/${appId}/frequency`, { subscriptionId: 'tick', frequency: '2s' }));
+    assert.ok((await state(appId)).nextRunAtMs! <= Date.now() + 2000);
+    await waitFor(() => runsOf('freq').length >= 1, 20_000, 'a run at the new frequency');
+    data(
+      await api().patch(`/api/apps/${appId}/spec`, {
+        subscriptions: [
+          { id: 'tick', source: { type: 'schedule', config: { cron: '*/3 * * * * *', timezone: 'Asia/Shanghai' } } },
+        ],
+      }),
+    );
+    const next = (await state(appId)).nextRunAtMs!;
+    assert.equal(next % 3000, 0, 'a cron second divisible by 3');
+    const count = runsOf('freq').length;
+    await waitFor(() => runsOf('freq').length > count, 20_000, 'a cron run');
+    assert.equal(Date.parse(String(runsOf('freq').at(-1)!.data.scheduledAt)) % 3000, 0);
+    data(await api().post(`/api/apps/${appId}/pause`));
+  });
+
+  it('refuses a bad time zone or cron naming the field; other sources are kept and never fire', async () => {
+    const bad = await api().post('/api/apps/install', {
+      spec: spec('bad', [
+        { id: 'x', source: { type: 'schedule', config: { cron: '0 9 * * *', timezone: 'Mars/Olympus' } } },
+      ]),
+      spaceId,
+    });
+    assert.equal(bad.body.success, false);
+    assert.match(bad.body.error, /subscriptions\[0\]\.source\.config\.timezone/);
+    const badCron = await api().post('/api/apps/install', {
+      spec: spec('bad', [{ id: 'x', source: { type: 'schedule', config: { cron: '61 * * * *' } } }]),
+      spaceId,
+    });
+    assert.match(badCron.body.error, /subscriptions\[0\]\.source\.config\.cron/);
+    const appId = await install(
+      'others',
+      [
+        { id: 'page', source: { type: 'webpage', config: { url: 'https://example.com', watch: 'content' } } },
+        { id: 'feed', source: { type: 'rss', config: { url: 'https://example.com/feed' } } },
+        { id: 'own', source: { type: 'custom', config: { anything: 1 } } },
+        { id: 'chat', source: { type: 'wecom', config: { chatId: 'c1' } } },
+      ],
+      spaceId,
+    );
+    const s = await state(appId);
+    assert.deepEqual(
+      s.triggers.map((t) => [t.id, t.type, t.fires]),
+      [
+        ['page', 'webpage', false],
+        ['feed', 'rss', false],
+        ['own', 'custom', false],
+        ['chat', 'wecom', false],
+      ],
+    );
+    assert.ok(s.triggers.every((t) => typeof t.note === 'string'));
+    assert.equal(s.nextRunAtMs, null);
+    const stored = data<{ spec: { subscriptions: unknown[] } }>(await api().get(`/api/apps/${appId}`));
+    assert.equal(stored.spec.subscriptions.length, 4);
+    await sleep(1500);
+    assert.equal(runsOf('others').length, 0);
+  });
+
+  it('after downtime: exactly one catch-up run, then back on schedule', async () => {
+    const appId = await install('downtime', [every('2s')], spaceId);
+    const app = data<{ installedAt: number }>(await api().get(`/api/apps/${appId}`));
+    await waitFor(() => runsOf('downtime').length >= 1, 20_000, 'a first run');
+    await waitFor(async () => (await state(appId)).runningCount === 0, 10_000, 'run over');
+    await server.stop();
+    const downAt = Date.now();
+    const seenBefore = runsOf('downtime').length;
+    await sleep(7000); // three ticks or more missed
+    server = await start();
+    const upAt = Date.now();
+    await waitFor(() => runsOf('downtime').length >= seenBefore + 2, 30_000, 'catch-up and next tick');
+    await sleep(500);
+    const later = runsOf('downtime').slice(seenBefore);
+    const ticks = later.map((r) => Date.parse(String(r.data.scheduledAt)));
+    const missed = ticks.filter((t) => t < upAt - 1000);
+    assert.equal(missed.length, 1, `one catch-up among ${ticks.map((t) => t - downAt).join(', ')}`);
+    assert.ok(missed[0]! >= downAt - 2000, 'the catch-up is a missed tick');
+    assert.ok(
+      ticks.slice(1).every((t) => t > upAt - 2000),
+      'then only ticks from now on',
+    );
+    for (const t of ticks) assert.equal((t - app.installedAt) % 2000, 0);
+    data(await api().post(`/api/apps/${appId}/pause`));
+  });
+
+  it(
+    'the delayed jobs come back from Postgres when the job store lost them',
+    { skip: testMode() === 'services' ? false : 'needs Redis' },
+    async () => {
+      const { Redis } = await import('ioredis');
+      const appId = await install('flush', [every('2s')], spaceId);
+      await waitFor(() => runsOf('flush').length >= 1, 20_000, 'a first run');
+      const redis = new Redis(services!.redisUrl);
+      try {
+        // A Redis restarted empty: every queue key of this deployment is gone.
+        const keys = await redis.keys(`${services!.redisPrefix}:bull*`);
+        assert.ok(keys.length > 0);
+        await redis.del(...keys);
+      } finally {
+        redis.disconnect();
+      }
+      const count = runsOf('flush').length;
+      await waitFor(() => runsOf('flush').length >= count + 2, 30_000, 'ticks after the job store was emptied');
+      const ticks = runsOf('flush').map((r) => String(r.data.scheduledAt));
+      assert.equal(new Set(ticks).size, ticks.length, 'no tick twice');
+      data(await api().post(`/api/apps/${appId}/pause`));
+    },
+  );
+});

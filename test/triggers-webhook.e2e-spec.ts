@@ -1,0 +1,187 @@
+import assert from 'node:assert/strict';
+import { createHmac, randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import request from 'supertest';
+import { ScriptedModelServer } from '#testing/scripted-model-server.js';
+import { testMode } from '#testing/test-env.js';
+import { startServer, type TestServer } from '#testing/test-server.js';
+import { completeEveryRun, startedRuns } from '#testing/trigger-runs.js';
+import { sleep, waitFor } from '#testing/wait.js';
+
+const SECRET = 'hook-s3cret';
+const sign = (raw: string, secret = SECRET) => createHmac('sha256', secret).update(raw).digest('hex');
+
+const spec = (tag: string, path: string, secret: string | null = SECRET) => ({
+  spec_version: '1',
+  name: `Hooked ${tag}`,
+  version: '1.0.0',
+  author: 'alice',
+  description: 'Runs on webhooks.',
+  type: 'automation',
+  system_prompt: `[[${tag}]] Handle the event, then report.`,
+  subscriptions: [{ id: 'gh', source: { type: 'webhook', config: { path, ...(secret ? { secret } : {}) } } }],
+});
+
+describe(`webhook triggers (${testMode()})`, () => {
+  let model: ScriptedModelServer;
+  let server: TestServer;
+  const suffix = randomUUID().slice(0, 8);
+  const path = `github-${suffix}`;
+  const api = () => ({
+    get: (p: string) => request(server.url).get(p).set('Authorization', `Bearer ${server.password}`),
+    post: (p: string, body: object = {}) =>
+      request(server.url).post(p).set('Authorization', `Bearer ${server.password}`).send(body),
+    patch: (p: string, body: object) =>
+      request(server.url).patch(p).set('Authorization', `Bearer ${server.password}`).send(body),
+  });
+  const data = <T>(res: request.Response): T => {
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    return res.body.data as T;
+  };
+  /** A delivery with the raw text sent byte for byte. */
+  const deliver = (hookPath: string, raw: string, headers: Record<string, string> = {}, prefix = '') =>
+    request(server.url)
+      .post(`${prefix}/hooks/${hookPath}`)
+      .set('Content-Type', 'application/json')
+      .set(headers)
+      .send(raw);
+  const runsOf = (tag: string) => startedRuns(model.requests).filter((r) => r.tag === tag);
+  /** A run in progress makes the next trigger a `run_skipped`: wait for the app to be idle. */
+  const idle = (id: string) =>
+    waitFor(
+      async () => data<{ runningCount: number }>(await api().get(`/api/apps/${id}/state`)).runningCount === 0,
+      15_000,
+      'app idle',
+    );
+  let spaceId: string;
+  let appId: string;
+
+  before(async () => {
+    model = await ScriptedModelServer.start();
+    completeEveryRun(model);
+    server = await startServer({
+      env: {
+        SVC_AI_PROVIDER: 'anthropic',
+        SVC_AI_API_URL: model.url,
+        SVC_AI_API_KEY: 'k',
+        SVC_AI_MODEL: 'scripted-model',
+        SVC_BASE_PATH: '/svc',
+      },
+    });
+    spaceId = data<{ id: string }>(await api().post('/api/spaces', { name: 'hooks' })).id;
+    appId = data<{ appId: string }>(await api().post('/api/apps/install', { spec: spec('main', path), spaceId })).appId;
+  });
+  after(async () => {
+    await server?.stop();
+    await model?.close();
+  });
+
+  it('a signed delivery answers {ok, received} at once, needs no password and starts one run with the body', async () => {
+    const raw = JSON.stringify({ action: 'opened', issue: { number: 1 } });
+    const res = await deliver(path, raw, { 'X-Hub-Signature-256': `sha256=${sign(raw)}`, 'X-GitHub-Delivery': 'd-1' });
+    assert.deepEqual([res.status, res.body], [200, { ok: true, received: true }]);
+    await waitFor(() => runsOf('main').length === 1, 20_000, 'the run');
+    const run = runsOf('main')[0]!;
+    assert.equal(run.type, 'webhook');
+    assert.deepEqual(run.data.body, { action: 'opened', issue: { number: 1 } });
+    assert.equal(run.data.deliveryId, 'd-1');
+    assert.equal(run.data.path, path);
+  });
+
+  it('a repeat starts no second run: the same delivery id, or the same body without an id', async () => {
+    const raw = JSON.stringify({ action: 'edited', n: 2 });
+    await idle(appId);
+    const first = await deliver(path, raw, { 'X-Signature-256': sign(raw), 'X-Webhook-Id': 'w-2' });
+    assert.equal(first.status, 200);
+    await waitFor(() => runsOf('main').some((r) => (r.data.body as { n?: number }).n === 2), 20_000, 'the run');
+    await idle(appId);
+    const other = JSON.stringify({ action: 'edited', n: 3 });
+    const sameId = await deliver(path, other, { 'X-Signature-256': sign(other), 'X-Webhook-Id': 'w-2' });
+    assert.deepEqual([sameId.status, sameId.body], [200, { ok: true, received: true }]);
+    const sameBody = await deliver(path, raw, { 'X-Webhook-Signature': sign(raw) });
+    assert.deepEqual([sameBody.status, sameBody.body], [200, { ok: true, received: true }]);
+    // A fresh delivery after the repeats: once its run is seen, the repeats would have been too.
+    const fresh = JSON.stringify({ action: 'closed', n: 4 });
+    assert.equal((await deliver(path, fresh, { 'X-Webhook-Signature': sign(fresh) })).status, 200);
+    await waitFor(() => runsOf('main').some((r) => (r.data.body as { n?: number }).n === 4), 20_000, 'the fresh run');
+    await sleep(1000);
+    const bodies = runsOf('main').map((r) => (r.data.body as { n?: number }).n ?? 1);
+    assert.deepEqual(bodies.sort(), [1, 2, 4]);
+  });
+
+  it('a wrong or missing signature answers 401 and starts nothing; unknown path 404; not JSON 400; over 256 KB 413', async () => {
+    await idle(appId);
+    const before = runsOf('main').length;
+    const raw = JSON.stringify({ action: 'forged' });
+    const wrong = await deliver(path, raw, { 'X-Hub-Signature-256': `sha256=${sign(raw, 'guess')}` });
+    assert.equal(wrong.status, 401);
+    assert.equal(wrong.body.error, 'Invalid webhook signature');
+    const missing = await deliver(path, raw);
+    assert.deepEqual([missing.status, missing.body.error], [401, 'Invalid webhook signature']);
+    const unknown = await deliver(`nobody-${suffix}`, raw);
+    assert.equal(unknown.status, 404);
+    const notJson = await deliver(path, 'not json', { 'X-Signature-256': sign('not json') });
+    assert.equal(notJson.status, 400);
+    const big = JSON.stringify({ blob: 'x'.repeat(256 * 1024) });
+    const tooBig = await deliver(path, big, { 'X-Signature-256': sign(big) });
+    assert.equal(tooBig.status, 413);
+    // Just under the limit is fine (and larger than the 100 KB of /api bodies).
+    const large = JSON.stringify({ blob: 'y'.repeat(200 * 1024) });
+    assert.equal((await deliver(path, large, { 'X-Signature-256': sign(large) })).status, 200);
+    await waitFor(() => runsOf('main').length === before + 1, 20_000, 'the large delivery run');
+    await sleep(1000);
+    assert.equal(runsOf('main').length, before + 1, 'nothing for the refused ones');
+  });
+
+  it('answers under SVC_BASE_PATH too, and bad signatures never lock out sign-in', async () => {
+    await idle(appId);
+    const raw = JSON.stringify({ via: 'base-path' });
+    const res = await deliver(path, raw, { 'X-Signature-256': sign(raw) }, '/svc');
+    assert.deepEqual([res.status, res.body], [200, { ok: true, received: true }]);
+    await waitFor(() => runsOf('main').some((r) => (r.data.body as { via?: string }).via === 'base-path'), 20_000);
+    for (let i = 0; i < 25; i++) {
+      const bad = JSON.stringify({ i });
+      assert.equal((await deliver(path, bad, { 'X-Signature-256': sign(bad, 'nope') })).status, 401);
+    }
+    const login = await request(server.url).post('/api/remote/login').send({ token: server.password });
+    assert.equal(login.status, 200, JSON.stringify(login.body));
+    assert.equal(login.body.success, true);
+  });
+
+  it('paths are unique across apps; a paused or uninstalled app answers 404; no secret means no signature needed', async () => {
+    const taken = await api().post('/api/apps/install', { spec: spec('copy', path), spaceId });
+    assert.equal(taken.body.success, false);
+    assert.match(taken.body.error, /subscriptions\[0\]\.source\.config\.path/);
+    const upper = await api().post('/api/apps/install', { spec: spec('upper', 'Not-Lower'), spaceId });
+    assert.match(upper.body.error, /subscriptions\[0\]\.source\.config\.path/);
+    const openPath = `open-${suffix}`;
+    const openId = data<{ appId: string }>(
+      await api().post('/api/apps/install', { spec: spec('open', openPath, null), spaceId }),
+    ).appId;
+    const raw = JSON.stringify({ open: true });
+    assert.equal((await deliver(openPath, raw)).status, 200);
+    await waitFor(() => runsOf('open').length === 1, 20_000, 'unsigned run');
+    await idle(openId);
+    const renamed = `renamed-${suffix}`;
+    data(
+      await api().patch(`/api/apps/${openId}/spec`, {
+        subscriptions: [{ id: 'gh', source: { type: 'webhook', config: { path: renamed } } }],
+      }),
+    );
+    assert.equal((await deliver(openPath, JSON.stringify({ n: 1 }))).status, 404, 'the old path is gone at once');
+    data(await api().post(`/api/apps/${openId}/pause`));
+    assert.equal((await deliver(renamed, JSON.stringify({ n: 2 }))).status, 404, 'paused');
+    data(await api().post(`/api/apps/${openId}/resume`));
+    assert.equal((await deliver(renamed, JSON.stringify({ n: 3 }))).status, 200);
+    assert.equal(
+      (await request(server.url).delete(`/api/apps/${openId}`).set('Authorization', `Bearer ${server.password}`))
+        .status,
+      200,
+    );
+    assert.equal((await deliver(renamed, JSON.stringify({ n: 4 }))).status, 404, 'uninstalled');
+    const state = data<{ triggers: Array<{ type: string; fires: boolean; path?: string }> }>(
+      await api().get(`/api/apps/${appId}/state`),
+    );
+    assert.deepEqual(state.triggers, [{ id: 'gh', type: 'webhook', fires: true, path }]);
+  });
+});
