@@ -14,6 +14,7 @@ import {
   type AppDto,
   type AppPermissionsDto,
   type AutomationStateDto,
+  type AutomationTriggerDto,
   type RunTriggerResult,
   UPGRADE_STRATEGIES,
 } from '#contracts/apps.js';
@@ -353,6 +354,15 @@ export const AUTOMATION_STATE = component(
     lastStatus: nullable(oneOfValues(['ok', 'error', 'skipped'])),
     lastError: nullable(str()),
     pendingEscalationId: nullable(str()),
+    triggers: arr(
+      shape<AutomationTriggerDto>({
+        id: str(),
+        type: str('Subscription source type'),
+        fires: bool('Whether this subscription starts runs (schedule, file, webhook)'),
+        note: opt(str('Why it never fires')),
+        path: opt(str('Webhook path after /hooks/')),
+      }),
+    ),
   }),
 );
 export const ACTIVITY_ENTRY = component(

@@ -1,0 +1,75 @@
+import type { JobMap } from '#contracts/jobs.js';
+import { type JobOptions, type JobProcessor, JobQueue, type JobRepeat } from '#core/ports/job-queue.port.js';
+import { type ScheduleRow, TriggerStore } from '#core/ports/trigger-store.port.js';
+
+/** TriggerStore in memory, with the same claim semantics as the Postgres one. */
+export class MemoryTriggerStore extends TriggerStore {
+  readonly rows = new Map<string, ScheduleRow>();
+  readonly claims = new Map<string, number>();
+
+  private key(appId: string, subscriptionId: string): string {
+    return JSON.stringify([appId, subscriptionId]);
+  }
+
+  async schedules(appId?: string): Promise<ScheduleRow[]> {
+    return [...this.rows.values()].filter((r) => appId === undefined || r.appId === appId).map((r) => ({ ...r }));
+  }
+
+  async putSchedule(row: ScheduleRow): Promise<void> {
+    this.rows.set(this.key(row.appId, row.subscriptionId), { ...row });
+  }
+
+  async advanceSchedule(appId: string, subscriptionId: string, fromMs: number, toMs: number | null): Promise<boolean> {
+    const key = this.key(appId, subscriptionId);
+    const row = this.rows.get(key);
+    if (!row || row.nextMs !== fromMs) return false;
+    if (toMs === null) this.rows.delete(key);
+    else row.nextMs = toMs;
+    return true;
+  }
+
+  async dropSchedules(appId: string, keep: readonly string[] = []): Promise<void> {
+    for (const [key, row] of this.rows)
+      if (row.appId === appId && !keep.includes(row.subscriptionId)) this.rows.delete(key);
+  }
+
+  async claim(key: string, _appId: string, nowMs: number, windowMs: number): Promise<boolean> {
+    const at = this.claims.get(key);
+    if (at !== undefined && !(Number.isFinite(windowMs) && at < nowMs - windowMs)) return false;
+    this.claims.set(key, nowMs);
+    return true;
+  }
+
+  async pruneClaims(beforeMs: number): Promise<void> {
+    for (const [key, at] of this.claims) if (at < beforeMs) this.claims.delete(key);
+  }
+}
+
+/** A queue that records adds; a second add with a known job id is a no-op, as in BullMQ. */
+export class RecordingJobQueue extends JobQueue {
+  readonly jobs = new Map<string, { name: string; data: unknown; options: JobOptions }>();
+  private seq = 0;
+
+  async add<N extends keyof JobMap & string>(name: N, data: JobMap[N], options: JobOptions = {}): Promise<string> {
+    const id = options.jobId ?? `job-${++this.seq}`;
+    if (!this.jobs.has(id)) this.jobs.set(id, { name, data, options });
+    return id;
+  }
+
+  /** Jobs of one name, in the order added. */
+  named<N extends keyof JobMap & string>(name: N): Array<{ id: string; data: JobMap[N]; options: JobOptions }> {
+    return [...this.jobs]
+      .filter(([, job]) => job.name === name)
+      .map(([id, job]) => ({ id, data: job.data as JobMap[N], options: job.options }));
+  }
+
+  async repeat(_key: string, _name: string, _data: unknown, _repeat: JobRepeat): Promise<void> {}
+  async removeRepeat(): Promise<void> {}
+  process<N extends keyof JobMap & string>(_name: N, _processor: JobProcessor<JobMap[N]>): void {}
+  async startConsuming(): Promise<void> {}
+  isConsuming(): boolean {
+    return true;
+  }
+  async ping(): Promise<void> {}
+  async close(): Promise<void> {}
+}
