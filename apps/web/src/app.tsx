@@ -1,6 +1,7 @@
 import { TEMP_SPACE_ID } from '#contracts/spaces.js';
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { api, ApiError, session, whenUnauthorized } from './api.js';
+import { ChatScreen } from './chat.js';
 import { FilesScreen } from './files.js';
 import { href, useRoute } from './route.js';
 import { SignIn, signInFromLink } from './signin.js';
@@ -21,6 +22,7 @@ export interface Screen {
   label: string;
 }
 export const SCREENS: Screen[] = [
+  { id: 'chat', label: 'Chat' },
   { id: 'files', label: 'Files' },
   { id: 'spaces', label: 'Spaces' },
 ];
@@ -145,6 +147,8 @@ function Shell(props: { onSignOut: () => void }) {
         )}
         {!space ? (
           <p class="muted">Loading…</p>
+        ) : screen === 'chat' ? (
+          <ChatScreen key={space.id} space={space} socket={socket} conversationId={route[1]} />
         ) : screen === 'spaces' ? (
           <SpacesScreen spaces={spaces} current={space.id} onSwitch={switchSpace} reload={reload} />
         ) : (

@@ -80,6 +80,16 @@ export class ScriptedModelServer {
     return `http://127.0.0.1:${port}`;
   }
 
+  /** The environment that points a server's model source at this one. */
+  serverEnv(provider: WireProvider = 'anthropic'): Record<string, string> {
+    return {
+      SVC_AI_PROVIDER: provider,
+      SVC_AI_API_URL: this.url,
+      SVC_AI_API_KEY: 'sk-scripted',
+      SVC_AI_MODEL: 'scripted-model',
+    };
+  }
+
   /** Queues replies for the next requests, in order. */
   enqueue(...replies: ScriptedReply[]): this {
     this.queue.push(...replies);

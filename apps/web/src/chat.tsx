@@ -1,0 +1,421 @@
+import type { AskQuestion, SessionState, TokenUsageDto } from '#contracts/agent.js';
+import type { ConversationDto, ConversationSummaryDto, MessageDto } from '#contracts/conversations.js';
+import type { EventEnvelope } from '#contracts/events.js';
+import { STREAM_GAP_CHANNEL } from '#contracts/events.js';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { api, ApiError } from './api.js';
+import { ask, confirmAction } from './dialogs.js';
+import { renderMarkdown } from './markdown.js';
+import { go, href } from './route.js';
+import type { EventSocket } from './socket.js';
+import type { Space } from './spaces.js';
+
+/** A thinking block or a tool call of the running turn, shown as a collapsible step. */
+interface Step {
+  id: string;
+  kind: 'thinking' | 'tool';
+  name?: string;
+  content: string;
+  input?: unknown;
+  result?: string;
+  isError?: boolean;
+  /** The model's tool-use id: tool-call and tool-result events name the step by it. */
+  toolUseId?: string;
+}
+interface Live {
+  text: string;
+  steps: Step[];
+  question: { id: string; questions: AskQuestion[] } | null;
+  notice: string;
+}
+const EMPTY: Live = { text: '', steps: [], question: null, notice: '' };
+
+const usageText = (u: Partial<TokenUsageDto>): string =>
+  `${(u.inputTokens ?? 0).toLocaleString()} in · ${(u.outputTokens ?? 0).toLocaleString()} out` +
+  (u.totalCostUsd ? ` · $${u.totalCostUsd.toFixed(4)}` : '');
+
+export function Markdown(props: { text: string }) {
+  return <div class="markdown" dangerouslySetInnerHTML={{ __html: renderMarkdown(props.text) }} />;
+}
+
+/** Applies one conversation event to the running turn's view (spec doc 1, "Assembling a reply"). */
+export function applyEvent(live: Live, event: EventEnvelope): Live {
+  const d = event.data as Record<string, unknown>;
+  const steps = live.steps;
+  const matches = (s: Step, id: string): boolean => s.id === id || s.toolUseId === id;
+  const update = (id: string, change: (s: Step) => Step): Step[] => steps.map((s) => (matches(s, id) ? change(s) : s));
+  switch (event.channel) {
+    case 'agent:turn-start':
+      return { ...EMPTY };
+    case 'agent:message':
+      if (typeof d.delta === 'string') return { ...live, text: live.text + d.delta };
+      if (d.isNewTextBlock) return { ...live, text: live.text ? `${live.text}\n\n` : '' };
+      return typeof d.content === 'string' && !d.isNewTextBlock ? { ...live, text: d.content } : live;
+    case 'agent:thought': {
+      const t = d.thought as { id: string; type: string; content?: string; toolName?: string; toolInput?: unknown; toolUseId?: string };
+      if (t.type !== 'thinking' && t.type !== 'tool_use') return live;
+      if (steps.some((s) => matches(s, t.id) || (t.toolUseId !== undefined && matches(s, t.toolUseId)))) return live;
+      const step: Step = t.type === 'thinking'
+        ? { id: t.id, kind: 'thinking', content: t.content ?? '' }
+        : { id: t.id, kind: 'tool', name: t.toolName, content: '', input: t.toolInput, toolUseId: t.toolUseId };
+      return { ...live, steps: [...steps, step] };
+    }
+    case 'agent:thought-delta': {
+      const id = String(d.thoughtId);
+      if (d.isToolInput) return d.toolInput !== undefined ? { ...live, steps: update(id, (s) => ({ ...s, input: d.toolInput })) } : live;
+      if (typeof d.delta === 'string') return { ...live, steps: update(id, (s) => ({ ...s, content: s.content + d.delta })) };
+      if (typeof d.content === 'string') return { ...live, steps: update(id, (s) => ({ ...s, content: d.content as string })) };
+      const result = d.toolResult as { output?: unknown; isError?: boolean } | undefined;
+      if (result) return { ...live, steps: update(id, (s) => ({ ...s, result: String(result.output ?? ''), isError: Boolean(result.isError) })) };
+      return live;
+    }
+    case 'agent:tool-call': {
+      const id = String(d.id);
+      // The thought that announced this call carries no tool-use id: link the latest unlinked one of that name.
+      const unlinked = [...steps].reverse().find((s) => s.kind === 'tool' && !s.toolUseId && s.name === d.name);
+      if (!steps.some((s) => matches(s, id)) && unlinked) {
+        return { ...live, steps: steps.map((s) => (s === unlinked ? { ...s, toolUseId: id, input: d.input } : s)) };
+      }
+      if (steps.some((s) => matches(s, id))) return { ...live, steps: update(id, (s) => ({ ...s, input: d.input })) };
+      return { ...live, steps: [...steps, { id, kind: 'tool', name: String(d.name), content: '', input: d.input, toolUseId: id }] };
+    }
+    case 'agent:tool-result':
+      return {
+        ...live,
+        steps: update(String(d.toolId), (s) => ({ ...s, result: String(d.result ?? ''), isError: Boolean(d.isError) })),
+      };
+    case 'agent:ask-question':
+      return { ...live, question: { id: String(d.id), questions: d.questions as AskQuestion[] } };
+    case 'agent:api-retry': {
+      const retry = d.retry as { attempt: number; maxRetries: number } | null;
+      return { ...live, notice: retry ? `The model did not answer; retrying (attempt ${retry.attempt} of ${retry.maxRetries})…` : '' };
+    }
+    case 'agent:compact':
+      return { ...live, notice: 'Earlier messages were summarized to fit the model’s context.' };
+    default:
+      return live;
+  }
+}
+
+function StepView(props: { step: Step }) {
+  const s = props.step;
+  return (
+    <details class="step">
+      <summary>
+        {s.kind === 'thinking' ? 'Thinking' : `Tool: ${s.name ?? 'tool'}`}
+        {s.kind === 'tool' && (s.result === undefined ? ' (running…)' : s.isError ? ' (failed)' : ' (done)')}
+      </summary>
+      {s.kind === 'thinking' ? (
+        <pre>{s.content}</pre>
+      ) : (
+        <>
+          <p class="notice">Input</p>
+          <pre>{JSON.stringify(s.input ?? {}, null, 2)}</pre>
+          {s.result !== undefined && (
+            <>
+              <p class="notice">Result</p>
+              <pre>{s.result}</pre>
+            </>
+          )}
+        </>
+      )}
+    </details>
+  );
+}
+
+/** An ask-question card answered in place: one choice per question (several when multiSelect), or free text. */
+function QuestionCard(props: { conversationId: string; question: { id: string; questions: AskQuestion[] }; onDone: () => void }) {
+  const [answers, setAnswers] = useState<Record<string, string[]>>({});
+  const [error, setError] = useState('');
+  return (
+    <form
+      class="panel stack"
+      aria-label="Question from the assistant"
+      onSubmit={async (e) => {
+        e.preventDefault();
+        const payload = Object.fromEntries(
+          props.question.questions.map((q) => [q.header || q.question, (answers[q.header || q.question] ?? []).join(', ')]),
+        );
+        try {
+          await api.post('/api/agent/answer-question', { conversationId: props.conversationId, id: props.question.id, answers: payload });
+          props.onDone();
+        } catch (err) {
+          setError((err as ApiError).message);
+        }
+      }}
+    >
+      {props.question.questions.map((q, i) => {
+        const key = q.header || q.question;
+        const chosen = answers[key] ?? [];
+        return (
+          <fieldset key={key} class="stack">
+            <legend>{q.question}</legend>
+            {q.options.map((o) => (
+              <label key={o.label} class="row">
+                <input
+                  type={q.multiSelect ? 'checkbox' : 'radio'}
+                  name={`q${i}`}
+                  checked={chosen.includes(o.label)}
+                  onChange={(e) => {
+                    const on = e.currentTarget.checked;
+                    setAnswers({
+                      ...answers,
+                      [key]: q.multiSelect ? (on ? [...chosen, o.label] : chosen.filter((c) => c !== o.label)) : [o.label],
+                    });
+                  }}
+                />
+                <span>
+                  {o.label}
+                  {o.description && <span class="muted"> — {o.description}</span>}
+                </span>
+              </label>
+            ))}
+          </fieldset>
+        );
+      })}
+      <button type="submit" class="primary">
+        Answer
+      </button>
+      {error && <p class="error" role="alert">{error}</p>}
+    </form>
+  );
+}
+
+/** Conversations of the current space, and the chat of the one opened. */
+export function ChatScreen(props: { space: Space; socket: EventSocket; conversationId?: string }) {
+  const [list, setList] = useState<ConversationSummaryDto[]>([]);
+  const [status, setStatus] = useState('');
+  const base = `/api/spaces/${props.space.id}/conversations`;
+  const reload = async () => {
+    try {
+      setList(await api.get<ConversationSummaryDto[]>(base));
+    } catch (err) {
+      setStatus((err as ApiError).message);
+    }
+  };
+  useEffect(() => void reload(), [props.space.id]);
+  const act = async (work: () => Promise<unknown>) => {
+    try {
+      await work();
+      await reload();
+    } catch (err) {
+      setStatus((err as ApiError).message);
+    }
+  };
+  const sorted = [...list].sort((a, b) => Number(b.starred) - Number(a.starred) || b.updatedAt.localeCompare(a.updatedAt));
+  return (
+    <div class="chat">
+      <section class="panel stack" aria-labelledby="conversations-title">
+        <h2 id="conversations-title">Conversations</h2>
+        <button
+          class="primary"
+          onClick={() =>
+            act(async () => {
+              const created = await api.post<{ id: string }>(base, {});
+              go('chat', created.id);
+            })
+          }
+        >
+          New conversation
+        </button>
+        <ul class="plain list stack" aria-label="Conversations">
+          {sorted.map((c) => (
+            <li key={c.id} class="row">
+              <a class="item grow" href={href('chat', c.id)} aria-current={c.id === props.conversationId ? 'true' : undefined}>
+                {c.title}
+              </a>
+              <button
+                class="link"
+                aria-pressed={c.starred}
+                aria-label={c.starred ? `Unstar ${c.title}` : `Star ${c.title}`}
+                onClick={() => act(() => api.post(`${base}/${c.id}/star`, { starred: !c.starred }))}
+              >
+                {c.starred ? '★' : '☆'}
+              </button>
+              <button
+                class="link"
+                aria-label={`Rename ${c.title}`}
+                onClick={async () => {
+                  const title = await ask('Rename conversation', 'Title', c.title, 'Rename');
+                  if (title) await act(() => api.put(`${base}/${c.id}`, { title }));
+                }}
+              >
+                ✎
+              </button>
+              <button
+                class="link danger"
+                aria-label={`Delete ${c.title}`}
+                onClick={async () => {
+                  if (!(await confirmAction(`Delete “${c.title}” and its history? This cannot be undone.`))) return;
+                  await act(() => api.del(`${base}/${c.id}`));
+                  if (c.id === props.conversationId) go('chat');
+                }}
+              >
+                ✕
+              </button>
+            </li>
+          ))}
+        </ul>
+        <p role="status" class="muted">{status}</p>
+      </section>
+      {props.conversationId ? (
+        <Conversation
+          key={props.conversationId}
+          space={props.space}
+          socket={props.socket}
+          conversationId={props.conversationId}
+          onTurnEnd={reload}
+        />
+      ) : (
+        <section class="panel">
+          <p class="muted">Open a conversation or start a new one.</p>
+        </section>
+      )}
+    </div>
+  );
+}
+
+/**
+ * One conversation: its stored messages, and the running turn built from the socket's events
+ * (text streamed as Markdown, steps, question, notices). `sendPath` lets a digital human's chat
+ * use its own operation.
+ */
+export function Conversation(props: {
+  space: Space;
+  socket: EventSocket;
+  conversationId: string;
+  onTurnEnd?: () => void;
+  send?: (message: string) => Promise<unknown>;
+  stop?: () => Promise<unknown>;
+}) {
+  const id = props.conversationId;
+  const [conversation, setConversation] = useState<ConversationDto | null>(null);
+  const [live, setLive] = useState<Live>(EMPTY);
+  const [generating, setGenerating] = useState(false);
+  const [draft, setDraft] = useState('');
+  const [error, setError] = useState('');
+  const [usage, setUsage] = useState<Partial<TokenUsageDto> | null>(null);
+  const bottom = useRef<HTMLDivElement>(null);
+
+  const load = async () => {
+    try {
+      setConversation(await api.get<ConversationDto>(`/api/spaces/${props.space.id}/conversations/${encodeURIComponent(id)}`));
+    } catch (err) {
+      setError((err as ApiError).message);
+    }
+  };
+
+  useEffect(() => {
+    void load();
+    void api.get<SessionState>(`/api/agent/session/${encodeURIComponent(id)}`).then(
+      (state) => {
+        if (!state.active) return;
+        setGenerating(true);
+        let restored: Live = { ...EMPTY, question: state.pendingQuestion };
+        for (const thought of state.thoughts) restored = applyEvent(restored, { type: 'event', channel: 'agent:thought', data: { thought } });
+        setLive(restored);
+      },
+      () => undefined,
+    );
+    props.socket.subscribe(id);
+    const off = props.socket.on((event) => {
+      const d = event.data as { conversationId?: string; tokenUsage?: TokenUsageDto; error?: string; errorType?: string };
+      if (d.conversationId !== id) return;
+      if (event.channel === STREAM_GAP_CHANNEL) return void load();
+      if (event.channel === 'agent:turn-start') {
+        setGenerating(true);
+        setError('');
+      }
+      if (event.channel === 'agent:error') setError(d.errorType === 'interrupted' ? 'Stopped.' : (d.error ?? 'The turn failed.'));
+      if (event.channel === 'agent:complete') {
+        setGenerating(false);
+        if (d.tokenUsage) setUsage(d.tokenUsage);
+        void load().then(() => setLive(EMPTY));
+        props.onTurnEnd?.();
+        return;
+      }
+      setLive((prev) => applyEvent(prev, event));
+    });
+    return () => {
+      off();
+      props.socket.unsubscribe(id);
+    };
+  }, [id]);
+
+  useEffect(() => bottom.current?.scrollIntoView({ block: 'end' }), [conversation, live]);
+
+  async function send(e: Event) {
+    e.preventDefault();
+    const message = draft.trim();
+    if (!message) return;
+    setError('');
+    try {
+      if (props.send) await props.send(message);
+      else await api.post('/api/agent/message', { spaceId: props.space.id, conversationId: id, message });
+      setDraft('');
+      setGenerating(true);
+      setConversation((c) =>
+        c ? { ...c, messages: [...c.messages, { id: `local-${Date.now()}`, role: 'user', content: message, createdAt: '' }] } : c,
+      );
+    } catch (err) {
+      setError((err as ApiError).message);
+    }
+  }
+
+  const messages: MessageDto[] = conversation?.messages ?? [];
+  return (
+    <section class="panel stack" aria-label={conversation?.title ?? 'Conversation'}>
+      <h2>{conversation?.title ?? '…'}</h2>
+      <div class="messages" role="log" aria-label="Messages" aria-live="polite">
+        {messages.map((m) => (
+          <div key={m.id} class={`msg ${m.role}`}>
+            {m.role === 'user' ? <p class="pre-wrap">{m.content}</p> : <Markdown text={m.content} />}
+            {m.error && <p class="error">{m.error}</p>}
+          </div>
+        ))}
+        {(generating || live.text || live.steps.length > 0) && (
+          <div class="msg assistant" aria-busy={generating} data-live="true">
+            {live.steps.map((s) => (
+              <StepView key={s.id} step={s} />
+            ))}
+            {live.text ? <Markdown text={live.text} /> : generating && <p class="muted">Working…</p>}
+            {live.notice && <p class="notice">{live.notice}</p>}
+          </div>
+        )}
+        {live.question && <QuestionCard conversationId={id} question={live.question} onDone={() => setLive((l) => ({ ...l, question: null }))} />}
+        <div ref={bottom} />
+      </div>
+      {usage && <p class="notice">Last turn: {usageText(usage)}</p>}
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
+      <form class="stack" onSubmit={send}>
+        <label for="composer">Message</label>
+        <textarea
+          id="composer"
+          rows={3}
+          value={draft}
+          onInput={(e) => setDraft(e.currentTarget.value)}
+          onKeyDown={(e) => {
+            if (e.key === 'Enter' && !e.shiftKey) void send(e);
+          }}
+        />
+        <div class="row">
+          <button type="submit" class="primary" disabled={!draft.trim()}>
+            Send
+          </button>
+          {generating && (
+            <button
+              type="button"
+              onClick={() => (props.stop ? props.stop() : api.post('/api/agent/stop', { conversationId: id })).catch(() => undefined)}
+            >
+              Stop
+            </button>
+          )}
+        </div>
+      </form>
+    </section>
+  );
+}
