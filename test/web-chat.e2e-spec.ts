@@ -18,8 +18,11 @@ describe('web app in Chromium: conversations and chat over the socket', { skip: 
   let connections = 0;
 
   async function newConversation(): Promise<string> {
+    const before = page.url();
     await page.getByRole('button', { name: 'New conversation', exact: true }).click();
-    await page.waitForURL(/#\/chat\/[0-9a-f-]{36}$/, { timeout: WAIT });
+    await page.waitForURL((url) => url.toString() !== before && /#\/chat\/[0-9a-f-]{36}$/.test(url.toString()), {
+      timeout: WAIT,
+    });
     // The new conversation has replaced the previous one once no message is shown.
     await page.locator('[role=log] .msg').first().waitFor({ state: 'detached', timeout: WAIT });
     await page.getByLabel('Message', { exact: true }).waitFor({ timeout: WAIT });
@@ -161,7 +164,7 @@ describe('web app in Chromium: conversations and chat over the socket', { skip: 
   });
 
   it('stars, renames and deletes conversations', async () => {
-    const id = await newConversation();
+    await newConversation();
     const list = page.getByRole('list', { name: 'Conversations' });
     await list
       .getByRole('button', { name: /^Rename / })
@@ -170,7 +173,9 @@ describe('web app in Chromium: conversations and chat over the socket', { skip: 
     const dialog = page.locator('dialog[open]');
     await dialog.getByRole('textbox').fill('Kept notes');
     await dialog.locator('button[type=submit]').click();
-    await list.getByRole('link', { name: 'Kept notes' }).waitFor({ timeout: WAIT });
+    const renamed = list.getByRole('link', { name: 'Kept notes' });
+    await renamed.waitFor({ timeout: WAIT });
+    const id = (await renamed.getAttribute('href'))!.split('/').pop()!;
     await list.getByRole('button', { name: 'Star Kept notes' }).click();
     await list.getByRole('button', { name: 'Unstar Kept notes' }).waitFor({ timeout: WAIT });
     const auth = { Authorization: `Bearer ${server.password}` };
