@@ -65,7 +65,6 @@ async function main(): Promise<void> {
     SVC_AI_API_URL: model.url,
     SVC_AI_API_KEY: 'k',
     SVC_AI_MODEL: 'scripted-model',
-    LOG_LEVEL: 'warn',
   };
   const replicas: TestServer[] = [];
   try {
@@ -76,7 +75,7 @@ async function main(): Promise<void> {
     const space = (await post(a, '/api/spaces', { name: 'bench triggers' })).body.data.id as string;
 
     // ── schedules ──
-    const installed: Array<{ tag: string; installedAt: number }> = [];
+    const installed: Array<{ tag: string; appId: string; installedAt: number }> = [];
     for (let i = 0; i < APPS; i++) {
       const tag = `tick-${i}`;
       const res = await post(i % 2 ? b : a, '/api/apps/install', {
@@ -85,7 +84,7 @@ async function main(): Promise<void> {
       });
       const appId = res.body.data.appId as string;
       const app = await request(a.url).get(`/api/apps/${appId}`).set('Authorization', `Bearer ${a.password}`);
-      installed.push({ tag, installedAt: app.body.data.installedAt as number });
+      installed.push({ tag, appId, installedAt: app.body.data.installedAt as number });
     }
     const windowEnd = Date.now() + SECONDS * 1000;
     await sleep(SECONDS * 1000);
@@ -111,6 +110,15 @@ async function main(): Promise<void> {
       }
     }
     const observed = runs.length;
+    // A tick that found the app still busy with its previous run is recorded as run_skipped.
+    let skippedBusy = 0;
+    for (const { appId } of installed) {
+      const res = await request(a.url)
+        .get(`/api/apps/${appId}/activity?limit=500`)
+        .set('Authorization', `Bearer ${a.password}`);
+      const entries = (res.body.data ?? []) as Array<{ type: string; ts: number }>;
+      skippedBusy += entries.filter((e) => e.type === 'run_skipped' && e.ts <= windowEnd + 2000).length;
+    }
 
     // ── webhooks ──
     for (let i = 0; i < HOOK_APPS; i++) {
@@ -152,7 +160,9 @@ async function main(): Promise<void> {
       `  schedule skew (run start − scheduled): p50 ${percentile(skews, 50)} ms, p99 ${percentile(skews, 99)} ms, max ${Math.max(...skews)} ms`,
     );
     console.log(`  duplicate runs: ${duplicates}`);
-    console.log(`  missed ticks: ${missed}`);
+    console.log(
+      `  missed ticks: ${missed} (of which run_skipped because the previous run was still going: ${skippedBusy})`,
+    );
     console.log(
       `  webhook → run started (${HOOKS} deliveries, alternating replicas): p50 ${percentile(latencies, 50)} ms, p99 ${percentile(latencies, 99)} ms`,
     );
