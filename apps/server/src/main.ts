@@ -12,7 +12,10 @@ import { runMoveToPostgres } from '#infra/database/move-to-postgres.js';
 import { Infrastructure } from '#infra/infrastructure.js';
 import { describeError } from '#infra/logging/describe-error.js';
 import { AppLogger, createPino, registerSecret } from '#infra/logging/logger.js';
+import { AssistantApi } from '#core/ports/assistant-api.port.js';
+import { LoopbackAssistantApi } from '#infra/assistant-api/loopback-assistant-api.js';
 import { AppModule } from './app.module.js';
+import { type AssistantListener, startAssistantListener } from './http/assistant-api/assistant-listener.js';
 import { authMiddleware } from './http/auth/auth.middleware.js';
 import { installBasePath, warnOnUnknownPrefix } from './http/common/base-path.js';
 import { HttpExceptionFilter } from './http/common/exception.filter.js';
@@ -137,6 +140,27 @@ async function bootstrap(): Promise<void> {
   await app.listen(config.port, config.host);
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
+  // The assistant's own way into the API (svc-api-ref): 127.0.0.1, its own token, Assistant operations only.
+  let assistantListener: AssistantListener | null = null;
+  const assistantApi = app.get(AssistantApi);
+  if (config.role !== 'worker' && assistantApi instanceof LoopbackAssistantApi) {
+    const host = ['0.0.0.0', '::', '', 'localhost'].includes(config.host) ? '127.0.0.1' : config.host;
+    assistantListener = await startAssistantListener({
+      doc: buildOpenApiDocument(app, config.version),
+      target: `http://${host.includes(':') ? `[${host}]` : host}:${port}${config.basePath}`,
+      password: password.value,
+    });
+    assistantApi.connect(
+      assistantListener.url,
+      assistantListener.token,
+      assistantListener.operations.map((o) => `${o.method} ${o.template}`),
+    );
+    logger.info('assistant API listening', {
+      url: assistantListener.url,
+      operations: assistantListener.operations.length,
+    });
+  }
+
   logger.info('svc-server listening', {
     port,
     host: config.host,
@@ -161,6 +185,7 @@ async function bootstrap(): Promise<void> {
       // Stop accepting; end running turns while their sockets can still hear it; tell socket
       // clients to reconnect elsewhere; then drain jobs, flush and disconnect.
       server.close();
+      void assistantListener?.close();
       await app.get(TurnRunner).interruptAll(3_000);
       if (config.role !== 'worker') app.get(EventsGateway).closeAll();
       server.closeIdleConnections?.();

@@ -31,6 +31,8 @@ import { SpaceRepository } from '#core/ports/space.repository.port.js';
 import { APP_CONFIG } from '#core/config/app-config.js';
 import { AppRepository } from '#core/ports/app.repository.port.js';
 import { McpConnector } from '#core/ports/mcp-connector.port.js';
+import { AssistantApi } from '#core/ports/assistant-api.port.js';
+import { LoopbackAssistantApi } from './assistant-api/loopback-assistant-api.js';
 import { SdkMcpConnector } from './mcp/sdk-mcp-connector.js';
 import { AppScheduler } from '#core/ports/app-scheduler.port.js';
 import { TriggerStore } from '#core/ports/trigger-store.port.js';
@@ -96,6 +98,8 @@ export class InfraModule {
       { provide: ConsolidationStatus, useExisting: ConsolidationLock },
       { provide: AppRepository, useValue: new TypeormAppRepository(infra.dataSource) },
       { provide: McpConnector, useClass: SdkMcpConnector },
+      // Connected by the server once the assistant's listener is up.
+      { provide: AssistantApi, useValue: new LoopbackAssistantApi() },
       { provide: CatalogFetcher, useValue: new HttpCatalogFetcher() },
       { provide: StoreRepository, useValue: new TypeormStoreRepository(infra.dataSource) },
       { provide: PackageFiles, useClass: ZipPackageFiles },

@@ -2,7 +2,9 @@ import { Injectable } from '@nestjs/common';
 import { AgentChannels } from '#contracts/agent.js';
 import type { Message } from '../conversations/conversation.js';
 import { ConversationsService } from '../conversations/conversations.service.js';
+import { assistantMayUseServiceApi, serviceApiTools } from '../assistant-api/service-api-tool.js';
 import { McpServers } from '../mcp/mcp-servers.service.js';
+import { AssistantApi } from '../ports/assistant-api.port.js';
 import { lastUserText, withSkills } from '../skills/skill-rules.js';
 import { SkillsService } from '../skills/skills.service.js';
 import { MemoryConsolidationService } from '../memory/memory-consolidation.service.js';
@@ -39,6 +41,7 @@ export class ChatPlanBuilder extends TurnPlanBuilder {
     private readonly record: RecordRetry,
     private readonly mcp: McpServers,
     private readonly skills: SkillsService,
+    private readonly api: AssistantApi,
   ) {
     super();
   }
@@ -67,7 +70,9 @@ export class ChatPlanBuilder extends TurnPlanBuilder {
       conversation.reasoningEffort ?? request.reasoningEffort ?? (request.thinkingEnabled ? 'medium' : 'off');
     // Input that arrived before the turn started is already in the history.
     await io.takePendingInput();
-    const tools = this.tools.builtins().with(...(await this.mcp.chatTools(space.id)), ...skills.tools);
+    // The assistant operates the service only where its preference says so.
+    const serviceApi = assistantMayUseServiceApi(await this.models.configuration()) ? serviceApiTools(this.api) : [];
+    const tools = this.tools.builtins().with(...(await this.mcp.chatTools(space.id)), ...skills.tools, ...serviceApi);
     return {
       system: withSkills(
         systemPrompt({

@@ -15,6 +15,7 @@ import { toActivityDto, toAppDto } from './apps.presenter.js';
 import { ApiData } from '../openapi/api-data.js';
 import { ACTIVITY_ENTRY, APP, APP_ID, AUTOMATION_STATE, NULL_DATA } from '../openapi/response-schemas.js';
 import { anyObject, arr, str } from '../openapi/schema.js';
+import { Assistant } from '../assistant-api/assistant.decorator.js';
 
 const ok = <T>(data: T): SuccessBody<T> => ({ success: true, data });
 
@@ -35,6 +36,7 @@ export class AppsController {
   constructor(private readonly apps: AppsService) {}
 
   @Get()
+  @Assistant()
   @ApiData(arr(APP))
   async list(@Query('spaceId') spaceId?: string, @Query('status') status?: string): Promise<SuccessBody<AppDto[]>> {
     return ok((await this.apps.list({ spaceId, status })).map(toAppDto));
@@ -57,6 +59,7 @@ export class AppsController {
   }
 
   @Get(':appId')
+  @Assistant()
   @ApiData(APP)
   async get(@Param('appId') appId: string): Promise<SuccessBody<AppDto>> {
     return ok(toAppDto(await this.apps.get(appId)));
@@ -96,6 +99,7 @@ export class AppsController {
   }
 
   @Get(':appId/state')
+  @Assistant()
   @ApiData(AUTOMATION_STATE)
   async state(@Param('appId') appId: string): Promise<SuccessBody<AutomationStateDto>> {
     return ok(await this.apps.state(appId));
@@ -103,6 +107,7 @@ export class AppsController {
 
   /** Newest first; `before` (epoch ms) pages back. */
   @Get(':appId/activity')
+  @Assistant()
   @ApiData(arr(ACTIVITY_ENTRY))
   async activity(
     @Param('appId') appId: string,

@@ -6,6 +6,7 @@ import type { FileTypeInfo } from '#core/artifacts/file-types.js';
 import { PathQuery, SaveBody } from './artifacts.dto.js';
 import { ApiBytes, ApiData, ApiDone } from '../openapi/api-data.js';
 import { FILE_CONTENT, FILE_TYPE } from '../openapi/response-schemas.js';
+import { Assistant } from '../assistant-api/assistant.decorator.js';
 
 type Ok<T> = { success: true; data: T };
 const ok = <T>(data: T): Ok<T> => ({ success: true, data });
@@ -16,6 +17,7 @@ export class ArtifactsController {
   constructor(private readonly artifacts: ArtifactsService) {}
 
   @Get('content')
+  @Assistant()
   @ApiData(FILE_CONTENT, 403, 404)
   async content(@Query() query: PathQuery): Promise<Ok<FileContent>> {
     return ok(await this.artifacts.readContent(query.path));
@@ -34,6 +36,7 @@ export class ArtifactsController {
   }
 
   @Get('detect-type')
+  @Assistant()
   @ApiData(FILE_TYPE, 403, 404)
   async detectType(@Query() query: PathQuery): Promise<Ok<FileTypeInfo>> {
     return ok(await this.artifacts.detectType(query.path));

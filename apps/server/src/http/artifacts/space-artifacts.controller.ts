@@ -24,6 +24,7 @@ import {
 import { ApiData, ApiDone } from '../openapi/api-data.js';
 import { ARTIFACT_ENTRY, ARTIFACT_TREE, CHILD_ENTRY, PATH_RESULT } from '../openapi/response-schemas.js';
 import { arr, int, obj, str } from '../openapi/schema.js';
+import { Assistant } from '../assistant-api/assistant.decorator.js';
 
 /** How long a refused upload's remaining bytes are read (and discarded) before the answer. */
 const DRAIN_MS = 10_000;
@@ -40,6 +41,7 @@ export class SpaceArtifactsController {
   constructor(private readonly artifacts: ArtifactsService) {}
 
   @Get()
+  @Assistant()
   @ApiData(arr(ARTIFACT_ENTRY), 403)
   async list(@Param('spaceId') spaceId: string, @Query() query: ListArtifactsQuery): Promise<Ok<ArtifactEntry[]>> {
     return ok(await this.artifacts.list(spaceId, query.maxDepth ?? DEFAULT_LIST_DEPTH));
@@ -126,6 +128,7 @@ export class SpaceArtifactsController {
   }
 
   @Get('tree')
+  @Assistant()
   @ApiData(ARTIFACT_TREE, 403)
   async tree(@Param('spaceId') spaceId: string): Promise<Ok<ArtifactTree>> {
     return ok(await this.artifacts.tree(spaceId));

@@ -25,6 +25,7 @@ import {
   THOUGHT,
 } from '../openapi/response-schemas.js';
 import { arr } from '../openapi/schema.js';
+import { Assistant } from '../assistant-api/assistant.decorator.js';
 
 type Ok<T> = { success: true; data: T };
 const ok = <T>(data: T): Ok<T> => ({ success: true, data });
@@ -35,6 +36,7 @@ export class ConversationsController {
   constructor(private readonly conversations: ConversationsService) {}
 
   @Get()
+  @Assistant()
   @ApiData(arr(CONVERSATION_SUMMARY))
   async list(@Param('spaceId') spaceId: string): Promise<Ok<ConversationSummaryDto[]>> {
     return ok((await this.conversations.list(spaceId)).map(toSummaryDto));
@@ -52,6 +54,7 @@ export class ConversationsController {
   }
 
   @Get(':conversationId')
+  @Assistant()
   @ApiData(CONVERSATION)
   async get(
     @Param('spaceId') spaceId: string,

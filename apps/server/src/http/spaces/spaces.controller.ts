@@ -13,6 +13,7 @@ import {
   SPACE_PREFERENCES,
 } from '../openapi/response-schemas.js';
 import { arr, str } from '../openapi/schema.js';
+import { Assistant } from '../assistant-api/assistant.decorator.js';
 
 type Ok<T> = { success: true; data: T };
 const ok = <T>(data: T): Ok<T> => ({ success: true, data });
@@ -27,6 +28,7 @@ export class SpacesController {
   ) {}
 
   @Get()
+  @Assistant()
   @ApiData(arr(SPACE))
   async list(): Promise<Ok<SpaceDto[]>> {
     return ok((await this.spaces.list()).map((s) => this.spaces.toDto(s)));
@@ -59,6 +61,7 @@ export class SpacesController {
   }
 
   @Get(':spaceId')
+  @Assistant()
   @ApiData(SPACE)
   async get(@Param('spaceId') spaceId: string): Promise<Ok<SpaceDto>> {
     return ok(this.spaces.toDto(await this.spaces.get(spaceId)));

@@ -8,7 +8,9 @@ import { TurnTexts } from '../../agent/turn-endings.js';
 import { refuseTurn, TurnPlanBuilder, type TurnRefusal } from '../../agent/turn-plan-builder.js';
 import { TurnPlanBuilders } from '../../agent/turn-plan-builders.js';
 import { ConversationsService } from '../../conversations/conversations.service.js';
+import { appMayUseServiceApi, serviceApiTools } from '../../assistant-api/service-api-tool.js';
 import { McpServers } from '../../mcp/mcp-servers.service.js';
+import { AssistantApi } from '../../ports/assistant-api.port.js';
 import { lastUserText, withSkills } from '../../skills/skill-rules.js';
 import { SkillsService } from '../../skills/skills.service.js';
 import { ModelSourcesService } from '../../models/model-sources.service.js';
@@ -41,6 +43,7 @@ export class AppChatPlanBuilder extends TurnPlanBuilder implements OnModuleInit 
     private readonly clock: Clock,
     private readonly mcp: McpServers,
     private readonly skills: SkillsService,
+    private readonly api: AssistantApi,
   ) {
     super();
   }
@@ -76,7 +79,11 @@ export class AppChatPlanBuilder extends TurnPlanBuilder implements OnModuleInit 
     await io.takePendingInput();
     const tools = this.tools
       .builtins({ bash: appMayUseShell(app) })
-      .with(...(await this.mcp.chatTools(space.id, app)), ...skills.tools);
+      .with(
+        ...(await this.mcp.chatTools(space.id, app)),
+        ...skills.tools,
+        ...(appMayUseServiceApi(app) ? serviceApiTools(this.api) : []),
+      );
     return {
       system: withSkills(
         appSystemPrompt({

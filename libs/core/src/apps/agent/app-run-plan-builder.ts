@@ -6,7 +6,9 @@ import { TurnTexts } from '../../agent/turn-endings.js';
 import { refuseTurn, TurnPlanBuilder, type TurnRefusal, type UnplannedEnding } from '../../agent/turn-plan-builder.js';
 import { TurnPlanBuilders } from '../../agent/turn-plan-builders.js';
 import { ConversationsService } from '../../conversations/conversations.service.js';
+import { appMayUseServiceApi, serviceApiTools } from '../../assistant-api/service-api-tool.js';
 import { McpServers } from '../../mcp/mcp-servers.service.js';
+import { AssistantApi } from '../../ports/assistant-api.port.js';
 import { withSkills } from '../../skills/skill-rules.js';
 import { SkillsService } from '../../skills/skills.service.js';
 import { ModelSourcesService } from '../../models/model-sources.service.js';
@@ -46,6 +48,7 @@ export class AppRunPlanBuilder extends TurnPlanBuilder implements OnModuleInit {
     private readonly clock: Clock,
     private readonly mcp: McpServers,
     private readonly skills: SkillsService,
+    private readonly api: AssistantApi,
   ) {
     super();
   }
@@ -83,6 +86,7 @@ export class AppRunPlanBuilder extends TurnPlanBuilder implements OnModuleInit {
       }),
       ...mcp.tools,
       ...skills.tools,
+      ...(appMayUseServiceApi(app) ? serviceApiTools(this.api) : []),
     );
     const record = async (content: string, meta: Record<string, unknown>, thoughts: unknown) => {
       if (content === '' && (!Array.isArray(thoughts) || thoughts.length === 0)) return;

@@ -1,0 +1,12 @@
+import { applyDecorators } from '@nestjs/common';
+import { ApiExtension } from '@nestjs/swagger';
+
+/** The OpenAPI operation extension that marks an operation `Assistant`. */
+export const ASSISTANT_EXTENSION = 'x-svc-assistant';
+
+/**
+ * Marks an operation `Assistant` (spec doc 1): the built-in assistant may call it through its
+ * own listener when its operate-the-service capability is on. The mark travels in the OpenAPI
+ * document, which is also where the listener reads the list of reachable operations from.
+ */
+export const Assistant = (): MethodDecorator => applyDecorators(ApiExtension(ASSISTANT_EXTENSION, true));

@@ -1,0 +1,163 @@
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, beforeEach, describe, it } from 'node:test';
+import request from 'supertest';
+import { ScriptedModelServer, textReply } from '#testing/scripted-model-server.js';
+import { startServer, type TestServer } from '#testing/test-server.js';
+import { type Frame, WsTestClient } from '#testing/ws-client.js';
+
+const SECRET_KEY = 'sk-live-assistant-must-not-see-1234567890';
+const api = (method: string, path: string, extra: Record<string, unknown> = {}) => ({
+  steps: [{ toolCall: { name: 'ServiceApi', input: { method, path, ...extra } } }],
+});
+
+describe("the assistant's own access to the API (svc-api-ref)", () => {
+  let model: ScriptedModelServer;
+  let server: TestServer;
+  let space: { id: string; path: string };
+  let keyedAppId: string;
+
+  const auth = (r: request.Test) => r.set('Authorization', `Bearer ${server.password}`);
+  const http = {
+    get: (p: string) => auth(request(server.url).get(p)),
+    post: (p: string, body: object = {}) => auth(request(server.url).post(p)).send(body),
+  };
+  const okData = <T>(res: request.Response): T => {
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    return res.body.data as T;
+  };
+  const toolsOf = (i: number) =>
+    (model.requests[i]!.body as { tools?: Array<{ name: string; description: string }> }).tools ?? [];
+  const results = (frames: Frame[]) =>
+    frames.filter((f) => f.channel === 'agent:tool-result').map((f) => f.data as { result: string; isError: boolean });
+
+  async function turn(conversationId: string, send: () => Promise<request.Response>): Promise<Frame[]> {
+    const ws = await WsTestClient.signedIn(server.wsUrl, server.password);
+    ws.send({ type: 'subscribe', payload: { conversationId } });
+    await ws.roundTrip();
+    try {
+      assert.equal((await send()).status, 200);
+      await ws.event('agent:complete', 30_000);
+      await ws.roundTrip();
+      return ws.raw.map((r) => JSON.parse(r) as Frame).filter((f) => f.type === 'event');
+    } finally {
+      ws.close();
+    }
+  }
+  async function chat(message: string): Promise<Frame[]> {
+    const id = okData<{ id: string }>(await http.post(`/api/spaces/${space.id}/conversations`, { title: 'a' })).id;
+    return turn(id, () => http.post('/api/agent/message', { spaceId: space.id, conversationId: id, message }));
+  }
+
+  before(async () => {
+    model = await ScriptedModelServer.start();
+    server = await startServer({
+      env: {
+        SVC_AI_PROVIDER: 'anthropic',
+        SVC_AI_API_URL: model.url,
+        SVC_AI_API_KEY: 'sk-scripted',
+        SVC_AI_MODEL: 'scripted-model',
+      },
+    });
+    space = okData(await http.post('/api/spaces', { name: 'Ledger Space' }));
+    writeFileSync(join(space.path, 'ledger.txt'), 'LEDGER-CONTENT 42');
+    keyedAppId = okData<{ appId: string }>(
+      await http.post('/api/apps/install', {
+        spec: {
+          spec_version: '1',
+          name: 'Keyed Helper',
+          version: '1.0.0',
+          author: 'tests',
+          description: 'Has an API key in its settings.',
+          type: 'automation',
+          system_prompt: 'Help.',
+          config_schema: [{ key: 'api_key', label: 'API key', type: 'text' }],
+        },
+        spaceId: space.id,
+        userConfig: { api_key: SECRET_KEY },
+      }),
+    ).appId;
+  });
+  after(async () => {
+    await server?.stop();
+    await model?.close();
+  });
+  beforeEach(() => model.reset());
+
+  it('is off until the preference turns it on', async () => {
+    model.enqueue(textReply('hi'));
+    await chat('hello');
+    assert.ok(!toolsOf(0).some((t) => t.name === 'ServiceApi'));
+    okData(await http.post('/api/config', { assistant: { serviceApi: true } }));
+  });
+
+  it('lists spaces and reads a file through its own listener; the operations come from the Assistant mark', async () => {
+    model.enqueue(
+      api('GET', '/api/spaces'),
+      api('GET', '/api/artifacts/content', { query: { path: join(space.path, 'ledger.txt') } }),
+      textReply('done'),
+    );
+    const [spaces, file] = results(await chat('What spaces do I have?'));
+    const tool = toolsOf(0).find((t) => t.name === 'ServiceApi')!;
+    assert.match(tool.description, /- GET \/api\/spaces\n/);
+    assert.match(tool.description, /- GET \/api\/artifacts\/content/);
+    assert.ok(!tool.description.includes('DELETE /api/spaces'), 'only Assistant operations');
+    assert.equal(spaces!.isError, false);
+    assert.match(spaces!.result, /^HTTP 200\n/);
+    assert.ok(spaces!.result.includes('Ledger Space'));
+    assert.equal(file!.isError, false);
+    assert.ok(file!.result.includes('LEDGER-CONTENT 42'));
+    const doc: unknown = (await http.get('/api/openapi.json')).body;
+    const paths = (doc as { paths: Record<string, Record<string, Record<string, unknown>>> }).paths;
+    assert.equal(paths['/api/spaces']!.get!['x-svc-assistant'], true, 'the mark is in the OpenAPI document');
+    assert.equal(paths['/api/spaces/{spaceId}']!.delete!['x-svc-assistant'], undefined);
+  });
+
+  it('refuses operations not marked Assistant, changing nothing', async () => {
+    model.enqueue(
+      api('DELETE', `/api/spaces/${space.id}`),
+      api('POST', '/api/config', { body: { assistant: { serviceApi: false } } }),
+      textReply('could not'),
+    );
+    const [del, config] = results(await chat('Delete this space'));
+    assert.equal(del!.isError, true);
+    assert.match(del!.result, /^HTTP 403\n.*not open to the assistant: DELETE \/api\/spaces\//);
+    assert.equal(config!.isError, true);
+    assert.match(config!.result, /^HTTP 403/);
+    assert.equal((await http.get(`/api/spaces/${space.id}`)).status, 200, 'the space is still there');
+  });
+
+  it('masks secrets in what it reads: the key never reaches the model', async () => {
+    model.enqueue(api('GET', `/api/apps/${keyedAppId}`), textReply('masked'));
+    const [app] = results(await chat('Show the helper'));
+    assert.equal(app!.isError, false);
+    assert.ok(app!.result.includes('"api_key":"***"'), app!.result.slice(0, 400));
+    for (const r of model.requests) {
+      const body = JSON.stringify(r.body);
+      assert.ok(!body.includes(SECRET_KEY), 'the key never reaches the model');
+      assert.ok(!body.includes(server.password), 'nor the access password');
+    }
+    // Over the main API the key is still there for the user.
+    assert.equal(
+      okData<{ userConfig: { api_key: string } }>(await http.get(`/api/apps/${keyedAppId}`)).userConfig.api_key,
+      SECRET_KEY,
+    );
+  });
+
+  it('a digital human gets it with the svc-api-ref permission only', async () => {
+    const chatOf = async (appId: string) => {
+      model.reset();
+      model.enqueue(textReply('ok'));
+      await turn(`app-chat:${appId}`, () =>
+        http.post(`/api/apps/${appId}/chat/send`, { spaceId: space.id, message: 'hi' }),
+      );
+      return toolsOf(0).some((t) => t.name === 'ServiceApi');
+    };
+    assert.equal(await chatOf(keyedAppId), false, 'off by default');
+    okData(await http.post(`/api/apps/${keyedAppId}/permissions/grant`, { permission: 'svc-api-ref' }));
+    assert.equal(await chatOf(keyedAppId), true);
+    okData(await http.post(`/api/apps/${keyedAppId}/permissions/revoke`, { permission: 'svc-api-ref' }));
+    assert.equal(await chatOf(keyedAppId), false);
+  });
+});
