@@ -1,6 +1,7 @@
 import { TEMP_SPACE_ID } from '#contracts/spaces.js';
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { api, ApiError, session, whenUnauthorized } from './api.js';
+import { AppsScreen } from './apps.js';
 import { ChatScreen } from './chat.js';
 import { FilesScreen } from './files.js';
 import { href, useRoute } from './route.js';
@@ -24,6 +25,7 @@ export interface Screen {
 export const SCREENS: Screen[] = [
   { id: 'chat', label: 'Chat' },
   { id: 'files', label: 'Files' },
+  { id: 'apps', label: 'Digital humans' },
   { id: 'spaces', label: 'Spaces' },
 ];
 
@@ -149,6 +151,8 @@ function Shell(props: { onSignOut: () => void }) {
           <p class="muted">Loading…</p>
         ) : screen === 'chat' ? (
           <ChatScreen key={space.id} space={space} socket={socket} conversationId={route[1]} />
+        ) : screen === 'apps' ? (
+          <AppsScreen space={space} socket={socket} appId={route[1]} />
         ) : screen === 'spaces' ? (
           <SpacesScreen spaces={spaces} current={space.id} onSwitch={switchSpace} reload={reload} />
         ) : (

@@ -287,6 +287,7 @@ export function Conversation(props: {
   onTurnEnd?: () => void;
   send?: (message: string) => Promise<unknown>;
   stop?: () => Promise<unknown>;
+  load?: () => Promise<ConversationDto>;
 }) {
   const id = props.conversationId;
   const [conversation, setConversation] = useState<ConversationDto | null>(null);
@@ -299,7 +300,9 @@ export function Conversation(props: {
 
   const load = async () => {
     try {
-      setConversation(await api.get<ConversationDto>(`/api/spaces/${props.space.id}/conversations/${encodeURIComponent(id)}`));
+      setConversation(
+        await (props.load ?? (() => api.get<ConversationDto>(`/api/spaces/${props.space.id}/conversations/${encodeURIComponent(id)}`)))(),
+      );
     } catch (err) {
       setError((err as ApiError).message);
     }

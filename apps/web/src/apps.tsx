@@ -1,0 +1,415 @@
+import type { ActivityEntryDto, AppDto, AutomationStateDto, RunTriggerResult } from '#contracts/apps.js';
+import { appChatConversationId } from '#contracts/apps.js';
+import type { ConversationDto, MessageDto } from '#contracts/conversations.js';
+import { useEffect, useState } from 'preact/hooks';
+import { api, ApiError } from './api.js';
+import { Conversation } from './chat.js';
+import { confirmAction } from './dialogs.js';
+import { go, href } from './route.js';
+import type { EventSocket } from './socket.js';
+import type { Space } from './spaces.js';
+
+/** A `config_schema` item (spec doc 3). */
+interface Setting {
+  key: string;
+  label: string;
+  type: 'url' | 'text' | 'string' | 'number' | 'select' | 'boolean' | 'email';
+  description?: string;
+  placeholder?: string;
+  required?: boolean;
+  default?: unknown;
+  options?: Array<{ label: string; value: string | number | boolean }>;
+}
+interface Escalation {
+  entryId: string;
+  question: string;
+  choices: string[];
+}
+
+const nameOf = (app: AppDto): string => String(app.spec.display_name ?? app.spec.name ?? app.id);
+const time = (ms: number | null | undefined): string => (ms ? new Date(ms).toLocaleString() : '—');
+
+/** Digital humans: the list with live status, installing from a spec file, and one app's page. */
+export function AppsScreen(props: { space: Space; socket: EventSocket; appId?: string }) {
+  const [apps, setApps] = useState<AppDto[]>([]);
+  const [states, setStates] = useState<Record<string, AutomationStateDto>>({});
+  const [yaml, setYaml] = useState('');
+  const [global, setGlobal] = useState(false);
+  const [status, setStatus] = useState('');
+  const [schema, setSchema] = useState<Setting[]>([]);
+  const [config, setConfig] = useState<Record<string, unknown>>({});
+  // The spec's settings are asked for before installing (the YAML parser is loaded only here).
+  useEffect(() => {
+    if (!yaml.trim()) return setSchema([]);
+    let live = true;
+    void import('yaml')
+      .then(({ parse }) => {
+        const spec = parse(yaml) as { config_schema?: Setting[]; inputs?: Setting[] } | null;
+        const found = (spec?.config_schema ?? spec?.inputs ?? []).filter((s) => s && typeof s.key === 'string');
+        if (live) {
+          setSchema(found);
+          setConfig((prev) => initialValues(found, prev));
+        }
+      })
+      .catch(() => live && setSchema([]));
+    return () => {
+      live = false;
+    };
+  }, [yaml]);
+  const reload = async () => {
+    try {
+      setApps(await api.get<AppDto[]>('/api/apps'));
+    } catch (err) {
+      setStatus((err as ApiError).message);
+    }
+  };
+  useEffect(() => {
+    void reload();
+    return props.socket.on((event) => {
+      const d = event.data as { appId?: string; state?: AutomationStateDto };
+      if (event.channel === 'app:status_changed' && d.appId && d.state) {
+        const { appId, state } = d;
+        setStates((prev) => ({ ...prev, [appId]: state }));
+        void reload();
+      }
+      if (event.channel === 'app:list_changed' || event.channel === 'app:deleted') void reload();
+    });
+  }, []);
+
+  if (props.appId) {
+    const app = apps.find((a) => a.id === props.appId);
+    return app ? (
+      <AppPage app={app} state={states[app.id]} space={props.space} socket={props.socket} reload={reload} />
+    ) : (
+      <p class="muted">{status || 'Loading…'}</p>
+    );
+  }
+
+  return (
+    <div class="stack">
+      <section class="panel stack" aria-labelledby="apps-title">
+        <h1 id="apps-title">Digital humans</h1>
+        {apps.length === 0 && <p class="muted">None installed yet.</p>}
+        <ul class="plain cards" aria-label="Installed digital humans">
+          {apps.map((app) => (
+            <li key={app.id} class="panel stack">
+              <a href={href('apps', app.id)}>
+                <strong>{nameOf(app)}</strong>
+              </a>
+              <span class="muted">{String(app.spec.description ?? '')}</span>
+              <span class="row">
+                <span class="badge">{app.status}</span>
+                {states[app.id] && <span class="badge">{states[app.id]!.status}</span>}
+                {app.pendingEscalationId && <span class="badge">waiting for you</span>}
+              </span>
+            </li>
+          ))}
+        </ul>
+      </section>
+      <form
+        class="panel stack"
+        aria-labelledby="install-title"
+        onSubmit={async (e) => {
+          e.preventDefault();
+          try {
+            const { appId } = await api.post<{ appId: string }>('/api/apps/import-spec', {
+              spaceId: global ? null : props.space.id,
+              yamlContent: yaml,
+              userConfig: config,
+            });
+            setYaml('');
+            setStatus('Installed.');
+            await reload();
+            go('apps', appId);
+          } catch (err) {
+            setStatus((err as ApiError).message);
+          }
+        }}
+      >
+        <h2 id="install-title">Install from a spec file</h2>
+        <label for="spec-file">spec.yaml file</label>
+        <input id="spec-file" type="file" accept=".yaml,.yml,text/yaml" onChange={async (e) => setYaml((await e.currentTarget.files?.[0]?.text()) ?? '')} />
+        <label for="spec-text">or paste the spec</label>
+        <textarea id="spec-text" rows={8} class="editor short" value={yaml} onInput={(e) => setYaml(e.currentTarget.value)} />
+        {schema.length > 0 && (
+          <fieldset class="stack">
+            <legend>Settings</legend>
+            <SettingsFields schema={schema} values={config} set={(key, value) => setConfig({ ...config, [key]: value })} />
+          </fieldset>
+        )}
+        <label class="row">
+          <input type="checkbox" checked={global} onChange={(e) => setGlobal(e.currentTarget.checked)} /> For every space (global)
+        </label>
+        <button type="submit" class="primary" disabled={!yaml.trim()}>
+          Install
+        </button>
+        <p role="status" class="muted">{status}</p>
+      </form>
+    </div>
+  );
+}
+
+const initialValues = (schema: Setting[], current: Record<string, unknown> = {}): Record<string, unknown> =>
+  Object.fromEntries(schema.map((s) => [s.key, current[s.key] ?? s.default ?? (s.type === 'boolean' ? false : '')]));
+
+/** Controls generated from a spec's `config_schema`: one labelled control per setting, by type. */
+function SettingsFields(props: { schema: Setting[]; values: Record<string, unknown>; set: (key: string, value: unknown) => void }) {
+  const { values, set } = props;
+  return (
+    <>
+      {props.schema.map((s) => {
+        const id = `setting-${s.key}`;
+        const common = { id, required: s.required, placeholder: s.placeholder, 'aria-describedby': s.description ? `${id}-help` : undefined };
+        const value = values[s.key];
+        return (
+          <div key={s.key} class="stack">
+            {s.type === 'boolean' ? (
+              <label class="row">
+                <input type="checkbox" id={id} checked={Boolean(value)} onChange={(e) => set(s.key, e.currentTarget.checked)} /> {s.label}
+              </label>
+            ) : (
+              <label for={id}>{s.label}</label>
+            )}
+            {s.type === 'text' && <textarea {...common} rows={4} value={String(value ?? '')} onInput={(e) => set(s.key, e.currentTarget.value)} />}
+            {s.type === 'select' && (
+              <select {...common} value={String(value ?? '')} onChange={(e) => set(s.key, s.options?.find((o) => String(o.value) === e.currentTarget.value)?.value)}>
+                {s.options?.map((o) => (
+                  <option key={String(o.value)} value={String(o.value)}>
+                    {o.label}
+                  </option>
+                ))}
+              </select>
+            )}
+            {['url', 'string', 'email', 'number'].includes(s.type) && (
+              <input
+                {...common}
+                type={(s.type === 'string' ? 'text' : s.type) as 'text'}
+                value={String(value ?? '')}
+                onInput={(e) => set(s.key, s.type === 'number' ? Number(e.currentTarget.value) : e.currentTarget.value)}
+              />
+            )}
+            {s.description && (
+              <span id={`${id}-help`} class="notice">
+                {s.description}
+              </span>
+            )}
+          </div>
+        );
+      })}
+    </>
+  );
+}
+
+function SettingsForm(props: { app: AppDto; onSaved: () => void }) {
+  const schema = (props.app.spec.config_schema as Setting[] | undefined) ?? [];
+  const [values, setValues] = useState<Record<string, unknown>>(() => initialValues(schema, props.app.userConfig));
+  const [status, setStatus] = useState('');
+  if (schema.length === 0) return <p class="muted">This digital human has no settings.</p>;
+  return (
+    <form
+      class="stack"
+      aria-label="Settings"
+      onSubmit={async (e) => {
+        e.preventDefault();
+        try {
+          await api.post(`/api/apps/${props.app.id}/config`, values);
+          setStatus('Settings saved.');
+          props.onSaved();
+        } catch (err) {
+          setStatus((err as ApiError).message);
+        }
+      }}
+    >
+      <SettingsFields schema={schema} values={values} set={(key, value) => setValues({ ...values, [key]: value })} />
+      <button type="submit" class="primary">
+        Save settings
+      </button>
+      <p role="status" class="muted">{status}</p>
+    </form>
+  );
+}
+
+function AppPage(props: { app: AppDto; state?: AutomationStateDto; space: Space; socket: EventSocket; reload: () => Promise<void> }) {
+  const { app } = props;
+  const [tab, setTab] = useState<'chat' | 'activity' | 'settings'>('chat');
+  const [activity, setActivity] = useState<ActivityEntryDto[]>([]);
+  const [escalations, setEscalations] = useState<Escalation[]>([]);
+  const [state, setState] = useState<AutomationStateDto | undefined>(props.state);
+  const [status, setStatus] = useState('');
+  const spaceId = app.spaceId ?? props.space.id;
+
+  useEffect(() => {
+    void api.get<AutomationStateDto>(`/api/apps/${app.id}/state`).then(setState, () => undefined);
+    void api.get<ActivityEntryDto[]>(`/api/apps/${app.id}/activity?limit=50`).then(
+      (entries) => {
+        setActivity(entries);
+        const pending = entries.find((e) => e.type === 'escalation' && e.id === app.pendingEscalationId);
+        if (pending) {
+          const c = pending.content as { question?: string; choices?: string[] };
+          setEscalations([{ entryId: pending.id, question: String(c.question ?? ''), choices: c.choices ?? [] }]);
+        }
+      },
+      () => undefined,
+    );
+    return props.socket.on((event) => {
+      const d = event.data as Record<string, unknown>;
+      if (d.appId !== app.id) return;
+      if (event.channel === 'app:status_changed') setState(d.state as AutomationStateDto);
+      if (event.channel === 'app:activity_entry:new') {
+        const entry = d.entry as ActivityEntryDto;
+        setActivity((prev) => [entry, ...prev.filter((e) => e.id !== entry.id)]);
+      }
+      if (event.channel === 'app:escalation:new') {
+        setEscalations((prev) => [...prev, { entryId: String(d.entryId), question: String(d.question), choices: (d.choices as string[]) ?? [] }]);
+      }
+      if (event.channel === 'app:escalation:resolved') setEscalations((prev) => prev.filter((e) => e.entryId !== d.entryId));
+    });
+  }, [app.id]);
+
+  const act = async (work: () => Promise<unknown>, done: string) => {
+    try {
+      await work();
+      setStatus(done);
+      await props.reload();
+    } catch (err) {
+      setStatus((err as ApiError).message);
+    }
+  };
+  const paused = app.status === 'paused';
+  return (
+    <div class="stack">
+      <section class="panel stack" aria-labelledby="app-title">
+        <p>
+          <a href={href('apps')}>← Digital humans</a>
+        </p>
+        <h1 id="app-title">{nameOf(app)}</h1>
+        <p class="row">
+          <span class="badge">{app.status}</span>
+          {state && (
+            <span class="muted">
+              {state.status}, {state.runningCount} running, next run {time(state.nextRunAtMs)}, last run {time(state.lastRunAtMs)}
+              {state.lastError && <span class="error"> — {state.lastError}</span>}
+            </span>
+          )}
+        </p>
+        <div class="row" role="toolbar" aria-label="Digital human actions">
+          <button onClick={() => act(() => api.post(`/api/apps/${app.id}/${paused ? 'resume' : 'pause'}`), paused ? 'Resumed.' : 'Paused.')}>
+            {paused ? 'Resume' : 'Pause'}
+          </button>
+          <button
+            onClick={async () => {
+              try {
+                const result = await api.post<RunTriggerResult>(`/api/apps/${app.id}/trigger`);
+                setStatus(result.outcome === 'started' ? 'Run started.' : `Skipped: ${result.reason}`);
+              } catch (err) {
+                setStatus((err as ApiError).message);
+              }
+            }}
+          >
+            Run now
+          </button>
+          <button
+            onClick={async () => {
+              const yaml = await api.get<string>(`/api/apps/${app.id}/export-spec`);
+              const link = document.createElement('a');
+              link.href = URL.createObjectURL(new Blob([yaml], { type: 'text/yaml' }));
+              link.download = `${String(app.spec.name ?? 'spec')}.yaml`;
+              link.click();
+            }}
+          >
+            Export
+          </button>
+          <button
+            class="danger"
+            onClick={async () => {
+              if (!(await confirmAction(`Uninstall ${nameOf(app)}?`, 'Uninstall'))) return;
+              await act(() => api.del(`/api/apps/${app.id}`), 'Uninstalled.');
+              go('apps');
+            }}
+          >
+            Uninstall
+          </button>
+        </div>
+        <p role="status" class="muted">{status}</p>
+        {escalations.map((e) => (
+          <EscalationCard key={e.entryId} appId={app.id} escalation={e} />
+        ))}
+      </section>
+      <div class="row" role="tablist" aria-label="Sections">
+        {(['chat', 'activity', 'settings'] as const).map((t) => (
+          <button key={t} role="tab" aria-selected={tab === t} class={tab === t ? 'primary' : ''} onClick={() => setTab(t)}>
+            {t === 'chat' ? 'Chat' : t === 'activity' ? 'Activity' : 'Settings'}
+          </button>
+        ))}
+      </div>
+      {tab === 'chat' && (
+        <Conversation
+          space={{ ...props.space, id: spaceId }}
+          socket={props.socket}
+          conversationId={appChatConversationId(app.id)}
+          load={async (): Promise<ConversationDto> => ({
+            ...({} as ConversationDto),
+            id: appChatConversationId(app.id),
+            title: `Chat with ${nameOf(app)}`,
+            messages: await api.get<MessageDto[]>(`/api/apps/${app.id}/chat/messages`),
+          })}
+          send={(message) => api.post(`/api/apps/${app.id}/chat/send`, { spaceId, message })}
+          stop={() => api.post(`/api/apps/${app.id}/chat/stop`)}
+        />
+      )}
+      {tab === 'activity' && (
+        <section class="panel" aria-label="Activity">
+          {activity.length === 0 && <p class="muted">No activity yet.</p>}
+          <ol class="plain stack">
+            {activity.map((entry) => (
+              <li key={entry.id}>
+                <span class="badge">{entry.type}</span> <span class="muted">{time(entry.ts)}</span>
+                <div>{String((entry.content as { summary?: unknown; text?: unknown }).summary ?? (entry.content as { text?: unknown }).text ?? JSON.stringify(entry.content))}</div>
+              </li>
+            ))}
+          </ol>
+        </section>
+      )}
+      {tab === 'settings' && (
+        <section class="panel">
+          <SettingsForm app={app} onSaved={() => void props.reload()} />
+        </section>
+      )}
+    </div>
+  );
+}
+
+function EscalationCard(props: { appId: string; escalation: Escalation }) {
+  const [text, setText] = useState('');
+  const [status, setStatus] = useState('');
+  const respond = (body: { choice?: string; text?: string }) =>
+    api.post(`/api/apps/${props.appId}/escalation/${props.escalation.entryId}/respond`, body).then(
+      () => setStatus('Answered.'),
+      (err: ApiError) => setStatus(err.message),
+    );
+  return (
+    <form
+      class="panel stack"
+      aria-label="Question from the digital human"
+      onSubmit={(e) => {
+        e.preventDefault();
+        void respond({ text });
+      }}
+    >
+      <strong>{props.escalation.question}</strong>
+      <div class="row">
+        {props.escalation.choices.map((choice) => (
+          <button key={choice} type="button" onClick={() => void respond({ choice })}>
+            {choice}
+          </button>
+        ))}
+      </div>
+      <label for={`esc-${props.escalation.entryId}`}>Or answer in words</label>
+      <input id={`esc-${props.escalation.entryId}`} value={text} onInput={(e) => setText(e.currentTarget.value)} />
+      <button type="submit" class="primary" disabled={!text.trim()}>
+        Send answer
+      </button>
+      <p role="status" class="muted">{status}</p>
+    </form>
+  );
+}

@@ -1,0 +1,120 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { Browser, Page } from 'playwright-core';
+import request from 'supertest';
+import { browserSkipReason, launchChromium, screenshot } from '#testing/browser.js';
+import { ScriptedModelServer } from '#testing/scripted-model-server.js';
+import { startServer, type TestServer } from '#testing/test-server.js';
+
+const WAIT = 30_000;
+const SPEC = `name: Price Watcher
+version: 1.0.0
+author: alice
+description: Watches a product price.
+type: automation
+system_prompt: Check the price, then report.
+config_schema:
+  - key: product_url
+    label: Product page
+    type: url
+    required: true
+  - key: max
+    label: Max price
+    type: number
+    default: 100
+  - key: lang
+    label: Language
+    type: select
+    default: en
+    options:
+      - { label: English, value: en }
+      - { label: Chinese, value: zh }
+`;
+
+describe('web app in Chromium: digital humans', { skip: browserSkipReason() }, () => {
+  let server: TestServer;
+  let model: ScriptedModelServer;
+  let browser: Browser;
+  let page: Page;
+  const auth = () => ({ Authorization: `Bearer ${server.password}` });
+
+  before(async () => {
+    model = await ScriptedModelServer.start();
+    server = await startServer({ env: model.serverEnv() });
+    browser = await launchChromium();
+    page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
+    await page.goto(`${server.url}/?token=${encodeURIComponent(server.password)}#/apps`);
+    await page.getByRole('heading', { name: 'Digital humans' }).waitFor({ timeout: WAIT });
+    await page.getByText('Live').waitFor({ timeout: WAIT });
+  });
+  after(async () => {
+    await browser?.close();
+    await server?.stop();
+    await model?.close();
+  });
+
+  it('installs from a spec file and lists it with its status', async () => {
+    await page
+      .getByLabel('spec.yaml file')
+      .setInputFiles({ name: 'spec.yaml', mimeType: 'text/yaml', buffer: Buffer.from(SPEC) });
+    // Its settings are asked for before installing (the product page is required).
+    await page.getByLabel('Product page').fill('https://shop.example/first');
+    await page.getByRole('button', { name: 'Install', exact: true }).click();
+    await page.getByRole('heading', { name: 'Price Watcher' }).waitFor({ timeout: WAIT });
+    const apps = (await request(server.url).get('/api/apps').set(auth())).body.data as Array<{
+      spec: { name: string };
+    }>;
+    assert.deepEqual(
+      apps.map((a) => a.spec.name),
+      ['Price Watcher'],
+    );
+    await page.getByRole('link', { name: '← Digital humans' }).click();
+    const card = page.getByRole('list', { name: 'Installed digital humans' }).getByRole('listitem');
+    await card.getByText('active').first().waitFor({ timeout: WAIT });
+    await screenshot(page, 'digital-humans');
+  });
+
+  it('fills the settings form generated from config_schema', async () => {
+    await page.getByRole('link', { name: 'Price Watcher' }).click();
+    await page.getByRole('tab', { name: 'Settings' }).click();
+    await page.getByLabel('Product page').fill('https://shop.example/item');
+    assert.equal(await page.getByLabel('Max price').inputValue(), '100');
+    await page.getByLabel('Language').selectOption('zh');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.getByText('Settings saved.').waitFor({ timeout: WAIT });
+    const apps = (await request(server.url).get('/api/apps').set(auth())).body.data as Array<{ userConfig: object }>;
+    assert.deepEqual(apps[0]!.userConfig, { product_url: 'https://shop.example/item', max: 100, lang: 'zh' });
+    await screenshot(page, 'digital-human-settings');
+  });
+
+  it('pauses and resumes, with the status following live', async () => {
+    await page.getByRole('button', { name: 'Pause', exact: true }).click();
+    await page.getByRole('button', { name: 'Resume', exact: true }).waitFor({ timeout: WAIT });
+    await page.locator('.badge', { hasText: 'paused' }).first().waitFor({ timeout: WAIT });
+    await page.getByRole('button', { name: 'Resume', exact: true }).click();
+    await page.getByRole('button', { name: 'Pause', exact: true }).waitFor({ timeout: WAIT });
+  });
+
+  it('chats with the digital human', async () => {
+    model.enqueue({ steps: [{ text: 'The price is ' }, { text: '**42**.' }] });
+    await page.getByRole('tab', { name: 'Chat' }).click();
+    await page.getByLabel('Message', { exact: true }).fill('What is the price?');
+    await page.getByRole('button', { name: 'Send', exact: true }).click();
+    const messages = page.getByRole('log', { name: 'Messages' });
+    await messages.locator('strong', { hasText: '42' }).waitFor({ timeout: WAIT });
+    await messages.getByText('What is the price?').waitFor({ timeout: WAIT });
+    await screenshot(page, 'digital-human-chat');
+  });
+
+  it('runs now and shows the run in the activity timeline', async () => {
+    model.enqueue({ steps: [{ text: 'Checked: 42.' }] });
+    await page.getByRole('button', { name: 'Run now' }).click();
+    await page.getByText(/Run started\.|Skipped:/).waitFor({ timeout: WAIT });
+    await page.getByRole('tab', { name: 'Activity' }).click();
+    await page
+      .getByRole('region', { name: 'Activity' })
+      .locator('.badge', { hasText: /run_/ })
+      .first()
+      .waitFor({ timeout: 60_000 });
+  });
+});
