@@ -119,10 +119,20 @@ describe('parseConfig', () => {
       ['SVC_QUEUE_CONCURRENCY', { SVC_QUEUE_CONCURRENCY: '0' }],
       ['SVC_QUEUE_CONCURRENCY', { SVC_QUEUE_CONCURRENCY: '257' }],
       ['SVC_TEST_HOOKS', { SVC_TEST_HOOKS: 'on' }],
+      ['OTEL_EXPORTER_OTLP_ENDPOINT', { OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }],
+      ['OTEL_EXPORTER_OTLP_ENDPOINT', { OTEL_EXPORTER_OTLP_ENDPOINT: 'grpc://collector:4317' }],
     ];
     for (const [variable, env] of cases) {
       it(`${variable}=${JSON.stringify(Object.values(env)[0])}`, () => assertRejectedNaming(env, variable));
     }
+  });
+
+  it('OTEL_EXPORTER_OTLP_ENDPOINT: unset means no tracing; an http(s) URL is kept as given', () => {
+    assert.equal(ok({}).tracingEndpoint, null);
+    assert.equal(
+      ok({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel-collector:4318' }).tracingEndpoint,
+      'http://otel-collector:4318',
+    );
   });
 
   it('several bad variables give ONE result listing ALL of them', () => {
