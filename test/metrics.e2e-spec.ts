@@ -131,7 +131,7 @@ describe('metrics', () => {
     assert.ok((sample(text, 'svc_event_publish_duration_seconds_count') ?? 0) > 3);
     assert.equal(sample(text, 'svc_model_call_duration_seconds_count', { provider: 'openai', outcome: 'ok' }), 1);
     assert.equal(sample(text, 'svc_model_call_errors_total', { provider: 'openai', status: '503' }), 2);
-    assert.equal(sample(text, 'svc_model_call_retries_total'), 1);
+    assert.equal(sample(text, 'svc_model_call_retries_total', { provider: 'openai', kind: 'server_error' }), 1);
     assert.equal(sample(text, 'svc_model_tokens_total', { provider: 'openai', kind: 'input' }), 1000);
     assert.equal(sample(text, 'svc_model_tokens_total', { provider: 'openai', kind: 'output' }), 20);
     assert.equal(sample(text, 'svc_agent_turn_duration_seconds_count', { outcome: 'completed' }), 1);

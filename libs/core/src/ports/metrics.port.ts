@@ -38,8 +38,8 @@ export abstract class Metrics {
   abstract modelCall(report: ModelCallReport): void;
   /** Tokens a model call reported. */
   abstract modelTokens(provider: string, usage: TokenCounts): void;
-  /** The turn loop scheduled another attempt of a failed model call. */
-  abstract modelRetry(errorKind: string): void;
+  /** A failed model call was attempted again (by the turn loop), at this provider. */
+  abstract modelRetry(provider: string, errorKind: string): void;
   /** A turn ended; its cost in USD when the model's price is known. */
   abstract turnEnded(outcome: TurnOutcome, seconds: number, costUsd: number): void;
   /** A sign-in attempt was refused; `locked` when the lockout refused it. */

@@ -42,12 +42,4 @@ describe('MeteredEventBus', () => {
       ['completed', 0.03, 0],
     ]);
   });
-
-  it('counts retries, not the end of retrying', async () => {
-    const metrics = new RecordingMetrics();
-    const bus = new MeteredEventBus(new NullBus(), metrics);
-    await bus.publish('agent:api-retry', { conversationId: 'a', retry: { attempt: 1, errorKind: 'rate_limit' } });
-    await bus.publish('agent:api-retry', { conversationId: 'a', retry: null });
-    assert.deepEqual(metrics.of('modelRetry'), [['rate_limit']]);
-  });
 });

@@ -48,9 +48,6 @@ export class MeteredEventBus extends EventBus {
       const cost = typeof usage?.totalCostUsd === 'number' ? usage.totalCostUsd : 0;
       const duration = typeof d.duration === 'number' ? d.duration / 1000 : 0;
       this.metrics.turnEnded(outcome, duration, cost);
-    } else if (channel === AgentChannels.apiRetry) {
-      const retry = d.retry as { errorKind?: unknown } | null;
-      if (retry) this.metrics.modelRetry(typeof retry.errorKind === 'string' ? retry.errorKind : 'unknown');
     }
   }
 }

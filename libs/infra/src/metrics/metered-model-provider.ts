@@ -9,6 +9,7 @@ import {
   type ModelStreamEvent,
 } from '#core/ports/model-provider.port.js';
 import type { AppLogger } from '../logging/logger.js';
+import { currentLogContext } from '../logging/log-context.js';
 import { traceModelCall } from '../tracing/tracing.js';
 
 /**
@@ -19,6 +20,12 @@ import { traceModelCall } from '../tracing/tracing.js';
  * each call is a span (provider, model, outcome, HTTP status, tokens).
  */
 export class MeteredModelProvider extends ModelProvider {
+  /**
+   * Retryable failures not yet followed by another call, by the turn (or job) that made them
+   * (error kind): the next call of that turn is the retry, counted with its provider.
+   */
+  private readonly awaitingRetry = new Map<string, string>();
+
   constructor(
     private readonly inner: ModelProvider,
     private readonly metrics: Metrics,
@@ -35,6 +42,13 @@ export class MeteredModelProvider extends ModelProvider {
     const started = performance.now();
     const provider = endpoint.provider;
     const span = traceModelCall(provider, request.model);
+    const caller = currentLogContext();
+    const retryKey = caller?.turnId ?? caller?.jobId;
+    const retriedKind = retryKey === undefined ? undefined : this.awaitingRetry.get(retryKey);
+    if (retriedKind !== undefined) {
+      this.awaitingRetry.delete(retryKey!);
+      this.metrics.modelRetry(provider, retriedKind);
+    }
     try {
       for await (const event of this.inner.stream(endpoint, request)) {
         if (event.type === 'usage') {
@@ -53,6 +67,10 @@ export class MeteredModelProvider extends ModelProvider {
       const status = failure?.status ?? null;
       this.metrics.modelCall({ provider, seconds: (performance.now() - started) / 1000, errorKind: kind, status });
       span?.end({ status: 'error', httpStatus: status, errorKind: kind });
+      if (retryKey !== undefined && failure?.retryable) {
+        if (this.awaitingRetry.size >= 10_000) this.awaitingRetry.clear(); // turns that gave up
+        this.awaitingRetry.set(retryKey, kind);
+      }
       if (kind !== 'aborted') {
         this.logger.info('model call failed', {
           provider,

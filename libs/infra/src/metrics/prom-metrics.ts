@@ -32,7 +32,7 @@ export class PromMetrics extends Metrics {
   private readonly publish: Histogram;
   private readonly modelCalls: Histogram<'provider' | 'outcome'>;
   private readonly modelErrors: Counter<'provider' | 'kind' | 'status'>;
-  private readonly modelRetries: Counter<'kind'>;
+  private readonly modelRetries: Counter<'provider' | 'kind'>;
   private readonly tokens: Counter<'provider' | 'kind'>;
   private readonly turns: Histogram<'outcome'>;
   private readonly cost: Counter;
@@ -89,8 +89,8 @@ export class PromMetrics extends Metrics {
     });
     this.modelRetries = new Counter({
       name: 'svc_model_call_retries_total',
-      help: 'Model calls retried by the turn loop, by error kind',
-      labelNames: ['kind'],
+      help: 'Model calls retried by the turn loop, by provider and the error kind of the failed attempt',
+      labelNames: ['provider', 'kind'],
       registers,
     });
     this.tokens = new Counter({
@@ -205,8 +205,8 @@ export class PromMetrics extends Metrics {
       if (values[i]! > 0) this.tokens.inc({ provider, kind }, values[i]!);
     });
   }
-  modelRetry(errorKind: string): void {
-    this.modelRetries.inc({ kind: errorKind });
+  modelRetry(provider: string, errorKind: string): void {
+    this.modelRetries.inc({ provider, kind: errorKind });
   }
   turnEnded(outcome: TurnOutcome, seconds: number, costUsd: number): void {
     this.turns.observe({ outcome }, seconds);
