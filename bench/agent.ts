@@ -2,18 +2,32 @@
  * Agent benchmark. Build first, then: `node dist/bench/agent.js` (Redis at 127.0.0.1:6379 and
  * Postgres at 127.0.0.1:5432 are used for the "redis" mode when they answer).
  *
- * Prints, side by side:
- *  1. POST /api/agent/message → agent:turn-start latency, p50/p99, embedded and Redis modes;
- *  2. a 5,000-chunk reply (written by the model at a steady BENCH_RATE, default 1,000
- *     chunks/s) relayed to 100 subscribed sockets: delta throughput and p99 relay
- *     latency (from the model endpoint writing a chunk to each socket receiving it), against a
- *     bare `ws` relay of the same chunks from the same model stream as the reference, and the ratio.
+ * Prints, side by side in one run:
+ *  1. POST /api/agent/message → agent:turn-start latency, p50/p99, per mode;
+ *  2. for each socket count of BENCH_SOCKETS (default "10,100"), a BENCH_CHUNKS-chunk reply
+ *     (default 5,000) relayed to that many subscribed sockets: delta throughput (the model
+ *     writing as fast as it can) and p50/p99 relay latency (the model writing at a steady
+ *     BENCH_RATE, default 1,000 chunks/s; from the model endpoint writing a chunk to each socket
+ *     receiving it), against a bare `ws` relay of the same model stream in the same run, and the
+ *     ratios (throughput ×, p99 ×, p99 added over bare in ms);
+ *  3. where each chunk waits: per-stage p50/p99 of the paced relay (model write → event built →
+ *     log append → bus publish → gateway → frame written to the last socket → client receive),
+ *     from the server's SVC_RELAY_TRACE timestamps joined with the clients' by `seq`;
+ *  4. BENCH_CONCURRENT (default 200) concurrent streaming turns, one conversation and one
+ *     subscribed socket each, BENCH_CONCURRENT_CHUNKS (default 200) chunks each: every `seq` and
+ *     every chunk is checked (0 lost, 0 reordered, 0 duplicated, or the run fails).
+ * BENCH_MODES (default "embedded,redis") picks the modes; BENCH_CPU_PROF=<dir> runs the servers
+ * under `node --cpu-prof` and leaves their profiles there (summarize one with
+ * `node dist/bench/profile-summary.js <file>`).
  *
  * The model endpoint here is a minimal Anthropic-wire SSE server that stamps every text chunk
- * with the time it was written, so latency is measured end to end.
+ * with its index and the time it was written, so latency is measured end to end.
  */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import request from 'supertest';
 import WebSocket, { WebSocketServer } from 'ws';
 import { servicesAvailable } from '#testing/test-env.js';
@@ -22,18 +36,32 @@ import { WsTestClient } from '#testing/ws-client.js';
 
 const TURNS = Number(process.env.BENCH_TURNS ?? 40);
 const CHUNKS = Number(process.env.BENCH_CHUNKS ?? 5000);
-const SOCKETS = Number(process.env.BENCH_SOCKETS ?? 100);
+const SOCKET_COUNTS = (process.env.BENCH_SOCKETS ?? '10,100').split(',').map(Number);
 /** Chunks per second the model writes: a steady producer, so latency measures the relay, not a backlog. */
 const RATE = Number(process.env.BENCH_RATE ?? 1000);
+const CONCURRENT = Number(process.env.BENCH_CONCURRENT ?? 200);
+const CONCURRENT_CHUNKS = Number(process.env.BENCH_CONCURRENT_CHUNKS ?? 200);
+const MODES = (process.env.BENCH_MODES ?? 'embedded,redis').split(',');
+const CPU_PROF = process.env.BENCH_CPU_PROF;
 
-type Reply = 'short' | 'burst' | 'paced';
+/** `short`: one text chunk; `burst`: CHUNKS chunks as fast as the socket takes them; `paced`: at RATE/s; `many`: CONCURRENT_CHUNKS in a burst. */
+type Reply = 'short' | 'burst' | 'paced' | 'many';
 
-/** Anthropic Messages SSE: `short` = one text chunk; `stream` = CHUNKS chunks "<i>:<writeTimeMs>;". */
-function startModel(): Promise<{ url: string; next: (r: Reply) => void; close: () => void }> {
-  const queue: Reply[] = [];
+/** Progress, on stderr (the figures go to stdout). */
+const note = (line: string): boolean => process.stderr.write(`[bench] ${line}\n`);
+const now = (): number => performance.timeOrigin + performance.now();
+const sleep = (msecs: number): Promise<void> => new Promise((r) => setTimeout(r, msecs));
+
+type Model = Awaited<ReturnType<typeof startModel>>;
+
+/** Anthropic Messages SSE; text chunks are "<i>:<writeTimeMs>;". */
+function startModel(): Promise<{ url: string; close: () => void }> {
   const server = http.createServer(async (req, res) => {
-    for await (const _ of req) void _;
-    const kind = queue.shift() ?? 'short';
+    let body = '';
+    for await (const part of req) body += String(part);
+    // The reply asked for is named in the user's message ("bench:<kind>"); anything else
+    // (a title, a summary) gets the short one.
+    const kind = (/bench:(short|burst|paced|many)/.exec(body)?.[1] ?? 'short') as Reply;
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
     const send = (event: string, data: object): boolean =>
       res.write(`event: ${event}\ndata: ${JSON.stringify({ type: event, ...data })}\n\n`);
@@ -52,16 +80,17 @@ function startModel(): Promise<{ url: string; next: (r: Reply) => void; close: (
     if (kind === 'short') {
       send('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'ok' } });
     } else {
-      for (let i = 0; i < CHUNKS; i++) {
-        if (
-          !send('content_block_delta', {
-            index: 0,
-            delta: { type: 'text_delta', text: `${i}:${performance.timeOrigin + performance.now()};` },
-          })
-        ) {
+      const count = kind === 'many' ? CONCURRENT_CHUNKS : CHUNKS;
+      const t0 = performance.now();
+      for (let i = 0; i < count; i++) {
+        if (kind === 'paced') {
+          const wait = t0 + (i * 1000) / RATE - performance.now();
+          if (wait >= 1) await sleep(wait);
+        }
+        if (!send('content_block_delta', { index: 0, delta: { type: 'text_delta', text: `${i}:${now()};` } })) {
           await new Promise((r) => res.once('drain', r));
         }
-        if (i % 50 === 49) await new Promise((r) => setImmediate(r));
+        if (kind !== 'paced' && i % 50 === 49) await new Promise((r) => setImmediate(r));
       }
     }
     send('content_block_stop', { index: 0 });
@@ -73,16 +102,14 @@ function startModel(): Promise<{ url: string; next: (r: Reply) => void; close: (
     server.listen(0, '127.0.0.1', () =>
       resolve({
         url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-        next: (r) => queue.push(r),
         close: () => server.close(),
       }),
     ),
   );
 }
 
-const now = (): number => performance.timeOrigin + performance.now();
 const pct = (xs: number[], p: number): number => {
-  const s = [...xs].sort((a, b) => a - b);
+  const s = Float64Array.from(xs).sort();
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
 };
 const ms = (x: number): string => `${x.toFixed(1)} ms`;
@@ -93,31 +120,47 @@ interface RelayFigures {
   p99: number;
 }
 
-/** Parses "<i>:<ts>;" chunks out of a delta and records latency and the last index seen. */
-function meter(): { onDelta: (delta: string) => void; latencies: number[]; count: () => number } {
-  const latencies: number[] = [];
-  let seen = 0;
-  return {
-    onDelta(delta) {
-      const t = now();
-      for (const part of delta.split(';')) {
-        const at = Number(part.split(':')[1]);
-        if (Number.isFinite(at)) {
-          latencies.push(t - at);
-          seen++;
-        }
-      }
-    },
-    latencies,
-    count: () => seen,
-  };
+/** One received chunk: its index, the event's seq, when the model wrote it, when this socket got it. */
+interface Received {
+  index: number;
+  seq: number;
+  wrote: number;
+  got: number;
 }
 
-async function measureServer(
-  label: string,
-  server: TestServer,
-  model: Awaited<ReturnType<typeof startModel>>,
-): Promise<{ turnStart: number[]; relay: RelayFigures }> {
+/** Records every "<i>:<ts>;" chunk of the deltas one socket receives. */
+class Meter {
+  readonly received: Received[] = [];
+  onDelta(delta: string, seq: number): void {
+    const got = now();
+    for (const part of delta.split(';')) {
+      const [index, at] = part.split(':').map(Number);
+      if (Number.isFinite(at)) this.received.push({ index: index!, seq, wrote: at!, got });
+    }
+  }
+}
+
+function figures(meters: Meter[], elapsed: number): RelayFigures {
+  const latencies = meters.flatMap((m) => m.received.map((r) => r.got - r.wrote));
+  return { throughput: latencies.length / (elapsed / 1000), p50: pct(latencies, 50), p99: pct(latencies, 99) };
+}
+
+interface Relay {
+  sockets: number;
+  figures: RelayFigures;
+  conversationId: string;
+  meters: Meter[];
+}
+
+interface ModeResult {
+  mode: string;
+  turnStart: number[];
+  relays: Relay[];
+  concurrent: ConcurrentFigures;
+  stages: Map<number, StageFigures>;
+}
+
+async function measureServer(label: string, server: TestServer, trace: string): Promise<ModeResult> {
   const auth = { Authorization: `Bearer ${server.password}` };
   const space = (
     await request(server.url)
@@ -129,13 +172,13 @@ async function measureServer(
     (await request(server.url).post(`/api/spaces/${space.id}/conversations`).set(auth).send({})).body.data.id as string;
 
   // 1. POST → agent:turn-start
+  note(`${label}: ${TURNS} turns for turn-start latency`);
   const turnStart: number[] = [];
   const conv = await newConversation();
   const ws = await WsTestClient.signedIn(server.wsUrl, server.password);
   ws.send({ type: 'subscribe', payload: { conversationId: conv } });
   await ws.roundTrip();
   for (let i = 0; i < TURNS; i++) {
-    model.next('short');
     const started = now();
     const pending = ws.event('agent:turn-start', 10_000);
     await request(server.url)
@@ -148,70 +191,222 @@ async function measureServer(
   }
   ws.close();
 
-  // 2. 5,000-chunk reply to 100 subscribed sockets: a burst for throughput, a paced one for latency
-  const burst = await relayThroughServer(server, model, await newConversation(), space.id, 'burst');
-  const paced = await relayThroughServer(server, model, await newConversation(), space.id, 'paced');
-  return { turnStart, relay: { throughput: burst.throughput, p50: paced.p50, p99: paced.p99 } };
+  // 2. a CHUNKS-chunk reply to N subscribed sockets: a burst for throughput, a paced one for latency
+  const relays: Relay[] = [];
+  for (const sockets of SOCKET_COUNTS) {
+    note(`${label}: relay to ${sockets} sockets`);
+    const burst = await relayThroughServer(server, await newConversation(), space.id, 'burst', sockets);
+    const paced = await relayThroughServer(server, await newConversation(), space.id, 'paced', sockets);
+    relays.push({
+      sockets,
+      figures: { throughput: burst.figures.throughput, p50: paced.figures.p50, p99: paced.figures.p99 },
+      conversationId: paced.conversationId,
+      meters: paced.meters,
+    });
+  }
+
+  // 4. concurrent streaming turns, every seq checked
+  note(`${label}: ${CONCURRENT} concurrent turns`);
+  const concurrent = await concurrentTurns(server, space.id);
+
+  await server.stop();
+  const stamps = JSON.parse(readFileSync(trace, 'utf8')) as Record<string, number[]>;
+  const stages = new Map(relays.map((r) => [r.sockets, stageFigures(stamps, r.conversationId, r.meters)]));
+  for (const r of relays) r.meters = [];
+  return { mode: label, turnStart, relays, concurrent, stages };
+}
+
+/** Opens N sockets signed in and subscribed to one conversation; `onFrame` sees every frame. */
+async function subscribers(
+  server: TestServer,
+  conversationId: string,
+  count: number,
+  onFrame: (i: number, frame: Frame) => void,
+): Promise<WebSocket[]> {
+  const sockets: WebSocket[] = [];
+  for (let i = 0; i < count; i++) {
+    const socket = new WebSocket(server.wsUrl);
+    await new Promise((r) => socket.once('open', r));
+    socket.send(JSON.stringify({ type: 'auth', payload: { token: server.password } }));
+    socket.send(JSON.stringify({ type: 'subscribe', payload: { conversationId } }));
+    socket.on('message', (raw) => onFrame(i, JSON.parse(raw.toString()) as Frame));
+    sockets.push(socket);
+  }
+  // The subscription is in once a ping sent after it is answered (frames are handled in order).
+  await Promise.all(
+    sockets.map(
+      (s) =>
+        new Promise<void>((resolve) => {
+          const onPong = (raw: WebSocket.RawData): void => {
+            if (raw.toString() !== '{"type":"pong"}') return;
+            s.off('message', onPong);
+            resolve();
+          };
+          s.on('message', onPong);
+          s.send('{"type":"ping"}');
+        }),
+    ),
+  );
+  return sockets;
+}
+
+interface Frame {
+  type?: string;
+  channel?: string;
+  data?: { delta?: string; seq?: number; conversationId?: string };
 }
 
 async function relayThroughServer(
   server: TestServer,
-  model: Awaited<ReturnType<typeof startModel>>,
-  streamConv: string,
+  conversationId: string,
   spaceId: string,
   kind: Reply,
-): Promise<RelayFigures> {
+  count: number,
+): Promise<{ figures: RelayFigures; conversationId: string; meters: Meter[] }> {
   const auth = { Authorization: `Bearer ${server.password}` };
-  const sockets: WebSocket[] = [];
-  const meters = Array.from({ length: SOCKETS }, () => meter());
-  const done: Array<Promise<void>> = [];
-  for (let i = 0; i < SOCKETS; i++) {
-    const socket = new WebSocket(server.wsUrl);
-    await new Promise((r) => socket.once('open', r));
-    socket.send(JSON.stringify({ type: 'auth', payload: { token: server.password } }));
-    socket.send(JSON.stringify({ type: 'subscribe', payload: { conversationId: streamConv } }));
-    const m = meters[i]!;
-    done.push(
-      new Promise((resolve) =>
-        socket.on('message', (raw) => {
-          const frame = JSON.parse(raw.toString()) as { channel?: string; data?: { delta?: string } };
-          if (frame.channel === 'agent:message' && typeof frame.data?.delta === 'string') m.onDelta(frame.data.delta);
-          if (frame.channel === 'agent:complete') resolve();
-        }),
-      ),
-    );
-    sockets.push(socket);
-  }
-  await new Promise((r) => setTimeout(r, 300));
-  model.next(kind);
+  const meters = Array.from({ length: count }, () => new Meter());
+  let resolveDone: () => void = () => undefined;
+  let completed = 0;
+  const done = new Promise<void>((r) => (resolveDone = r));
+  const sockets = await subscribers(server, conversationId, count, (i, frame) => {
+    if (frame.channel === 'agent:message' && typeof frame.data?.delta === 'string')
+      meters[i]!.onDelta(frame.data.delta, frame.data.seq ?? NaN);
+    if (frame.channel === 'agent:complete' && ++completed === count) resolveDone();
+  });
   const t0 = now();
   await request(server.url)
     .post('/api/agent/message')
     .set(auth)
-    .send({ spaceId, conversationId: streamConv, message: 'stream' });
-  await Promise.all(done);
+    .send({ spaceId, conversationId, message: `bench:${kind}` });
+  await Promise.race([
+    done,
+    sleep(120_000).then(() => {
+      const state = sockets.map((s, i) => `${meters[i]!.received.length}/${s.readyState}`).join(' ');
+      throw new Error(`${kind} relay: not every socket saw agent:complete in 120 s (chunks/readyState: ${state})`);
+    }),
+  ]);
   const elapsed = now() - t0;
   for (const s of sockets) s.close();
-  const all = meters.flatMap((m) => m.latencies);
-  const delivered = meters.reduce((n, m) => n + m.count(), 0);
-  return { throughput: delivered / (elapsed / 1000), p50: pct(all, 50), p99: pct(all, 99) };
+  return { figures: figures(meters, elapsed), conversationId, meters };
 }
 
-/** Reference: read the same model stream and broadcast each chunk to 100 bare ws clients. */
-async function measureBareRelay(model: Awaited<ReturnType<typeof startModel>>): Promise<RelayFigures> {
-  const burst = await bareRelay(model, 'burst');
-  const paced = await bareRelay(model, 'paced');
+interface ConcurrentFigures {
+  turns: number;
+  events: number;
+  lost: number;
+  reordered: number;
+  duplicated: number;
+  seconds: number;
+}
+
+/**
+ * CONCURRENT turns at once, each on its own conversation with one subscribed socket. Every
+ * event a socket receives must carry the next seq of its conversation (no gap, no repeat, no
+ * step back), and the chunks must arrive complete and in order.
+ */
+async function concurrentTurns(server: TestServer, spaceId: string): Promise<ConcurrentFigures> {
+  const auth = { Authorization: `Bearer ${server.password}` };
+  const result: ConcurrentFigures = { turns: CONCURRENT, events: 0, lost: 0, reordered: 0, duplicated: 0, seconds: 0 };
+  const conversations: string[] = [];
+  for (let i = 0; i < CONCURRENT; i++) {
+    conversations.push(
+      (await request(server.url).post(`/api/spaces/${spaceId}/conversations`).set(auth).send({})).body.data
+        .id as string,
+    );
+  }
+  const sockets: WebSocket[] = [];
+  const finished: Array<Promise<void>> = [];
+  for (const conversationId of conversations) {
+    let lastSeq = -1;
+    let nextChunk = 0;
+    let resolveDone: () => void = () => undefined;
+    finished.push(new Promise<void>((r) => (resolveDone = r)));
+    const [socket] = await subscribers(server, conversationId, 1, (_i, frame) => {
+      // Events of every audience carry a seq of their own conversation: only this one's count.
+      if (frame.type !== 'event' || frame.data?.conversationId !== conversationId) return;
+      if (typeof frame.data.seq !== 'number') return;
+      const seq = frame.data.seq;
+      result.events++;
+      if (lastSeq !== -1) {
+        if (seq === lastSeq) result.duplicated++;
+        else if (seq < lastSeq) result.reordered++;
+        else if (seq > lastSeq + 1) result.lost += seq - lastSeq - 1;
+      }
+      lastSeq = Math.max(lastSeq, seq);
+      if (frame.channel === 'agent:message' && typeof frame.data.delta === 'string') {
+        for (const part of frame.data.delta.split(';')) {
+          const index = Number(part.split(':')[0]);
+          if (part === '' || !Number.isInteger(index)) continue;
+          if (index === nextChunk) nextChunk++;
+          else if (index < nextChunk) result.reordered++;
+          else {
+            result.lost += index - nextChunk;
+            nextChunk = index + 1;
+          }
+        }
+      }
+      if (frame.channel === 'agent:complete') {
+        result.lost += CONCURRENT_CHUNKS - nextChunk;
+        resolveDone();
+      }
+    });
+    sockets.push(socket!);
+  }
+  const t0 = now();
+  await Promise.all(
+    conversations.map((conversationId) => {
+      return request(server.url)
+        .post('/api/agent/message')
+        .set(auth)
+        .send({ spaceId, conversationId, message: 'bench:many' })
+        .expect(200);
+    }),
+  );
+  const timeout = sleep(300_000).then(() => {
+    throw new Error('concurrent turns did not all complete within 300 s');
+  });
+  await Promise.race([Promise.all(finished), timeout]);
+  result.seconds = (now() - t0) / 1000;
+  for (const s of sockets) s.close();
+  return result;
+}
+
+const STAGES = ['model → built', 'built → appended', 'appended → published', 'published → gateway', 'gateway → written', 'written → client'];
+type StageFigures = Array<{ p50: number; p99: number }>;
+
+/**
+ * Joins the server's per-event stamps [built, appended, published, gateway, written] with the
+ * clients' (model write time in the chunk, receive time) by seq. `written` is when the frame
+ * was handed to the last subscribed socket, so `written → client` can be negative for the first ones.
+ */
+function stageFigures(stamps: Record<string, number[]>, conversationId: string, meters: Meter[]): StageFigures {
+  const columns: number[][] = STAGES.map(() => []);
+  for (const m of meters) {
+    for (const r of m.received) {
+      const s = stamps[`${conversationId}:${r.seq}`];
+      if (!s || s.length < 5) continue;
+      const points = [r.wrote, ...s, r.got];
+      for (let i = 0; i < STAGES.length; i++) columns[i]!.push(points[i + 1]! - points[i]!);
+    }
+  }
+  return columns.map((c) => ({ p50: pct(c, 50), p99: pct(c, 99) }));
+}
+
+/** Reference: read the same model stream and broadcast each chunk to N bare ws clients. */
+async function measureBareRelay(model: Model, count: number): Promise<RelayFigures> {
+  const burst = await bareRelay(model, 'burst', count);
+  const paced = await bareRelay(model, 'paced', count);
   return { throughput: burst.throughput, p50: paced.p50, p99: paced.p99 };
 }
 
-async function bareRelay(model: Awaited<ReturnType<typeof startModel>>, kind: Reply): Promise<RelayFigures> {
+async function bareRelay(model: Model, kind: Reply, count: number): Promise<RelayFigures> {
   const wss = new WebSocketServer({ port: 0, host: '127.0.0.1' });
   await new Promise((r) => wss.once('listening', r));
   const url = `ws://127.0.0.1:${(wss.address() as AddressInfo).port}`;
-  const meters = Array.from({ length: SOCKETS }, () => meter());
+  const meters = Array.from({ length: count }, () => new Meter());
   const clients: WebSocket[] = [];
   const done: Array<Promise<void>> = [];
-  for (let i = 0; i < SOCKETS; i++) {
+  for (let i = 0; i < count; i++) {
     const socket = new WebSocket(url);
     await new Promise((r) => socket.once('open', r));
     const m = meters[i]!;
@@ -219,16 +414,15 @@ async function bareRelay(model: Awaited<ReturnType<typeof startModel>>, kind: Re
       new Promise((resolve) =>
         socket.on('message', (raw) => {
           const frame = JSON.parse(raw.toString()) as { delta?: string; end?: boolean };
-          if (typeof frame.delta === 'string') m.onDelta(frame.delta);
+          if (typeof frame.delta === 'string') m.onDelta(frame.delta, 0);
           if (frame.end) resolve();
         }),
       ),
     );
     clients.push(socket);
   }
-  model.next(kind);
   const t0 = now();
-  const res = await fetch(`${model.url}/v1/messages`, { method: 'POST', body: '{}' });
+  const res = await fetch(`${model.url}/v1/messages`, { method: 'POST', body: `{"bench":"bench:${kind}"}` });
   const decoder = new TextDecoder();
   let buffer = '';
   const broadcast = (frame: string): void => {
@@ -252,69 +446,106 @@ async function bareRelay(model: Awaited<ReturnType<typeof startModel>>, kind: Re
   const elapsed = now() - t0;
   for (const c of clients) c.close();
   wss.close();
-  const all = meters.flatMap((m) => m.latencies);
-  return {
-    throughput: meters.reduce((n, m) => n + m.count(), 0) / (elapsed / 1000),
-    p50: pct(all, 50),
-    p99: pct(all, 99),
+  return figures(meters, elapsed);
+}
+
+async function runMode(mode: string, modelEnv: Record<string, string>): Promise<ModeResult | null> {
+  const traceDir = mkdtempSync(join(tmpdir(), 'svc-bench-trace-'));
+  const trace = join(traceDir, 'trace.json');
+  const env: Record<string, string> = {
+    ...modelEnv,
+    SVC_RELAY_TRACE: trace,
+    // The concurrent turns run at once, not 8 at a time.
+    SVC_QUEUE_CONCURRENCY: String(Math.min(256, Math.max(8, CONCURRENT))),
   };
+  const nodeArgs = CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`] : [];
+  try {
+    if (mode === 'embedded') {
+      process.env.SVC_TEST_MODE = 'embedded';
+      const server = await startServer({ env, nodeArgs });
+      try {
+        return await measureServer(mode, server, trace);
+      } finally {
+        await server.stop();
+      }
+    }
+    if (!(await servicesAvailable()).ok) {
+      process.stdout.write(`${mode} mode skipped: Postgres/Redis not reachable\n`);
+      return null;
+    }
+    const services = await createSharedServices();
+    const server = await startServer({ env, services, nodeArgs });
+    try {
+      return await measureServer(mode, server, trace);
+    } finally {
+      await server.stop();
+      await services.dispose();
+    }
+  } finally {
+    rmSync(traceDir, { recursive: true, force: true });
+  }
 }
 
 async function main(): Promise<void> {
   const model = await startModel();
-  const env = {
+  const modelEnv = {
     SVC_AI_PROVIDER: 'anthropic',
     SVC_AI_API_URL: model.url,
     SVC_AI_API_KEY: 'bench',
     SVC_AI_MODEL: 'claude-bench',
   };
-  const results: Array<{ mode: string; turnStart: number[]; relay: RelayFigures }> = [];
-
-  process.env.SVC_TEST_MODE = 'embedded';
-  const embedded = await startServer({ env });
-  try {
-    results.push({ mode: 'embedded', ...(await measureServer('embedded', embedded, model)) });
-  } finally {
-    await embedded.stop();
+  const results: ModeResult[] = [];
+  for (const mode of MODES) {
+    const result = await runMode(mode, modelEnv);
+    if (result) results.push(result);
   }
-
-  if ((await servicesAvailable()).ok) {
-    const services = await createSharedServices();
-    const redis = await startServer({ env, services });
-    try {
-      results.push({ mode: 'redis', ...(await measureServer('redis', redis, model)) });
-    } finally {
-      await redis.stop();
-      await services.dispose();
-    }
-  } else {
-    process.stdout.write('redis mode skipped: Postgres/Redis not reachable\n');
-  }
-
-  const bare = await measureBareRelay(model);
+  const bare = new Map<number, RelayFigures>();
+  note('bare ws relay');
+  for (const sockets of SOCKET_COUNTS) bare.set(sockets, await measureBareRelay(model, sockets));
   model.close();
 
-  process.stdout.write(`\nPOST /api/agent/message → agent:turn-start (${TURNS} turns)\n`);
-  for (const r of results)
-    process.stdout.write(`  ${r.mode.padEnd(9)} p50 ${ms(pct(r.turnStart, 50))}   p99 ${ms(pct(r.turnStart, 99))}\n`);
-  process.stdout.write(`\n${CHUNKS}-chunk reply relayed to ${SOCKETS} subscribed sockets\n`);
-  process.stdout.write(
-    `  ${'relay'.padEnd(12)} ${'deltas/s'.padStart(12)} ${'p50'.padStart(10)} ${'p99'.padStart(10)}   ratio vs bare (throughput, p99)\n` +
-      `  (deltas/s: delivered to all sockets, model writing as fast as it can; p50/p99: model at ${RATE} chunks/s)\n`,
-  );
-  const row = (name: string, f: RelayFigures, ratio: string): void => {
-    process.stdout.write(
-      `  ${name.padEnd(12)} ${Math.round(f.throughput).toString().padStart(12)} ${ms(f.p50).padStart(10)} ${ms(f.p99).padStart(10)}   ${ratio}\n`,
+  const out = (line: string): boolean => process.stdout.write(`${line}\n`);
+  out(`\nPOST /api/agent/message → agent:turn-start (${TURNS} turns)`);
+  for (const r of results) out(`  ${r.mode.padEnd(9)} p50 ${ms(pct(r.turnStart, 50))}   p99 ${ms(pct(r.turnStart, 99))}`);
+
+  for (const sockets of SOCKET_COUNTS) {
+    const ref = bare.get(sockets)!;
+    out(`\n${CHUNKS}-chunk reply relayed to ${sockets} subscribed sockets`);
+    out(
+      `  ${'relay'.padEnd(13)} ${'deltas/s'.padStart(9)} ${'p50'.padStart(9)} ${'p99'.padStart(9)}   vs bare: throughput ×, p99 ×, p99 added`,
     );
-  };
-  row('bare ws', bare, 'reference');
-  for (const r of results) {
-    row(
-      `svc ${r.mode}`,
-      r.relay,
-      `${(r.relay.throughput / bare.throughput).toFixed(2)}x, ${(r.relay.p99 / bare.p99).toFixed(1)}x`,
-    );
+    out(`  (deltas/s: delivered to all sockets, model as fast as it can; p50/p99: model at ${RATE} chunks/s)`);
+    const row = (name: string, f: RelayFigures, ratio: string): void => {
+      out(
+        `  ${name.padEnd(13)} ${Math.round(f.throughput).toString().padStart(9)} ${ms(f.p50).padStart(9)} ${ms(f.p99).padStart(9)}   ${ratio}`,
+      );
+    };
+    row('bare ws', ref, 'reference');
+    for (const r of results) {
+      const f = r.relays.find((x) => x.sockets === sockets)!.figures;
+      row(
+        `svc ${r.mode}`,
+        f,
+        `${(f.throughput / ref.throughput).toFixed(2)}x, ${(f.p99 / ref.p99).toFixed(2)}x, ${(f.p99 - ref.p99).toFixed(1)} ms`,
+      );
+    }
+    for (const r of results) {
+      out(`  where a chunk waits (${r.mode}, p50 / p99):`);
+      const stages = r.stages.get(sockets)!;
+      out(`    ${STAGES.map((name, i) => `${name} ${stages[i]!.p50.toFixed(2)} / ${stages[i]!.p99.toFixed(2)}`).join('; ')}`);
+    }
   }
+
+  out(`\n${CONCURRENT} concurrent streaming turns (${CONCURRENT_CHUNKS} chunks each), every seq checked`);
+  let failed = false;
+  for (const r of results) {
+    const c = r.concurrent;
+    out(
+      `  ${r.mode.padEnd(9)} ${c.events} events in ${c.seconds.toFixed(1)} s: lost ${c.lost}, reordered ${c.reordered}, duplicated ${c.duplicated}`,
+    );
+    if (c.lost + c.reordered + c.duplicated > 0) failed = true;
+  }
+  if (failed) throw new Error('events were lost, reordered or duplicated');
 }
 
 main().then(

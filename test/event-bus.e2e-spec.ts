@@ -3,7 +3,10 @@ import { after, before, describe, it } from 'node:test';
 import type { BusEvent } from '#contracts/events.js';
 import type { EventBus } from '#core/ports/event-bus.port.js';
 import { InProcessEventBus } from '#infra/events/in-process-event-bus.js';
+import { Redis } from 'ioredis';
 import { RedisEventBus } from '#infra/events/redis-event-bus.js';
+import { RedisEventLog } from '#infra/events/redis-event-log.js';
+import { MemoryEventLog } from '#infra/events/memory-event-log.js';
 import { sleep, waitFor } from '#testing/fakes.js';
 import { testMode, testRedisUrl, uniqueSuffix } from '#testing/test-env.js';
 
@@ -194,6 +197,55 @@ describe('RedisEventBus', { skip: testMode() !== 'services' ? 'needs Redis (serv
     } finally {
       onA.stop();
       onC.stop();
+    }
+  });
+
+  it('publishLogged with the Redis log: one step assigns the seq, keeps the event and publishes the same frame', async () => {
+    const redis = new Redis(testRedisUrl());
+    const log = new RedisEventLog(redis, prefix);
+    const onB = recorder(b);
+    try {
+      const conversation = `c-${uniqueSuffix()}`;
+      // Fired without waiting, as stream deltas are: seqs and delivery keep the call order.
+      const calls = Array.from({ length: 200 }, (_, i) =>
+        a.publishLogged(log, conversation, i % 50 === 0 ? 'agent:thought' : 'agent:message', {
+          delta: `d${i} "quoted" ü`,
+          list: [],
+          conversationId: conversation,
+        }),
+      );
+      const logged = await Promise.all(calls);
+      const empty = await a.publishLogged(log, conversation, 'agent:complete', {});
+      await waitFor(() => onB.got.length >= 201, { timeoutMs: 10_000, what: '201 events on the other replica' });
+      const seqs = logged.map((e) => e.seq);
+      assert.deepEqual(seqs, Array.from({ length: 200 }, (_, i) => seqs[0]! + i), 'consecutive seqs in call order');
+      assert.equal(empty.seq, seqs[199]! + 1);
+      onB.got.forEach((r, i) => {
+        const expected = i < 200 ? logged[i]! : empty;
+        // Byte for byte what every other adapter publishes: eventFrame(channel, data with seq last).
+        assert.equal(r.frame, expectedFrame(expected.channel, expected.data));
+        assert.deepEqual(r.event, { channel: expected.channel, data: expected.data });
+      });
+      assert.deepEqual(onB.got[200]!.event.data, { seq: empty.seq });
+      const replay = await log.since(conversation, seqs[9]!);
+      assert.equal(replay.complete, true);
+      assert.deepEqual(replay.events, [...logged.slice(10), empty]);
+    } finally {
+      onB.stop();
+      redis.disconnect();
+    }
+  });
+
+  it('publishLogged with another log appends, then publishes', async () => {
+    const log = new MemoryEventLog();
+    const onA = recorder(a);
+    try {
+      const logged = await a.publishLogged(log, 'm', 'agent:message', { delta: 'x' });
+      await waitFor(() => onA.got.length === 1, { timeoutMs: 5000, what: 'the event' });
+      assert.deepEqual(onA.got[0]!.event, { channel: 'agent:message', data: { delta: 'x', seq: logged.seq } });
+      assert.deepEqual((await log.since('m', 0)).events, [logged]);
+    } finally {
+      onA.stop();
     }
   });
 

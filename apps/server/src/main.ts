@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import { writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
@@ -27,6 +28,7 @@ import { docsPage } from './http/openapi/docs-page.js';
 import { buildOpenApiDocument } from './http/openapi/openapi-document.js';
 import { createValidationPipe } from './http/common/validation.js';
 import { TurnRunner } from '#core/agent/turn-runner.js';
+import { relayTrace } from '#core/system/relay-trace.js';
 import { JobProcessors } from './jobs/job-processors.js';
 import { createFrameAdapter } from './ws/frame-adapter.js';
 import { EventsGateway } from './ws/events.gateway.js';
@@ -84,6 +86,13 @@ async function bootstrap(): Promise<void> {
       file: password.file,
       hint: 'set SVC_REMOTE_PASSWORD to choose your own',
     });
+  }
+
+  const traceFile = config.relayTraceFile;
+  if (traceFile) {
+    // bench/agent only: per-stage timestamps of every event, written when the process exits.
+    relayTrace.enabled = true;
+    process.once('exit', () => writeFileSync(traceFile, JSON.stringify(relayTrace.dump())));
   }
 
   const infra = await Infrastructure.start(config, logger);

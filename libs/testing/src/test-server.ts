@@ -23,6 +23,8 @@ export interface StartOptions {
   waitForListening?: boolean;
   /** Command-line arguments of the entry point (a subcommand such as `migrate`). */
   args?: string[];
+  /** Options of node itself (bench: `--cpu-prof`, which NODE_OPTIONS does not take). */
+  nodeArgs?: string[];
 }
 
 /** A Postgres database and a Redis key prefix that several replicas can share. */
@@ -106,7 +108,7 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
     else env[k] = v;
   }
 
-  const child = spawn(process.execPath, [SERVER_ENTRY, ...(options.args ?? [])], {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), SERVER_ENTRY, ...(options.args ?? [])], {
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -24,6 +24,7 @@ import { APP_CONFIG, type AppConfig } from '#core/config/app-config.js';
 import { ConnectionRegistry } from '#core/ports/connection-registry.port.js';
 import { EventBus } from '#core/ports/event-bus.port.js';
 import { EventLog } from '#core/ports/event-log.port.js';
+import { relayTrace } from '#core/system/relay-trace.js';
 import { AppLogger } from '#infra/logging/logger.js';
 import { clientIp } from '../http/common/client-ip.js';
 import { type ClientFrame, FRAME_EVENT } from './frame-adapter.js';
@@ -45,6 +46,8 @@ interface Socket {
   pause(): void;
   ping(): void;
   on(event: 'pong', listener: () => void): void;
+  /** The TCP socket under it (`ws` internals): corked around a batch so the batch is one write. */
+  readonly _socket?: { cork(): void; uncork(): void } | null;
 }
 
 const OPEN = 1;
@@ -74,6 +77,8 @@ interface Connection {
   replaying: Map<string, Array<{ seq: number; frame: string }>>;
   /** Closes the socket unless it signs in in time; cleared at sign-in. */
   signInTimer: NodeJS.Timeout | null;
+  /** Frames queued for this socket during the current tick, written together at its end. */
+  outbox: Array<string | Buffer>;
 }
 
 /** Close code for a socket that did not sign in in time (policy violation). */
@@ -90,6 +95,11 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
   private nextId = 1;
   private keepalive: NodeJS.Timeout | null = null;
   private unsubscribeBus: (() => void) | null = null;
+  /** Sockets with queued frames, flushed once per tick (see `send`). */
+  private readonly flushing = new Map<Socket, Connection>();
+  private flushScheduled = false;
+  /** bench/agent (SVC_RELAY_TRACE): events of this tick, stamped `written` when flushed. */
+  private traced: Array<[string, number]> = [];
 
   constructor(
     private readonly access: AccessService,
@@ -118,6 +128,7 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
       chain: Promise.resolve(),
       replaying: new Map(),
       signInTimer: null,
+      outbox: [],
     };
     // Until it signs in, a socket gets small frames only and a deadline.
     capBeforeSignIn(socket, req.socket, UNAUTHENTICATED_MAX_FRAME_BYTES);
@@ -136,6 +147,7 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
   handleDisconnect(socket: Socket): void {
     const connection = this.connections.get(socket);
     this.connections.delete(socket);
+    this.flushing.delete(socket);
     if (connection?.signInTimer) clearTimeout(connection.signInTimer);
     if (connection?.authenticated) this.countClients();
     if (connection) this.logger.debug('ws disconnected', { connId: connection.id });
@@ -152,6 +164,7 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
 
   /** Closes every socket (shutdown): clients reconnect to another replica. */
   closeAll(code = 1001, reason = 'Server shutting down'): void {
+    this.flush();
     for (const socket of this.connections.keys()) socket.close(code, reason);
   }
 
@@ -169,10 +182,10 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
       case 'auth':
         return this.authenticate(socket, connection, payload.token);
       case 'ping':
-        return this.sendBounded(socket, connection, '{"type":"pong"}');
+        return this.send(socket, connection, '{"type":"pong"}');
       case 'subscribe':
       case 'unsubscribe': {
-        if (!connection.authenticated) return this.sendBounded(socket, connection, notAuthenticated);
+        if (!connection.authenticated) return this.send(socket, connection, notAuthenticated);
         const id = payload.conversationId;
         if (typeof id !== 'string' || id === '' || id.length > MAX_CONVERSATION_ID_LENGTH) return;
         if (frame.type === 'unsubscribe') {
@@ -185,7 +198,7 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
           // Said once, not once per refused frame (a flood would turn into a flood of answers).
           if (connection.capNoticeSent) return;
           connection.capNoticeSent = true;
-          return this.sendBounded(socket, connection, tooManySubscriptions);
+          return this.send(socket, connection, tooManySubscriptions);
         }
         connection.subscriptions.add(id);
         if (typeof payload.afterSeq === 'number' && Number.isInteger(payload.afterSeq) && payload.afterSeq >= 0) {
@@ -195,7 +208,7 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
       }
       default:
         if ((TERMINAL_FRAME_TYPES as readonly string[]).includes(frame.type)) {
-          return this.sendBounded(
+          return this.send(
             socket,
             connection,
             connection.authenticated ? terminalUnavailable : notAuthenticated,
@@ -214,7 +227,7 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
       connection.signInTimer = null;
       liftSignInCap(socket);
       if (first) this.countClients();
-      this.sendBounded(socket, connection, '{"type":"auth:success"}');
+      this.send(socket, connection, '{"type":"auth:success"}');
       this.logger.debug('ws authenticated', { connId: connection.id });
       return;
     }
@@ -223,7 +236,7 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
       this.countClients();
     }
     const error = outcome.reason === 'locked' ? ErrorTexts.locked : ErrorTexts.invalidToken;
-    this.sendBounded(socket, connection, JSON.stringify({ type: 'auth:failed', error }));
+    this.send(socket, connection, JSON.stringify({ type: 'auth:failed', error }));
     this.logger.info('ws sign-in refused', { connId: connection.id, ip: connection.ip, reason: outcome.reason });
     setTimeout(() => socket.close(4001, 'Authentication failed'), AUTH_FAILED_CLOSE_MS).unref();
   }
@@ -246,19 +259,19 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
       const result = await this.log.since(conversationId, afterSeq);
       if (!result.complete) {
         this.metrics.replayGap();
-        this.sendBounded(
+        this.send(
           socket,
           connection,
           eventFrame(STREAM_GAP_CHANNEL, { conversationId, fromSeq: result.fromSeq }),
         );
       }
       for (const event of result.events) {
-        this.sendBounded(socket, connection, eventFrame(event.channel, event.data));
+        this.send(socket, connection, eventFrame(event.channel, event.data));
         lastSent = event.seq;
       }
     } finally {
       if (connection.replaying.get(conversationId) === held) connection.replaying.delete(conversationId);
-      for (const { seq, frame } of held) if (seq > lastSent) this.sendBounded(socket, connection, frame);
+      for (const { seq, frame } of held) if (seq > lastSent) this.send(socket, connection, frame);
     }
   }
 
@@ -267,6 +280,8 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
     if (event.channel.startsWith(INTERNAL_CHANNEL_PREFIX)) return;
     const everyone = audienceOf(event.channel) === 'everyone';
     const conversationId = (event.data as { conversationId?: unknown }).conversationId;
+    const traced = relayTrace.enabled && typeof conversationId === 'string';
+    if (traced) relayTrace.mark(conversationId, (event.data as { seq: number }).seq, 'gateway');
     const subscribed = (c: Connection): boolean =>
       typeof conversationId === 'string' && c.subscriptions.has(conversationId);
     // UTF-8 encoded once for every recipient, sent as a text frame.
@@ -283,11 +298,12 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
       }
       if (everyone || subscribed(connection)) {
         bytes ??= Buffer.from(frame, 'utf8');
-        this.sendBounded(socket, connection, bytes);
+        this.send(socket, connection, bytes);
         sent++;
       }
     }
     if (sent > 0) this.metrics.wsFramesSent(sent);
+    if (traced) this.traced.push([conversationId, (event.data as { seq: number }).seq]);
   }
 
   /** `clients` of the status probe: signed-in sockets only. */
@@ -298,18 +314,51 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
     this.metrics.wsClients(count);
   }
 
-  /** Sends, then drops the socket when its unsent backlog passed MAX_SOCKET_BUFFER_BYTES. */
-  private sendBounded(socket: Socket, connection: Connection, data: string | Buffer): void {
+  /**
+   * Queues a frame for the socket; every socket's queue is written at the end of the tick,
+   * corked, so the frames of one tick leave in one write (not one syscall per frame per socket)
+   * and strictly in the order they were queued.
+   */
+  private send(socket: Socket, connection: Connection, data: string | Buffer): void {
     if (socket.readyState !== OPEN) return;
-    socket.send(data, { binary: false });
-    if (socket.bufferedAmount > MAX_SOCKET_BUFFER_BYTES) {
-      this.logger.warn('ws send buffer full; socket dropped (the client reconnects and replays)', {
-        connId: connection.id,
-        bufferedBytes: socket.bufferedAmount,
-      });
-      socket.terminate();
+    connection.outbox.push(data);
+    if (connection.outbox.length === 1) this.flushing.set(socket, connection);
+    if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      setImmediate(this.flush);
     }
   }
+
+  /**
+   * Writes every queued frame. A socket that still holds more than MAX_SOCKET_BUFFER_BYTES
+   * unsent from earlier ticks (its client stopped reading) is dropped instead: measured before
+   * this tick's frames, which the kernel has had no chance to take yet.
+   */
+  private readonly flush = (): void => {
+    this.flushScheduled = false;
+    for (const [socket, connection] of this.flushing) {
+      const frames = connection.outbox;
+      connection.outbox = [];
+      if (socket.readyState !== OPEN) continue;
+      if (socket.bufferedAmount > MAX_SOCKET_BUFFER_BYTES) {
+        this.logger.warn('ws send buffer full; socket dropped (the client reconnects and replays)', {
+          connId: connection.id,
+          bufferedBytes: socket.bufferedAmount,
+        });
+        socket.terminate();
+        continue;
+      }
+      const tcp = socket._socket;
+      tcp?.cork();
+      for (const data of frames) socket.send(data, { binary: false });
+      tcp?.uncork();
+    }
+    this.flushing.clear();
+    if (this.traced.length > 0) {
+      for (const [conversationId, seq] of this.traced) relayTrace.mark(conversationId, seq, 'written');
+      this.traced = [];
+    }
+  };
 
   /** Protocol-level keepalive: a socket that did not answer the previous ping is dropped. */
   private sweep(): void {

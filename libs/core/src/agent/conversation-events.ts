@@ -2,15 +2,16 @@ import { Injectable, Logger } from '@nestjs/common';
 import { EventBus } from '../ports/event-bus.port.js';
 import { EventLog } from '../ports/event-log.port.js';
 import type { Emit } from './engine/step-emitter.js';
+import { preciseNow, relayTrace } from '../system/relay-trace.js';
 
 /**
  * Emits the events of one conversation: stamps `spaceId`, `conversationId` and a `seq` that
- * increases per conversation, keeps them in the shared log for replay, then publishes them.
+ * increases per conversation, keeps them in the shared log for replay, and publishes them
+ * (`EventBus.publishLogged`: over Redis, one round trip does both).
  *
- * Callers may fire events without awaiting them (stream deltas): appends are issued in call
- * order on one connection, so seqs follow that order, and each publish is issued once its
- * append has answered, again in order — delivery order is emission order without a round
- * trip per event. Awaiting an event means it and every event fired before it went out.
+ * Callers may fire events without awaiting them (stream deltas): they are issued in call
+ * order on one connection, so seqs and delivery follow emission order without a round trip
+ * per event. Awaiting an event means it and every event fired before it went out.
  */
 @Injectable()
 export class ConversationEvents {
@@ -22,9 +23,15 @@ export class ConversationEvents {
   ) {}
 
   emit(spaceId: string, conversationId: string, channel: string, payload: object): Promise<number> {
-    const appended = this.log.append(conversationId, channel, { ...payload, spaceId, conversationId });
-    return appended.then(async (logged) => {
-      await this.bus.publish(channel, logged.data);
+    const built = relayTrace.enabled ? preciseNow() : 0;
+    const published = this.bus.publishLogged(this.log, conversationId, channel, {
+      ...payload,
+      spaceId,
+      conversationId,
+    });
+    if (!relayTrace.enabled) return published.then((logged) => logged.seq);
+    return published.then((logged) => {
+      relayTrace.mark(conversationId, logged.seq, 'built', built);
       return logged.seq;
     });
   }

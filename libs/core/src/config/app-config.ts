@@ -58,6 +58,8 @@ export interface AppConfig {
   tracingEndpoint: string | null;
   /** SVC_TEST_HOOKS=1: test-only operations (publishing raw events). Never in production. */
   testHooks: boolean;
+  /** SVC_RELAY_TRACE: bench/agent only; the file the per-stage timestamps of every event go to at exit. */
+  relayTraceFile: string | null;
 }
 
 /**

@@ -205,6 +205,7 @@ export function parseConfig(
       fileWatchPolling: fileWatchPolling!,
       searchIndexLimit,
       triggerReconcileMs,
+      relayTraceFile: value('SVC_RELAY_TRACE') || null,
     },
   };
 }

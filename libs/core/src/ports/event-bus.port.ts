@@ -1,4 +1,6 @@
 import type { BusEvent } from '#contracts/events.js';
+import { relayTrace } from '../system/relay-trace.js';
+import type { EventLog, LoggedEvent } from './event-log.port.js';
 
 export type BusEventHandler = (event: BusEvent, frame: string) => void;
 
@@ -11,4 +13,24 @@ export abstract class EventBus {
   abstract publish(channel: string, data: object): Promise<void>;
   /** Returns a function that removes the handler. */
   abstract subscribe(handler: BusEventHandler): () => void;
+
+  /**
+   * Keeps a conversation event in `log` (which assigns its seq), then publishes it with that
+   * seq. Calls are answered in call order, so events go out in seq order. An adapter whose
+   * log and bus share a store overrides this to do both in one round trip.
+   */
+  async publishLogged(
+    log: EventLog,
+    conversationId: string,
+    channel: string,
+    data: Record<string, unknown>,
+  ): Promise<LoggedEvent> {
+    const logged = await log.append(conversationId, channel, data);
+    if (relayTrace.enabled) {
+      relayTrace.mark(conversationId, logged.seq, 'appended');
+      relayTrace.mark(conversationId, logged.seq, 'published');
+    }
+    await this.publish(channel, logged.data);
+    return logged;
+  }
 }

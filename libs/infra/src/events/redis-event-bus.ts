@@ -1,8 +1,11 @@
 import { Redis } from 'ioredis';
 import { type BusEventHandler, EventBus } from '#core/ports/event-bus.port.js';
+import type { EventLog, LoggedEvent } from '#core/ports/event-log.port.js';
+import { relayTrace } from '#core/system/relay-trace.js';
 import type { AppLogger } from '../logging/logger.js';
 import { eventFrame } from '#contracts/events.js';
 import { fromFrame } from './event-frame.js';
+import { RedisEventLog } from './redis-event-log.js';
 
 /**
  * Events cross replicas through Redis pub/sub. A publisher does not deliver locally:
@@ -39,6 +42,22 @@ export class RedisEventBus extends EventBus {
 
   async publish(channel: string, data: object): Promise<void> {
     await this.pub.publish(this.channel, eventFrame(channel, data));
+  }
+
+  /** With the Redis log: seq, append and publish in one script, one round trip per event. */
+  override async publishLogged(
+    log: EventLog,
+    conversationId: string,
+    channel: string,
+    data: Record<string, unknown>,
+  ): Promise<LoggedEvent> {
+    if (!(log instanceof RedisEventLog)) return super.publishLogged(log, conversationId, channel, data);
+    const logged = await log.appendAndPublish(conversationId, channel, data, this.channel);
+    if (relayTrace.enabled) {
+      relayTrace.mark(conversationId, logged.seq, 'appended');
+      relayTrace.mark(conversationId, logged.seq, 'published');
+    }
+    return logged;
   }
 
   subscribe(handler: BusEventHandler): () => void {
