@@ -2,7 +2,10 @@
  * Summarizes a `node --cpu-prof` profile: total sampled time and the functions with the most
  * self time (and the share of each), grouped by function and file.
  *
- *   node dist/bench/profile-summary.js <file.cpuprofile> [top=30]
+ *   node dist/bench/profile-summary.js <file.cpuprofile> [top=30] [from-function]
+ *
+ * With `from-function`, samples before the first one inside a function of that name are left
+ * out (e.g. `loggingMiddleware`: only the time after the first request, not the start-up).
  */
 import { readFileSync } from 'node:fs';
 
@@ -16,7 +19,7 @@ interface Profile {
   timeDeltas: number[];
 }
 
-const [file, topArg] = process.argv.slice(2);
+const [file, topArg, fromFunction] = process.argv.slice(2);
 if (!file) {
   process.stderr.write('usage: node dist/bench/profile-summary.js <file.cpuprofile> [top]\n');
   process.exit(2);
@@ -24,19 +27,39 @@ if (!file) {
 const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
 const byId = new Map(profile.nodes.map((n) => [n.id, n]));
 const self = new Map<string, number>();
+const byPackage = new Map<string, number>();
 let total = 0;
+const parents = new Map<number, number>();
+for (const n of profile.nodes as Array<ProfileNode & { children?: number[] }>)
+  for (const c of n.children ?? []) parents.set(c, n.id);
+const inside = (id: number, name: string): boolean => {
+  for (let at: number | undefined = id; at !== undefined; at = parents.get(at))
+    if (byId.get(at)?.callFrame.functionName === name) return true;
+  return false;
+};
+let started = !fromFunction;
 profile.samples.forEach((id, i) => {
+  if (!started) started = inside(id, fromFunction!);
+  if (!started) return;
   const dt = profile.timeDeltas[i] ?? 0;
   total += dt;
   const frame = byId.get(id)!.callFrame;
   const where = frame.url.replace(/^file:\/\//, '').replace(/.*\/node_modules\//, '');
   const key = `${frame.functionName || '(anonymous)'}  ${where}${where ? `:${frame.lineNumber + 1}` : ''}`;
   self.set(key, (self.get(key) ?? 0) + dt);
+  const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(frame.url)?.[1];
+  const owner = pkg ?? (frame.url.includes('/dist/') ? 'svc (dist)' : frame.url.startsWith('node:') ? 'node' : frame.functionName.startsWith('(') ? frame.functionName : 'native/other');
+  byPackage.set(owner, (byPackage.get(owner) ?? 0) + dt);
 });
 const idle = [...self].filter(([k]) => k.startsWith('(idle)')).reduce((n, [, v]) => n + v, 0);
 process.stdout.write(
   `${file}\n  sampled ${(total / 1e6).toFixed(2)} s, busy ${((total - idle) / 1e6).toFixed(2)} s\n`,
 );
+process.stdout.write('  by package:\n');
+for (const [owner, us] of [...byPackage].sort((a, b) => b[1] - a[1]).slice(0, 15)) {
+  process.stdout.write(`  ${((100 * us) / total).toFixed(1).padStart(5)} %  ${(us / 1000).toFixed(0).padStart(7)} ms  ${owner}\n`);
+}
+process.stdout.write('  by function:\n');
 for (const [key, us] of [...self].sort((a, b) => b[1] - a[1]).slice(0, Number(topArg ?? 30))) {
   process.stdout.write(`  ${((100 * us) / total).toFixed(1).padStart(5)} %  ${(us / 1000).toFixed(0).padStart(7)} ms  ${key}\n`);
 }

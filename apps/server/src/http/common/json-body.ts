@@ -27,9 +27,18 @@ export function jsonBody(): RequestHandler {
       }
     },
   });
+  const checkText: RequestHandler = (req, res, next) => {
+    const unsafe = findUnsafeText(req.body, '') ?? findUnsafeText(req.query, '');
+    if (unsafe) return sendFailure(res, 400, `${unsafe.field} ${unsafe.reason}`);
+    next();
+  };
   return (req, res, next) => {
     // Webhooks read their raw bytes themselves (the signature is over them; 256 KB limit).
     if (req.path.startsWith(HOOKS_PREFIX)) return next();
+    // No body (most GETs): nothing to parse; the query is still checked.
+    if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) {
+      return checkText(req, res, next);
+    }
     parse(req, res, (err?: unknown) => {
       if (err) {
         const e = err as { type?: string; status?: number };
@@ -38,9 +47,7 @@ export function jsonBody(): RequestHandler {
         if (e.type === 'entity.parse.failed') return sendFailure(res, 400, 'Invalid JSON body');
         return sendFailure(res, e.status && e.status < 500 ? e.status : 400, 'Invalid request body');
       }
-      const unsafe = findUnsafeText(req.body, '') ?? findUnsafeText(req.query, '');
-      if (unsafe) return sendFailure(res, 400, `${unsafe.field} ${unsafe.reason}`);
-      next();
+      checkText(req, res, next);
     });
   };
 }

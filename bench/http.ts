@@ -1,0 +1,121 @@
+/**
+ * Request overhead benchmark. Build first, then: `node dist/bench/http.js`.
+ *
+ * `GET /api/system/version` with a token, BENCH_HTTP_CONNECTIONS (default 50) keep-alive
+ * connections each sending its next request as soon as the last one is answered, for
+ * BENCH_HTTP_SECONDS (default 5) per round, against bare Node `http` serving the same JSON
+ * body. Rounds alternate (bare, svc, bare, svc, …; BENCH_HTTP_ROUNDS pairs, default 3) so
+ * that both see the same machine load; prints req/s and p50/p99 of each round and the ratio
+ * of the medians. The server runs embedded (SVC_TEST_MODE=services: on Postgres + Redis).
+ * BENCH_CPU_PROF=<dir> runs the server under `node --cpu-prof`.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { startServer } from '#testing/test-server.js';
+
+const CONNECTIONS = Number(process.env.BENCH_HTTP_CONNECTIONS ?? 50);
+const SECONDS = Number(process.env.BENCH_HTTP_SECONDS ?? 5);
+const ROUNDS = Number(process.env.BENCH_HTTP_ROUNDS ?? 3);
+const CPU_PROF = process.env.BENCH_CPU_PROF;
+
+interface Round {
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+}
+
+const pct = (xs: number[], p: number): number => {
+  const s = Float64Array.from(xs).sort();
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
+};
+
+/** CONNECTIONS closed loops of GET `url` for SECONDS; every answer must be 200. */
+async function load(url: string, headers: Record<string, string>): Promise<Round> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS });
+  const latencies: number[] = [];
+  let errors = 0;
+  const get = (): Promise<void> =>
+    new Promise((resolve) => {
+      const started = performance.now();
+      const req = http.get(url, { agent, headers }, (res) => {
+        res.resume();
+        res.on('end', () => {
+          if (res.statusCode === 200) latencies.push(performance.now() - started);
+          else errors++;
+          resolve();
+        });
+      });
+      req.on('error', () => {
+        errors++;
+        resolve();
+      });
+    });
+  // Warm-up: one request per connection.
+  await Promise.all(Array.from({ length: CONNECTIONS }, get));
+  latencies.length = 0;
+  const t0 = performance.now();
+  const end = t0 + SECONDS * 1000;
+  await Promise.all(
+    Array.from({ length: CONNECTIONS }, async () => {
+      while (performance.now() < end) await get();
+    }),
+  );
+  const elapsed = (performance.now() - t0) / 1000;
+  agent.destroy();
+  return { rps: latencies.length / elapsed, p50: pct(latencies, 50), p99: pct(latencies, 99), errors };
+}
+
+async function main(): Promise<void> {
+  const server = await startServer({ nodeArgs: CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`] : [] });
+  const headers = { Authorization: `Bearer ${server.password}` };
+  const target = `${server.url}/api/system/version`;
+  const first = await fetch(target, { headers });
+  const body = await first.text();
+  if (first.status !== 200) throw new Error(`${target} answered ${first.status}: ${body}`);
+
+  // The reference: the same JSON from bare Node http, the same headers a JSON answer needs.
+  const bare = http.createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
+    res.end(body);
+  });
+  await new Promise<void>((r) => bare.listen(0, '127.0.0.1', r));
+  const bareUrl = `http://127.0.0.1:${(bare.address() as AddressInfo).port}/api/system/version`;
+
+  const rounds: { bare: Round[]; svc: Round[] } = { bare: [], svc: [] };
+  try {
+    for (let i = 0; i < ROUNDS; i++) {
+      rounds.bare.push(await load(bareUrl, headers));
+      rounds.svc.push(await load(target, headers));
+    }
+  } finally {
+    bare.close();
+    await server.stop();
+  }
+
+  const out = (line: string): boolean => process.stdout.write(`${line}\n`);
+  out(`\nGET /api/system/version with a token, ${CONNECTIONS} connections, ${ROUNDS} × ${SECONDS} s rounds (alternating)`);
+  out(`  ${'server'.padEnd(10)} ${'round'.padEnd(6)} ${'req/s'.padStart(8)} ${'p50'.padStart(9)} ${'p99'.padStart(9)}  errors`);
+  for (let i = 0; i < ROUNDS; i++) {
+    for (const [name, r] of [
+      ['bare http', rounds.bare[i]!],
+      ['svc', rounds.svc[i]!],
+    ] as const) {
+      out(
+        `  ${name.padEnd(10)} ${String(i + 1).padEnd(6)} ${Math.round(r.rps).toString().padStart(8)} ${`${r.p50.toFixed(2)} ms`.padStart(9)} ${`${r.p99.toFixed(2)} ms`.padStart(9)}  ${r.errors}`,
+      );
+    }
+  }
+  const median = (xs: number[]): number => pct(xs, 50);
+  const bareRps = median(rounds.bare.map((r) => r.rps));
+  const svcRps = median(rounds.svc.map((r) => r.rps));
+  out(`  median: bare ${Math.round(bareRps)} req/s, svc ${Math.round(svcRps)} req/s = ${((100 * svcRps) / bareRps).toFixed(1)} % of bare`);
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    process.stderr.write(`${(err as Error).stack}\n`);
+    process.exit(1);
+  },
+);
