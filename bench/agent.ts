@@ -23,7 +23,7 @@
  * The model endpoint here is a minimal Anthropic-wire SSE server that stamps every text chunk
  * with its index and the time it was written, so latency is measured end to end.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -118,6 +118,8 @@ interface RelayFigures {
   throughput: number;
   p50: number;
   p99: number;
+  /** Sockets the server dropped under the 4 MiB backlog rule (the client read too slowly). */
+  dropped?: number;
 }
 
 /** One received chunk: its index, the event's seq, when the model wrote it, when this socket got it. */
@@ -199,7 +201,12 @@ async function measureServer(label: string, server: TestServer, trace: string): 
     const paced = await relayThroughServer(server, await newConversation(), space.id, 'paced', sockets);
     relays.push({
       sockets,
-      figures: { throughput: burst.figures.throughput, p50: paced.figures.p50, p99: paced.figures.p99 },
+      figures: {
+        throughput: burst.figures.throughput,
+        p50: paced.figures.p50,
+        p99: paced.figures.p99,
+        dropped: (burst.figures.dropped ?? 0) + (paced.figures.dropped ?? 0),
+      },
       conversationId: paced.conversationId,
       meters: paced.meters,
     });
@@ -210,7 +217,8 @@ async function measureServer(label: string, server: TestServer, trace: string): 
   const concurrent = await concurrentTurns(server, space.id);
 
   await server.stop();
-  const stamps = JSON.parse(readFileSync(trace, 'utf8')) as Record<string, number[]>;
+  // A server without SVC_RELAY_TRACE (an older build) leaves no stamps: no breakdown then.
+  const stamps = existsSync(trace) ? (JSON.parse(readFileSync(trace, 'utf8')) as Record<string, number[]>) : {};
   const stages = new Map(relays.map((r) => [r.sockets, stageFigures(stamps, r.conversationId, r.meters)]));
   for (const r of relays) r.meters = [];
   return { mode: label, turnStart, relays, concurrent, stages };
@@ -267,12 +275,27 @@ async function relayThroughServer(
   const meters = Array.from({ length: count }, () => new Meter());
   let resolveDone: () => void = () => undefined;
   let completed = 0;
+  const finished = new Set<number>();
   const done = new Promise<void>((r) => (resolveDone = r));
+  const finish = (i: number): void => {
+    if (finished.has(i)) return;
+    finished.add(i);
+    if (++completed === count) resolveDone();
+  };
   const sockets = await subscribers(server, conversationId, count, (i, frame) => {
     if (frame.channel === 'agent:message' && typeof frame.data?.delta === 'string')
       meters[i]!.onDelta(frame.data.delta, frame.data.seq ?? NaN);
-    if (frame.channel === 'agent:complete' && ++completed === count) resolveDone();
+    if (frame.channel === 'agent:complete') finish(i);
   });
+  // A socket the server drops (its backlog passed 4 MiB: this client read too slowly) ends here too.
+  let dropped = 0;
+  sockets.forEach((s, i) =>
+    s.on('close', () => {
+      if (finished.has(i)) return;
+      dropped++;
+      finish(i);
+    }),
+  );
   const t0 = now();
   await request(server.url)
     .post('/api/agent/message')
@@ -287,7 +310,7 @@ async function relayThroughServer(
   ]);
   const elapsed = now() - t0;
   for (const s of sockets) s.close();
-  return { figures: figures(meters, elapsed), conversationId, meters };
+  return { figures: { ...figures(meters, elapsed), dropped }, conversationId, meters };
 }
 
 interface ConcurrentFigures {
@@ -526,7 +549,8 @@ async function main(): Promise<void> {
       row(
         `svc ${r.mode}`,
         f,
-        `${(f.throughput / ref.throughput).toFixed(2)}x, ${(f.p99 / ref.p99).toFixed(2)}x, ${(f.p99 - ref.p99).toFixed(1)} ms`,
+        `${(f.throughput / ref.throughput).toFixed(2)}x, ${(f.p99 / ref.p99).toFixed(2)}x, ${(f.p99 - ref.p99).toFixed(1)} ms` +
+          (f.dropped ? `  (${f.dropped} slow sockets dropped by the 4 MiB rule)` : ''),
       );
     }
     for (const r of results) {
