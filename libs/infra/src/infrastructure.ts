@@ -17,6 +17,7 @@ import { DataFolderLock } from './database/data-folder-lock.js';
 import { createDataSource, migrateUnderLock } from './database/database.js';
 import { EmbeddedPostgres } from './database/embedded-postgres.js';
 import { TypeormSettingsRepository } from './database/setting.repository.js';
+import { seedFromSnapshot } from './database/fresh-database-snapshot.js';
 import { InProcessEventBus } from './events/in-process-event-bus.js';
 import { MemoryEventLog } from './events/memory-event-log.js';
 import { RedisEventLog } from './events/redis-event-log.js';
@@ -91,7 +92,10 @@ export class Infrastructure {
     this.backups = new EmbeddedBackups(null, config.dataDir, config.version);
     if (databaseUrl === null) {
       const started = Date.now();
-      const embedded = await EmbeddedPostgres.start(config.dataDir);
+      const embedded = await EmbeddedPostgres.start(config.dataDir, {
+        // A new data folder starts from the migrated database built with the code.
+        seed: config.migrations === 'run' ? seedFromSnapshot : undefined,
+      });
       this.backups = new EmbeddedBackups(embedded, config.dataDir, config.version);
       this.closers.push(() => embedded.stop());
       databaseUrl = embedded.url;

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
@@ -23,12 +23,18 @@ export class EmbeddedPostgres {
     readonly url: string,
   ) {}
 
-  static async start(dataDir: string): Promise<EmbeddedPostgres> {
+  /**
+   * `seed`: for a data folder without a database yet, fills the empty database folder with a
+   * prepared database (PGlite's initdb takes seconds) and answers whether it did. A seeded
+   * folder that does not open is emptied and initialized as usual.
+   */
+  static async start(dataDir: string, options: { seed?: (dbDir: string) => boolean } = {}): Promise<EmbeddedPostgres> {
     // Folders of killed processes (their sockets answer no more) would pile up in /tmp.
     await removeStaleSocketFolders();
     const dbDir = join(dataDir, 'db');
+    const fresh = !existsSync(dbDir) || readdirSync(dbDir).length === 0;
     mkdirSync(dbDir, { recursive: true });
-    const db = await PGlite.create(dbDir);
+    const db = await openDatabase(dbDir, fresh && options.seed ? options.seed : null);
     // BullMQ's Postgres backend pins search_path with a startup option the socket server
     // ignores; one shared session means setting it once here serves every client.
     await db.exec('CREATE SCHEMA IF NOT EXISTS bullmq; SET search_path TO public, bullmq');
@@ -58,4 +64,15 @@ export class EmbeddedPostgres {
     await this.db.close().catch(() => undefined);
     rmSync(this.socketDir, { recursive: true, force: true });
   }
+}
+
+async function openDatabase(dbDir: string, seed: ((dbDir: string) => boolean) | null): Promise<PGlite> {
+  try {
+    if (seed?.(dbDir)) return await PGlite.create(dbDir);
+  } catch {
+    // A seed this PGlite cannot open: start over with initdb.
+    rmSync(dbDir, { recursive: true, force: true });
+    mkdirSync(dbDir, { recursive: true });
+  }
+  return PGlite.create(dbDir);
 }
