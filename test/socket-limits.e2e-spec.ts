@@ -78,7 +78,9 @@ describe('per-socket memory bounds', () => {
     );
     assert.equal(errors.length, 1);
     assert.match(errors[0]!.error!, /Too many subscriptions on this connection \(at most 1000\)/);
-    assert.ok(grew < 60, `RSS grew ${grew} MB`);
+    // No bound on RSS here: 100,000 unbounded subscriptions would cost only ~15 MB, less than
+    // the collector's swing after the test above (-224 to +198 MB seen on a loaded machine), so
+    // such a check could not tell a leak from noise. The cap itself is proven below.
     // The first 1,000 are followed, the rest are not.
     await publish('agent:message', { conversationId: ids[999], spaceId: 's', delta: 'in' });
     await publish('agent:message', { conversationId: ids[1000], spaceId: 's', delta: 'out' });
