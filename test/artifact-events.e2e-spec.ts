@@ -248,7 +248,7 @@ describe('artifact events', () => {
     const wanted = new Set(names.map((n) => `burst/${n}`));
     await waitFor(
       () => changesOf(ws, space.id).filter((c) => c.type === 'add' && wanted.has(c.relativePath)).length >= wanted.size,
-      30_000,
+      90_000,
       'all 2,500 adds',
     );
     await sleep(800);
