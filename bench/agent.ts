@@ -235,7 +235,11 @@ async function subscribers(
   for (let i = 0; i < count; i++) {
     const socket = new WebSocket(server.wsUrl);
     await new Promise((r) => socket.once('open', r));
+    // One sign-in at a time: sign-ins in flight count towards the lockout until they settle.
+    const signedIn = new Promise<string>((resolve) => socket.once('message', (raw) => resolve(raw.toString())));
     socket.send(JSON.stringify({ type: 'auth', payload: { token: server.password } }));
+    const reply = await signedIn;
+    if (!reply.includes('auth:success')) throw new Error(`sign-in refused: ${reply}`);
     socket.send(JSON.stringify({ type: 'subscribe', payload: { conversationId } }));
     socket.on('message', (raw) => onFrame(i, JSON.parse(raw.toString()) as Frame));
     sockets.push(socket);
