@@ -60,7 +60,7 @@ describe('web app in Chromium: digital humans', { skip: browserSkipReason() }, (
     // Its settings are asked for before installing (the product page is required).
     await page.getByLabel('Product page').fill('https://shop.example/first');
     await page.getByRole('button', { name: 'Install', exact: true }).click();
-    await page.getByRole('heading', { name: 'Price Watcher' }).waitFor({ timeout: WAIT });
+    await page.getByRole('heading', { name: 'Price Watcher', exact: true }).waitFor({ timeout: WAIT });
     const apps = (await request(server.url).get('/api/apps').set(auth())).body.data as Array<{
       spec: { name: string };
     }>;

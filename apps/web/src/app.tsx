@@ -4,6 +4,8 @@ import { api, ApiError, session, whenUnauthorized } from './api.js';
 import { AppsScreen } from './apps.js';
 import { ChatScreen } from './chat.js';
 import { FilesScreen } from './files.js';
+import { SettingsScreen } from './settings.js';
+import { StoreScreen } from './store.js';
 import { href, useRoute } from './route.js';
 import { SignIn, signInFromLink } from './signin.js';
 import { EventSocket, type SocketState } from './socket.js';
@@ -26,7 +28,9 @@ export const SCREENS: Screen[] = [
   { id: 'chat', label: 'Chat' },
   { id: 'files', label: 'Files' },
   { id: 'apps', label: 'Digital humans' },
+  { id: 'store', label: 'Store' },
   { id: 'spaces', label: 'Spaces' },
+  { id: 'settings', label: 'Settings' },
 ];
 
 export function App() {
@@ -130,11 +134,15 @@ function Shell(props: { onSignOut: () => void }) {
         <label for="theme" class="sr-only">
           Theme
         </label>
-        <select id="theme" value={theme} onChange={(e) => {
-          const next = e.currentTarget.value as Theme;
-          localStorage.setItem(THEME_KEY, next);
-          setTheme(next);
-        }}>
+        <select
+          id="theme"
+          value={theme}
+          onChange={(e) => {
+            const next = e.currentTarget.value as Theme;
+            localStorage.setItem(THEME_KEY, next);
+            setTheme(next);
+          }}
+        >
           <option value="system">System theme</option>
           <option value="light">Light</option>
           <option value="dark">Dark</option>
@@ -153,6 +161,10 @@ function Shell(props: { onSignOut: () => void }) {
           <ChatScreen key={space.id} space={space} socket={socket} conversationId={route[1]} />
         ) : screen === 'apps' ? (
           <AppsScreen space={space} socket={socket} appId={route[1]} />
+        ) : screen === 'store' ? (
+          <StoreScreen space={space} />
+        ) : screen === 'settings' ? (
+          <SettingsScreen />
         ) : screen === 'spaces' ? (
           <SpacesScreen spaces={spaces} current={space.id} onSwitch={switchSpace} reload={reload} />
         ) : (

@@ -128,22 +128,40 @@ export function AppsScreen(props: { space: Space; socket: EventSocket; appId?: s
       >
         <h2 id="install-title">Install from a spec file</h2>
         <label for="spec-file">spec.yaml file</label>
-        <input id="spec-file" type="file" accept=".yaml,.yml,text/yaml" onChange={async (e) => setYaml((await e.currentTarget.files?.[0]?.text()) ?? '')} />
+        <input
+          id="spec-file"
+          type="file"
+          accept=".yaml,.yml,text/yaml"
+          onChange={async (e) => setYaml((await e.currentTarget.files?.[0]?.text()) ?? '')}
+        />
         <label for="spec-text">or paste the spec</label>
-        <textarea id="spec-text" rows={8} class="editor short" value={yaml} onInput={(e) => setYaml(e.currentTarget.value)} />
+        <textarea
+          id="spec-text"
+          rows={8}
+          class="editor short"
+          value={yaml}
+          onInput={(e) => setYaml(e.currentTarget.value)}
+        />
         {schema.length > 0 && (
           <fieldset class="stack">
             <legend>Settings</legend>
-            <SettingsFields schema={schema} values={config} set={(key, value) => setConfig({ ...config, [key]: value })} />
+            <SettingsFields
+              schema={schema}
+              values={config}
+              set={(key, value) => setConfig({ ...config, [key]: value })}
+            />
           </fieldset>
         )}
         <label class="row">
-          <input type="checkbox" checked={global} onChange={(e) => setGlobal(e.currentTarget.checked)} /> For every space (global)
+          <input type="checkbox" checked={global} onChange={(e) => setGlobal(e.currentTarget.checked)} /> For every
+          space (global)
         </label>
         <button type="submit" class="primary" disabled={!yaml.trim()}>
           Install
         </button>
-        <p role="status" class="muted">{status}</p>
+        <p role="status" class="muted">
+          {status}
+        </p>
       </form>
     </div>
   );
@@ -153,26 +171,52 @@ const initialValues = (schema: Setting[], current: Record<string, unknown> = {})
   Object.fromEntries(schema.map((s) => [s.key, current[s.key] ?? s.default ?? (s.type === 'boolean' ? false : '')]));
 
 /** Controls generated from a spec's `config_schema`: one labelled control per setting, by type. */
-function SettingsFields(props: { schema: Setting[]; values: Record<string, unknown>; set: (key: string, value: unknown) => void }) {
+function SettingsFields(props: {
+  schema: Setting[];
+  values: Record<string, unknown>;
+  set: (key: string, value: unknown) => void;
+}) {
   const { values, set } = props;
   return (
     <>
       {props.schema.map((s) => {
         const id = `setting-${s.key}`;
-        const common = { id, required: s.required, placeholder: s.placeholder, 'aria-describedby': s.description ? `${id}-help` : undefined };
+        const common = {
+          id,
+          required: s.required,
+          placeholder: s.placeholder,
+          'aria-describedby': s.description ? `${id}-help` : undefined,
+        };
         const value = values[s.key];
         return (
           <div key={s.key} class="stack">
             {s.type === 'boolean' ? (
               <label class="row">
-                <input type="checkbox" id={id} checked={Boolean(value)} onChange={(e) => set(s.key, e.currentTarget.checked)} /> {s.label}
+                <input
+                  type="checkbox"
+                  id={id}
+                  checked={Boolean(value)}
+                  onChange={(e) => set(s.key, e.currentTarget.checked)}
+                />{' '}
+                {s.label}
               </label>
             ) : (
               <label for={id}>{s.label}</label>
             )}
-            {s.type === 'text' && <textarea {...common} rows={4} value={String(value ?? '')} onInput={(e) => set(s.key, e.currentTarget.value)} />}
+            {s.type === 'text' && (
+              <textarea
+                {...common}
+                rows={4}
+                value={String(value ?? '')}
+                onInput={(e) => set(s.key, e.currentTarget.value)}
+              />
+            )}
             {s.type === 'select' && (
-              <select {...common} value={String(value ?? '')} onChange={(e) => set(s.key, s.options?.find((o) => String(o.value) === e.currentTarget.value)?.value)}>
+              <select
+                {...common}
+                value={String(value ?? '')}
+                onChange={(e) => set(s.key, s.options?.find((o) => String(o.value) === e.currentTarget.value)?.value)}
+              >
                 {s.options?.map((o) => (
                   <option key={String(o.value)} value={String(o.value)}>
                     {o.label}
@@ -224,12 +268,20 @@ function SettingsForm(props: { app: AppDto; onSaved: () => void }) {
       <button type="submit" class="primary">
         Save settings
       </button>
-      <p role="status" class="muted">{status}</p>
+      <p role="status" class="muted">
+        {status}
+      </p>
     </form>
   );
 }
 
-function AppPage(props: { app: AppDto; state?: AutomationStateDto; space: Space; socket: EventSocket; reload: () => Promise<void> }) {
+function AppPage(props: {
+  app: AppDto;
+  state?: AutomationStateDto;
+  space: Space;
+  socket: EventSocket;
+  reload: () => Promise<void>;
+}) {
   const { app } = props;
   const [tab, setTab] = useState<'chat' | 'activity' | 'settings'>('chat');
   const [activity, setActivity] = useState<ActivityEntryDto[]>([]);
@@ -260,9 +312,13 @@ function AppPage(props: { app: AppDto; state?: AutomationStateDto; space: Space;
         setActivity((prev) => [entry, ...prev.filter((e) => e.id !== entry.id)]);
       }
       if (event.channel === 'app:escalation:new') {
-        setEscalations((prev) => [...prev, { entryId: String(d.entryId), question: String(d.question), choices: (d.choices as string[]) ?? [] }]);
+        setEscalations((prev) => [
+          ...prev,
+          { entryId: String(d.entryId), question: String(d.question), choices: (d.choices as string[]) ?? [] },
+        ]);
       }
-      if (event.channel === 'app:escalation:resolved') setEscalations((prev) => prev.filter((e) => e.entryId !== d.entryId));
+      if (event.channel === 'app:escalation:resolved')
+        setEscalations((prev) => prev.filter((e) => e.entryId !== d.entryId));
     });
   }, [app.id]);
 
@@ -287,13 +343,18 @@ function AppPage(props: { app: AppDto; state?: AutomationStateDto; space: Space;
           <span class="badge">{app.status}</span>
           {state && (
             <span class="muted">
-              {state.status}, {state.runningCount} running, next run {time(state.nextRunAtMs)}, last run {time(state.lastRunAtMs)}
+              {state.status}, {state.runningCount} running, next run {time(state.nextRunAtMs)}, last run{' '}
+              {time(state.lastRunAtMs)}
               {state.lastError && <span class="error"> — {state.lastError}</span>}
             </span>
           )}
         </p>
         <div class="row" role="toolbar" aria-label="Digital human actions">
-          <button onClick={() => act(() => api.post(`/api/apps/${app.id}/${paused ? 'resume' : 'pause'}`), paused ? 'Resumed.' : 'Paused.')}>
+          <button
+            onClick={() =>
+              act(() => api.post(`/api/apps/${app.id}/${paused ? 'resume' : 'pause'}`), paused ? 'Resumed.' : 'Paused.')
+            }
+          >
             {paused ? 'Resume' : 'Pause'}
           </button>
           <button
@@ -330,14 +391,22 @@ function AppPage(props: { app: AppDto; state?: AutomationStateDto; space: Space;
             Uninstall
           </button>
         </div>
-        <p role="status" class="muted">{status}</p>
+        <p role="status" class="muted">
+          {status}
+        </p>
         {escalations.map((e) => (
           <EscalationCard key={e.entryId} appId={app.id} escalation={e} />
         ))}
       </section>
       <div class="row" role="tablist" aria-label="Sections">
         {(['chat', 'activity', 'settings'] as const).map((t) => (
-          <button key={t} role="tab" aria-selected={tab === t} class={tab === t ? 'primary' : ''} onClick={() => setTab(t)}>
+          <button
+            key={t}
+            role="tab"
+            aria-selected={tab === t}
+            class={tab === t ? 'primary' : ''}
+            onClick={() => setTab(t)}
+          >
             {t === 'chat' ? 'Chat' : t === 'activity' ? 'Activity' : 'Settings'}
           </button>
         ))}
@@ -364,7 +433,13 @@ function AppPage(props: { app: AppDto; state?: AutomationStateDto; space: Space;
             {activity.map((entry) => (
               <li key={entry.id}>
                 <span class="badge">{entry.type}</span> <span class="muted">{time(entry.ts)}</span>
-                <div>{String((entry.content as { summary?: unknown; text?: unknown }).summary ?? (entry.content as { text?: unknown }).text ?? JSON.stringify(entry.content))}</div>
+                <div>
+                  {String(
+                    (entry.content as { summary?: unknown; text?: unknown }).summary ??
+                      (entry.content as { text?: unknown }).text ??
+                      JSON.stringify(entry.content),
+                  )}
+                </div>
               </li>
             ))}
           </ol>
@@ -409,7 +484,9 @@ function EscalationCard(props: { appId: string; escalation: Escalation }) {
       <button type="submit" class="primary" disabled={!text.trim()}>
         Send answer
       </button>
-      <p role="status" class="muted">{status}</p>
+      <p role="status" class="muted">
+        {status}
+      </p>
     </form>
   );
 }

@@ -52,21 +52,36 @@ export function applyEvent(live: Live, event: EventEnvelope): Live {
       if (d.isNewTextBlock) return { ...live, text: live.text ? `${live.text}\n\n` : '' };
       return typeof d.content === 'string' && !d.isNewTextBlock ? { ...live, text: d.content } : live;
     case 'agent:thought': {
-      const t = d.thought as { id: string; type: string; content?: string; toolName?: string; toolInput?: unknown; toolUseId?: string };
+      const t = d.thought as {
+        id: string;
+        type: string;
+        content?: string;
+        toolName?: string;
+        toolInput?: unknown;
+        toolUseId?: string;
+      };
       if (t.type !== 'thinking' && t.type !== 'tool_use') return live;
       if (steps.some((s) => matches(s, t.id) || (t.toolUseId !== undefined && matches(s, t.toolUseId)))) return live;
-      const step: Step = t.type === 'thinking'
-        ? { id: t.id, kind: 'thinking', content: t.content ?? '' }
-        : { id: t.id, kind: 'tool', name: t.toolName, content: '', input: t.toolInput, toolUseId: t.toolUseId };
+      const step: Step =
+        t.type === 'thinking'
+          ? { id: t.id, kind: 'thinking', content: t.content ?? '' }
+          : { id: t.id, kind: 'tool', name: t.toolName, content: '', input: t.toolInput, toolUseId: t.toolUseId };
       return { ...live, steps: [...steps, step] };
     }
     case 'agent:thought-delta': {
       const id = String(d.thoughtId);
-      if (d.isToolInput) return d.toolInput !== undefined ? { ...live, steps: update(id, (s) => ({ ...s, input: d.toolInput })) } : live;
-      if (typeof d.delta === 'string') return { ...live, steps: update(id, (s) => ({ ...s, content: s.content + d.delta })) };
-      if (typeof d.content === 'string') return { ...live, steps: update(id, (s) => ({ ...s, content: d.content as string })) };
+      if (d.isToolInput)
+        return d.toolInput !== undefined ? { ...live, steps: update(id, (s) => ({ ...s, input: d.toolInput })) } : live;
+      if (typeof d.delta === 'string')
+        return { ...live, steps: update(id, (s) => ({ ...s, content: s.content + d.delta })) };
+      if (typeof d.content === 'string')
+        return { ...live, steps: update(id, (s) => ({ ...s, content: d.content as string })) };
       const result = d.toolResult as { output?: unknown; isError?: boolean } | undefined;
-      if (result) return { ...live, steps: update(id, (s) => ({ ...s, result: String(result.output ?? ''), isError: Boolean(result.isError) })) };
+      if (result)
+        return {
+          ...live,
+          steps: update(id, (s) => ({ ...s, result: String(result.output ?? ''), isError: Boolean(result.isError) })),
+        };
       return live;
     }
     case 'agent:tool-call': {
@@ -77,7 +92,10 @@ export function applyEvent(live: Live, event: EventEnvelope): Live {
         return { ...live, steps: steps.map((s) => (s === unlinked ? { ...s, toolUseId: id, input: d.input } : s)) };
       }
       if (steps.some((s) => matches(s, id))) return { ...live, steps: update(id, (s) => ({ ...s, input: d.input })) };
-      return { ...live, steps: [...steps, { id, kind: 'tool', name: String(d.name), content: '', input: d.input, toolUseId: id }] };
+      return {
+        ...live,
+        steps: [...steps, { id, kind: 'tool', name: String(d.name), content: '', input: d.input, toolUseId: id }],
+      };
     }
     case 'agent:tool-result':
       return {
@@ -88,7 +106,10 @@ export function applyEvent(live: Live, event: EventEnvelope): Live {
       return { ...live, question: { id: String(d.id), questions: d.questions as AskQuestion[] } };
     case 'agent:api-retry': {
       const retry = d.retry as { attempt: number; maxRetries: number } | null;
-      return { ...live, notice: retry ? `The model did not answer; retrying (attempt ${retry.attempt} of ${retry.maxRetries})…` : '' };
+      return {
+        ...live,
+        notice: retry ? `The model did not answer; retrying (attempt ${retry.attempt} of ${retry.maxRetries})…` : '',
+      };
     }
     case 'agent:compact':
       return { ...live, notice: 'Earlier messages were summarized to fit the model’s context.' };
@@ -124,7 +145,11 @@ function StepView(props: { step: Step }) {
 }
 
 /** An ask-question card answered in place: one choice per question (several when multiSelect), or free text. */
-function QuestionCard(props: { conversationId: string; question: { id: string; questions: AskQuestion[] }; onDone: () => void }) {
+function QuestionCard(props: {
+  conversationId: string;
+  question: { id: string; questions: AskQuestion[] };
+  onDone: () => void;
+}) {
   const [answers, setAnswers] = useState<Record<string, string[]>>({});
   const [error, setError] = useState('');
   return (
@@ -134,10 +159,17 @@ function QuestionCard(props: { conversationId: string; question: { id: string; q
       onSubmit={async (e) => {
         e.preventDefault();
         const payload = Object.fromEntries(
-          props.question.questions.map((q) => [q.header || q.question, (answers[q.header || q.question] ?? []).join(', ')]),
+          props.question.questions.map((q) => [
+            q.header || q.question,
+            (answers[q.header || q.question] ?? []).join(', '),
+          ]),
         );
         try {
-          await api.post('/api/agent/answer-question', { conversationId: props.conversationId, id: props.question.id, answers: payload });
+          await api.post('/api/agent/answer-question', {
+            conversationId: props.conversationId,
+            id: props.question.id,
+            answers: payload,
+          });
           props.onDone();
         } catch (err) {
           setError((err as ApiError).message);
@@ -160,7 +192,11 @@ function QuestionCard(props: { conversationId: string; question: { id: string; q
                     const on = e.currentTarget.checked;
                     setAnswers({
                       ...answers,
-                      [key]: q.multiSelect ? (on ? [...chosen, o.label] : chosen.filter((c) => c !== o.label)) : [o.label],
+                      [key]: q.multiSelect
+                        ? on
+                          ? [...chosen, o.label]
+                          : chosen.filter((c) => c !== o.label)
+                        : [o.label],
                     });
                   }}
                 />
@@ -176,7 +212,11 @@ function QuestionCard(props: { conversationId: string; question: { id: string; q
       <button type="submit" class="primary">
         Answer
       </button>
-      {error && <p class="error" role="alert">{error}</p>}
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
     </form>
   );
 }
@@ -202,7 +242,9 @@ export function ChatScreen(props: { space: Space; socket: EventSocket; conversat
       setStatus((err as ApiError).message);
     }
   };
-  const sorted = [...list].sort((a, b) => Number(b.starred) - Number(a.starred) || b.updatedAt.localeCompare(a.updatedAt));
+  const sorted = [...list].sort(
+    (a, b) => Number(b.starred) - Number(a.starred) || b.updatedAt.localeCompare(a.updatedAt),
+  );
   return (
     <div class="chat">
       <section class="panel stack" aria-labelledby="conversations-title">
@@ -221,7 +263,11 @@ export function ChatScreen(props: { space: Space; socket: EventSocket; conversat
         <ul class="plain list stack" aria-label="Conversations">
           {sorted.map((c) => (
             <li key={c.id} class="row">
-              <a class="item grow" href={href('chat', c.id)} aria-current={c.id === props.conversationId ? 'true' : undefined}>
+              <a
+                class="item grow"
+                href={href('chat', c.id)}
+                aria-current={c.id === props.conversationId ? 'true' : undefined}
+              >
                 {c.title}
               </a>
               <button
@@ -256,7 +302,9 @@ export function ChatScreen(props: { space: Space; socket: EventSocket; conversat
             </li>
           ))}
         </ul>
-        <p role="status" class="muted">{status}</p>
+        <p role="status" class="muted">
+          {status}
+        </p>
       </section>
       {props.conversationId ? (
         <Conversation
@@ -301,7 +349,10 @@ export function Conversation(props: {
   const load = async () => {
     try {
       setConversation(
-        await (props.load ?? (() => api.get<ConversationDto>(`/api/spaces/${props.space.id}/conversations/${encodeURIComponent(id)}`)))(),
+        await (
+          props.load ??
+          (() => api.get<ConversationDto>(`/api/spaces/${props.space.id}/conversations/${encodeURIComponent(id)}`))
+        )(),
       );
     } catch (err) {
       setError((err as ApiError).message);
@@ -315,21 +366,28 @@ export function Conversation(props: {
         if (!state.active) return;
         setGenerating(true);
         let restored: Live = { ...EMPTY, question: state.pendingQuestion };
-        for (const thought of state.thoughts) restored = applyEvent(restored, { type: 'event', channel: 'agent:thought', data: { thought } });
+        for (const thought of state.thoughts)
+          restored = applyEvent(restored, { type: 'event', channel: 'agent:thought', data: { thought } });
         setLive(restored);
       },
       () => undefined,
     );
     props.socket.subscribe(id);
     const off = props.socket.on((event) => {
-      const d = event.data as { conversationId?: string; tokenUsage?: TokenUsageDto; error?: string; errorType?: string };
+      const d = event.data as {
+        conversationId?: string;
+        tokenUsage?: TokenUsageDto;
+        error?: string;
+        errorType?: string;
+      };
       if (d.conversationId !== id) return;
       if (event.channel === STREAM_GAP_CHANNEL) return void load();
       if (event.channel === 'agent:turn-start') {
         setGenerating(true);
         setError('');
       }
-      if (event.channel === 'agent:error') setError(d.errorType === 'interrupted' ? 'Stopped.' : (d.error ?? 'The turn failed.'));
+      if (event.channel === 'agent:error')
+        setError(d.errorType === 'interrupted' ? 'Stopped.' : (d.error ?? 'The turn failed.'));
       if (event.channel === 'agent:complete') {
         setGenerating(false);
         if (d.tokenUsage) setUsage(d.tokenUsage);
@@ -358,7 +416,12 @@ export function Conversation(props: {
       setDraft('');
       setGenerating(true);
       setConversation((c) =>
-        c ? { ...c, messages: [...c.messages, { id: `local-${Date.now()}`, role: 'user', content: message, createdAt: '' }] } : c,
+        c
+          ? {
+              ...c,
+              messages: [...c.messages, { id: `local-${Date.now()}`, role: 'user', content: message, createdAt: '' }],
+            }
+          : c,
       );
     } catch (err) {
       setError((err as ApiError).message);
@@ -385,7 +448,13 @@ export function Conversation(props: {
             {live.notice && <p class="notice">{live.notice}</p>}
           </div>
         )}
-        {live.question && <QuestionCard conversationId={id} question={live.question} onDone={() => setLive((l) => ({ ...l, question: null }))} />}
+        {live.question && (
+          <QuestionCard
+            conversationId={id}
+            question={live.question}
+            onDone={() => setLive((l) => ({ ...l, question: null }))}
+          />
+        )}
         <div ref={bottom} />
       </div>
       {usage && <p class="notice">Last turn: {usageText(usage)}</p>}
@@ -412,7 +481,9 @@ export function Conversation(props: {
           {generating && (
             <button
               type="button"
-              onClick={() => (props.stop ? props.stop() : api.post('/api/agent/stop', { conversationId: id })).catch(() => undefined)}
+              onClick={() =>
+                (props.stop ? props.stop() : api.post('/api/agent/stop', { conversationId: id })).catch(() => undefined)
+              }
             >
               Stop
             </button>

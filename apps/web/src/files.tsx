@@ -78,7 +78,11 @@ export function FilesScreen(props: { space: Space; socket: EventSocket }) {
     const dirty = new Set<string>();
     return props.socket.on((event: EventEnvelope) => {
       if (!event.channel.startsWith('artifact:')) return;
-      const data = event.data as { spaceId?: string; changes?: Array<{ path: string }>; updatedDirs?: Array<{ dirPath: string }> };
+      const data = event.data as {
+        spaceId?: string;
+        changes?: Array<{ path: string }>;
+        updatedDirs?: Array<{ dirPath: string }>;
+      };
       if (data.spaceId !== props.space.id) return;
       for (const change of data.changes ?? []) dirty.add(parentOf(change.path));
       for (const dir of data.updatedDirs ?? []) dirty.add(dir.dirPath.replace(/\/$/, '') || '/');
@@ -126,7 +130,9 @@ export function FilesScreen(props: { space: Space; socket: EventSocket }) {
         const blob = await api.blob(`/api/artifacts/download?path=${q(entry.path)}`);
         setOpened({ entry, type, imageUrl: URL.createObjectURL(blob) });
       } else if (type.isText) {
-        const content = await api.get<{ content: string; encoding: string }>(`/api/artifacts/content?path=${q(entry.path)}`);
+        const content = await api.get<{ content: string; encoding: string }>(
+          `/api/artifacts/content?path=${q(entry.path)}`,
+        );
         setOpened({ entry, type, text: content.encoding === 'utf-8' ? content.content : atob(content.content) });
       } else setOpened({ entry, type });
     } catch (err) {
@@ -186,7 +192,8 @@ export function FilesScreen(props: { space: Space; socket: EventSocket }) {
         onClick={async () => {
           const name = await ask('New file', 'File name', '', 'Create');
           const folder = targetFolder();
-          if (name) await act(() => api.post(`${base}/file`, { name, parentPath: folder, content: '' }), `Created ${name}.`);
+          if (name)
+            await act(() => api.post(`${base}/file`, { name, parentPath: folder, content: '' }), `Created ${name}.`);
           void loadFolder(folder);
         }}
       >
@@ -222,7 +229,10 @@ export function FilesScreen(props: { space: Space; socket: EventSocket }) {
           if (!selected) return;
           const name = await ask(`Rename ${selected.name}`, 'New name', selected.name, 'Rename');
           if (name && name !== selected.name) {
-            await act(() => api.post(`${base}/rename`, { oldPath: selected.path, newName: name }), `Renamed to ${name}.`);
+            await act(
+              () => api.post(`${base}/rename`, { oldPath: selected.path, newName: name }),
+              `Renamed to ${name}.`,
+            );
             void loadFolder(parentOf(selected.path));
           }
         }}
@@ -233,10 +243,18 @@ export function FilesScreen(props: { space: Space; socket: EventSocket }) {
         disabled={!selected}
         onClick={async () => {
           if (!selected) return;
-          const rel = await ask(`Move ${selected.name}`, 'To folder (relative to the space; empty for its root)', '', 'Move');
+          const rel = await ask(
+            `Move ${selected.name}`,
+            'To folder (relative to the space; empty for its root)',
+            '',
+            'Move',
+          );
           if (rel === null) return;
           const destination = rel === '/' ? root : `${root}/${rel.replace(/^\/+|\/+$/g, '')}`.replace(/\/$/, '');
-          await act(() => api.post(`${base}/move`, { oldPath: selected.path, newParentPath: destination }), `Moved ${selected.name}.`);
+          await act(
+            () => api.post(`${base}/move`, { oldPath: selected.path, newParentPath: destination }),
+            `Moved ${selected.name}.`,
+          );
           void loadFolder(parentOf(selected.path));
           void loadFolder(destination);
         }}
@@ -264,11 +282,20 @@ export function FilesScreen(props: { space: Space; socket: EventSocket }) {
     if (!entries) return <p class="muted">Loading…</p>;
     if (entries.length === 0 && dir === root) return <p class="muted">No files yet. Drop files here to upload.</p>;
     return (
-      <ul class={dir === root ? 'plain tree' : 'plain'} role={dir === root ? 'tree' : 'group'} aria-label={dir === root ? 'Files' : undefined}>
+      <ul
+        class={dir === root ? 'plain tree' : 'plain'}
+        role={dir === root ? 'tree' : 'group'}
+        aria-label={dir === root ? 'Files' : undefined}
+      >
         {entries.map((entry) => {
           const isOpen = entry.type === 'folder' && expanded.has(entry.path);
           return (
-            <li key={entry.path} role="treeitem" aria-expanded={entry.type === 'folder' ? isOpen : undefined} aria-selected={selected?.path === entry.path}>
+            <li
+              key={entry.path}
+              role="treeitem"
+              aria-expanded={entry.type === 'folder' ? isOpen : undefined}
+              aria-selected={selected?.path === entry.path}
+            >
               <button class="link item" aria-selected={selected?.path === entry.path} onClick={() => void open(entry)}>
                 {entry.type === 'folder' ? <FolderIcon open={isOpen} /> : <FileIcon />}
                 {entry.name}
@@ -298,7 +325,13 @@ export function FilesScreen(props: { space: Space; socket: EventSocket }) {
         }}
       >
         <label for="file-search">Search files</label>
-        <input id="file-search" type="search" value={query} onInput={(e) => setQuery(e.currentTarget.value)} placeholder="Name or path" />
+        <input
+          id="file-search"
+          type="search"
+          value={query}
+          onInput={(e) => setQuery(e.currentTarget.value)}
+          placeholder="Name or path"
+        />
         {results ? (
           <ul class="plain list" aria-label="Search results">
             {results.length === 0 && <li class="muted">{indexing ? 'Indexing the space…' : 'Nothing found.'}</li>}
@@ -325,14 +358,19 @@ export function FilesScreen(props: { space: Space; socket: EventSocket }) {
             <div class="row">
               <h2 class="grow">{opened.entry.name}</h2>
               <button onClick={() => void download(opened.entry)}>Download</button>
-              {opened.text !== undefined && editing === null && <button onClick={() => setEditing(opened.text ?? '')}>Edit</button>}
+              {opened.text !== undefined && editing === null && (
+                <button onClick={() => setEditing(opened.text ?? '')}>Edit</button>
+              )}
             </div>
             {editing !== null ? (
               <form
                 class="stack"
                 onSubmit={async (e) => {
                   e.preventDefault();
-                  await act(() => api.post('/api/artifacts/save', { path: opened.entry.path, content: editing }), 'Saved.');
+                  await act(
+                    () => api.post('/api/artifacts/save', { path: opened.entry.path, content: editing }),
+                    'Saved.',
+                  );
                   setOpened({ ...opened, text: editing });
                   setEditing(null);
                 }}
@@ -340,7 +378,12 @@ export function FilesScreen(props: { space: Space; socket: EventSocket }) {
                 <label for="editor" class="sr-only">
                   Content of {opened.entry.name}
                 </label>
-                <textarea id="editor" class="editor" value={editing} onInput={(e) => setEditing(e.currentTarget.value)} />
+                <textarea
+                  id="editor"
+                  class="editor"
+                  value={editing}
+                  onInput={(e) => setEditing(e.currentTarget.value)}
+                />
                 <div class="row">
                   <button class="primary" type="submit">
                     Save

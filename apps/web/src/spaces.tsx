@@ -75,7 +75,12 @@ export function SpacesScreen(props: {
                 <button
                   class="danger"
                   onClick={async () => {
-                    if (!(await confirmAction(`Delete ${space.name}, its folder and its conversations? This cannot be undone.`))) return;
+                    if (
+                      !(await confirmAction(
+                        `Delete ${space.name}, its folder and its conversations? This cannot be undone.`,
+                      ))
+                    )
+                      return;
                     void run(async () => {
                       await api.del(`/api/spaces/${space.id}`);
                       if (space.id === props.current) props.onSwitch(TEMP_SPACE_ID);

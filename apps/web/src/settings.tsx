@@ -1,0 +1,161 @@
+import type { AISource, AppConfiguration } from '#contracts/models.js';
+import { AI_PROVIDERS, DEFAULT_API_URL, DEFAULT_MODEL } from '#contracts/models.js';
+import type { RemoteStatus } from '#contracts/api.js';
+import { useEffect, useState } from 'preact/hooks';
+import { api, ApiError } from './api.js';
+import { confirmAction } from './dialogs.js';
+
+/** Settings: model sources (add, switch, choose the model, remove) and the server's version and status. */
+export function SettingsScreen() {
+  const [config, setConfig] = useState<AppConfiguration | null>(null);
+  const [version, setVersion] = useState('');
+  const [remote, setRemote] = useState<RemoteStatus | null>(null);
+  const [status, setStatus] = useState('');
+  const [form, setForm] = useState({
+    name: '',
+    provider: 'anthropic',
+    apiUrl: DEFAULT_API_URL.anthropic,
+    apiKey: '',
+    model: DEFAULT_MODEL.anthropic,
+  });
+  const load = () =>
+    api.get<AppConfiguration>('/api/config').then(setConfig, (err: ApiError) => setStatus(err.message));
+  useEffect(() => {
+    void load();
+    void api.get<string>('/api/system/version').then(setVersion, () => undefined);
+    void api.get<RemoteStatus>('/api/remote/status').then(setRemote, () => undefined);
+  }, []);
+  const act = (work: Promise<unknown>, done: string) =>
+    work.then(
+      () => {
+        setStatus(done);
+        return load();
+      },
+      (err: ApiError) => setStatus(err.message),
+    );
+  const sources: AISource[] = config?.aiSources.sources ?? [];
+  return (
+    <div class="stack">
+      <section class="panel stack" aria-labelledby="sources-title">
+        <h1 id="sources-title">Model sources</h1>
+        <ul class="plain list stack" aria-label="Model sources">
+          {sources.length === 0 && <li class="muted">No model source yet: add one below.</li>}
+          {sources.map((s) => (
+            <li key={s.id} class="row">
+              <span class="grow">
+                <strong>{s.name}</strong> <span class="badge">{s.provider}</span>
+                {config?.aiSources.currentId === s.id && <span class="badge">in use</span>}{' '}
+                <span class="muted">{s.apiUrl}</span>
+              </span>
+              <label for={`model-${s.id}`} class="sr-only">
+                Model of {s.name}
+              </label>
+              <select
+                id={`model-${s.id}`}
+                value={s.model}
+                onChange={(e) =>
+                  void act(
+                    api.put(`/api/ai-sources/sources/${s.id}`, { model: e.currentTarget.value }),
+                    'Model changed.',
+                  )
+                }
+              >
+                {[s.model, ...s.availableModels.map((m) => m.id).filter((id) => id !== s.model)].map((id) => (
+                  <option key={id} value={id}>
+                    {id}
+                  </option>
+                ))}
+              </select>
+              {config?.aiSources.currentId !== s.id && (
+                <button
+                  onClick={() =>
+                    void act(api.post('/api/ai-sources/switch-source', { sourceId: s.id }), `Now using ${s.name}.`)
+                  }
+                >
+                  Use
+                </button>
+              )}
+              <button
+                class="danger"
+                onClick={async () => {
+                  if (await confirmAction(`Remove the model source ${s.name}?`, 'Remove'))
+                    void act(api.del(`/api/ai-sources/sources/${s.id}`), 'Removed.');
+                }}
+              >
+                Remove
+              </button>
+            </li>
+          ))}
+        </ul>
+        <form
+          class="stack"
+          aria-label="Add a model source"
+          onSubmit={(e) => {
+            e.preventDefault();
+            void act(api.post('/api/ai-sources/sources', form), `Added ${form.name}.`);
+          }}
+        >
+          <h2>Add a model source</h2>
+          <label for="src-name">Name</label>
+          <input
+            id="src-name"
+            required
+            value={form.name}
+            onInput={(e) => setForm({ ...form, name: e.currentTarget.value })}
+          />
+          <label for="src-provider">Provider</label>
+          <select
+            id="src-provider"
+            value={form.provider}
+            onChange={(e) => {
+              const provider = e.currentTarget.value as 'anthropic' | 'openai';
+              setForm({ ...form, provider, apiUrl: DEFAULT_API_URL[provider], model: DEFAULT_MODEL[provider] });
+            }}
+          >
+            {AI_PROVIDERS.map((p) => (
+              <option key={p} value={p}>
+                {p === 'anthropic' ? 'Anthropic' : 'OpenAI-compatible'}
+              </option>
+            ))}
+          </select>
+          <label for="src-url">API URL</label>
+          <input
+            id="src-url"
+            type="url"
+            required
+            value={form.apiUrl}
+            onInput={(e) => setForm({ ...form, apiUrl: e.currentTarget.value })}
+          />
+          <label for="src-key">API key</label>
+          <input
+            id="src-key"
+            type="password"
+            autoComplete="off"
+            value={form.apiKey}
+            onInput={(e) => setForm({ ...form, apiKey: e.currentTarget.value })}
+          />
+          <label for="src-model">Model</label>
+          <input
+            id="src-model"
+            required
+            value={form.model}
+            onInput={(e) => setForm({ ...form, model: e.currentTarget.value })}
+          />
+          <button type="submit" class="primary">
+            Add source
+          </button>
+        </form>
+        <p role="status" class="muted">
+          {status}
+        </p>
+      </section>
+      <section class="panel" aria-labelledby="server-title">
+        <h2 id="server-title">Server</h2>
+        <p>
+          Version {version}
+          {remote && ` · ${remote.clients} connected client(s) · remote protocol ${remote.version}`}
+        </p>
+      </section>
+    </div>
+  );
+}

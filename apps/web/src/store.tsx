@@ -1,0 +1,204 @@
+import type { RegistrySourceDto, StoreDetailDto, StoreQueryResultDto, UpdateItemDto } from '#contracts/store.js';
+import { STORE_ENTRY_TYPES } from '#contracts/store.js';
+import { useEffect, useState } from 'preact/hooks';
+import { api, ApiError, q } from './api.js';
+import { confirmAction } from './dialogs.js';
+import { Markdown } from './chat.js';
+import { go } from './route.js';
+import type { Space } from './spaces.js';
+
+/** A Store operation this server does not offer answers 404: said plainly instead of failing. */
+const unavailable = (err: unknown): boolean => (err as ApiError).status === 404;
+
+/** The Store: browse and search by type, detail with the app document, install, updates, sources. */
+export function StoreScreen(props: { space: Space }) {
+  const [search, setSearch] = useState('');
+  const [type, setType] = useState('');
+  const [result, setResult] = useState<StoreQueryResultDto | null>(null);
+  const [missing, setMissing] = useState(false);
+  const [status, setStatus] = useState('');
+  const [detail, setDetail] = useState<{ data: StoreDetailDto; doc: string | null } | null>(null);
+  const [sources, setSources] = useState<RegistrySourceDto[]>([]);
+  const [updates, setUpdates] = useState<UpdateItemDto[]>([]);
+  const [url, setUrl] = useState('');
+
+  const fail = (err: unknown) => (unavailable(err) ? setMissing(true) : setStatus((err as ApiError).message));
+  const loadSources = () => api.get<RegistrySourceDto[]>('/api/store/registries').then(setSources, fail);
+  useEffect(() => {
+    void loadSources();
+    void api.get<UpdateItemDto[]>('/api/store/updates').then(setUpdates, () => undefined);
+  }, []);
+  useEffect(() => {
+    const timer = setTimeout(
+      () =>
+        void api
+          .post<StoreQueryResultDto>('/api/store/query', {
+            search: search || undefined,
+            type: type || undefined,
+            pageSize: 50,
+          })
+          .then(setResult, fail),
+      150,
+    );
+    return () => clearTimeout(timer);
+  }, [search, type]);
+
+  if (missing) {
+    return (
+      <section class="panel stack" aria-labelledby="store-title">
+        <h1 id="store-title">Store</h1>
+        <p role="status">
+          This server does not offer the Store yet. Digital humans can still be installed from a spec file.
+        </p>
+      </section>
+    );
+  }
+
+  async function open(slug: string) {
+    try {
+      const data = await api.get<StoreDetailDto>(`/api/store/apps/${encodeURIComponent(slug)}`);
+      const doc = await api.get<{ content: string | null }>(`/api/store/app-document?slug=${q(slug)}`).then(
+        (d) => d.content,
+        () => null,
+      );
+      setDetail({ data, doc });
+    } catch (err) {
+      fail(err);
+    }
+  }
+
+  return (
+    <div class="split">
+      <section class="panel stack" aria-labelledby="store-title">
+        <h1 id="store-title">Store</h1>
+        <label for="store-search">Search the Store</label>
+        <input id="store-search" type="search" value={search} onInput={(e) => setSearch(e.currentTarget.value)} />
+        <label for="store-type">Type</label>
+        <select id="store-type" value={type} onChange={(e) => setType(e.currentTarget.value)}>
+          <option value="">All types</option>
+          {STORE_ENTRY_TYPES.map((t) => (
+            <option key={t} value={t}>
+              {t}
+            </option>
+          ))}
+        </select>
+        {result?.sources
+          .filter((s) => s.status === 'error')
+          .map((s) => (
+            <p key={s.registryId} class="error">
+              A source could not be read: {s.error}
+            </p>
+          ))}
+        <ul class="plain list" aria-label="Store entries">
+          {result && result.items.length === 0 && <li class="muted">Nothing found.</li>}
+          {result?.items.map((item) => (
+            <li key={`${item.registryId}/${item.slug}`}>
+              <button class="link item" onClick={() => void open(item.slug)}>
+                <strong>{item.display_name ?? item.name}</strong> <span class="badge">{item.type}</span>
+                <span class="muted"> {item.category}</span>
+              </button>
+            </li>
+          ))}
+        </ul>
+        <h2>Sources</h2>
+        <ul class="plain list stack" aria-label="Store sources">
+          {sources.map((s) => (
+            <li key={s.id} class="row">
+              <label class="row grow">
+                <input
+                  type="checkbox"
+                  checked={s.enabled}
+                  onChange={(e) =>
+                    void api
+                      .post(`/api/store/registries/${s.id}/toggle`, { enabled: e.currentTarget.checked })
+                      .then(loadSources, fail)
+                  }
+                />
+                {s.name} <span class="muted">{s.url}</span>
+              </label>
+              {!s.isDefault && (
+                <button
+                  class="danger"
+                  onClick={async () => {
+                    if (await confirmAction(`Remove the source ${s.name}?`, 'Remove'))
+                      await api.del(`/api/store/registries/${s.id}`).then(loadSources, fail);
+                  }}
+                >
+                  Remove
+                </button>
+              )}
+            </li>
+          ))}
+        </ul>
+        <form
+          class="row"
+          onSubmit={async (e) => {
+            e.preventDefault();
+            await api.post('/api/store/registries', { name: new URL(url).host, url }).then(() => setUrl(''), fail);
+            await loadSources();
+          }}
+        >
+          <label for="source-url">Add a source (URL)</label>
+          <input id="source-url" type="url" required value={url} onInput={(e) => setUrl(e.currentTarget.value)} />
+          <button type="submit">Add</button>
+        </form>
+        {updates.length > 0 && (
+          <>
+            <h2>Updates</h2>
+            <ul class="plain list" aria-label="Updates">
+              {updates.map((u) => (
+                <li key={u.appId} class="row">
+                  <span class="grow">
+                    {u.entry?.name ?? u.appId}: {u.currentVersion} → {u.latestVersion}
+                  </span>
+                  <button
+                    onClick={() =>
+                      void api
+                        .post<{ kept: unknown }>(`/api/store/updates/${u.appId}/apply`, {})
+                        .then((r) => setStatus(`Updated; kept: ${JSON.stringify(r.kept)}`), fail)
+                    }
+                  >
+                    Update
+                  </button>
+                </li>
+              ))}
+            </ul>
+          </>
+        )}
+        <p role="status" class="muted">
+          {status}
+        </p>
+      </section>
+      <section class="panel stack" aria-label="Store entry">
+        {detail ? (
+          <>
+            <h2>{detail.data.entry.display_name ?? detail.data.entry.name}</h2>
+            <p class="muted">
+              {detail.data.entry.type} · {detail.data.entry.version} · {detail.data.entry.author}
+            </p>
+            <p>{detail.data.entry.description}</p>
+            <button
+              class="primary"
+              onClick={async () => {
+                try {
+                  const { appId } = await api.post<{ appId: string }>('/api/store/install', {
+                    slug: detail.data.entry.slug,
+                    spaceId: props.space.id,
+                  });
+                  go('apps', appId);
+                } catch (err) {
+                  fail(err);
+                }
+              }}
+            >
+              Install in {props.space.name}
+            </button>
+            {detail.doc && <Markdown text={detail.doc} />}
+          </>
+        ) : (
+          <p class="muted">Choose an entry to see its details.</p>
+        )}
+      </section>
+    </div>
+  );
+}
