@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import { AgentChannels } from '#contracts/agent.js';
 import type { Message } from '../conversations/conversation.js';
 import { ConversationsService } from '../conversations/conversations.service.js';
 import { assistantMayUseServiceApi, serviceApiTools } from '../assistant-api/service-api-tool.js';
@@ -8,17 +7,16 @@ import { AssistantApi } from '../ports/assistant-api.port.js';
 import { lastUserText, withSkills } from '../skills/skill-rules.js';
 import { SkillsService } from '../skills/skills.service.js';
 import { MemoryConsolidationService } from '../memory/memory-consolidation.service.js';
-import { ModelSourcesService } from '../models/model-sources.service.js';
 import { Clock } from '../ports/clock.port.js';
-import { ModelProvider, type ReasoningEffort } from '../ports/model-provider.port.js';
+import type { ReasoningEffort } from '../ports/model-provider.port.js';
 import type { TurnRecord } from '../ports/turn.repository.port.js';
 import { SpacesService } from '../spaces/spaces.service.js';
 import { buildHistory, COMPACTION_KIND, systemPrompt } from './context-builder.js';
 import type { PlanHooks, TurnIO, TurnPlan } from './engine/turn-plan.js';
 import { RecordRetry } from './record-retry.js';
 import { ToolRegistry } from './tool-registry.js';
-import { TurnTexts } from './turn-endings.js';
-import { refuseTurn, TurnPlanBuilder, type TurnRefusal } from './turn-plan-builder.js';
+import { isRefusal, TurnPlanBuilder, type TurnRefusal } from './turn-plan-builder.js';
+import { conversationPin, TurnPreamble } from './turn-preamble.js';
 
 /**
  * A chat turn: the conversation's history in its space's workspace, the built-in tools,
@@ -32,8 +30,7 @@ export class ChatPlanBuilder extends TurnPlanBuilder {
   constructor(
     private readonly conversations: ConversationsService,
     private readonly spaces: SpacesService,
-    private readonly models: ModelSourcesService,
-    private readonly provider: ModelProvider,
+    private readonly preamble: TurnPreamble,
     private readonly tools: ToolRegistry,
     private readonly memory: MemoryConsolidationService,
     private readonly clock: Clock,
@@ -47,24 +44,17 @@ export class ChatPlanBuilder extends TurnPlanBuilder {
   }
 
   async build(turn: TurnRecord, io: TurnIO): Promise<TurnPlan | TurnRefusal> {
-    const space = await this.spaces.get(turn.spaceId);
     const { conversation, messages } = await this.conversations.get(turn.spaceId, turn.conversationId);
-    const skills = await this.skills.forTurn(space.id, lastUserText(messages));
-    if (!messages.some((m) => m.role === 'assistant')) {
-      await io.emit(AgentChannels.sessionInfo, { slashCommands: skills.names, skills: skills.names, agents: [] });
-    }
-    if (!(await this.spaces.folderExists(space))) {
-      return refuseTurn(TurnTexts.workDirMissing, {
-        errorType: 'working_dir_unavailable',
-        workDirIssue: { path: space.path, reason: 'missing' },
-      });
-    }
-    const resolved = await this.models.resolveForConversation(
-      conversation.modelSourceId && conversation.modelId
-        ? { modelSourceId: conversation.modelSourceId, modelId: conversation.modelId }
-        : null,
-    );
-    if (!resolved) return refuseTurn(TurnTexts.noModel, { errorCode: 'NO_MODEL' });
+    const skills = await this.skills.forTurn(turn.spaceId, lastUserText(messages));
+    const ground = await this.preamble.prepare({
+      turn,
+      io,
+      messages,
+      skillNames: skills.names,
+      pins: [conversationPin(conversation)],
+    });
+    if (isRefusal(ground)) return ground;
+    const { space } = ground;
     const request = turn.request as { reasoningEffort?: ReasoningEffort; thinkingEnabled?: boolean };
     const effort: ReasoningEffort =
       conversation.reasoningEffort ?? request.reasoningEffort ?? (request.thinkingEnabled ? 'medium' : 'off');
@@ -85,12 +75,7 @@ export class ChatPlanBuilder extends TurnPlanBuilder {
       ),
       tools,
       history: buildHistory(messages),
-      model: {
-        endpoint: resolved.endpoint,
-        model: resolved.model,
-        info: this.provider.info(resolved.endpoint.provider, resolved.model),
-        effort,
-      },
+      model: { ...ground.model, effort },
       workspace: space,
       contextTokens: lastContextTokens(messages),
       io,

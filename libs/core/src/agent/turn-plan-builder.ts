@@ -15,7 +15,7 @@ export function refuseTurn(error: string, details: Record<string, unknown> = {})
   return { refused: true, error, details };
 }
 
-export function isRefusal(built: TurnPlan | TurnRefusal): built is TurnRefusal {
+export function isRefusal<T extends object>(built: T | TurnRefusal): built is TurnRefusal {
   return 'refused' in built;
 }
 

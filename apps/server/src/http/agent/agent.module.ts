@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { AgentService } from '#core/agent/agent.service.js';
 import { ChatPlanBuilder } from '#core/agent/chat-plan-builder.js';
+import { TurnPreamble } from '#core/agent/turn-preamble.js';
 import { ConversationEvents } from '#core/agent/conversation-events.js';
 import { RecordRetry } from '#core/agent/record-retry.js';
 import { AgentLoop } from '#core/agent/engine/agent-loop.js';
@@ -36,6 +37,7 @@ import { AgentController } from './agent.controller.js';
     RecordRetry,
     ChatPlanBuilder,
     TurnPlanBuilders,
+    TurnPreamble,
     {
       provide: AgentLoop,
       useFactory: (provider: ModelProvider, clock: Clock, config: AppConfig) =>
@@ -51,6 +53,7 @@ import { AgentController } from './agent.controller.js';
     TurnReaper,
     ConversationEvents,
     TurnPlanBuilders,
+    TurnPreamble,
     ToolRegistry,
     AgentLoop,
   ],

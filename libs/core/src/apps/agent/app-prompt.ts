@@ -1,3 +1,5 @@
+import type { ModelPin } from '../../models/model-source-rules.js';
+import type { ReasoningEffort } from '../../ports/model-provider.port.js';
 import type { App } from '../app.js';
 import { appDataPath } from '../app-data.js';
 
@@ -43,4 +45,21 @@ export function appMayUseShell(app: App): boolean {
   const granted = app.permissions.granted.some((p) => p === 'bash' || p === 'shell' || p === 'shell.execute');
   const denied = app.permissions.denied.some((p) => p === 'bash' || p === 'shell' || p === 'shell.execute');
   return (asked || granted) && !denied;
+}
+
+/**
+ * The model the user chose for this digital human (`userOverrides.modelSourceId`, with
+ * `modelId` or else that source's default model); null: the current source. The spec's
+ * `recommended_model` is a hint only and never switches the model.
+ */
+export function appModelPin(app: App): ModelPin | null {
+  const { modelSourceId, modelId } = app.userOverrides;
+  if (typeof modelSourceId !== 'string' || modelSourceId === '') return null;
+  return { modelSourceId, modelId: typeof modelId === 'string' && modelId !== '' ? modelId : null };
+}
+
+/** The reasoning effort the user chose for chats with this digital human, if any. */
+export function appChatEffort(app: App): ReasoningEffort | null {
+  const effort = app.userOverrides.chatReasoningEffort;
+  return effort === 'low' || effort === 'medium' || effort === 'high' ? effort : null;
 }
