@@ -119,10 +119,16 @@ export interface AppEscalationNewEvent {
   choices: string[];
 }
 
+/** The user's answer to a question (spec doc 1: `choice`, `text`). */
+export interface EscalationResponse {
+  choice?: string;
+  text?: string;
+}
+
 export interface AppEscalationResolvedEvent {
   appId: string;
   entryId: string;
-  response: string;
+  response: EscalationResponse;
 }
 
 /** `POST /api/apps/:appId/trigger` (and what every trigger gets back from starting a run). */

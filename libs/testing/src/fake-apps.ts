@@ -81,6 +81,22 @@ export class FakeAppRepository extends AppRepository {
       .map((e) => structuredClone(e));
   }
 
+  async findActivity(appId: string, entryId: string): Promise<ActivityEntry | null> {
+    const entry = this.activity.find((e) => e.appId === appId && e.id === entryId);
+    return entry ? structuredClone(entry) : null;
+  }
+
+  async mergeActivityContent(
+    appId: string,
+    entryId: string,
+    patch: Record<string, unknown>,
+  ): Promise<ActivityEntry | null> {
+    const entry = this.activity.find((e) => e.appId === appId && e.id === entryId);
+    if (!entry) return null;
+    entry.content = { ...entry.content, ...structuredClone(patch) };
+    return structuredClone(entry);
+  }
+
   private clashes(app: App): boolean {
     if (app.status === 'uninstalled') return false;
     return [...this.apps.values()].some(

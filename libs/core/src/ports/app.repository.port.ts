@@ -46,4 +46,11 @@ export abstract class AppRepository {
   abstract deleteAllInSpace(spaceId: string): Promise<string[]>;
   abstract addActivity(entry: ActivityEntry): Promise<void>;
   abstract listActivity(appId: string, page: ActivityPage): Promise<ActivityEntry[]>;
+  abstract findActivity(appId: string, entryId: string): Promise<ActivityEntry | null>;
+  /** Sets top-level keys of an entry's content (others kept) in one write; null when there is no such entry. */
+  abstract mergeActivityContent(
+    appId: string,
+    entryId: string,
+    patch: Record<string, unknown>,
+  ): Promise<ActivityEntry | null>;
 }

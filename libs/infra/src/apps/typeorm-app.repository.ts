@@ -98,4 +98,25 @@ export class TypeormAppRepository extends AppRepository {
     });
     return rows.map(toActivityEntry);
   }
+
+  async findActivity(appId: string, entryId: string): Promise<ActivityEntry | null> {
+    const row = await this.activity.findOneBy({ appId, id: entryId });
+    return row ? toActivityEntry(row) : null;
+  }
+
+  async mergeActivityContent(
+    appId: string,
+    entryId: string,
+    patch: Record<string, unknown>,
+  ): Promise<ActivityEntry | null> {
+    const result = await this.activity
+      .createQueryBuilder()
+      .update()
+      .set({ content: () => `"content" || CAST(:patch AS jsonb)` })
+      .setParameter('patch', JSON.stringify(patch))
+      .where('"id" = :entryId AND "app_id" = :appId', { entryId, appId })
+      .execute();
+    if (!result.affected) return null;
+    return this.findActivity(appId, entryId);
+  }
 }

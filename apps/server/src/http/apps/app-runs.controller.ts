@@ -1,5 +1,5 @@
 import { Body, Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
-import type { RunTriggerResult } from '#contracts/apps.js';
+import type { EscalationResponse, RunTriggerResult } from '#contracts/apps.js';
 import type { MessageDto } from '#contracts/conversations.js';
 import type { SuccessBody } from '#contracts/errors.js';
 import { AppRunsService } from '#core/apps/agent/app-runs.service.js';
@@ -61,7 +61,7 @@ export class AppRunsController {
     @Param('appId') appId: string,
     @Param('entryId') entryId: string,
     @Body() body: { choice?: unknown; text?: unknown },
-  ): Promise<SuccessBody<RunTriggerResult & { response: string }>> {
+  ): Promise<SuccessBody<RunTriggerResult & { response: EscalationResponse }>> {
     return ok(await this.runs.respond(appId, entryId, body ?? {}));
   }
 }
