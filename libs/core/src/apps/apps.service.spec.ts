@@ -9,6 +9,7 @@ import { DomainError } from '../errors/domain-error.js';
 import type { FileStore } from '../ports/file-store.port.js';
 import type { SpaceFolders } from '../ports/space-folders.port.js';
 import { AppData } from './app-data.js';
+import { AppLifecycle } from './app-lifecycle.js';
 import { AppsService } from './apps.service.js';
 
 /** Skills are the SkillsService's business (its own tests and the skills e2e); nothing to write here. */
@@ -40,6 +41,7 @@ describe('AppsService', () => {
   let scheduler: RecordingAppScheduler;
   let clock: FakeClock;
   let service: AppsService;
+  let lifecycleCalls: string[];
 
   beforeEach(() => {
     clock = new FakeClock(Date.UTC(2026, 0, 5, 10, 30, 0));
@@ -49,7 +51,23 @@ describe('AppsService', () => {
     const spaces = new FakeSpaceRepository();
     // No space folder is known here, so data operations find nothing to touch.
     const data = new AppData({} as FileStore, {} as SpaceFolders, spaces);
-    service = new AppsService(repo, spaces, data, scheduler, bus, clock, { allowMcpCommands: false }, noSkills);
+    const lifecycle = new AppLifecycle();
+    lifecycleCalls = [];
+    lifecycle.register({
+      stopWork: async (app) => void lifecycleCalls.push(`stop ${app.id}`),
+      removeAll: async (app) => void lifecycleCalls.push(`remove ${app.id}`),
+    });
+    service = new AppsService(
+      repo,
+      spaces,
+      data,
+      lifecycle,
+      scheduler,
+      bus,
+      clock,
+      { allowMcpCommands: false },
+      noSkills,
+    );
   });
 
   it('answers 503 NOT_INITIALIZED with the exact text until the app services have started', async () => {
@@ -96,6 +114,9 @@ describe('AppsService', () => {
     assert.equal(resumed.automation.nextRunAtMs, app.installedAt.getTime() + 2 * 3_600_000);
     await service.uninstall(app.id, false);
     assert.deepEqual(scheduler.forgotten, [app.id]);
+    assert.deepEqual(lifecycleCalls, [`stop ${app.id}`], 'its chat and runs stop; its threads stay');
+    await service.uninstall(app.id, false);
+    assert.equal(lifecycleCalls.length, 1, 'uninstalling again changes nothing');
     await assert.rejects(service.pause(app.id), failsWith('conflict', undefined, /uninstalled/));
     assert.equal((await service.reinstall(app.id)).status, 'active');
     assert.deepEqual(
@@ -116,7 +137,9 @@ describe('AppsService', () => {
     repo.apps.get(app.id)!.builtIn = true;
     await assert.rejects(service.deletePermanently(app.id), failsWith('forbidden', undefined, /Built-in/));
     repo.apps.get(app.id)!.builtIn = false;
+    assert.deepEqual(lifecycleCalls, [], 'a refused delete stops nothing');
     await service.deletePermanently(app.id);
+    assert.deepEqual(lifecycleCalls, [`stop ${app.id}`, `remove ${app.id}`], 'work stops, then its threads go');
     assert.deepEqual(bus.on('app:deleted'), [{ appId: app.id }]);
     await assert.rejects(service.get(app.id), failsWith('not_found', undefined, /App not found/));
   });

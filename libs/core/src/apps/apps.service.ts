@@ -26,6 +26,7 @@ import { SkillsService } from '../skills/skills.service.js';
 import { SpaceErrors } from '../spaces/spaces.service.js';
 import { type ActivityEntry, type App, IDLE_AUTOMATION } from './app.js';
 import { AppData } from './app-data.js';
+import { AppLifecycle } from './app-lifecycle.js';
 import {
   automationState,
   checkOverrides,
@@ -89,6 +90,7 @@ export class AppsService extends AppCleanup implements OnApplicationBootstrap {
     private readonly apps: AppRepository,
     private readonly spaces: SpaceRepository,
     private readonly data: AppData,
+    private readonly lifecycle: AppLifecycle,
     private readonly scheduler: AppScheduler,
     private readonly bus: EventBus,
     private readonly clock: Clock,
@@ -324,11 +326,16 @@ export class AppsService extends AppCleanup implements OnApplicationBootstrap {
     return this.activate(resumed, true);
   }
 
-  /** Soft delete: the app stops and leaves the list; `purge` also deletes its data folder. */
+  /**
+   * Soft delete: the app is deactivated first (no more triggers; its chat threads and runs
+   * stop, on whichever replica they run), then leaves the list; its threads are kept for a
+   * reinstall. `purge` also deletes its data folder.
+   */
   async uninstall(appId: string, purge: boolean): Promise<void> {
     const app = await this.get(appId);
     if (app.status !== 'uninstalled') {
       await this.scheduler.forget(app.id);
+      await this.lifecycle.stopWork(app);
       const gone = await this.change(app, {
         status: 'uninstalled',
         uninstalledAt: new Date(this.clock.now()),
@@ -352,11 +359,16 @@ export class AppsService extends AppCleanup implements OnApplicationBootstrap {
     return back.spec.type === 'automation' ? this.activate(back, true) : back;
   }
 
-  /** Deletes the record, its activity and its data for good. Built-in apps are protected. */
+  /**
+   * Deletes the app for good: what runs for it stops, then its threads, its data folder
+   * (`.svc/apps/<appId>/`), its activity and its record go. Built-in apps are protected.
+   */
   async deletePermanently(appId: string): Promise<void> {
     const app = await this.get(appId);
     if (app.builtIn) throw DomainError.forbidden(AppErrors.builtIn);
     await this.scheduler.forget(app.id);
+    await this.lifecycle.stopWork(app);
+    await this.lifecycle.removeAll(app);
     await this.data.purge(app.id, app.spaceId);
     await this.skills.removeFor(app);
     if (!(await this.apps.delete(app.id))) return;

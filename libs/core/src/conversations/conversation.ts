@@ -8,6 +8,8 @@ export interface Conversation {
   starred: boolean;
   /** Left out of every list and search; deleted at the next start. */
   ephemeral: boolean;
+  /** The digital human whose thread (chat or runs) this is: left out of the space's list, deleted with the app. */
+  appId: string | null;
   /** null: the model's configured effort. */
   reasoningEffort: ReasoningEffort | null;
   /** The pin: both set or both null. */
@@ -47,6 +49,8 @@ export interface NewConversation {
   title: string;
   ephemeral: boolean;
   reasoningEffort: ReasoningEffort | null;
+  /** A digital human's thread. */
+  appId?: string | null;
 }
 
 export interface ConversationPatch {

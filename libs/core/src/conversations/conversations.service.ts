@@ -41,6 +41,8 @@ export interface CreateConversationInput {
   title?: unknown;
   reasoningEffort?: unknown;
   ephemeral?: unknown;
+  /** Set by the digital-human context for its threads (never from a request body). */
+  appId?: string;
 }
 
 export interface UpdateConversationInput {
@@ -79,7 +81,9 @@ export class ConversationsService implements ConversationCleanup {
 
   async create(spaceId: string, input: CreateConversationInput): Promise<Conversation> {
     await this.requireSpace(spaceId);
-    return this.conversations.create(newConversation(spaceId, randomUUID(), input));
+    // A request never makes a digital human's thread.
+    const { title, reasoningEffort, ephemeral } = input;
+    return this.conversations.create(newConversation(spaceId, randomUUID(), { title, reasoningEffort, ephemeral }));
   }
 
   /**
@@ -233,6 +237,11 @@ export class ConversationsService implements ConversationCleanup {
     await this.conversations.removeAllInSpace(spaceId);
   }
 
+  /** Deleting a digital human for good deletes its threads (chat threads and runs); answers their ids. */
+  removeAllOfApp(appId: string): Promise<string[]> {
+    return this.conversations.removeAllOfApp(appId);
+  }
+
   /**
    * At start: deletes ephemeral conversations. With several replicas (`replicated`) only
    * those idle for an hour, so a restarting replica leaves the others' live ones alone.
@@ -271,5 +280,5 @@ function newConversation(spaceId: string, id: string, input: CreateConversationI
   if (input.ephemeral !== undefined && typeof input.ephemeral !== 'boolean') {
     throw DomainError.invalid('ephemeral must be a boolean');
   }
-  return { id, spaceId, title, ephemeral: input.ephemeral === true, reasoningEffort };
+  return { id, spaceId, title, ephemeral: input.ephemeral === true, reasoningEffort, appId: input.appId ?? null };
 }

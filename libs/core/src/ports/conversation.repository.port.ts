@@ -19,7 +19,7 @@ export abstract class ConversationRepository {
   /** Creates the conversation unless one of that id exists (in any space); returns the stored one. */
   abstract createIfAbsent(conversation: NewConversation): Promise<Conversation>;
 
-  /** Non-ephemeral conversations of a space, most recently updated first. */
+  /** Conversations of a space that are neither ephemeral nor a digital human's threads, most recently updated first. */
   abstract listForSpace(spaceId: string): Promise<Conversation[]>;
 
   abstract findById(id: string): Promise<Conversation | null>;
@@ -41,6 +41,9 @@ export abstract class ConversationRepository {
 
   /** Returns how many were deleted. */
   abstract removeAllInSpace(spaceId: string): Promise<number>;
+
+  /** Deletes every thread of a digital human (any space); returns their ids. */
+  abstract removeAllOfApp(appId: string): Promise<string[]>;
 
   /**
    * Deletes ephemeral conversations; with `idleForMs`, only those not updated for that long

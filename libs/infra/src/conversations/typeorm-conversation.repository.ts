@@ -14,6 +14,7 @@ import { conversationKey, isUuid, mergeMeta, parseConversationId } from '#core/c
 import { storableJson, storableText } from '#core/errors/text-rules.js';
 import { ConversationRepository } from '#core/ports/conversation.repository.port.js';
 import { ConversationEntity } from '../database/entities/conversation.entity.js';
+import { returningRows } from '../database/returning-rows.js';
 
 interface ConversationRow {
   id: string;
@@ -21,6 +22,7 @@ interface ConversationRow {
   title: string;
   starred: boolean;
   ephemeral: boolean;
+  app_id: string | null;
   reasoning_effort: string | null;
   model_source_id: string | null;
   model_id: string | null;
@@ -39,7 +41,7 @@ interface MessageRow {
   created_at: Date;
 }
 
-const CONVERSATION_COLUMNS = `c."id", c."space_id", c."title", c."starred", c."ephemeral", c."reasoning_effort",
+const CONVERSATION_COLUMNS = `c."id", c."space_id", c."title", c."starred", c."ephemeral", c."app_id", c."reasoning_effort",
   c."model_source_id", c."model_id", c."created_at", c."updated_at",
   (SELECT count(*)::int FROM "conversation_message" m WHERE m."conversation_id" = c."id") AS "message_count"`;
 
@@ -51,6 +53,7 @@ const toConversation = (r: ConversationRow): Conversation => ({
   title: r.title,
   starred: r.starred,
   ephemeral: r.ephemeral,
+  appId: r.app_id,
   reasoningEffort: r.reasoning_effort as ReasoningEffort | null,
   modelSourceId: r.model_source_id,
   modelId: r.model_id,
@@ -84,11 +87,11 @@ export class TypeormConversationRepository extends ConversationRepository {
 
   async create(c: NewConversation): Promise<Conversation> {
     const rows = (await this.ds.query(
-      `INSERT INTO "conversation" ("id", "space_id", "title", "ephemeral", "reasoning_effort")
-       VALUES ($1, $2, $3, $4, $5)
-       RETURNING "id", "space_id", "title", "starred", "ephemeral", "reasoning_effort", "model_source_id",
+      `INSERT INTO "conversation" ("id", "space_id", "title", "ephemeral", "reasoning_effort", "app_id")
+       VALUES ($1, $2, $3, $4, $5, $6)
+       RETURNING "id", "space_id", "title", "starred", "ephemeral", "app_id", "reasoning_effort", "model_source_id",
          "model_id", "created_at", "updated_at", 0 AS "message_count"`,
-      [parseConversationId(c.id, 'id'), c.spaceId, c.title, c.ephemeral, c.reasoningEffort],
+      [parseConversationId(c.id, 'id'), c.spaceId, c.title, c.ephemeral, c.reasoningEffort, c.appId ?? null],
     )) as ConversationRow[];
     return toConversation(rows[0]!);
   }
@@ -98,9 +101,9 @@ export class TypeormConversationRepository extends ConversationRepository {
     // Again when the conversation was deleted between the insert that found it and the read.
     for (;;) {
       await this.ds.query(
-        `INSERT INTO "conversation" ("id", "space_id", "title", "ephemeral", "reasoning_effort")
-         VALUES ($1, $2, $3, $4, $5) ON CONFLICT ("id") DO NOTHING`,
-        [id, c.spaceId, c.title, c.ephemeral, c.reasoningEffort],
+        `INSERT INTO "conversation" ("id", "space_id", "title", "ephemeral", "reasoning_effort", "app_id")
+         VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT ("id") DO NOTHING`,
+        [id, c.spaceId, c.title, c.ephemeral, c.reasoningEffort, c.appId ?? null],
       );
       const stored = await this.findIn(this.ds.manager, id);
       if (stored) return stored;
@@ -110,7 +113,7 @@ export class TypeormConversationRepository extends ConversationRepository {
   async listForSpace(spaceId: string): Promise<Conversation[]> {
     const rows = (await this.ds.query(
       `SELECT ${CONVERSATION_COLUMNS} FROM "conversation" c
-       WHERE c."space_id" = $1 AND NOT c."ephemeral"
+       WHERE c."space_id" = $1 AND NOT c."ephemeral" AND c."app_id" IS NULL
        ORDER BY c."updated_at" DESC, c."created_at" DESC, c."id" DESC`,
       [spaceId],
     )) as ConversationRow[];
@@ -177,6 +180,13 @@ export class TypeormConversationRepository extends ConversationRepository {
   async removeAllInSpace(spaceId: string): Promise<number> {
     const result = await this.repo.delete({ spaceId });
     return result.affected ?? 0;
+  }
+
+  async removeAllOfApp(appId: string): Promise<string[]> {
+    const rows = returningRows<{ id: string }>(
+      await this.ds.query(`DELETE FROM "conversation" WHERE "app_id" = $1 RETURNING "id"`, [appId]),
+    );
+    return rows.map((r) => r.id);
   }
 
   async removeEphemeral(idleForMs: number | null): Promise<number> {

@@ -18,6 +18,7 @@ import { StoreIndexEntity, StoreInstallEntity, StoreSourceEntity } from './entit
 import { Store1764900000000 } from './migrations/1764900000000-store.js';
 import { TriggerClaimEntity, TriggerScheduleEntity } from './entities/trigger.entities.js';
 import { Triggers1765000000000 } from './migrations/1765000000000-triggers.js';
+import { AppConversations1765100000000 } from './migrations/1765100000000-app-conversations.js';
 
 /** Every entity and migration, in order. Add new ones here. */
 export const ENTITIES = [
@@ -46,4 +47,5 @@ export const MIGRATIONS = [
   SpaceOwnsFolder1764200000000,
   Store1764900000000,
   Triggers1765000000000,
+  AppConversations1765100000000,
 ];

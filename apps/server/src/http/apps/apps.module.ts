@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { AppData } from '#core/apps/app-data.js';
+import { AppLifecycle } from '#core/apps/app-lifecycle.js';
 import { AppsService } from '#core/apps/apps.service.js';
 import { AppCleanup } from '#core/ports/app-cleanup.port.js';
 import { FilesModule } from '../artifacts/files.module.js';
@@ -14,7 +15,7 @@ import { AppsController } from './apps.controller.js';
 @Module({
   imports: [FilesModule, SkillsModule],
   controllers: [AppsController],
-  providers: [AppsService, AppData, { provide: AppCleanup, useExisting: AppsService }],
-  exports: [AppsService, AppCleanup],
+  providers: [AppsService, AppData, AppLifecycle, { provide: AppCleanup, useExisting: AppsService }],
+  exports: [AppsService, AppCleanup, AppLifecycle],
 })
 export class AppsModule {}

@@ -10,11 +10,11 @@ import type { Message } from '../../conversations/conversation.js';
 import { ConversationsService } from '../../conversations/conversations.service.js';
 import { DomainError } from '../../errors/domain-error.js';
 import { EventBus } from '../../ports/event-bus.port.js';
-import { TurnRepository } from '../../ports/turn.repository.port.js';
 import type { Space } from '../../spaces/space.js';
 import { SpacesService } from '../../spaces/spaces.service.js';
 import type { App } from '../app.js';
 import { AppErrors, AppsService } from '../apps.service.js';
+import { AppWork } from './app-work.js';
 
 export interface AppChatSendInput {
   spaceId?: unknown;
@@ -23,6 +23,10 @@ export interface AppChatSendInput {
   thinkingEnabled?: unknown;
   conversationId?: unknown;
 }
+
+export const AppChatTexts = {
+  threadTaken: 'conversationId is taken by a conversation that is not a thread of this digital human',
+} as const;
 
 /** The channel name of threads opened over HTTP (`app:im-session-updated`). */
 const HTTP_CHANNEL = 'app-chat';
@@ -41,7 +45,7 @@ export class AppChatService {
     private readonly agent: AgentService,
     private readonly conversations: ConversationsService,
     private readonly spaces: SpacesService,
-    private readonly turns: TurnRepository,
+    private readonly work: AppWork,
     private readonly bus: EventBus,
   ) {}
 
@@ -66,7 +70,10 @@ export class AppChatService {
         ? input.conversationId
         : appChatConversationId(app.id);
     const space = await this.threadSpace(app, threadId, spaceId);
-    await this.conversations.openWithId(space.id, threadId, { title: app.spec.display_name ?? app.spec.name });
+    await this.conversations.openWithId(space.id, threadId, {
+      title: app.spec.display_name ?? app.spec.name,
+      appId: app.id,
+    });
     await this.agent.submitMessage({
       kind: 'app-chat',
       space,
@@ -79,15 +86,7 @@ export class AppChatService {
         ...(typeof input.thinkingEnabled === 'boolean' ? { thinkingEnabled: input.thinkingEnabled } : {}),
       },
     });
-    const event: AppImSessionUpdatedEvent = {
-      appId: app.id,
-      channel: HTTP_CHANNEL,
-      chatId: threadId,
-      chatType: 'direct',
-      instanceId: null,
-      lastMessage: message.slice(0, LAST_MESSAGE_CHARS),
-    };
-    await this.bus.publish(AppChannels.imSessionUpdated, event);
+    await this.bus.publish(AppChannels.imSessionUpdated, threadUpdated(app.id, threadId, message));
     return { conversationId: appChatConversationId(app.id) };
   }
 
@@ -95,7 +94,7 @@ export class AppChatService {
   async status(appId: string): Promise<{ isGenerating: boolean; conversationId: string }> {
     const app = await this.apps.get(appId);
     return {
-      isGenerating: (await this.activeThreads(app.id)).length > 0,
+      isGenerating: (await this.work.activeThreads(app.id, 'app-chat')).length > 0,
       conversationId: appChatConversationId(app.id),
     };
   }
@@ -103,9 +102,7 @@ export class AppChatService {
   /** Stops every thread of the app; answers how many were generating. */
   async stop(appId: string): Promise<number> {
     const app = await this.apps.get(appId);
-    const threads = await this.activeThreads(app.id);
-    for (const conversationId of threads) await this.agent.stop(conversationId);
-    return threads.length;
+    return this.work.stopThreads(app.id, 'app-chat');
   }
 
   /** The default thread's messages; none yet (or no place for them) is an empty list. */
@@ -159,15 +156,22 @@ export class AppChatService {
    */
   private async threadSpace(app: App, threadId: string, requested: string): Promise<Space> {
     const existing = await this.conversations.findById(threadId);
+    if (existing && existing.appId !== app.id) throw new DomainError('conflict', AppChatTexts.threadTaken);
     if (existing) return this.spaces.get(existing.spaceId);
     return this.spaces.get(app.spaceId ?? requested);
   }
+}
 
-  private async activeThreads(appId: string): Promise<string[]> {
-    return (await this.turns.listActive())
-      .filter((t) => t.kind === 'app-chat' && t.request.appId === appId)
-      .map((t) => t.conversationId);
-  }
+/** `app:im-session-updated` for a thread opened over HTTP that got a message (the user's or the reply). */
+export function threadUpdated(appId: string, threadId: string, message: string): AppImSessionUpdatedEvent {
+  return {
+    appId,
+    channel: HTTP_CHANNEL,
+    chatId: threadId,
+    chatType: 'direct',
+    instanceId: null,
+    lastMessage: message.slice(0, LAST_MESSAGE_CHARS),
+  };
 }
 
 function requiredString(value: unknown, field: string): string {

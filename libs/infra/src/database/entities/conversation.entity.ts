@@ -21,6 +21,11 @@ export class ConversationEntity {
   @Column({ type: 'boolean', default: false })
   ephemeral: boolean;
 
+  /** The digital human whose thread this is (chat thread or runs); null for the space's own conversations. */
+  @Index('IDX_conversation_app')
+  @Column({ name: 'app_id', type: 'text', nullable: true })
+  appId: string | null;
+
   @Column({ name: 'reasoning_effort', type: 'text', nullable: true })
   reasoningEffort: string | null;
 
