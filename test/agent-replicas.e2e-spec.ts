@@ -1,38 +1,22 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
-import { ScriptedModelServer } from '#testing/scripted-model-server.js';
+import type { ScriptedModelServer } from '#testing/scripted-model-server.js';
 import { testMode } from '#testing/test-env.js';
-import { createSharedServices, type SharedServices, startServer, type TestServer } from '#testing/test-server.js';
+import { type Replicas, startReplicas } from '#testing/replicas.js';
+import type { TestServer } from '#testing/test-server.js';
 import { waitFor } from '#testing/wait.js';
 import { WsTestClient } from '#testing/ws-client.js';
 
 describe('agent turns across two replicas', { skip: testMode() === 'services' ? false : 'needs Redis' }, () => {
-  let services: SharedServices;
+  let replicas: Replicas;
   let model: ScriptedModelServer;
   let a: TestServer;
   let b: TestServer;
-  const dataDir = mkdtempSync(join(tmpdir(), 'svc-agent-replicas-'));
   const api = (s: TestServer) => ({
     get: (p: string) => request(s.url).get(p).set('Authorization', `Bearer ${s.password}`),
     post: (p: string, body: object) => request(s.url).post(p).set('Authorization', `Bearer ${s.password}`).send(body),
   });
-
-  async function start(): Promise<TestServer> {
-    return startServer({
-      services,
-      dataDir,
-      env: {
-        SVC_AI_PROVIDER: 'anthropic',
-        SVC_AI_API_URL: model.url,
-        SVC_AI_API_KEY: 'k',
-        SVC_AI_MODEL: 'scripted-model',
-      },
-    });
-  }
 
   async function newConversation(): Promise<{ spaceId: string; conversationId: string }> {
     const space = (await api(a).post('/api/spaces', { name: `replicas ${Date.now()}` })).body.data;
@@ -41,17 +25,11 @@ describe('agent turns across two replicas', { skip: testMode() === 'services' ? 
   }
 
   before(async () => {
-    services = await createSharedServices();
-    model = await ScriptedModelServer.start();
-    a = await start();
-    b = await start();
+    replicas = await startReplicas();
+    ({ model, a, b } = replicas);
   });
   after(async () => {
-    await a?.stop();
-    await b?.stop();
-    await model?.close();
-    await services?.dispose();
-    rmSync(dataDir, { recursive: true, force: true });
+    await replicas?.stop();
   });
 
   it('a turn started on A is followed from B, generating on B, and stopped from B', async () => {
@@ -117,7 +95,7 @@ describe('agent turns across two replicas', { skip: testMode() === 'services' ? 
     assert.equal(reply.data!.content, 'back again');
     watcher.close();
     // Restart the killed replica so `after` stops two servers.
-    if (victim === a) a = await start();
-    else b = await start();
+    if (victim === a) a = await replicas.replace(a);
+    else b = await replicas.replace(b);
   });
 });

@@ -1,12 +1,10 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
-import { ScriptedModelServer } from '#testing/scripted-model-server.js';
+import type { ScriptedModelServer } from '#testing/scripted-model-server.js';
 import { testMode } from '#testing/test-env.js';
-import { createSharedServices, type SharedServices, startServer, type TestServer } from '#testing/test-server.js';
+import { type Replicas, startReplicas } from '#testing/replicas.js';
+import type { TestServer } from '#testing/test-server.js';
 import { waitFor } from '#testing/wait.js';
 import { type Frame, WsTestClient } from '#testing/ws-client.js';
 
@@ -22,11 +20,10 @@ const spec = (name: string) => ({
 });
 
 describe('digital human runs across two replicas', { skip: testMode() === 'services' ? false : 'needs Redis' }, () => {
-  let services: SharedServices;
+  let replicas: Replicas;
   let model: ScriptedModelServer;
   let a: TestServer;
   let b: TestServer;
-  const dataDir = mkdtempSync(join(tmpdir(), 'svc-app-replicas-'));
   const api = (s: TestServer) => ({
     get: (p: string) => request(s.url).get(p).set('Authorization', `Bearer ${s.password}`),
     post: (p: string, body: object = {}) =>
@@ -37,31 +34,12 @@ describe('digital human runs across two replicas', { skip: testMode() === 'servi
     return res.body.data as T;
   };
 
-  async function start(): Promise<TestServer> {
-    return startServer({
-      services,
-      dataDir,
-      env: {
-        SVC_AI_PROVIDER: 'anthropic',
-        SVC_AI_API_URL: model.url,
-        SVC_AI_API_KEY: 'k',
-        SVC_AI_MODEL: 'scripted-model',
-      },
-    });
-  }
-
   before(async () => {
-    services = await createSharedServices();
-    model = await ScriptedModelServer.start();
-    a = await start();
-    b = await start();
+    replicas = await startReplicas();
+    ({ model, a, b } = replicas);
   });
   after(async () => {
-    await a?.stop();
-    await b?.stop();
-    await model?.close();
-    await services?.dispose();
-    rmSync(dataDir, { recursive: true, force: true });
+    await replicas?.stop();
   });
 
   it('a run started on A is followed, skipped and stopped from B; both replicas agree on the state', async () => {
@@ -95,6 +73,66 @@ describe('digital human runs across two replicas', { skip: testMode() === 'servi
     }
     const session = data<{ messages: unknown[] }>(await api(b).get(`/api/apps/${appId}/runs/${run.runId}/session`));
     assert.ok(session.messages.length >= 1);
+    onB.close();
+  });
+
+  it('a chat sent on A is followed, read and stopped from B, thread by thread', async () => {
+    const space = data<{ id: string }>(await api(a).post('/api/spaces', { name: 'replica chat' }));
+    const appId = data<{ appId: string }>(
+      await api(a).post('/api/apps/install', { spec: spec('Replica Talker'), spaceId: space.id }),
+    ).appId;
+    const custom = `replica-user-${Date.now()}`;
+    const defaultThread = `app-chat:${appId}`;
+    const onB = await WsTestClient.signedIn(b.wsUrl, b.password);
+    onB.send({ type: 'subscribe', payload: { conversationId: custom } });
+    onB.send({ type: 'subscribe', payload: { conversationId: defaultThread } });
+    await onB.roundTrip();
+    const of = (channel: string, conversationId: string, timeoutMs = 10_000) =>
+      onB.next((f: Frame) => f.channel === channel && f.data?.conversationId === conversationId, timeoutMs);
+
+    model.enqueue({ steps: [{ text: 'Let me think' }, { hang: true }] });
+    const im = onB.next((f: Frame) => f.channel === 'app:im-session-updated' && f.data?.chatId === custom, 10_000);
+    data(
+      await api(a).post(`/api/apps/${appId}/chat/send`, {
+        spaceId: space.id,
+        message: 'hold on',
+        conversationId: custom,
+      }),
+    );
+    const streamed = await of('agent:message', custom);
+    assert.equal((await im).data!.appId, appId, 'B hears the thread got a message');
+    assert.equal(streamed.data!.conversationId, custom, 'B follows the thread A started');
+    await waitFor(
+      async () => data<{ isGenerating: boolean }>(await api(b).get(`/api/apps/${appId}/chat/status`)).isGenerating,
+      10_000,
+      'B sees the thread generating',
+    );
+    const stopped = await api(b).post(`/api/apps/${appId}/chat/stop`);
+    assert.deepEqual([stopped.status, stopped.body], [200, { success: true }]);
+    assert.equal((await of('agent:error', custom)).data!.errorType, 'interrupted');
+    await of('agent:complete', custom);
+    for (const s of [a, b]) {
+      await waitFor(
+        async () => !data<{ isGenerating: boolean }>(await api(s).get(`/api/apps/${appId}/chat/status`)).isGenerating,
+        10_000,
+        'nothing generates on either replica',
+      );
+    }
+
+    model.enqueue({ steps: [{ text: 'Hello from the default thread.' }] });
+    data(await api(a).post(`/api/apps/${appId}/chat/send`, { spaceId: space.id, message: 'hi' }));
+    await of('agent:complete', defaultThread, 15_000);
+    const messages = data<Array<{ role: string; content: string }>>(
+      await api(b).get(`/api/apps/${appId}/chat/messages`),
+    );
+    assert.deepEqual(
+      messages.map((m) => [m.role, m.content]),
+      [
+        ['user', 'hi'],
+        ['assistant', 'Hello from the default thread.'],
+      ],
+      'B reads the default thread; the custom one stays apart',
+    );
     onB.close();
   });
 
@@ -135,7 +173,7 @@ describe('digital human runs across two replicas', { skip: testMode() === 'servi
     assert.equal(state.runningCount, 0);
     assert.equal(state.lastStatus, 'error');
     watcher.close();
-    if (victim === a) a = await start();
-    else b = await start();
+    if (victim === a) a = await replicas.replace(a);
+    else b = await replicas.replace(b);
   });
 });

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import request from 'supertest';
 import { ScriptedModelServer } from '#testing/scripted-model-server.js';
 import { testMode } from '#testing/test-env.js';
-import { createSharedServices, type SharedServices, startServer, type TestServer } from '#testing/test-server.js';
+import { type Replicas, startReplicas } from '#testing/replicas.js';
+import { startServer, type TestServer } from '#testing/test-server.js';
 import { waitFor } from '#testing/wait.js';
 
 interface MemoryState {
@@ -264,38 +264,19 @@ describe(
   'memory consolidation across two replicas',
   { skip: testMode() === 'services' ? false : 'needs Redis' },
   () => {
-    let services: SharedServices;
+    let replicas: Replicas;
     let model: ScriptedModelServer;
     let a: TestServer;
     let b: TestServer;
-    const dataDir = mkdtempSync(join(tmpdir(), 'svc-memory-replicas-'));
     const post = (s: TestServer, p: string, body: object = {}) =>
       request(s.url).post(p).set('Authorization', `Bearer ${s.password}`).send(body);
     const get = (s: TestServer, p: string) => request(s.url).get(p).set('Authorization', `Bearer ${s.password}`);
-    const start = () =>
-      startServer({
-        services,
-        dataDir,
-        env: {
-          SVC_AI_PROVIDER: 'anthropic',
-          SVC_AI_API_URL: model.url,
-          SVC_AI_API_KEY: 'x',
-          SVC_AI_MODEL: 'scripted-model',
-        },
-      });
-
     before(async () => {
-      services = await createSharedServices();
-      model = await ScriptedModelServer.start();
-      a = await start();
-      b = await start();
+      replicas = await startReplicas();
+      ({ model, a, b } = replicas);
     });
     after(async () => {
-      await a?.stop();
-      await b?.stop();
-      await model?.close();
-      await services?.dispose();
-      rmSync(dataDir, { recursive: true, force: true });
+      await replicas?.stop();
     });
 
     it('a run started on A is reported and refused on B, and runs once', async () => {

@@ -1,0 +1,72 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ScriptedModelServer } from './scripted-model-server.js';
+import { createSharedServices, type SharedServices, startServer, type TestServer } from './test-server.js';
+
+/**
+ * Two replicas of the real server on one Postgres database, one Redis prefix and one data
+ * folder, talking to one scripted model (services mode only). `a` and `b` are the replicas
+ * now running: `replace` starts a new one in place of a replica a test killed.
+ */
+export interface Replicas {
+  readonly services: SharedServices;
+  readonly model: ScriptedModelServer;
+  a: TestServer;
+  b: TestServer;
+  /** Starts a new replica in place of `killed` (which must be `a` or `b`) and answers it. */
+  replace(killed: TestServer): Promise<TestServer>;
+  /** Stops both replicas and the model, drops the database, removes the data folder. */
+  stop(): Promise<void>;
+}
+
+export async function startReplicas(options: { env?: Record<string, string> } = {}): Promise<Replicas> {
+  const services = await createSharedServices();
+  const model = await ScriptedModelServer.start();
+  const dataDir = mkdtempSync(join(tmpdir(), 'svc-replicas-'));
+  const start = () =>
+    startServer({
+      services,
+      dataDir,
+      env: {
+        SVC_AI_PROVIDER: 'anthropic',
+        SVC_AI_API_URL: model.url,
+        SVC_AI_API_KEY: 'sk-replicas',
+        SVC_AI_MODEL: 'scripted-model',
+        ...options.env,
+      },
+    });
+  let a: TestServer | undefined;
+  let b: TestServer;
+  try {
+    a = await start();
+    b = await start();
+  } catch (err) {
+    await a?.stop();
+    await model.close();
+    await services.dispose();
+    rmSync(dataDir, { recursive: true, force: true });
+    throw err;
+  }
+  const replicas: Replicas = {
+    services,
+    model,
+    a,
+    b,
+    async replace(killed) {
+      const next = await start();
+      if (killed === replicas.a) replicas.a = next;
+      else if (killed === replicas.b) replicas.b = next;
+      else throw new Error('replace: not one of the two replicas');
+      return next;
+    },
+    async stop() {
+      await replicas.a.stop();
+      await replicas.b.stop();
+      await model.close();
+      await services.dispose();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+  return replicas;
+}
