@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import request from 'supertest';
@@ -59,6 +59,7 @@ describe('digital humans at work (chat, runs, escalation)', () => {
         SVC_AI_MODEL: 'scripted-model',
         SVC_AGENT_RETRY_BASE_MS: '20',
         SVC_AGENT_MAX_RETRIES: '1',
+        SVC_APP_RUNS_PER_PROCESS: '1',
       },
     });
     events = await WsTestClient.signedIn(server.wsUrl, server.password);
@@ -96,6 +97,12 @@ describe('digital humans at work (chat, runs, escalation)', () => {
     });
     const complete = await ws.event('agent:complete', 15_000);
     assert.equal(complete.data!.conversationId, threadId);
+    const replied = await appEvent('app:im-session-updated', appId, (f) => f.data!.lastMessage !== 'How are prices?');
+    assert.deepEqual(
+      [replied.data!.chatId, replied.data!.lastMessage],
+      [threadId, 'Prices look fine today.'],
+      'the reply updates the thread too',
+    );
     const prompt = systemOf(0);
     assert.ok(prompt.includes('You watch the shop prices for the user.'), 'the app system prompt');
     assert.ok(prompt.includes('max: 100'), 'the config values');
@@ -314,6 +321,176 @@ describe('digital humans at work (chat, runs, escalation)', () => {
     await waitFor(async () => (await stateOf(appId)).runningCount === 0, 10_000);
   });
 
+  it("uses the app's model choice (userOverrides) for runs and chat, else the current model", async () => {
+    const added = okData<{ sources: Array<{ id: string; name: string }> }>(
+      await api.post('/api/ai-sources/sources', {
+        name: 'For the shop',
+        provider: 'anthropic',
+        apiUrl: model.url,
+        apiKey: 'sk-second',
+        model: 'second-default',
+      }),
+    );
+    const second = added.sources.find((s) => s.name === 'For the shop')!;
+    const patch = (body: object) => auth(request(server.url).patch(`/api/apps/${appId}/overrides`)).send(body);
+    okData(await patch({ modelSourceId: second.id, modelId: 'shop-model', chatReasoningEffort: 'high' }));
+    const runEnded = async () => {
+      await activityOf(appId, 'run_complete');
+      await waitFor(async () => (await stateOf(appId)).runningCount === 0, 10_000);
+    };
+    try {
+      model.enqueue(report({ type: 'complete', summary: 'ok' }), textReply('Done.'));
+      okData(await api.post(`/api/apps/${appId}/trigger`));
+      await model.waitForRequests(2);
+      assert.equal(model.requests[0]!.body.model, 'shop-model', 'the run uses the chosen model');
+      await runEnded();
+
+      const thread = `model-choice-${Date.now()}`;
+      const ws = await subscribed(thread);
+      model.enqueue(textReply('Hello.'));
+      okData(
+        await api.post(`/api/apps/${appId}/chat/send`, { spaceId: space.id, message: 'hi', conversationId: thread }),
+      );
+      await ws.next((f) => f.channel === 'agent:complete' && f.data?.conversationId === thread, 15_000);
+      ws.close();
+      assert.equal(model.requests[2]!.body.model, 'shop-model', 'the chat uses the chosen model');
+      assert.ok((model.requests[2]!.body as Record<string, unknown>).thinking, 'and the chosen chat effort');
+
+      // The source alone: its own default model. A source that is gone: the current one.
+      okData(await patch({ modelId: null, chatReasoningEffort: null }));
+      model.enqueue(report({ type: 'complete', summary: 'ok' }), textReply('Done.'));
+      okData(await api.post(`/api/apps/${appId}/trigger`));
+      await model.waitForRequests(4);
+      assert.equal(model.requests[3]!.body.model, 'second-default');
+      await runEnded();
+      okData(await patch({ modelSourceId: '00000000-0000-4000-8000-00000000beef' }));
+      model.enqueue(report({ type: 'complete', summary: 'ok' }), textReply('Done.'));
+      okData(await api.post(`/api/apps/${appId}/trigger`));
+      await model.waitForRequests(6);
+      assert.equal(model.requests[5]!.body.model, 'scripted-model');
+      await runEnded();
+    } finally {
+      okData(await patch({ modelSourceId: null, modelId: null, chatReasoningEffort: null }));
+    }
+  });
+
+  it("uninstall stops the app's chat and runs; its threads stay out of the space's list; permanent delete removes them and its data", async () => {
+    const busyId = okData<{ appId: string }>(
+      await api.post('/api/apps/install', { spec: helperSpec('Busy Helper'), spaceId: space.id }),
+    ).appId;
+    const ordinary = okData<{ id: string }>(await api.post(`/api/spaces/${space.id}/conversations`, { title: 'Mine' }));
+    const defaultThread = `app-chat:${busyId}`;
+    const custom = `busy-${Date.now()}`;
+    const runThread = `app-run:${busyId}`;
+    model.enqueue(textReply('Hello there.'));
+    const first = await subscribed(defaultThread);
+    okData(await api.post(`/api/apps/${busyId}/chat/send`, { spaceId: space.id, message: 'hi' }));
+    await first.next((f) => f.channel === 'agent:complete' && f.data?.conversationId === defaultThread, 15_000);
+    first.close();
+
+    const ws = await subscribed(custom);
+    model.enqueue({ steps: [{ hang: true }] }, { steps: [{ hang: true }] });
+    okData(
+      await api.post(`/api/apps/${busyId}/chat/send`, { spaceId: space.id, message: 'wait', conversationId: custom }),
+    );
+    const run = okData<{ runId: string }>(await api.post(`/api/apps/${busyId}/trigger`));
+    await model.waitForRequests(3);
+    const listed = okData<Array<{ id: string }>>(await api.get(`/api/spaces/${space.id}/conversations`)).map(
+      (c) => c.id,
+    );
+    assert.ok(listed.includes(ordinary.id), "the space's own conversation is listed");
+    for (const id of [defaultThread, custom, runThread]) assert.ok(!listed.includes(id), `${id} is not listed`);
+
+    const stoppedRun = activityOf(busyId, 'run_error');
+    const removed = await auth(request(server.url).delete(`/api/apps/${busyId}`));
+    assert.equal(removed.status, 200, JSON.stringify(removed.body));
+    const error = await ws.next((f) => f.channel === 'agent:error' && f.data?.conversationId === custom, 10_000);
+    assert.equal(error.data!.errorType, 'interrupted', 'the chat thread stopped');
+    const runError = (await stoppedRun).data!.entry as { runId: string; content: { interrupted?: boolean } };
+    assert.deepEqual([runError.runId, runError.content.interrupted], [run.runId, true], 'the run stopped');
+    ws.close();
+    await waitFor(
+      async () => (await api.get(`/api/apps/${busyId}/chat/status`)).body.data.isGenerating === false,
+      10_000,
+      'nothing generates',
+    );
+    await waitFor(async () => (await stateOf(busyId)).runningCount === 0, 10_000, 'no run counted');
+
+    // A reinstall finds its threads again.
+    okData(await api.post(`/api/apps/${busyId}/reinstall`));
+    const kept = okData<Array<{ content: string }>>(await api.get(`/api/apps/${busyId}/chat/messages`));
+    assert.deepEqual(
+      kept.map((m) => m.content),
+      ['hi', 'Hello there.'],
+    );
+    // A caller cannot take over another conversation as a thread.
+    const taken = await api.post(`/api/apps/${busyId}/chat/send`, {
+      spaceId: space.id,
+      message: 'mine now',
+      conversationId: ordinary.id,
+    });
+    assert.equal(taken.status, 409);
+    assert.match(taken.body.error, /conversationId/);
+
+    const dataDir = join(space.path, '.svc', 'apps', busyId);
+    mkdirSync(dataDir, { recursive: true });
+    writeFileSync(join(dataDir, 'notes.md'), 'remember');
+    const deleted = appEvent('app:deleted', busyId);
+    const gone = await auth(request(server.url).delete(`/api/apps/${busyId}/permanent`));
+    assert.equal(gone.status, 200, JSON.stringify(gone.body));
+    await deleted;
+    for (const id of [defaultThread, custom, runThread]) {
+      const res = await api.get(`/api/spaces/${space.id}/conversations/${encodeURIComponent(id)}`);
+      assert.equal(res.status, 404, `${id} is deleted with the app`);
+    }
+    assert.equal(existsSync(dataDir), false, 'its data folder is deleted');
+    assert.equal((await api.get(`/api/spaces/${space.id}/conversations/${ordinary.id}`)).status, 200);
+  });
+
+  it('a run past SVC_APP_RUNS_PER_PROCESS waits for a slot (chats do not), then runs', async () => {
+    const ids = [];
+    for (const name of ['Slot Holder', 'Slot Waiter']) {
+      ids.push(
+        okData<{ appId: string }>(await api.post('/api/apps/install', { spec: helperSpec(name), spaceId: space.id }))
+          .appId,
+      );
+    }
+    const [holder, waiter] = ids as [string, string];
+    model.enqueue({ steps: [{ hang: true }] });
+    okData(await api.post(`/api/apps/${holder}/trigger`));
+    await model.waitForRequests(1);
+    const waiting = okData<{ outcome: string; runId: string }>(await api.post(`/api/apps/${waiter}/trigger`));
+    assert.equal(waiting.outcome, 'started', 'the run is accepted and waits');
+    await waitFor(
+      async () => (await api.get(`/api/agent/session/app-run:${waiter}`)).body.data.status === 'running',
+      10_000,
+      'the waiting run was picked up',
+    );
+    // A chat is not held up by runs: it gets the next reply, not the waiting run.
+    const thread = `slots-${Date.now()}`;
+    const ws = await subscribed(thread);
+    model.enqueue(textReply('Chats go on.'));
+    okData(
+      await api.post(`/api/apps/${waiter}/chat/send`, {
+        spaceId: space.id,
+        message: 'still there?',
+        conversationId: thread,
+      }),
+    );
+    await ws.next((f) => f.channel === 'agent:complete' && f.data?.conversationId === thread, 15_000);
+    ws.close();
+    assert.equal(model.requests.length, 2, 'the waiting run has not called the model');
+    assert.ok(JSON.stringify(model.requests[1]!.body).includes('still there?'));
+
+    model.enqueue(report({ type: 'complete', summary: 'My turn came' }), textReply('Done.'));
+    const done = activityOf(waiter, 'run_complete');
+    const stopped = activityOf(holder, 'run_error');
+    okData(await api.post('/api/agent/stop', { conversationId: `app-run:${holder}` }));
+    await stopped;
+    assert.equal(((await done).data!.entry as { runId: string }).runId, waiting.runId);
+    await waitFor(async () => (await stateOf(waiter)).runningCount === 0, 10_000);
+  });
+
   // ── escalation ────────────────────────────────────────────────────────────────────────
 
   it('escalates: question event, waiting_user; the answer resolves it and starts a follow-up run with it', async () => {
@@ -347,15 +524,37 @@ describe('digital humans at work (chat, runs, escalation)', () => {
     model.enqueue(report({ type: 'complete', summary: 'Bought it' }), textReply('Done.'));
     const resolved = appEvent('app:escalation:resolved', appId);
     const done = activityOf(appId, 'run_complete');
-    const answer = okData<{ outcome: string; runId: string; response: string }>(
-      await api.post(`/api/apps/${appId}/escalation/${entryId}/respond`, { choice: 'yes' }),
+    const answered = appEvent('app:activity_entry:new', appId, (f) => {
+      const e = f.data!.entry as { id: string; content: object };
+      return e.id === entryId && 'resolution' in e.content;
+    });
+    const answer = okData<{ outcome: string; runId: string; response: unknown }>(
+      await api.post(`/api/apps/${appId}/escalation/${entryId}/respond`, { choice: 'yes', text: 'at most 40' }),
     );
     assert.equal(answer.outcome, 'started');
     assert.notEqual(answer.runId, started.runId);
-    assert.deepEqual((await resolved).data, { appId, entryId, response: 'yes' });
+    assert.deepEqual(answer.response, { choice: 'yes', text: 'at most 40' });
+    assert.deepEqual((await resolved).data, { appId, entryId, response: { choice: 'yes', text: 'at most 40' } });
+    // The question's entry records the answer, and clients hear the update.
+    const updated = (await answered).data!.entry as { type: string; runId: string; content: Record<string, unknown> };
+    assert.equal(updated.type, 'escalation');
+    assert.equal(updated.runId, started.runId);
+    const userResponse = updated.content.userResponse as Record<string, unknown>;
+    assert.deepEqual({ ...userResponse, ts: undefined }, { choice: 'yes', text: 'at most 40', ts: undefined });
+    assert.equal(typeof userResponse.ts, 'number');
+    assert.equal((updated.content.resolution as { reason: string }).reason, 'answered');
+    assert.equal(updated.content.question, 'Buy the tea at 42?');
+    assert.equal(typeof updated.content.deadlineAt, 'number', 'timeout_hours gives the question a deadline');
+    const stored = okData<Array<{ id: string; content: Record<string, unknown> }>>(
+      await api.get(`/api/apps/${appId}/activity`),
+    ).find((a) => a.id === entryId)!;
+    assert.deepEqual(stored.content, updated.content);
     assert.equal(((await done).data!.entry as { runId: string }).runId, answer.runId);
     const followUp = JSON.stringify(model.requests.at(-2)!.body);
-    assert.ok(followUp.includes('Buy the tea at 42?') && followUp.includes('yes'), 'the follow-up run gets the answer');
+    assert.ok(
+      followUp.includes('Buy the tea at 42?') && followUp.includes('yes') && followUp.includes('at most 40'),
+      'the follow-up run gets the answer',
+    );
     await waitFor(async () => (await stateOf(appId)).runningCount === 0, 10_000);
     const after = await stateOf(appId);
     assert.equal(after.status, 'idle');
@@ -372,7 +571,18 @@ describe('digital humans at work (chat, runs, escalation)', () => {
     const asked = appEvent('app:escalation:new', quickId);
     const started = okData<{ runId: string }>(await api.post(`/api/apps/${quickId}/trigger`));
     const entryId = (await asked).data!.entryId as string;
+    const closed = appEvent(
+      'app:activity_entry:new',
+      quickId,
+      (f) => {
+        const e = f.data!.entry as { id: string; content: object };
+        return e.id === entryId && 'resolution' in e.content;
+      },
+      20_000,
+    );
     const expired = await activityOf(quickId, 'run_error', 20_000);
+    const closedEntry = (await closed).data!.entry as { content: { resolution?: { reason: string } } };
+    assert.equal(closedEntry.content.resolution?.reason, 'expired', 'the question is closed as expired');
     const entry = expired.data!.entry as { runId: string; content: { error: string; entryId: string } };
     assert.equal(entry.runId, started.runId);
     assert.equal(entry.content.entryId, entryId);

@@ -7,6 +7,7 @@ import { AssistantApi } from '../ports/assistant-api.port.js';
 import { lastUserText, withSkills } from '../skills/skill-rules.js';
 import { SkillsService } from '../skills/skills.service.js';
 import { MemoryConsolidationService } from '../memory/memory-consolidation.service.js';
+import { ModelSourcesService } from '../models/model-sources.service.js';
 import { Clock } from '../ports/clock.port.js';
 import type { ReasoningEffort } from '../ports/model-provider.port.js';
 import type { TurnRecord } from '../ports/turn.repository.port.js';
@@ -31,6 +32,7 @@ export class ChatPlanBuilder extends TurnPlanBuilder {
     private readonly conversations: ConversationsService,
     private readonly spaces: SpacesService,
     private readonly preamble: TurnPreamble,
+    private readonly models: ModelSourcesService,
     private readonly tools: ToolRegistry,
     private readonly memory: MemoryConsolidationService,
     private readonly clock: Clock,

@@ -66,7 +66,10 @@ export class TurnPreamble {
 }
 
 /** A conversation's own pin, when it has one. */
-export function conversationPin(conversation: { modelSourceId: string | null; modelId: string | null }): ModelPin | null {
+export function conversationPin(conversation: {
+  modelSourceId: string | null;
+  modelId: string | null;
+}): ModelPin | null {
   return conversation.modelSourceId && conversation.modelId
     ? { modelSourceId: conversation.modelSourceId, modelId: conversation.modelId }
     : null;

@@ -37,6 +37,8 @@ export interface AppConfig {
   wsSignInTimeoutMs: number;
   /** Parallel jobs per worker process. */
   queueConcurrency: number;
+  /** SVC_APP_RUNS_PER_PROCESS: digital-human runs a worker process works on at once (the others wait). */
+  appRunsPerProcess: number;
   version: string;
   agent: AgentSettings;
   /** SVC_FILE_WATCH_POLLING=1: poll the disk instead of native events (network volumes). */

@@ -49,6 +49,7 @@ describe('parseConfig', () => {
       assert.equal(config.trustProxy, false);
       assert.equal(config.testHooks, false);
       assert.equal(config.queueConcurrency, 8);
+      assert.equal(config.appRunsPerProcess, 2);
       assert.equal(config.version, '9.9.9-test');
     });
 
@@ -118,6 +119,7 @@ describe('parseConfig', () => {
       ['SVC_WS_PING_INTERVAL_MS', { SVC_WS_PING_INTERVAL_MS: 'soon' }],
       ['SVC_QUEUE_CONCURRENCY', { SVC_QUEUE_CONCURRENCY: '0' }],
       ['SVC_QUEUE_CONCURRENCY', { SVC_QUEUE_CONCURRENCY: '257' }],
+      ['SVC_APP_RUNS_PER_PROCESS', { SVC_APP_RUNS_PER_PROCESS: '0' }],
       ['SVC_TEST_HOOKS', { SVC_TEST_HOOKS: 'on' }],
       ['OTEL_EXPORTER_OTLP_ENDPOINT', { OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }],
       ['OTEL_EXPORTER_OTLP_ENDPOINT', { OTEL_EXPORTER_OTLP_ENDPOINT: 'grpc://collector:4317' }],

@@ -153,6 +153,8 @@ export function parseConfig(
     maxOutputTokens: int('SVC_AGENT_MAX_OUTPUT_TOKENS', 16_000, 256, 200_000),
   };
 
+  const appRunsPerProcess = int('SVC_APP_RUNS_PER_PROCESS', 2, 1, 256);
+
   const fileWatchPolling = parseBoolean(value('SVC_FILE_WATCH_POLLING'));
   if (fileWatchPolling === null) errors.push('SVC_FILE_WATCH_POLLING: must be 1 or 0');
   const searchIndexLimit = int('SVC_SEARCH_INDEX_LIMIT', 200_000, 1, 10_000_000);
@@ -195,6 +197,7 @@ export function parseConfig(
       wsPingIntervalMs: wsPingIntervalMs!,
       wsSignInTimeoutMs: wsSignInTimeoutMs!,
       queueConcurrency: queueConcurrency!,
+      appRunsPerProcess,
       version: opts.version,
       testHooks: testHooks!,
       metricsPublic: metricsPublic!,

@@ -3,7 +3,10 @@ import { AppChatPlanBuilder } from '#core/apps/agent/app-chat-plan-builder.js';
 import { AppChatService } from '#core/apps/agent/app-chat.service.js';
 import { AppRunPlanBuilder } from '#core/apps/agent/app-run-plan-builder.js';
 import { AppRunsService } from '#core/apps/agent/app-runs.service.js';
+import { AppWork } from '#core/apps/agent/app-work.js';
+import { RunSlots } from '#core/apps/agent/run-slots.js';
 import { AppData } from '#core/apps/app-data.js';
+import { APP_CONFIG, type AppConfig } from '#core/config/app-config.js';
 import { FilesModule } from '../artifacts/files.module.js';
 import { AgentModule } from '../agent/agent.module.js';
 import { ConversationsModule } from '../conversations/conversations.module.js';
@@ -21,7 +24,19 @@ import { AppsModule } from './apps.module.js';
 @Module({
   imports: [AppsModule, AgentModule, SpacesModule, ConversationsModule, ModelsModule, FilesModule],
   controllers: [AppChatController, AppRunsController],
-  providers: [AppChatService, AppChatPlanBuilder, AppRunsService, AppRunPlanBuilder, AppData],
+  providers: [
+    AppChatService,
+    AppChatPlanBuilder,
+    AppRunsService,
+    AppRunPlanBuilder,
+    AppWork,
+    AppData,
+    {
+      provide: RunSlots,
+      useFactory: (config: AppConfig) => new RunSlots(config.appRunsPerProcess),
+      inject: [APP_CONFIG],
+    },
+  ],
   exports: [AppRunsService],
 })
 export class AppAgentModule {}

@@ -1,31 +1,31 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
-import { AgentChannels } from '#contracts/agent.js';
+import { AppChannels } from '#contracts/apps.js';
 import { conversationRecording, lastContextTokens } from '../../agent/chat-plan-builder.js';
 import { buildHistory } from '../../agent/context-builder.js';
 import type { TurnIO, TurnPlan } from '../../agent/engine/turn-plan.js';
 import { ToolRegistry } from '../../agent/tool-registry.js';
-import { TurnTexts } from '../../agent/turn-endings.js';
-import { refuseTurn, TurnPlanBuilder, type TurnRefusal } from '../../agent/turn-plan-builder.js';
+import { isRefusal, refuseTurn, TurnPlanBuilder, type TurnRefusal } from '../../agent/turn-plan-builder.js';
 import { TurnPlanBuilders } from '../../agent/turn-plan-builders.js';
+import { conversationPin, TurnPreamble } from '../../agent/turn-preamble.js';
 import { ConversationsService } from '../../conversations/conversations.service.js';
 import { appMayUseServiceApi, serviceApiTools } from '../../assistant-api/service-api-tool.js';
 import { McpServers } from '../../mcp/mcp-servers.service.js';
 import { AssistantApi } from '../../ports/assistant-api.port.js';
 import { lastUserText, withSkills } from '../../skills/skill-rules.js';
 import { SkillsService } from '../../skills/skills.service.js';
-import { ModelSourcesService } from '../../models/model-sources.service.js';
 import { Clock } from '../../ports/clock.port.js';
-import { ModelProvider, type ReasoningEffort } from '../../ports/model-provider.port.js';
+import { EventBus } from '../../ports/event-bus.port.js';
+import type { ReasoningEffort } from '../../ports/model-provider.port.js';
 import type { TurnRecord } from '../../ports/turn.repository.port.js';
-import { SpacesService } from '../../spaces/spaces.service.js';
 import { AppData } from '../app-data.js';
 import { AppsService } from '../apps.service.js';
-import { appMayUseShell, appSystemPrompt } from './app-prompt.js';
+import { threadUpdated } from './app-chat.service.js';
+import { appChatEffort, appMayUseShell, appModelPin, appSystemPrompt } from './app-prompt.js';
 
 /**
  * A turn of a digital human's chat thread (`app-chat`): the thread's history, the app's
- * system prompt, settings and memory, the built-in tools its permissions allow, the default
- * model; the reply is kept in the thread like a chat's.
+ * system prompt, settings and memory, the built-in tools its permissions allow, the model
+ * the thread is pinned to, else the app's choice (`userOverrides`), else the current one; the reply is kept in the thread like a chat's.
  */
 @Injectable()
 export class AppChatPlanBuilder extends TurnPlanBuilder implements OnModuleInit {
@@ -36,14 +36,13 @@ export class AppChatPlanBuilder extends TurnPlanBuilder implements OnModuleInit 
     private readonly apps: AppsService,
     private readonly data: AppData,
     private readonly conversations: ConversationsService,
-    private readonly spaces: SpacesService,
-    private readonly models: ModelSourcesService,
-    private readonly provider: ModelProvider,
+    private readonly preamble: TurnPreamble,
     private readonly tools: ToolRegistry,
     private readonly clock: Clock,
     private readonly mcp: McpServers,
     private readonly skills: SkillsService,
     private readonly api: AssistantApi,
+    private readonly bus: EventBus,
   ) {
     super();
   }
@@ -56,26 +55,20 @@ export class AppChatPlanBuilder extends TurnPlanBuilder implements OnModuleInit 
     const appId = typeof turn.request.appId === 'string' ? turn.request.appId : null;
     const app = appId ? await this.apps.get(appId).catch(() => null) : null;
     if (!app) return refuseTurn('The digital human of this chat no longer exists.', { errorCode: 'NOT_FOUND' });
-    const space = await this.spaces.get(turn.spaceId);
     const { conversation, messages } = await this.conversations.get(turn.spaceId, turn.conversationId);
-    const skills = await this.skills.forTurn(space.id, lastUserText(messages));
-    if (!messages.some((m) => m.role === 'assistant')) {
-      await io.emit(AgentChannels.sessionInfo, { slashCommands: skills.names, skills: skills.names, agents: [] });
-    }
-    if (!(await this.spaces.folderExists(space))) {
-      return refuseTurn(TurnTexts.workDirMissing, {
-        errorType: 'working_dir_unavailable',
-        workDirIssue: { path: space.path, reason: 'missing' },
-      });
-    }
-    const resolved = await this.models.resolveForConversation(
-      conversation.modelSourceId && conversation.modelId
-        ? { modelSourceId: conversation.modelSourceId, modelId: conversation.modelId }
-        : null,
-    );
-    if (!resolved) return refuseTurn(TurnTexts.noModel, { errorCode: 'NO_MODEL' });
+    const skills = await this.skills.forTurn(turn.spaceId, lastUserText(messages));
+    const ground = await this.preamble.prepare({
+      turn,
+      io,
+      messages,
+      skillNames: skills.names,
+      pins: [conversationPin(conversation), appModelPin(app)],
+    });
+    if (isRefusal(ground)) return ground;
+    const { space } = ground;
     const request = turn.request as { thinkingEnabled?: boolean };
-    const effort: ReasoningEffort = conversation.reasoningEffort ?? (request.thinkingEnabled ? 'medium' : 'off');
+    const effort: ReasoningEffort =
+      conversation.reasoningEffort ?? appChatEffort(app) ?? (request.thinkingEnabled ? 'medium' : 'off');
     await io.takePendingInput();
     const tools = this.tools
       .builtins({ bash: appMayUseShell(app) })
@@ -84,6 +77,7 @@ export class AppChatPlanBuilder extends TurnPlanBuilder implements OnModuleInit 
         ...skills.tools,
         ...(appMayUseServiceApi(app) ? serviceApiTools(this.api) : []),
       );
+    const recording = conversationRecording(this.conversations, turn);
     return {
       system: withSkills(
         appSystemPrompt({
@@ -98,16 +92,20 @@ export class AppChatPlanBuilder extends TurnPlanBuilder implements OnModuleInit 
       ),
       tools,
       history: buildHistory(messages),
-      model: {
-        endpoint: resolved.endpoint,
-        model: resolved.model,
-        info: this.provider.info(resolved.endpoint.provider, resolved.model),
-        effort,
-      },
+      model: { ...ground.model, effort },
       workspace: space,
       contextTokens: lastContextTokens(messages),
       io,
-      hooks: conversationRecording(this.conversations, turn),
+      hooks: {
+        ...recording,
+        onComplete: async (result) => {
+          await recording.onComplete(result);
+          await this.bus.publish(
+            AppChannels.imSessionUpdated,
+            threadUpdated(app.id, turn.conversationId, result.reply),
+          );
+        },
+      },
     };
   }
 }

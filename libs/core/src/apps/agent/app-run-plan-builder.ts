@@ -2,24 +2,30 @@ import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { COMPACTION_KIND, buildHistory } from '../../agent/context-builder.js';
 import type { TurnIO, TurnPlan } from '../../agent/engine/turn-plan.js';
 import { ToolRegistry } from '../../agent/tool-registry.js';
-import { TurnTexts } from '../../agent/turn-endings.js';
-import { refuseTurn, TurnPlanBuilder, type TurnRefusal, type UnplannedEnding } from '../../agent/turn-plan-builder.js';
+import type { AgentTool } from '../../agent/tools/tool.js';
+import {
+  isRefusal,
+  refuseTurn,
+  TurnPlanBuilder,
+  type TurnRefusal,
+  type UnplannedEnding,
+} from '../../agent/turn-plan-builder.js';
 import { TurnPlanBuilders } from '../../agent/turn-plan-builders.js';
+import { type TurnGround, TurnPreamble } from '../../agent/turn-preamble.js';
 import { ConversationsService } from '../../conversations/conversations.service.js';
 import { appMayUseServiceApi, serviceApiTools } from '../../assistant-api/service-api-tool.js';
 import { McpServers } from '../../mcp/mcp-servers.service.js';
 import { AssistantApi } from '../../ports/assistant-api.port.js';
 import { withSkills } from '../../skills/skill-rules.js';
 import { SkillsService } from '../../skills/skills.service.js';
-import { ModelSourcesService } from '../../models/model-sources.service.js';
 import { Clock } from '../../ports/clock.port.js';
-import { ModelProvider } from '../../ports/model-provider.port.js';
 import type { TurnRecord } from '../../ports/turn.repository.port.js';
-import { SpacesService } from '../../spaces/spaces.service.js';
+import type { App } from '../app.js';
 import { AppData } from '../app-data.js';
 import { AppsService } from '../apps.service.js';
 import { AppRunsService, type RunRequest, RunTexts } from './app-runs.service.js';
-import { appMayUseShell, appSystemPrompt } from './app-prompt.js';
+import { appMayUseShell, appModelPin, appSystemPrompt } from './app-prompt.js';
+import { RunSlots } from './run-slots.js';
 import { isFinalReport, REPORT_TO_USER, reportToUserTool, type RunReport } from './report-to-user.tool.js';
 
 /** Reminders a run gets when it ends a turn without reporting, before it fails. */
@@ -41,14 +47,13 @@ export class AppRunPlanBuilder extends TurnPlanBuilder implements OnModuleInit {
     private readonly runs: AppRunsService,
     private readonly data: AppData,
     private readonly conversations: ConversationsService,
-    private readonly spaces: SpacesService,
-    private readonly models: ModelSourcesService,
-    private readonly provider: ModelProvider,
+    private readonly preamble: TurnPreamble,
     private readonly tools: ToolRegistry,
     private readonly clock: Clock,
     private readonly mcp: McpServers,
     private readonly skills: SkillsService,
     private readonly api: AssistantApi,
+    private readonly slots: RunSlots,
   ) {
     super();
   }
@@ -58,21 +63,35 @@ export class AppRunPlanBuilder extends TurnPlanBuilder implements OnModuleInit {
   }
 
   async build(turn: TurnRecord, io: TurnIO): Promise<TurnPlan | TurnRefusal> {
-    const { appId, runId, nudges } = runRequestOf(turn);
+    const { appId } = runRequestOf(turn);
     const app = await this.apps.get(appId).catch(() => null);
     if (!app) return refuseTurn('The digital human of this run no longer exists.', { errorCode: 'NOT_FOUND' });
-    const space = await this.spaces.get(turn.spaceId);
-    if (!(await this.spaces.folderExists(space))) {
-      return refuseTurn(TurnTexts.workDirMissing, {
-        errorType: 'working_dir_unavailable',
-        workDirIssue: { path: space.path, reason: 'missing' },
-      });
-    }
-    const resolved = await this.models.resolveForConversation(null);
-    if (!resolved) return refuseTurn(TurnTexts.noModel, { errorCode: 'NO_MODEL' });
+    // A run announces no session: nobody opened it.
+    const ground = await this.preamble.prepare({ turn, io, messages: null, pins: [appModelPin(app)] });
+    if (isRefusal(ground)) return ground;
     // A required server that went away since the trigger fails the run with the reason.
     const mcp = await this.mcp.runTools(app);
     if (mcp.blocked !== null) return refuseTurn(mcp.blocked, { errorCode: 'MCP_UNAVAILABLE' });
+    // Past this point the run holds one of this process's run slots until its plan ends.
+    const release = await this.slots.acquire(io.signal);
+    try {
+      return await this.plan(turn, io, app, ground, mcp.tools, release);
+    } catch (err) {
+      release();
+      throw err;
+    }
+  }
+
+  private async plan(
+    turn: TurnRecord,
+    io: TurnIO,
+    app: App,
+    ground: TurnGround,
+    mcpTools: AgentTool[],
+    release: () => void,
+  ): Promise<TurnPlan> {
+    const { runId, nudges } = runRequestOf(turn);
+    const { space } = ground;
     const skills = await this.skills.forTurn(space.id, null);
     await io.takePendingInput();
     const messages = await this.runs.runMessages(app, runId);
@@ -84,7 +103,7 @@ export class AppRunPlanBuilder extends TurnPlanBuilder implements OnModuleInit {
         if (isFinalReport(report)) final = report;
         return this.runs.recordReport(app.id, runId, report);
       }),
-      ...mcp.tools,
+      ...mcpTools,
       ...skills.tools,
       ...(appMayUseServiceApi(app) ? serviceApiTools(this.api) : []),
     );
@@ -113,23 +132,20 @@ export class AppRunPlanBuilder extends TurnPlanBuilder implements OnModuleInit {
       ),
       tools,
       history: buildHistory(messages),
-      model: {
-        endpoint: resolved.endpoint,
-        model: resolved.model,
-        info: this.provider.info(resolved.endpoint.provider, resolved.model),
-        effort: 'off',
-      },
+      model: { ...ground.model, effort: 'off' },
       workspace: space,
       contextTokens: 0,
       io,
       hooks: {
         onComplete: async ({ reply, thoughts, tokenUsage, model }) => {
+          release();
           await record(reply, { model, tokenUsage }, thoughts);
           if (final) return this.runs.finishRun(app.id, runId, final);
           if (nudges < MAX_REPORT_NUDGES) nudgeNext = true;
           else await this.runs.failRun(app.id, runId, RunTexts.noReport);
         },
         onFailure: async ({ reply, thoughts, tokenUsage, error, interrupted }) => {
+          release();
           await record(reply, { tokenUsage, ...(interrupted ? { interrupted: true } : { error }) }, thoughts);
           if (final && !interrupted) return this.runs.finishRun(app.id, runId, final);
           await this.runs.failRun(app.id, runId, error, interrupted !== null);

@@ -2,10 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import {
   type ActivityType,
+  type AppActivityEntryNewEvent,
   AppChannels,
   type AppEscalationNewEvent,
   type AppEscalationResolvedEvent,
   type AppStatusChangedEvent,
+  type EscalationResponse,
   type RunTriggerResult,
 } from '#contracts/apps.js';
 import { TEMP_SPACE_ID } from '#contracts/spaces.js';
@@ -86,7 +88,7 @@ export class AppRunsService {
     if (mcpBlocked !== null) return this.skip(app, mcpBlocked);
     const space = await this.runSpace(app);
     const conversationId = appRunConversationId(app.id);
-    await this.conversations.openWithId(space.id, conversationId, { title: `${app.spec.name} runs` });
+    await this.conversations.openWithId(space.id, conversationId, { title: `${app.spec.name} runs`, appId: app.id });
     if (await this.turns.findActive(conversationId)) return this.skip(app, RunTexts.alreadyRunning);
     const runId = randomUUID();
     const stored = await this.conversations.appendMessage(conversationId, {
@@ -134,12 +136,16 @@ export class AppRunsService {
     return { runId, active: active?.request.runId === runId, messages };
   }
 
-  /** Answers an open question: the app is active again and a follow-up run gets the answer. */
+  /**
+   * Answers an open question: the escalation entry records the answer (`userResponse`,
+   * `resolution` answered; `app:activity_entry:new` with the updated entry), the app is active
+   * again, `app:escalation:resolved` goes out, and a follow-up run gets the answer.
+   */
   async respond(
     appId: string,
     entryId: string,
     body: { choice?: unknown; text?: unknown },
-  ): Promise<RunTriggerResult & { response: string }> {
+  ): Promise<RunTriggerResult & { response: EscalationResponse }> {
     for (const field of ['choice', 'text'] as const) {
       if (body[field] !== undefined && body[field] !== null && typeof body[field] !== 'string') {
         throw DomainError.invalid(`${field} must be a string`);
@@ -151,35 +157,44 @@ export class AppRunsService {
     const app = await this.apps.get(appId);
     if (app.automation.pendingEscalationId !== entryId)
       throw DomainError.notFound(RunTexts.escalationNotFound(entryId));
-    const response = [choice, text].filter((s) => s.trim() !== '').join(': ');
+    const response: EscalationResponse = { ...(choice ? { choice } : {}), ...(text ? { text } : {}) };
     const cleared = await this.records.update(app.id, {
       status: 'active',
       automation: { pendingEscalationId: null },
     });
     if (!cleared || cleared === 'already-installed') throw DomainError.notFound(AppErrors.notFound(app.id));
+    const now = this.clock.now();
+    const entry = await this.closeEscalation(app.id, entryId, {
+      userResponse: { ts: now, ...response },
+      resolution: { reason: 'answered', ts: now },
+    });
     await this.bus.publish(AppChannels.escalationResolved, {
       appId: app.id,
       entryId,
       response,
     } satisfies AppEscalationResolvedEvent);
     await this.publishStatus(cleared);
-    const question = await this.escalationQuestion(app.id, entryId);
+    const question = typeof entry?.content.question === 'string' ? entry.content.question : null;
     const run = await this.startRun(app.id, {
       type: 'escalation_response',
-      data: { entryId, question, ...(choice ? { choice } : {}), ...(text ? { text } : {}) },
+      data: { entryId, question, ...response },
     });
     return { ...run, response };
   }
 
-  /** The delayed job of an unanswered question: closes it once, whichever replica runs it. */
+  /**
+   * The delayed job of an unanswered question: closes it once, whichever replica runs it
+   * (the entry's `resolution` expired, a `run_error` for its run, the app active again).
+   */
   async expireEscalation(appId: string, entryId: string, runId: string): Promise<void> {
     const app = await this.records.findById(appId);
     if (!app || app.automation.pendingEscalationId !== entryId) return;
-    await this.addActivity(app.id, runId, 'run_error', { error: RunTexts.escalationExpired, entryId });
     const updated = await this.records.update(app.id, {
       status: 'active',
       automation: { pendingEscalationId: null, lastStatus: 'error', lastError: RunTexts.escalationExpired },
     });
+    await this.closeEscalation(app.id, entryId, { resolution: { reason: 'expired', ts: this.clock.now() } });
+    await this.addActivity(app.id, runId, 'run_error', { error: RunTexts.escalationExpired, entryId });
     if (updated && updated !== 'already-installed') await this.publishStatus(updated);
   }
 
@@ -195,13 +210,15 @@ export class AppRunsService {
       return report.type === 'milestone' ? 'Progress reported.' : 'Output reported. The run is complete.';
     }
     const choices = report.choices ?? [];
+    const app = await this.records.findById(appId);
+    const hours = app?.spec.escalation?.timeout_hours;
+    const expires = typeof hours === 'number' && hours > 0;
     const entry = await this.addActivity(appId, runId, 'escalation', {
       ...content,
       question: report.summary,
       choices,
+      ...(expires ? { deadlineAt: this.clock.now() + Math.round(hours * 3_600_000) } : {}),
     });
-    const app = await this.records.findById(appId);
-    const hours = app?.spec.escalation?.timeout_hours;
     await this.records.update(appId, { status: 'waiting_user', automation: { pendingEscalationId: entry.id } });
     await this.bus.publish(AppChannels.escalationNew, {
       appId,
@@ -209,7 +226,7 @@ export class AppRunsService {
       question: report.summary,
       choices,
     } satisfies AppEscalationNewEvent);
-    if (typeof hours === 'number' && hours > 0) {
+    if (expires) {
       await this.queue.add(
         'app.escalation-expire',
         { appId, entryId: entry.id, runId },
@@ -221,6 +238,7 @@ export class AppRunsService {
 
   /** The run ended as it should: `complete` is written here (an output or escalation was already). */
   async finishRun(appId: string, runId: string, final: RunReport): Promise<void> {
+    if (!(await this.records.findById(appId))) return; // deleted meanwhile: nothing to record
     if (final.type === 'complete') {
       const content: Record<string, unknown> = { summary: final.summary };
       if (final.data !== undefined) content.data = final.data;
@@ -231,6 +249,7 @@ export class AppRunsService {
 
   /** The run failed (model error, no report, stopped, replica lost): `run_error` with the reason. */
   async failRun(appId: string, runId: string, error: string, interrupted = false): Promise<void> {
+    if (!(await this.records.findById(appId))) return;
     await this.addActivity(appId, runId, 'run_error', { error, ...(interrupted ? { interrupted: true } : {}) });
     await this.setAutomation(appId, { runningCount: 0, lastStatus: 'error', lastError: error });
   }
@@ -294,10 +313,15 @@ export class AppRunsService {
     return this.spaces.get(app.spaceId ?? TEMP_SPACE_ID);
   }
 
-  private async escalationQuestion(appId: string, entryId: string): Promise<string | null> {
-    const recent = await this.records.listActivity(appId, { limit: 200 });
-    const entry = recent.find((e) => e.id === entryId);
-    return typeof entry?.content.question === 'string' ? entry.content.question : null;
+  /** Writes how a question ended into its entry and tells clients (`app:activity_entry:new` carries updates too). */
+  private async closeEscalation(
+    appId: string,
+    entryId: string,
+    patch: Record<string, unknown>,
+  ): Promise<ActivityEntry | null> {
+    const entry = await this.records.mergeActivityContent(appId, entryId, patch);
+    if (entry) await this.publishActivity(entry);
+    return entry;
   }
 
   private async addActivity(
@@ -308,11 +332,16 @@ export class AppRunsService {
   ): Promise<ActivityEntry> {
     const entry: ActivityEntry = { id: randomUUID(), appId, runId, type, ts: this.clock.now(), content };
     await this.records.addActivity(entry);
-    await this.bus.publish(AppChannels.activityEntryNew, {
-      appId,
-      entry: { id: entry.id, runId, type, ts: entry.ts, content },
-    });
+    await this.publishActivity(entry);
     return entry;
+  }
+
+  private publishActivity(entry: ActivityEntry): Promise<void> {
+    const { appId, id, runId, type, ts, content } = entry;
+    return this.bus.publish(AppChannels.activityEntryNew, {
+      appId,
+      entry: { id, runId, type, ts, content },
+    } satisfies AppActivityEntryNewEvent);
   }
 
   private async setAutomation(appId: string, automation: Partial<AutomationFields>): Promise<void> {
