@@ -5,6 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
 import { testMode } from '#testing/test-env.js';
 import { createSharedServices, type SharedServices, startServer, type TestServer } from '#testing/test-server.js';
+import { waitFor } from '#testing/wait.js';
 import { type Frame, WsTestClient } from '#testing/ws-client.js';
 
 /** A digital human as a client would send it (the catalog's shape, trimmed). */
@@ -392,6 +393,33 @@ describe('digital humans (apps)', () => {
     assert.deepEqual(okData(await api.get(`/api/apps/${appId}/activity?limit=10&before=${Date.now()}`)), []);
     failure(await api.get(`/api/apps/${appId}/activity?limit=zero`), 400, /^limit/);
     failure(await api.get(`/api/apps/${appId}/activity?limit=0`), 400, /^limit/);
+  });
+
+  it('a run with no model configured ends as run_error with the reason and lastError, never stuck running', async () => {
+    const noModelId = await install({
+      spec: watcherSpec('No Model Runner'),
+      spaceId: spaceA.id,
+      userConfig: { product_url: 'https://shop.example/p/9' },
+    });
+    const failed = appEvent(
+      'app:activity_entry:new',
+      noModelId,
+      (f) => (f.data!.entry as { type: string }).type === 'run_error',
+    );
+    const started = okData<{ outcome: string; runId: string }>(await api.post(`/api/apps/${noModelId}/trigger`));
+    assert.equal(started.outcome, 'started');
+    const entry = (await failed).data!.entry as { runId: string; content: { error: string } };
+    assert.equal(entry.runId, started.runId);
+    assert.match(entry.content.error, /model/i);
+    await waitFor(
+      async () => okData<{ runningCount: number }>(await api.get(`/api/apps/${noModelId}/state`)).runningCount === 0,
+      10_000,
+      'the run is not counted as running',
+    );
+    const state = okData<{ lastStatus: string; lastError: string }>(await api.get(`/api/apps/${noModelId}/state`));
+    assert.equal(state.lastStatus, 'error');
+    assert.equal(state.lastError, entry.content.error);
+    okData(await api.del(`/api/apps/${noModelId}/permanent`));
   });
 
   it('soft delete, reinstall, purge and permanent delete', async () => {

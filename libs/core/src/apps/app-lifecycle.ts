@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import type { App } from './app.js';
 
 /**
  * What another part of the digital-human context does when an app stops working or goes
@@ -8,9 +7,9 @@ import type { App } from './app.js';
  */
 export interface AppLifecycleListener {
   /** The app was uninstalled or is about to be deleted: stop whatever runs for it, on any replica. */
-  stopWork?(app: App): Promise<void>;
+  stopWork?(appId: string): Promise<void>;
   /** The app is deleted for good: remove what belongs to it besides its record and data folder. */
-  removeAll?(app: App): Promise<void>;
+  removeAll?(appId: string): Promise<void>;
 }
 
 /**
@@ -25,11 +24,11 @@ export class AppLifecycle {
     this.listeners.push(listener);
   }
 
-  async stopWork(app: App): Promise<void> {
-    for (const listener of this.listeners) await listener.stopWork?.(app);
+  async stopWork(appId: string): Promise<void> {
+    for (const listener of this.listeners) await listener.stopWork?.(appId);
   }
 
-  async removeAll(app: App): Promise<void> {
-    for (const listener of this.listeners) await listener.removeAll?.(app);
+  async removeAll(appId: string): Promise<void> {
+    for (const listener of this.listeners) await listener.removeAll?.(appId);
   }
 }

@@ -54,8 +54,8 @@ describe('AppsService', () => {
     const lifecycle = new AppLifecycle();
     lifecycleCalls = [];
     lifecycle.register({
-      stopWork: async (app) => void lifecycleCalls.push(`stop ${app.id}`),
-      removeAll: async (app) => void lifecycleCalls.push(`remove ${app.id}`),
+      stopWork: async (appId) => void lifecycleCalls.push(`stop ${appId}`),
+      removeAll: async (appId) => void lifecycleCalls.push(`remove ${appId}`),
     });
     service = new AppsService(
       repo,
@@ -142,6 +142,14 @@ describe('AppsService', () => {
     assert.deepEqual(lifecycleCalls, [`stop ${app.id}`, `remove ${app.id}`], 'work stops, then its threads go');
     assert.deepEqual(bus.on('app:deleted'), [{ appId: app.id }]);
     await assert.rejects(service.get(app.id), failsWith('not_found', undefined, /App not found/));
+  });
+
+  it('deleting a space deletes its apps: their work stops and their threads go', async () => {
+    const inSpace = await service.install({ spec: SPEC, spaceId: null });
+    await repo.update(inSpace.id, { spaceId: 'space-1' });
+    await service.deleteAllInSpace('space-1');
+    assert.deepEqual(lifecycleCalls, [`stop ${inSpace.id}`, `remove ${inSpace.id}`]);
+    assert.deepEqual(bus.on('app:deleted'), [{ appId: inSpace.id }]);
   });
 
   it('a spec patch reschedules and keeps settings in step with the new config_schema', async () => {

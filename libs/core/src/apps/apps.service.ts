@@ -335,7 +335,7 @@ export class AppsService extends AppCleanup implements OnApplicationBootstrap {
     const app = await this.get(appId);
     if (app.status !== 'uninstalled') {
       await this.scheduler.forget(app.id);
-      await this.lifecycle.stopWork(app);
+      await this.lifecycle.stopWork(app.id);
       const gone = await this.change(app, {
         status: 'uninstalled',
         uninstalledAt: new Date(this.clock.now()),
@@ -367,8 +367,8 @@ export class AppsService extends AppCleanup implements OnApplicationBootstrap {
     const app = await this.get(appId);
     if (app.builtIn) throw DomainError.forbidden(AppErrors.builtIn);
     await this.scheduler.forget(app.id);
-    await this.lifecycle.stopWork(app);
-    await this.lifecycle.removeAll(app);
+    await this.lifecycle.stopWork(app.id);
+    await this.lifecycle.removeAll(app.id);
     await this.data.purge(app.id, app.spaceId);
     await this.skills.removeFor(app);
     if (!(await this.apps.delete(app.id))) return;
@@ -386,10 +386,15 @@ export class AppsService extends AppCleanup implements OnApplicationBootstrap {
     return this.reschedule(moved);
   }
 
-  /** Deleting a space deletes its apps (AppCleanup); the folder, data included, goes with the space. */
+  /**
+   * Deleting a space deletes its apps (AppCleanup): what runs for them stops and their threads go;
+   * the folder, data included, goes with the space.
+   */
   async deleteAllInSpace(spaceId: string): Promise<void> {
     for (const appId of await this.apps.deleteAllInSpace(spaceId)) {
       await this.scheduler.forget(appId);
+      await this.lifecycle.stopWork(appId);
+      await this.lifecycle.removeAll(appId);
       await this.bus.publish(AppChannels.deleted, { appId } satisfies AppDeletedEvent);
     }
   }

@@ -2,7 +2,6 @@ import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { AgentService } from '../../agent/agent.service.js';
 import { ConversationsService } from '../../conversations/conversations.service.js';
 import { TurnRepository } from '../../ports/turn.repository.port.js';
-import type { App } from '../app.js';
 import { AppLifecycle, type AppLifecycleListener } from '../app-lifecycle.js';
 
 /**
@@ -25,8 +24,8 @@ export class AppWork implements AppLifecycleListener, OnModuleInit {
   }
 
   /** Stops every active turn of the app, chat threads and runs. */
-  async stopWork(app: App): Promise<void> {
-    await this.stopThreads(app.id);
+  async stopWork(appId: string): Promise<void> {
+    await this.stopThreads(appId);
   }
 
   /** Stops the app's active turns (of one kind, or all); answers how many conversations had one. */
@@ -36,8 +35,8 @@ export class AppWork implements AppLifecycleListener, OnModuleInit {
     return threads.length;
   }
 
-  async removeAll(app: App): Promise<void> {
-    await this.conversations.removeAllOfApp(app.id);
+  async removeAll(appId: string): Promise<void> {
+    await this.conversations.removeAllOfApp(appId);
   }
 
   /** Conversations where a turn of the app (chat or run) is queued or running. */
