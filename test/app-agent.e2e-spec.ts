@@ -278,6 +278,48 @@ describe('digital humans at work (chat, runs, escalation)', () => {
     assert.match(state.lastError as string, /report_to_user/);
   });
 
+  it('inject and continue act on an ended run (same runId); bad input names the field; another active run is a conflict', async () => {
+    model.enqueue(report({ type: 'complete', summary: 'Checked the red one' }), textReply('Done.'));
+    const first = activityOf(appId, 'run_complete');
+    const run = okData<{ runId: string }>(await api.post(`/api/apps/${appId}/trigger`));
+    await first;
+    await waitFor(async () => (await stateOf(appId)).runningCount === 0, 10_000);
+
+    model.enqueue(report({ type: 'complete', summary: 'Checked the blue one' }), textReply('Done again.'));
+    const injected = activityOf(appId, 'run_complete');
+    assert.deepEqual(
+      okData(await api.post(`/api/apps/${appId}/runs/${run.runId}/inject`, { text: 'Check the blue one too' })),
+      { runId: run.runId },
+    );
+    const second = (await injected).data!.entry as { runId: string; content: { summary: string } };
+    assert.deepEqual([second.runId, second.content.summary], [run.runId, 'Checked the blue one']);
+    assert.ok(JSON.stringify(model.requests[2]!.body).includes('Check the blue one too'), 'the run gets the text');
+    await waitFor(async () => (await stateOf(appId)).runningCount === 0, 10_000);
+
+    model.enqueue(report({ type: 'complete', summary: 'Carried on' }), textReply('Done at last.'));
+    const continued = activityOf(appId, 'run_complete');
+    assert.deepEqual(okData(await api.post(`/api/apps/${appId}/runs/${run.runId}/continue`)), { runId: run.runId });
+    assert.equal(((await continued).data!.entry as { runId: string }).runId, run.runId);
+    await waitFor(async () => (await stateOf(appId)).runningCount === 0, 10_000);
+    const transcript = okData<{ messages: Array<{ content: string }> }>(
+      await api.get(`/api/apps/${appId}/runs/${run.runId}/session`),
+    ).messages.map((m) => m.content);
+    assert.ok(transcript.includes('Check the blue one too') && transcript.includes('Continue.'), 'one transcript');
+
+    const noText = await api.post(`/api/apps/${appId}/runs/${run.runId}/inject`, {});
+    assert.equal(noText.status, 400);
+    assert.match(noText.body.error, /text/);
+    assert.equal((await api.post(`/api/apps/${appId}/runs/nope/continue`)).status, 404);
+    model.enqueue({ steps: [{ hang: true }] });
+    const other = okData<{ runId: string }>(await api.post(`/api/apps/${appId}/trigger`));
+    await model.waitForRequests(7);
+    assert.equal((await api.post(`/api/apps/${appId}/runs/${run.runId}/continue`)).status, 409);
+    const stopped = activityOf(appId, 'run_error');
+    okData(await api.post('/api/agent/stop', { conversationId: `app-run:${appId}` }));
+    assert.equal(((await stopped).data!.entry as { runId: string }).runId, other.runId);
+    await waitFor(async () => (await stateOf(appId)).runningCount === 0, 10_000);
+  });
+
   it('a failing model ends the run as run_error with the reason; never stuck running', async () => {
     model.enqueue({ status: 400, error: 'model exploded' });
     const error = activityOf(appId, 'run_error');
