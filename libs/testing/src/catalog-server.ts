@@ -179,3 +179,19 @@ export function zipEntries(data: Buffer): Promise<Map<string, Buffer>> {
     });
   });
 }
+
+/** A catalog of `count` synthetic entries (`entry-0` …), as one index document. */
+export function largeIndex(count: number): ReturnType<typeof indexDocument> {
+  const types = ['automation', 'skill', 'mcp'];
+  const categories = ['news', 'data', 'social', 'other'];
+  return indexDocument(
+    Array.from({ length: count }, (_, i) => ({
+      ...syntheticEntry(`entry-${i}`, `1.${i % 10}.0`),
+      type: types[i % 3],
+      category: categories[i % 4],
+      description: `Synthetic entry number ${i}, for load: watches ${['prices', 'news', 'repos', 'tickets'][i % 4]}.`,
+      tags: [`tag-${i % 50}`, 'synthetic'],
+      i18n: { 'en-US': { name: `Entry ${i}` }, 'zh-CN': { name: `条目 ${i}` } },
+    })),
+  );
+}

@@ -1,4 +1,4 @@
-/** One HTTP GET of a store source's file. */
+/** One HTTP request to a store source: a GET of a file, or a small JSON POST. */
 export interface CatalogRequest {
   url: string;
   /** Validators of the copy held: sent as If-None-Match / If-Modified-Since. */
@@ -11,6 +11,8 @@ export interface CatalogRequest {
    * redirect) must be public. Built-in sources are operator-set and may be internal.
    */
   publicOnly: boolean;
+  /** A JSON body to POST (store-server calls such as install counts); GET without one. */
+  postJson?: unknown;
 }
 
 export type CatalogResponse =

@@ -63,7 +63,8 @@ export abstract class StoreRepository {
 
   /** State of every cached index without its entries, cheap: replicas compare revisions with what they hold. */
   abstract indexStates(): Promise<Map<string, IndexState>>;
-  abstract findIndex(registryId: string): Promise<CachedIndex | null>;
+  /** The cached index; `withEntries` false leaves `entries` empty (validators only: cheap). */
+  abstract findIndex(registryId: string, withEntries?: boolean): Promise<CachedIndex | null>;
   /** Stores a read: `entries` present means the content changed (revision bumps). */
   abstract saveIndex(
     registryId: string,

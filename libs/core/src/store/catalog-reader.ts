@@ -45,27 +45,29 @@ export class CatalogReader {
   ) {}
 
   async read(source: RegistrySource, mode: ReadMode): Promise<boolean> {
-    const cached = mode === 'full' ? null : await this.repo.findIndex(source.id);
+    // Validators only: the entries (megabytes for a large catalog) are read when a new index came.
+    const cached = mode === 'full' ? null : await this.repo.findIndex(source.id, false);
     try {
       const result = await this.fetchIndex(source, cached);
       if (result === 'unchanged') {
         await this.repo.saveIndex(source.id, { ...this.keep(cached!), error: null, checkedAtMs: this.clock.now() });
         return false;
       }
-      const changed = !cached || cached.entries.length === 0 || !deepEqual(cached.entries, result.parsed.entries);
+      const previous = await this.repo.findIndex(source.id);
+      const changed = !previous || !deepEqual(previous.entries, result.parsed.entries);
       await this.repo.saveIndex(source.id, {
         layout: result.layout,
         validators: result.validators,
         skipped: result.parsed.skipped,
         error: null,
         checkedAtMs: this.clock.now(),
-        ...(changed || !cached ? { entries: result.parsed.entries } : {}),
+        ...(changed || !previous ? { entries: result.parsed.entries } : {}),
       });
       return changed;
     } catch (err) {
-      const previous = cached ?? (await this.repo.findIndex(source.id));
+      const before = cached ?? (await this.repo.findIndex(source.id, false));
       await this.repo.saveIndex(source.id, {
-        ...(previous ? this.keep(previous) : { layout: null, validators: {}, skipped: 0, checkedAtMs: null }),
+        ...(before ? this.keep(before) : { layout: null, validators: {}, skipped: 0, checkedAtMs: null }),
         error: errorText(err),
       });
       throw err;
@@ -80,7 +82,7 @@ export class CatalogReader {
     source: RegistrySource,
     cached: CachedIndex | null,
   ): Promise<'unchanged' | { layout: IndexLayout; parsed: ParsedIndex; validators: CachedIndex['validators'] }> {
-    const known = cached && cached.entries.length + cached.skipped > 0 ? cached : null;
+    const known = cached?.layout ? cached : null;
     if (known?.layout === 'single') {
       const single = await this.file(source, SINGLE_INDEX_FILE, known.validators[SINGLE_INDEX_FILE]);
       if (single === 'unchanged') return 'unchanged';

@@ -14,6 +14,8 @@ import { type SourcedEntry, sourced } from './store-query.js';
 export const INDEX_TTL_MS = 60 * 60 * 1000;
 /** A source that has never been read is read on first use, waiting at most this long. */
 const FIRST_READ_WAIT_MS = 15_000;
+/** How long a replica reuses its view of the sources and index revisions (others' changes show within it). */
+const VIEW_TTL_MS = 2000;
 /** A stale or failing source is read again in the background at most this often per replica. */
 const RETRY_AFTER_MS = 60_000;
 /** Largest spec.yaml, README or skill file fetched from a source. */
@@ -48,6 +50,7 @@ export class StoreCatalog implements OnApplicationBootstrap {
   private readonly reading = new Map<string, Promise<boolean>>();
   /** When this replica last started a background read of a source (failing sources are retried slowly). */
   private readonly attempted = new Map<string, number>();
+  private snapshot: { at: number; sources: RegistrySource[]; states: Map<string, IndexState> } | null = null;
   private builtinsReady: Promise<void> | null = null;
 
   constructor(
@@ -97,12 +100,12 @@ export class StoreCatalog implements OnApplicationBootstrap {
 
   /** Every entry of the enabled sources (first source wins a repeated slug) and each source's status. */
   async catalog(): Promise<Catalog> {
-    const sources = (await this.sources()).filter((s) => s.enabled);
-    let states = await this.repo.indexStates();
+    let { sources, states } = await this.view();
     const unread = sources.filter((s) => !states.has(s.id));
     if (unread.length > 0) {
       await Promise.all(unread.map((s) => this.readOnce(s, 'conditional', FIRST_READ_WAIT_MS).catch(() => false)));
-      states = await this.repo.indexStates();
+      this.invalidate();
+      ({ sources, states } = await this.view());
     }
     const entries: SourcedEntry[] = [];
     const statuses: SourceStatusDto[] = [];
@@ -160,13 +163,34 @@ export class StoreCatalog implements OnApplicationBootstrap {
 
   forget(registryId: string): void {
     this.held.delete(registryId);
+    this.invalidate();
+  }
+
+  /** After a change on this replica: the next read looks at the database again. */
+  invalidate(): void {
+    this.snapshot = null;
+  }
+
+  /**
+   * The enabled sources and the state of their cached indexes, looked up at most every
+   * VIEW_TTL_MS per replica (two small queries that would otherwise dominate a warm query).
+   */
+  private async view(): Promise<{ sources: RegistrySource[]; states: Map<string, IndexState> }> {
+    const now = this.clock.now();
+    if (this.snapshot && now - this.snapshot.at < VIEW_TTL_MS) return this.snapshot;
+    const [sources, states] = await Promise.all([this.sources(), this.repo.indexStates()]);
+    this.snapshot = { at: now, sources: sources.filter((s) => s.enabled), states };
+    return this.snapshot;
   }
 
   /** One read of a source at a time per replica; others wait for it. */
   private readOnce(source: RegistrySource, mode: ReadMode, waitMs?: number): Promise<boolean> {
     let running = this.reading.get(source.id);
     if (!running) {
-      running = this.reader.read(source, mode).finally(() => this.reading.delete(source.id));
+      running = this.reader.read(source, mode).finally(() => {
+        this.reading.delete(source.id);
+        this.invalidate();
+      });
       this.reading.set(source.id, running);
     }
     if (waitMs === undefined) return running;

@@ -32,7 +32,17 @@ import { normalizeSourceUrl, sourceUrlProblem } from './address-rules.js';
 import { isSafeRelativePath } from './catalog-index.js';
 import { StoreCatalog } from './store-catalog.js';
 import { PUBLISHING_UNAVAILABLE, StoreErrors } from './store-errors.js';
-import { commandName, filterEntries, localized, queryEntries, type StoreQuery, sourced } from './store-query.js';
+import {
+  commandName,
+  filterEntries,
+  localized,
+  PAGE_SIZE_DEFAULT,
+  PAGE_SIZE_MAX,
+  queryEntries,
+  type StoreQuery,
+  sourced,
+} from './store-query.js';
+import { parseCapabilities, parseTaxonomy, resolveLayout, StoreServerClient } from './store-server.js';
 import { compareVersions, mergeAuthorUpdate, updateSeverity } from './update-merge.js';
 
 /** Most bytes of bundled skill files fetched for one item. */
@@ -79,6 +89,7 @@ export class StoreService {
     private readonly apps: AppsService,
     private readonly fetcher: CatalogFetcher,
     private readonly clock: Clock,
+    private readonly server: StoreServerClient,
   ) {}
 
   // ── sources ────────────────────────────────────────────────────────────────────────────
@@ -117,6 +128,7 @@ export class StoreService {
       adapterConfig,
     });
     if (added === DUPLICATE_URL) throw new DomainError('conflict', StoreErrors.duplicateUrl);
+    this.catalog.invalidate();
     return added;
   }
 
@@ -132,6 +144,7 @@ export class StoreService {
   async toggleSource(id: string, enabled: boolean): Promise<void> {
     await this.catalog.source(id);
     await this.repo.updateSource(id, { enabled });
+    this.catalog.invalidate();
   }
 
   /** Merges flat keys into the source's adapter config (null deletes a key); never echoed. */
@@ -177,17 +190,40 @@ export class StoreService {
     return { content: body ? new TextDecoder().decode(body) : null };
   }
 
-  capabilities(): StoreCapabilitiesDto {
-    return { catalog: true, installs: false, publish: false, reviewWorkflow: false, identity: 'none' };
+  /**
+   * What the Store offers: the features a dhp-v2 source's `/capabilities` turns on. No creator
+   * can sign in to a store server from this build, so `identity` is always `none`.
+   */
+  async capabilities(): Promise<StoreCapabilitiesDto> {
+    const caps = await this.server.first(await this.catalog.sources(), 'capabilities', parseCapabilities);
+    return {
+      catalog: true,
+      installs: caps?.installs ?? false,
+      publish: caps?.publish ?? false,
+      reviewWorkflow: caps?.reviewWorkflow ?? false,
+      identity: 'none',
+    };
   }
 
-  categoryTaxonomy(): CategoryTaxonomyDto {
-    return { default: CATEGORIES.map(([id, label, icon]) => ({ id, label, icon })) };
+  /** A dhp-v2 source's operator-managed taxonomy, else the protocol's categories. */
+  async categoryTaxonomy(): Promise<CategoryTaxonomyDto> {
+    const served = await this.server.first(await this.catalog.sources(), 'category-taxonomy.json', parseTaxonomy);
+    return served ?? { default: CATEGORIES.map(([id, label, icon]) => ({ id, label, icon })) };
   }
 
-  /** No source offers a curated layout here: one paginated catalog node. */
+  /** A dhp-v2 source's curated layout resolved against the catalog, else one paginated catalog node. */
   async discoverPage(locale?: string, pageSize?: number): Promise<DiscoverPageDto> {
-    const page = await this.query({ ...(locale ? { locale } : {}), ...(pageSize !== undefined ? { pageSize } : {}) });
+    const size = Math.min(PAGE_SIZE_MAX, pageSize ?? PAGE_SIZE_DEFAULT);
+    const sources = await this.catalog.sources();
+    if (sources.some((s) => s.enabled && s.sourceType === 'dhp-v2')) {
+      const { entries } = await this.catalog.catalog();
+      const bySlug = new Map(entries.map((e) => [e.entry.slug, e]));
+      const layout = await this.server.first(sources, 'discover-layout.json', (raw) =>
+        resolveLayout(raw, (slug) => (bySlug.has(slug) ? localized(bySlug.get(slug)!, locale) : undefined), size),
+      );
+      if (layout) return layout;
+    }
+    const page = await this.query({ ...(locale ? { locale } : {}), pageSize: size });
     return { version: 1, nodes: [{ type: 'catalog', title: 'All', entries: page.items, hasMore: page.hasMore }] };
   }
 
@@ -226,6 +262,7 @@ export class StoreService {
       skills: item.skills,
       ignoredVersions: [],
     });
+    void this.server.countInstall(found.source, found.entry.slug, found.entry.version);
     this.log.log({ msg: 'store item installed', slug: found.entry.slug, registryId: found.source.id, appId: app.id });
     return app;
   }

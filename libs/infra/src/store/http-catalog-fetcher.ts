@@ -87,7 +87,10 @@ export class HttpCatalogFetcher extends CatalogFetcher {
 
     return new Promise((resolve, reject) => {
       const client = url.protocol === 'https:' ? https : http;
-      const req = client.get(url, { headers, ...(lookup ? { lookup } : {}), agent: false }, (res) => {
+      const body = request.postJson === undefined ? null : Buffer.from(JSON.stringify(request.postJson));
+      if (body) Object.assign(headers, { 'content-type': 'application/json', 'content-length': String(body.length) });
+      const options = { method: body ? 'POST' : 'GET', headers, ...(lookup ? { lookup } : {}), agent: false };
+      const req = client.request(url, options, (res) => {
         const status = res.statusCode ?? 0;
         if (status >= 300 && status < 400 && status !== 304) {
           res.resume();
@@ -140,6 +143,7 @@ export class HttpCatalogFetcher extends CatalogFetcher {
       });
       req.setTimeout(remaining, () => req.destroy(new CatalogFetchError(`${request.url}: timed out`)));
       req.on('error', (err) => reject(toFetchError(raw, err)));
+      req.end(body ?? undefined);
     });
   }
 

@@ -111,15 +111,30 @@ export class TypeormStoreRepository extends StoreRepository {
     );
   }
 
-  async findIndex(registryId: string): Promise<CachedIndex | null> {
-    const r = await this.ds.getRepository(StoreIndexEntity).findOneBy({ registryId });
+  async findIndex(registryId: string, withEntries = true): Promise<CachedIndex | null> {
+    const r = await this.ds.getRepository(StoreIndexEntity).findOne({
+      where: { registryId },
+      ...(withEntries
+        ? {}
+        : {
+            select: {
+              registryId: true,
+              revision: true,
+              layout: true,
+              validators: true,
+              skipped: true,
+              error: true,
+              checkedAtMs: true,
+            },
+          }),
+    });
     if (!r) return null;
     return {
       registryId: r.registryId,
       revision: r.revision,
       layout: r.layout as IndexLayout | null,
       validators: r.validators,
-      entries: r.entries as StoreEntry[],
+      entries: (r.entries ?? []) as StoreEntry[],
       skipped: r.skipped,
       error: r.error,
       checkedAtMs: msOf(r.checkedAtMs),

@@ -128,14 +128,14 @@ export class StoreController {
 
   @Get('capabilities')
   @ApiData(STORE_CAPABILITIES)
-  capabilities(): SuccessBody<StoreCapabilitiesDto> {
-    return ok(this.store.capabilities());
+  async capabilities(): Promise<SuccessBody<StoreCapabilitiesDto>> {
+    return ok(await this.store.capabilities());
   }
 
   @Get('category-taxonomy')
   @ApiData(CATEGORY_TAXONOMY)
-  categoryTaxonomy(): SuccessBody<CategoryTaxonomyDto> {
-    return ok(this.store.categoryTaxonomy());
+  async categoryTaxonomy(): Promise<SuccessBody<CategoryTaxonomyDto>> {
+    return ok(await this.store.categoryTaxonomy());
   }
 
   @Get('discover-page')

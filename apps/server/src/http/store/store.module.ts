@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { CatalogReader } from '#core/store/catalog-reader.js';
 import { PackagesService } from '#core/store/packages.service.js';
 import { StoreCatalog } from '#core/store/store-catalog.js';
+import { StoreServerClient } from '#core/store/store-server.js';
 import { StoreService } from '#core/store/store.service.js';
 import { AppsModule } from '../apps/apps.module.js';
 import { AppExportController, SkillNamesController, StoreController } from './store.controller.js';
@@ -10,7 +11,7 @@ import { AppExportController, SkillNamesController, StoreController } from './st
 @Module({
   imports: [AppsModule],
   controllers: [StoreController, SkillNamesController, AppExportController],
-  providers: [CatalogReader, StoreCatalog, StoreService, PackagesService],
+  providers: [CatalogReader, StoreCatalog, StoreServerClient, StoreService, PackagesService],
   exports: [StoreService],
 })
 export class StoreModule {}
