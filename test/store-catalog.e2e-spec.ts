@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -52,6 +52,7 @@ describe(`store over the reference catalog (${testMode()})`, { skip: referenceCa
   let api: ReturnType<typeof apiClient>;
   let index: Listing[];
   let spaceId: string;
+  let spacePath: string;
   const installed = new Map<string, string>();
 
   /** Values for the settings an entry requires without a default, as a client's form would fill them. */
@@ -87,7 +88,9 @@ describe(`store over the reference catalog (${testMode()})`, { skip: referenceCa
     dataDir = mkdtempSync(join(tmpdir(), 'svc-store-'));
     server = await startServer({ dataDir, services, env: { SVC_STORE_SOURCES: catalog.url } });
     api = apiClient(server);
-    spaceId = okData<{ id: string }>(await api.post('/api/spaces', { name: 'Store' })).id;
+    ({ id: spaceId, path: spacePath } = okData<{ id: string; path: string }>(
+      await api.post('/api/spaces', { name: 'Store' }),
+    ));
   });
   after(async () => {
     await server?.stop();
@@ -175,6 +178,9 @@ describe(`store over the reference catalog (${testMode()})`, { skip: referenceCa
     }
     const apps = okData<AppRecord[]>(await api.get(`/api/apps?spaceId=${spaceId}`));
     assert.equal(apps.length, index.length);
+    for (const skill of index.flatMap((e) => e.requires_skills ?? [])) {
+      assert.ok(existsSync(join(spacePath, '.svc', 'skills', skill)), `bundled skill ${skill} installed`);
+    }
     failure(await api.post('/api/store/install', { spaceId }), 400, /slug/);
     failure(await api.post('/api/store/install', { slug: 'ai-daily-news', spaceId }), 409, /already installed/);
     failure(await api.post('/api/store/apps/ai-daily-news/install', { spaceId: null }), 400, /spaceId null/);

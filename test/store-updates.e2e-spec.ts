@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { apiClient, binary, failure, okData } from '#testing/api-client.js';
 import { CatalogServer, indexDocument, syntheticEntry, syntheticSpec, zipEntries } from '#testing/catalog-server.js';
@@ -44,13 +46,18 @@ describe(`store sources and updates (${testMode()})`, () => {
   let server: TestServer;
   let api: ReturnType<typeof apiClient>;
   let spaceId: string;
+  let spacePath: string;
   let appId: string;
 
   /** Publishes version `v` of the synthetic digital human (its entry and its spec). */
   const publishWatcher = (v: string, spec: Record<string, unknown> = {}) => {
     catalog.set('digital-humans.json', indexDocument([syntheticEntry('synth-watcher', v), ...extraHumans]));
-    catalog.set('items/synth-watcher/spec.yaml', syntheticSpec('synth-watcher', v, spec));
+    const requires = { skills: [{ id: 'watch-helper', bundled: true, files: ['SKILL.md'] }] };
+    catalog.set('items/synth-watcher/spec.yaml', syntheticSpec('synth-watcher', v, { requires, ...spec }));
+    catalog.set('items/synth-watcher/skills/watch-helper/SKILL.md', `# Helper ${v}`);
   };
+  /** The bundled skill as installed into the space's skills folder. */
+  const helperSkill = () => readFileSync(join(spacePath, '.svc', 'skills', 'watch-helper', 'SKILL.md'), 'utf8');
   const extraHumans = [
     syntheticEntry('mismatched', '1.0.0'),
     { ...syntheticEntry('bad', '1.0.0'), slug: 'Bad Slug' },
@@ -94,7 +101,9 @@ describe(`store sources and updates (${testMode()})`, () => {
     );
     server = await startServer({ env: { SVC_STORE_SOURCES: catalog.url } });
     api = apiClient(server);
-    spaceId = okData<{ id: string }>(await api.post('/api/spaces', { name: 'Updates' })).id;
+    ({ id: spaceId, path: spacePath } = okData<{ id: string; path: string }>(
+      await api.post('/api/spaces', { name: 'Updates' }),
+    ));
   });
   after(async () => {
     await server?.stop();
@@ -210,6 +219,7 @@ describe(`store sources and updates (${testMode()})`, () => {
   it('an update keeps the user edits field by field and lists them in kept', async () => {
     appId = okData<{ appId: string }>(await api.post('/api/store/install', { slug: 'synth-watcher', spaceId })).appId;
     assert.deepEqual(okData(await api.get('/api/store/updates')), []);
+    assert.equal(helperSkill(), '# Helper 1.0.0', 'the bundled skill is installed with it');
     okData(await api.patch(`/api/apps/${appId}/spec`, { system_prompt: 'My own prompt.' }));
     publishWatcher('1.1.0', {
       subscriptions: [{ id: 'tick', source: { type: 'schedule', config: { every: '2h' } } }],
@@ -239,6 +249,7 @@ describe(`store sources and updates (${testMode()})`, () => {
       ],
       ['1.1.0', 'Synthetic entry synth-watcher at 1.1.0', 'My own prompt.', '2h'],
     );
+    assert.equal(helperSkill(), '# Helper 1.1.0', 'the update brings its skill files');
     assert.deepEqual(okData(await api.get('/api/store/updates')), []);
     failure(await api.post(`/api/store/updates/${appId}/apply`, {}), 409, /No update/);
   });

@@ -280,9 +280,14 @@ export class AppsService extends AppCleanup implements OnApplicationBootstrap {
     return this.withSpec(app, applyMergePatch(app.spec, patch));
   }
 
-  /** Replaces the whole spec (a Store update's merged spec); validated as a whole, the type stays. */
-  async replaceSpec(appId: string, spec: unknown): Promise<App> {
-    return this.withSpec(await this.installed(appId), spec);
+  /**
+   * Replaces the whole spec (a Store update's merged spec); validated as a whole, the type stays.
+   * `skills`: the update's skill files, written again like at install.
+   */
+  async replaceSpec(appId: string, spec: unknown, skills?: SkillFiles[]): Promise<App> {
+    const updated = await this.withSpec(await this.installed(appId), spec);
+    if (skills) await this.skills.installFor(updated, skills);
+    return updated;
   }
 
   private async withSpec(app: App, candidate: unknown): Promise<App> {

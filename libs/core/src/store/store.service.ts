@@ -309,7 +309,7 @@ export class StoreService {
     const next = validateSpec(item.raw, this.clock.now()) as unknown as Record<string, unknown>;
     const original = Object.keys(install.authorSpec).length > 0 ? install.authorSpec : null;
     const merged = mergeAuthorUpdate(app.spec as unknown as Record<string, unknown>, original, next);
-    await this.apps.replaceSpec(appId, merged.spec);
+    await this.apps.replaceSpec(appId, merged.spec, item.skills);
     await this.repo.saveInstall({ ...install, authorSpec: next, skills: item.skills });
     this.log.log({ msg: 'store update applied', appId, from, to, kept: merged.kept });
     return { appId, from, to, severity, kept: merged.kept, editsKnown: merged.editsKnown };
