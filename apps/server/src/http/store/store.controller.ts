@@ -28,6 +28,7 @@ import {
   ToggleRegistryDto,
   UnpublishDto,
 } from './store.dto.js';
+import { Assistant } from '../assistant-api/assistant.decorator.js';
 import { ApiBytes, ApiData, ApiDone, ApiDoneOrFailure } from '../openapi/api-data.js';
 import { APP_ID, NULL_DATA } from '../openapi/response-schemas.js';
 import { arr, str } from '../openapi/schema.js';
@@ -61,6 +62,7 @@ export class StoreController {
   ) {}
 
   @Post('query')
+  @Assistant()
   @ApiData(STORE_QUERY_RESULT)
   @HttpCode(200)
   async query(@Body() body: StoreQueryDto): Promise<SuccessBody<StoreQueryResultDto>> {
@@ -69,6 +71,7 @@ export class StoreController {
 
   /** Legacy, non-paginated list. */
   @Get('apps')
+  @Assistant()
   @ApiData(arr(STORE_LISTING))
   async list(
     @Query('search') search?: string,
@@ -96,12 +99,14 @@ export class StoreController {
 
   /** A scoped slug (`author/id`) is sent with its slash encoded as %2F. */
   @Get('apps/:slug')
+  @Assistant()
   @ApiData(STORE_DETAIL, 503)
   async detail(@Param('slug') slug: string, @Query('locale') locale?: string): Promise<SuccessBody<StoreDetailDto>> {
     return ok(await this.store.detail(slug, locale));
   }
 
   @Post('apps/:slug/install')
+  @Assistant()
   @ApiData(APP_ID, 403, 409, 422, 503)
   @HttpCode(200)
   async installSlug(
@@ -113,6 +118,7 @@ export class StoreController {
   }
 
   @Post('install')
+  @Assistant()
   @ApiData(APP_ID, 403, 404, 409, 422, 503)
   @HttpCode(200)
   async install(@Body() body: StoreInstallDto): Promise<SuccessBody<{ appId: string }>> {
@@ -121,30 +127,35 @@ export class StoreController {
   }
 
   @Get('app-document')
+  @Assistant()
   @ApiData(DOCUMENT, 400, 404, 503)
   async appDocument(@Query('slug') slug?: string): Promise<SuccessBody<{ content: string | null }>> {
     return ok(await this.store.appDocument(slug ?? ''));
   }
 
   @Get('capabilities')
+  @Assistant()
   @ApiData(STORE_CAPABILITIES)
   async capabilities(): Promise<SuccessBody<StoreCapabilitiesDto>> {
     return ok(await this.store.capabilities());
   }
 
   @Get('category-taxonomy')
+  @Assistant()
   @ApiData(CATEGORY_TAXONOMY)
   async categoryTaxonomy(): Promise<SuccessBody<CategoryTaxonomyDto>> {
     return ok(await this.store.categoryTaxonomy());
   }
 
   @Get('discover-page')
+  @Assistant()
   @ApiData(DISCOVER_PAGE, 400)
   async discoverPage(@Query() q: DiscoverQueryDto): Promise<SuccessBody<DiscoverPageDto>> {
     return ok(await this.store.discoverPage(q.locale, q.pageSize));
   }
 
   @Post('revalidate')
+  @Assistant()
   @ApiData(CHANGED)
   @HttpCode(200)
   async revalidate(): Promise<SuccessBody<{ changed: boolean }>> {
@@ -152,6 +163,7 @@ export class StoreController {
   }
 
   @Post('refresh')
+  @Assistant()
   @ApiDone()
   @HttpCode(200)
   async refresh(): Promise<{ success: true }> {
@@ -162,12 +174,14 @@ export class StoreController {
   // ── sources ──
 
   @Get('registries')
+  @Assistant()
   @ApiData(arr(REGISTRY_SOURCE))
   async registries(): Promise<SuccessBody<RegistrySourceDto[]>> {
     return ok((await this.store.listSources()).map(toRegistrySourceDto));
   }
 
   @Post('registries')
+  @Assistant()
   @ApiData(REGISTRY_SOURCE, 409)
   @HttpCode(200)
   async addRegistry(@Body() body: AddRegistryDto): Promise<SuccessBody<RegistrySourceDto>> {
@@ -176,6 +190,7 @@ export class StoreController {
 
   /** A built-in source answers `{success:false, error}` with 200: an error, not an exception (spec). */
   @Delete('registries/:registryId')
+  @Assistant()
   @ApiDoneOrFailure()
   async deleteRegistry(@Param('registryId') id: string): Promise<{ success: true } | FailureBody> {
     const refused = await this.store.deleteSource(id);
@@ -183,6 +198,7 @@ export class StoreController {
   }
 
   @Post('registries/:registryId/toggle')
+  @Assistant()
   @ApiDone()
   @HttpCode(200)
   async toggle(@Param('registryId') id: string, @Body() body: ToggleRegistryDto): Promise<{ success: true }> {
@@ -192,6 +208,7 @@ export class StoreController {
 
   /** Write-only: the config is merged (null deletes a key) and never echoed. */
   @Patch('registries/:registryId/adapter-config')
+  @Assistant()
   @ApiDone(400)
   async adapterConfig(@Param('registryId') id: string, @Body() body: unknown): Promise<{ success: true }> {
     await this.store.patchAdapterConfig(id, body);
@@ -201,12 +218,14 @@ export class StoreController {
   // ── updates ──
 
   @Get('updates')
+  @Assistant()
   @ApiData(arr(UPDATE_ITEM))
   async updates(): Promise<SuccessBody<UpdateItemDto[]>> {
     return ok(await this.store.updates());
   }
 
   @Post('updates/check-now')
+  @Assistant()
   @ApiData(arr(UPDATE_ITEM))
   @HttpCode(200)
   async checkNow(): Promise<SuccessBody<UpdateItemDto[]>> {
@@ -214,6 +233,7 @@ export class StoreController {
   }
 
   @Post('updates/:appId/apply')
+  @Assistant()
   @ApiData(APPLY_RESULT, 409, 422, 503)
   @HttpCode(200)
   async apply(@Param('appId') appId: string, @Body() body: ApplyUpdateDto): Promise<SuccessBody<ApplyResultDto>> {
@@ -221,6 +241,7 @@ export class StoreController {
   }
 
   @Post('ignore-version')
+  @Assistant()
   @ApiData(NULL_DATA, 404, 409)
   @HttpCode(200)
   async ignoreVersion(@Body() body: IgnoreVersionDto): Promise<SuccessBody<null>> {
@@ -231,6 +252,7 @@ export class StoreController {
   // ── packages ──
 
   @Post('import-dhpkg')
+  @Assistant()
   @ApiData(APP_ID, 403, 404, 409, 422, 503)
   @HttpCode(200)
   async importPackage(@Body() body: ImportPackageDto): Promise<SuccessBody<{ appId: string }>> {
@@ -241,12 +263,14 @@ export class StoreController {
   // ── publishing ──
 
   @Get('my-publications')
+  @Assistant()
   @ApiData(arr(PUBLICATION), 403)
   myPublications(): never {
     return this.store.myPublications();
   }
 
   @Post('unpublish')
+  @Assistant()
   @ApiData(NULL_DATA, 403)
   @HttpCode(200)
   unpublish(@Body() body: UnpublishDto): never {
@@ -254,6 +278,7 @@ export class StoreController {
   }
 
   @Post('publish/preview')
+  @Assistant()
   @ApiData(PUBLISH_PREVIEW, 404)
   @HttpCode(200)
   async publishPreview(
@@ -263,6 +288,7 @@ export class StoreController {
   }
 
   @Post('publish/find-app')
+  @Assistant()
   @ApiData(FOUND_APP)
   @HttpCode(200)
   async findApp(@Body() body: FindAppDto): Promise<SuccessBody<{ appId: string | null }>> {
@@ -276,6 +302,7 @@ export class SkillNamesController {
   constructor(private readonly store: StoreService) {}
 
   @Get('command-name')
+  @Assistant()
   @ApiData(str())
   commandName(@Query('name') name?: string): SuccessBody<string> {
     return ok(this.store.commandName(name));
