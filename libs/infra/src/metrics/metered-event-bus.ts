@@ -47,6 +47,7 @@ export class MeteredEventBus extends EventBus {
     } finally {
       this.metrics.eventPublished((performance.now() - started) / 1000);
     }
+    traceEventPublished(channel);
     if (channel.charCodeAt(0) === 97 /* a */ && channel.startsWith('agent:')) this.observeAgent(channel, logged.data);
     return logged;
   }
