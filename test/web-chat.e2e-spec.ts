@@ -81,6 +81,109 @@ describe('web app in Chromium: conversations and chat over the socket', { skip: 
     await messages.locator('[data-live]').waitFor({ state: 'detached', timeout: WAIT });
     await messages.locator('strong', { hasText: 'the answer' }).waitFor({ timeout: WAIT });
     assert.equal(await messages.getByText('What is in this space?').count(), 1);
+    // The code block is highlighted (highlight.js classes), and the stored reply shows its own usage.
+    await messages.locator('pre code.hljs.language-js .hljs-number', { hasText: '1' }).waitFor({ timeout: WAIT });
+    const reply = messages.locator('.msg.assistant', { hasText: 'the answer' });
+    await reply.locator('.usage').getByText(/[\d,]+ in · [\d,]+ out/).waitFor({ timeout: WAIT });
+  });
+
+  it('shows a stored reply’s steps (thinking, tool call with input and result) when the conversation is reopened', async () => {
+    const id = await newConversation();
+    model.enqueue(
+      {
+        steps: [
+          { thinking: 'Recalling the layout.' },
+          { toolCall: { id: 'toolu_past', name: 'Glob', input: { pattern: '*.txt' } } },
+        ],
+      },
+      { steps: [{ text: 'Finished looking.' }] },
+    );
+    await send('Look once');
+    const messages = page.getByRole('log', { name: 'Messages' });
+    await messages.locator('[data-live]').waitFor({ state: 'detached', timeout: WAIT });
+    await messages.getByText('Finished looking.').waitFor({ timeout: WAIT });
+    // Away and back: the conversation is read again from the server.
+    await page.evaluate(`location.hash = '#/chat'`);
+    await page.getByText('Open a conversation or start a new one.').waitFor({ timeout: WAIT });
+    await page.evaluate(`location.hash = '#/chat/${id}'`);
+    const stored = messages.locator('.msg.assistant', { hasText: 'Finished looking.' });
+    const tool = stored.locator('details', { hasText: 'Tool: Glob' });
+    await tool.waitFor({ timeout: WAIT });
+    await tool.locator('summary').click();
+    await tool.getByText('"pattern": "*.txt"').waitFor({ timeout: WAIT });
+    await tool.getByText('(done)').waitFor({ timeout: WAIT });
+    const thinking = stored.locator('details', { hasText: 'Thinking' });
+    await thinking.locator('summary').click();
+    await thinking.getByText('Recalling the layout.').waitFor({ timeout: WAIT });
+  });
+
+  it('shows the retry notice while the model is retried, and a failed turn offers Retry', async () => {
+    await newConversation();
+    model.enqueue({ status: 429, headers: { 'retry-after': '3' } }, { steps: [{ text: 'Recovered after a wait.' }] });
+    await send('Are you there?');
+    const messages = page.getByRole('log', { name: 'Messages' });
+    await messages.getByText(/The model did not answer; retrying \(attempt 1 of \d+\)/).waitFor({ timeout: WAIT });
+    await messages.getByText('Recovered after a wait.').waitFor({ timeout: WAIT });
+    await messages.locator('[data-live]').waitFor({ state: 'detached', timeout: WAIT });
+    assert.equal(await page.getByRole('button', { name: 'Retry' }).count(), 0, 'no Retry after a success');
+
+    model.enqueue({ status: 400, error: 'scripted refusal' });
+    await send('Try something that fails');
+    await page.getByRole('alert').waitFor({ timeout: WAIT });
+    const retry = page.getByRole('button', { name: 'Retry' });
+    await retry.waitFor({ timeout: WAIT });
+    model.enqueue({ steps: [{ text: 'The second try worked.' }] });
+    await retry.click();
+    await messages.getByText('The second try worked.').waitFor({ timeout: WAIT });
+    assert.ok(JSON.stringify(model.requests.at(-1)!.body).includes('Try something that fails'));
+    await retry.waitFor({ state: 'detached', timeout: WAIT });
+  });
+
+  it('opened while a turn runs, shows the text streamed before it was opened (replayed from the event log)', async () => {
+    const id = await newConversation();
+    model.enqueue({ steps: [{ text: 'First answer.' }] });
+    await send('First question');
+    const messages = page.getByRole('log', { name: 'Messages' });
+    await messages.getByText('First answer.').waitFor({ timeout: WAIT });
+    await messages.locator('[data-live]').waitFor({ state: 'detached', timeout: WAIT });
+    model.enqueue({
+      steps: [{ thinking: 'Planning a long reply.' }, { text: 'Streamed before you came. ' }, { hang: true }],
+    });
+    await send('Second question');
+    await page.locator('[data-live]').getByText('Streamed before you came.').waitFor({ timeout: WAIT });
+
+    const other = await browser.newPage({ viewport: { width: 1280, height: 860 } });
+    try {
+      await other.goto(`${server.url}/?token=${encodeURIComponent(server.password)}#/chat/${id}`);
+      const live = other.locator('[data-live]');
+      await live.getByText('Streamed before you came.').waitFor({ timeout: WAIT });
+      await live.locator('details', { hasText: 'Thinking' }).waitFor({ timeout: WAIT });
+      // The earlier turn stays a stored message; the replayed text is there once.
+      await other.getByRole('log', { name: 'Messages' }).getByText('First answer.').waitFor({ timeout: WAIT });
+      await other.waitForTimeout(1_000);
+      assert.equal((await live.locator('.markdown').innerText()).trim(), 'Streamed before you came.');
+      await other.getByRole('button', { name: 'Stop', exact: true }).click();
+      await other.getByText('Stopped.').waitFor({ timeout: WAIT });
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('sends an attached image with the message and shows it in the conversation', async () => {
+    await newConversation();
+    // A 1×1 PNG.
+    const png = Buffer.from(
+      'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==',
+      'base64',
+    );
+    await page.getByLabel('Attach image').setInputFiles({ name: 'dot.png', mimeType: 'image/png', buffer: png });
+    await page.getByRole('list', { name: 'Attached images' }).getByText('dot.png').waitFor({ timeout: WAIT });
+    model.enqueue({ steps: [{ text: 'A tiny dot.' }] });
+    await send('What is in this picture?');
+    const messages = page.getByRole('log', { name: 'Messages' });
+    await messages.getByText('A tiny dot.').waitFor({ timeout: WAIT });
+    await messages.getByRole('img', { name: 'Attached image 1' }).waitFor({ timeout: WAIT });
+    assert.ok(JSON.stringify(model.requests.at(-1)!.body).includes(png.toString('base64')), 'the model got the image');
   });
 
   it('shows the thinking and tool steps while the turn runs', async () => {

@@ -1,4 +1,4 @@
-import type { AskQuestion, SessionState, TokenUsageDto } from '#contracts/agent.js';
+import type { AskQuestion, SessionState, Thought, TokenUsageDto } from '#contracts/agent.js';
 import type { ConversationDto, ConversationSummaryDto, MessageDto } from '#contracts/conversations.js';
 import type { EventEnvelope } from '#contracts/events.js';
 import { STREAM_GAP_CHANNEL } from '#contracts/events.js';
@@ -33,6 +33,70 @@ const EMPTY: Live = { text: '', steps: [], question: null, notice: '' };
 const usageText = (u: Partial<TokenUsageDto>): string =>
   `${(u.inputTokens ?? 0).toLocaleString()} in · ${(u.outputTokens ?? 0).toLocaleString()} out` +
   (u.totalCostUsd ? ` · $${u.totalCostUsd.toFixed(4)}` : '');
+
+/** The steps of a finished message, from its stored thoughts (thinking and tool calls with their results). */
+export function stepsFromThoughts(thoughts: Thought[]): Step[] {
+  return thoughts.flatMap((t): Step[] => {
+    if (t.type === 'thinking') return [{ id: t.id, kind: 'thinking', content: t.content ?? '' }];
+    if (t.type !== 'tool_use') return [];
+    return [
+      {
+        id: t.id,
+        kind: 'tool',
+        name: t.toolName,
+        content: '',
+        input: t.toolInput,
+        result: t.toolOutput === undefined ? undefined : String(t.toolOutput),
+        isError: t.isError,
+        toolUseId: t.toolUseId,
+      },
+    ];
+  });
+}
+
+/** An image attached to a message (spec doc 2: `images`, base64). */
+interface Attachment {
+  name?: string;
+  mediaType: string;
+  data: string;
+}
+/** The message body must stay under 100 KB (spec doc 2): attachments get most of it, base64-encoded. */
+const ATTACHMENTS_MAX_BASE64 = 90 * 1024;
+const attachmentsOf = (m: MessageDto): Attachment[] =>
+  (m.images ?? []).flatMap((i): Attachment[] => {
+    if (typeof i === 'string') return [{ mediaType: 'image/png', data: i.replace(/^data:[^;]+;base64,/, '') }];
+    const o = i as { mediaType?: unknown; data?: unknown };
+    return typeof o?.data === 'string' ? [{ mediaType: String(o.mediaType ?? 'image/png'), data: o.data }] : [];
+  });
+const readAsBase64 = (file: File): Promise<string> =>
+  new Promise((resolve, reject) => {
+    const reader = new FileReader();
+    reader.onload = () => resolve(String(reader.result).replace(/^data:[^;]*;base64,/, ''));
+    reader.onerror = () => reject(reader.error ?? new Error('unreadable'));
+    reader.readAsDataURL(file);
+  });
+
+/** Steps of a stored assistant message, read once when the conversation is opened. */
+function PastSteps(props: { path: string }) {
+  const [steps, setSteps] = useState<Step[]>([]);
+  useEffect(() => {
+    let live = true;
+    void api.get<Thought[]>(props.path).then(
+      (thoughts) => live && setSteps(stepsFromThoughts(Array.isArray(thoughts) ? thoughts : [])),
+      () => undefined,
+    );
+    return () => {
+      live = false;
+    };
+  }, [props.path]);
+  return (
+    <>
+      {steps.map((s) => (
+        <StepView key={s.id} step={s} />
+      ))}
+    </>
+  );
+}
 
 export function Markdown(props: { text: string }) {
   return <div class="markdown" dangerouslySetInnerHTML={{ __html: renderMarkdown(props.text) }} />;
@@ -323,28 +387,44 @@ export function ChatScreen(props: { space: Space; socket: EventSocket; conversat
   );
 }
 
+/** How long after a replay from the start of the log its `agent:complete` events may be an earlier turn's. */
+const REPLAY_WINDOW_MS = 3_000;
+/** How long a replayed `agent:complete` waits for a later `agent:turn-start` that shows it was an earlier turn's. */
+const REPLAY_SETTLE_MS = 400;
+/** Steps of stored messages are read for this many latest assistant messages. */
+const PAST_STEPS_MESSAGES = 30;
+
 /**
- * One conversation: its stored messages, and the running turn built from the socket's events
- * (text streamed as Markdown, steps, question, notices). `sendPath` lets a digital human's chat
- * use its own operation.
+ * One conversation: its stored messages (with their steps, token usage and attachments), and
+ * the running turn built from the socket's events (text streamed as Markdown, steps, question,
+ * notices). Opened while a turn runs, it replays the turn from the server's event log, so text
+ * streamed before the page was opened is shown too. `send`, `stop` and `load` let a digital
+ * human's chat use its own operations.
  */
 export function Conversation(props: {
   space: Space;
   socket: EventSocket;
   conversationId: string;
   onTurnEnd?: () => void;
-  send?: (message: string) => Promise<unknown>;
+  send?: (message: string, images: Attachment[]) => Promise<unknown>;
   stop?: () => Promise<unknown>;
   load?: () => Promise<ConversationDto>;
+  /** Where a stored message's thoughts are read; default: the conversation records' operation. */
+  thoughtsPath?: (messageId: string) => string;
 }) {
   const id = props.conversationId;
   const [conversation, setConversation] = useState<ConversationDto | null>(null);
   const [live, setLive] = useState<Live>(EMPTY);
   const [generating, setGenerating] = useState(false);
   const [draft, setDraft] = useState('');
+  const [images, setImages] = useState<Attachment[]>([]);
   const [error, setError] = useState('');
   const [usage, setUsage] = useState<Partial<TokenUsageDto> | null>(null);
   const bottom = useRef<HTMLDivElement>(null);
+  const thoughtsPath =
+    props.thoughtsPath ??
+    ((messageId: string) =>
+      `/api/spaces/${props.space.id}/conversations/${encodeURIComponent(id)}/messages/${encodeURIComponent(messageId)}/thoughts`);
 
   const load = async () => {
     try {
@@ -360,19 +440,31 @@ export function Conversation(props: {
   };
 
   useEffect(() => {
+    let replayUntil = 0;
+    let pendingEnd: ReturnType<typeof setTimeout> | undefined;
+    const finish = (tokenUsage?: TokenUsageDto) => {
+      setGenerating(false);
+      if (tokenUsage) setUsage(tokenUsage);
+      void load().then(() => setLive(EMPTY));
+      props.onTurnEnd?.();
+    };
     void load();
+    props.socket.subscribe(id);
     void api.get<SessionState>(`/api/agent/session/${encodeURIComponent(id)}`).then(
       (state) => {
         if (!state.active) return;
         setGenerating(true);
-        let restored: Live = { ...EMPTY, question: state.pendingQuestion };
-        for (const thought of state.thoughts)
-          restored = applyEvent(restored, { type: 'event', channel: 'agent:thought', data: { thought } });
-        setLive(restored);
+        // What is known at once (steps, a pending question); the replay then rebuilds the turn with its text.
+        setLive((prev) =>
+          prev.text || prev.steps.length
+            ? prev
+            : { ...EMPTY, steps: stepsFromThoughts(state.thoughts), question: state.pendingQuestion },
+        );
+        replayUntil = Date.now() + REPLAY_WINDOW_MS;
+        props.socket.replay(id);
       },
       () => undefined,
     );
-    props.socket.subscribe(id);
     const off = props.socket.on((event) => {
       const d = event.data as {
         conversationId?: string;
@@ -383,21 +475,22 @@ export function Conversation(props: {
       if (d.conversationId !== id) return;
       if (event.channel === STREAM_GAP_CHANNEL) return void load();
       if (event.channel === 'agent:turn-start') {
+        clearTimeout(pendingEnd);
         setGenerating(true);
         setError('');
       }
       if (event.channel === 'agent:error')
         setError(d.errorType === 'interrupted' ? 'Stopped.' : (d.error ?? 'The turn failed.'));
       if (event.channel === 'agent:complete') {
-        setGenerating(false);
-        if (d.tokenUsage) setUsage(d.tokenUsage);
-        void load().then(() => setLive(EMPTY));
-        props.onTurnEnd?.();
+        // Replayed from the log's start, this may end an earlier turn: a turn-start right after says so.
+        if (Date.now() < replayUntil) pendingEnd = setTimeout(() => finish(d.tokenUsage), REPLAY_SETTLE_MS);
+        else finish(d.tokenUsage);
         return;
       }
       setLive((prev) => applyEvent(prev, event));
     });
     return () => {
+      clearTimeout(pendingEnd);
       off();
       props.socket.unsubscribe(id);
     };
@@ -405,38 +498,98 @@ export function Conversation(props: {
 
   useEffect(() => bottom.current?.scrollIntoView({ block: 'end' }), [conversation, live]);
 
-  async function send(e: Event) {
-    e.preventDefault();
-    const message = draft.trim();
-    if (!message) return;
+  const messages: MessageDto[] = conversation?.messages ?? [];
+  const lastUser = [...messages].reverse().find((m) => m.role === 'user');
+  const last = messages.at(-1);
+  const failed = Boolean(error && error !== 'Stopped.') || last?.role === 'user' || Boolean(last?.error);
+  const assistantIds = messages.filter((m) => m.role === 'assistant' && !m.id.startsWith('local-')).map((m) => m.id);
+  const withSteps = new Set(assistantIds.slice(-PAST_STEPS_MESSAGES));
+
+  async function submit(message: string, attached: Attachment[]): Promise<boolean> {
     setError('');
+    const payload = attached.map(({ mediaType, data }) => ({ type: 'base64', mediaType, data }));
     try {
-      if (props.send) await props.send(message);
-      else await api.post('/api/agent/message', { spaceId: props.space.id, conversationId: id, message });
-      setDraft('');
+      if (props.send) await props.send(message, payload);
+      else
+        await api.post('/api/agent/message', {
+          spaceId: props.space.id,
+          conversationId: id,
+          message,
+          ...(payload.length ? { images: payload } : {}),
+        });
       setGenerating(true);
       setConversation((c) =>
         c
           ? {
               ...c,
-              messages: [...c.messages, { id: `local-${Date.now()}`, role: 'user', content: message, createdAt: '' }],
+              messages: [
+                ...c.messages,
+                {
+                  id: `local-${Date.now()}`,
+                  role: 'user',
+                  content: message,
+                  createdAt: '',
+                  ...(payload.length ? { images: payload } : {}),
+                },
+              ],
             }
           : c,
       );
+      return true;
     } catch (err) {
       setError((err as ApiError).message);
+      return false;
     }
   }
 
-  const messages: MessageDto[] = conversation?.messages ?? [];
+  async function send(e: Event) {
+    e.preventDefault();
+    const message = draft.trim();
+    if (!message) return;
+    if (await submit(message, images)) {
+      setDraft('');
+      setImages([]);
+    }
+  }
+
+  async function attach(files: FileList | null) {
+    const added: Attachment[] = [];
+    for (const file of Array.from(files ?? [])) {
+      if (!file.type.startsWith('image/')) {
+        setError(`${file.name} is not an image.`);
+        continue;
+      }
+      added.push({ name: file.name, mediaType: file.type, data: await readAsBase64(file) });
+    }
+    const all = [...images, ...added];
+    if (all.reduce((n, a) => n + a.data.length, 0) > ATTACHMENTS_MAX_BASE64) {
+      setError('Attached images must stay under about 65 KB in all (a message is limited to 100 KB).');
+      return;
+    }
+    setImages(all);
+  }
+
   return (
     <section class="panel stack" aria-label={conversation?.title ?? 'Conversation'}>
       <h2>{conversation?.title ?? '…'}</h2>
       <div class="messages" role="log" aria-label="Messages" aria-live="polite">
         {messages.map((m) => (
           <div key={m.id} class={`msg ${m.role}`}>
+            {m.role === 'assistant' && withSteps.has(m.id) && <PastSteps path={thoughtsPath(m.id)} />}
             {m.role === 'user' ? <p class="pre-wrap">{m.content}</p> : <Markdown text={m.content} />}
+            {attachmentsOf(m).length > 0 && (
+              <div class="row attachments">
+                {attachmentsOf(m).map((a, i) => (
+                  <img key={i} src={`data:${a.mediaType};base64,${a.data}`} alt={`Attached image ${i + 1}`} />
+                ))}
+              </div>
+            )}
             {m.error && <p class="error">{m.error}</p>}
+            {m.role === 'assistant' && m.tokenUsage && (
+              <p class="notice usage" title="Token usage and cost of this reply">
+                {usageText(m.tokenUsage)}
+              </p>
+            )}
           </div>
         ))}
         {(generating || live.text || live.steps.length > 0) && (
@@ -445,7 +598,11 @@ export function Conversation(props: {
               <StepView key={s.id} step={s} />
             ))}
             {live.text ? <Markdown text={live.text} /> : generating && <p class="muted">Working…</p>}
-            {live.notice && <p class="notice">{live.notice}</p>}
+            {live.notice && (
+              <p class="notice" role="status">
+                {live.notice}
+              </p>
+            )}
           </div>
         )}
         {live.question && (
@@ -463,6 +620,20 @@ export function Conversation(props: {
           {error}
         </p>
       )}
+      {!generating && lastUser && failed && (
+        <div class="row">
+          <button
+            type="button"
+            onClick={() => void submit(lastUser.content, attachmentsOf(lastUser))}
+            aria-describedby="retry-help"
+          >
+            Retry
+          </button>
+          <span id="retry-help" class="muted">
+            Sends your last message again.
+          </span>
+        </div>
+      )}
       <form class="stack" onSubmit={send}>
         <label for="composer">Message</label>
         <textarea
@@ -474,10 +645,41 @@ export function Conversation(props: {
             if (e.key === 'Enter' && !e.shiftKey) void send(e);
           }}
         />
+        {images.length > 0 && (
+          <ul class="plain row" aria-label="Attached images">
+            {images.map((a, i) => (
+              <li key={i} class="row">
+                <img class="thumb" src={`data:${a.mediaType};base64,${a.data}`} alt="" />
+                <span>{a.name ?? `Image ${i + 1}`}</span>
+                <button
+                  type="button"
+                  class="link danger"
+                  aria-label={`Remove ${a.name ?? `image ${i + 1}`}`}
+                  onClick={() => setImages(images.filter((_, j) => j !== i))}
+                >
+                  ✕
+                </button>
+              </li>
+            ))}
+          </ul>
+        )}
         <div class="row">
           <button type="submit" class="primary" disabled={!draft.trim()}>
             Send
           </button>
+          <label class="button-like">
+            Attach image
+            <input
+              type="file"
+              accept="image/*"
+              multiple
+              class="sr-only"
+              onChange={(e) => {
+                void attach(e.currentTarget.files);
+                e.currentTarget.value = '';
+              }}
+            />
+          </label>
           {generating && (
             <button
               type="button"

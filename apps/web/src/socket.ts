@@ -59,6 +59,16 @@ export class EventSocket {
     this.send({ type: 'subscribe', payload: { conversationId } });
   }
 
+  /**
+   * Asks the server for every event of the conversation its log still holds (a turn already
+   * running when the page was opened): the server replays from the start of its log, after a
+   * `stream:gap` when the log no longer reaches back that far.
+   */
+  replay(conversationId: string): void {
+    this.subscriptions.set(conversationId, 0);
+    this.send({ type: 'subscribe', payload: { conversationId, afterSeq: 0 } });
+  }
+
   unsubscribe(conversationId: string): void {
     if (!this.subscriptions.delete(conversationId)) return;
     this.send({ type: 'unsubscribe', payload: { conversationId } });
