@@ -94,6 +94,7 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
     SVC_REMOTE_PASSWORD: TEST_PASSWORD,
     LOG_LEVEL: 'info',
     SVC_STORE_SOURCES: 'http://127.0.0.1:9/unused',
+    SVC_STORE_CATALOGS: 'none',
     SVC_TEST_HOOKS: '1',
   });
   if (services) {

@@ -24,6 +24,11 @@ export interface AppConfig {
   redisPrefix: string;
   modelSeed: ModelSourceSeed | null;
   storeSources: string[];
+  /**
+   * The built-in public catalogs (SVC_STORE_CATALOGS), read by their adapters. Unset: the four
+   * public addresses, off until turned on; set: exactly the ones listed, on.
+   */
+  storeCatalogs: StoreCatalogSeed[];
   trustProxy: boolean;
   /** Proxies in front of the server that each append to X-Forwarded-For (SVC_TRUST_PROXY_HOPS). */
   trustProxyHops: number;
@@ -86,6 +91,24 @@ export interface AgentSettings {
 }
 
 export const DEFAULT_STORE_SOURCE = 'https://openkursar.github.io/digital-human-protocol';
+
+/** Protocols of the built-in public catalogs (spec doc 3, "Store source formats"). */
+export const PUBLIC_CATALOG_PROTOCOLS = ['mcp-registry', 'smithery', 'claude-skills', 'skillhub'] as const;
+export type PublicCatalogProtocol = (typeof PUBLIC_CATALOG_PROTOCOLS)[number];
+
+export interface StoreCatalogSeed {
+  protocol: PublicCatalogProtocol;
+  url: string;
+  enabled: boolean;
+}
+
+/** Where the public catalogs live (the addresses the original product ships with). */
+export const DEFAULT_STORE_CATALOGS: Record<PublicCatalogProtocol, string> = {
+  'mcp-registry': 'https://registry.modelcontextprotocol.io',
+  smithery: 'https://registry.smithery.ai',
+  'claude-skills': 'https://majiayu000.github.io/claude-skill-registry-core',
+  skillhub: 'https://api.skillhub.cn',
+};
 export const DEFAULT_PORT = 8080;
 export const PASSWORD_MIN = 8;
 export const PASSWORD_MAX = 64;

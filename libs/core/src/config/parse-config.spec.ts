@@ -68,6 +68,28 @@ describe('parseConfig', () => {
     });
   });
 
+  describe('store catalogs', () => {
+    it('unset: the four public catalogs, off; listed: exactly those, on; none: no catalog', () => {
+      const unset = ok({});
+      assert.deepEqual(
+        unset.storeCatalogs.map((c) => [c.protocol, c.enabled]),
+        [
+          ['mcp-registry', false],
+          ['smithery', false],
+          ['claude-skills', false],
+          ['skillhub', false],
+        ],
+      );
+      const listed = ok({ SVC_STORE_CATALOGS: 'mcp-registry=http://127.0.0.1:9/mcp/,skillhub' });
+      assert.deepEqual(listed.storeCatalogs, [
+        { protocol: 'mcp-registry', url: 'http://127.0.0.1:9/mcp', enabled: true },
+        { protocol: 'skillhub', url: 'https://api.skillhub.cn', enabled: true },
+      ]);
+      assert.deepEqual(ok({ SVC_STORE_CATALOGS: 'none' }).storeCatalogs, []);
+      assertRejectedNaming({ SVC_STORE_CATALOGS: 'npm=https://x.example' }, 'SVC_STORE_CATALOGS');
+    });
+  });
+
   describe('port', () => {
     it('PORT wins over SVC_SERVER_PORT', () => {
       assert.equal(ok({ PORT: '3000', SVC_SERVER_PORT: '4000' }).port, 3000);

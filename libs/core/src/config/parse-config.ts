@@ -2,12 +2,16 @@ import {
   type AppConfig,
   type BashMode,
   DEFAULT_PORT,
+  DEFAULT_STORE_CATALOGS,
   DEFAULT_STORE_SOURCE,
   type LogLevel,
   type ModelProviderKind,
   PASSWORD_MAX,
   PASSWORD_MIN,
+  PUBLIC_CATALOG_PROTOCOLS,
+  type PublicCatalogProtocol,
   type ServerRole,
+  type StoreCatalogSeed,
 } from './app-config.js';
 import { examplePasswordProblem } from '../auth/example-passwords.js';
 
@@ -91,6 +95,34 @@ export function parseConfig(
   for (const source of storeSources) {
     if (!isUrl(source, ['http:', 'https:'])) {
       errors.push(`SVC_STORE_SOURCES: "${source}" is not an http:// or https:// URL`);
+    }
+  }
+
+  const catalogsRaw = value('SVC_STORE_CATALOGS');
+  const storeCatalogs: StoreCatalogSeed[] = [];
+  if (catalogsRaw === undefined) {
+    for (const protocol of PUBLIC_CATALOG_PROTOCOLS) {
+      storeCatalogs.push({ protocol, url: DEFAULT_STORE_CATALOGS[protocol], enabled: false });
+    }
+  } else if (catalogsRaw.trim() !== 'none') {
+    for (const item of catalogsRaw
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== '')) {
+      const eq = item.indexOf('=');
+      const protocol = (eq > 0 ? item.slice(0, eq) : item) as PublicCatalogProtocol;
+      if (!PUBLIC_CATALOG_PROTOCOLS.includes(protocol)) {
+        errors.push(
+          `SVC_STORE_CATALOGS: "${item}" must be <protocol>[=<url>], protocol one of ${PUBLIC_CATALOG_PROTOCOLS.join(', ')}`,
+        );
+        continue;
+      }
+      const url = eq > 0 ? item.slice(eq + 1) : DEFAULT_STORE_CATALOGS[protocol];
+      if (!isUrl(url, ['http:', 'https:'])) {
+        errors.push(`SVC_STORE_CATALOGS: "${url}" is not an http:// or https:// URL`);
+        continue;
+      }
+      storeCatalogs.push({ protocol, url: url.replace(/\/+$/, ''), enabled: true });
     }
   }
 
@@ -189,6 +221,7 @@ export function parseConfig(
       redisPrefix,
       modelSeed,
       storeSources,
+      storeCatalogs,
       trustProxy: trustProxy!,
       trustProxyHops: trustProxyHops!,
       basePath,

@@ -11,6 +11,11 @@ export interface CatalogRequest {
    * redirect) must be public. Built-in sources are operator-set and may be internal.
    */
   publicOnly: boolean;
+  /**
+   * Extra request headers (a public catalog's API key). Sent only to the origin of `url`: a
+   * redirect to another origin drops them.
+   */
+  headers?: Record<string, string>;
   /** A JSON body to POST (store-server calls such as install counts); GET without one. */
   postJson?: unknown;
 }

@@ -8,6 +8,7 @@ import {
   StoreRepository,
 } from '../ports/store.repository.port.js';
 import { parseIndexDocuments, SINGLE_INDEX_FILE, SPLIT_INDEX_FILES, type ParsedIndex } from './catalog-index.js';
+import { isPublicCatalog, PublicCatalogs } from './public-catalogs.js';
 import { deepEqual } from './update-merge.js';
 
 /** Largest index file read (a 10,000-entry catalog is about 6 MB). */
@@ -42,13 +43,17 @@ export class CatalogReader {
     private readonly fetcher: CatalogFetcher,
     private readonly repo: StoreRepository,
     private readonly clock: Clock,
+    private readonly publicCatalogs: PublicCatalogs,
   ) {}
 
   async read(source: RegistrySource, mode: ReadMode): Promise<boolean> {
     // Validators only: the entries (megabytes for a large catalog) are read when a new index came.
     const cached = mode === 'full' ? null : await this.repo.findIndex(source.id, false);
     try {
-      const result = await this.fetchIndex(source, cached);
+      // A public catalog is an API, not a static index: its adapter reads the listing in full.
+      const result = isPublicCatalog(source.sourceType)
+        ? { layout: null, parsed: await this.publicCatalogs.read(source), validators: {} }
+        : await this.fetchIndex(source, cached);
       if (result === 'unchanged') {
         await this.repo.saveIndex(source.id, { ...this.keep(cached!), error: null, checkedAtMs: this.clock.now() });
         return false;

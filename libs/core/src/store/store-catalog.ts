@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import type { SourceStatusDto, StoreEntry } from '#contracts/store.js';
-import { APP_CONFIG, type AppConfig, DEFAULT_STORE_SOURCE } from '../config/app-config.js';
+import { APP_CONFIG, type AppConfig, DEFAULT_STORE_SOURCE, type PublicCatalogProtocol } from '../config/app-config.js';
 import { DomainError } from '../errors/domain-error.js';
 import { CatalogFetcher } from '../ports/catalog-fetcher.port.js';
 import { Clock } from '../ports/clock.port.js';
@@ -30,6 +30,13 @@ export interface FoundEntry {
   source: RegistrySource;
   entry: StoreEntry;
 }
+
+const PUBLIC_CATALOG_NAMES: Record<PublicCatalogProtocol, string> = {
+  'mcp-registry': 'MCP Registry',
+  smithery: 'Smithery',
+  'claude-skills': 'Claude Skills Registry',
+  skillhub: 'SkillHub',
+};
 
 /** Built-in source ids are derived from the URL, so every replica seeds the same rows. */
 export function builtinId(url: string): string {
@@ -68,8 +75,8 @@ export class StoreCatalog implements OnApplicationBootstrap {
   /** Seeds the built-in sources of SVC_STORE_SOURCES once per process (idempotent across replicas). */
   builtins(): Promise<void> {
     this.builtinsReady ??= this.repo
-      .syncBuiltins(
-        this.config.storeSources.map((url, i) => ({
+      .syncBuiltins([
+        ...this.config.storeSources.map((url, i) => ({
           id: builtinId(url),
           name: url === DEFAULT_STORE_SOURCE ? 'Digital Human Protocol' : `Built-in catalog ${i + 1} (${hostOf(url)})`,
           url: url.replace(/\/+$/, ''),
@@ -78,7 +85,17 @@ export class StoreCatalog implements OnApplicationBootstrap {
           sourceType: 'svc',
           adapterConfig: null,
         })),
-      )
+        // The public catalogs: the protocol is the id (one of each), seeded on or off as configured.
+        ...(this.config.storeCatalogs ?? []).map((c) => ({
+          id: c.protocol,
+          name: PUBLIC_CATALOG_NAMES[c.protocol],
+          url: c.url,
+          enabled: c.enabled,
+          isDefault: true,
+          sourceType: c.protocol,
+          adapterConfig: null,
+        })),
+      ])
       .catch((err: unknown) => {
         this.builtinsReady = null;
         throw err;

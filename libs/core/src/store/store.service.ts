@@ -30,6 +30,7 @@ import {
 } from '../ports/store.repository.port.js';
 import { normalizeSourceUrl, sourceUrlProblem } from './address-rules.js';
 import { isSafeRelativePath } from './catalog-index.js';
+import { isPublicCatalog, PublicCatalogs } from './public-catalogs.js';
 import { StoreCatalog } from './store-catalog.js';
 import { PUBLISHING_UNAVAILABLE, StoreErrors } from './store-errors.js';
 import {
@@ -90,6 +91,7 @@ export class StoreService {
     private readonly fetcher: CatalogFetcher,
     private readonly clock: Clock,
     private readonly server: StoreServerClient,
+    private readonly publicCatalogs: PublicCatalogs,
   ) {}
 
   // ── sources ────────────────────────────────────────────────────────────────────────────
@@ -186,6 +188,7 @@ export class StoreService {
   async appDocument(slug: string): Promise<{ content: string | null }> {
     if (!slug) throw DomainError.invalid('slug is required');
     const found = await this.catalog.find(slug);
+    if (isPublicCatalog(found.source.sourceType)) return { content: null };
     const body = await this.catalog.itemFile(found.source, 'README.md', found.entry.path);
     return { content: body ? new TextDecoder().decode(body) : null };
   }
@@ -393,6 +396,18 @@ export class StoreService {
    * `store.slug` against the entry and, for an install, the files that ship with it.
    */
   private async fetchItem(source: RegistrySource, entry: StoreEntry, withFiles: boolean): Promise<FetchedItem> {
+    if (isPublicCatalog(source.sourceType)) {
+      try {
+        const item = await this.publicCatalogs.item(source, entry);
+        return { raw: item.raw, skills: withFiles ? item.skills : [] };
+      } catch (err) {
+        if (err instanceof DomainError) throw err;
+        throw new DomainError(
+          'unavailable',
+          StoreErrors.sourceFailed(source.url, err instanceof Error ? err.message : String(err)),
+        );
+      }
+    }
     const body = await this.catalog.itemFile(source, entry.download_url ?? 'spec.yaml', entry.path);
     if (!body) throw DomainError.notFound(`The item's spec.yaml is missing from its source (${entry.slug})`);
     const raw = parseSpecYaml(new TextDecoder().decode(body));

@@ -50,8 +50,10 @@ export class HttpCatalogFetcher extends CatalogFetcher {
   async fetch(request: CatalogRequest): Promise<CatalogResponse> {
     const deadline = Date.now() + this.timeoutMs;
     let url = request.url;
+    const origin = originOf(request.url);
     for (let hop = 0; hop <= this.maxRedirects; hop++) {
-      const answer = await this.once(url, request, deadline);
+      const sameOrigin = originOf(url) === origin;
+      const answer = await this.once(url, sameOrigin ? request : { ...request, headers: {} }, deadline);
       if (answer.kind === 'done') return answer.response;
       url = answer.location;
     }
@@ -79,7 +81,7 @@ export class HttpCatalogFetcher extends CatalogFetcher {
       );
     }
     const lookup: LookupFunction | undefined = request.publicOnly ? this.guardedLookup(raw) : undefined;
-    const headers: Record<string, string> = { 'user-agent': USER_AGENT, accept: '*/*' };
+    const headers: Record<string, string> = { ...request.headers, 'user-agent': USER_AGENT, accept: '*/*' };
     if (request.etag) headers['if-none-match'] = request.etag;
     if (request.lastModified) headers['if-modified-since'] = request.lastModified;
     const remaining = deadline - Date.now();
@@ -167,6 +169,14 @@ export class HttpCatalogFetcher extends CatalogFetcher {
         callback(null, first.address, first.family);
       });
     };
+  }
+}
+
+function originOf(raw: string): string {
+  try {
+    return new URL(raw).origin;
+  } catch {
+    return raw;
   }
 }
 

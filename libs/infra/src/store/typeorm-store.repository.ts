@@ -91,9 +91,10 @@ export class TypeormStoreRepository extends StoreRepository {
         await m.query(`DELETE FROM "store_source" WHERE "url" = $1 AND "id" <> $2`, [b.url, b.id]);
         await m.query(
           `INSERT INTO "store_source" ("id", "name", "url", "enabled", "is_default", "source_type")
-           VALUES ($1, $2, $3, true, true, $4)
-           ON CONFLICT ("id") DO UPDATE SET "name" = EXCLUDED."name", "url" = EXCLUDED."url"`,
-          [b.id, b.name, b.url, b.sourceType],
+           VALUES ($1, $2, $3, $5, true, $4)
+           ON CONFLICT ("id") DO UPDATE SET "name" = EXCLUDED."name", "url" = EXCLUDED."url",
+             "source_type" = EXCLUDED."source_type"`,
+          [b.id, b.name, b.url, b.sourceType, b.enabled],
         );
       }
     });

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { CatalogReader } from '#core/store/catalog-reader.js';
+import { PublicCatalogs } from '#core/store/public-catalogs.js';
 import { PackagesService } from '#core/store/packages.service.js';
 import { StoreCatalog } from '#core/store/store-catalog.js';
 import { StoreServerClient } from '#core/store/store-server.js';
@@ -11,7 +12,7 @@ import { AppExportController, SkillNamesController, StoreController } from './st
 @Module({
   imports: [AppsModule],
   controllers: [StoreController, SkillNamesController, AppExportController],
-  providers: [CatalogReader, StoreCatalog, StoreServerClient, StoreService, PackagesService],
+  providers: [CatalogReader, PublicCatalogs, StoreCatalog, StoreServerClient, StoreService, PackagesService],
   exports: [StoreService],
 })
 export class StoreModule {}
