@@ -69,6 +69,21 @@ export interface StoreDetailDto {
   registryId: string;
 }
 
+/** A creator's own listing on a dhp-v2 store server (spec doc 3, "Publication"). */
+export interface PublicationDto {
+  slug: string;
+  name?: string;
+  displayName?: string;
+  type?: string;
+  version: string;
+  status: 'listed' | 'hidden' | 'rejected';
+  takedownBy?: string;
+  rejectReason?: string;
+  submittedAt?: string;
+  channel?: string;
+  installs?: number;
+}
+
 export interface StoreCapabilitiesDto {
   catalog: true;
   installs: boolean;

@@ -22,6 +22,7 @@ export class CatalogServer {
   readonly requests: Array<{ path: string; conditional: boolean; status: number }> = [];
   private readonly files = new Map<string, Buffer>();
   private readonly routes = new Map<string, RouteHandler>();
+  private readonly prefixes: Array<[string, (req: IncomingMessage, res: ServerResponse, path: string) => void]> = [];
   private readonly modified = new Map<string, string>();
   private server!: Server;
   url = '';
@@ -45,6 +46,56 @@ export class CatalogServer {
 
   remove(path: string): void {
     this.files.delete(path.replace(/^\/+/, ''));
+  }
+
+  /**
+   * dhp-v2 mode: the store-server endpoints beside the static files (spec doc 3, "Store-server
+   * endpoints"): `/capabilities`, `POST /apps/{slug}/installs` (recorded), `/collections`,
+   * `/category-taxonomy.json`, `/discover-layout.json`, and, behind `Authorization: Bearer
+   * <token>`, `/my/publications` and `POST /my/publications/{author}/{id}/unpublish`. Each is
+   * served only when given, so a test can leave any out.
+   */
+  storeServer(options: StoreServerOptions): StoreServerState {
+    const state: StoreServerState = { installs: [], publications: [...(options.publications ?? [])], unpublished: [] };
+    const json = (res: ServerResponse, status: number, body: unknown) =>
+      res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    const signedIn = (req: IncomingMessage) =>
+      options.token !== undefined && req.headers.authorization === `Bearer ${options.token}`;
+    if (options.capabilities) this.set('capabilities', options.capabilities);
+    if (options.collections) this.set('collections', options.collections);
+    if (options.taxonomy) this.set('category-taxonomy.json', options.taxonomy);
+    if (options.layout) this.set('discover-layout.json', options.layout);
+    this.prefixRoute('apps/', (req, res, path) => {
+      const slug = path.slice('apps/'.length).replace(/\/installs$/, '');
+      if (req.method !== 'POST' || !path.endsWith('/installs')) return json(res, 404, { error: 'not found' });
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => {
+        state.installs.push({ slug, body: body ? JSON.parse(body) : null });
+        json(res, 200, { success: true });
+      });
+    });
+    if (options.token !== undefined) {
+      this.route('my/publications', (req, res) =>
+        signedIn(req) ? json(res, 200, state.publications) : json(res, 401, { error: 'sign in required' }),
+      );
+      this.prefixRoute('my/publications/', (req, res, path) => {
+        if (!signedIn(req)) return json(res, 401, { error: 'sign in required' });
+        const m = /^my\/publications\/([^/]+)\/([^/]+)\/unpublish$/.exec(path);
+        const pub = m ? state.publications.find((p) => p.slug === `${m[1]}/${m[2]}`) : undefined;
+        if (req.method !== 'POST' || !pub) return json(res, 404, { error: 'no such publication' });
+        pub.status = 'hidden';
+        pub.takedownBy = 'creator';
+        state.unpublished.push(pub.slug);
+        json(res, 200, { success: true });
+      });
+    }
+    return state;
+  }
+
+  /** A custom answer for every path under `prefix` (the path is handed over). */
+  prefixRoute(prefix: string, handler: (req: IncomingMessage, res: ServerResponse, path: string) => void): void {
+    this.prefixes.push([prefix.replace(/^\/+/, ''), handler]);
   }
 
   /** A custom answer for one path (redirects, slow or endless bodies). */
@@ -82,6 +133,11 @@ export class CatalogServer {
         record(0);
         return custom(req, res);
       }
+      const prefixed = this.prefixes.find(([p]) => path.startsWith(p));
+      if (prefixed) {
+        record(0);
+        return prefixed[1](req, res, path);
+      }
       const body = this.body(path);
       if (!body) {
         record(404);
@@ -110,6 +166,32 @@ export class CatalogServer {
       }),
     );
   }
+}
+
+export interface PublicationRow {
+  slug: string;
+  version: string;
+  status: 'listed' | 'hidden' | 'rejected';
+  name?: string;
+  takedownBy?: string;
+  installs?: number;
+}
+
+export interface StoreServerOptions {
+  /** The `/capabilities` document (left out: the server offers no handshake). */
+  capabilities?: Record<string, unknown>;
+  collections?: unknown;
+  taxonomy?: unknown;
+  layout?: unknown;
+  /** The creator token `/my/...` accepts (left out: no creator endpoints). */
+  token?: string;
+  publications?: PublicationRow[];
+}
+
+export interface StoreServerState {
+  installs: Array<{ slug: string; body: unknown }>;
+  publications: PublicationRow[];
+  unpublished: string[];
 }
 
 /** A synthetic digital human's spec, for update tests: version and texts chosen by the test. */

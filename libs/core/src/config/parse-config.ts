@@ -93,7 +93,8 @@ export function parseConfig(
     .map((s) => s.trim())
     .filter((s) => s !== '');
   for (const source of storeSources) {
-    if (!isUrl(source, ['http:', 'https:'])) {
+    // `dhp-v2+<url>` declares a built-in store server (static catalog plus store-server endpoints).
+    if (!isUrl(source.replace(/^dhp-v2\+/, ''), ['http:', 'https:'])) {
       errors.push(`SVC_STORE_SOURCES: "${source}" is not an http:// or https:// URL`);
     }
   }

@@ -76,15 +76,20 @@ export class StoreCatalog implements OnApplicationBootstrap {
   builtins(): Promise<void> {
     this.builtinsReady ??= this.repo
       .syncBuiltins([
-        ...this.config.storeSources.map((url, i) => ({
-          id: builtinId(url),
-          name: url === DEFAULT_STORE_SOURCE ? 'Digital Human Protocol' : `Built-in catalog ${i + 1} (${hostOf(url)})`,
-          url: url.replace(/\/+$/, ''),
-          enabled: true,
-          isDefault: true,
-          sourceType: 'svc',
-          adapterConfig: null,
-        })),
+        ...this.config.storeSources.map((item, i) => {
+          const storeServer = item.startsWith('dhp-v2+');
+          const url = item.replace(/^dhp-v2\+/, '');
+          return {
+            id: builtinId(url),
+            name:
+              url === DEFAULT_STORE_SOURCE ? 'Digital Human Protocol' : `Built-in catalog ${i + 1} (${hostOf(url)})`,
+            url: url.replace(/\/+$/, ''),
+            enabled: true,
+            isDefault: true,
+            sourceType: storeServer ? 'dhp-v2' : 'svc',
+            adapterConfig: null,
+          };
+        }),
         // The public catalogs: the protocol is the id (one of each), seeded on or off as configured.
         ...(this.config.storeCatalogs ?? []).map((c) => ({
           id: c.protocol,

@@ -14,7 +14,9 @@ export const StoreErrors = {
   specMismatch: (field: string, got: string, want: string) =>
     `The item's spec.yaml does not match its store entry: ${field} is "${got}", expected "${want}"`,
   publishingUnavailable:
-    'Publishing needs a dhp-v2 store source with a signed-in creator identity; this server has none (see GET /api/store/capabilities)',
+    'Publishing needs a dhp-v2 store source that offers publishing (its /capabilities) with a signed-in creator (adapterConfig.token); this server has none (see GET /api/store/capabilities)',
+  requirementMissing: (kind: string, id: string, slug: string) =>
+    `${slug} requires the ${kind} "${id}", which is not installed and no enabled Store source provides; nothing was installed`,
   sourceFailed: (url: string, why: string) => `Store source ${url} failed: ${why}`,
 } as const;
 

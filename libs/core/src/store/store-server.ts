@@ -4,9 +4,11 @@ import type {
   CategoryTaxonomyDto,
   DiscoverNodeDto,
   DiscoverPageDto,
+  PublicationDto,
   StoreListingDto,
 } from '#contracts/store.js';
-import { CatalogFetcher } from '../ports/catalog-fetcher.port.js';
+import { DomainError } from '../errors/domain-error.js';
+import { CatalogFetcher, CatalogFetchError } from '../ports/catalog-fetcher.port.js';
 import { Clock } from '../ports/clock.port.js';
 import type { RegistrySource } from '../ports/store.repository.port.js';
 import { sourceUrl } from './catalog-reader.js';
@@ -20,6 +22,8 @@ export interface ServerCapabilities {
   installs: boolean;
   publish: boolean;
   reviewWorkflow: boolean;
+  /** The identity scheme the server names (`identity` string), if any. */
+  identity?: string;
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -29,7 +33,56 @@ export function parseCapabilities(raw: unknown): ServerCapabilities | null {
   if (!isObject(raw)) return null;
   const on = (key: string) =>
     raw[key] === true || (isObject(raw[key]) && (raw[key] as { enabled?: unknown }).enabled === true);
-  return { installs: on('installs'), publish: on('publish'), reviewWorkflow: on('reviewWorkflow') };
+  const identity = typeof raw.identity === 'string' && raw.identity !== 'none' ? { identity: raw.identity } : {};
+  return { installs: on('installs'), publish: on('publish'), reviewWorkflow: on('reviewWorkflow'), ...identity };
+}
+
+const PUBLICATION_STATUSES = ['listed', 'hidden', 'rejected'] as const;
+
+/** `/my/publications`: an array (or `{publications}` / `{items}`) of the creator's listings; bad rows left out. */
+export function parsePublications(raw: unknown): PublicationDto[] | null {
+  const list = Array.isArray(raw)
+    ? raw
+    : isObject(raw)
+      ? ([raw.publications, raw.items].find(Array.isArray) as unknown[] | undefined)
+      : undefined;
+  if (!list) return null;
+  const out: PublicationDto[] = [];
+  for (const p of list) {
+    if (!isObject(p) || typeof p.slug !== 'string' || typeof p.version !== 'string') continue;
+    if (!PUBLICATION_STATUSES.includes(p.status as PublicationDto['status'])) continue;
+    const row: PublicationDto = { slug: p.slug, version: p.version, status: p.status as PublicationDto['status'] };
+    for (const key of [
+      'name',
+      'displayName',
+      'type',
+      'takedownBy',
+      'rejectReason',
+      'submittedAt',
+      'channel',
+    ] as const) {
+      if (typeof p[key] === 'string') row[key] = p[key];
+    }
+    if (typeof p.installs === 'number') row.installs = p.installs;
+    out.push(row);
+  }
+  return out;
+}
+
+/** `/collections`: an array (or `{collections}`) of `{id, title?, slugs|entries}`; null when malformed. */
+export function parseCollections(raw: unknown): Array<{ id: string; title?: string; slugs: string[] }> | null {
+  const list = Array.isArray(raw) ? raw : isObject(raw) && Array.isArray(raw.collections) ? raw.collections : null;
+  if (!list) return null;
+  const out: Array<{ id: string; title?: string; slugs: string[] }> = [];
+  for (const c of list) {
+    if (!isObject(c) || typeof c.id !== 'string') continue;
+    const items = ([c.slugs, c.entries, c.apps].find(Array.isArray) as unknown[] | undefined) ?? [];
+    const slugs = items
+      .map((s) => (typeof s === 'string' ? s : isObject(s) && typeof s.slug === 'string' ? s.slug : ''))
+      .filter((s) => s !== '');
+    out.push({ id: c.id, ...(typeof c.title === 'string' ? { title: c.title } : {}), slugs });
+  }
+  return out;
 }
 
 function parseCategories(raw: unknown): CategoryDto[] | null {
@@ -131,6 +184,60 @@ export class StoreServerClient {
       });
     } catch (err) {
       this.log.warn({ msg: 'store install count failed', registryId: source.id, slug, error: String(err) });
+    }
+  }
+
+  /** The dhp-v2 source a creator publishes through: it offers publishing and holds a sign-in token. */
+  async publishingSource(sources: RegistrySource[]): Promise<{ source: RegistrySource; token: string } | null> {
+    for (const source of sources) {
+      if (!source.enabled || source.sourceType !== 'dhp-v2') continue;
+      const token = source.adapterConfig?.token;
+      if (typeof token !== 'string' || token === '') continue;
+      if (parseCapabilities(await this.document(source, 'capabilities'))?.publish) return { source, token };
+    }
+    return null;
+  }
+
+  /** `GET /my/publications` as the signed-in creator. */
+  async myPublications(source: RegistrySource, token: string): Promise<PublicationDto[]> {
+    const res = await this.signed(source, token, 'my/publications');
+    const list = parsePublications(res === null ? null : JSON.parse(new TextDecoder().decode(res)));
+    if (!list) throw new DomainError('unavailable', `${source.url}/my/publications did not answer a publication list`);
+    return list;
+  }
+
+  /** `POST /my/publications/{author}/{id}/unpublish` as the signed-in creator. */
+  async unpublish(source: RegistrySource, token: string, slug: string): Promise<void> {
+    const [author, id] = slug.split('/');
+    const path = `my/publications/${encodeURIComponent(author!)}/${encodeURIComponent(id!)}/unpublish`;
+    const res = await this.signed(source, token, path, {});
+    if (res === null) throw DomainError.notFound(`No publication ${slug} of the signed-in creator on ${source.url}`);
+  }
+
+  private async signed(
+    source: RegistrySource,
+    token: string,
+    path: string,
+    post?: unknown,
+  ): Promise<Uint8Array | null> {
+    try {
+      const res = await this.fetcher.fetch({
+        url: sourceUrl(source.url, path),
+        maxBytes: DOCUMENT_MAX_BYTES,
+        publicOnly: !source.isDefault,
+        headers: { authorization: `Bearer ${token}` },
+        ...(post !== undefined ? { postJson: post } : {}),
+      });
+      return res.status === 'ok' ? res.body : null;
+    } catch (err) {
+      const why = err instanceof Error ? err.message : String(err);
+      if (err instanceof CatalogFetchError && /HTTP (401|403)\b/.test(why)) {
+        throw DomainError.forbidden(
+          `The store server refused the creator's sign-in (${why})`,
+          'PUBLISHING_UNAVAILABLE',
+        );
+      }
+      throw new DomainError('unavailable', `Store server ${source.url} failed: ${why}`);
     }
   }
 

@@ -5,6 +5,7 @@ import {
   type ApplyResultDto,
   type CategoryTaxonomyDto,
   type DiscoverPageDto,
+  type PublicationDto,
   STORE_ENTRY_TYPES,
   type StoreCapabilitiesDto,
   type StoreDetailDto,
@@ -13,6 +14,7 @@ import {
   type StoreQueryResultDto,
   type UpdateItemDto,
 } from '#contracts/store.js';
+import { TEMP_SPACE_ID } from '#contracts/spaces.js';
 import type { App } from '../apps/app.js';
 import { AppsService } from '../apps/apps.service.js';
 import { isMap } from '../apps/spec/spec-fields.js';
@@ -29,9 +31,12 @@ import {
   StoreRepository,
 } from '../ports/store.repository.port.js';
 import { normalizeSourceUrl, sourceUrlProblem } from './address-rules.js';
-import { isSafeRelativePath } from './catalog-index.js';
-import { isPublicCatalog, PublicCatalogs } from './public-catalogs.js';
-import { StoreCatalog } from './store-catalog.js';
+import { isSafeRelativePath, isSlug } from './catalog-index.js';
+import { isServerNamed } from '../mcp/mcp-rules.js';
+import { skillName } from '../skills/skill-rules.js';
+import { SkillsService } from '../skills/skills.service.js';
+import { isPublicCatalog, PublicCatalogs, slugPart } from './public-catalogs.js';
+import { type FoundEntry, StoreCatalog } from './store-catalog.js';
 import { PUBLISHING_UNAVAILABLE, StoreErrors } from './store-errors.js';
 import {
   commandName,
@@ -43,11 +48,19 @@ import {
   type StoreQuery,
   sourced,
 } from './store-query.js';
-import { parseCapabilities, parseTaxonomy, resolveLayout, StoreServerClient } from './store-server.js';
+import {
+  parseCapabilities,
+  parseCollections,
+  parseTaxonomy,
+  resolveLayout,
+  StoreServerClient,
+} from './store-server.js';
 import { compareVersions, mergeAuthorUpdate, updateSeverity } from './update-merge.js';
 
 /** Most bytes of bundled skill files fetched for one item. */
 const SKILL_FILES_MAX_BYTES = 10 * 1024 * 1024;
+/** MCP server ids a requirement may name that are part of the product, not Store items. */
+const BUILT_IN_SERVERS = ['ai-browser'];
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Categories of the Digital Human Protocol (its spec/categories.md). */
@@ -92,6 +105,7 @@ export class StoreService {
     private readonly clock: Clock,
     private readonly server: StoreServerClient,
     private readonly publicCatalogs: PublicCatalogs,
+    private readonly skills: SkillsService,
   ) {}
 
   // ── sources ────────────────────────────────────────────────────────────────────────────
@@ -198,13 +212,18 @@ export class StoreService {
    * can sign in to a store server from this build, so `identity` is always `none`.
    */
   async capabilities(): Promise<StoreCapabilitiesDto> {
-    const caps = await this.server.first(await this.catalog.sources(), 'capabilities', parseCapabilities);
+    const sources = await this.catalog.sources();
+    const caps = await this.server.first(sources, 'capabilities', parseCapabilities);
+    const signedIn = await this.server.publishingSource(sources);
+    const identity = signedIn
+      ? (parseCapabilities(await this.server.first([signedIn.source], 'capabilities', (r) => r))?.identity ?? 'token')
+      : 'none';
     return {
       catalog: true,
       installs: caps?.installs ?? false,
       publish: caps?.publish ?? false,
       reviewWorkflow: caps?.reviewWorkflow ?? false,
-      identity: 'none',
+      identity,
     };
   }
 
@@ -221,10 +240,28 @@ export class StoreService {
     if (sources.some((s) => s.enabled && s.sourceType === 'dhp-v2')) {
       const { entries } = await this.catalog.catalog();
       const bySlug = new Map(entries.map((e) => [e.entry.slug, e]));
+      const listing = (slug: string) => (bySlug.has(slug) ? localized(bySlug.get(slug)!, locale) : undefined);
       const layout = await this.server.first(sources, 'discover-layout.json', (raw) =>
-        resolveLayout(raw, (slug) => (bySlug.has(slug) ? localized(bySlug.get(slug)!, locale) : undefined), size),
+        resolveLayout(raw, listing, size),
       );
-      if (layout) return layout;
+      if (layout) {
+        // A `collections` node without its own list shows the server's curated collections.
+        const wanting = layout.nodes.filter((n) => n.type === 'collections' && !('collections' in n));
+        if (wanting.length > 0) {
+          const collections = (await this.server.first(sources, 'collections', parseCollections)) ?? [];
+          const resolved = collections.map((c) => {
+            const entries = c.slugs.map(listing).filter((e) => e !== undefined);
+            return {
+              id: c.id,
+              ...(c.title ? { title: c.title } : {}),
+              entries: entries.slice(0, size),
+              hasMore: entries.length > size,
+            };
+          });
+          for (const node of wanting) (node as typeof node & { collections: unknown[] }).collections = resolved;
+        }
+        return layout;
+      }
     }
     const page = await this.query({ ...(locale ? { locale } : {}), pageSize: size });
     return { version: 1, nodes: [{ type: 'catalog', title: 'All', entries: page.items, hasMore: page.hasMore }] };
@@ -251,12 +288,40 @@ export class StoreService {
       throw DomainError.invalid(StoreErrors.globalOnlyForTools);
     }
     const item = await this.fetchItem(found.source, found.entry, true);
-    const app = await this.apps.install({
-      spec: item.raw,
-      spaceId: req.spaceId ?? null,
-      userConfig: req.userConfig,
-      skills: item.skills,
-    });
+    const spaceId = req.spaceId ?? null;
+    // Required skills and MCP servers that are neither bundled nor installed come from the
+    // sources, fetched before anything is written; one missing fails the install naming it.
+    const needed = await this.missingRequirements(item.raw, spaceId, found.entry.slug);
+    const fetched = [];
+    for (const dep of needed) fetched.push({ dep, item: await this.fetchItem(dep.source, dep.entry, true) });
+    const done: App[] = [];
+    try {
+      for (const { dep, item: depItem } of fetched) {
+        done.push(await this.installFetched(dep, depItem, spaceId, undefined));
+      }
+      const app = await this.installFetched(found, item, spaceId, req.userConfig);
+      if (done.length > 0) {
+        this.log.log({
+          msg: 'store requirements installed with it',
+          slug: found.entry.slug,
+          with: needed.map((d) => d.entry.slug),
+        });
+      }
+      return app;
+    } catch (err) {
+      // Nothing half-installed stays: the requirements installed for it go again.
+      for (const dep of done.reverse()) await this.apps.deletePermanently(dep.id).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  private async installFetched(
+    found: FoundEntry,
+    item: FetchedItem,
+    spaceId: string | null,
+    userConfig: unknown,
+  ): Promise<App> {
+    const app = await this.apps.install({ spec: item.raw, spaceId, userConfig, skills: item.skills });
     await this.repo.saveInstall({
       appId: app.id,
       registryId: found.source.id,
@@ -268,6 +333,68 @@ export class StoreService {
     void this.server.countInstall(found.source, found.entry.slug, found.entry.version);
     this.log.log({ msg: 'store item installed', slug: found.entry.slug, registryId: found.source.id, appId: app.id });
     return app;
+  }
+
+  /**
+   * The Store entries of `requires.skills` (not bundled) and `requires.mcps` (not turned off)
+   * that the scope does not have yet. A requirement is matched to an enabled source's entry of
+   * that type by slug (`id` or `<author>/<id>`) or name; built-in servers (`ai-browser`) need
+   * nothing. One found nowhere fails the install (404 naming it).
+   */
+  private async missingRequirements(
+    raw: Record<string, unknown>,
+    spaceId: string | null,
+    slug: string,
+  ): Promise<FoundEntry[]> {
+    const requires = isMap(raw.requires) ? raw.requires : {};
+    const skillsListed = (requires.skills ?? raw.required_skills) as unknown;
+    const mcpsListed = (requires.mcps ?? raw.required_mcps) as unknown;
+    const wantSkills = (Array.isArray(skillsListed) ? skillsListed : [])
+      .map((s) =>
+        typeof s === 'string'
+          ? { id: s }
+          : isMap(s) && typeof s.id === 'string' && s.bundled !== true
+            ? { id: s.id }
+            : null,
+      )
+      .filter((s): s is { id: string } => s !== null);
+    const wantMcps = (Array.isArray(mcpsListed) ? mcpsListed : [])
+      .map((m) =>
+        typeof m === 'string'
+          ? { id: m }
+          : isMap(m) && typeof m.id === 'string' && m.enabled !== false
+            ? { id: m.id }
+            : null,
+      )
+      .filter((m): m is { id: string } => m !== null && !BUILT_IN_SERVERS.includes(m.id.toLowerCase()));
+    if (wantSkills.length === 0 && wantMcps.length === 0) return [];
+    const inScope = (await this.apps.list({})).filter((a) => a.spaceId === null || a.spaceId === spaceId);
+    const skillsHere = new Set((await this.skills.list(spaceId ?? TEMP_SPACE_ID)).map((s) => s.name));
+    const { entries } = await this.catalog.catalog();
+    const out: FoundEntry[] = [];
+    const lookup = (id: string, type: 'skill' | 'mcp') => {
+      const ofType = entries.filter((e) => e.entry.type === type);
+      const key = slugPart(id);
+      return (
+        ofType.find((e) => e.entry.slug === id) ??
+        ofType.find((e) => e.entry.slug.endsWith(`/${key}`) || e.entry.slug === key) ??
+        ofType.find((e) => slugPart(e.entry.name) === key)
+      );
+    };
+    for (const need of wantSkills) {
+      if (skillsHere.has(skillName(need.id))) continue;
+      const hit = lookup(need.id, 'skill');
+      if (!hit) throw DomainError.notFound(StoreErrors.requirementMissing('skill', need.id, slug));
+      out.push({ source: await this.catalog.source(hit.registryId), entry: hit.entry });
+    }
+    for (const need of wantMcps) {
+      if (inScope.some((a) => a.spec.type === 'mcp' && a.status !== 'uninstalled' && isServerNamed(a, need.id)))
+        continue;
+      const hit = lookup(need.id, 'mcp');
+      if (!hit) throw DomainError.notFound(StoreErrors.requirementMissing('MCP server', need.id, slug));
+      out.push({ source: await this.catalog.source(hit.registryId), entry: hit.entry });
+    }
+    return out;
   }
 
   // ── updates ────────────────────────────────────────────────────────────────────────────
@@ -373,13 +500,21 @@ export class StoreService {
     return { appId: matches.length === 1 ? matches[0]!.id : null };
   }
 
-  myPublications(): never {
-    throw DomainError.forbidden(StoreErrors.publishingUnavailable, PUBLISHING_UNAVAILABLE);
+  /** The signed-in creator's listings on the dhp-v2 source that offers publishing (403 where none does). */
+  async myPublications(): Promise<PublicationDto[]> {
+    const signedIn = await this.server.publishingSource(await this.catalog.sources());
+    if (!signedIn) throw DomainError.forbidden(StoreErrors.publishingUnavailable, PUBLISHING_UNAVAILABLE);
+    return this.server.myPublications(signedIn.source, signedIn.token);
   }
 
-  unpublish(slug: unknown): never {
+  /** Takes the creator's own listing down on the store server; installed copies are unaffected. */
+  async unpublish(slug: unknown): Promise<void> {
     if (typeof slug !== 'string' || slug === '') throw DomainError.invalid('slug is required');
-    throw DomainError.forbidden(StoreErrors.publishingUnavailable, PUBLISHING_UNAVAILABLE);
+    if (!isSlug(slug) || !slug.includes('/')) throw DomainError.invalid('slug must be <author>/<id>');
+    const signedIn = await this.server.publishingSource(await this.catalog.sources());
+    if (!signedIn) throw DomainError.forbidden(StoreErrors.publishingUnavailable, PUBLISHING_UNAVAILABLE);
+    await this.server.unpublish(signedIn.source, signedIn.token, slug);
+    this.log.log({ msg: 'store listing unpublished', slug, registryId: signedIn.source.id });
   }
 
   // ── helpers ────────────────────────────────────────────────────────────────────────────

@@ -5,6 +5,7 @@ import type {
   ApplyResultDto,
   CategoryTaxonomyDto,
   DiscoverPageDto,
+  PublicationDto,
   RegistrySourceDto,
   StoreCapabilitiesDto,
   StoreDetailDto,
@@ -264,17 +265,18 @@ export class StoreController {
 
   @Get('my-publications')
   @Assistant()
-  @ApiData(arr(PUBLICATION), 403)
-  myPublications(): never {
-    return this.store.myPublications();
+  @ApiData(arr(PUBLICATION), 403, 503)
+  async myPublications(): Promise<SuccessBody<PublicationDto[]>> {
+    return ok(await this.store.myPublications());
   }
 
   @Post('unpublish')
   @Assistant()
-  @ApiData(NULL_DATA, 403)
+  @ApiData(NULL_DATA, 400, 403, 404, 503)
   @HttpCode(200)
-  unpublish(@Body() body: UnpublishDto): never {
-    return this.store.unpublish(body.slug);
+  async unpublish(@Body() body: UnpublishDto): Promise<SuccessBody<null>> {
+    await this.store.unpublish(body.slug);
+    return ok(null);
   }
 
   @Post('publish/preview')

@@ -159,6 +159,11 @@ export const PUBLICATION = obj(
     type: str(),
     version: str(),
     status: oneOfValues(['listed', 'hidden', 'rejected']),
+    takedownBy: str(),
+    rejectReason: str(),
+    submittedAt: str(),
+    channel: str(),
+    installs: int(),
   },
   ['slug', 'version', 'status'],
 );
