@@ -137,3 +137,28 @@ export interface ApplyResultDto {
   kept: string[];
   editsKnown: boolean;
 }
+
+/**
+ * Store events to every connection (the spec names no store channel; these follow the original
+ * product): a source read finished, and an update found by check-now that was not applied.
+ */
+export const StoreChannels = {
+  syncStatusChanged: 'store:sync-status-changed',
+  upgradeAvailable: 'store:upgrade-available',
+} as const;
+
+export interface StoreSyncStatusEvent {
+  registryId: string;
+  status: 'ok' | 'error';
+  /** Whether the entries moved (false on error or an unchanged index). */
+  changed: boolean;
+  error?: string;
+}
+
+export interface StoreUpgradeAvailableEvent {
+  appId: string;
+  currentVersion: string;
+  latestVersion: string;
+  severity: string;
+  strategy: string;
+}

@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
 import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
-import type { SourceStatusDto, StoreEntry } from '#contracts/store.js';
+import { type SourceStatusDto, StoreChannels, type StoreEntry, type StoreSyncStatusEvent } from '#contracts/store.js';
 import { APP_CONFIG, type AppConfig, DEFAULT_STORE_SOURCE, type PublicCatalogProtocol } from '../config/app-config.js';
 import { DomainError } from '../errors/domain-error.js';
 import { CatalogFetcher } from '../ports/catalog-fetcher.port.js';
 import { Clock } from '../ports/clock.port.js';
+import { EventBus } from '../ports/event-bus.port.js';
 import { type IndexState, type RegistrySource, StoreRepository } from '../ports/store.repository.port.js';
 import { CatalogReader, type ReadMode, sourceUrl } from './catalog-reader.js';
 import { StoreErrors } from './store-errors.js';
@@ -66,6 +67,7 @@ export class StoreCatalog implements OnApplicationBootstrap {
     private readonly reader: CatalogReader,
     private readonly fetcher: CatalogFetcher,
     private readonly clock: Clock,
+    private readonly bus: EventBus,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -209,10 +211,23 @@ export class StoreCatalog implements OnApplicationBootstrap {
   private readOnce(source: RegistrySource, mode: ReadMode, waitMs?: number): Promise<boolean> {
     let running = this.reading.get(source.id);
     if (!running) {
-      running = this.reader.read(source, mode).finally(() => {
-        this.reading.delete(source.id);
-        this.invalidate();
-      });
+      running = this.reader
+        .read(source, mode)
+        .then(
+          (changed) => {
+            this.announce({ registryId: source.id, status: 'ok', changed });
+            return changed;
+          },
+          (err: unknown) => {
+            const error = err instanceof Error ? err.message : String(err);
+            this.announce({ registryId: source.id, status: 'error', changed: false, error });
+            throw err;
+          },
+        )
+        .finally(() => {
+          this.reading.delete(source.id);
+          this.invalidate();
+        });
       this.reading.set(source.id, running);
     }
     if (waitMs === undefined) return running;
@@ -221,6 +236,13 @@ export class StoreCatalog implements OnApplicationBootstrap {
       running,
       new Promise<boolean>((_, reject) => (timer = setTimeout(() => reject(new Error('timed out')), waitMs))),
     ]).finally(() => clearTimeout(timer));
+  }
+
+  /** `store:sync-status-changed` to every connection (a failure to publish is only logged). */
+  private announce(event: StoreSyncStatusEvent): void {
+    this.bus.publish(StoreChannels.syncStatusChanged, event).catch((err: unknown) => {
+      this.log.warn({ msg: 'store event not published', error: String(err) });
+    });
   }
 
   private async load(

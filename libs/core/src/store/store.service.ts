@@ -11,7 +11,9 @@ import {
   type StoreDetailDto,
   type StoreEntry,
   type StoreListingDto,
+  StoreChannels,
   type StoreQueryResultDto,
+  type StoreUpgradeAvailableEvent,
   type UpdateItemDto,
 } from '#contracts/store.js';
 import { TEMP_SPACE_ID } from '#contracts/spaces.js';
@@ -23,6 +25,7 @@ import { validateSpec } from '../apps/spec/validate-spec.js';
 import { DomainError } from '../errors/domain-error.js';
 import { CatalogFetcher } from '../ports/catalog-fetcher.port.js';
 import { Clock } from '../ports/clock.port.js';
+import { EventBus } from '../ports/event-bus.port.js';
 import {
   type BundledSkill,
   DUPLICATE_URL,
@@ -106,6 +109,7 @@ export class StoreService {
     private readonly server: StoreServerClient,
     private readonly publicCatalogs: PublicCatalogs,
     private readonly skills: SkillsService,
+    private readonly bus: EventBus,
   ) {}
 
   // ── sources ────────────────────────────────────────────────────────────────────────────
@@ -468,6 +472,16 @@ export class StoreService {
         }
       }
       pending.push(item);
+      const event: StoreUpgradeAvailableEvent = {
+        appId: item.appId,
+        currentVersion: item.currentVersion,
+        latestVersion: item.latestVersion,
+        severity: item.severity,
+        strategy: item.strategy,
+      };
+      await this.bus.publish(StoreChannels.upgradeAvailable, event).catch((err: unknown) => {
+        this.log.warn({ msg: 'store event not published', error: String(err) });
+      });
     }
     return pending;
   }
