@@ -10,7 +10,7 @@ import type { EventSocket } from './socket.js';
 import type { Space } from './spaces.js';
 
 /** A `config_schema` item (spec doc 3). */
-interface Setting {
+export interface Setting {
   key: string;
   label: string;
   type: 'url' | 'text' | 'string' | 'number' | 'select' | 'boolean' | 'email';
@@ -26,7 +26,51 @@ interface Escalation {
   choices: string[];
 }
 
-const nameOf = (app: AppDto): string => String(app.spec.display_name ?? app.spec.name ?? app.id);
+type Translations = Record<
+  string,
+  {
+    name?: string;
+    description?: string;
+    config_schema?: Record<
+      string,
+      { label?: string; description?: string; placeholder?: string; options?: Record<string, string> }
+    >;
+  }
+>;
+
+/** The spec's translations for the browser's language: the exact tag first, then the language alone. */
+export function translationFor(spec: Record<string, unknown>): Translations[string] | undefined {
+  const i18n = spec.i18n as Translations | undefined;
+  if (!i18n || typeof i18n !== 'object') return undefined;
+  const want = navigator.language;
+  const lang = want.split('-')[0]!;
+  const key =
+    Object.keys(i18n).find((k) => k.toLowerCase() === want.toLowerCase()) ??
+    Object.keys(i18n).find((k) => k.split('-')[0] === lang);
+  return key ? i18n[key] : undefined;
+}
+
+/** A spec's `config_schema` (or legacy `inputs`), labels translated per its `i18n` for the browser's language. */
+export function settingsOf(spec: Record<string, unknown>): Setting[] {
+  const raw = (spec.config_schema ?? spec.inputs ?? []) as Setting[];
+  if (!Array.isArray(raw)) return [];
+  const t = translationFor(spec)?.config_schema ?? {};
+  return raw
+    .filter((s) => s && typeof s.key === 'string')
+    .map((s) => {
+      const tr = t[s.key] ?? {};
+      return {
+        ...s,
+        label: tr.label ?? s.label ?? s.key,
+        description: tr.description ?? s.description,
+        placeholder: tr.placeholder ?? s.placeholder,
+        options: s.options?.map((o) => ({ ...o, label: tr.options?.[String(o.value)] ?? o.label })),
+      };
+    });
+}
+
+const nameOf = (app: AppDto): string =>
+  String(translationFor(app.spec)?.name ?? app.spec.display_name ?? app.spec.name ?? app.id);
 const time = (ms: number | null | undefined): string => (ms ? new Date(ms).toLocaleString() : '—');
 
 /** Digital humans: the list with live status, installing from a spec file, and one app's page. */
@@ -44,8 +88,8 @@ export function AppsScreen(props: { space: Space; socket: EventSocket; appId?: s
     let live = true;
     void import('yaml')
       .then(({ parse }) => {
-        const spec = parse(yaml) as { config_schema?: Setting[]; inputs?: Setting[] } | null;
-        const found = (spec?.config_schema ?? spec?.inputs ?? []).filter((s) => s && typeof s.key === 'string');
+        const spec = parse(yaml) as Record<string, unknown> | null;
+        const found = spec && typeof spec === 'object' ? settingsOf(spec) : [];
         if (live) {
           setSchema(found);
           setConfig((prev) => initialValues(found, prev));
@@ -167,11 +211,11 @@ export function AppsScreen(props: { space: Space; socket: EventSocket; appId?: s
   );
 }
 
-const initialValues = (schema: Setting[], current: Record<string, unknown> = {}): Record<string, unknown> =>
+export const initialValues = (schema: Setting[], current: Record<string, unknown> = {}): Record<string, unknown> =>
   Object.fromEntries(schema.map((s) => [s.key, current[s.key] ?? s.default ?? (s.type === 'boolean' ? false : '')]));
 
 /** Controls generated from a spec's `config_schema`: one labelled control per setting, by type. */
-function SettingsFields(props: {
+export function SettingsFields(props: {
   schema: Setting[];
   values: Record<string, unknown>;
   set: (key: string, value: unknown) => void;
@@ -245,7 +289,7 @@ function SettingsFields(props: {
 }
 
 function SettingsForm(props: { app: AppDto; onSaved: () => void }) {
-  const schema = (props.app.spec.config_schema as Setting[] | undefined) ?? [];
+  const schema = settingsOf(props.app.spec);
   const [values, setValues] = useState<Record<string, unknown>>(() => initialValues(schema, props.app.userConfig));
   const [status, setStatus] = useState('');
   if (schema.length === 0) return <p class="muted">This digital human has no settings.</p>;

@@ -1,7 +1,17 @@
-import type { RegistrySourceDto, StoreDetailDto, StoreQueryResultDto, UpdateItemDto } from '#contracts/store.js';
+import type {
+  CategoryDto,
+  CategoryTaxonomyDto,
+  DiscoverPageDto,
+  RegistrySourceDto,
+  StoreDetailDto,
+  StoreListingDto,
+  StoreQueryResultDto,
+  UpdateItemDto,
+} from '#contracts/store.js';
 import { STORE_ENTRY_TYPES } from '#contracts/store.js';
 import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError, q } from './api.js';
+import { initialValues, SettingsFields, settingsOf, translationFor } from './apps.js';
 import { confirmAction } from './dialogs.js';
 import { Markdown } from './chat.js';
 import { go } from './route.js';
@@ -14,6 +24,9 @@ const unavailable = (err: unknown): boolean => (err as ApiError).status === 404;
 export function StoreScreen(props: { space: Space }) {
   const [search, setSearch] = useState('');
   const [type, setType] = useState('');
+  const [category, setCategory] = useState('');
+  const [taxonomy, setTaxonomy] = useState<CategoryTaxonomyDto | null>(null);
+  const [discover, setDiscover] = useState<DiscoverPageDto | null>(null);
   const [result, setResult] = useState<StoreQueryResultDto | null>(null);
   const [missing, setMissing] = useState(false);
   const [status, setStatus] = useState('');
@@ -21,12 +34,27 @@ export function StoreScreen(props: { space: Space }) {
   const [sources, setSources] = useState<RegistrySourceDto[]>([]);
   const [updates, setUpdates] = useState<UpdateItemDto[]>([]);
   const [url, setUrl] = useState('');
+  const [installing, setInstalling] = useState(false);
+  const entryButton = (item: StoreListingDto) => (
+    <button class="link item" onClick={() => void open(item.slug)}>
+      <strong>{item.display_name ?? item.name}</strong> <span class="badge">{item.type}</span>
+      <span class="muted"> {categoryLabel(item.category)}</span>
+    </button>
+  );
+  const categoryLabel = (id: string): string =>
+    Object.values(taxonomy ?? {})
+      .flat()
+      .find((c) => c.id === id)?.label ?? id;
 
   const fail = (err: unknown) => (unavailable(err) ? setMissing(true) : setStatus((err as ApiError).message));
   const loadSources = () => api.get<RegistrySourceDto[]>('/api/store/registries').then(setSources, fail);
   useEffect(() => {
     void loadSources();
     void api.get<UpdateItemDto[]>('/api/store/updates').then(setUpdates, () => undefined);
+    void api.get<CategoryTaxonomyDto>('/api/store/category-taxonomy').then(setTaxonomy, () => undefined);
+    void api
+      .get<DiscoverPageDto>(`/api/store/discover-page?pageSize=12&locale=${q(navigator.language)}`)
+      .then(setDiscover, () => undefined);
   }, []);
   useEffect(() => {
     const timer = setTimeout(
@@ -35,13 +63,17 @@ export function StoreScreen(props: { space: Space }) {
           .post<StoreQueryResultDto>('/api/store/query', {
             search: search || undefined,
             type: type || undefined,
+            category: category || undefined,
+            locale: navigator.language,
             pageSize: 50,
           })
           .then(setResult, fail),
       150,
     );
     return () => clearTimeout(timer);
-  }, [search, type]);
+  }, [search, type, category]);
+  const categories: CategoryDto[] = taxonomy ? (type && taxonomy[type]) || taxonomy.default || [] : [];
+  const browsing = !search && !type && !category;
 
   if (missing) {
     return (
@@ -62,6 +94,7 @@ export function StoreScreen(props: { space: Space }) {
         () => null,
       );
       setDetail({ data, doc });
+      setInstalling(false);
     } catch (err) {
       fail(err);
     }
@@ -82,6 +115,31 @@ export function StoreScreen(props: { space: Space }) {
             </option>
           ))}
         </select>
+        <label for="store-category">Category</label>
+        <select id="store-category" value={category} onChange={(e) => setCategory(e.currentTarget.value)}>
+          <option value="">All categories</option>
+          {categories.map((c) => (
+            <option key={c.id} value={c.id}>
+              {c.icon ? `${c.icon} ` : ''}
+              {c.label}
+            </option>
+          ))}
+        </select>
+        {categories.length > 0 && (
+          <div class="row" role="group" aria-label="Categories">
+            {categories.map((c) => (
+              <button
+                key={c.id}
+                type="button"
+                class={category === c.id ? 'primary chip' : 'chip'}
+                aria-pressed={category === c.id}
+                onClick={() => setCategory(category === c.id ? '' : c.id)}
+              >
+                {c.label}
+              </button>
+            ))}
+          </div>
+        )}
         {result?.sources
           .filter((s) => s.status === 'error')
           .map((s) => (
@@ -89,15 +147,28 @@ export function StoreScreen(props: { space: Space }) {
               A source could not be read: {s.error}
             </p>
           ))}
+        {browsing &&
+          discover?.nodes
+            .filter((n) => (n.entries?.length ?? 0) > 0 && n.type !== 'catalog')
+            .map((n, i) => (
+              <section key={i} class="stack" aria-label={n.title ?? 'Featured'}>
+                <h2>{n.title ?? 'Featured'}</h2>
+                {n.subtitle && <p class="muted">{n.subtitle}</p>}
+                <ul class="plain list">
+                  {n.entries!.map((item) => (
+                    <li key={`${item.registryId}/${item.slug}`}>{entryButton(item)}</li>
+                  ))}
+                </ul>
+              </section>
+            ))}
+        <h2>{browsing ? 'All entries' : 'Results'}</h2>
+        <p class="muted" aria-live="polite">
+          {result ? `${result.total} found` : 'Loading…'}
+        </p>
         <ul class="plain list" aria-label="Store entries">
           {result && result.items.length === 0 && <li class="muted">Nothing found.</li>}
           {result?.items.map((item) => (
-            <li key={`${item.registryId}/${item.slug}`}>
-              <button class="link item" onClick={() => void open(item.slug)}>
-                <strong>{item.display_name ?? item.name}</strong> <span class="badge">{item.type}</span>
-                <span class="muted"> {item.category}</span>
-              </button>
-            </li>
+            <li key={`${item.registryId}/${item.slug}`}>{entryButton(item)}</li>
           ))}
         </ul>
         <h2>Sources</h2>
@@ -172,27 +243,25 @@ export function StoreScreen(props: { space: Space }) {
       <section class="panel stack" aria-label="Store entry">
         {detail ? (
           <>
-            <h2>{detail.data.entry.display_name ?? detail.data.entry.name}</h2>
+            <h2>
+              {translationFor(detail.data.spec)?.name ?? detail.data.entry.display_name ?? detail.data.entry.name}
+            </h2>
             <p class="muted">
               {detail.data.entry.type} · {detail.data.entry.version} · {detail.data.entry.author}
             </p>
-            <p>{detail.data.entry.description}</p>
-            <button
-              class="primary"
-              onClick={async () => {
-                try {
-                  const { appId } = await api.post<{ appId: string }>('/api/store/install', {
-                    slug: detail.data.entry.slug,
-                    spaceId: props.space.id,
-                  });
-                  go('apps', appId);
-                } catch (err) {
-                  fail(err);
-                }
-              }}
-            >
-              Install in {props.space.name}
-            </button>
+            <p>{translationFor(detail.data.spec)?.description ?? detail.data.entry.description}</p>
+            {installing ? (
+              <InstallForm
+                key={detail.data.entry.slug}
+                detail={detail.data}
+                space={props.space}
+                onCancel={() => setInstalling(false)}
+              />
+            ) : (
+              <button class="primary" onClick={() => setInstalling(true)}>
+                Install…
+              </button>
+            )}
             {detail.doc && <Markdown text={detail.doc} />}
           </>
         ) : (
@@ -200,5 +269,60 @@ export function StoreScreen(props: { space: Space }) {
         )}
       </section>
     </div>
+  );
+}
+
+/** Installing a Store entry: its settings form (from the spec's `config_schema`) first, then the install. */
+function InstallForm(props: { detail: StoreDetailDto; space: Space; onCancel: () => void }) {
+  const schema = settingsOf(props.detail.spec);
+  const [values, setValues] = useState<Record<string, unknown>>(() => initialValues(schema));
+  const [status, setStatus] = useState('');
+  const [busy, setBusy] = useState(false);
+  return (
+    <form
+      class="stack"
+      aria-label="Install with settings"
+      onSubmit={async (e) => {
+        e.preventDefault();
+        setBusy(true);
+        setStatus('Installing…');
+        try {
+          const { appId } = await api.post<{ appId: string }>('/api/store/install', {
+            slug: props.detail.entry.slug,
+            spaceId: props.space.id,
+            userConfig: values,
+          });
+          go('apps', appId);
+        } catch (err) {
+          setStatus((err as ApiError).message);
+        } finally {
+          setBusy(false);
+        }
+      }}
+    >
+      {schema.length > 0 ? (
+        <fieldset class="stack">
+          <legend>Settings</legend>
+          <SettingsFields
+            schema={schema}
+            values={values}
+            set={(key, value) => setValues({ ...values, [key]: value })}
+          />
+        </fieldset>
+      ) : (
+        <p class="muted">This entry has no settings.</p>
+      )}
+      <div class="row">
+        <button type="submit" class="primary" disabled={busy}>
+          Install in {props.space.name}
+        </button>
+        <button type="button" onClick={props.onCancel}>
+          Cancel
+        </button>
+      </div>
+      <p role="status" class="muted">
+        {status}
+      </p>
+    </form>
   );
 }

@@ -1,0 +1,81 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { Browser, Page } from 'playwright-core';
+import request from 'supertest';
+import { browserSkipReason, launchChromium, screenshot } from '#testing/browser.js';
+import { CatalogServer, REFERENCE_CATALOG, referenceCatalogSkip } from '#testing/catalog-server.js';
+import { startServer, type TestServer } from '#testing/test-server.js';
+
+const WAIT = 30_000;
+
+/**
+ * The Store screen against the real catalog snapshot (served as the built-in source): browse by
+ * category, open an entry, fill in its settings form (from config_schema, labels translated for
+ * the browser's language) and install it. Skipped with a message when the snapshot is absent.
+ */
+describe(
+  'web app in Chromium: installing from the Store catalog',
+  { skip: browserSkipReason() || referenceCatalogSkip() },
+  () => {
+    let server: TestServer;
+    let catalog: CatalogServer;
+    let browser: Browser;
+    let page: Page;
+
+    before(async () => {
+      catalog = await CatalogServer.start(REFERENCE_CATALOG);
+      server = await startServer({ env: { SVC_STORE_SOURCES: catalog.url } });
+      browser = await launchChromium();
+      page = await browser.newPage({ viewport: { width: 1280, height: 900 }, locale: 'en-US' });
+      await page.goto(`${server.url}/?token=${encodeURIComponent(server.password)}#/store`);
+      await page.getByRole('heading', { name: 'Store', exact: true }).waitFor({ timeout: WAIT });
+    });
+    after(async () => {
+      await browser?.close();
+      await server?.stop();
+      await catalog?.stop();
+    });
+
+    it('browses the catalog by category and searches it', async () => {
+      const entries = page.getByRole('list', { name: 'Store entries' });
+      await entries.getByText('AI Daily News Digest').waitFor({ timeout: WAIT });
+      const total = Number((await page.getByText(/^\d+ found$/).innerText()).split(' ')[0]);
+      assert.ok(total > 20, `the whole catalog is listed (${total})`);
+      await page.getByRole('group', { name: 'Categories' }).getByRole('button', { name: 'Developer tools' }).click();
+      await entries.getByText('GitHub PR Reviewer', { exact: false }).first().waitFor({ timeout: WAIT });
+      await entries.getByText('AI Daily News Digest').waitFor({ state: 'detached', timeout: WAIT });
+      const shown = await entries.locator('li').allInnerTexts();
+      assert.ok(
+        shown.length > 0 && shown.every((t) => t.includes('Developer tools')),
+        'only developer tools are listed',
+      );
+      await page.getByLabel('Category', { exact: true }).selectOption('');
+      await page.getByLabel('Search the Store').fill('daily news digest');
+      await entries.locator('li').first().getByText('AI Daily News Digest').waitFor({ timeout: WAIT });
+    });
+
+    it('installs an entry with its settings form filled in first', async () => {
+      await page.getByRole('list', { name: 'Store entries' }).getByText('AI Daily News Digest').first().click();
+      const detail = page.getByRole('region', { name: 'Store entry' });
+      await detail.getByRole('heading', { name: 'AI Daily News Digest' }).waitFor({ timeout: WAIT });
+      await detail.getByRole('button', { name: 'Install…' }).click();
+      const form = detail.getByRole('form', { name: 'Install with settings' });
+      const topics = form.getByLabel('Topics to Track');
+      await topics.waitFor({ timeout: WAIT });
+      assert.equal(await topics.inputValue(), 'AI, 大模型, Agent, LLM', 'the default is filled in');
+      await topics.fill('robots, space');
+      await form.getByLabel('Max News Items').fill('3');
+      await screenshot(page, 'store-install');
+      await form.getByRole('button', { name: /^Install in / }).click();
+      await page.waitForURL(/#\/apps\/[0-9a-f-]{36}$/, { timeout: WAIT });
+      const appId = page.url().split('/').pop()!;
+      await page.getByRole('heading', { name: 'AI Daily News Digest' }).waitFor({ timeout: WAIT });
+      const app = (
+        await request(server.url).get(`/api/apps/${appId}`).set('Authorization', `Bearer ${server.password}`)
+      ).body.data as { userConfig: Record<string, unknown>; spec: { name: string } };
+      assert.equal(app.userConfig.news_topics, 'robots, space');
+      assert.equal(app.userConfig.max_news_count, 3);
+      assert.equal(app.userConfig.include_commentary, true, 'untouched settings keep their defaults');
+    });
+  },
+);
