@@ -106,6 +106,51 @@ describe('web app in Chromium: digital humans', { skip: browserSkipReason() }, (
     await screenshot(page, 'digital-human-chat');
   });
 
+  it('chats in a thread of its own: new thread, listed, its own history', async () => {
+    await page.getByRole('tab', { name: 'Chat' }).click();
+    const threads = page.getByRole('list', { name: 'Threads' });
+    await threads.getByRole('button', { name: 'Main thread' }).waitFor({ timeout: WAIT });
+    await page.getByRole('button', { name: 'New thread' }).click();
+    const dialog = page.locator('dialog[open]');
+    await dialog.getByRole('textbox').fill('customer 42');
+    await dialog.locator('button[type=submit]').click();
+    const messages = page.getByRole('log', { name: 'Messages' });
+    await page.getByRole('heading', { name: /customer-42/ }).waitFor({ timeout: WAIT });
+    assert.equal(await messages.getByText('What is the price?').count(), 0, 'a new thread has no history');
+    model.enqueue({ steps: [{ text: 'Thread reply: **17**.' }] });
+    await page.getByLabel('Message', { exact: true }).fill('Hello from the thread');
+    await page.getByRole('button', { name: 'Send', exact: true }).click();
+    await messages.locator('strong', { hasText: '17' }).waitFor({ timeout: WAIT });
+    await threads.getByRole('button', { name: /customer-42/ }).waitFor({ timeout: WAIT });
+    await screenshot(page, 'digital-human-threads');
+    // The server keeps the thread apart from the main one.
+    const apps = (await request(server.url).get('/api/apps').set(auth())).body.data as Array<{ id: string }>;
+    const main = (await request(server.url).get(`/api/apps/${apps[0]!.id}/chat/messages`).set(auth())).body
+      .data as Array<{ content: string }>;
+    assert.ok(!main.some((m) => m.content.includes('Hello from the thread')));
+    // Back to the main thread: its own history.
+    await threads.getByRole('button', { name: 'Main thread' }).click();
+    await messages.getByText('What is the price?').waitFor({ timeout: WAIT });
+    assert.equal(await messages.getByText('Hello from the thread').count(), 0);
+  });
+
+  it('answers an escalation in place', async () => {
+    const report = (input: Record<string, unknown>) => ({ steps: [{ toolCall: { name: 'report_to_user', input } }] });
+    model.enqueue(report({ type: 'escalation', summary: 'Buy the tea at 42?', choices: ['yes', 'no'] }), {
+      steps: [{ text: 'Asked.' }],
+    });
+    await page.getByRole('button', { name: 'Run now' }).click();
+    const card = page.getByRole('form', { name: 'Question from the digital human' });
+    await card.getByText('Buy the tea at 42?').waitFor({ timeout: 60_000 });
+    model.enqueue(report({ type: 'complete', summary: 'Bought it' }), { steps: [{ text: 'Done.' }] });
+    await card.getByRole('button', { name: 'yes', exact: true }).click();
+    await card.waitFor({ state: 'detached', timeout: WAIT });
+    const apps = (await request(server.url).get('/api/apps').set(auth())).body.data as Array<{ id: string }>;
+    const activity = (await request(server.url).get(`/api/apps/${apps[0]!.id}/activity`).set(auth())).body
+      .data as Array<{ type: string; content: { userResponse?: { choice?: string } } }>;
+    assert.equal(activity.find((a) => a.type === 'escalation')?.content.userResponse?.choice, 'yes');
+  });
+
   it('runs now and shows the run in the activity timeline', async () => {
     model.enqueue({ steps: [{ text: 'Checked: 42.' }] });
     await page.getByRole('button', { name: 'Run now' }).click();

@@ -4,7 +4,7 @@ import type { ConversationDto, MessageDto } from '#contracts/conversations.js';
 import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError } from './api.js';
 import { Conversation } from './chat.js';
-import { confirmAction } from './dialogs.js';
+import { ask, confirmAction } from './dialogs.js';
 import { go, href } from './route.js';
 import type { EventSocket } from './socket.js';
 import type { Space } from './spaces.js';
@@ -455,21 +455,7 @@ function AppPage(props: {
           </button>
         ))}
       </div>
-      {tab === 'chat' && (
-        <Conversation
-          space={{ ...props.space, id: spaceId }}
-          socket={props.socket}
-          conversationId={appChatConversationId(app.id)}
-          load={async (): Promise<ConversationDto> => ({
-            ...({} as ConversationDto),
-            id: appChatConversationId(app.id),
-            title: `Chat with ${nameOf(app)}`,
-            messages: await api.get<MessageDto[]>(`/api/apps/${app.id}/chat/messages`),
-          })}
-          send={(message) => api.post(`/api/apps/${app.id}/chat/send`, { spaceId, message })}
-          stop={() => api.post(`/api/apps/${app.id}/chat/stop`)}
-        />
-      )}
+      {tab === 'chat' && <AppChat app={app} space={{ ...props.space, id: spaceId }} socket={props.socket} />}
       {tab === 'activity' && (
         <section class="panel" aria-label="Activity">
           {activity.length === 0 && <p class="muted">No activity yet.</p>}
@@ -532,5 +518,123 @@ function EscalationCard(props: { appId: string; escalation: Escalation }) {
         {status}
       </p>
     </form>
+  );
+}
+
+interface Thread {
+  id: string;
+  lastMessage?: string;
+}
+const threadsKey = (appId: string): string => `svc-threads:${appId}`;
+/** A caller-chosen thread id: a letter or digit, then letters, digits and `. _ : @ -` (128 at most). */
+const threadIdFrom = (name: string): string =>
+  name
+    .trim()
+    .replace(/[^A-Za-z0-9._:@-]+/g, '-')
+    .replace(/^[^A-Za-z0-9]+/, '')
+    .slice(0, 100);
+
+/**
+ * A digital human's chat: its main thread and threads of its own (spec doc 3: `chat/send` with a
+ * `conversationId`). No operation lists an app's threads, so the list is the ones this browser
+ * opened plus those `app:im-session-updated` announces while the page is open.
+ */
+function AppChat(props: { app: AppDto; space: Space; socket: EventSocket }) {
+  const { app } = props;
+  const main = appChatConversationId(app.id);
+  const [threads, setThreads] = useState<Thread[]>(() => {
+    try {
+      return JSON.parse(localStorage.getItem(threadsKey(app.id)) ?? '[]') as Thread[];
+    } catch {
+      return [];
+    }
+  });
+  const [current, setCurrent] = useState(main);
+  const remember = (list: Thread[]) => {
+    setThreads(list);
+    localStorage.setItem(threadsKey(app.id), JSON.stringify(list));
+  };
+  useEffect(
+    () =>
+      props.socket.on((event) => {
+        const d = event.data as { appId?: string; chatId?: string; channel?: string; lastMessage?: string };
+        if (event.channel !== 'app:im-session-updated' || d.appId !== app.id || !d.chatId || d.chatId === main) return;
+        const chatId = d.chatId;
+        setThreads((prev) => {
+          const next = [{ id: chatId, lastMessage: d.lastMessage }, ...prev.filter((t) => t.id !== chatId)];
+          localStorage.setItem(threadsKey(app.id), JSON.stringify(next));
+          return next;
+        });
+      }),
+    [app.id],
+  );
+  return (
+    <div class="chat">
+      <section class="panel stack" aria-labelledby="threads-title">
+        <h2 id="threads-title">Threads</h2>
+        <button
+          class="primary"
+          onClick={async () => {
+            const name = await ask('New thread', 'Name of the thread', `thread-${threads.length + 1}`, 'Start');
+            if (!name) return;
+            const id = threadIdFrom(name) || `thread-${Date.now().toString(36)}`;
+            if (!threads.some((t) => t.id === id)) remember([{ id }, ...threads]);
+            setCurrent(id);
+          }}
+        >
+          New thread
+        </button>
+        <ul class="plain list stack" aria-label="Threads">
+          {[{ id: main, lastMessage: undefined } as Thread, ...threads].map((t) => (
+            <li key={t.id}>
+              <button
+                class="link item"
+                aria-current={t.id === current ? 'true' : undefined}
+                onClick={() => setCurrent(t.id)}
+              >
+                {t.id === main ? 'Main thread' : t.id}
+                {t.lastMessage && <span class="muted"> — {t.lastMessage}</span>}
+              </button>
+            </li>
+          ))}
+        </ul>
+      </section>
+      <Conversation
+        key={current}
+        space={props.space}
+        socket={props.socket}
+        conversationId={current}
+        load={async (): Promise<ConversationDto> => {
+          const title = `${nameOf(app)} · ${current === main ? 'main thread' : current}`;
+          if (current === main)
+            return {
+              ...({} as ConversationDto),
+              id: main,
+              title,
+              messages: await api.get<MessageDto[]>(`/api/apps/${app.id}/chat/messages`),
+            };
+          try {
+            const found = await api.get<ConversationDto>(
+              `/api/spaces/${props.space.id}/conversations/${encodeURIComponent(current)}`,
+            );
+            return { ...found, title };
+          } catch (err) {
+            // A thread without a message yet has no record.
+            if ((err as ApiError).status === 404)
+              return { ...({} as ConversationDto), id: current, title, messages: [] };
+            throw err;
+          }
+        }}
+        send={(message, images) =>
+          api.post(`/api/apps/${app.id}/chat/send`, {
+            spaceId: props.space.id,
+            message,
+            ...(images.length ? { images } : {}),
+            ...(current === main ? {} : { conversationId: current }),
+          })
+        }
+        stop={() => api.post(`/api/apps/${app.id}/chat/stop`)}
+      />
+    </div>
   );
 }
