@@ -1,11 +1,17 @@
 import type { JobMap } from '#contracts/jobs.js';
 import { type JobOptions, type JobProcessor, JobQueue, type JobRepeat } from '#core/ports/job-queue.port.js';
-import { type ScheduleRow, TriggerStore } from '#core/ports/trigger-store.port.js';
+import {
+  type OccurrenceClaim,
+  type OccurrenceMove,
+  type ScheduleRow,
+  TriggerStore,
+} from '#core/ports/trigger-store.port.js';
 
 /** TriggerStore in memory, with the same claim semantics as the Postgres one. */
 export class MemoryTriggerStore extends TriggerStore {
   readonly rows = new Map<string, ScheduleRow>();
   readonly claims = new Map<string, number>();
+  readonly occurrences = new Map<string, OccurrenceClaim & { settledAtMs: number | null }>();
 
   private key(appId: string, subscriptionId: string): string {
     return JSON.stringify([appId, subscriptionId]);
@@ -28,6 +34,49 @@ export class MemoryTriggerStore extends TriggerStore {
     return true;
   }
 
+  async claimOccurrence(move: OccurrenceMove, nowMs: number): Promise<boolean> {
+    if (this.occurrences.has(move.key)) return false;
+    if (!(await this.advanceSchedule(move.appId, move.subscriptionId, move.fromMs, move.toMs))) return false;
+    this.occurrences.set(move.key, {
+      key: move.key,
+      appId: move.appId,
+      subscriptionId: move.subscriptionId,
+      scheduledMs: move.fromMs,
+      attempt: 1,
+      claimedAtMs: nowMs,
+      startedAtMs: null,
+      settledAtMs: null,
+    });
+    return true;
+  }
+
+  async beginOccurrence(key: string, attempt: number, nowMs: number): Promise<boolean> {
+    const occ = this.occurrences.get(key);
+    if (!occ || occ.attempt !== attempt || occ.settledAtMs !== null) return false;
+    occ.startedAtMs = nowMs;
+    occ.claimedAtMs = nowMs;
+    return true;
+  }
+
+  async settleOccurrence(key: string, nowMs: number): Promise<void> {
+    const occ = this.occurrences.get(key);
+    if (occ && occ.settledAtMs === null) occ.settledAtMs = nowMs;
+  }
+
+  async staleOccurrences(beforeMs: number): Promise<OccurrenceClaim[]> {
+    return [...this.occurrences.values()]
+      .filter((o) => o.settledAtMs === null && o.claimedAtMs < beforeMs)
+      .map(({ settledAtMs: _settled, ...o }) => ({ ...o }));
+  }
+
+  async reclaimOccurrence(key: string, attempt: number, nowMs: number): Promise<boolean> {
+    const occ = this.occurrences.get(key);
+    if (!occ || occ.attempt !== attempt || occ.settledAtMs !== null) return false;
+    occ.attempt++;
+    occ.claimedAtMs = nowMs;
+    return true;
+  }
+
   async dropSchedules(appId: string, keep: readonly string[] = []): Promise<void> {
     for (const [key, row] of this.rows)
       if (row.appId === appId && !keep.includes(row.subscriptionId)) this.rows.delete(key);
@@ -42,6 +91,8 @@ export class MemoryTriggerStore extends TriggerStore {
 
   async pruneClaims(beforeMs: number): Promise<void> {
     for (const [key, at] of this.claims) if (at < beforeMs) this.claims.delete(key);
+    for (const [key, o] of this.occurrences)
+      if (o.settledAtMs !== null && o.claimedAtMs < beforeMs) this.occurrences.delete(key);
   }
 }
 

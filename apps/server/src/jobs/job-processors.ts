@@ -30,6 +30,11 @@ export class JobProcessors {
   ) {}
 
   async startConsuming(): Promise<void> {
+    this.triggers.configure({
+      backoffMs: this.config.triggerBackoffMs,
+      pauseAfter: this.config.triggerPauseAfter,
+      claimLeaseMs: this.config.triggerClaimLeaseMs,
+    });
     this.queue.process('system.heartbeat', () => this.system.recordHeartbeat());
     this.queue.process('agent.turn', (data) => this.turns.run(data.turnId, data.kind));
     this.queue.process('agent.reap', async () => {
@@ -46,7 +51,8 @@ export class JobProcessors {
     await this.queue.startConsuming();
     await this.queue.repeat('system.heartbeat', 'system.heartbeat', {}, { everyMs: HEARTBEAT_EVERY_MS });
     await this.queue.repeat('agent.reap', 'agent.reap', {}, { everyMs: REAP_EVERY_MS });
-    // Delayed schedule jobs come back from the Postgres rows if the job store lost them.
+    // Delayed schedule jobs come back from the Postgres rows if the job store lost them, and
+    // occurrences claimed by a replica that died before their run are taken over.
     await this.scheduler.startReconciling(this.config.triggerReconcileMs);
   }
 }

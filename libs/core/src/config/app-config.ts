@@ -52,6 +52,12 @@ export interface AppConfig {
   searchIndexLimit: number;
   /** SVC_TRIGGER_RECONCILE_MS: how often schedules' delayed jobs are rebuilt from Postgres (a job store restarted empty). */
   triggerReconcileMs: number;
+  /** SVC_TRIGGER_CLAIM_LEASE_MS: a claimed schedule occurrence whose run has not started after this long is taken over. */
+  triggerClaimLeaseMs: number;
+  /** SVC_TRIGGER_BACKOFF_MS: pause before the next scheduled run after 1, 2, … failed runs in a row (last value repeats). */
+  triggerBackoffMs: number[];
+  /** SVC_TRIGGER_PAUSE_AFTER: this many failed runs in a row pause a digital human with `lastError`. */
+  triggerPauseAfter: number;
   /** SVC_MIGRATIONS: `run` (default) applies pending migrations at start under a lock; `skip` leaves them to a migrations job. */
   migrations: 'run' | 'skip';
   /** SVC_METRICS_PUBLIC=1: /metrics answers without the access password. */

@@ -192,6 +192,13 @@ export function parseConfig(
   if (fileWatchPolling === null) errors.push('SVC_FILE_WATCH_POLLING: must be 1 or 0');
   const searchIndexLimit = int('SVC_SEARCH_INDEX_LIMIT', 200_000, 1, 10_000_000);
   const triggerReconcileMs = int('SVC_TRIGGER_RECONCILE_MS', 30_000, 200, 3_600_000);
+  const triggerClaimLeaseMs = int('SVC_TRIGGER_CLAIM_LEASE_MS', 60_000, 1000, 3_600_000);
+  const triggerPauseAfter = int('SVC_TRIGGER_PAUSE_AFTER', 5, 1, 100);
+  const backoffText = value('SVC_TRIGGER_BACKOFF_MS') ?? '30000,60000,300000,900000';
+  const triggerBackoffMs = backoffText.split(',').map((part) => parseInteger(part.trim(), -1));
+  if (triggerBackoffMs.some((ms) => ms === null || ms < 0 || ms > 86_400_000)) {
+    errors.push('SVC_TRIGGER_BACKOFF_MS: must be a comma-separated list of integers from 0 to 86400000 (ms)');
+  }
 
   const migrations = (value('SVC_MIGRATIONS') ?? 'run').toLowerCase();
   if (migrations !== 'run' && migrations !== 'skip') errors.push('SVC_MIGRATIONS: must be run or skip');
@@ -242,6 +249,9 @@ export function parseConfig(
       fileWatchPolling: fileWatchPolling!,
       searchIndexLimit,
       triggerReconcileMs,
+      triggerClaimLeaseMs,
+      triggerPauseAfter,
+      triggerBackoffMs: triggerBackoffMs as number[],
       relayTraceFile: value('SVC_RELAY_TRACE') || null,
     },
   };

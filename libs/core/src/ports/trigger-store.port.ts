@@ -13,6 +13,35 @@ export interface ScheduleRow {
   nextMs: number;
 }
 
+/**
+ * A claimed schedule occurrence (app, subscription, scheduled time) until its run started (or
+ * the tick was skipped). A claim whose holder stopped before that is taken over once its lease
+ * ran out, so a replica dying between the claim and the run start loses no tick.
+ */
+export interface OccurrenceClaim {
+  /** `occurrenceJobId(appId, subscriptionId, scheduledMs)`. */
+  key: string;
+  appId: string;
+  subscriptionId: string;
+  scheduledMs: number;
+  /** 1 for the first holder, one more for each take-over; only the current attempt may start the run. */
+  attempt: number;
+  /** When the current holder claimed it (or passed the fence): its lease runs from here. */
+  claimedAtMs: number;
+  /** When a holder passed the fence and began starting the run; null before. */
+  startedAtMs: number | null;
+}
+
+export interface OccurrenceMove {
+  appId: string;
+  subscriptionId: string;
+  /** The occurrence claimed: the row must still be at it. */
+  fromMs: number;
+  /** The row's next occurrence; null: none, the row goes. */
+  toMs: number | null;
+  key: string;
+}
+
 export abstract class TriggerStore {
   /** Rows of one app, or of every app. */
   abstract schedules(appId?: string): Promise<ScheduleRow[]>;
@@ -29,6 +58,26 @@ export abstract class TriggerStore {
     fromMs: number,
     toMs: number | null,
   ): Promise<boolean>;
+  /**
+   * The claim of a schedule tick, atomic: moves the row from `fromMs` to `toMs` (only if it is
+   * still at `fromMs`) and records the occurrence as claimed, unsettled, attempt 1, in one
+   * statement. True for exactly one caller, which then fires the occurrence.
+   */
+  abstract claimOccurrence(move: OccurrenceMove, nowMs: number): Promise<boolean>;
+  /**
+   * The fence right before a run starts: true when `attempt` is still the occurrence's current
+   * one and it is unsettled; marks it started and renews the lease as of `nowMs`.
+   */
+  abstract beginOccurrence(key: string, attempt: number, nowMs: number): Promise<boolean>;
+  /** The occurrence's run started (or the tick was skipped or found moot): nothing to take over. */
+  abstract settleOccurrence(key: string, nowMs: number): Promise<void>;
+  /** Unsettled occurrences whose lease began before `beforeMs` (their holder may have died). */
+  abstract staleOccurrences(beforeMs: number): Promise<OccurrenceClaim[]>;
+  /**
+   * Takes a stale occurrence over: attempt `attempt` → `attempt + 1` and a fresh lease as of
+   * `nowMs`, only if it is still unsettled at `attempt`. True for exactly one caller.
+   */
+  abstract reclaimOccurrence(key: string, attempt: number, nowMs: number): Promise<boolean>;
   /** Deletes the app's rows except those of `keep` subscription ids. */
   abstract dropSchedules(appId: string, keep?: readonly string[]): Promise<void>;
   /**
@@ -36,6 +85,6 @@ export abstract class TriggerStore {
    * (then it is claimed as of `nowMs`), false for a repeat. Atomic across replicas.
    */
   abstract claim(key: string, appId: string, nowMs: number, windowMs: number): Promise<boolean>;
-  /** Forgets claims older than `beforeMs`. */
+  /** Forgets claims, and settled occurrences, older than `beforeMs`. */
   abstract pruneClaims(beforeMs: number): Promise<void>;
 }

@@ -65,6 +65,16 @@ export function occurrenceJobId(appId: string, subscriptionId: string, scheduled
   return `sched-${appId}-${digest(subscriptionId, 12)}-${scheduledMs}`;
 }
 
+/**
+ * The run id of an occurrence's run (a UUID derived from its job id): whichever replica starts
+ * it, the run has this id, so one taking a stale claim over can tell whether it already started.
+ */
+export function occurrenceRunId(jobId: string): string {
+  const h = createHash('sha256').update(`run:${jobId}`).digest('hex');
+  const variant = ((parseInt(h[16]!, 16) & 0x3) | 0x8).toString(16);
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-${variant}${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
 /** Pause between runs after 1, 2, 3, 4 failed runs in a row (counted from the last run's start). */
 export const FAILURE_BACKOFF_MS: readonly number[] = [30_000, 60_000, 300_000, 900_000];
 /** This many failed runs in a row pause the app with `lastError`. */

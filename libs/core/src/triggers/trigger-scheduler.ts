@@ -38,6 +38,7 @@ export class TriggerScheduler extends AppScheduler implements OnModuleDestroy {
   private readonly logger = new Logger('Triggers');
   private readonly warnedYears = new Set<number>();
   private timer: ReturnType<typeof setInterval> | null = null;
+  private readonly alsoOnEachPass: Array<() => Promise<void>> = [];
 
   constructor(
     private readonly store: TriggerStore,
@@ -115,7 +116,15 @@ export class TriggerScheduler extends AppScheduler implements OnModuleDestroy {
     } satisfies AppStatusChangedEvent);
   }
 
-  /** Every scheduled app's rows and delayed jobs as they should be; rows of apps gone are dropped. */
+  /** Work done after each reconcile pass too (taking over stale occurrence claims). */
+  alsoOnReconcile(work: () => Promise<void>): void {
+    this.alsoOnEachPass.push(work);
+  }
+
+  /**
+   * Every scheduled app's rows and delayed jobs as they should be; rows of apps gone are
+   * dropped; then the work registered with `alsoOnReconcile`.
+   */
   async reconcile(): Promise<void> {
     const apps = (await this.records.list({})).filter(isScheduled);
     const ids = new Set(apps.map((a) => a.id));
@@ -124,6 +133,7 @@ export class TriggerScheduler extends AppScheduler implements OnModuleDestroy {
     }
     for (const app of apps) await this.sync(app);
     await this.store.pruneClaims(this.clock.now() - CLAIMS_KEPT_MS);
+    for (const work of this.alsoOnEachPass) await work();
   }
 
   /** Reconciles now and then every `everyMs` (consuming replicas). */

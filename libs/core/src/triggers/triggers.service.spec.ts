@@ -8,8 +8,9 @@ import type { AppRunsService, RunTrigger } from '../apps/agent/app-runs.service.
 import { type App, IDLE_AUTOMATION } from '../apps/app.js';
 import type { AppsService } from '../apps/apps.service.js';
 import { validateSpec } from '../apps/spec/validate-spec.js';
+import { occurrenceJobId, occurrenceRunId } from './schedule-timing.js';
 import { TriggerScheduler } from './trigger-scheduler.js';
-import { TriggersService } from './triggers.service.js';
+import { DEFAULT_TRIGGER_POLICY, TriggersService } from './triggers.service.js';
 
 const T0 = Date.UTC(2026, 5, 1, 8, 0, 0);
 
@@ -21,6 +22,10 @@ describe('TriggerScheduler and TriggersService (schedules)', () => {
   let scheduler: TriggerScheduler;
   let service: TriggersService;
   let started: RunTrigger[];
+  let startedRunIds: Array<string | undefined>;
+  let runsWithMessages: Set<string>;
+  let runs: AppRunsService;
+  let apps: AppsService;
   let skipped: string[];
   let paused: string[];
   let app: App;
@@ -33,19 +38,24 @@ describe('TriggerScheduler and TriggersService (schedules)', () => {
     const bus = new RecordingEventBus();
     scheduler = new TriggerScheduler(store, queue, repo, bus, clock);
     started = [];
+    startedRunIds = [];
+    runsWithMessages = new Set();
     skipped = [];
     paused = [];
-    const runs = {
-      startRun: async (_id: string, trigger: RunTrigger) => {
+    runs = {
+      startRun: async (_id: string, trigger: RunTrigger, options: { runId?: string } = {}) => {
         started.push(trigger);
-        return { outcome: 'started', runId: 'r', conversationId: 'c' };
+        startedRunIds.push(options.runId);
+        if (options.runId) runsWithMessages.add(options.runId);
+        return { outcome: 'started', runId: options.runId ?? 'r', conversationId: 'c' };
       },
+      runMessages: async (_app: App, runId: string) => (runsWithMessages.has(runId) ? [{ meta: { runId } }] : []),
       skipRun: async (_id: string, reason: string) => {
         skipped.push(reason);
         return { outcome: 'skipped', runId: null, reason };
       },
     } as unknown as AppRunsService;
-    const apps = {
+    apps = {
       pause: async (id: string) => {
         paused.push(id);
         const updated = await repo.update(id, { status: 'paused' });
@@ -157,5 +167,169 @@ describe('TriggerScheduler and TriggersService (schedules)', () => {
     assert.equal(after.status, 'paused');
     assert.match(after.automation.lastError!, /Paused after 5 failed runs in a row: model down/);
     assert.equal((await store.schedules(app.id)).length, 0);
+  });
+
+  it('working days outside the table: Monday–Friday, with one warning per year however often it is asked', () => {
+    const warnings: unknown[][] = [];
+    const logger = (scheduler as unknown as { logger: { warn: (...args: unknown[]) => void } }).logger;
+    logger.warn = (...args: unknown[]) => warnings.push(args);
+    const cfg = { cron: '0 9 * * *', timezone: 'Asia/Shanghai', workday_calendar: true };
+    const fri = Date.parse('2027-02-05T02:00:00Z'); // Friday 2027-02-05 10:00 in Shanghai
+    const next = scheduler.nextAfter(cfg, T0, fri, app.id);
+    assert.equal(new Date(next!).toISOString(), '2027-02-08T01:00:00.000Z', 'Monday, weekend skipped');
+    for (let i = 0; i < 5; i++) scheduler.nextAfter(cfg, T0, fri + i * 86_400_000, app.id);
+    assert.equal(warnings.length, 1);
+    assert.match(String(warnings[0]![0]), /no table for this year; Monday to Friday assumed/);
+    assert.deepEqual((warnings[0]![1] as { year: number }).year, 2027);
+  });
+
+  describe('a replica dying between the claim and the run start', () => {
+    const LEASE = DEFAULT_TRIGGER_POLICY.claimLeaseMs;
+    /** A second replica: its own scheduler and service over the same shared state. */
+    const replica = () => {
+      const bus = new RecordingEventBus();
+      const otherScheduler = new TriggerScheduler(store, queue, repo, bus, clock);
+      const otherService = new TriggersService(repo, apps, runs, store, otherScheduler, queue, bus, clock);
+      return { scheduler: otherScheduler, service: otherService };
+    };
+    /** What the dead replica did: the atomic claim (row moved on, occurrence recorded), nothing after. */
+    const claimAndDie = async () => {
+      await scheduler.sync(app);
+      const job = due();
+      clock.set(job.scheduledMs + 2);
+      const key = occurrenceJobId(app.id, 'tick', job.scheduledMs);
+      const move = {
+        appId: app.id,
+        subscriptionId: 'tick',
+        fromMs: job.scheduledMs,
+        toMs: job.scheduledMs + 5000,
+        key,
+      };
+      assert.equal(await store.claimOccurrence(move, clock.now()), true);
+      assert.equal(await store.claimOccurrence(move, clock.now()), false, 'a claim is taken once');
+      await service.fireSchedule(job); // the job again (BullMQ redelivery): the row moved on, nothing
+      assert.equal(started.length, 0);
+      return { job, key };
+    };
+
+    it('the claim and the row move are one step: the claim records the occurrence as not started', async () => {
+      const { job, key } = await claimAndDie();
+      assert.equal((await store.schedules(app.id))[0]!.nextMs, job.scheduledMs + 5000);
+      const [occ] = await store.staleOccurrences(clock.now() + 1);
+      assert.deepEqual(
+        { key: occ!.key, attempt: occ!.attempt, startedAtMs: occ!.startedAtMs, scheduledMs: occ!.scheduledMs },
+        { key, attempt: 1, startedAtMs: null, scheduledMs: job.scheduledMs },
+      );
+    });
+
+    it('after the lease a reconcile pass fires it exactly once, whichever of two replicas reconciles', async () => {
+      const { job, key } = await claimAndDie();
+      await scheduler.reconcile();
+      assert.equal(started.length, 0, 'not before the lease ran out');
+      clock.set(clock.now() + LEASE + 1);
+      const other = replica();
+      await Promise.all([scheduler.reconcile(), other.scheduler.reconcile(), service.recoverOccurrences()]);
+      assert.equal(started.length, 1, 'fired once');
+      assert.deepEqual(started[0]!.data, {
+        subscriptionId: 'tick',
+        scheduledAt: new Date(job.scheduledMs).toISOString(),
+      });
+      assert.deepEqual(startedRunIds, [occurrenceRunId(key)], 'with the occurrence’s own run id');
+      clock.set(clock.now() + LEASE * 3);
+      await Promise.all([scheduler.reconcile(), other.scheduler.reconcile()]);
+      assert.equal(started.length, 1, 'settled: never again');
+      assert.deepEqual(await store.staleOccurrences(clock.now() + 1), []);
+    });
+
+    it('a slow holder whose claim was taken over starts nothing (still one run)', async () => {
+      await scheduler.sync(app);
+      const job = due();
+      clock.set(job.scheduledMs);
+      const key = occurrenceJobId(app.id, 'tick', job.scheduledMs);
+      const move = {
+        appId: app.id,
+        subscriptionId: 'tick',
+        fromMs: job.scheduledMs,
+        toMs: job.scheduledMs + 5000,
+        key,
+      };
+      await store.claimOccurrence(move, clock.now());
+      clock.set(clock.now() + LEASE + 1);
+      await replica().service.recoverOccurrences();
+      assert.equal(started.length, 1);
+      assert.equal(await store.beginOccurrence(key, 1, clock.now()), false, 'the old holder’s fence fails');
+    });
+
+    it('a holder that started the run before dying: the take-over finds the run and starts none', async () => {
+      const { key } = await claimAndDie();
+      assert.equal(await store.beginOccurrence(key, 1, clock.now()), true);
+      runsWithMessages.add(occurrenceRunId(key)); // the run's first message was written, then the replica died
+      clock.set(clock.now() + LEASE + 1);
+      await scheduler.reconcile();
+      assert.equal(started.length, 0);
+      assert.deepEqual(await store.staleOccurrences(clock.now() + 1), [], 'settled');
+    });
+
+    it('a stale claim of an app paused since starts nothing', async () => {
+      await claimAndDie();
+      await scheduler.sync((await repo.update(app.id, { status: 'paused' })) as App);
+      clock.set(clock.now() + LEASE + 1);
+      await scheduler.reconcile();
+      assert.equal(started.length, 0);
+      assert.deepEqual(await store.staleOccurrences(clock.now() + 1), []);
+    });
+
+    it('a normal tick settles its claim: nothing left to take over', async () => {
+      await scheduler.sync(app);
+      const job = due();
+      clock.set(job.scheduledMs);
+      await service.fireSchedule(job);
+      assert.equal(started.length, 1);
+      clock.set(clock.now() + LEASE * 2);
+      assert.deepEqual(await store.staleOccurrences(clock.now()), []);
+      await scheduler.reconcile();
+      assert.equal(started.length, 1);
+    });
+  });
+
+  it('back-off and pause follow the configured policy', async () => {
+    service.configure({ backoffMs: [1000], pauseAfter: 2 });
+    await scheduler.sync(app);
+    await repo.addActivity({
+      id: 'e1',
+      appId: app.id,
+      runId: 'r1',
+      type: 'run_error',
+      ts: T0,
+      content: { error: 'x' },
+    });
+    await repo.update(app.id, { automation: { lastRunAtMs: T0, lastError: 'x' } });
+    let job = due();
+    clock.set(T0 + 500);
+    await service.fireSchedule({ ...job, scheduledMs: job.scheduledMs });
+    job = due();
+    clock.set(Math.max(job.scheduledMs, T0 + 1000));
+    await service.fireSchedule(job);
+    assert.equal(started.length, 1, 'one failure: waits 1 s only');
+    await repo.addActivity({
+      id: 'e2',
+      appId: app.id,
+      runId: 'r2',
+      type: 'run_error',
+      ts: T0 + 2,
+      content: { error: 'x' },
+    });
+    await repo.addActivity({
+      id: 'e3',
+      appId: app.id,
+      runId: 'r3',
+      type: 'run_error',
+      ts: T0 + 3,
+      content: { error: 'x' },
+    });
+    job = due();
+    clock.set(job.scheduledMs);
+    await service.fireSchedule(job);
+    assert.deepEqual(paused, [app.id], 'two in a row pause');
   });
 });

@@ -11,7 +11,15 @@ import { Clock } from '../ports/clock.port.js';
 import { EventBus } from '../ports/event-bus.port.js';
 import { JobQueue } from '../ports/job-queue.port.js';
 import { TriggerStore } from '../ports/trigger-store.port.js';
-import { consecutiveFailures, digest, failureDecision } from './schedule-timing.js';
+import {
+  FAILURE_BACKOFF_MS,
+  PAUSE_AFTER_FAILURES,
+  consecutiveFailures,
+  digest,
+  failureDecision,
+  occurrenceJobId,
+  occurrenceRunId,
+} from './schedule-timing.js';
 import { TriggerScheduler, isScheduled, scheduleSubscriptions } from './trigger-scheduler.js';
 import {
   WEBHOOK_MAX_BYTES,
@@ -34,6 +42,22 @@ export const TriggerTexts = {
     `Paused after ${failures} failed runs in a row${last ? `: ${last}` : ''}`,
 } as const;
 
+/** Back-off, pause and claim-lease settings (SVC_TRIGGER_BACKOFF_MS, SVC_TRIGGER_PAUSE_AFTER, SVC_TRIGGER_CLAIM_LEASE_MS). */
+export interface TriggerPolicy {
+  /** Pause before the next run after 1, 2, … failed runs in a row (the last value repeats). */
+  backoffMs: readonly number[];
+  /** This many failed runs in a row pause the app with `lastError`. */
+  pauseAfter: number;
+  /** A claimed occurrence whose run has not started after this long is taken over. */
+  claimLeaseMs: number;
+}
+
+export const DEFAULT_TRIGGER_POLICY: TriggerPolicy = {
+  backoffMs: FAILURE_BACKOFF_MS,
+  pauseAfter: PAUSE_AFTER_FAILURES,
+  claimLeaseMs: 60_000,
+};
+
 /**
  * What happens when a trigger fires: a schedule occurrence (claimed once across replicas,
  * back-off and pause after repeated failures), a webhook delivery (signature, de-duplication in
@@ -42,6 +66,7 @@ export const TriggerTexts = {
 @Injectable()
 export class TriggersService {
   private readonly logger = new Logger('Triggers');
+  private policy: TriggerPolicy = DEFAULT_TRIGGER_POLICY;
 
   constructor(
     private readonly records: AppRepository,
@@ -52,7 +77,14 @@ export class TriggersService {
     private readonly queue: JobQueue,
     private readonly bus: EventBus,
     private readonly clock: Clock,
-  ) {}
+  ) {
+    scheduler.alsoOnReconcile(() => this.recoverOccurrences());
+  }
+
+  /** Settings from the server's configuration (consuming replicas set them before they start). */
+  configure(policy: Partial<TriggerPolicy>): void {
+    this.policy = { ...this.policy, ...policy };
+  }
 
   // ── schedules ─────────────────────────────────────────────────────────────────────────
 
@@ -71,20 +103,77 @@ export class TriggersService {
     const now = this.clock.now();
     const config = sub.source.config as ScheduleConfig;
     const next = this.scheduler.nextAfter(config, app.installedAt.getTime(), Math.max(now, scheduledMs), appId);
-    if (!(await this.store.advanceSchedule(appId, subscriptionId, scheduledMs, next))) return;
+    const key = occurrenceJobId(appId, subscriptionId, scheduledMs);
+    // The claim: the row moves on and the occurrence is recorded as not started, atomically.
+    const move = { appId, subscriptionId, fromMs: scheduledMs, toMs: next, key };
+    if (!(await this.store.claimOccurrence(move, now))) return;
     if (next !== null) await this.scheduler.enqueue({ ...row, nextMs: next });
     await this.scheduler.refreshNextRun(appId, false);
-    await this.startGuarded(app, {
-      type: 'schedule',
-      data: { subscriptionId, scheduledAt: new Date(scheduledMs).toISOString() },
-    });
+    await this.runOccurrence(app, { key, subscriptionId, scheduledMs, attempt: 1 });
+  }
+
+  /**
+   * Claims whose holder stopped (died, or lost its database) before their run started: each is
+   * taken over by one replica once its lease ran out and fired here, at most once per
+   * occurrence. Runs with every reconcile pass.
+   */
+  async recoverOccurrences(): Promise<void> {
+    const now = this.clock.now();
+    for (const occ of await this.store.staleOccurrences(now - this.policy.claimLeaseMs)) {
+      if (!(await this.store.reclaimOccurrence(occ.key, occ.attempt, now))) continue; // another replica has it
+      const attempt = occ.attempt + 1;
+      const app = await this.records.findById(occ.appId);
+      const sub =
+        app && isScheduled(app) ? scheduleSubscriptions(app).find((s) => s.id === occ.subscriptionId) : undefined;
+      if (!app || !sub) {
+        await this.store.settleOccurrence(occ.key, now); // paused, uninstalled or unsubscribed since
+        continue;
+      }
+      // A holder that passed the fence may have started the run before it stopped.
+      if (occ.startedAtMs !== null && (await this.runs.runMessages(app, occurrenceRunId(occ.key))).length > 0) {
+        await this.store.settleOccurrence(occ.key, now);
+        continue;
+      }
+      this.logger.warn('a schedule occurrence was claimed by a replica that stopped before its run; firing it here', {
+        appId: occ.appId,
+        scheduledAt: new Date(occ.scheduledMs).toISOString(),
+        attempt,
+      });
+      await this.runOccurrence(app, { ...occ, attempt });
+    }
+  }
+
+  /**
+   * Starts the run of a claimed occurrence (or records why not), then settles the claim. The
+   * fence first: a holder whose lease ran out and was taken over starts nothing.
+   */
+  private async runOccurrence(
+    app: App,
+    occ: { key: string; subscriptionId: string; scheduledMs: number; attempt: number },
+  ): Promise<void> {
+    if (!(await this.store.beginOccurrence(occ.key, occ.attempt, this.clock.now()))) return;
+    await this.startGuarded(
+      app,
+      {
+        type: 'schedule',
+        data: { subscriptionId: occ.subscriptionId, scheduledAt: new Date(occ.scheduledMs).toISOString() },
+      },
+      occurrenceRunId(occ.key),
+    );
+    await this.store.settleOccurrence(occ.key, this.clock.now());
   }
 
   /** Starts a run unless repeated failures call for waiting (a skip) or pausing the app. */
-  private async startGuarded(app: App, trigger: RunTrigger): Promise<void> {
+  private async startGuarded(app: App, trigger: RunTrigger, runId?: string): Promise<void> {
     const recent = await this.records.listActivity(app.id, { limit: 50 });
     const failures = consecutiveFailures(recent);
-    const decision = failureDecision(failures, app.automation.lastRunAtMs, this.clock.now());
+    const decision = failureDecision(
+      failures,
+      app.automation.lastRunAtMs,
+      this.clock.now(),
+      this.policy.backoffMs,
+      this.policy.pauseAfter,
+    );
     if (decision.action === 'wait') {
       await this.runs.skipRun(app.id, TriggerTexts.backingOff(failures, decision.untilMs));
       return;
@@ -93,11 +182,13 @@ export class TriggersService {
       await this.pauseAfterFailures(app, failures);
       return;
     }
-    await this.start(app.id, trigger);
+    await this.start(app.id, trigger, runId);
   }
 
   private async pauseAfterFailures(app: App, failures: number): Promise<void> {
     const reason = TriggerTexts.pausedAfterFailures(failures, app.automation.lastError);
+    // The reason first, so the pause's own status event already carries it.
+    await this.records.update(app.id, { automation: { lastStatus: 'error', lastError: reason } });
     await this.apps.pause(app.id);
     await this.runs.skipRun(app.id, reason);
     const updated = await this.records.update(app.id, { automation: { lastStatus: 'error', lastError: reason } });
@@ -110,9 +201,9 @@ export class TriggersService {
     this.logger.warn('digital human paused after repeated failed runs', { appId: app.id, failures });
   }
 
-  private async start(appId: string, trigger: RunTrigger): Promise<void> {
+  private async start(appId: string, trigger: RunTrigger, runId?: string): Promise<void> {
     try {
-      await this.runs.startRun(appId, trigger);
+      await this.runs.startRun(appId, trigger, runId === undefined ? {} : { runId });
     } catch (err) {
       // Uninstalled or deleted meanwhile: nothing to start.
       this.logger.warn('trigger could not start a run', {

@@ -16,9 +16,10 @@ import { Apps1764100000000 } from './migrations/1764100000000-apps.js';
 import { SpaceOwnsFolder1764200000000 } from './migrations/1764200000000-space-owns-folder.js';
 import { StoreIndexEntity, StoreInstallEntity, StoreSourceEntity } from './entities/store.entity.js';
 import { Store1764900000000 } from './migrations/1764900000000-store.js';
-import { TriggerClaimEntity, TriggerScheduleEntity } from './entities/trigger.entities.js';
+import { TriggerClaimEntity, TriggerOccurrenceEntity, TriggerScheduleEntity } from './entities/trigger.entities.js';
 import { Triggers1765000000000 } from './migrations/1765000000000-triggers.js';
 import { AppConversations1765100000000 } from './migrations/1765100000000-app-conversations.js';
+import { TriggerOccurrences1765250000000 } from './migrations/1765250000000-trigger-occurrences.js';
 
 /** Every entity and migration, in order. Add new ones here. */
 export const ENTITIES = [
@@ -35,6 +36,7 @@ export const ENTITIES = [
   StoreInstallEntity,
   TriggerScheduleEntity,
   TriggerClaimEntity,
+  TriggerOccurrenceEntity,
 ];
 export const MIGRATIONS = [
   Init1763700000000,
@@ -48,4 +50,5 @@ export const MIGRATIONS = [
   Store1764900000000,
   Triggers1765000000000,
   AppConversations1765100000000,
+  TriggerOccurrences1765250000000,
 ];

@@ -1,5 +1,10 @@
 import type { DataSource } from 'typeorm';
-import { type ScheduleRow, TriggerStore } from '#core/ports/trigger-store.port.js';
+import {
+  type OccurrenceClaim,
+  type OccurrenceMove,
+  type ScheduleRow,
+  TriggerStore,
+} from '#core/ports/trigger-store.port.js';
 import { returningRows } from '../database/returning-rows.js';
 
 interface ScheduleRecord {
@@ -8,6 +13,26 @@ interface ScheduleRecord {
   signature: string;
   next_ms: string;
 }
+
+interface OccurrenceRecord {
+  key: string;
+  app_id: string;
+  subscription_id: string;
+  scheduled_ms: string;
+  attempt: number;
+  claimed_at_ms: string;
+  started_at_ms: string | null;
+}
+
+const toOccurrence = (r: OccurrenceRecord): OccurrenceClaim => ({
+  key: r.key,
+  appId: r.app_id,
+  subscriptionId: r.subscription_id,
+  scheduledMs: Number(r.scheduled_ms),
+  attempt: Number(r.attempt),
+  claimedAtMs: Number(r.claimed_at_ms),
+  startedAtMs: r.started_at_ms === null ? null : Number(r.started_at_ms),
+});
 
 const toRow = (r: ScheduleRecord): ScheduleRow => ({
   appId: r.app_id,
@@ -52,6 +77,59 @@ export class TypeormTriggerStore extends TriggerStore {
     return returningRows(result).length === 1;
   }
 
+  async claimOccurrence(move: OccurrenceMove, nowMs: number): Promise<boolean> {
+    // One statement: the row moves on and the occurrence is recorded as claimed, or neither.
+    const mine = `"app_id" = $1 AND "subscription_id" = $2 AND "next_ms" = $3::bigint
+      AND NOT EXISTS (SELECT 1 FROM "trigger_occurrence" WHERE "key" = $4)`;
+    const moved =
+      move.toMs === null
+        ? `DELETE FROM "trigger_schedule" WHERE ${mine} RETURNING "app_id"`
+        : `UPDATE "trigger_schedule" SET "next_ms" = $6::bigint WHERE ${mine} RETURNING "app_id"`;
+    const params = [move.appId, move.subscriptionId, String(move.fromMs), move.key, String(nowMs)];
+    if (move.toMs !== null) params.push(String(move.toMs));
+    const result: unknown = await this.ds.query(
+      `WITH "moved" AS (${moved})
+       INSERT INTO "trigger_occurrence" ("key", "app_id", "subscription_id", "scheduled_ms", "attempt", "claimed_at_ms")
+       SELECT $4::text, "app_id", $2::text, $3::bigint, 1, $5::bigint FROM "moved"
+       ON CONFLICT ("key") DO NOTHING RETURNING "key"`,
+      params,
+    );
+    return returningRows(result).length === 1;
+  }
+
+  async beginOccurrence(key: string, attempt: number, nowMs: number): Promise<boolean> {
+    const result: unknown = await this.ds.query(
+      `UPDATE "trigger_occurrence" SET "started_at_ms" = $3, "claimed_at_ms" = $3
+       WHERE "key" = $1 AND "attempt" = $2 AND "settled_at_ms" IS NULL RETURNING "key"`,
+      [key, attempt, String(nowMs)],
+    );
+    return returningRows(result).length === 1;
+  }
+
+  async settleOccurrence(key: string, nowMs: number): Promise<void> {
+    await this.ds.query(
+      `UPDATE "trigger_occurrence" SET "settled_at_ms" = $2 WHERE "key" = $1 AND "settled_at_ms" IS NULL`,
+      [key, String(nowMs)],
+    );
+  }
+
+  async staleOccurrences(beforeMs: number): Promise<OccurrenceClaim[]> {
+    const rows: OccurrenceRecord[] = await this.ds.query(
+      `SELECT * FROM "trigger_occurrence" WHERE "settled_at_ms" IS NULL AND "claimed_at_ms" < $1 ORDER BY "scheduled_ms"`,
+      [String(beforeMs)],
+    );
+    return rows.map(toOccurrence);
+  }
+
+  async reclaimOccurrence(key: string, attempt: number, nowMs: number): Promise<boolean> {
+    const result: unknown = await this.ds.query(
+      `UPDATE "trigger_occurrence" SET "attempt" = "attempt" + 1, "claimed_at_ms" = $3
+       WHERE "key" = $1 AND "attempt" = $2 AND "settled_at_ms" IS NULL RETURNING "key"`,
+      [key, attempt, String(nowMs)],
+    );
+    return returningRows(result).length === 1;
+  }
+
   async dropSchedules(appId: string, keep: readonly string[] = []): Promise<void> {
     if (keep.length === 0) {
       await this.ds.query(`DELETE FROM "trigger_schedule" WHERE "app_id" = $1`, [appId]);
@@ -77,5 +155,8 @@ export class TypeormTriggerStore extends TriggerStore {
 
   async pruneClaims(beforeMs: number): Promise<void> {
     await this.ds.query(`DELETE FROM "trigger_claim" WHERE "claimed_at_ms" < $1`, [String(beforeMs)]);
+    await this.ds.query(`DELETE FROM "trigger_occurrence" WHERE "settled_at_ms" IS NOT NULL AND "claimed_at_ms" < $1`, [
+      String(beforeMs),
+    ]);
   }
 }

@@ -78,8 +78,12 @@ export class AppRunsService {
     private readonly mcp: McpServers,
   ) {}
 
-  /** Starts a run now, or records why it was skipped (paused, waiting, already running). */
-  async startRun(appId: string, trigger: RunTrigger): Promise<RunTriggerResult> {
+  /**
+   * Starts a run now, or records why it was skipped (paused, waiting, already running).
+   * `runId`: the run's id when the caller names it (a schedule occurrence's own, so a replica
+   * taking the occurrence over can tell whether its run started); a new one otherwise.
+   */
+  async startRun(appId: string, trigger: RunTrigger, options: { runId?: string } = {}): Promise<RunTriggerResult> {
     const app = await this.apps.get(appId);
     if (app.status === 'uninstalled') throw new DomainError('conflict', AppErrors.uninstalled);
     if (app.status !== 'active') return this.skip(app, RunTexts.notRunning);
@@ -90,7 +94,7 @@ export class AppRunsService {
     const conversationId = appRunConversationId(app.id);
     await this.conversations.openWithId(space.id, conversationId, { title: `${app.spec.name} runs`, appId: app.id });
     if (await this.turns.findActive(conversationId)) return this.skip(app, RunTexts.alreadyRunning);
-    const runId = randomUUID();
+    const runId = options.runId ?? randomUUID();
     const stored = await this.conversations.appendMessage(conversationId, {
       role: 'user',
       content: triggerMessage(trigger, new Date(this.clock.now())),

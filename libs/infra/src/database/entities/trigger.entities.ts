@@ -31,3 +31,40 @@ export class TriggerClaimEntity {
   @Column({ name: 'claimed_at_ms', type: 'bigint' })
   claimedAtMs: string;
 }
+
+/**
+ * A claimed schedule occurrence until its run started (`settled_at_ms`): a claim whose holder
+ * died first is taken over (`attempt` + 1) once its lease (`claimed_at_ms`) ran out.
+ */
+@Entity({ name: 'trigger_occurrence' })
+@Index('IDX_trigger_occurrence_claimed_at', ['claimedAtMs'])
+export class TriggerOccurrenceEntity {
+  /** `occurrenceJobId(app, subscription, scheduled time)`. */
+  @PrimaryColumn({ type: 'text', primaryKeyConstraintName: 'PK_trigger_occurrence' })
+  key: string;
+
+  @Column({ name: 'app_id', type: 'uuid' })
+  appId: string;
+
+  @Column({ name: 'subscription_id', type: 'text' })
+  subscriptionId: string;
+
+  /** Epoch milliseconds. */
+  @Column({ name: 'scheduled_ms', type: 'bigint' })
+  scheduledMs: string;
+
+  @Column({ type: 'integer' })
+  attempt: number;
+
+  /** Epoch milliseconds: the current holder's lease began. */
+  @Column({ name: 'claimed_at_ms', type: 'bigint' })
+  claimedAtMs: string;
+
+  /** Epoch milliseconds: a holder passed the fence and began starting the run. */
+  @Column({ name: 'started_at_ms', type: 'bigint', nullable: true })
+  startedAtMs: string | null;
+
+  /** Epoch milliseconds: the run started or the tick was skipped. */
+  @Column({ name: 'settled_at_ms', type: 'bigint', nullable: true })
+  settledAtMs: string | null;
+}
