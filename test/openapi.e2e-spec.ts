@@ -29,7 +29,8 @@ type Doc = {
   components: { schemas: Record<string, { type?: string; required?: string[]; properties?: Record<string, unknown> }> };
 };
 
-const toOpenApiPath = (expressPath: string): string => expressPath.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+/** `:id` and wildcard `*path` parameters (`/hooks/*path`: several segments) as OpenAPI `{…}`. */
+const toOpenApiPath = (expressPath: string): string => expressPath.replace(/[:*]([A-Za-z0-9_]+)/g, '{$1}');
 
 /** Every `$ref` in `value`. */
 function refsOf(value: unknown, out: string[] = []): string[] {

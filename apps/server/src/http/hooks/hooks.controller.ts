@@ -32,7 +32,8 @@ function readRaw(req: Request, res: Response): Promise<Buffer | 'too-large' | 'u
 export class HooksController {
   constructor(private readonly triggers: TriggersService) {}
 
-  @Post(':path')
+  /** `*path`: one or more segments (`/hooks/github/push`); Express hands them over as a list. */
+  @Post('*path')
   @HttpCode(200)
   @ApiOperation({
     summary: 'Deliver a webhook to the digital human subscribed at this path',
@@ -42,7 +43,8 @@ export class HooksController {
       '`X-Webhook-Signature: <hex>`); otherwise 401. A repeat (same `X-Webhook-Id`/`X-GitHub-Delivery`, or the same ' +
       'body within 10 minutes) answers alike and starts no second run. Unknown path: 404.',
   })
-  async deliver(@Param('path') path: string, @Req() req: Request, @Res() res: Response): Promise<void> {
+  async deliver(@Param('path') segments: string | string[], @Req() req: Request, @Res() res: Response): Promise<void> {
+    const path = Array.isArray(segments) ? segments.join('/') : segments;
     const raw = await readRaw(req, res);
     if (raw === 'too-large') return sendFailure(res, 413, ErrorTexts.bodyTooLarge);
     if (raw === 'unreadable') return sendFailure(res, 400, 'Invalid request body');

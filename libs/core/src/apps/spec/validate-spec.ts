@@ -257,14 +257,19 @@ function checkSchedule(config: Raw, field: string, nowMs: number): void {
   if ('error' in next) throw specError(at(field, 'cron'), next.error);
 }
 
-/** A webhook's `path` (after `/hooks/`): lower case, URL-safe segments; `secret` a non-empty string. */
+/**
+ * A webhook's `path` (after `/hooks/`): one or more `/`-separated segments of lower case
+ * URL-safe characters (`github/push`), none of them `.` or `..`; `secret` a non-empty string.
+ */
 function checkWebhook(config: Raw, field: string): void {
   if (config.path !== undefined && config.path !== null) {
-    const path = nonEmpty(config.path, at(field, 'path')).trim().replace(/^\/+/, '');
-    if (!WEBHOOK_PATH.test(path)) {
+    const path = nonEmpty(config.path, at(field, 'path'))
+      .trim()
+      .replace(/^\/+|\/+$/g, '');
+    if (!WEBHOOK_PATH.test(path) || path.split('/').some((s) => s === '.' || s === '..')) {
       throw specError(
         at(field, 'path'),
-        'must be one segment of lower case letters, digits and - _ . ~, like github-events',
+        'must be segments of lower case letters, digits and - _ . ~ separated by /, like github-events or github/push',
       );
     }
     config.path = path;
@@ -272,7 +277,7 @@ function checkWebhook(config: Raw, field: string): void {
   if (config.secret !== undefined && config.secret !== null) nonEmpty(config.secret, at(field, 'secret'));
 }
 
-const WEBHOOK_PATH = /^[a-z0-9._~-]+$/;
+const WEBHOOK_PATH = /^[a-z0-9._~-]+(?:\/[a-z0-9._~-]+)*$/;
 
 function duration(value: unknown, field: string): string {
   const s = nonEmpty(value, field).trim();
