@@ -2,61 +2,32 @@ import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import request from 'supertest';
-import { ScriptedModelServer } from '#testing/scripted-model-server.js';
 import { testMode } from '#testing/test-env.js';
-import { startServer, type TestServer } from '#testing/test-server.js';
-import { completeEveryRun, startedRuns } from '#testing/trigger-runs.js';
+import { automationSpec, okData, TriggerHarness } from '#testing/trigger-harness.js';
 import { sleep, waitFor } from '#testing/wait.js';
 import { WsTestClient } from '#testing/ws-client.js';
 
-const spec = (tag: string, config: Record<string, unknown>) => ({
-  spec_version: '1',
-  name: `Watcher ${tag}`,
-  version: '1.0.0',
-  author: 'alice',
-  description: 'Runs when files change.',
-  type: 'automation',
-  system_prompt: `[[${tag}]] Look at the changed files, then report.`,
-  subscriptions: [{ id: 'files', source: { type: 'file', config } }],
-});
+const spec = (tag: string, config: Record<string, unknown>) =>
+  automationSpec(tag, [{ id: 'files', source: { type: 'file', config } }], `Watcher ${tag}`);
 
 describe(`file triggers (${testMode()})`, () => {
-  let model: ScriptedModelServer;
-  let server: TestServer;
-  const api = () => ({
-    get: (p: string) => request(server.url).get(p).set('Authorization', `Bearer ${server.password}`),
-    post: (p: string, body: object = {}) =>
-      request(server.url).post(p).set('Authorization', `Bearer ${server.password}`).send(body),
-  });
-  const data = <T>(res: request.Response): T => {
-    assert.equal(res.status, 200, JSON.stringify(res.body));
-    return res.body.data as T;
-  };
-  const runsOf = (tag: string) => startedRuns(model.requests).filter((r) => r.tag === tag);
+  let h: TriggerHarness;
+  const api = () => h.api;
+  const data = okData;
+  const runsOf = (tag: string) => h.runsOf(tag);
   const changedPaths = (run: { data: Record<string, unknown> }) =>
     (run.data.changes as Array<{ path: string }>).map((c) => c.path).sort();
 
   before(async () => {
-    model = await ScriptedModelServer.start();
-    completeEveryRun(model);
-    server = await startServer({
-      env: {
-        SVC_AI_PROVIDER: 'anthropic',
-        SVC_AI_API_URL: model.url,
-        SVC_AI_API_KEY: 'k',
-        SVC_AI_MODEL: 'scripted-model',
-      },
-    });
+    h = await TriggerHarness.start();
   });
   after(async () => {
-    await server?.stop();
-    await model?.close();
+    await h?.stop();
   });
 
   /** Writes a probe file (again) until the watcher reports it, so later writes are surely seen. */
   async function watched(spaceId: string, root: string): Promise<void> {
-    const ws = await WsTestClient.signedIn(server.wsUrl, server.password);
+    const ws = await WsTestClient.signedIn(h.server.wsUrl, h.server.password);
     const seen = () =>
       ws.frames.some(
         (f) =>

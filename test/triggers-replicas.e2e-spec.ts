@@ -1,80 +1,48 @@
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import pg from 'pg';
 import request from 'supertest';
-import { ScriptedModelServer } from '#testing/scripted-model-server.js';
+import type { Replicas } from '#testing/replicas.js';
 import { testMode } from '#testing/test-env.js';
-import { createSharedServices, type SharedServices, startServer, type TestServer } from '#testing/test-server.js';
-import { completeEveryRun, startedRuns } from '#testing/trigger-runs.js';
+import type { TestServer } from '#testing/test-server.js';
+import {
+  automationSpec,
+  everySub,
+  okData,
+  startTriggerReplicas,
+  type TriggerApi,
+  type TriggerChecks,
+} from '#testing/trigger-harness.js';
 import { sleep, waitFor } from '#testing/wait.js';
 
-const spec = (tag: string, subscriptions: object[]) => ({
-  spec_version: '1',
-  name: `Replicated ${tag}`,
-  version: '1.0.0',
-  author: 'alice',
-  description: 'Fires once, whichever replica.',
-  type: 'automation',
-  system_prompt: `[[${tag}]] Do the task, then report.`,
-  subscriptions,
-});
-
 describe('triggers across two replicas', { skip: testMode() === 'services' ? false : 'needs Redis' }, () => {
-  let services: SharedServices;
-  let model: ScriptedModelServer;
-  let a: TestServer;
-  let b: TestServer;
-  const dataDir = mkdtempSync(join(tmpdir(), 'svc-trigger-replicas-'));
-  const api = (s: TestServer) => ({
-    get: (p: string) => request(s.url).get(p).set('Authorization', `Bearer ${s.password}`),
-    post: (p: string, body: object = {}) =>
-      request(s.url).post(p).set('Authorization', `Bearer ${s.password}`).send(body),
-  });
-  const data = <T>(res: request.Response): T => {
-    assert.equal(res.status, 200, JSON.stringify(res.body));
-    return res.body.data as T;
-  };
-  const runsOf = (tag: string) => startedRuns(model.requests).filter((r) => r.tag === tag);
-  const start = () =>
-    startServer({
-      services,
-      dataDir,
-      env: {
-        SVC_AI_PROVIDER: 'anthropic',
-        SVC_AI_API_URL: model.url,
-        SVC_AI_API_KEY: 'k',
-        SVC_AI_MODEL: 'scripted-model',
-      },
-    });
+  let replicas: Replicas;
+  let checks: TriggerChecks;
+  let apiTo: (server: TestServer) => TriggerApi;
   let spaceId: string;
+  const runsOf = (tag: string) => checks.runsOf(tag);
 
   before(async () => {
-    services = await createSharedServices();
-    model = await ScriptedModelServer.start();
-    completeEveryRun(model);
-    a = await start();
-    b = await start();
-    spaceId = data<{ id: string }>(await api(a).post('/api/spaces', { name: 'replicated triggers' })).id;
+    // Reconcile every second and take stale claims (their run not started) over after 10 s.
+    ({ replicas, checks, apiTo } = await startTriggerReplicas({
+      env: { SVC_TRIGGER_RECONCILE_MS: '1000', SVC_TRIGGER_CLAIM_LEASE_MS: '10000' },
+    }));
+    spaceId = await checks.space('replicated triggers');
   });
   after(async () => {
-    await a?.stop();
-    await b?.stop();
-    await model?.close();
-    await services?.dispose();
-    rmSync(dataDir, { recursive: true, force: true });
+    await replicas?.stop();
   });
 
   it('a webhook sent to both replicas at once starts one run', async () => {
     const secret = 'both';
-    const appId = data<{ appId: string }>(
-      await api(a).post('/api/apps/install', {
-        spec: spec('hook', [{ id: 'h', source: { type: 'webhook', config: { path: 'replicated', secret } } }]),
-        spaceId,
-      }),
-    ).appId;
+    const { a, b } = replicas;
+    const appId = await checks.install(
+      automationSpec('hook', [{ id: 'h', source: { type: 'webhook', config: { path: 'replicated', secret } } }]),
+      spaceId,
+    );
     for (let round = 0; round < 5; round++) {
       const raw = JSON.stringify({ round });
       const signature = createHmac('sha256', secret).update(raw).digest('hex');
@@ -87,35 +55,64 @@ describe('triggers across two replicas', { skip: testMode() === 'services' ? fal
       const answers = await Promise.all([send(a), send(b), send(a), send(b)]);
       for (const res of answers) assert.deepEqual([res.status, res.body], [200, { ok: true, received: true }]);
       // One run at a time per app: the next round waits for this one to end.
-      await waitFor(() => runsOf('hook').length > round, 20_000, `run of round ${round}`);
+      await waitFor(() => runsOf('hook').length > round, 30_000, `run of round ${round}`);
       await waitFor(
-        async () => data<{ runningCount: number }>(await api(b).get(`/api/apps/${appId}/state`)).runningCount === 0,
-        15_000,
+        async () => okData<{ runningCount: number }>(await apiTo(b).get(`/api/apps/${appId}/state`)).runningCount === 0,
+        30_000,
       );
     }
     await sleep(2000);
     const rounds = runsOf('hook').map((r) => (r.data.body as { round: number }).round);
     assert.deepEqual(rounds.sort(), [0, 1, 2, 3, 4], 'one run per delivery, whichever replica got it');
+    okData(await checks.api.post(`/api/apps/${appId}/pause`));
+  });
+
+  it('a claim whose replica died before the run start is fired once by a reconcile pass', async () => {
+    const appId = await checks.install(automationSpec('orphan', [everySub('1d')]), spaceId);
+    await waitFor(async () => (await checks.state(appId)).nextRunAtMs !== null, 30_000, 'the schedule row');
+    // What a replica dying right after its claim leaves behind: the row moved on to the next
+    // occurrence and the claimed one recorded as not started, its lease long over.
+    const db = new pg.Client({ connectionString: replicas.services.databaseUrl });
+    await db.connect();
+    let scheduledMs: number;
+    try {
+      const [row] = (
+        await db.query(`SELECT "subscription_id", "next_ms" FROM "trigger_schedule" WHERE "app_id" = $1`, [appId])
+      ).rows as Array<{ subscription_id: string; next_ms: string }>;
+      scheduledMs = Number(row!.next_ms);
+      const key = `sched-${appId}-orphaned-${scheduledMs}`;
+      await db.query(`UPDATE "trigger_schedule" SET "next_ms" = "next_ms" + 86400000 WHERE "app_id" = $1`, [appId]);
+      await db.query(
+        `INSERT INTO "trigger_occurrence" ("key", "app_id", "subscription_id", "scheduled_ms", "attempt", "claimed_at_ms")
+         VALUES ($1, $2, $3, $4, 1, $5)`,
+        [key, appId, row!.subscription_id, String(scheduledMs), String(Date.now() - 600_000)],
+      );
+      await waitFor(() => runsOf('orphan').length >= 1, 60_000, 'the orphaned occurrence fired');
+      await sleep(4000); // several reconcile passes of both replicas
+      assert.equal(runsOf('orphan').length, 1, 'fired exactly once, whichever replica reconciled first');
+      assert.equal(runsOf('orphan')[0]!.data.scheduledAt, new Date(scheduledMs).toISOString());
+      const [occ] = (await db.query(`SELECT * FROM "trigger_occurrence" WHERE "key" = $1`, [key])).rows as Array<{
+        attempt: number;
+        settled_at_ms: string | null;
+      }>;
+      assert.equal(occ!.attempt, 2, 'taken over once');
+      assert.notEqual(occ!.settled_at_ms, null, 'settled');
+    } finally {
+      await db.end();
+    }
+    okData(await checks.api.post(`/api/apps/${appId}/pause`));
   });
 
   it('every 5s over 60 s: one run per tick; killing a replica loses no tick', async () => {
-    const appId = data<{ appId: string }>(
-      await api(a).post('/api/apps/install', {
-        spec: spec('tick', [{ id: 't', source: { type: 'schedule', config: { every: '5s' } } }]),
-        spaceId,
-      }),
-    ).appId;
-    const installedAt = data<{ installedAt: number }>(await api(a).get(`/api/apps/${appId}`)).installedAt;
+    const appId = await checks.install(automationSpec('tick', [everySub('5s', 't')]), spaceId);
+    const installedAt = await checks.installedAt(appId);
     const began = Date.now();
     // Half way, right after a run ended, kill the replica that ran it: the next ticks must still come.
     await waitFor(() => runsOf('tick').length >= 5, 60_000, 'five ticks');
-    await waitFor(
-      async () => data<{ runningCount: number }>(await api(a).get(`/api/apps/${appId}/state`)).runningCount === 0,
-      10_000,
-    );
-    const session = data<{ replicaId: string | null }>(await api(a).get(`/api/agent/session/app-run:${appId}`));
-    const pid = Number((session.replicaId ?? String(b.process.pid)).split('-')[0]);
-    const [victim, survivor] = pid === a.process.pid ? [a, b] : [b, a];
+    await checks.idle(appId);
+    const session = okData<{ replicaId: string | null }>(await checks.api.get(`/api/agent/session/app-run:${appId}`));
+    const pid = Number((session.replicaId ?? String(replicas.b.process.pid)).split('-')[0]);
+    const [victim, survivor] = pid === replicas.a.process.pid ? [replicas.a, replicas.b] : [replicas.b, replicas.a];
     victim.process.kill('SIGKILL');
     await victim.exited;
     const killedAt = Date.now();
@@ -128,9 +125,43 @@ describe('triggers across two replicas', { skip: testMode() === 'services' ? fal
     for (let i = 1; i < ticks.length; i++) assert.equal(ticks[i]! - ticks[i - 1]!, 5000, 'no tick missed');
     assert.ok(ticks.length >= 11, `ticks over 60 s: ${ticks.length}`);
     assert.ok(ticks.filter((t) => t > killedAt).length >= 4, 'the survivor kept firing');
-    const state = data<{ nextRunAtMs: number }>(await api(survivor).get(`/api/apps/${appId}/state`));
+    const state = okData<{ nextRunAtMs: number }>(await apiTo(survivor).get(`/api/apps/${appId}/state`));
     assert.ok(state.nextRunAtMs > Date.now() - 5000);
-    if (victim === a) a = await start();
-    else b = await start();
+    await replicas.replace(victim);
+    okData(await checks.api.post(`/api/apps/${appId}/pause`));
+  });
+
+  it('file triggers: when the watch-lease holder dies, the new holder watches and fires at once', async () => {
+    const space = okData<{ id: string; path: string }>(await checks.api.post('/api/spaces', { name: 'handover' }));
+    await checks.install(
+      automationSpec('handover', [{ id: 'files', source: { type: 'file', config: { pattern: '*.txt' } } }]),
+      space.id,
+    );
+    const changed = () =>
+      runsOf('handover').flatMap((r) => (r.data.changes as Array<{ path: string }>).map((c) => c.path));
+    // The holder fires: write until its watcher has the new space and the run comes.
+    for (let i = 0; !changed().some((p) => p.startsWith('before-')); i++) {
+      assert.ok(i < 30, 'the first holder fires');
+      writeFileSync(join(space.path, `before-${i}.txt`), 'x');
+      await waitFor(() => changed().some((p) => p.startsWith('before-')), 2000, 'run').catch(() => undefined);
+    }
+    const LEADER = '"msg":"watching spaces (leader)"';
+    const elections = (s: TestServer) => s.output().split(LEADER).length - 1;
+    const holders = [replicas.a, replicas.b].filter((s) => elections(s) > 0);
+    assert.equal(holders.length, 1, 'one replica holds the watch lease');
+    const holder = holders[0]!;
+    const survivor = holder === replicas.a ? replicas.b : replicas.a;
+    holder.process.kill('SIGKILL');
+    await holder.exited;
+    await waitFor(() => elections(survivor) > 0, 60_000, 'the survivor takes the lease over');
+    const electedAt = Date.now();
+    // The new holder watches from its election on, not from its next space re-read (60 s):
+    // a change shortly after the election fires.
+    for (let i = 0; !changed().some((p) => p.startsWith('after-')); i++) {
+      assert.ok(Date.now() - electedAt < 30_000, 'the new holder fires within 30 s of its election');
+      writeFileSync(join(space.path, `after-${i}.txt`), 'y');
+      await waitFor(() => changed().some((p) => p.startsWith('after-')), 2000, 'run').catch(() => undefined);
+    }
+    await replicas.replace(holder);
   });
 });

@@ -1,83 +1,29 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import request from 'supertest';
-import { ScriptedModelServer } from '#testing/scripted-model-server.js';
 import { testMode } from '#testing/test-env.js';
-import { createSharedServices, type SharedServices, startServer, type TestServer } from '#testing/test-server.js';
-import { completeEveryRun, startedRuns } from '#testing/trigger-runs.js';
+import { type AppState, automationSpec, everySub as every, okData, TriggerHarness } from '#testing/trigger-harness.js';
 import { sleep, waitFor } from '#testing/wait.js';
 import { WsTestClient } from '#testing/ws-client.js';
 
-const spec = (tag: string, subscriptions: object[]) => ({
-  spec_version: '1',
-  name: `Ticker ${tag}`,
-  version: '1.0.0',
-  author: 'alice',
-  description: 'Runs on a schedule.',
-  type: 'automation',
-  system_prompt: `[[${tag}]] Do the task, then report.`,
-  subscriptions,
-});
-
-const every = (period: string, id = 'tick') => ({ id, source: { type: 'schedule', config: { every: period } } });
-
-interface State {
-  nextRunAtMs: number | null;
-  runningCount: number;
-  triggers: Array<{ id: string; type: string; fires: boolean; note?: string }>;
-}
+type State = AppState;
 
 describe(`schedule triggers (${testMode()})`, () => {
-  let model: ScriptedModelServer;
-  let services: SharedServices | undefined;
-  let server: TestServer;
-  const dataDir = mkdtempSync(join(tmpdir(), 'svc-triggers-'));
-  const api = () => ({
-    get: (p: string) => request(server.url).get(p).set('Authorization', `Bearer ${server.password}`),
-    post: (p: string, body: object = {}) =>
-      request(server.url).post(p).set('Authorization', `Bearer ${server.password}`).send(body),
-    patch: (p: string, body: object) =>
-      request(server.url).patch(p).set('Authorization', `Bearer ${server.password}`).send(body),
-  });
-  const data = <T>(res: request.Response): T => {
-    assert.equal(res.status, 200, JSON.stringify(res.body));
-    assert.equal(res.body.success, true, JSON.stringify(res.body));
-    return res.body.data as T;
-  };
-  const runsOf = (tag: string) => startedRuns(model.requests).filter((r) => r.tag === tag);
-  const state = async (appId: string) => data<State>(await api().get(`/api/apps/${appId}/state`));
-  const install = async (tag: string, subscriptions: object[], spaceId: string) =>
-    data<{ appId: string }>(await api().post('/api/apps/install', { spec: spec(tag, subscriptions), spaceId })).appId;
+  let h: TriggerHarness;
+  const api = () => h.api;
+  const data = okData;
+  const runsOf = (tag: string) => h.runsOf(tag);
+  const state = (appId: string) => h.state(appId);
+  const install = (tag: string, subscriptions: object[], spaceId: string) =>
+    h.install(automationSpec(tag, subscriptions, `Ticker ${tag}`), spaceId);
+  const spec = automationSpec;
   let spaceId: string;
 
-  const start = () =>
-    startServer({
-      dataDir,
-      services,
-      env: {
-        SVC_AI_PROVIDER: 'anthropic',
-        SVC_AI_API_URL: model.url,
-        SVC_AI_API_KEY: 'k',
-        SVC_AI_MODEL: 'scripted-model',
-        SVC_TRIGGER_RECONCILE_MS: '1000',
-      },
-    });
-
   before(async () => {
-    model = await ScriptedModelServer.start();
-    completeEveryRun(model);
-    if (testMode() === 'services') services = await createSharedServices();
-    server = await start();
-    spaceId = data<{ id: string }>(await api().post('/api/spaces', { name: 'schedules' })).id;
+    h = await TriggerHarness.start({ env: { SVC_TRIGGER_RECONCILE_MS: '1000' } });
+    spaceId = await h.space('schedules');
   });
   after(async () => {
-    await server?.stop();
-    await model?.close();
-    await services?.dispose();
-    rmSync(dataDir, { recursive: true, force: true });
+    await h?.stop();
   });
 
   it('every 2s fires once per tick on the grid from install; nextRunAtMs is the real next tick', async () => {
@@ -102,7 +48,7 @@ describe(`schedule triggers (${testMode()})`, () => {
     );
     assert.equal((s.nextRunAtMs - app.installedAt) % 2000, 0);
     // The status event a run sends already carries the next occurrence, not the one that fired.
-    const ws = await WsTestClient.signedIn(server.wsUrl, server.password);
+    const ws = await WsTestClient.signedIn(h.server.wsUrl, h.server.password);
     const event = await ws.next(
       (f) =>
         f.channel === 'app:status_changed' && f.data?.appId === appId && (f.data.state as State).runningCount === 1,
@@ -201,11 +147,11 @@ describe(`schedule triggers (${testMode()})`, () => {
     const app = data<{ installedAt: number }>(await api().get(`/api/apps/${appId}`));
     await waitFor(() => runsOf('downtime').length >= 1, 20_000, 'a first run');
     await waitFor(async () => (await state(appId)).runningCount === 0, 10_000, 'run over');
-    await server.stop();
+    await h.stopServer();
     const downAt = Date.now();
     const seenBefore = runsOf('downtime').length;
     await sleep(7000); // three ticks or more missed
-    server = await start();
+    await h.startServer();
     const upAt = Date.now();
     await waitFor(() => runsOf('downtime').length >= seenBefore + 2, 30_000, 'catch-up and next tick');
     await sleep(500);
@@ -229,10 +175,10 @@ describe(`schedule triggers (${testMode()})`, () => {
       const { Redis } = await import('ioredis');
       const appId = await install('flush', [every('2s')], spaceId);
       await waitFor(() => runsOf('flush').length >= 1, 20_000, 'a first run');
-      const redis = new Redis(services!.redisUrl);
+      const redis = new Redis(h.services!.redisUrl);
       try {
         // A Redis restarted empty: every queue key of this deployment is gone.
-        const keys = await redis.keys(`${services!.redisPrefix}:bull*`);
+        const keys = await redis.keys(`${h.services!.redisPrefix}:bull*`);
         assert.ok(keys.length > 0);
         await redis.del(...keys);
       } finally {

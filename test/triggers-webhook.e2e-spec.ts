@@ -1,79 +1,52 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { createHmac, randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
-import { ScriptedModelServer } from '#testing/scripted-model-server.js';
 import { testMode } from '#testing/test-env.js';
-import { startServer, type TestServer } from '#testing/test-server.js';
-import { completeEveryRun, startedRuns } from '#testing/trigger-runs.js';
+import { REPO_ROOT } from '#testing/test-server.js';
+import { automationSpec, okData, TriggerHarness } from '#testing/trigger-harness.js';
 import { sleep, waitFor } from '#testing/wait.js';
 
 const SECRET = 'hook-s3cret';
 const sign = (raw: string, secret = SECRET) => createHmac('sha256', secret).update(raw).digest('hex');
 
-const spec = (tag: string, path: string, secret: string | null = SECRET) => ({
-  spec_version: '1',
-  name: `Hooked ${tag}`,
-  version: '1.0.0',
-  author: 'alice',
-  description: 'Runs on webhooks.',
-  type: 'automation',
-  system_prompt: `[[${tag}]] Handle the event, then report.`,
-  subscriptions: [{ id: 'gh', source: { type: 'webhook', config: { path, ...(secret ? { secret } : {}) } } }],
-});
+const spec = (tag: string, path: string, secret: string | null = SECRET) =>
+  automationSpec(
+    tag,
+    [{ id: 'gh', source: { type: 'webhook', config: { path, ...(secret ? { secret } : {}) } } }],
+    `Hooked ${tag}`,
+  );
 
 describe(`webhook triggers (${testMode()})`, () => {
-  let model: ScriptedModelServer;
-  let server: TestServer;
+  let h: TriggerHarness;
   const suffix = randomUUID().slice(0, 8);
   const path = `github-${suffix}`;
-  const api = () => ({
-    get: (p: string) => request(server.url).get(p).set('Authorization', `Bearer ${server.password}`),
-    post: (p: string, body: object = {}) =>
-      request(server.url).post(p).set('Authorization', `Bearer ${server.password}`).send(body),
-    patch: (p: string, body: object) =>
-      request(server.url).patch(p).set('Authorization', `Bearer ${server.password}`).send(body),
-  });
-  const data = <T>(res: request.Response): T => {
-    assert.equal(res.status, 200, JSON.stringify(res.body));
-    return res.body.data as T;
-  };
+  const api = () => h.api;
+  const data = okData;
   /** A delivery with the raw text sent byte for byte. */
   const deliver = (hookPath: string, raw: string, headers: Record<string, string> = {}, prefix = '') =>
-    request(server.url)
+    request(h.server.url)
       .post(`${prefix}/hooks/${hookPath}`)
       .set('Content-Type', 'application/json')
       .set(headers)
       .send(raw);
-  const runsOf = (tag: string) => startedRuns(model.requests).filter((r) => r.tag === tag);
+  const runsOf = (tag: string) => h.runsOf(tag);
   /** A run in progress makes the next trigger a `run_skipped`: wait for the app to be idle. */
-  const idle = (id: string) =>
-    waitFor(
-      async () => data<{ runningCount: number }>(await api().get(`/api/apps/${id}/state`)).runningCount === 0,
-      15_000,
-      'app idle',
-    );
+  const idle = (id: string) => h.idle(id);
   let spaceId: string;
   let appId: string;
 
   before(async () => {
-    model = await ScriptedModelServer.start();
-    completeEveryRun(model);
-    server = await startServer({
-      env: {
-        SVC_AI_PROVIDER: 'anthropic',
-        SVC_AI_API_URL: model.url,
-        SVC_AI_API_KEY: 'k',
-        SVC_AI_MODEL: 'scripted-model',
-        SVC_BASE_PATH: '/svc',
-      },
-    });
-    spaceId = data<{ id: string }>(await api().post('/api/spaces', { name: 'hooks' })).id;
-    appId = data<{ appId: string }>(await api().post('/api/apps/install', { spec: spec('main', path), spaceId })).appId;
+    h = await TriggerHarness.start({ env: { SVC_BASE_PATH: '/svc' } });
+    spaceId = await h.space('hooks');
+    appId = await h.install(spec('main', path), spaceId);
   });
   after(async () => {
-    await server?.stop();
-    await model?.close();
+    await h?.stop();
   });
 
   it('a signed delivery answers {ok, received} at once, needs no password and starts one run with the body', async () => {
@@ -143,7 +116,7 @@ describe(`webhook triggers (${testMode()})`, () => {
       const bad = JSON.stringify({ i });
       assert.equal((await deliver(path, bad, { 'X-Signature-256': sign(bad, 'nope') })).status, 401);
     }
-    const login = await request(server.url).post('/api/remote/login').send({ token: server.password });
+    const login = await request(h.server.url).post('/api/remote/login').send({ token: h.server.password });
     assert.equal(login.status, 200, JSON.stringify(login.body));
     assert.equal(login.body.success, true);
   });
@@ -173,15 +146,65 @@ describe(`webhook triggers (${testMode()})`, () => {
     assert.equal((await deliver(renamed, JSON.stringify({ n: 2 }))).status, 404, 'paused');
     data(await api().post(`/api/apps/${openId}/resume`));
     assert.equal((await deliver(renamed, JSON.stringify({ n: 3 }))).status, 200);
-    assert.equal(
-      (await request(server.url).delete(`/api/apps/${openId}`).set('Authorization', `Bearer ${server.password}`))
-        .status,
-      200,
-    );
+    assert.equal((await api().delete(`/api/apps/${openId}`)).status, 200);
     assert.equal((await deliver(renamed, JSON.stringify({ n: 4 }))).status, 404, 'uninstalled');
     const state = data<{ triggers: Array<{ type: string; fires: boolean; path?: string }> }>(
       await api().get(`/api/apps/${appId}/state`),
     );
     assert.deepEqual(state.triggers, [{ id: 'gh', type: 'webhook', fires: true, path }]);
+  });
+
+  it('paths of several segments: /hooks/<a>/<b> (also under SVC_BASE_PATH), unique as a whole', async () => {
+    const deep = `gh-${suffix}/push`;
+    const deepId = data<{ appId: string }>(
+      await api().post('/api/apps/install', { spec: spec('deep', `/${deep}/`), spaceId }),
+    ).appId;
+    const stored = data<{ spec: { subscriptions: Array<{ source: { config: { path: string } } }> } }>(
+      await api().get(`/api/apps/${deepId}`),
+    );
+    assert.equal(stored.spec.subscriptions[0]!.source.config.path, deep, 'stored without outer slashes');
+    const raw = JSON.stringify({ ref: 'refs/heads/main' });
+    const res = await deliver(deep, raw, { 'X-Hub-Signature-256': `sha256=${sign(raw)}` });
+    assert.deepEqual([res.status, res.body], [200, { ok: true, received: true }]);
+    await waitFor(() => runsOf('deep').length === 1, 20_000, 'the run of the deep path');
+    assert.equal(runsOf('deep')[0]!.data.path, deep);
+    await idle(deepId);
+    const based = JSON.stringify({ ref: 'refs/heads/next' });
+    const viaBase = await deliver(deep, based, { 'X-Signature-256': sign(based) }, '/svc');
+    assert.deepEqual([viaBase.status, viaBase.body], [200, { ok: true, received: true }]);
+    await waitFor(() => runsOf('deep').length === 2, 20_000, 'the run via the base path');
+    // Only the whole path names the hook: its first segment, or a longer path, is unknown.
+    assert.equal((await deliver(`gh-${suffix}`, raw, { 'X-Signature-256': sign(raw) })).status, 404);
+    assert.equal((await deliver(`${deep}/more`, raw, { 'X-Signature-256': sign(raw) })).status, 404);
+    const copy = await api().post('/api/apps/install', { spec: spec('deep-copy', deep), spaceId });
+    assert.equal(copy.body.success, false);
+    assert.match(copy.body.error, /subscriptions\[0\]\.source\.config\.path/);
+    const sibling = await api().post('/api/apps/install', { spec: spec('deep-pull', `gh-${suffix}/pull`), spaceId });
+    assert.equal(sibling.body.success, true, 'a sibling path is another hook');
+    for (const bad of ['a//b', 'a/../b', 'A/b', 'a/b c']) {
+      const refused = await api().post('/api/apps/install', { spec: spec('bad', bad), spaceId });
+      assert.match(refused.body.error ?? '', /subscriptions\[0\]\.source\.config\.path/, bad);
+    }
+  });
+
+  it("the README's curl/openssl example signs correctly and is answered {ok, received}", async () => {
+    const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
+    const block = /```sh\n(BODY=[^`]*?openssl dgst[^`]*?)```/.exec(readme)?.[1];
+    assert.ok(block, 'the README has the webhook signing example');
+    const hookPath = `readme-${suffix}/events`;
+    const readmeId = data<{ appId: string }>(
+      await api().post('/api/apps/install', {
+        spec: { ...spec('readme', hookPath, 'my-secret-key') },
+        spaceId,
+      }),
+    ).appId;
+    const script = block.replace(/\$B\/hooks\/[a-z0-9/._~-]+/, `$B/hooks/${hookPath}`);
+    const { stdout } = await promisify(execFile)('bash', ['-euo', 'pipefail', '-c', script], {
+      env: { ...process.env, B: h.server.url, J: 'Content-Type: application/json' },
+    });
+    assert.deepEqual(JSON.parse(stdout.trim()), { ok: true, received: true });
+    await waitFor(() => runsOf('readme').length === 1, 20_000, 'the run of the README delivery');
+    assert.deepEqual(runsOf('readme')[0]!.data.body, { action: 'opened', issue: { number: 7 } });
+    data(await api().post(`/api/apps/${readmeId}/pause`));
   });
 });

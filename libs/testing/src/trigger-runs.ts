@@ -52,13 +52,25 @@ export function startedRuns(requests: readonly RecordedModelRequest[]): StartedR
   return runs;
 }
 
-/** Makes every run end at once: report_to_user complete, then a short text. */
-export function completeEveryRun(model: ScriptedModelServer): void {
+/**
+ * Makes every run end at once: report_to_user complete, then a short text. The runs of apps
+ * tagged with one of `failTags` fail instead: their model calls answer HTTP 400; those of a
+ * tag in `slowTags` take that many ms before they report.
+ */
+export function completeEveryRun(
+  model: ScriptedModelServer,
+  failTags: ReadonlySet<string> = new Set(),
+  slowTags: ReadonlyMap<string, number> = new Map(),
+): void {
   model.respond((req) => {
+    const tag = /\[\[(.+?)\]\]/.exec(systemOf(req))?.[1];
+    if (tag !== undefined && failTags.has(tag)) return { status: 400, error: `scripted failure of ${tag}` };
     const last = req.body.messages?.at(-1);
     const answered =
       Array.isArray(last?.content) && last.content.some((b: { type?: string }) => b.type === 'tool_result');
     if (answered) return undefined;
-    return { steps: [{ toolCall: { name: 'report_to_user', input: { type: 'complete', summary: 'Done.' } } }] };
+    const report = { toolCall: { name: 'report_to_user', input: { type: 'complete', summary: 'Done.' } } };
+    const slow = tag === undefined ? undefined : slowTags.get(tag);
+    return { steps: slow === undefined ? [report] : [{ delayMs: slow }, report] };
   });
 }
