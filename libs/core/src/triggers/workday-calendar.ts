@@ -39,8 +39,11 @@ export const CHINA_WORKDAY_TABLE: Readonly<Record<number, YearRules>> = {
     ],
     makeUp: ['01-04', '02-14', '02-28', '05-09', '09-20', '10-10'],
   },
-  // 2027: the State Council's notice was not available when this table was written; days of
-  // 2027 fall back to Monday–Friday (with a warning) until its block is added here.
+  // 2027: no official data yet. Checked 2026-11-25: the State Council's 2027 notice was not
+  // found, and the npm data packages (chinese-days 1.5.7, holiday-calendar 1.3.3,
+  // chinese-workday 1.16.1) stop at 2026 (their 2025–2026 data match this table). Days of 2027
+  // fall back to Monday–Friday (one warning per year) until its block is added here; no dates
+  // are guessed.
 };
 
 /** A calendar day, as in the schedule's time zone. */
