@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
@@ -13,7 +14,8 @@ const PNG = Buffer.from(
   'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
   'base64',
 );
-const HOSTILE_MD = '# Release notes\n\nSome **bold** text.\n\n<script>window.hacked = 1</script>\n<img src="x" onerror="window.hacked = 2">\n\n[bad](javascript:alert(1))\n';
+const HOSTILE_MD =
+  '# Release notes\n\nSome **bold** text.\n\n<script>window.hacked = 1</script>\n<img src="x" onerror="window.hacked = 2">\n\n[bad](javascript:alert(1))\n';
 const WAIT = 20_000;
 
 async function signIn(page: Page, password: string): Promise<void> {
@@ -130,7 +132,12 @@ describe('web app in Chromium: sign-in, spaces, files', { skip: browserSkipReaso
     await tree.getByRole('button', { name: 'pixel.png' }).click();
     const image = page.getByRole('img', { name: 'pixel.png' });
     await image.waitFor({ timeout: WAIT });
-    await waitFor(() => image.evaluate((img: { complete: boolean; naturalWidth: number }) => img.complete && img.naturalWidth === 1), WAIT, 'image');
+    await waitFor(
+      () =>
+        image.evaluate((img: { complete: boolean; naturalWidth: number }) => img.complete && img.naturalWidth === 1),
+      WAIT,
+      'image',
+    );
 
     // A file written straight on disk appears through the artifact events.
     const space = ((await request(server.url).get('/api/spaces').set(auth())).body.data as Array<{ path: string }>)[0]!;
@@ -168,6 +175,53 @@ describe('web app in Chromium: sign-in, spaces, files', { skip: browserSkipReaso
     await results.getByRole('button', { name: /pixel\.png/ }).waitFor({ timeout: WAIT });
     await page.getByLabel('Search files').fill('');
     await screenshot(page, 'files');
+  });
+
+  it('uploads a folder with its layout, and the tree is walked with the arrow keys', async () => {
+    const tree = page.getByRole('tree', { name: 'Files' });
+    const space = ((await request(server.url).get('/api/spaces').set(auth())).body.data as Array<{ path: string }>)[0]!;
+    const local = mkdtempSync(join(tmpdir(), 'svc-web-folder-'));
+    mkdirSync(join(local, 'photos', 'trip'), { recursive: true });
+    writeFileSync(join(local, 'photos', 'index.txt'), 'list');
+    writeFileSync(join(local, 'photos', 'trip', 'day1.txt'), 'sunny');
+    // Into the selected folder (a click toggles it: twice leaves it open and selected).
+    await tree.getByRole('button', { name: 'archive', exact: true }).click();
+    await tree.getByRole('button', { name: 'archive', exact: true }).click();
+    await page.getByLabel('Upload a folder').setInputFiles(join(local, 'photos'));
+    await waitFor(
+      () => existsSync(join(space.path, 'archive', 'photos', 'trip', 'day1.txt')),
+      WAIT,
+      'the folder uploaded with its relative paths',
+    );
+    assert.equal(readFileSync(join(space.path, 'archive', 'photos', 'index.txt'), 'utf8'), 'list');
+
+    // Keyboard: Home, Down, Right opens a folder, Right again enters it, Left goes back up, Enter opens a file.
+    const item = (name: string) => tree.getByRole('button', { name, exact: true });
+    await item('archive').focus();
+    await page.keyboard.press('Home');
+    const focusedName = () => page.evaluate('document.activeElement?.textContent?.trim()');
+    assert.equal(await focusedName(), 'archive');
+    await page.keyboard.press('ArrowLeft');
+    await item('photos').waitFor({ state: 'detached', timeout: WAIT });
+    await page.keyboard.press('ArrowRight');
+    await item('photos').waitFor({ timeout: WAIT });
+    assert.equal(await focusedName(), 'archive', 'Right opens the folder, focus stays');
+    await page.keyboard.press('ArrowRight');
+    await waitFor(async () => (await focusedName()) !== 'archive', WAIT, 'Right enters the folder');
+    const inside = String(await focusedName());
+    assert.ok(['photos', 'kept.txt'].includes(inside), `inside the folder: ${inside}`);
+    await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('ArrowUp');
+    assert.equal(await focusedName(), inside, 'Down then Up comes back');
+    for (let i = 0; i < 3 && (await focusedName()) !== 'archive'; i++) await page.keyboard.press('ArrowLeft');
+    assert.equal(await focusedName(), 'archive', 'Left goes up to the parent');
+    await page.keyboard.press('ArrowLeft');
+    await item('photos').waitFor({ state: 'detached', timeout: WAIT });
+    await page.keyboard.press('ArrowDown');
+    const next = String(await focusedName());
+    assert.notEqual(next, 'archive');
+    await page.keyboard.press('Enter');
+    await page.getByRole('article', { name: next }).waitFor({ timeout: WAIT });
   });
 
   it('works at phone width and in the dark theme', async () => {
@@ -234,7 +288,11 @@ describe('web app under SVC_BASE_PATH, opened at a deep path', { skip: browserSk
     await page.goto(`${server.url}/svc/some/deep/link`);
     await signIn(page, server.password);
     await page.getByText('Live').waitFor({ timeout: WAIT });
-    await page.getByRole('tree', { name: 'Files' }).or(page.getByText('No files yet')).first().waitFor({ timeout: WAIT });
+    await page
+      .getByRole('tree', { name: 'Files' })
+      .or(page.getByText('No files yet'))
+      .first()
+      .waitFor({ timeout: WAIT });
     assert.deepEqual(failed, []);
     await page.close();
   });

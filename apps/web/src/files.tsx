@@ -27,6 +27,37 @@ interface Opened {
   imageUrl?: string;
 }
 
+/** A file to upload and where it goes, relative to the target folder. */
+interface Picked {
+  file: File;
+  relativePath: string;
+}
+
+/** Files of a drop, folders walked (their files keep their relative paths). */
+async function droppedFiles(data: DataTransfer): Promise<Picked[]> {
+  const entries = Array.from(data.items)
+    .map((item) => item.webkitGetAsEntry?.())
+    .filter((entry): entry is FileSystemEntry => Boolean(entry));
+  if (entries.length === 0) return Array.from(data.files).map((file) => ({ file, relativePath: file.name }));
+  const out: Picked[] = [];
+  const walk = async (entry: FileSystemEntry, prefix: string): Promise<void> => {
+    if (entry.isFile) {
+      const file = await new Promise<File>((resolve, reject) => (entry as FileSystemFileEntry).file(resolve, reject));
+      out.push({ file, relativePath: `${prefix}${entry.name}` });
+    } else if (entry.isDirectory) {
+      const reader = (entry as FileSystemDirectoryEntry).createReader();
+      // readEntries answers in batches until an empty one.
+      for (;;) {
+        const batch = await new Promise<FileSystemEntry[]>((resolve, reject) => reader.readEntries(resolve, reject));
+        if (batch.length === 0) break;
+        for (const child of batch) await walk(child, `${prefix}${entry.name}/`);
+      }
+    }
+  };
+  for (const entry of entries) await walk(entry, '');
+  return out;
+}
+
 const parentOf = (path: string): string => path.slice(0, path.lastIndexOf('/')) || '/';
 const sizeText = (n = 0): string =>
   n < 1024 ? `${n} B` : n < 1024 * 1024 ? `${(n / 1024).toFixed(1)} KB` : `${(n / 1024 / 1024).toFixed(1)} MB`;
@@ -43,6 +74,7 @@ export function FilesScreen(props: { space: Space; socket: EventSocket }) {
   const [results, setResults] = useState<Entry[] | null>(null);
   const [over, setOver] = useState(false);
   const [editing, setEditing] = useState<string | null>(null);
+  const [focused, setFocused] = useState<string | null>(null);
   const loaded = useRef(folders);
   loaded.current = folders;
 
@@ -152,6 +184,8 @@ export function FilesScreen(props: { space: Space; socket: EventSocket }) {
     });
   }
 
+  const base = `/api/spaces/${props.space.id}/artifacts`;
+
   /** Where new things go: the selected folder, the selected file's folder, or the root. */
   const targetFolder = (): string =>
     selected ? (selected.type === 'folder' ? selected.path : parentOf(selected.path)) : root;
@@ -165,15 +199,39 @@ export function FilesScreen(props: { space: Space; socket: EventSocket }) {
     }
   };
 
-  async function upload(files: FileList | File[], folder = targetFolder()) {
-    for (const file of Array.from(files)) {
-      setStatus(`Uploading ${file.name}…`);
+  /**
+   * Uploads files into `folder`, each at its relative path (a dropped or picked folder keeps its
+   * layout): the folders on the way are created first, since an upload needs its parent.
+   */
+  async function upload(files: FileList | File[] | Picked[], folder = targetFolder()) {
+    const picked: Picked[] = Array.from(files as ArrayLike<File | Picked>).map((f) =>
+      f instanceof File ? { file: f, relativePath: f.webkitRelativePath || f.name } : f,
+    );
+    const made = new Set<string>();
+    for (const { file, relativePath } of picked) {
+      const parts = relativePath.split('/').filter(Boolean);
+      let parent = folder;
+      for (const name of parts.slice(0, -1)) {
+        const path = `${parent}/${name}`;
+        if (!made.has(path)) {
+          made.add(path);
+          // Already there is fine: the upload says so if the folder really is missing.
+          await api.post(`${base}/folder`, { name, parentPath: parent }).catch(() => undefined);
+        }
+        parent = path;
+      }
+      setStatus(`Uploading ${relativePath}…`);
       await act(
-        () => api.upload(`/api/spaces/${props.space.id}/artifacts/upload?path=${q(`${folder}/${file.name}`)}`, file),
-        `Uploaded ${file.name} (${sizeText(file.size)}).`,
+        () => api.upload(`${base}/upload?path=${q(`${parent}/${parts.at(-1) ?? file.name}`)}`, file),
+        `Uploaded ${relativePath} (${sizeText(file.size)}).`,
       );
     }
     void loadFolder(folder);
+    if (picked.some((p) => p.relativePath.includes('/'))) {
+      const top = `${folder}/${picked[0]!.relativePath.split('/')[0]}`;
+      setExpanded((prev) => new Set(prev).add(top));
+      void loadFolder(top);
+    }
   }
 
   async function download(entry: Entry) {
@@ -185,7 +243,6 @@ export function FilesScreen(props: { space: Space; socket: EventSocket }) {
     setTimeout(() => URL.revokeObjectURL(link.href), 10_000);
   }
 
-  const base = `/api/spaces/${props.space.id}/artifacts`;
   const toolbar = (
     <div class="row" role="toolbar" aria-label="File actions">
       <button
@@ -216,6 +273,21 @@ export function FilesScreen(props: { space: Space; socket: EventSocket }) {
           type="file"
           multiple
           aria-label="Upload files"
+          onChange={(e) => {
+            const files = e.currentTarget.files;
+            if (files?.length) void upload(files);
+            e.currentTarget.value = '';
+          }}
+        />
+      </label>
+      <label class="button-like">
+        Upload folder…
+        <input
+          class="sr-only"
+          type="file"
+          multiple
+          {...{ webkitdirectory: true }}
+          aria-label="Upload a folder"
           onChange={(e) => {
             const files = e.currentTarget.files;
             if (files?.length) void upload(files);
@@ -277,6 +349,39 @@ export function FilesScreen(props: { space: Space; socket: EventSocket }) {
     </div>
   );
 
+  /** The tree's items in display order (expanded folders' children under them). */
+  const visible = (dir = root): Entry[] =>
+    (folders.get(dir) ?? []).flatMap((e) =>
+      e.type === 'folder' && expanded.has(e.path) ? [e, ...visible(e.path)] : [e],
+    );
+  const focusItem = (path: string | undefined) => {
+    if (!path) return;
+    setFocused(path);
+    const find = () => document.querySelector<HTMLElement>(`[role=tree] [data-path="${CSS.escape(path)}"]`);
+    const now = find();
+    if (now) now.focus();
+    else requestAnimationFrame(() => find()?.focus());
+  };
+  /** Arrow keys move through the tree (WAI-ARIA tree pattern); Enter and Space open, as a button does. */
+  function onTreeKey(e: KeyboardEvent, entry: Entry) {
+    const items = visible();
+    const at = items.findIndex((i) => i.path === entry.path);
+    const isOpen = entry.type === 'folder' && expanded.has(entry.path);
+    let handled = true;
+    if (e.key === 'ArrowDown') focusItem(items[at + 1]?.path);
+    else if (e.key === 'ArrowUp') focusItem(items[at - 1]?.path);
+    else if (e.key === 'Home') focusItem(items[0]?.path);
+    else if (e.key === 'End') focusItem(items.at(-1)?.path);
+    else if (e.key === 'ArrowRight') {
+      if (entry.type === 'folder' && !isOpen) toggle(entry.path);
+      else if (isOpen) focusItem(folders.get(entry.path)?.[0]?.path);
+    } else if (e.key === 'ArrowLeft') {
+      if (isOpen) toggle(entry.path);
+      else if (parentOf(entry.path) !== root) focusItem(parentOf(entry.path));
+    } else handled = false;
+    if (handled) e.preventDefault();
+  }
+
   const renderFolder = (dir: string) => {
     const entries = folders.get(dir);
     if (!entries) return <p class="muted">Loading…</p>;
@@ -296,7 +401,15 @@ export function FilesScreen(props: { space: Space; socket: EventSocket }) {
               aria-expanded={entry.type === 'folder' ? isOpen : undefined}
               aria-selected={selected?.path === entry.path}
             >
-              <button class="link item" aria-selected={selected?.path === entry.path} onClick={() => void open(entry)}>
+              <button
+                class="link item"
+                data-path={entry.path}
+                tabIndex={entry.path === (focused ?? visible()[0]?.path) ? 0 : -1}
+                aria-selected={selected?.path === entry.path}
+                onFocus={() => setFocused(entry.path)}
+                onKeyDown={(e) => onTreeKey(e, entry)}
+                onClick={() => void open(entry)}
+              >
                 {entry.type === 'folder' ? <FolderIcon open={isOpen} /> : <FileIcon />}
                 {entry.name}
               </button>
@@ -321,7 +434,10 @@ export function FilesScreen(props: { space: Space; socket: EventSocket }) {
         onDrop={(e) => {
           e.preventDefault();
           setOver(false);
-          if (e.dataTransfer?.files.length) void upload(e.dataTransfer.files);
+          if (e.dataTransfer)
+            void droppedFiles(e.dataTransfer).then((picked) => {
+              if (picked.length) void upload(picked);
+            });
         }}
       >
         <label for="file-search">Search files</label>
