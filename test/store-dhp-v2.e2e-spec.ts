@@ -170,6 +170,27 @@ describe(`store dhp-v2 store server (${testMode()})`, () => {
     failure(await api.post('/api/store/unpublish', {}), 400, /slug/);
   });
 
+  it('app-document is the entry README; a malformed spec.yaml fails the install clearly, nothing written', async () => {
+    host.set('items/beta/README.md', '# Beta\n\nWhat beta does.');
+    assert.deepEqual(okData(await api.get('/api/store/app-document?slug=beta')), {
+      content: '# Beta\n\nWhat beta does.',
+    });
+    assert.deepEqual(okData(await api.get('/api/store/app-document?slug=gamma')), { content: null });
+    const before = okData<unknown[]>(await api.get('/api/apps')).length;
+    host.set('items/gamma/spec.yaml', '- just\n- a list\n');
+    failure(await api.post('/api/store/install', { slug: 'gamma' }), 400, /not a YAML mapping/);
+    host.set('items/gamma/spec.yaml', 'name: [unclosed');
+    const broken = await api.post('/api/store/install', { slug: 'gamma' });
+    assert.deepEqual([broken.status, broken.body.success], [400, false]);
+    host.set(
+      'items/gamma/spec.yaml',
+      JSON.stringify({ ...JSON.parse(syntheticSpec('gamma', '1.0.0')), subscriptions: 'x' }),
+    );
+    failure(await api.post('/api/store/install', { slug: 'gamma' }), 422, /subscriptions/, 'VALIDATION_FAILED');
+    assert.equal(okData<unknown[]>(await api.get('/api/apps')).length, before);
+    host.set('items/gamma/spec.yaml', syntheticSpec('gamma', '1.0.0'));
+  });
+
   it('a token the store server refuses answers 403, not a crash', async () => {
     await api.patch(`/api/store/registries/${sourceId}/adapter-config`, { token: 'wrong' });
     failure(await api.get('/api/store/my-publications'), 403, /refused/, 'PUBLISHING_UNAVAILABLE');
