@@ -67,6 +67,22 @@ describe('the MCP command policy (SVC_ALLOW_MCP_COMMANDS unset)', () => {
     assert.equal(blocked.body.code, 'MCP_COMMAND_BLOCKED');
   });
 
+  it('POST /api/config refuses a stdio entry of mcpServers (403 MCP_COMMAND_BLOCKED), takes HTTP ones', async () => {
+    const blocked = await post('/api/config', { mcpServers: { local: stdio } });
+    assert.equal(blocked.status, 403);
+    assert.equal(blocked.body.code, 'MCP_COMMAND_BLOCKED');
+    assert.match(blocked.body.error, /local.*SVC_ALLOW_MCP_COMMANDS=1/);
+    const config = await auth(request(server.url).get('/api/config'));
+    assert.equal(config.body.data.mcpServers, undefined, 'nothing was written');
+    const remote = { type: 'http', url: http.url, headers: { Authorization: `Bearer ${http.token}` } };
+    const taken = await post('/api/config', { mcpServers: { remote } });
+    assert.equal(taken.status, 200, JSON.stringify(taken.body));
+    const bad = await post('/api/config', { mcpServers: { remote: { url: 'ftp://x' } } });
+    assert.equal(bad.status, 400);
+    assert.match(bad.body.error, /^mcpServers\.remote\.url/);
+    assert.equal((await post('/api/config', { mcpServers: null })).status, 200);
+  });
+
   it('names the field of a bad server definition', async () => {
     const res = await post('/api/apps/install', {
       spec: mcpSpec('bad', { type: 'http', url: 'ftp://x' }),

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
-import { realpathSync } from 'node:fs';
+import { mkdirSync, realpathSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import request from 'supertest';
 import { HttpMcpServer, MCP_STDIO_SERVER } from '#testing/mcp-http-server.js';
@@ -320,5 +322,138 @@ describe('MCP servers (stdio and streamable HTTP) in chats and runs', () => {
     model.enqueue(textReply('ok'));
     await chatTurn('again');
     await waitFor(() => toolNamesOf(0).includes('mcp__calc-tools__add'), 5000);
+  });
+
+  it("a stdio server runs in its spec's cwd inside the space; a cwd escaping the space is refused", async () => {
+    mkdirSync(join(space.path, 'tools', 'bin'), { recursive: true });
+    const inside = okData<{ appId: string }>(
+      await api.post('/api/apps/install', {
+        spec: specOf('Cwd Calc', 'mcp', {
+          description: 'Runs in tools/bin.',
+          mcp_server: { command: process.execPath, args: [MCP_STDIO_SERVER], cwd: 'tools/bin' },
+        }),
+        spaceId: space.id,
+      }),
+    ).appId;
+    const up = await api.post('/api/apps/install', {
+      spec: specOf('Up Calc', 'mcp', { description: 'd', mcp_server: { command: 'node', cwd: '../..' } }),
+      spaceId: space.id,
+    });
+    assert.equal(up.status, 422);
+    assert.match(up.body.error, /^mcp_server\.cwd must be a relative path inside the app's space folder/);
+    // A symlink inside the space pointing out of it: the path guard refuses it when the server starts.
+    symlinkSync(tmpdir(), join(space.path, 'escape'));
+    const escaper = okData<{ appId: string }>(
+      await api.post('/api/apps/install', {
+        spec: specOf('Escaper', 'mcp', {
+          description: 'Tries to run outside.',
+          mcp_server: { command: process.execPath, args: [MCP_STDIO_SERVER], cwd: 'escape' },
+        }),
+        spaceId: space.id,
+      }),
+    ).appId;
+    try {
+      model.enqueue(toolCall('mcp__cwd-calc__whereami'), textReply('there'));
+      const frames = await chatTurn('Where?');
+      const where = JSON.parse(toolResults(frames)[0]!.result) as { cwd: string };
+      assert.equal(realpathSync(where.cwd), realpathSync(join(space.path, 'tools', 'bin')));
+      assert.ok(!toolNamesOf(0).some((n) => n.startsWith('mcp__escaper__')), 'a refused server offers no tools');
+      const tested = okData<ServerStatus[]>(await api.post('/api/agent/test-mcp', { spaceId: space.id }));
+      const refused = tested.find((s) => s.name === 'escaper')!;
+      assert.equal(refused.status, 'failed');
+      assert.match(refused.error!, /cwd escape is not inside its space folder/);
+    } finally {
+      await api.post(`/api/apps/${inside}/pause`);
+      await api.post(`/api/apps/${escaper}/pause`);
+    }
+  });
+
+  it('servers configured with POST /api/config {mcpServers} join every chat, test-mcp and toolsets; a change restarts or closes them', async () => {
+    const configure = async (servers: Record<string, unknown> | null) => {
+      const res = await api.post('/api/config', { mcpServers: servers });
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+    };
+    await configure({
+      'Conf Calc': { command: process.execPath, args: [MCP_STDIO_SERVER], env: { GREETING: 'configured' } },
+      'conf-http': {
+        type: 'http',
+        url: http.url,
+        headers: { Authorization: `Bearer ${http.token}` },
+        description: 'Remote tools',
+      },
+      'conf-off': { command: process.execPath, args: [MCP_STDIO_SERVER], disabled: true },
+    });
+    try {
+      const connected = mcpStatus((s) => s.name === 'conf-calc' && s.status === 'connected');
+      model.enqueue(
+        toolCall('mcp__conf-calc__add', { a: 5, b: 5 }),
+        toolCall('mcp__conf-calc__whereami'),
+        textReply('10'),
+      );
+      const frames = await chatTurn('5+5?');
+      const names = toolNamesOf(0);
+      assert.ok(names.includes('mcp__conf-calc__add'));
+      assert.ok(names.includes('mcp__conf-http__add'));
+      assert.ok(names.includes('mcp__calc-tools__add'), "the space's installed server too");
+      assert.ok(!names.some((n) => n.startsWith('mcp__conf-off__')), 'disabled: true keeps it out');
+      const results = toolResults(frames);
+      assert.equal(results[0]!.result, '10');
+      const where = JSON.parse(results[1]!.result) as { env: string[]; greeting: string };
+      assert.equal(where.greeting, 'configured');
+      assert.ok(!where.env.includes('SVC_AI_API_KEY'), 'only the entry variables');
+      const status = (await connected).data!.servers as Array<ServerStatus & { appId?: string }>;
+      assert.equal(status.find((s) => s.name === 'conf-calc')!.appId, undefined, 'no app behind it');
+
+      const toolsets = okData<Array<{ id: string; displayName: string; summary: string }>>(
+        await api.post('/api/agent/toolsets/list', { spaceId: space.id, conversationId: 'any' }),
+      );
+      assert.deepEqual(
+        toolsets.filter((t) => t.id.startsWith('mcp:conf-')).map((t) => [t.id, t.displayName, t.summary]),
+        [
+          ['mcp:conf-calc', 'Conf Calc', 'An MCP server of the configuration (mcpServers)'],
+          ['mcp:conf-http', 'conf-http', 'Remote tools'],
+        ],
+      );
+      const tested = okData<ServerStatus[]>(await api.post('/api/agent/test-mcp', {}));
+      assert.deepEqual(
+        tested.filter((s) => s.name.startsWith('conf-')).map((s) => [s.name, s.status]),
+        [
+          ['conf-calc', 'connected'],
+          ['conf-http', 'connected'],
+        ],
+      );
+
+      // A changed entry is closed and, being in use, started again with its new definition.
+      // (Each status event lists every server: only frames from here on count.)
+      events.frames.length = 0;
+      const stopped = mcpStatus((s) => s.name === 'conf-calc' && s.status === 'stopped');
+      const again = mcpStatus((s) => s.name === 'conf-calc' && s.status === 'connected', 30_000);
+      const read = okData<{ mcpServers: Record<string, unknown> }>(await api.get('/api/config'));
+      await configure({
+        ...read.mcpServers,
+        'Conf Calc': { command: process.execPath, args: [MCP_STDIO_SERVER], env: { GREETING: 'changed' } },
+      });
+      await stopped;
+      await again;
+      model.reset();
+      model.enqueue(toolCall('mcp__conf-calc__whereami'), textReply('ok'));
+      assert.equal(
+        (JSON.parse(toolResults(await chatTurn('who?'))[0]!.result) as { greeting: string }).greeting,
+        'changed',
+      );
+
+      // A removed entry is closed and leaves the chats.
+      events.frames.length = 0;
+      const removed = mcpStatus((s) => s.name === 'conf-calc' && s.status === 'stopped');
+      await configure({ 'conf-http': read.mcpServers['conf-http'] as Record<string, unknown> });
+      await removed;
+      model.reset();
+      model.enqueue(textReply('ok'));
+      await chatTurn('anything');
+      assert.ok(!toolNamesOf(0).some((n) => n.startsWith('mcp__conf-calc__')));
+      assert.ok(toolNamesOf(0).includes('mcp__conf-http__add'), 'the kept entry, its masked header restored');
+    } finally {
+      await configure(null);
+    }
   });
 });

@@ -66,7 +66,8 @@ describe(`model sources over HTTP and WebSocket (${testMode()})`, () => {
   };
 
   before(async () => {
-    server = await startServer();
+    // The config test stores a stdio entry of mcpServers, which needs the operator's allowance.
+    server = await startServer({ env: { SVC_ALLOW_MCP_COMMANDS: '1' } });
     socket = await WsTestClient.signedIn(server.wsUrl, server.password);
   });
   /** Forgets every frame received so far, so the next `event()` is caused by what follows. */

@@ -72,6 +72,12 @@ export interface AISourceInput {
 }
 
 /** Event: the model list of some sources changed (added, updated or removed). */
+/** Between replicas only (never to sockets): `POST /api/config` changed these top-level branches. */
+export const CONFIG_CHANGED_CHANNEL = 'internal:config-changed';
+export interface ConfigChanged {
+  branches: string[];
+}
+
 export const AI_SOURCES_CATALOG_CHANGED = 'ai-sources:catalog-changed';
 export interface AiSourcesCatalogChanged {
   sourceIds: string[];

@@ -13,7 +13,6 @@ import {
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { ConversationsService } from '../conversations/conversations.service.js';
 import { DomainError } from '../errors/domain-error.js';
-import { mcpServerName } from '../mcp/mcp-rules.js';
 import { McpServers } from '../mcp/mcp-servers.service.js';
 import { Clock } from '../ports/clock.port.js';
 import { EventBus } from '../ports/event-bus.port.js';
@@ -262,10 +261,10 @@ export class AgentService {
         open: this.tools.names().includes('Bash'),
       },
       // The chat's MCP servers: the space's and global ones (CONTRACT §3), offered in every turn.
-      ...(await this.mcp.chatServersOf(spaceId as string)).map((app) => ({
-        id: `mcp:${mcpServerName(app)}`,
-        displayName: app.spec.display_name ?? app.spec.name,
-        summary: app.spec.description,
+      ...(await this.mcp.chatServersOf(spaceId as string)).map((server) => ({
+        id: `mcp:${server.name}`,
+        displayName: server.displayName,
+        summary: server.summary,
         open: true,
       })),
     ];

@@ -2,12 +2,16 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { App } from '../apps/app.js';
 import type { AppSpec } from '../apps/spec/app-spec.js';
+import { mcpServer } from '../apps/spec/validate-spec.js';
 import {
   boundedText,
+  changedCommandServers,
   chatServers,
+  configuredServers,
   launchOf,
   mcpServerName,
   mcpToolName,
+  namesConfigured,
   restartDelayMs,
   runServers,
   tailText,
@@ -47,7 +51,11 @@ describe('MCP rules', () => {
       args: ['--db', 'x.sqlite'],
       env: { TOKEN: 't0k', MISSING: '' },
       cwd: '/spaces/s1',
+      root: '/spaces/s1',
     });
+    const inSub = launchOf({ command: 'x', cwd: 'tools/bin' }, {}, '/spaces/s1');
+    assert.equal(inSub.transport === 'stdio' && inSub.cwd, '/spaces/s1/tools/bin', 'a relative cwd inside the space');
+    assert.equal(inSub.transport === 'stdio' && inSub.root, '/spaces/s1');
     assert.deepEqual(
       launchOf({ type: 'http', url: 'https://h/mcp', headers: { A: 'Bearer {{config.k}}' } }, { k: 1 }, '/'),
       {
@@ -103,5 +111,44 @@ describe('MCP rules', () => {
     assert.match(runServers(installed, needs('off')).blocked!, /off .*turned off/);
     const disabled = app('r', { type: 'automation', requires: { mcps: [{ id: 'nope', enabled: false }] } });
     assert.deepEqual(runServers(installed, disabled), { servers: [], blocked: null });
+  });
+
+  it("reads the configuration's mcpServers: validated, named for tools, disabled kept apart", () => {
+    const servers = configuredServers(
+      {
+        'My Files': { command: 'node', args: ['srv.js'], env: { A: '1' } },
+        remote: { type: 'http', url: 'https://h/mcp', disabled: true, description: 'Remote tools' },
+        broken: { url: 'ftp://x' },
+      },
+      mcpServer,
+    );
+    assert.deepEqual(
+      servers.map((s) => [s.key, s.name, s.disabled, s.description]),
+      [
+        ['My Files', 'my-files', false, null],
+        ['remote', 'remote', true, 'Remote tools'],
+      ],
+      'a bad stored entry is skipped when reading',
+    );
+    assert.throws(() => configuredServers({ broken: { url: 'ftp://x' } }, mcpServer, true), /mcpServers\.broken\.url/);
+    assert.throws(() => configuredServers({ x: { command: 'a', disabled: 'yes' } }, mcpServer, true), /disabled/);
+    assert.throws(() => configuredServers([], mcpServer, true), /must be an object/);
+    assert.deepEqual(configuredServers(undefined, mcpServer), []);
+    assert.equal(namesConfigured('My Files', 'my-files'), true);
+    assert.equal(namesConfigured('My Files', 'other'), false);
+  });
+
+  it('the command policy looks only at stdio servers added or changed', () => {
+    const read = (b: unknown) => configuredServers(b, mcpServer, true);
+    const stored = read({ a: { command: 'x' }, h: { url: 'https://h/mcp' } });
+    assert.deepEqual(changedCommandServers(read({ a: { command: 'x' }, h: { url: 'https://h/mcp' } }), stored), []);
+    assert.deepEqual(changedCommandServers(read({ a: { command: 'x', args: ['1'] } }), stored), ['a']);
+    assert.deepEqual(changedCommandServers(read({ b: { command: 'y' }, h2: { url: 'https://o/mcp' } }), stored), ['b']);
+  });
+
+  it("a stdio server's cwd must be relative and stay inside the space", () => {
+    assert.equal(mcpServer({ command: 'x', cwd: 'sub/dir' }, 'f').cwd, 'sub/dir');
+    for (const cwd of ['../up', '/etc', 'a/../../b', 'C:/x', 'a\\b'])
+      assert.throws(() => mcpServer({ command: 'x', cwd }, 'mcp_server'), /mcp_server\.cwd must be a relative path/);
   });
 });

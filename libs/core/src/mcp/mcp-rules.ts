@@ -1,9 +1,19 @@
+import { resolve } from 'node:path';
 import type { App } from '../apps/app.js';
 import type { McpServerDefinition } from '../apps/spec/app-spec.js';
 
 /** How one MCP server is started, resolved from an app's `mcp_server` and settings. */
 export type McpLaunch =
-  | { transport: 'stdio'; command: string; args: string[]; env: Record<string, string>; cwd: string }
+  | {
+      transport: 'stdio';
+      command: string;
+      args: string[];
+      env: Record<string, string>;
+      /** Where the process runs: the spec's `cwd` inside `root`, else `root` (checked by the path guard before it starts). */
+      cwd: string;
+      /** The app's space folder, which `cwd` must stay inside. */
+      root: string;
+    }
   | { transport: 'http'; url: string; headers: Record<string, string> };
 
 /** Most characters of a tool result handed to the model, and of a server's stderr kept for its error. */
@@ -23,7 +33,12 @@ export const MCP_TOOL_PREFIX = 'mcp__';
  * characters a model tool name cannot hold (only `a-z 0-9 _ -`) turned into one `-`.
  */
 export function mcpServerName(app: Pick<App, 'spec'>): string {
-  return toolNamePart(app.spec.name) || 'server';
+  return serverNameOf(app.spec.name);
+}
+
+/** A server name made fit for tool names (see mcpServerName). */
+export function serverNameOf(raw: string): string {
+  return toolNamePart(raw) || 'server';
 }
 
 function toolNamePart(raw: string): string {
@@ -53,7 +68,8 @@ const mapValues = (m: Record<string, string> | undefined, settings: Record<strin
 /**
  * The launch of an app's server. A stdio process gets only its spec's variables (the MCP
  * SDK adds its short list of harmless ones: HOME, LOGNAME, PATH, SHELL, TERM, USER), never
- * the server's own environment and secrets, and runs in `folder` (the app's space folder).
+ * the server's own environment and secrets, and runs in `folder` (the app's space folder), or
+ * in the spec's relative `cwd` inside it.
  */
 export function launchOf(def: McpServerDefinition, settings: Record<string, unknown>, folder: string): McpLaunch {
   if (def.url !== undefined) {
@@ -64,7 +80,8 @@ export function launchOf(def: McpServerDefinition, settings: Record<string, unkn
     command: def.command ?? '',
     args: (def.args ?? []).map((a) => withSettings(a, settings)),
     env: mapValues(def.env, settings),
-    cwd: folder,
+    cwd: def.cwd ? resolve(folder, def.cwd) : folder,
+    root: folder,
   };
 }
 
@@ -136,6 +153,77 @@ export function runServers(
   return { servers, blocked: null };
 }
 
+// ── servers of the configuration (`POST /api/config {mcpServers}`) ───────────────────────
+
+/** The configuration branch of configured servers: `{<name>: <server definition> & {disabled?, description?}}`. */
+export const MCP_SERVERS_BRANCH = 'mcpServers';
+
+/** A server of the configuration's `mcpServers` branch: global, offered to every chat unless `disabled`. */
+export interface ConfiguredServer {
+  /** Its key in the branch. */
+  key: string;
+  /** The name its tools carry (`mcp__<name>__<tool>`). */
+  name: string;
+  def: McpServerDefinition;
+  disabled: boolean;
+  description: string | null;
+}
+
+/**
+ * Reads the branch; `check` validates each entry (the spec's `mcp_server` rules) and throws on
+ * a bad one. Entries that do not validate are skipped when reading what is stored.
+ */
+export function configuredServers(
+  branch: unknown,
+  check: (def: unknown, field: string) => McpServerDefinition,
+  strict = false,
+): ConfiguredServer[] {
+  if (branch === undefined || branch === null) return [];
+  if (typeof branch !== 'object' || Array.isArray(branch)) {
+    if (strict) throw new Error(`${MCP_SERVERS_BRANCH} must be an object of server definitions by name`);
+    return [];
+  }
+  const out: ConfiguredServer[] = [];
+  for (const [key, value] of Object.entries(branch as Record<string, unknown>)) {
+    const field = `${MCP_SERVERS_BRANCH}.${key}`;
+    try {
+      if (typeof value !== 'object' || value === null || Array.isArray(value))
+        throw new Error(`${field} must be an object`);
+      const { disabled, description, ...rest } = value as Record<string, unknown>;
+      if (disabled !== undefined && typeof disabled !== 'boolean')
+        throw new Error(`${field}.disabled must be a boolean`);
+      if (description !== undefined && typeof description !== 'string')
+        throw new Error(`${field}.description must be a string`);
+      out.push({
+        key,
+        name: serverNameOf(key),
+        def: check(rest, field),
+        disabled: disabled === true,
+        description: typeof description === 'string' ? description : null,
+      });
+    } catch (err) {
+      if (strict) throw err;
+    }
+  }
+  return out;
+}
+
+/** Whether a `requires.mcps[].id` names the configured server of key `key`. */
+export function namesConfigured(key: string, id: string): boolean {
+  return key.toLowerCase() === id.trim().toLowerCase() || serverNameOf(key) === toolNamePart(id);
+}
+
+/**
+ * The stdio servers a configuration change adds or changes (by key): what the command policy
+ * looks at. An entry sent back unchanged (as GET /api/config answered it) is no change.
+ */
+export function changedCommandServers(next: ConfiguredServer[], stored: ConfiguredServer[]): string[] {
+  const before = new Map(stored.map((s) => [s.key, JSON.stringify(s.def)]));
+  return next
+    .filter((s) => s.def.command !== undefined && before.get(s.key) !== JSON.stringify(s.def))
+    .map((s) => s.key);
+}
+
 export const McpTexts = {
   notInstalled: (id: string) => `The MCP server ${id} this digital human needs is not installed.`,
   turnedOff: (id: string) => `The MCP server ${id} this digital human needs is turned off.`,
@@ -144,6 +232,11 @@ export const McpTexts = {
     `The MCP server ${name} is not connected${error ? `: ${error}` : ''}. It is restarted automatically; try again later.`,
   stoppedDuringCall: (name: string, error: string) => `The MCP server ${name} stopped during the call: ${error}`,
   exited: 'The server process ended.',
+  configCommandBlocked: (keys: string[]) =>
+    `MCP servers that run a command on this computer (${keys.join(', ')}) cannot be configured over the remote API of this server (the operator can allow it with SVC_ALLOW_MCP_COMMANDS=1).`,
+  configuredSummary: 'An MCP server of the configuration (mcpServers)',
+  cwdOutside: (cwd: string) => `The MCP server's cwd ${cwd} is not inside its space folder.`,
+  cwdMissing: (cwd: string) => `The MCP server's cwd ${cwd} does not exist in its space folder.`,
   commandBlocked:
     'Testing an MCP server that runs a command on this computer is blocked for remote requests by this server (the operator can allow it with SVC_ALLOW_MCP_COMMANDS=1).',
 } as const;

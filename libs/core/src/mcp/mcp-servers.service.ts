@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { AppChannels } from '#contracts/apps.js';
+import { CONFIG_CHANGED_CHANNEL, type ConfigChanged } from '#contracts/models.js';
 import { ErrorCodes } from '#contracts/errors.js';
 import {
   MCP_STATUS_CHANNEL,
@@ -15,14 +16,20 @@ import { mcpServer } from '../apps/spec/validate-spec.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { DomainError } from '../errors/domain-error.js';
 import { isMap } from '../apps/spec/spec-fields.js';
+import { ModelSourcesService } from '../models/model-sources.service.js';
 import { AppRepository } from '../ports/app.repository.port.js';
+import { FileStore } from '../ports/file-store.port.js';
 import { Clock } from '../ports/clock.port.js';
 import { EventBus } from '../ports/event-bus.port.js';
 import { type McpConnection, McpConnectionLost, McpConnector, type McpToolInfo } from '../ports/mcp-connector.port.js';
 import { SpaceRepository } from '../ports/space.repository.port.js';
 import {
   chatServers,
+  type ConfiguredServer,
+  configuredServers,
   launchOf,
+  MCP_SERVERS_BRANCH,
+  namesConfigured,
   type McpLaunch,
   MCP_MAX_RESTARTS,
   mcpServerName,
@@ -32,9 +39,21 @@ import {
   runServers,
 } from './mcp-rules.js';
 
+/** A server a turn may use: an installed `mcp` app's, or one of the configuration's `mcpServers`. */
+interface ServerRef {
+  /** The app's id, or `config:<key>` for a configured server. */
+  key: string;
+  appId: string | null;
+  name: string;
+  launch: McpLaunch;
+}
+
+const CONFIGURED_PREFIX = 'config:';
+
 /** One server this process keeps a connection to. */
 interface Entry {
-  appId: string;
+  key: string;
+  appId: string | null;
   name: string;
   /** The launch it was opened with: a changed app gets a new connection. */
   launchKey: string;
@@ -50,9 +69,10 @@ interface Entry {
 }
 
 /**
- * The MCP servers of installed `mcp` apps: one connection per server per process, shared by
- * every turn (chats, digital-human chats and runs), opened on first use, restarted with
- * backoff when it dies, closed when its app is paused, deleted or changed and at shutdown.
+ * The MCP servers of installed `mcp` apps and of the configuration's `mcpServers` branch: one
+ * connection per server per process, shared by every turn (chats, digital-human chats and
+ * runs), opened on first use, restarted with backoff when it dies, closed when its app is
+ * paused, deleted or changed (or its configuration entry removed or changed) and at shutdown.
  * Every status change is announced as `agent:mcp-status`.
  */
 @Injectable()
@@ -68,11 +88,17 @@ export class McpServers implements OnModuleInit, OnApplicationShutdown {
     private readonly bus: EventBus,
     private readonly clock: Clock,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly models: ModelSourcesService,
+    private readonly files: FileStore,
   ) {}
 
   onModuleInit(): void {
     // Lifecycle changes may come from any replica: re-read the app and drop what no longer holds.
     this.unsubscribe = this.bus.subscribe(({ channel, data }) => {
+      if (channel === CONFIG_CHANGED_CHANNEL) {
+        if ((data as unknown as ConfigChanged).branches?.includes(MCP_SERVERS_BRANCH)) void this.resyncConfigured();
+        return;
+      }
       if (
         channel !== AppChannels.statusChanged &&
         channel !== AppChannels.listChanged &&
@@ -91,23 +117,26 @@ export class McpServers implements OnModuleInit, OnApplicationShutdown {
 
   // ── what turns get ─────────────────────────────────────────────────────────────────────
 
-  /** The MCP tools of a chat in `spaceId`: the space's and global servers, minus those `requiring` turns off. */
+  /**
+   * The MCP tools of a chat in `spaceId`: the space's and global servers and the configured
+   * ones (an installed server wins a name both have), minus those `requiring` turns off.
+   */
   async chatTools(spaceId: string, requiring: App | null = null): Promise<AgentTool[]> {
-    const servers = chatServers(await this.apps.list({ status: 'active' }), spaceId, requiring);
-    return this.toolsOf(servers);
+    return this.toolsOf(await this.chatRefs(spaceId, requiring));
   }
 
   /** A run's MCP tools (its `requires.mcps`), or why it cannot start. */
   async runTools(app: App): Promise<{ tools: AgentTool[]; blocked: null } | { tools: null; blocked: string }> {
     const needed = runServers(await this.apps.list({}), app);
     if (needed.blocked !== null) return { tools: null, blocked: needed.blocked };
-    for (const server of needed.servers) {
-      const entry = await this.ensure(server);
+    const refs = await Promise.all(needed.servers.map((server) => this.appRef(server)));
+    for (const ref of refs) {
+      const entry = await this.ensure(ref);
       if (entry.status !== 'connected') {
         return { tools: null, blocked: McpTexts.failing(entry.name, entry.error ?? 'not connected') };
       }
     }
-    return { tools: await this.toolsOf(needed.servers), blocked: null };
+    return { tools: await this.toolsOf(refs), blocked: null };
   }
 
   /** Why a run of `app` cannot start now (a required server missing, off or failing); null when it can. */
@@ -116,28 +145,40 @@ export class McpServers implements OnModuleInit, OnApplicationShutdown {
   }
 
   /** The servers a chat in `spaceId` gets, without connecting (for toolsets/list). */
-  async chatServersOf(spaceId: string): Promise<App[]> {
-    return chatServers(await this.apps.list({ status: 'active' }), spaceId, null);
+  async chatServersOf(spaceId: string): Promise<Array<{ name: string; displayName: string; summary: string }>> {
+    const apps = chatServers(await this.apps.list({ status: 'active' }), spaceId, null);
+    const taken = new Set(apps.map((a) => mcpServerName(a)));
+    return [
+      ...apps.map((app) => ({
+        name: mcpServerName(app),
+        displayName: app.spec.display_name ?? app.spec.name,
+        summary: app.spec.description,
+      })),
+      ...(await this.configured())
+        .filter((c) => !taken.has(c.name))
+        .map((c) => ({ name: c.name, displayName: c.key, summary: c.description ?? McpTexts.configuredSummary })),
+    ];
   }
 
-  /** Connects to each installed server (of `spaceId` and global, or all) and answers its status. */
+  /** Connects to each installed server (of `spaceId` and global, or all) and configured one, and answers its status. */
   async testInstalled(spaceId: string | null): Promise<McpServerStatusDto[]> {
     const installed = (await this.apps.list({ status: 'active' })).filter(
       (a) => a.spec.type === 'mcp' && (spaceId === null || a.spaceId === spaceId || a.spaceId === null),
     );
+    const refs = [
+      ...(await Promise.all(installed.map((app) => this.appRef(app)))),
+      ...(await this.configuredRefs(new Set())),
+    ];
     const out: McpServerStatusDto[] = [];
-    for (const app of installed) {
-      const entry = await this.ensure(app, true);
-      out.push(this.statusOf(entry));
-    }
+    for (const ref of refs) out.push(this.statusOf(await this.ensure(ref, true)));
     return out;
   }
 
   /**
    * `POST /api/agent/test-mcp`: connects to the servers given (`servers`, an object of
-   * `mcp_server` definitions by name) or else to the installed ones (of `spaceId` and global,
-   * or all) and answers each one's status, tools or error. A given stdio server runs a
-   * command on this host: the same policy as installing one applies.
+   * `mcp_server` definitions by name) or else to the installed and configured ones (of
+   * `spaceId` and global, or all) and answers each one's status, tools or error. A given
+   * stdio server runs a command on this host: the same policy as installing one applies.
    */
   async test(input: { servers?: unknown; spaceId?: unknown }): Promise<McpServerStatusDto[]> {
     if (input.servers === undefined || input.servers === null) {
@@ -156,14 +197,14 @@ export class McpServers implements OnModuleInit, OnApplicationShutdown {
     if (!this.config.allowMcpCommands && given.some(({ def }) => runsLocalCommand({ type: 'mcp', mcp_server: def }))) {
       throw DomainError.forbidden(McpTexts.commandBlocked, ErrorCodes.MCP_COMMAND_BLOCKED);
     }
-    const folder = (await this.spaces.findById(TEMP_SPACE_ID))?.path ?? this.config.dataDir;
+    const folder = await this.folderOf(null);
     return Promise.all(given.map(({ name, def }) => this.testLaunch(name, launchOf(def, {}, folder))));
   }
 
   /** Connects once to a server given by the caller, lists its tools and closes again. */
   async testLaunch(name: string, launch: McpLaunch): Promise<McpServerStatusDto> {
     try {
-      const connection = await this.connector.connect(launch, () => undefined);
+      const connection = await this.connector.connect(await this.guarded(launch), () => undefined);
       const tools = connection.tools.map(({ name: tool, description }) => ({ name: tool, description }));
       await connection.close().catch(() => undefined);
       return { name, status: 'connected', tools, error: null };
@@ -177,16 +218,83 @@ export class McpServers implements OnModuleInit, OnApplicationShutdown {
     return [...this.entries.values()].map((e) => this.statusOf(e));
   }
 
-  /** The launch of an app's server: settings filled in, run in the app's space folder. */
+  /** The launch of an app's server: settings filled in, run in the app's space folder (or its `cwd` inside it). */
   async launchFor(app: App): Promise<McpLaunch> {
-    const space = await this.spaces.findById(app.spaceId ?? TEMP_SPACE_ID);
-    const folder = space?.path ?? this.config.dataDir;
-    return launchOf(app.spec.mcp_server ?? {}, app.userConfig, folder);
+    return launchOf(app.spec.mcp_server ?? {}, app.userConfig, await this.folderOf(app.spaceId));
+  }
+
+  /** A space's folder; global servers (null) run in the temporary space's. */
+  private async folderOf(spaceId: string | null): Promise<string> {
+    const space = await this.spaces.findById(spaceId ?? TEMP_SPACE_ID);
+    return space?.path ?? this.config.dataDir;
+  }
+
+  /** A stdio launch's `cwd` through the path guard: inside its space folder (symlinks resolved) and existing. */
+  private async guarded(launch: McpLaunch): Promise<McpLaunch> {
+    if (launch.transport !== 'stdio' || launch.cwd === launch.root) return launch;
+    const rel = launch.cwd.slice(launch.root.length + 1);
+    let target;
+    try {
+      target = await this.files.resolve({ roots: [launch.root], path: launch.cwd, allowRoot: true });
+    } catch {
+      throw new Error(McpTexts.cwdOutside(rel));
+    }
+    if ((await this.files.stat(target))?.kind !== 'folder') throw new Error(McpTexts.cwdMissing(rel));
+    return { ...launch, cwd: target.real };
+  }
+
+  // ── which servers ──────────────────────────────────────────────────────────────────────
+
+  private async appRef(app: App): Promise<ServerRef> {
+    return { key: app.id, appId: app.id, name: mcpServerName(app), launch: await this.launchFor(app) };
+  }
+
+  /** The configuration's servers (stored, valid ones). */
+  private async configured(): Promise<ConfiguredServer[]> {
+    const branch = await this.models.storedBranch(MCP_SERVERS_BRANCH).catch(() => undefined);
+    return configuredServers(branch, mcpServer).filter((c) => !c.disabled);
+  }
+
+  /** The configured servers as refs, except names `taken` (installed servers win). */
+  private async configuredRefs(taken: Set<string>): Promise<ServerRef[]> {
+    const folder = await this.folderOf(null);
+    return (await this.configured())
+      .filter((c) => !taken.has(c.name))
+      .map((c) => ({
+        key: `${CONFIGURED_PREFIX}${c.key}`,
+        appId: null,
+        name: c.name,
+        launch: launchOf(c.def, {}, folder),
+      }));
+  }
+
+  private async chatRefs(spaceId: string, requiring: App | null): Promise<ServerRef[]> {
+    const apps = chatServers(await this.apps.list({ status: 'active' }), spaceId, requiring);
+    const refs = await Promise.all(apps.map((app) => this.appRef(app)));
+    const off = (requiring?.spec.requires?.mcps ?? []).filter((m) => m.enabled === false).map((m) => m.id);
+    const taken = new Set(refs.map((r) => r.name));
+    const configured = (await this.configuredRefs(taken)).filter(
+      (ref) => !off.some((id) => namesConfigured(ref.key.slice(CONFIGURED_PREFIX.length), id)),
+    );
+    return [...refs, ...configured];
+  }
+
+  /** After a configuration change: closes configured servers that are gone or changed; reopens changed ones in use. */
+  private async resyncConfigured(): Promise<void> {
+    const now = new Map((await this.configuredRefs(new Set())).map((r) => [r.key, r]));
+    for (const entry of [...this.entries.values()]) {
+      if (!entry.key.startsWith(CONFIGURED_PREFIX)) continue;
+      const ref = now.get(entry.key);
+      if (ref && JSON.stringify(ref.launch) === entry.launchKey) continue;
+      const wasOpen = entry.connection !== null;
+      await this.close(entry.key, true);
+      if (ref && wasOpen) await this.ensure(ref).catch(() => undefined);
+    }
   }
 
   // ── connections ────────────────────────────────────────────────────────────────────────
 
-  private async toolsOf(servers: App[]): Promise<AgentTool[]> {
+  private async toolsOf(servers: ServerRef[]): Promise<AgentTool[]> {
     const tools: AgentTool[] = [];
     const names = new Set<string>();
     for (const server of servers) {
@@ -195,20 +303,20 @@ export class McpServers implements OnModuleInit, OnApplicationShutdown {
         const name = mcpToolName(entry.name, tool.name);
         if (names.has(name)) continue;
         names.add(name);
-        tools.push(this.agentTool(entry.appId, name, tool));
+        tools.push(this.agentTool(entry.key, name, tool));
       }
     }
     return tools;
   }
 
   /** A server's tool as the model sees it; each call goes through whatever connection is current. */
-  private agentTool(appId: string, name: string, tool: McpToolInfo): AgentTool {
+  private agentTool(key: string, name: string, tool: McpToolInfo): AgentTool {
     return {
       name,
       description: tool.description,
       inputSchema: tool.inputSchema,
       run: async (input, ctx) => {
-        const entry = this.entries.get(appId);
+        const entry = this.entries.get(key);
         const connection = entry?.connection;
         if (!entry || !connection) {
           return { output: McpTexts.notConnected(entry?.name ?? name, entry?.error ?? null), isError: true };
@@ -229,22 +337,23 @@ export class McpServers implements OnModuleInit, OnApplicationShutdown {
   }
 
   /**
-   * The app's entry, connected if it can be: opened on first use, reopened when the app's
+   * The server's entry, connected if it can be: opened on first use, reopened when its
    * launch changed. A failing server is not retried here while a restart is scheduled,
    * unless `now` (a test of the connection) asks for it.
    */
-  private async ensure(app: App, now = false): Promise<Entry> {
-    const launch = await this.launchFor(app);
+  private async ensure(ref: ServerRef, now = false): Promise<Entry> {
+    const { launch } = ref;
     const launchKey = JSON.stringify(launch);
-    let entry = this.entries.get(app.id);
+    let entry = this.entries.get(ref.key);
     if (entry && entry.launchKey !== launchKey) {
-      await this.close(app.id, false);
+      await this.close(ref.key, false);
       entry = undefined;
     }
     if (!entry) {
       entry = {
-        appId: app.id,
-        name: mcpServerName(app),
+        key: ref.key,
+        appId: ref.appId,
+        name: ref.name,
         launchKey,
         status: 'connecting',
         error: null,
@@ -254,7 +363,7 @@ export class McpServers implements OnModuleInit, OnApplicationShutdown {
         retry: null,
         closed: false,
       };
-      this.entries.set(app.id, entry);
+      this.entries.set(ref.key, entry);
       await this.open(entry, launch);
       return entry;
     }
@@ -270,7 +379,7 @@ export class McpServers implements OnModuleInit, OnApplicationShutdown {
       await this.setStatus(entry, 'connecting', null);
       try {
         let opened: McpConnection | null = null;
-        const connection = await this.connector.connect(launch, (reason) => {
+        const connection = await this.connector.connect(await this.guarded(launch), (reason) => {
           if (opened) this.lost(entry, opened, reason);
         });
         opened = connection;
@@ -331,13 +440,13 @@ export class McpServers implements OnModuleInit, OnApplicationShutdown {
     if (!keep) await this.close(appId, true);
   }
 
-  /** Closes and forgets the app's server; `announce` tells clients it stopped. */
-  async close(appId: string, announce = true): Promise<void> {
-    const entry = this.entries.get(appId);
+  /** Closes and forgets a server (by app id, or `config:<key>`); `announce` tells clients it stopped. */
+  async close(key: string, announce = true): Promise<void> {
+    const entry = this.entries.get(key);
     if (!entry) return;
     entry.closed = true;
     if (entry.retry) clearTimeout(entry.retry);
-    this.entries.delete(appId);
+    this.entries.delete(key);
     const connection = entry.connection;
     entry.connection = null;
     await connection?.close().catch(() => undefined);
@@ -367,7 +476,7 @@ export class McpServers implements OnModuleInit, OnApplicationShutdown {
         description,
       })),
       error: entry.error,
-      appId: entry.appId,
+      ...(entry.appId !== null ? { appId: entry.appId } : {}),
     };
   }
 }

@@ -67,7 +67,8 @@ class FakeBus extends EventBus {
   }
 }
 
-const config = (modelSeed: ModelSourceSeed | null = null): AppConfig => ({ modelSeed }) as AppConfig;
+const config = (modelSeed: ModelSourceSeed | null = null, allowMcpCommands = true): AppConfig =>
+  ({ modelSeed, allowMcpCommands }) as AppConfig;
 
 const SOURCE = { name: 'Main', provider: 'anthropic', apiUrl: 'https://api.anthropic.com', model: 'claude-x' };
 
@@ -224,6 +225,35 @@ describe('ModelSourcesService', () => {
       assert.ok(!JSON.stringify(again).includes('ghp_x') && !JSON.stringify(again).includes('sk-a'));
       await service.updateConfiguration({ memory: null });
       assert.equal('memory' in (await service.configuration()), false);
+    });
+
+    it('mcpServers: a stdio server set over the API needs SVC_ALLOW_MCP_COMMANDS; HTTP ones do not; changes are announced', async () => {
+      const strict = new ModelSourcesService(settings, bus, clock, config(null, false));
+      await assert.rejects(
+        strict.updateConfiguration({ mcpServers: { local: { command: 'node', args: ['x.js'] } } }),
+        (err: DomainError) =>
+          err.kind === 'forbidden' && err.code === 'MCP_COMMAND_BLOCKED' && /local/.test(err.message),
+      );
+      assert.equal('mcpServers' in (await strict.configuration()), false, 'nothing written');
+      await assert.rejects(
+        strict.updateConfiguration({ mcpServers: { bad: { url: 'ftp://x' } } }),
+        /mcpServers\.bad\.url/,
+      );
+      const res = await strict.updateConfiguration({
+        mcpServers: { remote: { url: 'https://h/mcp', headers: { Authorization: 'Bearer t0ken-value' } } },
+      });
+      assert.deepEqual(Object.keys(res.mcpServers as object), ['remote']);
+      assert.deepEqual(bus.events.at(-1), { channel: 'internal:config-changed', data: { branches: ['mcpServers'] } });
+      // Allowed: a stdio entry stored by the operator can be sent back unchanged without one.
+      await service.updateConfiguration({
+        mcpServers: { local: { command: 'node' }, remote: { url: 'https://h/mcp' } },
+      });
+      const read = await strict.configuration();
+      await strict.updateConfiguration({ ...read, memory: { enabled: true } });
+      assert.deepEqual(await strict.storedBranch('mcpServers'), {
+        local: { command: 'node' },
+        remote: { url: 'https://h/mcp' },
+      });
     });
 
     it('an aiSources branch replaces sources, keeps masked keys and announces the change', async () => {

@@ -6,10 +6,15 @@ import {
   type AISource,
   type AISourcesConfig,
   type AppConfiguration,
+  CONFIG_CHANGED_CHANNEL,
+  type ConfigChanged,
   type CurrentSelection,
   sourceNotFound,
 } from '#contracts/models.js';
+import { ErrorCodes } from '#contracts/errors.js';
+import { mcpServer } from '../apps/spec/validate-spec.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { changedCommandServers, configuredServers, MCP_SERVERS_BRANCH, McpTexts } from '../mcp/mcp-rules.js';
 import { DomainError } from '../errors/domain-error.js';
 import { Clock } from '../ports/clock.port.js';
 import { EventBus } from '../ports/event-bus.port.js';
@@ -166,10 +171,15 @@ export class ModelSourcesService implements OnApplicationBootstrap {
       mergeAiSourcesBranch(await this.sources.read(), aiSources, this.clock.now(), ids.sequence());
     }
     if (Object.keys(patch.branches).length > 0) {
-      await this.branches.update((doc) => ({
-        next: { revision: doc.revision, branches: mergeBranches(doc.branches, patch.branches) },
-        result: undefined,
-      }));
+      await this.branches.update((doc) => {
+        const branches = mergeBranches(doc.branches, patch.branches);
+        if (MCP_SERVERS_BRANCH in patch.branches) {
+          this.checkMcpServers(branches[MCP_SERVERS_BRANCH], doc.branches[MCP_SERVERS_BRANCH]);
+        }
+        return { next: { revision: doc.revision, branches }, result: undefined };
+      });
+      const changed: ConfigChanged = { branches: Object.keys(patch.branches) };
+      await this.bus.publish(CONFIG_CHANGED_CHANNEL, changed).catch(() => undefined);
     }
     if (aiSources) {
       const changed = await this.sources.update((doc) => {
@@ -179,6 +189,29 @@ export class ModelSourcesService implements OnApplicationBootstrap {
       await this.announce(changed);
     }
     return this.configuration();
+  }
+
+  /** The stored value of a configuration branch, secrets in clear (for the server's own use, never for a response). */
+  async storedBranch(key: string): Promise<unknown> {
+    return (await this.branches.read()).branches[key];
+  }
+
+  /**
+   * The `mcpServers` branch must hold valid server definitions (400 naming the field); a
+   * stdio one added or changed over the API needs SVC_ALLOW_MCP_COMMANDS=1 (else 403
+   * MCP_COMMAND_BLOCKED). HTTP servers are always allowed.
+   */
+  private checkMcpServers(next: unknown, stored: unknown): void {
+    let servers;
+    try {
+      servers = configuredServers(next, mcpServer, true);
+    } catch (err) {
+      throw DomainError.invalid(err instanceof Error ? err.message : String(err));
+    }
+    const blocked = changedCommandServers(servers, configuredServers(stored, mcpServer));
+    if (blocked.length > 0 && !this.config.allowMcpCommands) {
+      throw DomainError.forbidden(McpTexts.configCommandBlocked(blocked), ErrorCodes.MCP_COMMAND_BLOCKED);
+    }
   }
 
   /** Adds a source (client-chosen id or a new UUID; duplicate id: 409). The first one becomes current. */

@@ -170,7 +170,7 @@ export interface McpServerDefinition {
   command?: string;
   args?: string[];
   env?: Record<string, string>;
-  /** Accepted for compatibility; the process always runs in the app's space folder. */
+  /** stdio: the folder to run in, relative to the app's space folder (default: that folder itself). */
   cwd?: string;
   /** http: the streamable-HTTP endpoint and request headers (`{{config.key}}` takes a setting). */
   url?: string;

@@ -356,6 +356,12 @@ function browserLogin(value: unknown, field: string): BrowserLogin[] {
  * or a streamable-HTTP endpoint (`url`, `headers`). `type` (`stdio` or `http`) may name the
  * transport; without it, `command` means stdio and `url` means HTTP.
  */
+/** A stdio server's `cwd`: relative, no `..` segment, no backslash or NUL (the path guard checks it again at launch). */
+function isSpaceRelative(path: string): boolean {
+  if (path.startsWith('/') || /^[A-Za-z]:/.test(path) || path.includes('\\') || path.includes('\0')) return false;
+  return !path.split('/').some((p) => p === '..');
+}
+
 export function mcpServer(value: unknown, field: string): McpServerDefinition {
   if (value === undefined || value === null) throw specError(field, 'is required for an mcp app');
   const raw = map(value, field);
@@ -376,6 +382,11 @@ export function mcpServer(value: unknown, field: string): McpServerDefinition {
   if (declared) out.type = declared;
   optional(out, raw, 'args', at(field, 'args'), (v, f) => list(v, f).map((a, i) => text(a, `${f}[${i}]`)));
   optional(out, raw, 'env', at(field, 'env'), stringMap);
-  optional(out, raw, 'cwd', at(field, 'cwd'), text);
+  optional(out, raw, 'cwd', at(field, 'cwd'), (v, f) => {
+    const cwd = text(v, f);
+    if (!isSpaceRelative(cwd))
+      throw specError(f, "must be a relative path inside the app's space folder (no .., not absolute)");
+    return cwd;
+  });
   return out as unknown as McpServerDefinition;
 }
