@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import request from 'supertest';
 import { ScriptedModelServer, textReply } from '#testing/scripted-model-server.js';
-import { startServer, type TestServer } from '#testing/test-server.js';
+import { testMode } from '#testing/test-env.js';
+import { createSharedServices, startServer, type TestServer } from '#testing/test-server.js';
 import { type Frame, WsTestClient } from '#testing/ws-client.js';
 
 const SECRET_KEY = 'sk-live-assistant-must-not-see-1234567890';
@@ -161,3 +163,68 @@ describe("the assistant's own access to the API (svc-api-ref)", () => {
     assert.equal(await chatOf(keyedAppId), false);
   });
 });
+
+describe(
+  'the ServiceApi tool in a turn a worker-only process runs',
+  { skip: testMode() === 'services' ? false : 'needs Redis (a worker role)' },
+  () => {
+    it("works through the worker's own listener, whose relay opens only its Assistant calls", async () => {
+      const services = await createSharedServices();
+      const model = await ScriptedModelServer.start();
+      const dataDir = mkdtempSync(join(tmpdir(), 'svc-worker-api-'));
+      const env = {
+        SVC_AI_PROVIDER: 'anthropic',
+        SVC_AI_API_URL: model.url,
+        SVC_AI_API_KEY: 'sk-scripted',
+        SVC_AI_MODEL: 'scripted-model',
+      };
+      const front = await startServer({ services, dataDir, env: { ...env, SVC_ROLE: 'api' } });
+      const worker = await startServer({ services, dataDir, env: { ...env, SVC_ROLE: 'worker' } });
+      try {
+        const auth = (r: request.Test) => r.set('Authorization', `Bearer ${front.password}`);
+        const post = (p: string, body: object) => auth(request(front.url).post(p)).send(body);
+        assert.equal((await post('/api/config', { assistant: { serviceApi: true } })).status, 200);
+        const space = (await post('/api/spaces', { name: 'Worker Ledger' })).body.data as { id: string };
+        const conversationId = (
+          (await post(`/api/spaces/${space.id}/conversations`, { title: 'w' })).body.data as {
+            id: string;
+          }
+        ).id;
+        model.enqueue(api('GET', '/api/spaces'), api('DELETE', `/api/spaces/${space.id}`), textReply('done'));
+        const ws = await WsTestClient.signedIn(front.wsUrl, front.password);
+        ws.send({ type: 'subscribe', payload: { conversationId } });
+        await ws.roundTrip();
+        assert.equal(
+          (await post('/api/agent/message', { spaceId: space.id, conversationId, message: 'list' })).status,
+          200,
+        );
+        await ws.event('agent:complete', 60_000);
+        await ws.roundTrip();
+        const results = ws.raw
+          .map((r) => JSON.parse(r) as Frame)
+          .filter((f) => f.type === 'event' && f.channel === 'agent:tool-result')
+          .map((f) => f.data as { result: string; isError: boolean });
+        ws.close();
+        const tools = (model.requests[0]!.body as { tools: Array<{ name: string }> }).tools.map((t) => t.name);
+        assert.ok(tools.includes('ServiceApi'), 'the worker offers the tool');
+        assert.equal(results[0]!.isError, false, results[0]!.result);
+        assert.ok(results[0]!.result.includes('Worker Ledger'));
+        assert.match(results[1]!.result, /^HTTP 403\n.*not open to the assistant/);
+        // The worker's API stays closed to everyone else, the access password included.
+        const direct = await request(worker.url).get('/api/spaces').set('Authorization', `Bearer ${worker.password}`);
+        assert.equal(direct.status, 404);
+        const forged = await request(worker.url)
+          .get('/api/spaces')
+          .set('Authorization', `Bearer ${worker.password}`)
+          .set('x-svc-assistant-relay', 'guess');
+        assert.equal(forged.status, 404);
+      } finally {
+        await front.stop();
+        await worker.stop();
+        await model.close();
+        await services.dispose();
+        rmSync(dataDir, { recursive: true, force: true });
+      }
+    });
+  },
+);

@@ -16,7 +16,12 @@ import { AppLogger, createPino, registerSecret } from '#infra/logging/logger.js'
 import { AssistantApi } from '#core/ports/assistant-api.port.js';
 import { LoopbackAssistantApi } from '#infra/assistant-api/loopback-assistant-api.js';
 import { AppModule } from './app.module.js';
-import { type AssistantListener, startAssistantListener } from './http/assistant-api/assistant-listener.js';
+import {
+  ASSISTANT_RELAY_HEADER,
+  type AssistantListener,
+  isRelayed,
+  startAssistantListener,
+} from './http/assistant-api/assistant-listener.js';
 import { authMiddleware } from './http/auth/auth.middleware.js';
 import { installBasePath, warnOnUnknownPrefix } from './http/common/base-path.js';
 import { HttpExceptionFilter } from './http/common/exception.filter.js';
@@ -115,15 +120,21 @@ async function bootstrap(): Promise<void> {
     optionsSuccessStatus: 200,
   });
   app.use(jsonBody());
+  // The assistant listener's own token once it is up: a worker lets its relayed calls through.
+  let relayToken: string | null = null;
   if (config.role === 'worker') {
-    // A worker answers only its probes and metrics, whatever controllers its context modules carry.
+    // A worker answers only its probes and metrics, whatever controllers its context modules carry,
+    // and the calls its own assistant listener passes on (turns run here use the ServiceApi tool).
     app.use(
       (
-        req: { path: string },
+        req: { path: string; headers: Record<string, string | string[] | undefined> },
         res: { status(c: number): { type(t: string): { send(b: string): void } } },
         next: () => void,
       ) =>
-        req.path === '/healthz' || req.path === '/readyz' || req.path === '/metrics'
+        req.path === '/healthz' ||
+        req.path === '/readyz' ||
+        req.path === '/metrics' ||
+        (req.path.startsWith('/api/') && isRelayed(req.headers[ASSISTANT_RELAY_HEADER], relayToken))
           ? next()
           : res.status(404).type('text/plain').send('Not Found'),
     );
@@ -149,16 +160,19 @@ async function bootstrap(): Promise<void> {
   await app.listen(config.port, config.host);
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
-  // The assistant's own way into the API (svc-api-ref): 127.0.0.1, its own token, Assistant operations only.
+  // The assistant's own way into the API (svc-api-ref): 127.0.0.1, its own token, Assistant operations
+  // only. In every role that runs turns: a worker's listener passes calls on to its own (otherwise
+  // closed) API routes, marked with the listener's token.
   let assistantListener: AssistantListener | null = null;
   const assistantApi = app.get(AssistantApi);
-  if (config.role !== 'worker' && assistantApi instanceof LoopbackAssistantApi) {
+  if (assistantApi instanceof LoopbackAssistantApi) {
     const host = ['0.0.0.0', '::', '', 'localhost'].includes(config.host) ? '127.0.0.1' : config.host;
     assistantListener = await startAssistantListener({
       doc: buildOpenApiDocument(app, config.version),
       target: `http://${host.includes(':') ? `[${host}]` : host}:${port}${config.basePath}`,
       password: password.value,
     });
+    relayToken = assistantListener.token;
     assistantApi.connect(
       assistantListener.url,
       assistantListener.token,

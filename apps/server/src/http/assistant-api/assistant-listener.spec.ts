@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { OpenAPIObject } from '@nestjs/swagger';
-import { assistantOperations } from './assistant-listener.js';
+import { assistantOperations, isRelayed } from './assistant-listener.js';
 
 describe('assistantOperations', () => {
   it('takes the operations marked x-svc-assistant, path parameters matching one segment', () => {
@@ -21,5 +21,16 @@ describe('assistantOperations', () => {
     assert.ok(!byId.test('/api/spaces/abc/conversations'));
     assert.ok(!byId.test('/api/spaces/'));
     assert.ok(!ops[0]!.pattern.test('/api/spacesX'));
+  });
+});
+
+describe('isRelayed', () => {
+  it("lets through only the listener's own token", () => {
+    assert.equal(isRelayed('tok-123', 'tok-123'), true);
+    assert.equal(isRelayed('tok-124', 'tok-123'), false);
+    assert.equal(isRelayed('tok', 'tok-123'), false);
+    assert.equal(isRelayed(undefined, 'tok-123'), false);
+    assert.equal(isRelayed(['tok-123'], 'tok-123'), false);
+    assert.equal(isRelayed('tok-123', null), false, 'nothing before the listener is up');
   });
 });

@@ -10,6 +10,20 @@ import { ASSISTANT_EXTENSION } from './assistant.decorator.js';
 const BODY_LIMIT = 100 * 1024;
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
 
+/**
+ * The header the listener's calls carry (its own token): a worker-role process, whose API is
+ * otherwise closed, lets exactly these through to its routes.
+ */
+export const ASSISTANT_RELAY_HEADER = 'x-svc-assistant-relay';
+
+/** Whether a request carries the listener's token in the relay header (constant-time compare). */
+export function isRelayed(header: string | string[] | undefined, token: string | null): boolean {
+  if (token === null || typeof header !== 'string') return false;
+  const given = Buffer.from(header);
+  const expected = Buffer.from(token);
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
 export interface AssistantOperation {
   method: string;
   /** `/api/spaces/{spaceId}` */
@@ -84,6 +98,7 @@ export async function startAssistantListener(input: {
       method,
       headers: {
         Authorization: `Bearer ${input.password}`,
+        [ASSISTANT_RELAY_HEADER]: token,
         ...(body.length > 0 ? { 'Content-Type': 'application/json' } : {}),
       },
       ...(body.length > 0 && method !== 'GET' ? { body } : {}),
