@@ -194,6 +194,88 @@ describe('skills: installed into their scope, offered to turns, read on use, sla
     assert.ok(existsSync(skillDir('release-notes')), 'other skills stay');
   });
 
+  it("POST /api/apps/install carries skill files (files): a skill app's own and a digital human's bundled ones", async () => {
+    const skillMd =
+      '---\nname: style-guide\ndescription: House style for docs.\n---\nRead rules/words.md. STYLE-GUIDE-BODY\n';
+    const styleId = okData<{ appId: string }>(
+      await api.post('/api/apps/install', {
+        spec: skillSpec('Style Guide', 'House style for docs.', 'unused: SKILL.md is given'),
+        spaceId: space.id,
+        files: { 'SKILL.md': skillMd, 'rules/words.md': { base64: Buffer.from('WORDS-LIST').toString('base64') } },
+      }),
+    ).appId;
+    assert.equal(readFileSync(join(skillDir('style-guide'), 'SKILL.md'), 'utf8'), skillMd, 'the given SKILL.md wins');
+    assert.equal(readFileSync(join(skillDir('style-guide'), 'rules', 'words.md'), 'utf8'), 'WORDS-LIST');
+
+    const helper = {
+      spec_version: '1',
+      name: 'Doc Helper',
+      version: '1.0.0',
+      author: 'tests',
+      description: 'Writes docs.',
+      type: 'automation',
+      system_prompt: 'Write docs.',
+      requires: { skills: [{ id: 'doc-templates', bundled: true, files: ['SKILL.md', 'page.md'] }] },
+    };
+    const stray = await api.post('/api/apps/install', {
+      spec: helper,
+      spaceId: space.id,
+      files: { 'page.md': 'x' },
+    });
+    assert.equal(stray.status, 400);
+    assert.match(stray.body.error, /page\.md is not a bundled skill file/);
+    const escaping = await api.post('/api/apps/install', {
+      spec: helper,
+      spaceId: space.id,
+      files: { 'skills/doc-templates/../../x': 'x' },
+    });
+    assert.equal(escaping.status, 400);
+    const keyed = await api.post('/api/apps/install', {
+      spec: helper,
+      spaceId: space.id,
+      files: { 'skills/doc-templates/SKILL.md': 'token sk-ant-abcdefghijklmnopqrstuvwxyz0123' },
+    });
+    assert.equal(keyed.status, 400);
+    assert.match(keyed.body.error, /looks like an API key/);
+    assert.equal(
+      okData<unknown[]>(await api.get(`/api/apps?spaceId=${space.id}`)).filter(
+        (a) => (a as { spec: { name: string } }).spec.name === 'Doc Helper',
+      ).length,
+      0,
+      'nothing installed by a refused body',
+    );
+
+    const helperId = okData<{ appId: string }>(
+      await api.post('/api/apps/install', {
+        spec: helper,
+        spaceId: space.id,
+        files: {
+          'skills/doc-templates/SKILL.md':
+            '---\nname: doc-templates\ndescription: Page templates.\n---\nUse page.md.\n',
+          'skills/doc-templates/page.md': '# PAGE-TEMPLATE\n',
+        },
+      }),
+    ).appId;
+    assert.equal(readFileSync(join(skillDir('doc-templates'), 'page.md'), 'utf8'), '# PAGE-TEMPLATE\n');
+    model.enqueue(
+      { steps: [{ toolCall: { name: 'Skill', input: { name: 'doc-templates', file: 'page.md' } } }] },
+      textReply('ok'),
+    );
+    const frames = await turn(`app-chat:${helperId}`, () =>
+      api.post(`/api/apps/${helperId}/chat/send`, { spaceId: space.id, message: 'Write a page' }),
+    );
+    assert.match(results(frames)[0]!.result, /PAGE-TEMPLATE/);
+    // Kept for export, like an imported package's skills.
+    const exported = await auth(request(server.url).get(`/api/apps/${helperId}/export`));
+    assert.equal(exported.status, 200);
+    assert.match(String(exported.headers['content-disposition']), /doc-helper-1\.0\.0\.dhpkg/);
+
+    okData(await api.delete(`/api/apps/${helperId}`));
+    okData(await api.delete(`/api/apps/${styleId}`));
+    assert.ok(!existsSync(skillDir('doc-templates')), 'uninstall removes the bundled skill');
+    assert.ok(!existsSync(skillDir('style-guide')), "uninstall removes the skill app's files");
+  });
+
   it('uninstalling a skill app removes its folder and turns stop seeing it; reinstall brings it back', async () => {
     okData(await api.delete(`/api/apps/${notesId}`));
     assert.ok(!existsSync(skillDir('release-notes')));

@@ -58,3 +58,36 @@ export function secretProblem(text: string): string | null {
   for (const [pattern, what] of SECRET_PATTERNS) if (pattern.test(text)) return what;
   return null;
 }
+
+/** The most bytes of skill files one install may bring (as for a Store item). */
+export const INSTALL_FILES_MAX_BYTES = 10 * 1024 * 1024;
+
+/**
+ * The `files` of an install body (`POST /api/apps/install`): package paths to contents, a
+ * string (UTF-8 text) or `{base64}`. Names follow the package entry rules; at most
+ * PACKAGE_MAX_ENTRIES files and INSTALL_FILES_MAX_BYTES in all. Throws an Error naming the field.
+ */
+export function givenFiles(raw: unknown): Array<{ path: string; data: Uint8Array }> {
+  if (raw === undefined || raw === null) return [];
+  if (typeof raw !== 'object' || Array.isArray(raw))
+    throw new Error('files must be an object of file contents by path');
+  const entries = Object.entries(raw as Record<string, unknown>);
+  if (entries.length > PACKAGE_MAX_ENTRIES) throw new Error(`files may hold at most ${PACKAGE_MAX_ENTRIES} files`);
+  let total = 0;
+  return entries.map(([path, value]) => {
+    const problem = entryNameProblem(path);
+    if (problem) throw new Error(`files: ${JSON.stringify(path)} has ${problem}`);
+    let data: Uint8Array;
+    if (typeof value === 'string') data = new TextEncoder().encode(value);
+    else if (
+      typeof value === 'object' &&
+      value !== null &&
+      typeof (value as { base64?: unknown }).base64 === 'string'
+    ) {
+      data = Buffer.from((value as { base64: string }).base64, 'base64');
+    } else throw new Error(`files.${path} must be the file's text or {base64}`);
+    total += data.byteLength;
+    if (total > INSTALL_FILES_MAX_BYTES) throw new Error('files exceed 10 MB in all');
+    return { path, data };
+  });
+}

@@ -7,7 +7,7 @@ import { parseSpecYaml, specToYaml } from '../apps/spec/spec-yaml.js';
 import { DomainError } from '../errors/domain-error.js';
 import { type PackageContents, PackageFiles } from '../ports/package-files.port.js';
 import { type BundledSkill, StoreRepository } from '../ports/store.repository.port.js';
-import { bundledSkillPath, EXPORT_MAX_BYTES, secretProblem } from './archive-rules.js';
+import { bundledSkillPath, EXPORT_MAX_BYTES, givenFiles, secretProblem } from './archive-rules.js';
 import { StoreCatalog } from './store-catalog.js';
 import { commandName } from './store-query.js';
 import { skillMarkdown } from '../skills/skill-rules.js';
@@ -52,6 +52,59 @@ export class PackagesService {
       ignoredVersions: [],
     });
     this.log.log({ msg: 'package imported', appId: app.id, skills: skills.length });
+    return app;
+  }
+
+  /**
+   * `POST /api/apps/install` with skill files (`files`: package paths to contents): a skill
+   * app's own files at the root (`SKILL.md`, `scripts/run.py`, as its exported .zip holds
+   * them), a digital human's bundled skills under `skills/<id>/` (as a .dhpkg holds them). They
+   * are installed the way import and the Store install them (same checks: names, sizes, no
+   * credentials) and kept for export. Without files this is a plain install.
+   */
+  async installGiven(input: {
+    spec: unknown;
+    spaceId?: string | null;
+    userConfig?: unknown;
+    files?: unknown;
+  }): Promise<App> {
+    let files: PackageContents['files'];
+    try {
+      files = givenFiles(input.files);
+    } catch (err) {
+      throw DomainError.invalid(err instanceof Error ? err.message : String(err));
+    }
+    const install = { spec: input.spec, spaceId: input.spaceId, userConfig: input.userConfig };
+    if (files.length === 0) return this.apps.install(install);
+    refuseSecrets({ specYaml: '', files });
+    const raw = isMap(input.spec) ? input.spec : {};
+    let skills: BundledSkill[];
+    if (raw.type === 'skill') {
+      skills = [
+        {
+          id: commandName(String(raw.name ?? '')),
+          files: files.map((f) => ({ path: f.path, base64: Buffer.from(f.data).toString('base64') })),
+        },
+      ];
+    } else {
+      const stray = files.find((f) => bundledSkillPath(f.path) === null);
+      if (stray) {
+        throw DomainError.invalid(
+          `files: ${stray.path} is not a bundled skill file (skills/<id>/<file>, the id listed in requires.skills)`,
+        );
+      }
+      skills = bundledSkills({ specYaml: '', files });
+    }
+    const app = await this.apps.install({ ...install, skills });
+    await this.repo.saveInstall({
+      appId: app.id,
+      registryId: null,
+      slug: app.spec.store?.slug ?? null,
+      authorSpec: app.spec as unknown as Record<string, unknown>,
+      skills,
+      ignoredVersions: [],
+    });
+    this.log.log({ msg: 'installed with skill files', appId: app.id, files: files.length });
     return app;
   }
 

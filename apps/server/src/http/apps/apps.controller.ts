@@ -3,14 +3,7 @@ import type { ActivityEntryDto, AppDto, AutomationStateDto } from '#contracts/ap
 import type { SuccessBody } from '#contracts/errors.js';
 import { AppsService } from '#core/apps/apps.service.js';
 import { DomainError } from '#core/errors/domain-error.js';
-import {
-  FrequencyDto,
-  ImportSpecDto,
-  InstallAppDto,
-  MoveSpaceDto,
-  PermissionDto,
-  UpgradeStrategyDto,
-} from './apps.dto.js';
+import { FrequencyDto, ImportSpecDto, MoveSpaceDto, PermissionDto, UpgradeStrategyDto } from './apps.dto.js';
 import { toActivityDto, toAppDto } from './apps.presenter.js';
 import { ApiData } from '../openapi/api-data.js';
 import { ACTIVITY_ENTRY, APP, APP_ID, AUTOMATION_STATE, NULL_DATA } from '../openapi/response-schemas.js';
@@ -40,14 +33,6 @@ export class AppsController {
   @ApiData(arr(APP))
   async list(@Query('spaceId') spaceId?: string, @Query('status') status?: string): Promise<SuccessBody<AppDto[]>> {
     return ok((await this.apps.list({ spaceId, status })).map(toAppDto));
-  }
-
-  @Post('install')
-  @HttpCode(200)
-  @ApiData(APP_ID, 409, 422, 503)
-  async install(@Body() body: InstallAppDto): Promise<SuccessBody<{ appId: string }>> {
-    const app = await this.apps.install({ spec: body.spec, spaceId: body.spaceId, userConfig: body.userConfig });
-    return ok({ appId: app.id });
   }
 
   @Post('import-spec')

@@ -20,6 +20,15 @@ export class InstallAppDto {
   @IsOptional()
   @IsObject()
   userConfig?: Record<string, unknown>;
+
+  /**
+   * Skill files to install with it, by package path: a skill app's own at the root
+   * (`SKILL.md`, ...), a digital human's bundled skills under `skills/<id>/`. Each value is the
+   * file's text or `{base64}`.
+   */
+  @IsOptional()
+  @IsObject()
+  files?: Record<string, unknown>;
 }
 
 export class ImportSpecDto {

@@ -32,6 +32,7 @@ import {
 import { Assistant } from '../assistant-api/assistant.decorator.js';
 import { ApiBytes, ApiData, ApiDone, ApiDoneOrFailure } from '../openapi/api-data.js';
 import { APP_ID, NULL_DATA } from '../openapi/response-schemas.js';
+import { InstallAppDto } from '../apps/apps.dto.js';
 import { arr, str } from '../openapi/schema.js';
 import { toRegistrySourceDto } from './store.presenter.js';
 import {
@@ -312,12 +313,21 @@ export class SkillNamesController {
 }
 
 /**
- * `GET /api/apps/:appId/export`: the package (a zip archive) as a download (`application/octet-stream`,
+ * `POST /api/apps/install` (with its skill files, installed like import and the Store install
+ * them: hence here, beside the packages) and `GET /api/apps/:appId/export`: the package (a zip archive) as a download (`application/octet-stream`,
  * `Content-Disposition: attachment; filename="<slug>-<version>.dhpkg"`; a skill app gives a `.zip`).
  */
 @Controller('api/apps')
 export class AppExportController {
   constructor(private readonly packages: PackagesService) {}
+
+  @Post('install')
+  @HttpCode(200)
+  @ApiData(APP_ID, 403, 409, 422, 503)
+  async install(@Body() body: InstallAppDto): Promise<SuccessBody<{ appId: string }>> {
+    const app = await this.packages.installGiven(body);
+    return { success: true, data: { appId: app.id } };
+  }
 
   @Get(':appId/export')
   @ApiBytes('application/octet-stream', 404, 413)
