@@ -4,8 +4,7 @@ import { ConversationsService } from '../conversations/conversations.service.js'
 import { assistantMayUseServiceApi, serviceApiTools } from '../assistant-api/service-api-tool.js';
 import { McpServers } from '../mcp/mcp-servers.service.js';
 import { AssistantApi } from '../ports/assistant-api.port.js';
-import { lastUserText, withSkills } from '../skills/skill-rules.js';
-import { SkillsService } from '../skills/skills.service.js';
+import { withSkills } from '../skills/skill-rules.js';
 import { MemoryConsolidationService } from '../memory/memory-consolidation.service.js';
 import { ModelSourcesService } from '../models/model-sources.service.js';
 import { Clock } from '../ports/clock.port.js';
@@ -39,7 +38,6 @@ export class ChatPlanBuilder extends TurnPlanBuilder {
     /** The reply is kept until the database takes it (an outage at the end of a turn loses nothing). */
     private readonly record: RecordRetry,
     private readonly mcp: McpServers,
-    private readonly skills: SkillsService,
     private readonly api: AssistantApi,
   ) {
     super();
@@ -47,16 +45,9 @@ export class ChatPlanBuilder extends TurnPlanBuilder {
 
   async build(turn: TurnRecord, io: TurnIO): Promise<TurnPlan | TurnRefusal> {
     const { conversation, messages } = await this.conversations.get(turn.spaceId, turn.conversationId);
-    const skills = await this.skills.forTurn(turn.spaceId, lastUserText(messages));
-    const ground = await this.preamble.prepare({
-      turn,
-      io,
-      messages,
-      skillNames: skills.names,
-      pins: [conversationPin(conversation)],
-    });
+    const ground = await this.preamble.prepareWithSkills({ turn, io, messages, pins: [conversationPin(conversation)] });
     if (isRefusal(ground)) return ground;
-    const { space } = ground;
+    const { space, skills } = ground;
     const request = turn.request as { reasoningEffort?: ReasoningEffort; thinkingEnabled?: boolean };
     const effort: ReasoningEffort =
       conversation.reasoningEffort ?? request.reasoningEffort ?? (request.thinkingEnabled ? 'medium' : 'off');

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import type { SkillsService } from '../skills/skills.service.js';
 import { describe, it } from 'node:test';
 import type { Message } from '../conversations/conversation.js';
 import type { ModelPin } from '../models/model-source-rules.js';
@@ -33,6 +34,7 @@ function preamble(options: { folder?: boolean; sources?: string[] } = {}) {
     spaces as unknown as SpacesService,
     models as unknown as ModelSourcesService,
     provider as unknown as ModelProvider,
+    { forTurn: async () => ({ tools: [], prompt: '', names: [] }) } as unknown as SkillsService,
   );
   return { helper, asked, emitted, io, turn: { spaceId: 's1' } as TurnRecord };
 }

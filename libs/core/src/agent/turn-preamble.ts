@@ -4,12 +4,14 @@ import type { Message } from '../conversations/conversation.js';
 import type { ModelPin } from '../models/model-source-rules.js';
 import { ModelSourcesService } from '../models/model-sources.service.js';
 import { ModelProvider } from '../ports/model-provider.port.js';
+import { lastUserText } from '../skills/skill-rules.js';
+import { SkillsService, type TurnSkills } from '../skills/skills.service.js';
 import type { TurnRecord } from '../ports/turn.repository.port.js';
 import type { Space } from '../spaces/space.js';
 import { SpacesService } from '../spaces/spaces.service.js';
 import type { ModelSelection, TurnIO } from './engine/turn-plan.js';
 import { TurnTexts } from './turn-endings.js';
-import { refuseTurn, type TurnRefusal } from './turn-plan-builder.js';
+import { isRefusal, refuseTurn, type TurnRefusal } from './turn-plan-builder.js';
 
 /** Where a turn works and which model it talks to, once the preamble found both. */
 export interface TurnGround {
@@ -29,7 +31,24 @@ export class TurnPreamble {
     private readonly spaces: SpacesService,
     private readonly models: ModelSourcesService,
     private readonly provider: ModelProvider,
+    private readonly skills: SkillsService,
   ) {}
+
+  /**
+   * The preamble of a conversation's turn (chat, a digital human's chat) with the skills it
+   * sees: the session info names them, and a `/name` opening the latest user message loads
+   * that skill (the plan puts `skills.tools` in its tool set and `withSkills` in its prompt).
+   */
+  async prepareWithSkills(input: {
+    turn: TurnRecord;
+    io: TurnIO;
+    messages: readonly Message[];
+    pins: ReadonlyArray<ModelPin | null>;
+  }): Promise<(TurnGround & { skills: TurnSkills }) | TurnRefusal> {
+    const skills = await this.skills.forTurn(input.turn.spaceId, lastUserText(input.messages));
+    const ground = await this.prepare({ ...input, skillNames: skills.names });
+    return isRefusal(ground) ? ground : { ...ground, skills };
+  }
 
   async prepare(input: {
     turn: TurnRecord;

@@ -11,8 +11,7 @@ import { ConversationsService } from '../../conversations/conversations.service.
 import { appMayUseServiceApi, serviceApiTools } from '../../assistant-api/service-api-tool.js';
 import { McpServers } from '../../mcp/mcp-servers.service.js';
 import { AssistantApi } from '../../ports/assistant-api.port.js';
-import { lastUserText, withSkills } from '../../skills/skill-rules.js';
-import { SkillsService } from '../../skills/skills.service.js';
+import { withSkills } from '../../skills/skill-rules.js';
 import { Clock } from '../../ports/clock.port.js';
 import { EventBus } from '../../ports/event-bus.port.js';
 import type { ReasoningEffort } from '../../ports/model-provider.port.js';
@@ -40,7 +39,6 @@ export class AppChatPlanBuilder extends TurnPlanBuilder implements OnModuleInit 
     private readonly tools: ToolRegistry,
     private readonly clock: Clock,
     private readonly mcp: McpServers,
-    private readonly skills: SkillsService,
     private readonly api: AssistantApi,
     private readonly bus: EventBus,
   ) {
@@ -56,16 +54,14 @@ export class AppChatPlanBuilder extends TurnPlanBuilder implements OnModuleInit 
     const app = appId ? await this.apps.get(appId).catch(() => null) : null;
     if (!app) return refuseTurn('The digital human of this chat no longer exists.', { errorCode: 'NOT_FOUND' });
     const { conversation, messages } = await this.conversations.get(turn.spaceId, turn.conversationId);
-    const skills = await this.skills.forTurn(turn.spaceId, lastUserText(messages));
-    const ground = await this.preamble.prepare({
+    const ground = await this.preamble.prepareWithSkills({
       turn,
       io,
       messages,
-      skillNames: skills.names,
       pins: [conversationPin(conversation), appModelPin(app)],
     });
     if (isRefusal(ground)) return ground;
-    const { space } = ground;
+    const { space, skills } = ground;
     const request = turn.request as { thinkingEnabled?: boolean };
     const effort: ReasoningEffort =
       conversation.reasoningEffort ?? appChatEffort(app) ?? (request.thinkingEnabled ? 'medium' : 'off');
