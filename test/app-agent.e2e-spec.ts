@@ -3,8 +3,9 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import request from 'supertest';
-import { ScriptedModelServer, textReply } from '#testing/scripted-model-server.js';
-import { startServer, type TestServer } from '#testing/test-server.js';
+import { AgentHarness } from '#testing/agent-harness.js';
+import { type ScriptedModelServer, textReply } from '#testing/scripted-model-server.js';
+import type { TestServer } from '#testing/test-server.js';
 import { waitFor } from '#testing/wait.js';
 import { type Frame, WsTestClient } from '#testing/ws-client.js';
 
@@ -23,6 +24,10 @@ const helperSpec = (name: string) => ({
 });
 
 describe('digital humans at work (chat, runs, escalation)', () => {
+  const h = new AgentHarness();
+  const { api, okData, subscribed } = h;
+  /** The whole request the model got (prompt, settings, memory, history). */
+  const systemOf = h.bodyOf;
   let model: ScriptedModelServer;
   let server: TestServer;
   let events: WsTestClient;
@@ -30,38 +35,16 @@ describe('digital humans at work (chat, runs, escalation)', () => {
   let appId: string;
 
   const auth = (r: request.Test) => r.set('Authorization', `Bearer ${server.password}`);
-  const api = {
-    get: (p: string) => auth(request(server.url).get(p)),
-    post: (p: string, body: object = {}) => auth(request(server.url).post(p)).send(body),
-  };
-  const okData = <T>(res: request.Response): T => {
-    assert.equal(res.status, 200, JSON.stringify(res.body));
-    assert.equal(res.body.success, true, JSON.stringify(res.body));
-    return res.body.data as T;
-  };
   const appEvent = (channel: string, id: string, match: (f: Frame) => boolean = () => true, timeoutMs = 10_000) =>
     events.next((f) => f.type === 'event' && f.channel === channel && f.data?.appId === id && match(f), timeoutMs);
-  async function subscribed(conversationId: string): Promise<WsTestClient> {
-    const ws = await WsTestClient.signedIn(server.wsUrl, server.password);
-    ws.send({ type: 'subscribe', payload: { conversationId } });
-    await ws.roundTrip();
-    return ws;
-  }
-  const systemOf = (i: number): string => JSON.stringify(model.requests[i]!.body);
 
   before(async () => {
-    model = await ScriptedModelServer.start();
-    server = await startServer({
-      env: {
-        SVC_AI_PROVIDER: 'anthropic',
-        SVC_AI_API_URL: model.url,
-        SVC_AI_API_KEY: 'sk-scripted',
-        SVC_AI_MODEL: 'scripted-model',
-        SVC_AGENT_RETRY_BASE_MS: '20',
-        SVC_AGENT_MAX_RETRIES: '1',
-        SVC_APP_RUNS_PER_PROCESS: '1',
-      },
+    await h.start({
+      SVC_AGENT_RETRY_BASE_MS: '20',
+      SVC_AGENT_MAX_RETRIES: '1',
+      SVC_APP_RUNS_PER_PROCESS: '1',
     });
+    ({ model, server } = h);
     events = await WsTestClient.signedIn(server.wsUrl, server.password);
     space = okData(await api.post('/api/spaces', { name: 'Shop' }));
     appId = okData<{ appId: string }>(
@@ -70,8 +53,7 @@ describe('digital humans at work (chat, runs, escalation)', () => {
   });
   after(async () => {
     events?.close();
-    await server?.stop();
-    await model?.close();
+    await h.stop();
   });
   beforeEach(() => model.reset());
 

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import request from 'supertest';
+import { AgentHarness, toolResults } from '#testing/agent-harness.js';
 import { ScriptedModelServer, textReply } from '#testing/scripted-model-server.js';
 import { testMode } from '#testing/test-env.js';
 import { createSharedServices, startServer, type TestServer } from '#testing/test-server.js';
@@ -15,53 +16,19 @@ const api = (method: string, path: string, extra: Record<string, unknown> = {}) 
 });
 
 describe("the assistant's own access to the API (svc-api-ref)", () => {
+  const h = new AgentHarness();
+  const { okData, turn, toolsOf } = h;
+  const http = h.api;
+  const results = toolResults;
   let model: ScriptedModelServer;
   let server: TestServer;
   let space: { id: string; path: string };
   let keyedAppId: string;
-
-  const auth = (r: request.Test) => r.set('Authorization', `Bearer ${server.password}`);
-  const http = {
-    get: (p: string) => auth(request(server.url).get(p)),
-    post: (p: string, body: object = {}) => auth(request(server.url).post(p)).send(body),
-  };
-  const okData = <T>(res: request.Response): T => {
-    assert.equal(res.status, 200, JSON.stringify(res.body));
-    return res.body.data as T;
-  };
-  const toolsOf = (i: number) =>
-    (model.requests[i]!.body as { tools?: Array<{ name: string; description: string }> }).tools ?? [];
-  const results = (frames: Frame[]) =>
-    frames.filter((f) => f.channel === 'agent:tool-result').map((f) => f.data as { result: string; isError: boolean });
-
-  async function turn(conversationId: string, send: () => Promise<request.Response>): Promise<Frame[]> {
-    const ws = await WsTestClient.signedIn(server.wsUrl, server.password);
-    ws.send({ type: 'subscribe', payload: { conversationId } });
-    await ws.roundTrip();
-    try {
-      assert.equal((await send()).status, 200);
-      await ws.event('agent:complete', 30_000);
-      await ws.roundTrip();
-      return ws.raw.map((r) => JSON.parse(r) as Frame).filter((f) => f.type === 'event');
-    } finally {
-      ws.close();
-    }
-  }
-  async function chat(message: string): Promise<Frame[]> {
-    const id = okData<{ id: string }>(await http.post(`/api/spaces/${space.id}/conversations`, { title: 'a' })).id;
-    return turn(id, () => http.post('/api/agent/message', { spaceId: space.id, conversationId: id, message }));
-  }
+  const chat = (message: string) => h.chat(space.id, message);
 
   before(async () => {
-    model = await ScriptedModelServer.start();
-    server = await startServer({
-      env: {
-        SVC_AI_PROVIDER: 'anthropic',
-        SVC_AI_API_URL: model.url,
-        SVC_AI_API_KEY: 'sk-scripted',
-        SVC_AI_MODEL: 'scripted-model',
-      },
-    });
+    await h.start();
+    ({ model, server } = h);
     space = okData(await http.post('/api/spaces', { name: 'Ledger Space' }));
     writeFileSync(join(space.path, 'ledger.txt'), 'LEDGER-CONTENT 42');
     keyedAppId = okData<{ appId: string }>(
@@ -81,10 +48,7 @@ describe("the assistant's own access to the API (svc-api-ref)", () => {
       }),
     ).appId;
   });
-  after(async () => {
-    await server?.stop();
-    await model?.close();
-  });
+  after(() => h.stop());
   beforeEach(() => model.reset());
 
   it('is off until the preference turns it on', async () => {

@@ -3,10 +3,10 @@ import { mkdirSync, realpathSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import request from 'supertest';
+import { AgentHarness, toolResults } from '#testing/agent-harness.js';
 import { HttpMcpServer, MCP_STDIO_SERVER } from '#testing/mcp-http-server.js';
-import { ScriptedModelServer, textReply } from '#testing/scripted-model-server.js';
-import { startServer, type TestServer } from '#testing/test-server.js';
+import { type ScriptedModelServer, textReply } from '#testing/scripted-model-server.js';
+import type { TestServer } from '#testing/test-server.js';
 import { waitFor } from '#testing/wait.js';
 import { type Frame, WsTestClient } from '#testing/ws-client.js';
 
@@ -37,6 +37,8 @@ const specOf = (name: string, type: string, fields: Record<string, unknown>) => 
 const toolCall = (name: string, input: Record<string, unknown> = {}) => ({ steps: [{ toolCall: { name, input } }] });
 
 describe('MCP servers (stdio and streamable HTTP) in chats and runs', () => {
+  const h = new AgentHarness();
+  const { api, okData, bodyOf, toolNamesOf } = h;
   let model: ScriptedModelServer;
   let http: HttpMcpServer;
   let server: TestServer;
@@ -44,19 +46,6 @@ describe('MCP servers (stdio and streamable HTTP) in chats and runs', () => {
   let space: { id: string; path: string };
   let calcId: string;
 
-  const auth = (r: request.Test) => r.set('Authorization', `Bearer ${server.password}`);
-  const api = {
-    get: (p: string) => auth(request(server.url).get(p)),
-    post: (p: string, body: object = {}) => auth(request(server.url).post(p)).send(body),
-  };
-  const okData = <T>(res: request.Response): T => {
-    assert.equal(res.status, 200, JSON.stringify(res.body));
-    assert.equal(res.body.success, true, JSON.stringify(res.body));
-    return res.body.data as T;
-  };
-  const bodyOf = (i: number): string => JSON.stringify(model.requests[i]!.body);
-  const toolNamesOf = (i: number): string[] =>
-    ((model.requests[i]!.body as { tools?: Array<{ name: string }> }).tools ?? []).map((t) => t.name);
   const mcpStatus = (match: (s: ServerStatus) => boolean, timeoutMs = 20_000) =>
     events.next(
       (f) =>
@@ -66,39 +55,17 @@ describe('MCP servers (stdio and streamable HTTP) in chats and runs', () => {
         typeof f.data!.timestamp === 'number',
       timeoutMs,
     );
-  async function chatTurn(message: string): Promise<Frame[]> {
-    const conversationId = okData<{ id: string }>(
-      await api.post(`/api/spaces/${space.id}/conversations`, { title: 'mcp' }),
-    ).id;
-    const ws = await WsTestClient.signedIn(server.wsUrl, server.password);
-    ws.send({ type: 'subscribe', payload: { conversationId } });
-    await ws.roundTrip();
-    try {
-      assert.equal((await api.post('/api/agent/message', { spaceId: space.id, conversationId, message })).status, 200);
-      await ws.event('agent:complete', 30_000);
-      await ws.roundTrip();
-      return ws.raw.map((r) => JSON.parse(r) as Frame).filter((f) => f.type === 'event');
-    } finally {
-      ws.close();
-    }
-  }
-  const toolResults = (frames: Frame[]) =>
-    frames.filter((f) => f.channel === 'agent:tool-result').map((f) => f.data as { result: string; isError: boolean });
+  const chatTurn = (message: string): Promise<Frame[]> => h.chat(space.id, message);
 
   before(async () => {
-    model = await ScriptedModelServer.start();
     http = await HttpMcpServer.start();
-    server = await startServer({
-      env: {
-        SVC_AI_PROVIDER: 'anthropic',
-        SVC_AI_API_URL: model.url,
-        SVC_AI_API_KEY: 'sk-scripted-secret',
-        SVC_AI_MODEL: 'scripted-model',
-        SVC_ALLOW_MCP_COMMANDS: '1',
-        SVC_AGENT_RETRY_BASE_MS: '20',
-        SVC_AGENT_MAX_RETRIES: '1',
-      },
+    await h.start({
+      SVC_AI_API_KEY: 'sk-scripted-secret',
+      SVC_ALLOW_MCP_COMMANDS: '1',
+      SVC_AGENT_RETRY_BASE_MS: '20',
+      SVC_AGENT_MAX_RETRIES: '1',
     });
+    ({ model, server } = h);
     events = await WsTestClient.signedIn(server.wsUrl, server.password);
     space = okData(await api.post('/api/spaces', { name: 'Tools' }));
     calcId = okData<{ appId: string }>(
@@ -107,9 +74,8 @@ describe('MCP servers (stdio and streamable HTTP) in chats and runs', () => {
   });
   after(async () => {
     events?.close();
-    await server?.stop();
+    await h.stop();
     await http?.close();
-    await model?.close();
   });
   beforeEach(() => {
     model.reset();

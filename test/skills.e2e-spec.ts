@@ -3,10 +3,8 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import request from 'supertest';
-import { ScriptedModelServer, textReply } from '#testing/scripted-model-server.js';
-import { startServer, type TestServer } from '#testing/test-server.js';
-import { type Frame, WsTestClient } from '#testing/ws-client.js';
+import { AgentHarness, toolResults } from '#testing/agent-harness.js';
+import { type ScriptedModelServer, textReply } from '#testing/scripted-model-server.js';
 
 const skillSpec = (name: string, description: string, prompt: string) => ({
   spec_version: '1',
@@ -18,58 +16,19 @@ const skillSpec = (name: string, description: string, prompt: string) => ({
 });
 
 describe('skills: installed into their scope, offered to turns, read on use, slash commands', () => {
+  const h = new AgentHarness();
+  const { api, okData, turn, bodyOf, systemOf, toolNamesOf } = h;
   let model: ScriptedModelServer;
-  let server: TestServer;
   let space: { id: string; path: string };
   let notesId: string;
 
-  const auth = (r: request.Test) => r.set('Authorization', `Bearer ${server.password}`);
-  const api = {
-    get: (p: string) => auth(request(server.url).get(p)),
-    post: (p: string, body: object = {}) => auth(request(server.url).post(p)).send(body),
-    delete: (p: string) => auth(request(server.url).delete(p)),
-  };
-  const okData = <T>(res: request.Response): T => {
-    assert.equal(res.status, 200, JSON.stringify(res.body));
-    assert.equal(res.body.success, true, JSON.stringify(res.body));
-    return res.body.data as T;
-  };
-  const bodyOf = (i: number): string => JSON.stringify(model.requests[i]!.body);
-  const systemOf = (i: number): string => JSON.stringify((model.requests[i]!.body as { system?: unknown }).system);
-  const toolNamesOf = (i: number): string[] =>
-    ((model.requests[i]!.body as { tools?: Array<{ name: string }> }).tools ?? []).map((t) => t.name);
   const skillDir = (name: string) => join(space.path, '.svc', 'skills', name);
-
-  async function turn(conversationId: string, send: () => Promise<request.Response>): Promise<Frame[]> {
-    const ws = await WsTestClient.signedIn(server.wsUrl, server.password);
-    ws.send({ type: 'subscribe', payload: { conversationId } });
-    await ws.roundTrip();
-    try {
-      assert.equal((await send()).status, 200);
-      await ws.event('agent:complete', 30_000);
-      await ws.roundTrip();
-      return ws.raw.map((r) => JSON.parse(r) as Frame).filter((f) => f.type === 'event');
-    } finally {
-      ws.close();
-    }
-  }
-  async function chat(message: string): Promise<Frame[]> {
-    const id = okData<{ id: string }>(await api.post(`/api/spaces/${space.id}/conversations`, { title: 's' })).id;
-    return turn(id, () => api.post('/api/agent/message', { spaceId: space.id, conversationId: id, message }));
-  }
-  const results = (frames: Frame[]) =>
-    frames.filter((f) => f.channel === 'agent:tool-result').map((f) => f.data as { result: string; isError: boolean });
+  const chat = (message: string) => h.chat(space.id, message);
+  const results = toolResults;
 
   before(async () => {
-    model = await ScriptedModelServer.start();
-    server = await startServer({
-      env: {
-        SVC_AI_PROVIDER: 'anthropic',
-        SVC_AI_API_URL: model.url,
-        SVC_AI_API_KEY: 'sk-scripted',
-        SVC_AI_MODEL: 'scripted-model',
-      },
-    });
+    await h.start();
+    model = h.model;
     space = okData(await api.post('/api/spaces', { name: 'Docs' }));
     notesId = okData<{ appId: string }>(
       await api.post('/api/apps/install', {
@@ -82,10 +41,7 @@ describe('skills: installed into their scope, offered to turns, read on use, sla
       }),
     ).appId;
   });
-  after(async () => {
-    await server?.stop();
-    await model?.close();
-  });
+  after(() => h.stop());
   beforeEach(() => model.reset());
 
   it('a skill app installs SKILL.md into its space skills folder; a chat is offered it and reads it with Skill', async () => {
@@ -124,7 +80,7 @@ describe('skills: installed into their scope, offered to turns, read on use, sla
         spaceId: null,
       }),
     ).appId;
-    assert.ok(existsSync(join(server.dataDir, 'skills', 'haiku', 'SKILL.md')));
+    assert.ok(existsSync(join(h.server.dataDir, 'skills', 'haiku', 'SKILL.md')));
     const other = okData<{ id: string }>(await api.post('/api/spaces', { name: 'Other' }));
     const conv = okData<{ id: string }>(await api.post(`/api/spaces/${other.id}/conversations`, { title: 'x' })).id;
     model.enqueue({ steps: [{ toolCall: { name: 'Skill', input: { name: 'haiku' } } }] }, textReply('ok'));
@@ -136,7 +92,7 @@ describe('skills: installed into their scope, offered to turns, read on use, sla
     ]);
     assert.match(results(frames)[0]!.result, /HAIKU-RULE/);
     okData(await api.delete(`/api/apps/${globalId}`));
-    assert.ok(!existsSync(join(server.dataDir, 'skills', 'haiku')), 'uninstall removes the files');
+    assert.ok(!existsSync(join(h.server.dataDir, 'skills', 'haiku')), 'uninstall removes the files');
   });
 
   it("a digital human's bundled requires.skills install with it, serve their files, and go with it", async () => {
@@ -266,7 +222,7 @@ describe('skills: installed into their scope, offered to turns, read on use, sla
     );
     assert.match(results(frames)[0]!.result, /PAGE-TEMPLATE/);
     // Kept for export, like an imported package's skills.
-    const exported = await auth(request(server.url).get(`/api/apps/${helperId}/export`));
+    const exported = await api.get(`/api/apps/${helperId}/export`);
     assert.equal(exported.status, 200);
     assert.match(String(exported.headers['content-disposition']), /doc-helper-1\.0\.0\.dhpkg/);
 
