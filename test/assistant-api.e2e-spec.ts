@@ -68,7 +68,11 @@ describe("the assistant's own access to the API (svc-api-ref)", () => {
     const tool = toolsOf(0).find((t) => t.name === 'ServiceApi')!;
     assert.match(tool.description, /- GET \/api\/spaces\n/);
     assert.match(tool.description, /- GET \/api\/artifacts\/content/);
-    assert.ok(!tool.description.includes('DELETE /api/spaces'), 'only Assistant operations');
+    assert.match(tool.description, /- DELETE \/api\/spaces\/\{spaceId\}\n/, 'spec doc 2: every operation is Assistant');
+    assert.match(tool.description, /- POST \/api\/agent\/message\n/);
+    assert.ok(!tool.description.includes('DELETE /api/apps/{appId}'), 'only Assistant operations');
+    assert.ok(!tool.description.includes('/api/config'));
+    assert.ok(!tool.description.includes('/api/artifacts/download'), 'a binary download is not in doc 2');
     assert.equal(spaces!.isError, false);
     assert.match(spaces!.result, /^HTTP 200\n/);
     assert.ok(spaces!.result.includes('Ledger Space'));
@@ -77,21 +81,23 @@ describe("the assistant's own access to the API (svc-api-ref)", () => {
     const doc: unknown = (await http.get('/api/openapi.json')).body;
     const paths = (doc as { paths: Record<string, Record<string, Record<string, unknown>>> }).paths;
     assert.equal(paths['/api/spaces']!.get!['x-svc-assistant'], true, 'the mark is in the OpenAPI document');
-    assert.equal(paths['/api/spaces/{spaceId}']!.delete!['x-svc-assistant'], undefined);
+    assert.equal(paths['/api/spaces/{spaceId}']!.delete!['x-svc-assistant'], true);
+    assert.equal(paths['/api/apps/{appId}']!.delete!['x-svc-assistant'], undefined);
   });
 
   it('refuses operations not marked Assistant, changing nothing', async () => {
     model.enqueue(
-      api('DELETE', `/api/spaces/${space.id}`),
+      api('DELETE', `/api/apps/${keyedAppId}`),
       api('POST', '/api/config', { body: { assistant: { serviceApi: false } } }),
       textReply('could not'),
     );
-    const [del, config] = results(await chat('Delete this space'));
+    const [del, config] = results(await chat('Delete the helper'));
     assert.equal(del!.isError, true);
-    assert.match(del!.result, /^HTTP 403\n.*not open to the assistant: DELETE \/api\/spaces\//);
+    assert.match(del!.result, /^HTTP 403\n.*not open to the assistant: DELETE \/api\/apps\//);
     assert.equal(config!.isError, true);
     assert.match(config!.result, /^HTTP 403/);
-    assert.equal((await http.get(`/api/spaces/${space.id}`)).status, 200, 'the space is still there');
+    assert.equal((await http.get(`/api/apps/${keyedAppId}`)).body.data.status, 'active', 'the app is still there');
+    assert.deepEqual(okData<{ assistant: unknown }>(await http.get('/api/config')).assistant, { serviceApi: true });
   });
 
   it('masks secrets in what it reads: the key never reaches the model', async () => {
@@ -154,7 +160,7 @@ describe(
             id: string;
           }
         ).id;
-        model.enqueue(api('GET', '/api/spaces'), api('DELETE', `/api/spaces/${space.id}`), textReply('done'));
+        model.enqueue(api('GET', '/api/spaces'), api('POST', '/api/config', { body: {} }), textReply('done'));
         const ws = await WsTestClient.signedIn(front.wsUrl, front.password);
         ws.send({ type: 'subscribe', payload: { conversationId } });
         await ws.roundTrip();

@@ -6,6 +6,7 @@ import { McpServers } from '#core/mcp/mcp-servers.service.js';
 import { ApiData, ApiDone, ApiDoneOrFailure } from '../openapi/api-data.js';
 import { ENGINE_CAPABILITIES, MCP_SERVER_STATUS, SESSION_STATE, TOOLSET } from '../openapi/response-schemas.js';
 import { arr, bool, str } from '../openapi/schema.js';
+import { Assistant } from '../assistant-api/assistant.decorator.js';
 
 type Ok<T> = { success: true; data: T };
 
@@ -18,6 +19,7 @@ export class AgentController {
   ) {}
 
   @Post('message')
+  @Assistant()
   @HttpCode(200)
   @ApiDone(404, 409)
   async message(@Body() body: SendMessageInput): Promise<{ success: true }> {
@@ -26,24 +28,28 @@ export class AgentController {
   }
 
   @Get('generating/:conversationId')
+  @Assistant()
   @ApiData(bool('Whether a turn of this conversation is running'))
   async generating(@Param('conversationId') conversationId: string): Promise<Ok<boolean>> {
     return { success: true, data: await this.agent.isGenerating(conversationId) };
   }
 
   @Get('sessions')
+  @Assistant()
   @ApiData(arr(str(), 'Conversation ids with a running turn'))
   async sessions(): Promise<Ok<string[]>> {
     return { success: true, data: await this.agent.sessions() };
   }
 
   @Get('session/:conversationId')
+  @Assistant()
   @ApiData(SESSION_STATE)
   async session(@Param('conversationId') conversationId: string): Promise<Ok<SessionState>> {
     return { success: true, data: await this.agent.session(conversationId) };
   }
 
   @Post('stop')
+  @Assistant()
   @HttpCode(200)
   @ApiDone()
   async stop(@Body() body: { conversationId?: unknown }): Promise<{ success: true }> {
@@ -52,6 +58,7 @@ export class AgentController {
   }
 
   @Post('answer-question')
+  @Assistant()
   @HttpCode(200)
   @ApiDoneOrFailure()
   async answer(
@@ -65,6 +72,7 @@ export class AgentController {
 
   /** Permissions are auto-allowed on this server: approve and reject change nothing. */
   @Post('approve')
+  @Assistant()
   @HttpCode(200)
   @ApiDone()
   approve(): { success: true } {
@@ -72,6 +80,7 @@ export class AgentController {
   }
 
   @Post('reject')
+  @Assistant()
   @HttpCode(200)
   @ApiDone()
   reject(): { success: true } {
@@ -79,6 +88,7 @@ export class AgentController {
   }
 
   @Post('toolsets/list')
+  @Assistant()
   @HttpCode(200)
   @ApiData(arr(TOOLSET), 404)
   async toolsets(@Body() body: { spaceId?: unknown; conversationId?: unknown }): Promise<Ok<ToolsetEntry[]>> {
@@ -87,6 +97,7 @@ export class AgentController {
 
   /** Connects to the given (`servers`) or installed MCP servers and answers each one's status, tools or error. */
   @Post('test-mcp')
+  @Assistant()
   @HttpCode(200)
   @ApiData(arr(MCP_SERVER_STATUS), 403)
   async testMcp(@Body() body: { servers?: unknown; spaceId?: unknown }): Promise<Ok<McpServerStatusDto[]>> {
@@ -94,6 +105,7 @@ export class AgentController {
   }
 
   @Get('engine-capabilities')
+  @Assistant()
   @ApiData(ENGINE_CAPABILITIES)
   capabilities(): Ok<Record<string, unknown>> {
     return { success: true, data: this.agent.capabilities() };

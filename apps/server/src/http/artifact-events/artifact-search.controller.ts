@@ -3,6 +3,7 @@ import { type ArtifactQueryResult, ArtifactSearchService } from '#core/artifacts
 import { ArtifactWatchService } from '#core/artifacts/artifact-watch.service.js';
 import { ApiData, ApiDone } from '../openapi/api-data.js';
 import { ARTIFACT_QUERY } from '../openapi/response-schemas.js';
+import { Assistant } from '../assistant-api/assistant.decorator.js';
 
 /** File search and reconcile (spec doc 2, "Space files"). */
 @Controller('api/spaces/:spaceId/artifacts')
@@ -13,6 +14,7 @@ export class ArtifactSearchController {
   ) {}
 
   @Get('query')
+  @Assistant()
   @ApiData(ARTIFACT_QUERY)
   async query(
     @Param('spaceId') spaceId: string,
@@ -24,6 +26,7 @@ export class ArtifactSearchController {
 
   /** Rebuilds this replica's index from disk, then tells clients and the other replicas to resync. */
   @Post('reconcile')
+  @Assistant()
   @HttpCode(200)
   @ApiDone()
   async reconcile(@Param('spaceId') spaceId: string): Promise<{ success: true }> {

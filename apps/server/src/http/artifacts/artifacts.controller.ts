@@ -43,6 +43,7 @@ export class ArtifactsController {
   }
 
   @Post('save')
+  @Assistant()
   @HttpCode(200)
   @ApiDone(403)
   async save(@Body() body: SaveBody): Promise<{ success: true }> {

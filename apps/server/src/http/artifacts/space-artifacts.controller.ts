@@ -48,6 +48,7 @@ export class SpaceArtifactsController {
   }
 
   @Delete()
+  @Assistant()
   @ApiDone(403)
   async trash(@Param('spaceId') spaceId: string, @Body() body: PathBody): Promise<{ success: true }> {
     await this.artifacts.trash(spaceId, body.path);
@@ -55,6 +56,7 @@ export class SpaceArtifactsController {
   }
 
   @Post('children')
+  @Assistant()
   @HttpCode(200)
   @ApiData(arr(CHILD_ENTRY), 403)
   async children(@Param('spaceId') spaceId: string, @Body() body: ChildrenBody): Promise<Ok<ChildEntry[]>> {
@@ -62,6 +64,7 @@ export class SpaceArtifactsController {
   }
 
   @Post('file')
+  @Assistant()
   @HttpCode(200)
   @ApiData(PATH_RESULT, 403, 409)
   async createFile(@Param('spaceId') spaceId: string, @Body() body: CreateFileBody): Promise<Ok<{ path: string }>> {
@@ -69,6 +72,7 @@ export class SpaceArtifactsController {
   }
 
   @Post('folder')
+  @Assistant()
   @HttpCode(200)
   @ApiData(PATH_RESULT, 403, 409)
   async createFolder(@Param('spaceId') spaceId: string, @Body() body: CreateFolderBody): Promise<Ok<{ path: string }>> {
@@ -76,6 +80,7 @@ export class SpaceArtifactsController {
   }
 
   @Post('move')
+  @Assistant()
   @HttpCode(200)
   @ApiData(PATH_RESULT, 403, 409)
   async move(@Param('spaceId') spaceId: string, @Body() body: MoveBody): Promise<Ok<{ path: string }>> {
@@ -83,6 +88,7 @@ export class SpaceArtifactsController {
   }
 
   @Post('rename')
+  @Assistant()
   @HttpCode(200)
   @ApiDone(403, 409)
   async rename(@Param('spaceId') spaceId: string, @Body() body: RenameBody): Promise<{ success: true }> {

@@ -43,6 +43,7 @@ export class ConversationsController {
   }
 
   @Post()
+  @Assistant()
   @HttpCode(200)
   @ApiData(CREATED_CONVERSATION)
   async create(
@@ -66,6 +67,7 @@ export class ConversationsController {
   }
 
   @Put(':conversationId')
+  @Assistant()
   @ApiData(CONVERSATION)
   async update(
     @Param('spaceId') spaceId: string,
@@ -76,6 +78,7 @@ export class ConversationsController {
   }
 
   @Delete(':conversationId')
+  @Assistant()
   @ApiDone()
   async remove(
     @Param('spaceId') spaceId: string,
@@ -87,6 +90,7 @@ export class ConversationsController {
 
   /** Wrong ids give an empty array, not 404 (spec). */
   @Get(':conversationId/messages/:messageId/thoughts')
+  @Assistant()
   @ApiData(arr(THOUGHT, 'Empty for unknown ids'))
   async thoughts(
     @Param('spaceId') spaceId: string,
@@ -97,6 +101,7 @@ export class ConversationsController {
   }
 
   @Post(':conversationId/star')
+  @Assistant()
   @HttpCode(200)
   @ApiDone()
   async star(
@@ -110,6 +115,7 @@ export class ConversationsController {
 
   /** Appends a message (with its thoughts when given) at the end; returns the stored message. */
   @Post(':conversationId/messages')
+  @Assistant()
   @HttpCode(200)
   @ApiData(MESSAGE)
   async appendMessage(
@@ -128,6 +134,7 @@ export class ConversationsController {
 
   /** Changes the last message: content replaced, facts merged (null removes one), thoughts replaced. */
   @Put(':conversationId/messages/last')
+  @Assistant()
   @ApiData(MESSAGE)
   async updateLastMessage(
     @Param('spaceId') spaceId: string,

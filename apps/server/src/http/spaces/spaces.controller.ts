@@ -35,6 +35,7 @@ export class SpacesController {
   }
 
   @Post()
+  @Assistant()
   @HttpCode(200)
   @ApiData(SPACE, 403, 409)
   async create(@Body() body: CreateSpaceInput): Promise<Ok<SpaceDto>> {
@@ -42,18 +43,21 @@ export class SpacesController {
   }
 
   @Get('default-path')
+  @Assistant()
   @ApiData(str('The folder new spaces are created under'))
   defaultPath(): Ok<string> {
     return ok(this.spaces.defaultPath());
   }
 
   @Get('svc')
+  @Assistant()
   @ApiData(SPACE)
   async temporary(): Promise<Ok<SpaceDto>> {
     return ok(this.spaces.toDto(await this.spaces.get(TEMP_SPACE_ID)));
   }
 
   @Put('reorder')
+  @Assistant()
   @ApiDone()
   async reorder(@Body() body: { spaceIds?: unknown }): Promise<{ success: true }> {
     await this.spaces.reorder(body?.spaceIds);
@@ -68,6 +72,7 @@ export class SpacesController {
   }
 
   @Put(':spaceId')
+  @Assistant()
   @ApiData(SPACE)
   async update(
     @Param('spaceId') spaceId: string,
@@ -77,6 +82,7 @@ export class SpacesController {
   }
 
   @Delete(':spaceId')
+  @Assistant()
   @ApiDone(403)
   async remove(@Param('spaceId') spaceId: string): Promise<{ success: true }> {
     await this.spaces.delete(spaceId);
@@ -84,6 +90,7 @@ export class SpacesController {
   }
 
   @Put(':spaceId/working-dir')
+  @Assistant()
   @ApiData(SPACE, 403)
   async workingDir(@Param('spaceId') spaceId: string, @Body() body: { workingDir?: unknown }): Promise<Ok<SpaceDto>> {
     return ok(this.spaces.toDto(await this.spaces.setWorkingDir(spaceId, body?.workingDir)));
@@ -91,6 +98,7 @@ export class SpacesController {
 
   /** Returns the working folder; a headless server opens nothing. */
   @Post(':spaceId/open')
+  @Assistant()
   @HttpCode(200)
   @ApiData(PATH_RESULT)
   async open(@Param('spaceId') spaceId: string): Promise<Ok<{ path: string }>> {
@@ -98,6 +106,7 @@ export class SpacesController {
   }
 
   @Get(':spaceId/memory')
+  @Assistant()
   @ApiData(MEMORY_STATE)
   async memoryState(@Param('spaceId') spaceId: string): Promise<Ok<MemoryState>> {
     return ok(await this.memory.state(spaceId));
@@ -105,6 +114,7 @@ export class SpacesController {
 
   /** Starts a consolidation in the background; answers once it is queued (or why not). */
   @Post(':spaceId/memory/consolidate')
+  @Assistant()
   @HttpCode(200)
   @ApiData(CONSOLIDATION_START)
   async consolidateMemory(@Param('spaceId') spaceId: string): Promise<Ok<ConsolidationStart>> {
@@ -112,6 +122,7 @@ export class SpacesController {
   }
 
   @Get(':spaceId/preferences')
+  @Assistant()
   @ApiData(SPACE_PREFERENCES)
   async preferences(@Param('spaceId') spaceId: string): Promise<Ok<SpacePreferences>> {
     return ok(this.spaces.preferencesOf(await this.spaces.get(spaceId)));
@@ -119,6 +130,7 @@ export class SpacesController {
 
   /** Merges into the stored preferences and answers the updated space. */
   @Put(':spaceId/preferences')
+  @Assistant()
   @ApiData(SPACE)
   async updatePreferences(@Param('spaceId') spaceId: string, @Body() body: PreferencesPatch): Promise<Ok<SpaceDto>> {
     return ok(this.spaces.toDto(await this.spaces.updatePreferences(spaceId, body ?? {})));
