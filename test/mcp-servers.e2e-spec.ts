@@ -263,6 +263,62 @@ describe('MCP servers (stdio and streamable HTTP) in chats and runs', () => {
     assert.match(activity[0]!.content.reason!, /postgres-mcp/);
   });
 
+  it('a run whose required server is failing or turned off is skipped with the reason; new settings or a delete close a server', async () => {
+    const install = async (spec: Record<string, unknown>) =>
+      okData<{ appId: string }>(await api.post('/api/apps/install', { spec, spaceId: space.id })).appId;
+    const needing = (name: string, id: string) =>
+      install(specOf(name, 'automation', { description: 'd', system_prompt: 'Work.', requires: { mcps: [{ id }] } }));
+    const skippedBecause = async (appId: string, reason: RegExp) => {
+      const res = okData<{ outcome: string; reason: string }>(await api.post(`/api/apps/${appId}/trigger`));
+      assert.equal(res.outcome, 'skipped');
+      assert.match(res.reason, reason);
+      const [entry] = okData<Array<{ type: string; content: { reason?: string } }>>(
+        await api.get(`/api/apps/${appId}/activity`),
+      );
+      assert.equal(entry!.type, 'run_skipped');
+      assert.match(entry!.content.reason!, reason);
+      okData(await api.post(`/api/apps/${appId}/pause`));
+    };
+    const broken = await install(
+      specOf('Broken Tools', 'mcp', {
+        description: 'Exits at once.',
+        mcp_server: {
+          command: process.execPath,
+          args: ['-e', 'process.stderr.write("cannot start"); process.exit(3)'],
+        },
+      }),
+    );
+    await skippedBecause(
+      await needing('Needs Broken', 'broken-tools'),
+      /broken-tools this digital human needs is failing/,
+    );
+    okData(await api.post(`/api/apps/${broken}/pause`));
+
+    const spare = await install(stdioSpec('Spare Tools'));
+    okData(await api.post(`/api/apps/${spare}/pause`));
+    await skippedBecause(
+      await needing('Needs Spare', 'spare-tools'),
+      /spare-tools this digital human needs is turned off/,
+    );
+    okData(await api.post(`/api/apps/${spare}/resume`));
+
+    // New settings change the launch: the running server is closed, the next turn starts it anew.
+    model.enqueue(toolCall('mcp__spare-tools__whereami'), textReply('ok'));
+    assert.match(toolResults(await chatTurn('where?'))[0]!.result, /hello there/);
+    events.frames.length = 0;
+    const stopped = mcpStatus((s) => s.name === 'spare-tools' && s.status === 'stopped');
+    okData(await api.post(`/api/apps/${spare}/config`, { greeting: 'bye' }));
+    await stopped;
+    model.reset();
+    model.enqueue(toolCall('mcp__spare-tools__whereami'), textReply('ok'));
+    assert.match(toolResults(await chatTurn('where now?'))[0]!.result, /bye there/);
+    // Deleting the app closes it.
+    events.frames.length = 0;
+    const deleted = mcpStatus((s) => s.name === 'spare-tools' && s.status === 'stopped');
+    okData(await api.delete(`/api/apps/${spare}`));
+    await deleted;
+  });
+
   it('a server crashing mid-call gives a clean tool error, is restarted, and the status events say so', async () => {
     const failed = mcpStatus((s) => s.name === 'calc-tools' && s.status === 'failed');
     model.enqueue(toolCall('mcp__calc-tools__crash'), textReply('It crashed.'));

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { bundledSkillPath, entryNameProblem, packageRoot, secretProblem } from './archive-rules.js';
+import { bundledSkillPath, entryNameProblem, givenFiles, packageRoot, secretProblem } from './archive-rules.js';
 
 describe('package archive rules', () => {
   it('refuses zip-slip names', () => {
@@ -31,5 +31,22 @@ describe('package archive rules', () => {
     assert.match(secretProblem('-----BEGIN RSA PRIVATE KEY-----')!, /private key/);
     assert.match(secretProblem('AKIAABCDEFGHIJKLMNOP')!, /AWS/);
     assert.equal(secretProblem('system_prompt: ask for the sk- prefix'), null);
+  });
+
+  it('reads the files of an install body: text or base64, package entry names, a size limit', () => {
+    const files = givenFiles({ 'SKILL.md': 'hi', 'bin/x': { base64: Buffer.from([1, 2]).toString('base64') } });
+    assert.deepEqual(
+      files.map((f) => [f.path, [...f.data]]),
+      [
+        ['SKILL.md', [104, 105]],
+        ['bin/x', [1, 2]],
+      ],
+    );
+    assert.deepEqual(givenFiles(undefined), []);
+    assert.throws(() => givenFiles(['x']), /files must be an object/);
+    assert.throws(() => givenFiles({ '../x': 'a' }), /a \.\. segment/);
+    assert.throws(() => givenFiles({ '/etc/x': 'a' }), /an absolute path/);
+    assert.throws(() => givenFiles({ x: 5 }), /files\.x must be the file's text or \{base64\}/);
+    assert.throws(() => givenFiles({ a: 'x'.repeat(6 * 1024 * 1024), b: 'y'.repeat(6 * 1024 * 1024) }), /exceed 10 MB/);
   });
 });
