@@ -25,7 +25,10 @@ import {
 import { authMiddleware } from './http/auth/auth.middleware.js';
 import { installBasePath, warnOnUnknownPrefix } from './http/common/base-path.js';
 import { HttpExceptionFilter } from './http/common/exception.filter.js';
+import { corsHeaders } from './http/common/cors.js';
 import { jsonBody } from './http/common/json-body.js';
+import { JsonReplyAdapter } from './http/common/json-reply-adapter.js';
+import { inOneLayer } from './http/common/one-layer.js';
 import { requestLogging } from './http/common/request-logging.js';
 import { TextParamPipe } from './http/common/text-param.pipe.js';
 import { httpMetrics } from './http/metrics/http-metrics.js';
@@ -103,6 +106,7 @@ async function bootstrap(): Promise<void> {
   const infra = await Infrastructure.start(config, logger);
   const app = await NestFactory.create<NestExpressApplication>(
     AppModule.forConfig(config, infra, password.value, logger),
+    new JsonReplyAdapter(),
     { logger, bodyParser: false, abortOnError: false },
   );
   const server = app.getHttpServer() as Server;
@@ -111,15 +115,8 @@ async function bootstrap(): Promise<void> {
   installBasePath(server, config.basePath);
   app.set('trust proxy', false); // client addresses are decided by clientIp()
   app.disable('x-powered-by');
-  app.use(requestLogging(logger, config));
-  app.use(httpMetrics(infra.metrics));
-  app.enableCors({
-    origin: '*',
-    methods: ['GET', 'POST', 'PUT', 'DELETE', 'OPTIONS'],
-    allowedHeaders: ['Content-Type', 'Authorization'],
-    optionsSuccessStatus: 200,
-  });
-  app.use(jsonBody());
+  // What every request goes through, as one router layer (see inOneLayer).
+  app.use(inOneLayer(requestLogging(logger, config), httpMetrics(infra.metrics), corsHeaders(), jsonBody()));
   // The assistant listener's own token once it is up: a worker lets its relayed calls through.
   let relayToken: string | null = null;
   if (config.role === 'worker') {

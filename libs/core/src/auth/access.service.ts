@@ -1,4 +1,4 @@
-import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
+import { hash, randomUUID, timingSafeEqual } from 'node:crypto';
 import { Injectable, Logger, Optional } from '@nestjs/common';
 import { ErrorCodes, ErrorTexts } from '#contracts/errors.js';
 import { DomainError } from '../errors/domain-error.js';
@@ -87,6 +87,7 @@ export class AccessService {
   }
 }
 
+/** One-shot SHA-256 (no Hash object per call: this runs on every authenticated request). */
 function digest(value: string): Buffer {
-  return createHash('sha256').update(value, 'utf8').digest();
+  return hash('sha256', value, 'buffer');
 }
