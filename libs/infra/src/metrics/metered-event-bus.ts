@@ -22,34 +22,44 @@ export class MeteredEventBus extends EventBus {
   }
 
   async publish(channel: string, data: object): Promise<void> {
-    const started = performance.now();
-    try {
-      await this.inner.publish(channel, data);
-    } finally {
-      this.metrics.eventPublished((performance.now() - started) / 1000);
-    }
-    traceEventPublished(channel);
-    // Deltas are the bulk of the traffic: one string comparison each, then out.
-    if (channel.charCodeAt(0) === 97 /* a */ && channel.startsWith('agent:')) this.observeAgent(channel, data);
+    await this.observed(
+      channel,
+      () => this.inner.publish(channel, data),
+      () => data,
+    );
   }
 
   /** The inner bus's way (one round trip over Redis), timed and read like `publish`. */
-  override async publishLogged(
+  override publishLogged(
     log: EventLog,
     conversationId: string,
     channel: string,
     data: Record<string, unknown>,
   ): Promise<LoggedEvent> {
+    return this.observed(
+      channel,
+      () => this.inner.publishLogged(log, conversationId, channel, data),
+      (logged) => logged.data,
+    );
+  }
+
+  /**
+   * What every way of publishing goes through, so that none of them misses a step: the time
+   * it took (metric, even when it failed), then the trace event and the turn-ending readout.
+   */
+  private async observed<T>(channel: string, publish: () => Promise<T>, published: (result: T) => object): Promise<T> {
     const started = performance.now();
-    let logged: LoggedEvent;
+    let result: T;
     try {
-      logged = await this.inner.publishLogged(log, conversationId, channel, data);
+      result = await publish();
     } finally {
       this.metrics.eventPublished((performance.now() - started) / 1000);
     }
     traceEventPublished(channel);
-    if (channel.charCodeAt(0) === 97 /* a */ && channel.startsWith('agent:')) this.observeAgent(channel, logged.data);
-    return logged;
+    // Deltas are the bulk of the traffic: one string comparison each, then out.
+    if (channel.charCodeAt(0) === 97 /* a */ && channel.startsWith('agent:'))
+      this.observeAgent(channel, published(result));
+    return result;
   }
 
   subscribe(handler: BusEventHandler): () => void {
