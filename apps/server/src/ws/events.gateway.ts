@@ -46,8 +46,6 @@ interface Socket {
   pause(): void;
   ping(): void;
   on(event: 'pong', listener: () => void): void;
-  /** The TCP socket under it (`ws` internals): corked around a batch so the batch is one write. */
-  readonly _socket?: { cork(): void; uncork(): void } | null;
 }
 
 const OPEN = 1;
@@ -79,6 +77,11 @@ interface Connection {
   signInTimer: NodeJS.Timeout | null;
   /** Frames queued for this socket during the current tick, written together at its end. */
   outbox: Array<string | Buffer>;
+  /**
+   * The TCP socket the upgrade request came on (the one `ws` writes to): corked around a
+   * tick's frames so that they leave in one write.
+   */
+  tcp: { cork(): void; uncork(): void } | undefined;
 }
 
 /** Close code for a socket that did not sign in in time (policy violation). */
@@ -129,6 +132,7 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
       replaying: new Map(),
       signInTimer: null,
       outbox: [],
+      tcp: req.socket ?? undefined,
     };
     // Until it signs in, a socket gets small frames only and a deadline.
     capBeforeSignIn(socket, req.socket, UNAUTHENTICATED_MAX_FRAME_BYTES);
@@ -208,11 +212,7 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
       }
       default:
         if ((TERMINAL_FRAME_TYPES as readonly string[]).includes(frame.type)) {
-          return this.send(
-            socket,
-            connection,
-            connection.authenticated ? terminalUnavailable : notAuthenticated,
-          );
+          return this.send(socket, connection, connection.authenticated ? terminalUnavailable : notAuthenticated);
         }
       // Unknown types are ignored (spec: "Invalid JSON and unknown types are ignored").
     }
@@ -259,11 +259,7 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
       const result = await this.log.since(conversationId, afterSeq);
       if (!result.complete) {
         this.metrics.replayGap();
-        this.send(
-          socket,
-          connection,
-          eventFrame(STREAM_GAP_CHANNEL, { conversationId, fromSeq: result.fromSeq }),
-        );
+        this.send(socket, connection, eventFrame(STREAM_GAP_CHANNEL, { conversationId, fromSeq: result.fromSeq }));
       }
       for (const event of result.events) {
         this.send(socket, connection, eventFrame(event.channel, event.data));
@@ -348,7 +344,7 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
         socket.terminate();
         continue;
       }
-      const tcp = socket._socket;
+      const tcp = connection.tcp;
       tcp?.cork();
       for (const data of frames) socket.send(data, { binary: false });
       tcp?.uncork();
