@@ -16,6 +16,8 @@
  *  4. BENCH_CONCURRENT (default 200) concurrent streaming turns, one conversation and one
  *     subscribed socket each, BENCH_CONCURRENT_CHUNKS (default 200) chunks each: every `seq` and
  *     every chunk is checked (0 lost, 0 reordered, 0 duplicated, or the run fails).
+ * The whole of it runs BENCH_RUNS times (default 3), each run printed; then each of the issue's
+ * targets with every run's figure and their median, and whether the median meets it.
  * BENCH_MODES (default "embedded,redis") picks the modes; BENCH_CPU_PROF=<dir> runs the servers
  * under `node --cpu-prof` and leaves their profiles there (summarize one with
  * `node dist/bench/profile-summary.js <file>`).
@@ -26,7 +28,7 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
 import WebSocket, { WebSocketServer } from 'ws';
@@ -43,6 +45,8 @@ const CONCURRENT = Number(process.env.BENCH_CONCURRENT ?? 200);
 const CONCURRENT_CHUNKS = Number(process.env.BENCH_CONCURRENT_CHUNKS ?? 200);
 const MODES = (process.env.BENCH_MODES ?? 'embedded,redis').split(',');
 const CPU_PROF = process.env.BENCH_CPU_PROF;
+/** Whole runs (every mode and the bare relay each time); the summary is the median of each figure. */
+const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 
 /** `short`: one text chunk; `burst`: CHUNKS chunks as fast as the socket takes them; `paced`: at RATE/s; `many`: CONCURRENT_CHUNKS in a burst. */
 type Reply = 'short' | 'burst' | 'paced' | 'many';
@@ -398,7 +402,14 @@ async function concurrentTurns(server: TestServer, spaceId: string): Promise<Con
   return result;
 }
 
-const STAGES = ['model → built', 'built → appended', 'appended → published', 'published → gateway', 'gateway → written', 'written → client'];
+const STAGES = [
+  'model → built',
+  'built → appended',
+  'appended → published',
+  'published → gateway',
+  'gateway → written',
+  'written → client',
+];
 type StageFigures = Array<{ p50: number; p99: number }>;
 
 /**
@@ -513,31 +524,34 @@ async function runMode(mode: string, modelEnv: Record<string, string>): Promise<
   }
 }
 
-async function main(): Promise<void> {
-  const model = await startModel();
-  const modelEnv = {
-    SVC_AI_PROVIDER: 'anthropic',
-    SVC_AI_API_URL: model.url,
-    SVC_AI_API_KEY: 'bench',
-    SVC_AI_MODEL: 'claude-bench',
-  };
+/** One whole run: every mode, then the bare relay; its figures printed as they are. */
+async function runOnce(
+  model: Model,
+  modelEnv: Record<string, string>,
+  run: number,
+): Promise<{ results: ModeResult[]; bare: Map<number, RelayFigures>; failed: boolean }> {
   const results: ModeResult[] = [];
   for (const mode of MODES) {
+    note(`run ${run}: ${mode}`);
     const result = await runMode(mode, modelEnv);
     if (result) results.push(result);
   }
   const bare = new Map<number, RelayFigures>();
-  note('bare ws relay');
+  note(`run ${run}: bare ws relay`);
   for (const sockets of SOCKET_COUNTS) bare.set(sockets, await measureBareRelay(model, sockets));
-  model.close();
 
-  const out = (line: string): boolean => process.stdout.write(`${line}\n`);
-  out(`\nPOST /api/agent/message → agent:turn-start (${TURNS} turns)`);
-  for (const r of results) out(`  ${r.mode.padEnd(9)} p50 ${ms(pct(r.turnStart, 50))}   p99 ${ms(pct(r.turnStart, 99))}`);
+  out(`
+=== run ${run} of ${RUNS} (load average ${loadavg()
+    .map((x) => x.toFixed(1))
+    .join(', ')})`);
+  out(`POST /api/agent/message → agent:turn-start (${TURNS} turns)`);
+  for (const r of results)
+    out(`  ${r.mode.padEnd(9)} p50 ${ms(pct(r.turnStart, 50))}   p99 ${ms(pct(r.turnStart, 99))}`);
 
   for (const sockets of SOCKET_COUNTS) {
     const ref = bare.get(sockets)!;
-    out(`\n${CHUNKS}-chunk reply relayed to ${sockets} subscribed sockets`);
+    out(`
+${CHUNKS}-chunk reply relayed to ${sockets} subscribed sockets`);
     out(
       `  ${'relay'.padEnd(13)} ${'deltas/s'.padStart(9)} ${'p50'.padStart(9)} ${'p99'.padStart(9)}   vs bare: throughput ×, p99 ×, p99 added`,
     );
@@ -560,11 +574,14 @@ async function main(): Promise<void> {
     for (const r of results) {
       out(`  where a chunk waits (${r.mode}, p50 / p99):`);
       const stages = r.stages.get(sockets)!;
-      out(`    ${STAGES.map((name, i) => `${name} ${stages[i]!.p50.toFixed(2)} / ${stages[i]!.p99.toFixed(2)}`).join('; ')}`);
+      out(
+        `    ${STAGES.map((name, i) => `${name} ${stages[i]!.p50.toFixed(2)} / ${stages[i]!.p99.toFixed(2)}`).join('; ')}`,
+      );
     }
   }
 
-  out(`\n${CONCURRENT} concurrent streaming turns (${CONCURRENT_CHUNKS} chunks each), every seq checked`);
+  out(`
+${CONCURRENT} concurrent streaming turns (${CONCURRENT_CHUNKS} chunks each), every seq checked`);
   let failed = false;
   for (const r of results) {
     const c = r.concurrent;
@@ -573,7 +590,83 @@ async function main(): Promise<void> {
     );
     if (c.lost + c.reordered + c.duplicated > 0) failed = true;
   }
-  if (failed) throw new Error('events were lost, reordered or duplicated');
+  return { results, bare, failed };
+}
+
+const out = (line: string): boolean => process.stdout.write(`${line}\n`);
+
+async function main(): Promise<void> {
+  const model = await startModel();
+  const modelEnv = {
+    SVC_AI_PROVIDER: 'anthropic',
+    SVC_AI_API_URL: model.url,
+    SVC_AI_API_KEY: 'bench',
+    SVC_AI_MODEL: 'claude-bench',
+  };
+  const runs: Array<Awaited<ReturnType<typeof runOnce>>> = [];
+  for (let run = 1; run <= RUNS; run++) runs.push(await runOnce(model, modelEnv, run));
+  model.close();
+
+  // The issue's targets, each as the median over the runs (every run's figure beside it).
+  const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  out(`
+=== median of ${RUNS} run${RUNS === 1 ? '' : 's'} against the targets`);
+  out(`  ${'figure'.padEnd(52)} ${'runs'.padEnd(26)} ${'median'.padStart(9)}  target`);
+  const line = (figure: string, xs: number[], unit: string, target: string, met: (m: number) => boolean): void => {
+    if (xs.length === 0 || xs.some((x) => !Number.isFinite(x))) return;
+    const f = (x: number): string => `${x.toFixed(unit === 'x' ? 2 : 1)}${unit === 'x' ? '×' : ` ${unit}`}`;
+    const m = median(xs);
+    out(
+      `  ${figure.padEnd(52)} ${xs.map(f).join(', ').padEnd(26)} ${f(m).padStart(9)}  ${target} ${met(m) ? 'met' : 'NOT met'}`,
+    );
+  };
+  for (const mode of MODES) {
+    const per = runs.map((r) => r.results.find((x) => x.mode === mode)).filter((x) => x !== undefined);
+    if (per.length === 0) continue;
+    const embedded = mode === 'embedded';
+    line(
+      `${mode}: POST → turn-start p99`,
+      per.map((r) => pct(r.turnStart, 99)),
+      'ms',
+      embedded ? '≤ 20 ms' : '(none)',
+      (m) => !embedded || m <= 20,
+    );
+    for (const sockets of SOCKET_COUNTS) {
+      const svc = runs.map(
+        (r) => r.results.find((x) => x.mode === mode)?.relays.find((x) => x.sockets === sockets)?.figures,
+      );
+      const bare = runs.map((r) => r.bare.get(sockets)!);
+      const ok = svc.every((f) => f !== undefined);
+      if (!ok) continue;
+      const throughput = svc.map((f, i) => f!.throughput / bare[i]!.throughput);
+      line(
+        `${mode}, ${sockets} sockets: throughput × bare`,
+        throughput,
+        'x',
+        sockets === 10 ? '≥ 1×' : '(none)',
+        (m) => sockets !== 10 || m >= 1,
+      );
+      if (sockets === 10) {
+        const limit = embedded ? 5 : 10;
+        const added = svc.map((f, i) => f!.p99 - bare[i]!.p99);
+        line(`${mode}, ${sockets} sockets: p99 added over bare`, added, 'ms', `≤ ${limit} ms`, (m) => m <= limit);
+      } else {
+        const times = svc.map((f, i) => f!.p99 / bare[i]!.p99);
+        line(
+          `${mode}, ${sockets} sockets: p99 × bare`,
+          times,
+          'x',
+          sockets === 100 ? '≤ 2×' : '(none)',
+          (m) => sockets !== 100 || m <= 2,
+        );
+      }
+    }
+    const bad = per.map((r) => r.concurrent.lost + r.concurrent.reordered + r.concurrent.duplicated);
+    out(
+      `  ${`${mode}: ${CONCURRENT} turns, lost + reordered + duplicated`.padEnd(52)} ${bad.join(', ').padEnd(26)} ${String(Math.max(...bad)).padStart(9)}  0 ${Math.max(...bad) === 0 ? 'met' : 'NOT met'}`,
+    );
+  }
+  if (runs.some((r) => r.failed)) throw new Error('events were lost, reordered or duplicated');
 }
 
 main().then(

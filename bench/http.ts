@@ -12,6 +12,7 @@
 import http from 'node:http';
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import { loadavg } from 'node:os';
 import { startServer } from '#testing/test-server.js';
 
 const CONNECTIONS = Number(process.env.BENCH_HTTP_CONNECTIONS ?? 50);
@@ -102,7 +103,10 @@ async function main(): Promise<void> {
 
   // The reference: the same JSON from bare Node http, the same headers a JSON answer needs.
   const bare = http.createServer((_req, res) => {
-    res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
+    res.writeHead(200, {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': Buffer.byteLength(body),
+    });
     res.end(body);
   });
   await new Promise<void>((r) => bare.listen(0, '127.0.0.1', r));
@@ -120,7 +124,12 @@ async function main(): Promise<void> {
   }
 
   const out = (line: string): boolean => process.stdout.write(`${line}\n`);
-  out(`\nGET /api/system/version with a token, ${CONNECTIONS} connections, ${ROUNDS} × ${SECONDS} s rounds (alternating)`);
+  out(
+    `\nGET /api/system/version with a token, ${CONNECTIONS} connections, ${ROUNDS} × ${SECONDS} s rounds (alternating; ` +
+      `load average ${loadavg()
+        .map((x) => x.toFixed(1))
+        .join(', ')})`,
+  );
   out(
     `  ${'server'.padEnd(10)} ${'round'.padEnd(6)} ${'req/s'.padStart(8)} ${'p50'.padStart(9)} ${'p99'.padStart(9)}  errors  server CPU/request`,
   );
@@ -143,7 +152,8 @@ async function main(): Promise<void> {
   // The bare server shares this process with the load generator; its own cost per request is
   // this process's CPU in bare rounds less that in svc rounds (the load generator alone).
   const svcCpu = median(rounds.svc.map((r) => r.cpuPerRequest ?? NaN));
-  const bareCpu = median(rounds.bare.map((r) => r.ownCpuPerRequest)) - median(rounds.svc.map((r) => r.ownCpuPerRequest));
+  const bareCpu =
+    median(rounds.bare.map((r) => r.ownCpuPerRequest)) - median(rounds.svc.map((r) => r.ownCpuPerRequest));
   if (Number.isFinite(svcCpu)) {
     out(
       `  server CPU per request (median): svc ${Math.round(svcCpu)} µs, bare ≈ ${Math.round(bareCpu)} µs (${(svcCpu / bareCpu).toFixed(1)}×); ` +

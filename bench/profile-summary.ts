@@ -48,18 +48,28 @@ profile.samples.forEach((id, i) => {
   const key = `${frame.functionName || '(anonymous)'}  ${where}${where ? `:${frame.lineNumber + 1}` : ''}`;
   self.set(key, (self.get(key) ?? 0) + dt);
   const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(frame.url)?.[1];
-  const owner = pkg ?? (frame.url.includes('/dist/') ? 'svc (dist)' : frame.url.startsWith('node:') ? 'node' : frame.functionName.startsWith('(') ? frame.functionName : 'native/other');
+  const owner =
+    pkg ??
+    (frame.url.includes('/dist/')
+      ? 'svc (dist)'
+      : frame.url.startsWith('node:')
+        ? 'node'
+        : frame.functionName.startsWith('(')
+          ? frame.functionName
+          : 'native/other');
   byPackage.set(owner, (byPackage.get(owner) ?? 0) + dt);
 });
 const idle = [...self].filter(([k]) => k.startsWith('(idle)')).reduce((n, [, v]) => n + v, 0);
-process.stdout.write(
-  `${file}\n  sampled ${(total / 1e6).toFixed(2)} s, busy ${((total - idle) / 1e6).toFixed(2)} s\n`,
-);
+process.stdout.write(`${file}\n  sampled ${(total / 1e6).toFixed(2)} s, busy ${((total - idle) / 1e6).toFixed(2)} s\n`);
 process.stdout.write('  by package:\n');
 for (const [owner, us] of [...byPackage].sort((a, b) => b[1] - a[1]).slice(0, 15)) {
-  process.stdout.write(`  ${((100 * us) / total).toFixed(1).padStart(5)} %  ${(us / 1000).toFixed(0).padStart(7)} ms  ${owner}\n`);
+  process.stdout.write(
+    `  ${((100 * us) / total).toFixed(1).padStart(5)} %  ${(us / 1000).toFixed(0).padStart(7)} ms  ${owner}\n`,
+  );
 }
 process.stdout.write('  by function:\n');
 for (const [key, us] of [...self].sort((a, b) => b[1] - a[1]).slice(0, Number(topArg ?? 30))) {
-  process.stdout.write(`  ${((100 * us) / total).toFixed(1).padStart(5)} %  ${(us / 1000).toFixed(0).padStart(7)} ms  ${key}\n`);
+  process.stdout.write(
+    `  ${((100 * us) / total).toFixed(1).padStart(5)} %  ${(us / 1000).toFixed(0).padStart(7)} ms  ${key}\n`,
+  );
 }

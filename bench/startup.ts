@@ -7,6 +7,7 @@
  * database started, migrations, listening). SVC_TEST_MODE=services starts it on Postgres +
  * Redis instead (a fresh database each time).
  */
+import { loadavg } from 'node:os';
 import { startServer } from '#testing/test-server.js';
 
 const STARTS = Number(process.env.BENCH_STARTS ?? 3);
@@ -55,12 +56,23 @@ async function main(): Promise<void> {
   const keys = Object.keys(runs[0]!);
   const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   const out = (line: string): boolean => process.stdout.write(`${line}\n`);
-  out(`\nStart-up with a new data folder (${process.env.SVC_TEST_MODE === 'services' ? 'Postgres + Redis' : 'embedded'}), ms after spawn`);
+  out(
+    `\nStart-up with a new data folder (${process.env.SVC_TEST_MODE === 'services' ? 'Postgres + Redis' : 'embedded'}), ms after spawn`,
+  );
   out(`  ${'phase'.padEnd(28)} ${runs.map((_, i) => `run ${i + 1}`.padStart(8)).join(' ')} ${'median'.padStart(8)}`);
   for (const key of keys) {
     const xs = runs.map((r) => r[key]!);
-    out(`  ${key.padEnd(28)} ${xs.map((x) => String(Math.round(x)).padStart(8)).join(' ')} ${String(Math.round(median(xs))).padStart(8)}`);
+    out(
+      `  ${key.padEnd(28)} ${xs.map((x) => String(Math.round(x)).padStart(8)).join(' ')} ${String(Math.round(median(xs))).padStart(8)}`,
+    );
   }
+  const listening = median(runs.map((r) => r[keys[keys.length - 1]!]!));
+  out(
+    `  median ${keys[keys.length - 1]}: ${Math.round(listening)} ms (target ≤ 3,000 ms: ${listening <= 3000 ? 'met' : 'NOT met'}; ` +
+      `load average ${loadavg()
+        .map((x) => x.toFixed(1))
+        .join(', ')})`,
+  );
 }
 
 main().then(
