@@ -155,9 +155,12 @@ async function main(): Promise<void> {
   const bareCpu =
     median(rounds.bare.map((r) => r.ownCpuPerRequest)) - median(rounds.svc.map((r) => r.ownCpuPerRequest));
   if (Number.isFinite(svcCpu)) {
+    const bareText =
+      bareCpu > 0
+        ? `bare ≈ ${Math.round(bareCpu)} µs (${(svcCpu / bareCpu).toFixed(1)}×)`
+        : 'bare not estimable (the load moved too much)';
     out(
-      `  server CPU per request (median): svc ${Math.round(svcCpu)} µs, bare ≈ ${Math.round(bareCpu)} µs (${(svcCpu / bareCpu).toFixed(1)}×); ` +
-        `less sensitive to other load on the machine than req/s`,
+      `  server CPU per request (median): svc ${Math.round(svcCpu)} µs, ${bareText}; less sensitive to other load than req/s`,
     );
   }
 }
