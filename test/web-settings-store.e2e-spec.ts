@@ -49,6 +49,17 @@ describe('web app in Chromium: settings and the Store', { skip: browserSkipReaso
     await screenshot(page, 'settings');
   });
 
+  it('tests a model source and says the result in the status line', async () => {
+    const row = page.getByRole('list', { name: 'Model sources' }).locator('li', { hasText: 'Second account' });
+    const calls = model.requests.length;
+    await row.getByRole('button', { name: 'Test connection' }).click();
+    await page
+      .getByRole('status')
+      .getByText(/Second account: connected \(.+, \d+ ms\)\./)
+      .waitFor({ timeout: WAIT });
+    assert.ok(model.requests.length > calls, 'a real call reached the model server');
+  });
+
   it('browses the Store and says so when a source cannot be read', async () => {
     await page.getByRole('link', { name: 'Store' }).click();
     await page.getByRole('heading', { name: 'Store' }).waitFor({ timeout: WAIT });

@@ -1,11 +1,11 @@
-import type { AISource, AppConfiguration } from '#contracts/models.js';
+import type { AISource, AppConfiguration, ModelSourceTestResult } from '#contracts/models.js';
 import { AI_PROVIDERS, DEFAULT_API_URL, DEFAULT_MODEL } from '#contracts/models.js';
 import type { RemoteStatus } from '#contracts/api.js';
 import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError } from './api.js';
 import { confirmAction } from './dialogs.js';
 
-/** Settings: model sources (add, switch, choose the model, remove) and the server's version and status. */
+/** Settings: model sources (add, test, switch, choose the model, remove) and the server's version and status. */
 export function SettingsScreen() {
   const [config, setConfig] = useState<AppConfiguration | null>(null);
   const [version, setVersion] = useState('');
@@ -33,6 +33,17 @@ export function SettingsScreen() {
       },
       (err: ApiError) => setStatus(err.message),
     );
+  /** One real one-token call to a stored (`modelSourceId`) or unsaved (`source`) source; the result goes to the status line. */
+  const testSource = (body: object, label: string) => {
+    setStatus(`Testing ${label}…`);
+    return api.post<ModelSourceTestResult>('/api/agent/test-model-source', body).then(
+      (r) =>
+        setStatus(
+          r.ok ? `${label}: connected (${r.modelId}, ${r.latencyMs} ms).` : `${label}: connection failed: ${r.error}`,
+        ),
+      (err: ApiError) => setStatus(err.message),
+    );
+  };
   const sources: AISource[] = config?.aiSources.sources ?? [];
   return (
     <div class="stack">
@@ -66,6 +77,7 @@ export function SettingsScreen() {
                   </option>
                 ))}
               </select>
+              <button onClick={() => void testSource({ modelSourceId: s.id }, s.name)}>Test connection</button>
               {config?.aiSources.currentId !== s.id && (
                 <button
                   onClick={() =>
@@ -141,9 +153,14 @@ export function SettingsScreen() {
             value={form.model}
             onInput={(e) => setForm({ ...form, model: e.currentTarget.value })}
           />
-          <button type="submit" class="primary">
-            Add source
-          </button>
+          <div class="row">
+            <button type="button" onClick={() => void testSource({ source: form }, form.name || 'the new source')}>
+              Test connection
+            </button>
+            <button type="submit" class="primary">
+              Add source
+            </button>
+          </div>
         </form>
         <p role="status" class="muted">
           {status}

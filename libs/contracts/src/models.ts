@@ -58,6 +58,10 @@ export interface CurrentSelection {
   currentModel: string | null;
 }
 
+/** Answer of `POST /api/agent/test-model-source` (an addition to spec doc 2). */
+export type ModelSourceTestResult =
+  { ok: true; modelId: string; latencyMs: number } | { ok: false; modelId: string; error: string };
+
 /** Body of `POST /api/ai-sources/sources`; `PUT …/:sourceId` takes any subset. */
 export interface AISourceInput {
   id?: string;

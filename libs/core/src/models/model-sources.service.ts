@@ -150,6 +150,11 @@ export class ModelSourcesService implements OnApplicationBootstrap {
     return { source, model, endpoint: { provider: source.provider, apiUrl: source.apiUrl, apiKey: source.apiKey } };
   }
 
+  /** A stored source by id, secrets in clear (for testing it, never for a response or a log); null when missing. */
+  async storedSource(sourceId: string): Promise<AISource | null> {
+    return (await this.sources.read()).sources.find((s) => s.id === sourceId) ?? null;
+  }
+
   /** The current source and its model (what a new conversation pins), secrets in clear. */
   current(): Promise<ResolvedModel | null> {
     return this.resolveForConversation(null);

@@ -3,8 +3,15 @@ import type { SessionState, ToolsetEntry } from '#contracts/agent.js';
 import { AgentService, type SendMessageInput } from '#core/agent/agent.service.js';
 import type { McpServerStatusDto } from '#contracts/mcp.js';
 import { McpServers } from '#core/mcp/mcp-servers.service.js';
+import { ModelSourceTester, type ModelSourceTestResult } from '#core/models/model-source-tester.js';
 import { ApiData, ApiDone, ApiDoneOrFailure } from '../openapi/api-data.js';
-import { ENGINE_CAPABILITIES, MCP_SERVER_STATUS, SESSION_STATE, TOOLSET } from '../openapi/response-schemas.js';
+import {
+  ENGINE_CAPABILITIES,
+  MCP_SERVER_STATUS,
+  MODEL_SOURCE_TEST,
+  SESSION_STATE,
+  TOOLSET,
+} from '../openapi/response-schemas.js';
 import { arr, bool, str } from '../openapi/schema.js';
 import { Assistant } from '../assistant-api/assistant.decorator.js';
 
@@ -16,6 +23,7 @@ export class AgentController {
   constructor(
     private readonly agent: AgentService,
     private readonly mcp: McpServers,
+    private readonly modelSources: ModelSourceTester,
   ) {}
 
   @Post('message')
@@ -102,6 +110,18 @@ export class AgentController {
   @ApiData(arr(MCP_SERVER_STATUS), 403)
   async testMcp(@Body() body: { servers?: unknown; spaceId?: unknown }): Promise<Ok<McpServerStatusDto[]>> {
     return { success: true, data: await this.mcp.test(body ?? {}) };
+  }
+
+  /**
+   * Addition to spec doc 2: one minimal real call to a stored (`modelSourceId`) or unsaved
+   * (`source`) model source. A failed call is an answer (`ok: false` with the provider's message), not an error.
+   */
+  @Post('test-model-source')
+  @Assistant()
+  @HttpCode(200)
+  @ApiData(MODEL_SOURCE_TEST, 404)
+  async testModelSource(@Body() body: unknown): Promise<Ok<ModelSourceTestResult>> {
+    return { success: true, data: await this.modelSources.test(body ?? {}) };
   }
 
   @Get('engine-capabilities')

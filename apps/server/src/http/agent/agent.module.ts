@@ -9,6 +9,7 @@ import { ToolRegistry } from '#core/agent/tool-registry.js';
 import { TurnReaper } from '#core/agent/turn-reaper.js';
 import { TurnPlanBuilders } from '#core/agent/turn-plan-builders.js';
 import { TurnRunner } from '#core/agent/turn-runner.js';
+import { ModelSourceTester } from '#core/models/model-source-tester.js';
 import { APP_CONFIG, type AppConfig } from '#core/config/app-config.js';
 import { Clock } from '#core/ports/clock.port.js';
 import { ModelProvider } from '#core/ports/model-provider.port.js';
@@ -38,6 +39,7 @@ import { AgentController } from './agent.controller.js';
     ChatPlanBuilder,
     TurnPlanBuilders,
     TurnPreamble,
+    ModelSourceTester,
     {
       provide: AgentLoop,
       useFactory: (provider: ModelProvider, clock: Clock, config: AppConfig) =>

@@ -65,6 +65,15 @@ export const DOCUMENTED_BODIES: Record<string, Record<string, unknown>> = {
     ),
     spaceId: str('With installed servers: only those of this space and the global ones'),
   }),
+  'POST /api/agent/test-model-source': obj({
+    modelSourceId: str('A stored source (404 when unknown)'),
+    source: obj(
+      {},
+      [],
+      'An unsaved source, as POST /api/ai-sources/sources takes it (name optional); with modelSourceId, unsaved edits of that source ("***" or no apiKey keeps the stored key)',
+    ),
+    modelId: str("The model to call; the source's model when omitted"),
+  }),
   'POST /api/apps/{appId}/chat/send': obj(
     {
       spaceId: str(),

@@ -236,6 +236,15 @@ export const MCP_SERVER_STATUS = component(
     appId: opt(str('The mcp app that defines it (absent for servers given to test-mcp)')),
   }),
 );
+export const MODEL_SOURCE_TEST = obj(
+  {
+    ok: bool('Whether the model answered'),
+    modelId: str('The model called'),
+    latencyMs: int('Time to the complete one-token reply (when ok)'),
+    error: str("The provider's message, no secrets (when not ok)"),
+  },
+  ['ok', 'modelId'],
+);
 export const ENGINE_CAPABILITIES = anyObject('What this engine supports: providers, tools, thinking, images, …');
 
 // Model sources and configuration
