@@ -59,9 +59,11 @@ describe(`schedule triggers (${testMode()})`, () => {
     data(await api().post(`/api/apps/${appId}/pause`));
   });
 
-  it('paused: nothing fires and nextRunAtMs is null; resumed: no backlog, back on the grid', async () => {
+  it('paused: nothing fires and nextRunAtMs is null; resumed: no backlog, one run_skipped, back on the grid', async () => {
     const appId = await install('pause', [every('2s')], spaceId);
+    const installedAt = data<{ installedAt: number }>(await api().get(`/api/apps/${appId}`)).installedAt;
     await waitFor(() => runsOf('pause').length >= 1, 20_000, 'a first run');
+    const pausedAt = Date.now();
     data(await api().post(`/api/apps/${appId}/pause`));
     await waitFor(async () => (await state(appId)).runningCount === 0, 10_000, 'run over');
     assert.equal((await state(appId)).nextRunAtMs, null);
@@ -76,6 +78,27 @@ describe(`schedule triggers (${testMode()})`, () => {
     assert.equal(after.length, 1, 'one run, no backlog of the ticks missed while paused');
     assert.ok(Date.parse(String(after[0]!.data.scheduledAt)) > resumedAt, 'a tick after the resume');
     data(await api().post(`/api/apps/${appId}/pause`));
+
+    // The ticks that fell while paused: one run_skipped entry saying so, with their count and span.
+    type Entry = { type: string; content: Record<string, unknown> };
+    const activity = data<Entry[]>(await api().get(`/api/apps/${appId}/activity?limit=200`));
+    const skips = activity.filter((e) => e.type === 'run_skipped' && /paused/.test(String(e.content.reason)));
+    assert.equal(skips.length, 1, JSON.stringify(activity.map((e) => [e.type, e.content.reason])));
+    const skip = skips[0]!.content;
+    assert.match(String(skip.reason), /^The digital human was paused: \d+ scheduled runs skipped/);
+    assert.equal(skip.subscriptionId, 'tick');
+    const count = Number(skip.skippedCount);
+    const first = Date.parse(String(skip.firstScheduledAt));
+    const last = Date.parse(String(skip.lastScheduledAt));
+    assert.ok(count >= 2, `skipped ${count} ticks in ~5 s paused`);
+    assert.equal(last - first, (count - 1) * 2000, 'consecutive ticks on the 2 s grid');
+    assert.equal((first - installedAt) % 2000, 0, 'on the grid from install');
+    assert.ok(first > pausedAt - 2000 && last <= resumedAt + 2000, `${first}..${last} within the pause`);
+    const ran = runsOf('pause').map((r) => Date.parse(String(r.data.scheduledAt)));
+    assert.ok(
+      ran.every((t) => t < first || t > last),
+      'no run started for a tick skipped while paused',
+    );
   });
 
   it('frequency and PATCH spec take effect at once; cron with seconds in a time zone fires', async () => {

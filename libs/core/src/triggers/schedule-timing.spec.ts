@@ -5,6 +5,7 @@ import {
   failureDecision,
   nextOccurrence,
   occurrenceJobId,
+  occurrencesBetween,
   scheduleSignature,
 } from './schedule-timing.js';
 
@@ -92,6 +93,29 @@ describe('nextOccurrence: workday_calendar', () => {
     const cfg = { every: '1d', timezone: 'Asia/Shanghai', workday_calendar: true };
     const anchor = at('2026-04-01T01:00:00.000Z');
     assert.equal(next(cfg, '2026-04-03T02:00:00.000Z', anchor), '2026-04-07T01:00:00.000Z');
+  });
+});
+
+describe('occurrencesBetween (ticks skipped while paused)', () => {
+  const span = (r: { count: number; firstMs: number; lastMs: number } | null) =>
+    r && { count: r.count, first: iso(r.firstMs), last: iso(r.lastMs) };
+  it('counts an every grid at once, however long the pause', () => {
+    const anchor = at('2026-01-05T10:00:00.000Z');
+    const pausedAt = at('2026-01-05T10:00:07.000Z');
+    assert.deepEqual(span(occurrencesBetween({ every: '5s' }, anchor, pausedAt, at('2026-01-06T10:00:07.000Z'))), {
+      count: 17_280,
+      first: '2026-01-05T10:00:10.000Z',
+      last: '2026-01-06T10:00:05.000Z',
+    });
+    assert.equal(occurrencesBetween({ every: '5s' }, anchor, pausedAt, at('2026-01-05T10:00:09.999Z')), null);
+  });
+  it('walks cron occurrences, the end included', () => {
+    const cfg = { cron: '0 9 * * *', timezone: 'UTC' };
+    assert.deepEqual(span(occurrencesBetween(cfg, 0, at('2026-01-05T10:00:00.000Z'), at('2026-01-08T09:00:00.000Z'))), {
+      count: 3,
+      first: '2026-01-06T09:00:00.000Z',
+      last: '2026-01-08T09:00:00.000Z',
+    });
   });
 });
 

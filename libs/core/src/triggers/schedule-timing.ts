@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { ActivityEntry } from '../apps/app.js';
-import { type ScheduleConfig, nextScheduledRun, scheduleTimeZone } from '../apps/spec/schedule-rules.js';
+import { type ScheduleConfig, nextScheduledRun, parseDuration, scheduleTimeZone } from '../apps/spec/schedule-rules.js';
 import { calendarDayOf, isChinaWorkday } from './workday-calendar.js';
 
 /**
@@ -34,6 +34,42 @@ export function nextOccurrence(config: ScheduleConfig, anchorMs: number, afterMs
     from = candidate;
   }
   return null;
+}
+
+/** Occurrences a paused app let pass: how many, the first and the last scheduled time. */
+export interface SkippedOccurrences {
+  count: number;
+  firstMs: number;
+  lastMs: number;
+}
+
+/**
+ * The occurrences after `afterMs` up to and including `untilMs` (the ticks that fell while an
+ * app was paused), or null when there were none. A plain `every` is counted on its grid at once;
+ * cron and working-day schedules are walked (at most MAX_CANDIDATES, then the count is a floor).
+ */
+export function occurrencesBetween(
+  config: ScheduleConfig,
+  anchorMs: number,
+  afterMs: number,
+  untilMs: number,
+): SkippedOccurrences | null {
+  const first = nextOccurrence(config, anchorMs, afterMs)?.ms ?? null;
+  if (first === null || first > untilMs) return null;
+  const interval = parseDuration(config.every);
+  if (interval !== null && config.workday_calendar !== true) {
+    const count = Math.floor((untilMs - first) / interval) + 1;
+    return { count, firstMs: first, lastMs: first + (count - 1) * interval };
+  }
+  let count = 1;
+  let last = first;
+  for (let i = 0; i < MAX_CANDIDATES; i++) {
+    const next = nextOccurrence(config, anchorMs, last)?.ms ?? null;
+    if (next === null || next > untilMs) break;
+    count++;
+    last = next;
+  }
+  return { count, firstMs: first, lastMs: last };
 }
 
 /**

@@ -10,7 +10,13 @@ import { Clock } from '../ports/clock.port.js';
 import { EventBus } from '../ports/event-bus.port.js';
 import { JobQueue } from '../ports/job-queue.port.js';
 import { type ScheduleRow, TriggerStore } from '../ports/trigger-store.port.js';
-import { nextOccurrence, occurrenceJobId, scheduleSignature } from './schedule-timing.js';
+import {
+  type SkippedOccurrences,
+  nextOccurrence,
+  occurrenceJobId,
+  occurrencesBetween,
+  scheduleSignature,
+} from './schedule-timing.js';
 
 /** Claims (webhook deliveries, file bursts) are forgotten after this long. */
 const CLAIMS_KEPT_MS = 8 * 24 * 3_600_000;
@@ -18,6 +24,22 @@ const CLAIMS_KEPT_MS = 8 * 24 * 3_600_000;
 /** Whether an app's schedules keep running: an automation app that is neither paused nor uninstalled. */
 export function isScheduled(app: App): boolean {
   return app.spec.type === 'automation' && app.status !== 'paused' && app.status !== 'uninstalled';
+}
+
+/**
+ * The signature of a paused app's row: its `nextMs` holds when the pause began and no job is
+ * queued for it. On resume the ticks since then are reported once (`onPausedOccurrences`).
+ */
+export const PAUSED_SIGNATURE = 'paused';
+
+export function isPausedRow(row: ScheduleRow): boolean {
+  return row.signature === PAUSED_SIGNATURE;
+}
+
+/** Ticks of one subscription that fell while its app was paused (none of them ran). */
+export interface PausedOccurrences extends SkippedOccurrences {
+  appId: string;
+  subscriptionId: string;
 }
 
 export function scheduleSubscriptions(app: App): Subscription[] {
@@ -39,6 +61,7 @@ export class TriggerScheduler extends AppScheduler implements OnModuleDestroy {
   private readonly warnedYears = new Set<number>();
   private timer: ReturnType<typeof setInterval> | null = null;
   private readonly alsoOnEachPass: Array<() => Promise<void>> = [];
+  private readonly pausedHandlers: Array<(skipped: PausedOccurrences) => Promise<void>> = [];
 
   constructor(
     private readonly store: TriggerStore,
@@ -52,7 +75,8 @@ export class TriggerScheduler extends AppScheduler implements OnModuleDestroy {
 
   async sync(app: App): Promise<void> {
     if (!isScheduled(app)) {
-      await this.store.dropSchedules(app.id);
+      if (app.status === 'paused' && app.spec.type === 'automation') await this.markPaused(app);
+      else await this.store.dropSchedules(app.id);
       return;
     }
     const now = this.clock.now();
@@ -63,7 +87,11 @@ export class TriggerScheduler extends AppScheduler implements OnModuleDestroy {
       const config = sub.source.config as ScheduleConfig;
       const signature = scheduleSignature(config, anchor);
       let row = existing.get(sub.id);
-      if (!row || row.signature !== signature) {
+      if (row && isPausedRow(row)) {
+        const resumed = await this.resumeRow(app, sub.id, config, signature, row.nextMs, now);
+        if (resumed === null) continue;
+        row = resumed;
+      } else if (!row || row.signature !== signature) {
         const next = this.nextAfter(config, anchor, now, app.id);
         if (next === null) continue;
         row = { appId: app.id, subscriptionId: sub.id, signature, nextMs: next };
@@ -73,6 +101,64 @@ export class TriggerScheduler extends AppScheduler implements OnModuleDestroy {
       await this.enqueue(row);
     }
     await this.store.dropSchedules(app.id, kept);
+  }
+
+  /**
+   * Paused: each schedule row becomes a paused row stamped with the time the pause began (kept
+   * when it already is one), so the resume can tell which ticks were skipped.
+   */
+  private async markPaused(app: App): Promise<void> {
+    const now = this.clock.now();
+    const existing = new Map((await this.store.schedules(app.id)).map((r) => [r.subscriptionId, r]));
+    const kept: string[] = [];
+    for (const sub of scheduleSubscriptions(app)) {
+      kept.push(sub.id);
+      const row = existing.get(sub.id);
+      if (row && isPausedRow(row)) continue;
+      await this.store.putSchedule({ appId: app.id, subscriptionId: sub.id, signature: PAUSED_SIGNATURE, nextMs: now });
+    }
+    await this.store.dropSchedules(app.id, kept);
+  }
+
+  /**
+   * A paused row after the resume: the ticks since the pause are not run (no backlog, no
+   * catch-up) but reported once; the schedule goes on from the next real occurrence. Moving the
+   * row off the pause time is the claim, so with replicas reconciling at once one reports.
+   */
+  private async resumeRow(
+    app: App,
+    subscriptionId: string,
+    config: ScheduleConfig,
+    signature: string,
+    pausedAtMs: number,
+    now: number,
+  ): Promise<ScheduleRow | null> {
+    const anchor = app.installedAt.getTime();
+    const next = this.nextAfter(config, anchor, now, app.id);
+    const won = await this.store.advanceSchedule(app.id, subscriptionId, pausedAtMs, next);
+    if (next === null) return null;
+    const row: ScheduleRow = { appId: app.id, subscriptionId, signature, nextMs: next };
+    if (!won) return row;
+    await this.store.putSchedule(row);
+    const skipped = occurrencesBetween(config, anchor, pausedAtMs, now);
+    if (skipped) {
+      for (const handler of this.pausedHandlers) {
+        try {
+          await handler({ appId: app.id, subscriptionId, ...skipped });
+        } catch (err) {
+          this.logger.warn('could not record the ticks skipped while paused', {
+            appId: app.id,
+            error: (err as Error).message,
+          });
+        }
+      }
+    }
+    return row;
+  }
+
+  /** Told once per subscription, on resume, of the ticks that fell while the app was paused. */
+  onPausedOccurrences(handler: (skipped: PausedOccurrences) => Promise<void>): void {
+    this.pausedHandlers.push(handler);
   }
 
   async forget(appId: string): Promise<void> {
@@ -104,7 +190,7 @@ export class TriggerScheduler extends AppScheduler implements OnModuleDestroy {
 
   /** Records the earliest stored occurrence as the app's `nextRunAtMs`; `announce` tells clients. */
   async refreshNextRun(appId: string, announce: boolean): Promise<void> {
-    const rows = await this.store.schedules(appId);
+    const rows = (await this.store.schedules(appId)).filter((r) => !isPausedRow(r));
     const nextRunAtMs = rows.length === 0 ? null : Math.min(...rows.map((r) => r.nextMs));
     const app = await this.records.findById(appId);
     if (!app || app.automation.nextRunAtMs === nextRunAtMs) return;
@@ -126,8 +212,10 @@ export class TriggerScheduler extends AppScheduler implements OnModuleDestroy {
    * dropped; then the work registered with `alsoOnReconcile`.
    */
   async reconcile(): Promise<void> {
-    const apps = (await this.records.list({})).filter(isScheduled);
-    const ids = new Set(apps.map((a) => a.id));
+    const all = await this.records.list({});
+    const apps = all.filter(isScheduled);
+    // A paused app keeps its paused rows (when the pause began) until it is resumed.
+    const ids = new Set(all.filter((a) => isScheduled(a) || a.status === 'paused').map((a) => a.id));
     for (const row of await this.store.schedules()) {
       if (!ids.has(row.appId)) await this.store.dropSchedules(row.appId);
     }

@@ -27,6 +27,7 @@ describe('TriggerScheduler and TriggersService (schedules)', () => {
   let runs: AppRunsService;
   let apps: AppsService;
   let skipped: string[];
+  let skippedDetails: Array<Record<string, unknown>>;
   let paused: string[];
   let app: App;
 
@@ -41,6 +42,7 @@ describe('TriggerScheduler and TriggersService (schedules)', () => {
     startedRunIds = [];
     runsWithMessages = new Set();
     skipped = [];
+    skippedDetails = [];
     paused = [];
     runs = {
       startRun: async (_id: string, trigger: RunTrigger, options: { runId?: string } = {}) => {
@@ -50,8 +52,9 @@ describe('TriggerScheduler and TriggersService (schedules)', () => {
         return { outcome: 'started', runId: options.runId ?? 'r', conversationId: 'c' };
       },
       runMessages: async (_app: App, runId: string) => (runsWithMessages.has(runId) ? [{ meta: { runId } }] : []),
-      skipRun: async (_id: string, reason: string) => {
+      skipRun: async (_id: string, reason: string, details: Record<string, unknown> = {}) => {
         skipped.push(reason);
+        skippedDetails.push(details);
         return { outcome: 'skipped', runId: null, reason };
       },
     } as unknown as AppRunsService;
@@ -128,16 +131,39 @@ describe('TriggerScheduler and TriggersService (schedules)', () => {
     assert.equal((next.scheduledMs - app.installedAt.getTime()) % 5000, 0);
   });
 
-  it('a paused app drops its schedule; resuming starts from now with no backlog', async () => {
+  it('a paused app queues nothing; resuming runs no backlog and records one run_skipped with the count', async () => {
     await scheduler.sync(app);
     const old = due();
     await scheduler.sync((await repo.update(app.id, { status: 'paused' })) as App);
-    assert.equal((await store.schedules(app.id)).length, 0);
+    const rows = await store.schedules(app.id);
+    assert.deepEqual(
+      rows.map((r) => [r.signature, r.nextMs]),
+      [['paused', T0]],
+      'a paused row remembers when the pause began',
+    );
+    await scheduler.refreshNextRun(app.id, false);
+    assert.equal((await repo.findById(app.id))!.automation.nextRunAtMs, null);
+    clock.set(old.scheduledMs);
     await service.fireSchedule(old);
+    await scheduler.reconcile(); // another replica's pass keeps the paused row
     assert.equal(started.length, 0, 'a stale job starts nothing');
-    clock.set(T0 + 3_600_000);
-    await scheduler.sync((await repo.update(app.id, { status: 'active' })) as App);
-    assert.ok(due().scheduledMs > clock.now());
+    assert.equal((await store.schedules(app.id))[0]!.nextMs, T0);
+    clock.set(T0 + 3_600_000 + 2_500);
+    const resumed = (await repo.update(app.id, { status: 'active' })) as App;
+    await Promise.all([scheduler.sync(resumed), scheduler.sync(resumed)]); // two replicas at once
+    assert.equal(started.length, 0, 'no catch-up run');
+    assert.equal(skipped.length, 1, skipped.join(' | '));
+    assert.match(skipped[0]!, /^The digital human was paused: 720 scheduled runs skipped/);
+    const anchor = app.installedAt.getTime();
+    assert.deepEqual(skippedDetails[0], {
+      subscriptionId: 'tick',
+      skippedCount: 720,
+      firstScheduledAt: new Date(anchor + 5000).toISOString(),
+      lastScheduledAt: new Date(anchor + 3_600_000).toISOString(),
+    });
+    assert.equal(due().scheduledMs, anchor + 3_605_000, 'on from the next real occurrence');
+    await scheduler.sync(resumed);
+    assert.equal(skipped.length, 1, 'reported once');
   });
 
   it('backs off after failed runs and pauses the app after five in a row', async () => {
@@ -166,7 +192,7 @@ describe('TriggerScheduler and TriggersService (schedules)', () => {
     const after = (await repo.findById(app.id))!;
     assert.equal(after.status, 'paused');
     assert.match(after.automation.lastError!, /Paused after 5 failed runs in a row: model down/);
-    assert.equal((await store.schedules(app.id)).length, 0);
+    assert.ok((await store.schedules(app.id)).every((r) => r.signature === 'paused'));
   });
 
   it('working days outside the table: Monday–Friday, with one warning per year however often it is asked', () => {

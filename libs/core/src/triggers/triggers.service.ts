@@ -20,7 +20,13 @@ import {
   occurrenceJobId,
   occurrenceRunId,
 } from './schedule-timing.js';
-import { TriggerScheduler, isScheduled, scheduleSubscriptions } from './trigger-scheduler.js';
+import {
+  type PausedOccurrences,
+  TriggerScheduler,
+  isPausedRow,
+  isScheduled,
+  scheduleSubscriptions,
+} from './trigger-scheduler.js';
 import {
   WEBHOOK_MAX_BYTES,
   WebhookTexts,
@@ -38,6 +44,10 @@ export type WebhookOutcome = { status: 200; duplicate: boolean } | { status: 400
 export const TriggerTexts = {
   backingOff: (failures: number, untilMs: number) =>
     `Backing off after ${failures} failed run(s) in a row; the next run may start at ${new Date(untilMs).toISOString()}.`,
+  skippedWhilePaused: (count: number, firstMs: number, lastMs: number) =>
+    count === 1
+      ? `The digital human was paused: 1 scheduled run skipped (${new Date(firstMs).toISOString()}).`
+      : `The digital human was paused: ${count} scheduled runs skipped (${new Date(firstMs).toISOString()} to ${new Date(lastMs).toISOString()}).`,
   pausedAfterFailures: (failures: number, last: string | null) =>
     `Paused after ${failures} failed runs in a row${last ? `: ${last}` : ''}`,
 } as const;
@@ -79,6 +89,7 @@ export class TriggersService {
     private readonly clock: Clock,
   ) {
     scheduler.alsoOnReconcile(() => this.recoverOccurrences());
+    scheduler.onPausedOccurrences((skipped) => this.recordPausedOccurrences(skipped));
   }
 
   /** Settings from the server's configuration (consuming replicas set them before they start). */
@@ -92,11 +103,15 @@ export class TriggersService {
   async fireSchedule(job: JobMap['trigger.schedule']): Promise<void> {
     const { appId, subscriptionId, scheduledMs } = job;
     const row = (await this.store.schedules(appId)).find((r) => r.subscriptionId === subscriptionId);
-    if (!row || row.nextMs !== scheduledMs) return; // already fired, rescheduled or dropped
+    // Already fired, rescheduled, dropped, or the app is paused (a paused row queues nothing).
+    if (!row || isPausedRow(row) || row.nextMs !== scheduledMs) return;
     const app = await this.records.findById(appId);
     const sub = app && isScheduled(app) ? scheduleSubscriptions(app).find((s) => s.id === subscriptionId) : undefined;
     if (!app || !sub) {
-      await this.store.dropSchedules(appId, app ? scheduleSubscriptions(app).map((s) => s.id) : []);
+      // A paused app's rows stay (they remember when the pause began); others go.
+      if (app?.status !== 'paused') {
+        await this.store.dropSchedules(appId, app ? scheduleSubscriptions(app).map((s) => s.id) : []);
+      }
       return;
     }
     // Missed ones (downtime) fire once, as this one; the next is counted from now.
@@ -110,6 +125,20 @@ export class TriggersService {
     if (next !== null) await this.scheduler.enqueue({ ...row, nextMs: next });
     await this.scheduler.refreshNextRun(appId, false);
     await this.runOccurrence(app, { key, subscriptionId, scheduledMs, attempt: 1 });
+  }
+
+  /** On resume: one `run_skipped` entry per subscription for the ticks that fell while paused. */
+  private async recordPausedOccurrences(skipped: PausedOccurrences): Promise<void> {
+    await this.runs.skipRun(
+      skipped.appId,
+      TriggerTexts.skippedWhilePaused(skipped.count, skipped.firstMs, skipped.lastMs),
+      {
+        subscriptionId: skipped.subscriptionId,
+        skippedCount: skipped.count,
+        firstScheduledAt: new Date(skipped.firstMs).toISOString(),
+        lastScheduledAt: new Date(skipped.lastMs).toISOString(),
+      },
+    );
   }
 
   /**
@@ -189,8 +218,9 @@ export class TriggersService {
     const reason = TriggerTexts.pausedAfterFailures(failures, app.automation.lastError);
     // The reason first, so the pause's own status event already carries it.
     await this.records.update(app.id, { automation: { lastStatus: 'error', lastError: reason } });
-    await this.apps.pause(app.id);
+    // The entry before the pause: whoever sees the app paused finds the entry saying why.
     await this.runs.skipRun(app.id, reason);
+    await this.apps.pause(app.id);
     const updated = await this.records.update(app.id, { automation: { lastStatus: 'error', lastError: reason } });
     if (updated && updated !== 'already-installed') {
       await this.bus.publish(AppChannels.statusChanged, {

@@ -113,8 +113,8 @@ export class AppRunsService {
   }
 
   /** A trigger decided not to start a run (say backing off after failures): `run_skipped` with the reason. */
-  async skipRun(appId: string, reason: string): Promise<RunTriggerResult> {
-    return this.skip(await this.apps.get(appId), reason);
+  async skipRun(appId: string, reason: string, details: Record<string, unknown> = {}): Promise<RunTriggerResult> {
+    return this.skip(await this.apps.get(appId), reason, details);
   }
 
   /** Text for a running run (given at its next step), or, once it ended, continues it with the text. */
@@ -307,8 +307,8 @@ export class AppRunsService {
     if (!active) await this.setAutomation(app.id, { runningCount: 1, lastRunAtMs: this.clock.now() });
   }
 
-  private async skip(app: App, reason: string): Promise<RunTriggerResult> {
-    await this.addActivity(app.id, null, 'run_skipped', { reason });
+  private async skip(app: App, reason: string, details: Record<string, unknown> = {}): Promise<RunTriggerResult> {
+    await this.addActivity(app.id, null, 'run_skipped', { ...details, reason });
     await this.setAutomation(app.id, { lastStatus: 'skipped' });
     return { outcome: 'skipped', runId: null, reason };
   }
