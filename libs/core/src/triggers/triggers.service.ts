@@ -193,9 +193,12 @@ export class TriggersService {
   }
 
   /** Starts a run unless repeated failures call for waiting (a skip) or pausing the app. */
-  private async startGuarded(app: App, trigger: RunTrigger, runId?: string): Promise<void> {
-    const recent = await this.records.listActivity(app.id, { limit: 50 });
+  private async startGuarded(loaded: App, trigger: RunTrigger, runId?: string): Promise<void> {
+    const recent = await this.records.listActivity(loaded.id, { limit: 50 });
     const failures = consecutiveFailures(recent);
+    // Read after the activity: the caller's copy of the app may predate the run whose failure
+    // was just counted, and the back-off must count from that run, not an older one.
+    const app = (await this.records.findById(loaded.id)) ?? loaded;
     const decision = failureDecision(
       failures,
       app.automation.lastRunAtMs,
