@@ -119,19 +119,24 @@ export function parseIndexDocuments(docs: unknown[]): ParsedIndex | null {
   const seen = new Set<string>();
   for (const doc of docs) {
     if (!isIndexDocument(doc)) return null;
-    for (const raw of doc.apps) {
-      const entry = validateEntry(raw);
-      const reason = typeof entry === 'string' ? entry : seen.has(entry.slug) ? `slug ${entry.slug} repeats` : null;
-      if (reason !== null || typeof entry === 'string') {
-        result.skipped++;
-        if (result.problems.length < 10) result.problems.push(reason ?? 'invalid');
-        continue;
-      }
-      seen.add(entry.slug);
-      result.entries.push(entry);
-    }
+    for (const raw of doc.apps) addEntry(result, seen, validateEntry(raw));
   }
   return result;
+}
+
+/**
+ * Adds one validated entry to a parsed index, or counts it as skipped with its reason (an
+ * invalid entry, or a slug already in `seen`); the first ten reasons are kept.
+ */
+export function addEntry(result: ParsedIndex, seen: Set<string>, entry: StoreEntry | string): void {
+  const reason = typeof entry === 'string' ? entry : seen.has(entry.slug) ? `slug ${entry.slug} repeats` : null;
+  if (reason !== null || typeof entry === 'string') {
+    result.skipped++;
+    if (result.problems.length < 10) result.problems.push(reason ?? 'invalid');
+    return;
+  }
+  seen.add(entry.slug);
+  result.entries.push(entry);
 }
 
 export function isIndexDocument(doc: unknown): doc is { version: number; apps: unknown[] } {

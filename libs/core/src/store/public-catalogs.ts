@@ -4,7 +4,7 @@ import type { StoreEntry } from '#contracts/store.js';
 import { PUBLIC_CATALOG_PROTOCOLS, type PublicCatalogProtocol } from '../config/app-config.js';
 import { CatalogFetcher, CatalogFetchError } from '../ports/catalog-fetcher.port.js';
 import type { BundledSkill, RegistrySource } from '../ports/store.repository.port.js';
-import { type ParsedIndex, validateEntry } from './catalog-index.js';
+import { addEntry, type ParsedIndex, validateEntry } from './catalog-index.js';
 
 /** Largest page of a public catalog's listing, and largest SKILL.md, read. */
 const PAGE_MAX_BYTES = 16 * 1024 * 1024;
@@ -85,17 +85,7 @@ export class PublicCatalogs {
     const raw = await this.listing(source);
     const result: ParsedIndex = { entries: [], skipped: 0, problems: [] };
     const seen = new Set<string>();
-    for (const item of raw) {
-      const entry = item === null ? 'nothing to install' : validateEntry(item);
-      const reason = typeof entry === 'string' ? entry : seen.has(entry.slug) ? `slug ${entry.slug} repeats` : null;
-      if (reason !== null || typeof entry === 'string') {
-        result.skipped++;
-        if (result.problems.length < 10) result.problems.push(reason ?? 'invalid');
-        continue;
-      }
-      seen.add(entry.slug);
-      result.entries.push(entry);
-    }
+    for (const item of raw) addEntry(result, seen, item === null ? 'nothing to install' : validateEntry(item));
     return result;
   }
 
