@@ -11,7 +11,8 @@
  *     type/category filters, locales and deep pages; the same queries in-process; and, as the
  *     reference for HTTP and auth overhead on this machine, an operation that does no catalog work;
  *   - `POST /api/store/revalidate` with an unchanged index: time and the requests it made.
- * Options: BENCH_ENTRIES (default 10000), BENCH_QUERIES (default 500).
+ * Options: BENCH_ENTRIES (default 10000), BENCH_QUERIES (default 500); BENCH_CPU_PROF=<dir> runs the
+ * server under `node --cpu-prof` (read it with dist/bench/profile-summary.js).
  */
 import { performance } from 'node:perf_hooks';
 import type { StoreEntry } from '#contracts/store.js';
@@ -23,6 +24,7 @@ import { startServer } from '#testing/test-server.js';
 
 const ENTRIES = Number(process.env.BENCH_ENTRIES ?? 10_000);
 const QUERIES = Number(process.env.BENCH_QUERIES ?? 500);
+const CPU_PROF = process.env.BENCH_CPU_PROF;
 
 const MIX: StoreQuery[] = [
   {},
@@ -45,7 +47,10 @@ async function main(): Promise<void> {
   const index = largeIndex(ENTRIES);
   const catalog = await CatalogServer.start();
   catalog.set('index.json', index);
-  const server = await startServer({ env: { SVC_STORE_SOURCES: catalog.url } });
+  const server = await startServer({
+    env: { SVC_STORE_SOURCES: catalog.url },
+    nodeArgs: CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`] : [],
+  });
   const api = apiClient(server);
   try {
     let t = performance.now();

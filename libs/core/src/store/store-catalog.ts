@@ -23,7 +23,8 @@ const RETRY_AFTER_MS = 60_000;
 export const ITEM_FILE_MAX_BYTES = 5 * 1024 * 1024;
 
 export interface Catalog {
-  entries: SourcedEntry[];
+  /** Shared between queries until a source changes: never mutated. */
+  entries: readonly SourcedEntry[];
   sources: SourceStatusDto[];
 }
 
@@ -31,6 +32,9 @@ export interface FoundEntry {
   source: RegistrySource;
   entry: StoreEntry;
 }
+
+/** The items of a source not read yet (one array, so the merged catalog stays cached). */
+const NO_ITEMS: SourcedEntry[] = [];
 
 const PUBLIC_CATALOG_NAMES: Record<PublicCatalogProtocol, string> = {
   'mcp-registry': 'MCP Registry',
@@ -60,6 +64,8 @@ export class StoreCatalog implements OnApplicationBootstrap {
   private readonly attempted = new Map<string, number>();
   private snapshot: { at: number; sources: RegistrySource[]; states: Map<string, IndexState> } | null = null;
   private builtinsReady: Promise<void> | null = null;
+  /** The last merged catalog and the per-source lists it was merged from. */
+  private merged: { lists: SourcedEntry[][]; entries: readonly SourcedEntry[] } | null = null;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -131,19 +137,32 @@ export class StoreCatalog implements OnApplicationBootstrap {
       this.invalidate();
       ({ sources, states } = await this.view());
     }
+    const loaded = [];
+    for (const source of sources) loaded.push(await this.load(source, states.get(source.id)));
+    return { entries: this.merge(loaded.map((held) => held.items)), sources: loaded.map((held) => held.status) };
+  }
+
+  /**
+   * The enabled sources' entries in one list, first source winning a repeated slug. Merging
+   * 10,000 entries took most of a warm query, so the list is kept until a source's held items
+   * change (a new revision read, a source turned on or off): compared by identity, per source.
+   */
+  private merge(lists: SourcedEntry[][]): readonly SourcedEntry[] {
+    const last = this.merged;
+    if (last && last.lists.length === lists.length && last.lists.every((list, i) => list === lists[i])) {
+      return last.entries;
+    }
     const entries: SourcedEntry[] = [];
-    const statuses: SourceStatusDto[] = [];
     const seen = new Set<string>();
-    for (const source of sources) {
-      const held = await this.load(source, states.get(source.id));
-      statuses.push(held.status);
-      for (const item of held.items) {
+    for (const items of lists) {
+      for (const item of items) {
         if (seen.has(item.entry.slug)) continue;
         seen.add(item.entry.slug);
         entries.push(item);
       }
     }
-    return { entries, sources: statuses };
+    this.merged = { lists, entries };
+    return entries;
   }
 
   /** The entry of a slug among the enabled sources. */
@@ -268,7 +287,7 @@ export class StoreCatalog implements OnApplicationBootstrap {
       ...(index?.error ? { error: index.error } : !index ? { error: 'not read yet' } : {}),
       ...(index?.skipped ? { skipped: index.skipped } : {}),
     };
-    return { items: held?.items ?? [], status };
+    return { items: held?.items ?? NO_ITEMS, status };
   }
 }
 
