@@ -4,14 +4,15 @@
  * `GET /api/system/version` with a token, BENCH_HTTP_CONNECTIONS (default 50) keep-alive
  * connections each sending its next request as soon as the last one is answered, for
  * BENCH_HTTP_SECONDS (default 5) per round, against bare Node `http` serving the same JSON
- * body. Rounds alternate (bare, svc, bare, svc, …; BENCH_HTTP_ROUNDS pairs, default 3) so
+ * body (its own process, as the server is: bench/bare-http-server). Rounds alternate (bare, svc, bare, svc, …; BENCH_HTTP_ROUNDS pairs, default 3) so
  * that both see the same machine load; prints req/s and p50/p99 of each round and the ratio
  * of the medians. The server runs embedded (SVC_TEST_MODE=services: on Postgres + Redis).
  * BENCH_CPU_PROF=<dir> runs the server under `node --cpu-prof`.
  */
+import { type ChildProcess, spawn } from 'node:child_process';
 import http from 'node:http';
 import { readFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
 import { loadavg } from 'node:os';
 import { startServer } from '#testing/test-server.js';
 
@@ -27,7 +28,7 @@ interface Round {
   errors: number;
   /** CPU time (user + system) the server process spent per answered request, µs (Linux only). */
   cpuPerRequest?: number;
-  /** CPU time this process (the load generator, and in bare rounds the bare server too) spent per request, µs. */
+  /** CPU time this process (the load generator) spent per request, µs. */
   ownCpuPerRequest: number;
 }
 
@@ -101,25 +102,18 @@ async function main(): Promise<void> {
   const body = await first.text();
   if (first.status !== 200) throw new Error(`${target} answered ${first.status}: ${body}`);
 
-  // The reference: the same JSON from bare Node http, the same headers a JSON answer needs.
-  const bare = http.createServer((_req, res) => {
-    res.writeHead(200, {
-      'content-type': 'application/json; charset=utf-8',
-      'content-length': Buffer.byteLength(body),
-    });
-    res.end(body);
-  });
-  await new Promise<void>((r) => bare.listen(0, '127.0.0.1', r));
-  const bareUrl = `http://127.0.0.1:${(bare.address() as AddressInfo).port}/api/system/version`;
+  // The reference: the same JSON from bare Node http, in a process of its own like the server.
+  const bare = await startBare(body);
+  const bareUrl = `http://127.0.0.1:${bare.port}/api/system/version`;
 
   const rounds: { bare: Round[]; svc: Round[] } = { bare: [], svc: [] };
   try {
     for (let i = 0; i < ROUNDS; i++) {
-      rounds.bare.push(await load(bareUrl, headers));
+      rounds.bare.push(await load(bareUrl, headers, bare.child.pid));
       rounds.svc.push(await load(target, headers, server.process.pid));
     }
   } finally {
-    bare.close();
+    bare.child.kill('SIGTERM');
     await server.stop();
   }
 
@@ -149,20 +143,30 @@ async function main(): Promise<void> {
   out(
     `  median: bare ${Math.round(bareRps)} req/s, svc ${Math.round(svcRps)} req/s = ${((100 * svcRps) / bareRps).toFixed(1)} % of bare (target ≥ 35 %, goal 50 %)`,
   );
-  // The bare server shares this process with the load generator; its own cost per request is
-  // this process's CPU in bare rounds less that in svc rounds (the load generator alone).
   const svcCpu = median(rounds.svc.map((r) => r.cpuPerRequest ?? NaN));
-  const bareCpu =
-    median(rounds.bare.map((r) => r.ownCpuPerRequest)) - median(rounds.svc.map((r) => r.ownCpuPerRequest));
-  if (Number.isFinite(svcCpu)) {
-    const bareText =
-      bareCpu > 0
-        ? `bare ≈ ${Math.round(bareCpu)} µs (${(svcCpu / bareCpu).toFixed(1)}×)`
-        : 'bare not estimable (the load moved too much)';
+  const bareCpu = median(rounds.bare.map((r) => r.cpuPerRequest ?? NaN));
+  if (Number.isFinite(svcCpu) && Number.isFinite(bareCpu)) {
     out(
-      `  server CPU per request (median): svc ${Math.round(svcCpu)} µs, ${bareText}; less sensitive to other load than req/s`,
+      `  server CPU per request (median): svc ${Math.round(svcCpu)} µs, bare ${Math.round(bareCpu)} µs (${(svcCpu / bareCpu).toFixed(1)}×); less sensitive to other load than req/s`,
     );
   }
+  out(
+    `  load generator CPU per request (median): ${Math.round(median(rounds.svc.map((r) => r.ownCpuPerRequest)))} µs against svc, ` +
+      `${Math.round(median(rounds.bare.map((r) => r.ownCpuPerRequest)))} µs against bare (one core's worth caps req/s)`,
+  );
+}
+
+/** The bare reference server as a child process; resolves once it prints its port. */
+function startBare(body: string): Promise<{ child: ChildProcess; port: number }> {
+  const child = spawn(process.execPath, [fileURLToPath(new URL('./bare-http-server.js', import.meta.url))], {
+    env: { ...process.env, BARE_BODY: body },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', (code) => reject(new Error(`the bare server exited (${code})`)));
+    child.stdout!.once('data', (chunk: Buffer) => resolve({ child, port: Number(String(chunk).trim()) }));
+  });
 }
 
 main().then(
