@@ -19,6 +19,8 @@ import { startServer } from '#testing/test-server.js';
 const CONNECTIONS = Number(process.env.BENCH_HTTP_CONNECTIONS ?? 50);
 const SECONDS = Number(process.env.BENCH_HTTP_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_HTTP_ROUNDS ?? 3);
+/** Another path to compare (e.g. /healthz: no token, no /api middleware). */
+const PATH = process.env.BENCH_HTTP_PATH ?? '/api/system/version';
 const CPU_PROF = process.env.BENCH_CPU_PROF;
 
 interface Round {
@@ -97,14 +99,14 @@ async function load(url: string, headers: Record<string, string>, serverPid?: nu
 async function main(): Promise<void> {
   const server = await startServer({ nodeArgs: CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`] : [] });
   const headers = { Authorization: `Bearer ${server.password}` };
-  const target = `${server.url}/api/system/version`;
+  const target = `${server.url}${PATH}`;
   const first = await fetch(target, { headers });
   const body = await first.text();
   if (first.status !== 200) throw new Error(`${target} answered ${first.status}: ${body}`);
 
   // The reference: the same JSON from bare Node http, in a process of its own like the server.
   const bare = await startBare(body);
-  const bareUrl = `http://127.0.0.1:${bare.port}/api/system/version`;
+  const bareUrl = `http://127.0.0.1:${bare.port}${PATH}`;
 
   const rounds: { bare: Round[]; svc: Round[] } = { bare: [], svc: [] };
   try {
@@ -119,7 +121,7 @@ async function main(): Promise<void> {
 
   const out = (line: string): boolean => process.stdout.write(`${line}\n`);
   out(
-    `\nGET /api/system/version with a token, ${CONNECTIONS} connections, ${ROUNDS} × ${SECONDS} s rounds (alternating; ` +
+    `\nGET ${PATH} with a token, ${CONNECTIONS} connections, ${ROUNDS} × ${SECONDS} s rounds (alternating; ` +
       `load average ${loadavg()
         .map((x) => x.toFixed(1))
         .join(', ')})`,
