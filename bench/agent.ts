@@ -25,13 +25,15 @@
  * The model endpoint here is a minimal Anthropic-wire SSE server that stamps every text chunk
  * with its index and the time it was written, so latency is measured end to end.
  */
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import request from 'supertest';
-import WebSocket, { WebSocketServer } from 'ws';
+import WebSocket from 'ws';
 import { servicesAvailable } from '#testing/test-env.js';
 import { createSharedServices, startServer, type TestServer } from '#testing/test-server.js';
 import { WsTestClient } from '#testing/ws-client.js';
@@ -430,7 +432,7 @@ function stageFigures(stamps: Record<string, number[]>, conversationId: string, 
   return columns.map((c) => ({ p50: pct(c, 50), p99: pct(c, 99) }));
 }
 
-/** Reference: read the same model stream and broadcast each chunk to N bare ws clients. */
+/** Reference: a bare ws relay (its own process) reads the same model stream and sends each chunk to N clients. */
 async function measureBareRelay(model: Model, count: number): Promise<RelayFigures> {
   const burst = await bareRelay(model, 'burst', count);
   const paced = await bareRelay(model, 'paced', count);
@@ -438,53 +440,45 @@ async function measureBareRelay(model: Model, count: number): Promise<RelayFigur
 }
 
 async function bareRelay(model: Model, kind: Reply, count: number): Promise<RelayFigures> {
-  const wss = new WebSocketServer({ port: 0, host: '127.0.0.1' });
-  await new Promise((r) => wss.once('listening', r));
-  const url = `ws://127.0.0.1:${(wss.address() as AddressInfo).port}`;
-  const meters = Array.from({ length: count }, () => new Meter());
-  const clients: WebSocket[] = [];
-  const done: Array<Promise<void>> = [];
-  for (let i = 0; i < count; i++) {
-    const socket = new WebSocket(url);
-    await new Promise((r) => socket.once('open', r));
-    const m = meters[i]!;
-    done.push(
-      new Promise((resolve) =>
-        socket.on('message', (raw) => {
-          const frame = JSON.parse(raw.toString()) as { delta?: string; end?: boolean };
-          if (typeof frame.delta === 'string') m.onDelta(frame.delta, 0);
-          if (frame.end) resolve();
-        }),
-      ),
-    );
-    clients.push(socket);
-  }
-  const t0 = now();
-  const res = await fetch(`${model.url}/v1/messages`, { method: 'POST', body: `{"bench":"bench:${kind}"}` });
-  const decoder = new TextDecoder();
-  let buffer = '';
-  const broadcast = (frame: string): void => {
-    for (const c of wss.clients) c.send(frame);
-  };
-  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-    buffer += decoder.decode(chunk, { stream: true });
-    let cut: number;
-    while ((cut = buffer.indexOf('\n\n')) !== -1) {
-      const event = buffer.slice(0, cut);
-      buffer = buffer.slice(cut + 2);
-      const data = event.split('\n').find((l) => l.startsWith('data: '));
-      if (!data) continue;
-      const parsed = JSON.parse(data.slice(6)) as { type: string; delta?: { text?: string } };
-      if (parsed.type === 'content_block_delta' && parsed.delta?.text)
-        broadcast(JSON.stringify({ delta: parsed.delta.text }));
+  const child = spawn(process.execPath, [fileURLToPath(new URL('./bare-ws-relay.js', import.meta.url))], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  try {
+    const port = await new Promise<number>((resolve, reject) => {
+      child.once('error', reject);
+      child.once('exit', (code) => reject(new Error(`the bare relay exited (${code})`)));
+      child.stdout!.once('data', (chunk: Buffer) => resolve(Number(String(chunk).trim())));
+    });
+    const meters = Array.from({ length: count }, () => new Meter());
+    const clients: WebSocket[] = [];
+    const done: Array<Promise<void>> = [];
+    for (let i = 0; i < count; i++) {
+      const socket = new WebSocket(`ws://127.0.0.1:${port}`);
+      await new Promise((r) => socket.once('open', r));
+      const m = meters[i]!;
+      done.push(
+        new Promise((resolve) =>
+          socket.on('message', (raw) => {
+            const frame = JSON.parse(raw.toString()) as { delta?: string; end?: boolean };
+            if (typeof frame.delta === 'string') m.onDelta(frame.delta, 0);
+            if (frame.end) resolve();
+          }),
+        ),
+      );
+      clients.push(socket);
     }
+    const t0 = now();
+    const started = await fetch(
+      `http://127.0.0.1:${port}/relay?model=${encodeURIComponent(model.url)}&kind=${encodeURIComponent(kind)}`,
+    );
+    if (started.status !== 202) throw new Error(`the bare relay answered ${started.status}`);
+    await Promise.all(done);
+    const elapsed = now() - t0;
+    for (const c of clients) c.close();
+    return figures(meters, elapsed);
+  } finally {
+    child.kill('SIGTERM');
   }
-  broadcast(JSON.stringify({ end: true }));
-  await Promise.all(done);
-  const elapsed = now() - t0;
-  for (const c of clients) c.close();
-  wss.close();
-  return figures(meters, elapsed);
 }
 
 async function runMode(mode: string, modelEnv: Record<string, string>): Promise<ModeResult | null> {

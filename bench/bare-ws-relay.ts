@@ -1,0 +1,53 @@
+/**
+ * The reference relay of bench/agent: bare `ws`, in a process of its own like the server under
+ * test (sharing the bench's process would leave it one event loop with the bench's clients).
+ * Prints its port; `GET /relay?model=<url>&kind=<reply>` reads that model stream (Anthropic
+ * wire, as the server does) and sends each text chunk to every connected client as
+ * `{"delta": …}`, one `send` per frame per client, then `{"end": true}`.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { WebSocketServer } from 'ws';
+
+const server = http.createServer((req, res) => {
+  const url = new URL(req.url ?? '/', 'http://bare');
+  const model = url.searchParams.get('model');
+  if (url.pathname !== '/relay' || !model) {
+    res.writeHead(404).end();
+    return;
+  }
+  res.writeHead(202).end();
+  relay(model, url.searchParams.get('kind') ?? 'burst').catch((err: unknown) => {
+    process.stderr.write(`bare relay failed: ${String(err)}\n`);
+    process.exit(1);
+  });
+});
+const wss = new WebSocketServer({ server });
+
+function broadcast(frame: string): void {
+  for (const client of wss.clients) client.send(frame);
+}
+
+async function relay(model: string, kind: string): Promise<void> {
+  const res = await fetch(`${model}/v1/messages`, { method: 'POST', body: `{"bench":"bench:${kind}"}` });
+  const decoder = new TextDecoder();
+  let buffer = '';
+  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+    buffer += decoder.decode(chunk, { stream: true });
+    let cut: number;
+    while ((cut = buffer.indexOf('\n\n')) !== -1) {
+      const event = buffer.slice(0, cut);
+      buffer = buffer.slice(cut + 2);
+      const data = event.split('\n').find((l) => l.startsWith('data: '));
+      if (!data) continue;
+      const parsed = JSON.parse(data.slice(6)) as { type: string; delta?: { text?: string } };
+      if (parsed.type === 'content_block_delta' && parsed.delta?.text) {
+        broadcast(JSON.stringify({ delta: parsed.delta.text }));
+      }
+    }
+  }
+  broadcast(JSON.stringify({ end: true }));
+}
+
+server.listen(0, '127.0.0.1', () => process.stdout.write(`${(server.address() as AddressInfo).port}\n`));
+process.on('SIGTERM', () => process.exit(0));
