@@ -236,6 +236,125 @@ describe('RedisEventBus', { skip: testMode() !== 'services' ? 'needs Redis (serv
     }
   });
 
+  it('publishLogged batches a burst: two replicas firing into one conversation (and one each of their own) get gap-free seqs in call order, delivered once in seq order everywhere', async () => {
+    const redisA = new Redis(testRedisUrl());
+    const redisB = new Redis(testRedisUrl());
+    const raw = new Redis(testRedisUrl());
+    // Capacity below the burst: trimming cuts through batches and the log still replays from its oldest.
+    const logA = new RedisEventLog(redisA, prefix, 500);
+    const logB = new RedisEventLog(redisB, prefix, 500);
+    const onA = recorder(a);
+    const onB = recorder(b);
+    let messages = 0;
+    let batched = 0;
+    raw.on('message', (_channel: string, message: string) => {
+      messages++;
+      if (message.includes('\n')) batched++;
+    });
+    await raw.subscribe(`${prefix}:events`);
+    try {
+      const shared = `s-${uniqueSuffix()}`;
+      const own = { a: `oa-${uniqueSuffix()}`, b: `ob-${uniqueSuffix()}` };
+      const count = 400;
+      const fire = (bus: RedisEventBus, log: RedisEventLog, from: 'a' | 'b') =>
+        Array.from({ length: count }, (_, i) => [
+          bus.publishLogged(log, shared, 'agent:message', { conversationId: shared, from, i }),
+          bus.publishLogged(log, own[from], 'agent:message', { conversationId: own[from], from, i }),
+        ]).flat();
+      const results = await Promise.all([...fire(a, logA, 'a'), ...fire(b, logB, 'b')]);
+      const total = 4 * count;
+      for (const r of [onA, onB]) {
+        await waitFor(() => r.got.length >= total, { timeoutMs: 20_000, what: `${total} events (got ${r.got.length})` });
+      }
+      await sleep(300);
+      assert.ok(batched > 0 && messages < total, `bursts shared messages (${messages} messages, ${batched} batches)`);
+
+      const sharedResults = results.filter((e) => e.data.conversationId === shared);
+      const seqs = sharedResults.map((e) => e.seq).sort((x, y) => x - y);
+      assert.deepEqual(seqs, Array.from({ length: 2 * count }, (_, i) => i + 1), 'gap-free, no seq twice');
+      for (const from of ['a', 'b'] as const) {
+        const mine = results.filter((e) => e.data.conversationId === shared && e.data.from === from);
+        assert.deepEqual(
+          mine.map((e) => e.data.i),
+          Array.from({ length: count }, (_, i) => i),
+        );
+        for (let i = 1; i < mine.length; i++) assert.ok(mine[i]!.seq > mine[i - 1]!.seq, 'seqs follow call order');
+        const ownSeqs = results.filter((e) => e.data.conversationId === own[from]).map((e) => e.seq);
+        assert.deepEqual(ownSeqs, Array.from({ length: count }, (_, i) => i + 1));
+      }
+      for (const r of [onA, onB]) {
+        assert.equal(r.got.length, total, 'each event exactly once');
+        for (const conversation of [shared, own.a, own.b]) {
+          const got = r.got.filter((x) => x.event.data.conversationId === conversation);
+          assert.deepEqual(
+            got.map((x) => x.event.data.seq),
+            Array.from({ length: got.length }, (_, i) => i + 1),
+            'delivered in seq order',
+          );
+        }
+        const bySeq = new Map(sharedResults.map((e) => [e.seq, e]));
+        for (const x of r.got.filter((y) => y.event.data.conversationId === shared)) {
+          const logged = bySeq.get(x.event.data.seq as number)!;
+          assert.equal(x.frame, expectedFrame(logged.channel, logged.data));
+        }
+      }
+      const replay = await logA.since(shared, 0);
+      assert.equal(replay.complete, false);
+      assert.equal(!replay.complete && replay.fromSeq, 2 * count - 499);
+      assert.deepEqual(
+        replay.events.map((e) => e.seq),
+        Array.from({ length: 500 }, (_, i) => 2 * count - 499 + i),
+      );
+      const tail = await logB.since(shared, 2 * count - 10);
+      assert.equal(tail.complete, true);
+      assert.deepEqual(
+        tail.events.map((e) => e.data),
+        seqs.slice(-10).map((seq) => sharedResults.find((e) => e.seq === seq)!.data),
+      );
+    } finally {
+      onA.stop();
+      onB.stop();
+      raw.disconnect();
+      redisA.disconnect();
+      redisB.disconnect();
+    }
+  });
+
+  it('publishLogged: a batch that fails rejects each of its events, and the conversation goes on', async () => {
+    const redis = new Redis(testRedisUrl());
+    const log = new RedisEventLog(redis, prefix);
+    const conversation = `f-${uniqueSuffix()}`;
+    const onA = recorder(a);
+    try {
+      // The seq key holding a non-number makes the script's INCRBY fail for this conversation.
+      await redis.set(`${prefix}:events:log:${conversation}:seq`, 'not-a-number');
+      const outcomes = Array.from({ length: 20 }, (_, i) =>
+        a.publishLogged(log, conversation, 'agent:message', { i }).then(
+          (e) => e.seq,
+          (err: Error) => err.message,
+        ),
+      );
+      const settled = await Promise.all(outcomes);
+      assert.ok(
+        settled.every((x) => typeof x === 'string' && /not an integer/.test(x)),
+        `every event reports the failure: ${settled.join(', ')}`,
+      );
+      await redis.del(`${prefix}:events:log:${conversation}:seq`);
+      const next = await a.publishLogged(log, conversation, 'agent:message', { i: 20 });
+      assert.equal(next.seq, 1);
+      // Only that one went out (and it is heard here, not by the next test's recorder).
+      await waitFor(() => onA.got.length >= 1, { timeoutMs: 5000, what: 'the event after the failure' });
+      await sleep(100);
+      assert.deepEqual(
+        onA.got.map((r) => r.event.data),
+        [{ i: 20, seq: 1 }],
+      );
+    } finally {
+      onA.stop();
+      redis.disconnect();
+    }
+  });
+
   it('publishLogged with another log appends, then publishes', async () => {
     const log = new MemoryEventLog();
     const onA = recorder(a);

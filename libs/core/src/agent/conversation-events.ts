@@ -7,11 +7,12 @@ import { preciseNow, relayTrace } from '../system/relay-trace.js';
 /**
  * Emits the events of one conversation: stamps `spaceId`, `conversationId` and a `seq` that
  * increases per conversation, keeps them in the shared log for replay, and publishes them
- * (`EventBus.publishLogged`: over Redis, one round trip does both).
+ * (`EventBus.publishLogged`: over Redis, one round trip does both, and the events that come
+ * while a conversation's previous round trip is in flight share its next one).
  *
- * Callers may fire events without awaiting them (stream deltas): they are issued in call
- * order on one connection, so seqs and delivery follow emission order without a round trip
- * per event. Awaiting an event means it and every event fired before it went out.
+ * Callers may fire events without awaiting them (stream deltas): they go out in call order,
+ * so seqs and delivery follow emission order without a round trip per event. Awaiting an
+ * event means it and every event fired before it went out.
  */
 @Injectable()
 export class ConversationEvents {

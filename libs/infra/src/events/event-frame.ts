@@ -16,3 +16,12 @@ export function fromFrame(frame: string): BusEvent | null {
     return null;
   }
 }
+
+/**
+ * The frames one bus message carries: one, or several joined by "\n" (a batch of one
+ * conversation's events, in seq order: `RedisEventLog.appendAndPublish`). JSON text never holds
+ * a raw newline, so the split cannot cut a frame.
+ */
+export function busFrames(message: string): string[] {
+  return message.includes('\n') ? message.split('\n') : [message];
+}

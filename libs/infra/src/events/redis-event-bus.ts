@@ -4,13 +4,14 @@ import type { EventLog, LoggedEvent } from '#core/ports/event-log.port.js';
 import { relayTrace } from '#core/system/relay-trace.js';
 import type { AppLogger } from '../logging/logger.js';
 import { eventFrame } from '#contracts/events.js';
-import { fromFrame } from './event-frame.js';
+import { busFrames, fromFrame } from './event-frame.js';
 import { RedisEventLog } from './redis-event-log.js';
 
 /**
  * Events cross replicas through Redis pub/sub. A publisher does not deliver locally:
  * its own subscription hears the message back like every other replica, so each
- * socket receives each event exactly once and in publish order.
+ * socket receives each event exactly once and in publish order. One message may carry
+ * several frames of one conversation (see `busFrames`); each handler gets them one by one.
  */
 export class RedisEventBus extends EventBus {
   private readonly pub: Redis;
@@ -31,7 +32,9 @@ export class RedisEventBus extends EventBus {
     for (const client of [this.pub, this.sub]) {
       client.on('error', (err) => this.logger?.warn('event bus redis error', { error: err.message }));
     }
-    this.sub.on('message', (_channel: string, frame: string) => this.deliver(frame));
+    this.sub.on('message', (_channel: string, message: string) => {
+      for (const frame of busFrames(message)) this.deliver(frame);
+    });
     this.ready = this.sub.subscribe(this.channel);
   }
 
@@ -44,7 +47,11 @@ export class RedisEventBus extends EventBus {
     await this.pub.publish(this.channel, eventFrame(channel, data));
   }
 
-  /** With the Redis log: seq, append and publish in one script, one round trip per event. */
+  /**
+   * With the Redis log: seq, append and publish in one script. A conversation's events that
+   * come while its previous call is in flight share the next call and one bus message, which
+   * every replica's subscription splits back into frames, in seq order.
+   */
   override async publishLogged(
     log: EventLog,
     conversationId: string,

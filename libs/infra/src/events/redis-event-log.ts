@@ -1,5 +1,7 @@
+import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { EVENT_LOG_CAPACITY, EventLog, type LoggedEvent, type ReplayResult } from '#core/ports/event-log.port.js';
+import { KeyedBatcher } from './keyed-batcher.js';
 import { replayFrom } from './replay.js';
 
 /**
@@ -16,13 +18,48 @@ redis.call('PEXPIRE', KEYS[2], ARGV[4])
 return seq`;
 
 /**
- * APPEND, then PUBLISH of the event's frame on the bus channel, in the same step: one round
- * trip per event instead of two in a row. The frame is spliced as text around the new seq:
- * ARGV[5] is the frame up to the data's last field, ARGV[6] what separates `"seq"` from it.
+ * APPEND of a batch of one conversation's events, then one PUBLISH of all their frames on the
+ * bus channel, in the same step: one round trip and one bus message for a burst of events.
+ * The seqs are consecutive (one INCRBY), so writers on other replicas never interleave inside
+ * a batch. ARGV[4..] are pairs: the channel as JSON, the data as JSON without seq; each frame is
+ * `eventFrame(channel, data)` with the seq spliced in last, and the frames are joined by "\n"
+ * (which JSON text never holds raw), so a batch of one is exactly one frame.
  */
-const APPEND_PUBLISH = `${APPEND.replace(/return seq$/, '')}
-redis.call('PUBLISH', ARGV[7], ARGV[5] .. ARGV[6] .. '"seq":' .. seq .. '}}')
-return seq`;
+const APPEND_PUBLISH_BATCH = `
+local n = (#ARGV - 3) / 2
+local last = redis.call('INCRBY', KEYS[1], n)
+local first = last - n + 1
+local entries = {}
+local frames = {}
+for i = 1, n do
+  local seq = first + i - 1
+  local channel = ARGV[2 + 2 * i]
+  local data = ARGV[3 + 2 * i]
+  entries[i] = '{"seq":' .. seq .. ',"channel":' .. channel .. ',"data":' .. data .. '}'
+  local sep = ','
+  if data == '{}' then sep = '' end
+  frames[i] = '{"type":"event","channel":' .. channel .. ',"data":' .. string.sub(data, 1, -2) .. sep .. '"seq":' .. seq .. '}}'
+end
+redis.call('RPUSH', KEYS[2], unpack(entries))
+redis.call('LTRIM', KEYS[2], -tonumber(ARGV[1]), -1)
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+redis.call('PEXPIRE', KEYS[2], ARGV[2])
+redis.call('PUBLISH', ARGV[3], table.concat(frames, '\\n'))
+return first`;
+const APPEND_PUBLISH_BATCH_SHA = createHash('sha1').update(APPEND_PUBLISH_BATCH).digest('hex');
+/** Events per script call: bounds the call's arguments (Lua's unpack) and one bus message. */
+export const MAX_BATCH_EVENTS = 256;
+/** Data bytes per script call past its first event, so a few large events do not make one huge message. */
+const MAX_BATCH_CHARS = 512 * 1024;
+
+/** One event waiting for its batch: serialized when it was emitted, as the caller's object was then. */
+interface Outgoing {
+  channel: string;
+  /** The data without seq. */
+  rest: Record<string, unknown>;
+  json: string;
+}
+
 const RETAIN_MS = 7 * 24 * 3600 * 1000;
 
 /** The log in Redis: a counter and a capped list per conversation, shared by all replicas. */
@@ -55,34 +92,20 @@ export class RedisEventLog extends EventLog {
 
   /**
    * `append`, and the event's bus frame (`eventFrame(channel, data)` with the seq last in the
-   * data, as every adapter writes it) published on `busChannel` by the same script.
+   * data, as every adapter writes it) published on `busChannel` in the same step. Events of a
+   * conversation that come while its previous call is in flight are coalesced into its next
+   * call (consecutive seqs, one bus message carrying their frames in seq order; see
+   * `busFrames`). Calls of a conversation go one at a time, in call order, so seqs follow the
+   * call order and each promise settles after every earlier one of its conversation.
    */
-  async appendAndPublish(
+  appendAndPublish(
     conversationId: string,
     channel: string,
     data: Record<string, unknown>,
     busChannel: string,
   ): Promise<LoggedEvent> {
-    const [seqKey, listKey] = this.keys(conversationId);
     const { seq: _ignored, ...rest } = data;
-    const json = JSON.stringify(rest);
-    const framePrefix = `{"type":"event","channel":${JSON.stringify(channel)},"data":${json.slice(0, -1)}`;
-    const seq = Number(
-      await this.redis.eval(
-        APPEND_PUBLISH,
-        2,
-        seqKey,
-        listKey,
-        channel,
-        json,
-        String(this.capacity),
-        String(RETAIN_MS),
-        framePrefix,
-        json === '{}' ? '' : ',',
-        busChannel,
-      ),
-    );
-    return { seq, channel, data: { ...rest, seq } };
+    return this.batcherFor(busChannel).add(conversationId, { channel, rest, json: JSON.stringify(rest) });
   }
 
   async since(conversationId: string, afterSeq: number): Promise<ReplayResult> {
@@ -94,6 +117,45 @@ export class RedisEventLog extends EventLog {
     const start = Math.max(0, afterSeq + 1 - oldest);
     const raw = head === null ? [] : await this.redis.lrange(listKey, start, -1);
     return replayFrom(raw.map(parseEntry), afterSeq, oldest, Number(last));
+  }
+
+  /** One batcher per bus channel (in practice one), so a batch has one channel to publish on. */
+  private readonly batchers = new Map<string, KeyedBatcher<Outgoing, LoggedEvent>>();
+
+  private batcherFor(busChannel: string): KeyedBatcher<Outgoing, LoggedEvent> {
+    let batcher = this.batchers.get(busChannel);
+    if (!batcher) {
+      batcher = new KeyedBatcher(
+        (conversationId, events) => this.appendBatch(conversationId, events, busChannel),
+        MAX_BATCH_EVENTS,
+        (event) => event.json.length,
+        MAX_BATCH_CHARS,
+      );
+      this.batchers.set(busChannel, batcher);
+    }
+    return batcher;
+  }
+
+  private async appendBatch(conversationId: string, events: Outgoing[], busChannel: string): Promise<LoggedEvent[]> {
+    const [seqKey, listKey] = this.keys(conversationId);
+    const args = [seqKey, listKey, String(this.capacity), String(RETAIN_MS), busChannel];
+    for (const event of events) args.push(JSON.stringify(event.channel), event.json);
+    const first = Number(await this.evalCached(args));
+    return events.map((event, i) => ({
+      seq: first + i,
+      channel: event.channel,
+      data: { ...event.rest, seq: first + i },
+    }));
+  }
+
+  /** EVALSHA (the script is not resent each call); EVAL once where Redis does not hold it yet. */
+  private async evalCached(args: string[]): Promise<unknown> {
+    try {
+      return await this.redis.evalsha(APPEND_PUBLISH_BATCH_SHA, 2, ...args);
+    } catch (err) {
+      if (!(err as Error).message?.startsWith('NOSCRIPT')) throw err;
+      return this.redis.eval(APPEND_PUBLISH_BATCH, 2, ...args);
+    }
   }
 
   private keys(conversationId: string): [string, string] {
