@@ -72,6 +72,11 @@ export class RedisEventLog extends EventLog {
     super();
   }
 
+  /**
+   * One event, on its own round trip. Not ordered against `appendAndPublish` events of the same
+   * conversation still waiting for their batch: a log is written through one of the two (the
+   * Redis bus uses `appendAndPublish`, other buses `append`).
+   */
   async append(conversationId: string, channel: string, data: Record<string, unknown>): Promise<LoggedEvent> {
     const [seqKey, listKey] = this.keys(conversationId);
     const { seq: _ignored, ...rest } = data;
@@ -95,7 +100,7 @@ export class RedisEventLog extends EventLog {
    * data, as every adapter writes it) published on `busChannel` in the same step. Events of a
    * conversation that come while its previous call is in flight are coalesced into its next
    * call (consecutive seqs, one bus message carrying their frames in seq order; see
-   * `busFrames`). Calls of a conversation go one at a time, in call order, so seqs follow the
+   * `busFrames` in event-frame.ts). Calls of a conversation go one at a time, in call order, so seqs follow the
    * call order and each promise settles after every earlier one of its conversation.
    */
   appendAndPublish(
