@@ -1,45 +1,15 @@
 import 'reflect-metadata';
 import { writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
-import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { Response as ExpressResponse } from 'express';
-import { AccessService } from '#core/auth/access.service.js';
 import type { AppConfig } from '#core/config/app-config.js';
 import { ConfigError, loadConfig, resolveAccessPassword } from '#infra/config/load-config.js';
-import { CommandError, runBackupCommand, runRestoreCommand } from '#infra/backup/backup-commands.js';
-import { runMigrateCommand } from '#infra/database/migrate-command.js';
-import { runMoveToPostgres } from '#infra/database/move-to-postgres.js';
-import { Infrastructure } from '#infra/infrastructure.js';
+import { startEmbeddedDatabase } from '#infra/database/embedded-start.js';
 import { describeError } from '#infra/logging/describe-error.js';
 import { AppLogger, createPino, registerSecret } from '#infra/logging/logger.js';
-import { AssistantApi } from '#core/ports/assistant-api.port.js';
-import { LoopbackAssistantApi } from '#infra/assistant-api/loopback-assistant-api.js';
-import { AppModule } from './app.module.js';
-import {
-  ASSISTANT_RELAY_HEADER,
-  type AssistantListener,
-  isRelayed,
-  startAssistantListener,
-} from './http/assistant-api/assistant-listener.js';
-import { authMiddleware } from './http/auth/auth.middleware.js';
-import { installBasePath, warnOnUnknownPrefix } from './http/common/base-path.js';
-import { HttpExceptionFilter } from './http/common/exception.filter.js';
-import { corsHeaders } from './http/common/cors.js';
-import { jsonBody } from './http/common/json-body.js';
-import { JsonReplyAdapter } from './http/common/json-reply-adapter.js';
-import { inOneLayer } from './http/common/one-layer.js';
-import { requestLogging } from './http/common/request-logging.js';
-import { TextParamPipe } from './http/common/text-param.pipe.js';
-import { httpMetrics } from './http/metrics/http-metrics.js';
-import { docsPage } from './http/openapi/docs-page.js';
-import { buildOpenApiDocument } from './http/openapi/openapi-document.js';
-import { createValidationPipe } from './http/common/validation.js';
-import { TurnRunner } from '#core/agent/turn-runner.js';
 import { relayTrace } from '#core/system/relay-trace.js';
-import { JobProcessors } from './jobs/job-processors.js';
-import { createFrameAdapter } from './ws/frame-adapter.js';
-import { EventsGateway } from './ws/events.gateway.js';
+import type { AssistantListener } from './http/assistant-api/assistant-listener.js';
 
 /** SIGTERM must end the process within 10 s (CONTRACT §1); keep a margin. */
 const SHUTDOWN_DEADLINE_MS = 9_000;
@@ -63,6 +33,9 @@ async function bootstrap(): Promise<void> {
   // Subcommands (each exits): migrate, migrate-to-postgres, backup [folder], restore <folder>.
   const [command, argument] = process.argv.slice(2);
   if (command !== undefined && command !== 'serve') {
+    const { CommandError, runBackupCommand, runRestoreCommand } = await import('#infra/backup/backup-commands.js');
+    const { runMigrateCommand } = await import('#infra/database/migrate-command.js');
+    const { runMoveToPostgres } = await import('#infra/database/move-to-postgres.js');
     try {
       if (command === 'migrate') await runMigrateCommand(config, logger);
       else if (command === 'migrate-to-postgres') await runMoveToPostgres(config, logger);
@@ -80,6 +53,39 @@ async function bootstrap(): Promise<void> {
     }
     process.exit(0);
   }
+
+  // The embedded database opens on its own thread while the rest of the server loads (each
+  // takes seconds); the data folder lock is taken first, so a second process stops here.
+  const embedded = config.databaseUrl === null ? startEmbeddedDatabase(config, logger) : undefined;
+  const {
+    NestFactory,
+    AccessService,
+    Infrastructure,
+    AssistantApi,
+    LoopbackAssistantApi,
+    AppModule,
+    ASSISTANT_RELAY_HEADER,
+    isRelayed,
+    startAssistantListener,
+    authMiddleware,
+    installBasePath,
+    warnOnUnknownPrefix,
+    HttpExceptionFilter,
+    corsHeaders,
+    jsonBody,
+    JsonReplyAdapter,
+    inOneLayer,
+    requestLogging,
+    TextParamPipe,
+    httpMetrics,
+    docsPage,
+    buildOpenApiDocument,
+    createValidationPipe,
+    TurnRunner,
+    JobProcessors,
+    createFrameAdapter,
+    EventsGateway,
+  } = await import('./server-modules.js');
 
   const password = resolveAccessPassword(config);
   registerSecret(password.value);
@@ -103,7 +109,7 @@ async function bootstrap(): Promise<void> {
     process.once('exit', () => writeFileSync(traceFile, JSON.stringify(relayTrace.dump())));
   }
 
-  const infra = await Infrastructure.start(config, logger);
+  const infra = await Infrastructure.start(config, logger, embedded);
   const app = await NestFactory.create<NestExpressApplication>(
     AppModule.forConfig(config, infra, password.value, logger),
     new JsonReplyAdapter(),

@@ -15,9 +15,8 @@ import { EmbeddedBackups } from './backup/embedded-backup.js';
 import { RedisLockoutStore } from './auth/redis-lockout.store.js';
 import { DataFolderLock } from './database/data-folder-lock.js';
 import { createDataSource, migrateUnderLock } from './database/database.js';
-import { EmbeddedPostgres } from './database/embedded-postgres.js';
+import { type EmbeddedStart, startEmbeddedDatabase } from './database/embedded-start.js';
 import { TypeormSettingsRepository } from './database/setting.repository.js';
-import { seedFromSnapshot } from './database/fresh-database-snapshot.js';
 import { InProcessEventBus } from './events/in-process-event-bus.js';
 import { MemoryEventLog } from './events/memory-event-log.js';
 import { RedisEventLog } from './events/redis-event-log.js';
@@ -54,12 +53,17 @@ export class Infrastructure {
   private constructor(
     readonly config: AppConfig,
     private readonly logger: AppLogger,
+    private readonly embeddedStart: EmbeddedStart | null,
   ) {
     this.metrics = new PromMetrics({ role: config.role, mode: config.databaseUrl === null ? 'embedded' : 'services' });
   }
 
-  static async start(config: AppConfig, logger: AppLogger): Promise<Infrastructure> {
-    const infra = new Infrastructure(config, logger);
+  /**
+   * `embedded`: the embedded database (and data folder lock) the entry already began with
+   * startEmbeddedDatabase, so it opens while the server loads; started here when absent.
+   */
+  static async start(config: AppConfig, logger: AppLogger, embedded?: EmbeddedStart): Promise<Infrastructure> {
+    const infra = new Infrastructure(config, logger, embedded ?? null);
     try {
       await infra.startAll();
     } catch (err) {
@@ -83,23 +87,20 @@ export class Infrastructure {
       logger,
     });
     if (stopTracing) this.closers.push(stopTracing);
-    if (config.redisUrl === null || config.databaseUrl === null) {
-      const lock = DataFolderLock.acquire(config.dataDir);
-      this.closers.push(() => lock.release());
-    }
-
     let databaseUrl = config.databaseUrl;
     this.backups = new EmbeddedBackups(null, config.dataDir, config.version);
     if (databaseUrl === null) {
-      const started = Date.now();
-      const embedded = await EmbeddedPostgres.start(config.dataDir, {
-        // A new data folder starts from the migrated database built with the code.
-        seed: config.migrations === 'run' ? seedFromSnapshot : undefined,
-      });
+      // Takes the data folder lock first (throws when another process holds it).
+      const start = this.embeddedStart ?? startEmbeddedDatabase(config, logger);
+      this.closers.push(() => start.lock.release());
+      this.closers.push(() => start.database.then((db) => db.stop()).catch(() => undefined));
+      const embedded = await start.database;
       this.backups = new EmbeddedBackups(embedded, config.dataDir, config.version);
-      this.closers.push(() => embedded.stop());
       databaseUrl = embedded.url;
-      logger.info('embedded database started', { ms: Date.now() - started });
+      logger.info('embedded database started', { ms: Date.now() - start.startedAt });
+    } else if (config.redisUrl === null) {
+      const lock = DataFolderLock.acquire(config.dataDir);
+      this.closers.push(() => lock.release());
     }
 
     this.dataSource = createDataSource(databaseUrl);

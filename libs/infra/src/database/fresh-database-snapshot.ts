@@ -42,10 +42,13 @@ function pgliteVersion(): string {
 function snapshotFile(): string {
   const hash = createHash('sha256').update(pgliteVersion());
   const migrations = join(HERE, 'migrations');
-  for (const name of readdirSync(migrations).filter((n) => n.endsWith('.js')).sort()) {
+  for (const name of readdirSync(migrations)
+    .filter((n) => n.endsWith('.js'))
+    .sort()) {
     hash.update(name).update(readFileSync(join(migrations, name)));
   }
   hash.update(readFileSync(join(HERE, 'embedded-postgres.js')));
+  hash.update(readFileSync(join(HERE, 'embedded-postgres.worker.js')));
   return join(SNAPSHOT_DIR, `fresh-${hash.digest('hex').slice(0, 16)}.tar.gz`);
 }
 
@@ -93,7 +96,7 @@ export function unpackTar(tar: Buffer, into: string): void {
     const end = field.indexOf(0);
     return field.subarray(0, end === -1 ? length : end).toString('utf8');
   };
-  for (let at = 0; at + 512 <= tar.length; ) {
+  for (let at = 0; at + 512 <= tar.length;) {
     const name = text(at, 100);
     if (name === '') break; // the zero blocks that end the archive
     const prefix = text(at + 345, 155);

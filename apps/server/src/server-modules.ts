@@ -1,0 +1,29 @@
+/**
+ * What `serve` needs beyond the entry, loaded by main.ts with one dynamic import: Nest, every
+ * module and the SDKs behind them take seconds to load, and the entry starts the embedded
+ * database before that (see main.ts).
+ */
+export { NestFactory } from '@nestjs/core';
+export { AccessService } from '#core/auth/access.service.js';
+export { Infrastructure } from '#infra/infrastructure.js';
+export { AssistantApi } from '#core/ports/assistant-api.port.js';
+export { LoopbackAssistantApi } from '#infra/assistant-api/loopback-assistant-api.js';
+export { AppModule } from './app.module.js';
+export { ASSISTANT_RELAY_HEADER, isRelayed, startAssistantListener } from './http/assistant-api/assistant-listener.js';
+export { authMiddleware } from './http/auth/auth.middleware.js';
+export { installBasePath, warnOnUnknownPrefix } from './http/common/base-path.js';
+export { HttpExceptionFilter } from './http/common/exception.filter.js';
+export { corsHeaders } from './http/common/cors.js';
+export { jsonBody } from './http/common/json-body.js';
+export { JsonReplyAdapter } from './http/common/json-reply-adapter.js';
+export { inOneLayer } from './http/common/one-layer.js';
+export { requestLogging } from './http/common/request-logging.js';
+export { TextParamPipe } from './http/common/text-param.pipe.js';
+export { httpMetrics } from './http/metrics/http-metrics.js';
+export { docsPage } from './http/openapi/docs-page.js';
+export { buildOpenApiDocument } from './http/openapi/openapi-document.js';
+export { createValidationPipe } from './http/common/validation.js';
+export { TurnRunner } from '#core/agent/turn-runner.js';
+export { JobProcessors } from './jobs/job-processors.js';
+export { createFrameAdapter } from './ws/frame-adapter.js';
+export { EventsGateway } from './ws/events.gateway.js';

@@ -1,0 +1,93 @@
+import { rmSync, mkdirSync } from 'node:fs';
+import { isMainThread, parentPort, threadId, workerData } from 'node:worker_threads';
+import { PGlite } from '@electric-sql/pglite';
+import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { serializeProtocolExchanges } from './pglite-socket-serialization.js';
+
+/**
+ * The embedded database's own thread (started by EmbeddedPostgres): PGlite and the socket
+ * server that serves it run here, off the server's event loop, which they would otherwise
+ * share with HTTP requests and the WebSocket relay.
+ */
+
+export interface EmbeddedWorkerData {
+  dbDir: string;
+  socketPath: string;
+  maxConnections: number;
+}
+
+/** Main thread → worker. */
+export type ToWorker = { type: 'open'; seeded: boolean } | { type: 'dump'; id: number } | { type: 'stop' };
+
+/** Worker → main thread. */
+export type FromWorker =
+  | { type: 'ready'; threadId: number; isMainThread: boolean }
+  | { type: 'failed'; message: string; stack?: string }
+  | { type: 'dump'; id: number; data?: ArrayBuffer; mime?: string; error?: string }
+  | { type: 'stopped' };
+
+const port = parentPort;
+if (!port) throw new Error('embedded-postgres.worker runs only as a worker thread');
+const { dbDir, socketPath, maxConnections } = workerData as EmbeddedWorkerData;
+const send = (message: FromWorker, transfer: ArrayBuffer[] = []): void => port.postMessage(message, transfer);
+
+let db: PGlite | null = null;
+let server: PGLiteSocketServer | null = null;
+
+port.on('message', (message: ToWorker) => {
+  if (message.type === 'open') void open(message.seeded);
+  else if (message.type === 'dump') void dump(message.id);
+  else if (message.type === 'stop') void stop();
+});
+
+async function open(seeded: boolean): Promise<void> {
+  try {
+    db = await openDatabase(seeded);
+    // BullMQ's Postgres backend pins search_path with a startup option the socket server
+    // ignores; one shared session means setting it once here serves every client.
+    await db.exec('CREATE SCHEMA IF NOT EXISTS bullmq; SET search_path TO public, bullmq');
+    server = new PGLiteSocketServer({ db, path: socketPath, maxConnections });
+    serializeProtocolExchanges(server);
+    await server.start();
+    send({ type: 'ready', threadId, isMainThread });
+  } catch (err) {
+    await server?.stop().catch(() => undefined);
+    await db?.close().catch(() => undefined);
+    const error = err instanceof Error ? err : new Error(String(err));
+    send({ type: 'failed', message: error.message, stack: error.stack });
+  }
+}
+
+async function openDatabase(seeded: boolean): Promise<PGlite> {
+  if (seeded) {
+    try {
+      return await PGlite.create(dbDir);
+    } catch {
+      // A seed this PGlite cannot open: start over with initdb.
+      rmSync(dbDir, { recursive: true, force: true });
+      mkdirSync(dbDir, { recursive: true });
+    }
+  }
+  return PGlite.create(dbDir);
+}
+
+/** A gzipped tar of the data folder, taken between queries of PGlite's single session. */
+async function dump(id: number): Promise<void> {
+  try {
+    if (!db) throw new Error('the embedded database is not open');
+    const blob = await db.dumpDataDir('gzip');
+    const data = await blob.arrayBuffer();
+    send({ type: 'dump', id, data, mime: blob.type }, [data]);
+  } catch (err) {
+    send({ type: 'dump', id, error: err instanceof Error ? err.message : String(err) });
+  }
+}
+
+/** A clean close (PGlite checkpoints and shuts down) keeps the data folder consistent. */
+async function stop(): Promise<void> {
+  await server?.stop().catch(() => undefined);
+  await db?.close().catch(() => undefined);
+  server = null;
+  db = null;
+  send({ type: 'stopped' });
+}
