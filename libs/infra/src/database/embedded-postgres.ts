@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { describeError } from '../logging/describe-error.js';
 import type { EmbeddedWorkerData, FromWorker, ToWorker } from './embedded-postgres.worker.js';
 import { removeStaleSocketFolders, SOCKET_FOLDER_PREFIX, SOCKET_NAME } from './stale-socket-folders.js';
 
@@ -52,7 +53,9 @@ export class EmbeddedPostgres {
       if (message.data) pending?.resolve(new Blob([message.data], { type: message.mime ?? '' }));
       else pending?.reject(new Error(`embedded database dump failed: ${message.error ?? 'unknown error'}`));
     });
-    worker.on('error', (err) => this.end(new Error(`embedded database thread failed: ${err.message}`, { cause: err })));
+    worker.on('error', (err: unknown) =>
+      this.end(new Error(`embedded database thread failed: ${describeError(err)}`, { cause: err })),
+    );
     worker.on('exit', (code) => this.end(new Error(`embedded database thread exited (code ${code})`)));
   }
 
@@ -167,9 +170,9 @@ function whenOpened(worker: Worker): Promise<{ threadId: number; isMainThread: b
         settle(() => reject(err));
       }
     };
-    const onError = (err: Error): void =>
+    const onError = (err: unknown): void =>
       settle(() =>
-        reject(new Error(`the embedded database thread failed while opening: ${err.message}`, { cause: err })),
+        reject(new Error(`the embedded database thread failed while opening: ${describeError(err)}`, { cause: err })),
       );
     const onExit = (code: number): void =>
       settle(() => reject(new Error(`the embedded database thread exited (code ${code}) before it opened`)));

@@ -2,6 +2,7 @@ import { rmSync, mkdirSync } from 'node:fs';
 import { isMainThread, parentPort, threadId, workerData } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { describeError } from '../logging/describe-error.js';
 import { serializeProtocolExchanges } from './pglite-socket-serialization.js';
 
 /**
@@ -53,8 +54,8 @@ async function open(seeded: boolean): Promise<void> {
   } catch (err) {
     await server?.stop().catch(() => undefined);
     await db?.close().catch(() => undefined);
-    const error = err instanceof Error ? err : new Error(String(err));
-    send({ type: 'failed', message: error.message, stack: error.stack });
+    // PGlite throws plain objects too (Emscripten's ErrnoError): describe, never "[object Object]".
+    send({ type: 'failed', message: describeError(err), stack: err instanceof Error ? err.stack : undefined });
   }
 }
 
@@ -79,7 +80,7 @@ async function dump(id: number): Promise<void> {
     const data = await blob.arrayBuffer();
     send({ type: 'dump', id, data, mime: blob.type }, [data]);
   } catch (err) {
-    send({ type: 'dump', id, error: err instanceof Error ? err.message : String(err) });
+    send({ type: 'dump', id, error: describeError(err) });
   }
 }
 
