@@ -11,6 +11,7 @@ import type { Thought } from '#core/conversations/conversation.js';
 import { ConversationsService } from '#core/conversations/conversations.service.js';
 import { DomainError } from '#core/errors/domain-error.js';
 import { SystemClock } from '#core/ports/clock.port.js';
+import { TypeormTurnRepository } from '#infra/agent/typeorm-turn.repository.js';
 import { TypeormConversationRepository } from '#infra/conversations/typeorm-conversation.repository.js';
 import { createDataSource, migrateUnderLock } from '#infra/database/database.js';
 import { EmbeddedPostgres } from '#infra/database/embedded-postgres.js';
@@ -806,6 +807,103 @@ describe(`ConversationsService on the real repository: the agent engine's operat
       Array.from({ length: 20 }, (_, i) => i),
     );
     assert.equal(got.conversation.messageCount, 20);
+  });
+
+  // The one-round-trip write behind POST /api/agent/message (migration SubmitUserMessage1765300000000).
+  const submission = (conversationId: string, content: string) => {
+    const messageId = randomUUID();
+    return {
+      messageId,
+      content,
+      meta: { source: 'chat' },
+      liveMeta: { source: 'chat', live: true },
+      turn: { id: randomUUID(), kind: 'chat' as const, spaceId, conversationId, request: { messageId } },
+    };
+  };
+
+  it('submitUserMessage queues the turn with its message; while it is active, stores live input', async () => {
+    const { id } = await service.create(spaceId, {});
+    const before = (await service.findById(id))!.updatedAt;
+    const first = submission(id, 'hello');
+    const queued = await service.submitUserMessage(id, first);
+    assert.equal(queued.message.id, first.messageId);
+    assert.equal(queued.message.position, 0);
+    assert.equal(queued.message.role, 'user');
+    assert.equal(queued.message.content, 'hello');
+    assert.deepEqual(queued.message.meta, { source: 'chat' });
+    assert.ok(queued.message.createdAt instanceof Date && !Number.isNaN(queued.message.createdAt.getTime()));
+    assert.ok(queued.turn);
+    assert.equal(queued.turn.id, first.turn.id);
+    assert.equal(queued.turn.status, 'queued');
+    assert.equal(queued.turn.kind, 'chat');
+    assert.equal(queued.turn.conversationId, id);
+    assert.equal(queued.turn.spaceId, spaceId);
+    assert.deepEqual(queued.turn.request, { messageId: first.messageId });
+    assert.deepEqual(queued.turn.pendingInputs, []);
+    assert.ok(queued.turn.createdAt instanceof Date && !Number.isNaN(queued.turn.createdAt.getTime()));
+    const turns = new TypeormTurnRepository(db!.ds);
+    assert.deepEqual(await turns.findById(first.turn.id), queued.turn);
+    const touched = await service.findById(id);
+    assert.ok(touched!.updatedAt.getTime() >= before.getTime());
+    assert.equal(touched!.messageCount, 1);
+
+    const second = submission(id, 'more');
+    const live = await service.submitUserMessage(id, second);
+    assert.equal(live.turn, null);
+    assert.equal(live.message.position, 1);
+    assert.deepEqual(live.message.meta, { source: 'chat', live: true });
+    assert.equal(await turns.findById(second.turn.id), null);
+    assert.equal((await turns.findActive(id))?.id, first.turn.id);
+
+    // Once the turn has ended, the next submission queues a new one.
+    await turns.finish(first.turn.id, 'completed');
+    const third = submission(id, 'again');
+    const next = await service.submitUserMessage(id, third);
+    assert.equal(next.turn?.id, third.turn.id);
+    assert.equal(next.message.position, 2);
+
+    await assert.rejects(
+      service.submitUserMessage(randomUUID(), submission('x', 'x')),
+      notFound('Conversation not found'),
+    );
+    await assert.rejects(
+      service.submitUserMessage('no such id!', submission('x', 'x')),
+      notFound('Conversation not found'),
+    );
+  });
+
+  it('20 concurrent submissions (with 10 plain appends): one turn queued, the rest live input, positions 0..29', async () => {
+    const { id } = await service.create(spaceId, {});
+    const submissions = Array.from({ length: 20 }, (_, i) => submission(id, `s${i}`));
+    const [submitted, appended] = await Promise.all([
+      Promise.all(submissions.map((s) => service.submitUserMessage(id, s))),
+      Promise.all(
+        Array.from({ length: 10 }, (_, i) => service.appendMessage(id, { role: 'assistant', content: `a${i}` })),
+      ),
+    ]);
+    const queued = submitted.filter((s) => s.turn !== null);
+    assert.equal(queued.length, 1);
+    assert.ok(submitted.filter((s) => s.turn === null).every((s) => s.message.meta.live === true));
+    assert.equal(queued[0]!.message.meta.live, undefined);
+    const turns = new TypeormTurnRepository(db!.ds);
+    assert.equal((await turns.findActive(id))?.id, queued[0]!.turn!.id);
+    const [{ n }] = (await db!.ds.query(`SELECT count(*)::int AS n FROM "agent_turn" WHERE "conversation_id" = $1`, [
+      id,
+    ])) as Array<{ n: number }>;
+    assert.equal(n, 1);
+    assert.deepEqual(
+      [...submitted.map((s) => s.message.position), ...appended.map((m) => m.position)].sort((a, b) => a - b),
+      Array.from({ length: 30 }, (_, i) => i),
+    );
+    const got = await service.get(spaceId, id);
+    assert.deepEqual(
+      got.messages.map((m) => m.position),
+      Array.from({ length: 30 }, (_, i) => i),
+    );
+    assert.deepEqual(
+      new Set(got.messages.filter((m) => m.role === 'user').map((m) => m.id)),
+      new Set(submissions.map((s) => s.messageId)),
+    );
   });
 
   it('sweepEphemeral: replicated keeps recently updated ones; single process removes all', async () => {

@@ -74,8 +74,11 @@ export class AgentService {
       throw DomainError.invalid('thinkingEnabled must be a boolean');
     }
     const images = parseImages(input.images);
-    const space = await this.spaces.get(spaceId);
-    const conversation = await this.conversations.findById(conversationId);
+    // Independent reads, so one round trip's wait rather than two.
+    const [space, conversation] = await Promise.all([
+      this.spaces.get(spaceId),
+      this.conversations.findById(conversationId),
+    ]);
     if (!conversation || conversation.spaceId !== spaceId) throw DomainError.notFound('Conversation not found');
 
     const meta: Record<string, unknown> = {};
@@ -102,6 +105,10 @@ export class AgentService {
    * (answering at once), or, while the conversation is generating, hands it to the running
    * turn for its next step. `meta` goes with a message that starts a turn (e.g. the memory
    * snapshot of a first message); `request` is kept on the turn for its plan builder.
+   *
+   * The message and its queued turn are written in one transaction and one round trip
+   * (ConversationRepository.submitUserMessage), so `agent:turn-start` follows the request
+   * after a single write and a crash never leaves the message without its turn.
    */
   async submitMessage(submission: {
     kind: TurnKind;
@@ -113,21 +120,23 @@ export class AgentService {
     request: Record<string, unknown>;
   }): Promise<void> {
     const { kind, space, conversationId, message, images } = submission;
-    if (await this.recordAsLiveInput(kind, space, conversationId, message, images, submission.request, submission.meta))
-      return;
-    const stored = await this.conversations.appendMessage(conversationId, {
-      role: 'user',
+    const messageId = randomUUID();
+    const request = { ...submission.request, messageId };
+    const submitted = await this.conversations.submitUserMessage(conversationId, {
+      messageId,
       content: message,
       meta: { ...(images.length > 0 ? { images } : {}), ...submission.meta },
+      liveMeta: { ...submission.meta, live: true, ...(images.length > 0 ? { images } : {}) },
+      turn: { id: randomUUID(), kind, spaceId: space.id, conversationId, request },
     });
-    const turn = await this.queueTurn({
-      kind,
-      spaceId: space.id,
-      conversationId,
-      request: { ...submission.request, messageId: stored.id },
-    });
-    // Another request started a turn meanwhile: this message becomes its input.
-    if (!turn) await this.handToRunningTurn(space, conversationId, stored.id, message);
+    if (submitted.turn) {
+      await this.announceTurn(submitted.turn);
+      return;
+    }
+    // A turn is active: the message (stored as live input) goes to it at its next step.
+    if (await this.handToRunningTurn(space, conversationId, messageId, message)) return;
+    // The turn ended between the two writes: start a new one for the stored message.
+    await this.queueTurn({ kind, spaceId: space.id, conversationId, request });
   }
 
   /**
@@ -137,30 +146,13 @@ export class AgentService {
   async queueTurn(turn: Omit<NewTurn, 'id'> & { id?: string }): Promise<TurnRecord | null> {
     const queued = await this.turns.createQueued({ ...turn, id: turn.id ?? randomUUID() });
     if (!queued) return null;
-    await this.events.emit(turn.spaceId, turn.conversationId, AgentChannels.turnStart, { type: 'turn-start' });
-    await this.queue.add('agent.turn', { turnId: queued.id, kind: queued.kind }, { jobId: `turn-${queued.id}` });
+    await this.announceTurn(queued);
     return queued;
   }
 
-  private async recordAsLiveInput(
-    kind: TurnKind,
-    space: Space,
-    conversationId: string,
-    message: string,
-    images: ImageAttachment[],
-    request: Record<string, unknown>,
-    meta: Record<string, unknown> = {},
-  ): Promise<boolean> {
-    if (!(await this.turns.findActive(conversationId))) return false;
-    const stored = await this.conversations.appendMessage(conversationId, {
-      role: 'user',
-      content: message,
-      meta: { ...meta, live: true, ...(images.length > 0 ? { images } : {}) },
-    });
-    if (await this.handToRunningTurn(space, conversationId, stored.id, message)) return true;
-    // The turn ended between the two reads: start a new one for the stored message.
-    await this.queueTurn({ kind, spaceId: space.id, conversationId, request: { ...request, messageId: stored.id } });
-    return true;
+  private async announceTurn(queued: TurnRecord): Promise<void> {
+    await this.events.emit(queued.spaceId, queued.conversationId, AgentChannels.turnStart, { type: 'turn-start' });
+    await this.queue.add('agent.turn', { turnId: queued.id, kind: queued.kind }, { jobId: `turn-${queued.id}` });
   }
 
   private async handToRunningTurn(

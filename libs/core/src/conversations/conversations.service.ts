@@ -4,7 +4,11 @@ import { DEFAULT_CONVERSATION_TITLE, type MessageRole } from '#contracts/convers
 import { DomainError } from '../errors/domain-error.js';
 import { Clock } from '../ports/clock.port.js';
 import { ConversationCleanup } from '../ports/conversation-cleanup.port.js';
-import { ConversationRepository } from '../ports/conversation.repository.port.js';
+import {
+  ConversationRepository,
+  type SubmittedMessage,
+  type UserSubmission,
+} from '../ports/conversation.repository.port.js';
 import { SpaceRepository } from '../ports/space.repository.port.js';
 import type {
   Conversation,
@@ -208,6 +212,21 @@ export class ConversationsService implements ConversationCleanup {
     const stored = await this.conversations.appendMessage(conversationId, message, normalized);
     if (!stored) throw DomainError.notFound(ConversationErrors.notFound);
     return stored;
+  }
+
+  /**
+   * Appends a user's message and queues its turn in one step, or stores it as input for the
+   * conversation's active turn (`turn` null then); see ConversationRepository.submitUserMessage.
+   */
+  async submitUserMessage(conversationId: string, submission: UserSubmission): Promise<SubmittedMessage> {
+    const submitted = await this.conversations.submitUserMessage(conversationId, {
+      ...submission,
+      content: parseContent(submission.content),
+      meta: normalizeMeta(submission.meta),
+      liveMeta: normalizeMeta(submission.liveMeta),
+    });
+    if (!submitted) throw DomainError.notFound(ConversationErrors.notFound);
+    return submitted;
   }
 
   /** Content replaced when given, meta merged, thoughts replaced when given. */

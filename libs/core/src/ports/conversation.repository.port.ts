@@ -5,9 +5,26 @@ import type {
   LastMessagePatch,
   Message,
   NewConversation,
+  MessageMeta,
   NewMessage,
   Thought,
 } from '../conversations/conversation.js';
+import type { NewTurn, TurnRecord } from './turn.repository.port.js';
+
+/** A user's message to store in a conversation, and the turn to queue for it. */
+export interface UserSubmission {
+  /** Chosen by the caller, so the turn's request can name it. */
+  messageId: string;
+  content: string;
+  /** The message's meta when its turn is queued. */
+  meta: MessageMeta;
+  /** The message's meta when the conversation already has an active turn (it becomes that turn's input). */
+  liveMeta: MessageMeta;
+  turn: NewTurn;
+}
+
+/** What `submitUserMessage` did: queued the turn, or found one active (the message then has `liveMeta`). */
+export type SubmittedMessage = { message: Message; turn: TurnRecord } | { message: Message; turn: null };
 
 /**
  * Conversation records: conversations, their ordered messages and each message's ordered
@@ -78,4 +95,13 @@ export abstract class ConversationRepository {
 
   /** Thoughts of a message of that conversation, in order; [] when either id is wrong. */
   abstract thoughtsOf(conversationId: string, messageId: string): Promise<Thought[]>;
+
+  /**
+   * In one transaction (and one round trip where the store allows): appends the user's
+   * message at the next position, as `appendMessage` does, and queues `turn` unless the
+   * conversation already has an active turn; then the message is stored with `liveMeta` and
+   * `turn` is null. Concurrent submissions to one conversation queue exactly one turn. Null
+   * when the conversation does not exist.
+   */
+  abstract submitUserMessage(conversationId: string, submission: UserSubmission): Promise<SubmittedMessage | null>;
 }

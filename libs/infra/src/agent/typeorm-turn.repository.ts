@@ -35,6 +35,51 @@ const toRecord = (e: AgentTurnEntity): TurnRecord => ({
   endedAt: e.endedAt,
 });
 
+/** A row of "agent_turn" as `RETURNING *` or `to_jsonb` gives it (timestamps as Date or as ISO text). */
+export interface TurnRow {
+  id: string;
+  kind: string;
+  conversation_id: string;
+  space_id: string;
+  status: string;
+  replica_id: string | null;
+  heartbeat_at: Date | string | null;
+  stop_requested: boolean;
+  request: Record<string, unknown> | null;
+  pending_inputs: unknown[] | null;
+  pending_question: Record<string, unknown> | null;
+  question_answer: Record<string, unknown> | null;
+  pending_retry: Record<string, unknown> | null;
+  thoughts: unknown[] | null;
+  error: string | null;
+  created_at: Date | string;
+  started_at: Date | string | null;
+  ended_at: Date | string | null;
+}
+
+const toDate = (v: Date | string | null): Date | null => (v === null ? null : v instanceof Date ? v : new Date(v));
+
+export const turnFromRow = (r: TurnRow): TurnRecord => ({
+  id: r.id,
+  kind: r.kind as TurnKind,
+  conversationId: r.conversation_id,
+  spaceId: r.space_id,
+  status: r.status as TurnStatus,
+  replicaId: r.replica_id,
+  heartbeatAt: toDate(r.heartbeat_at),
+  stopRequested: r.stop_requested,
+  request: r.request ?? {},
+  pendingInputs: (r.pending_inputs ?? []) as PendingInput[],
+  pendingQuestion: r.pending_question as PendingQuestion | null,
+  questionAnswer: r.question_answer,
+  pendingRetry: r.pending_retry,
+  thoughts: r.thoughts ?? [],
+  error: r.error,
+  createdAt: toDate(r.created_at)!,
+  startedAt: toDate(r.started_at),
+  endedAt: toDate(r.ended_at),
+});
+
 export class TypeormTurnRepository extends TurnRepository {
   private readonly repo: Repository<AgentTurnEntity>;
 
@@ -47,10 +92,10 @@ export class TypeormTurnRepository extends TurnRepository {
     const rows = (await this.ds.query(
       `INSERT INTO "agent_turn" ("id", "kind", "conversation_id", "space_id", "status", "request", "pending_inputs", "thoughts")
        VALUES ($1, $2, $3, $4, 'queued', $5, '[]'::jsonb, '[]'::jsonb)
-       ON CONFLICT ("conversation_id") WHERE ${ACTIVE} DO NOTHING RETURNING "id"`,
+       ON CONFLICT ("conversation_id") WHERE ${ACTIVE} DO NOTHING RETURNING *`,
       [turn.id, turn.kind, turn.conversationId, turn.spaceId, storableJson(turn.request)],
-    )) as unknown[];
-    return rows.length > 0 ? this.findById(turn.id) : null;
+    )) as TurnRow[];
+    return rows[0] ? turnFromRow(rows[0]) : null;
   }
 
   async findById(id: string): Promise<TurnRecord | null> {
@@ -90,11 +135,11 @@ export class TypeormTurnRepository extends TurnRepository {
   async addPendingInput(conversationId: string, input: PendingInput): Promise<TurnRecord | null> {
     const rows = (await this.ds.query(
       `UPDATE "agent_turn" SET "pending_inputs" = "pending_inputs" || $2::jsonb
-       WHERE "conversation_id" = $1 AND ${ACTIVE} AND NOT "stop_requested" RETURNING "id"`,
+       WHERE "conversation_id" = $1 AND ${ACTIVE} AND NOT "stop_requested" RETURNING *`,
       [conversationId, storableJson([input])],
     )) as unknown;
-    const id = firstId(rows);
-    return id ? this.findById(id) : null;
+    const row = returningRows<TurnRow>(rows)[0];
+    return row ? turnFromRow(row) : null;
   }
 
   async takePendingInputs(id: string): Promise<PendingInput[]> {

@@ -12,7 +12,12 @@ import type {
 } from '#core/conversations/conversation.js';
 import { conversationKey, isUuid, mergeMeta, parseConversationId } from '#core/conversations/conversation-rules.js';
 import { storableJson, storableText } from '#core/errors/text-rules.js';
-import { ConversationRepository } from '#core/ports/conversation.repository.port.js';
+import {
+  ConversationRepository,
+  type SubmittedMessage,
+  type UserSubmission,
+} from '#core/ports/conversation.repository.port.js';
+import { type TurnRow, turnFromRow } from '../agent/typeorm-turn.repository.js';
 import { ConversationEntity } from '../database/entities/conversation.entity.js';
 import { returningRows } from '../database/returning-rows.js';
 
@@ -38,7 +43,7 @@ interface MessageRow {
   role: string;
   content: string;
   meta: Record<string, unknown> | null;
-  created_at: Date;
+  created_at: Date | string;
 }
 
 const CONVERSATION_COLUMNS = `c."id", c."space_id", c."title", c."starred", c."ephemeral", c."app_id", c."reasoning_effort",
@@ -69,7 +74,7 @@ const toMessage = (r: MessageRow): Message => ({
   role: r.role as MessageRole,
   content: r.content,
   meta: r.meta ?? {},
-  createdAt: r.created_at,
+  createdAt: r.created_at instanceof Date ? r.created_at : new Date(r.created_at),
 });
 
 /**
@@ -216,6 +221,32 @@ export class TypeormConversationRepository extends ConversationRepository {
       await this.touch(m, conversationId);
       return stored;
     });
+  }
+
+  async submitUserMessage(id: string, submission: UserSubmission): Promise<SubmittedMessage | null> {
+    const conversationId = conversationKey(id);
+    if (conversationId === null) return null;
+    // One statement: the function (migration SubmitUserMessage1765300000000) locks, checks and inserts.
+    const rows = (await this.ds.query(
+      `SELECT "outcome", "message", "turn" FROM submit_user_message($1::text, $2::uuid, $3::text, $4::jsonb,
+         $5::jsonb, $6::uuid, $7::text, $8::text, $9::text, $10::jsonb)`,
+      [
+        conversationId,
+        submission.messageId,
+        storableText(submission.content),
+        storableJson(submission.meta),
+        storableJson(submission.liveMeta),
+        submission.turn.id,
+        submission.turn.kind,
+        submission.turn.conversationId,
+        submission.turn.spaceId,
+        storableJson(submission.turn.request),
+      ],
+    )) as Array<{ outcome: 'queued' | 'active' | 'not-found'; message: MessageRow | null; turn: TurnRow | null }>;
+    const row = rows[0]!;
+    if (row.outcome === 'not-found' || !row.message) return null;
+    const message = toMessage(row.message);
+    return row.outcome === 'queued' && row.turn ? { message, turn: turnFromRow(row.turn) } : { message, turn: null };
   }
 
   async updateLastMessage(id: string, patch: LastMessagePatch, thoughts?: readonly Thought[]): Promise<Message | null> {
