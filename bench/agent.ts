@@ -163,6 +163,8 @@ interface Relay {
 interface ModeResult {
   mode: string;
   turnStart: number[];
+  /** POST /api/agent/message → its answer (after the turn's job is queued). */
+  answered: number[];
   relays: Relay[];
   concurrent: ConcurrentFigures;
   stages: Map<number, StageFigures>;
@@ -186,15 +188,21 @@ async function measureServer(label: string, server: TestServer, trace: string): 
   const ws = await WsTestClient.signedIn(server.wsUrl, server.password);
   ws.send({ type: 'subscribe', payload: { conversationId: conv } });
   await ws.roundTrip();
+  const answered: number[] = [];
   for (let i = 0; i < TURNS; i++) {
+    // The moment the event arrives, whether or not the POST has answered yet (it answers once
+    // the turn's job is queued too); over one keep-alive connection, as a client would send.
+    const arrived = ws.event('agent:turn-start', 10_000).then(() => now());
     const started = now();
-    const pending = ws.event('agent:turn-start', 10_000);
-    await request(server.url)
-      .post('/api/agent/message')
-      .set(auth)
-      .send({ spaceId: space.id, conversationId: conv, message: `m${i}` });
-    await pending;
-    turnStart.push(now() - started);
+    const res = await fetch(`${server.url}/api/agent/message`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ spaceId: space.id, conversationId: conv, message: `m${i}` }),
+    });
+    await res.arrayBuffer();
+    answered.push(now() - started);
+    if (res.status !== 200) throw new Error(`POST /api/agent/message answered ${res.status}`);
+    turnStart.push((await arrived) - started);
     await ws.event('agent:complete', 30_000);
   }
   ws.close();
@@ -227,7 +235,7 @@ async function measureServer(label: string, server: TestServer, trace: string): 
   const stamps = existsSync(trace) ? (JSON.parse(readFileSync(trace, 'utf8')) as Record<string, number[]>) : {};
   const stages = new Map(relays.map((r) => [r.sockets, stageFigures(stamps, r.conversationId, r.meters)]));
   for (const r of relays) r.meters = [];
-  return { mode: label, turnStart, relays, concurrent, stages };
+  return { mode: label, turnStart, answered, relays, concurrent, stages };
 }
 
 /** Opens N sockets signed in and subscribed to one conversation; `onFrame` sees every frame. */
@@ -540,7 +548,10 @@ async function runOnce(
     .join(', ')})`);
   out(`POST /api/agent/message → agent:turn-start (${TURNS} turns)`);
   for (const r of results)
-    out(`  ${r.mode.padEnd(9)} p50 ${ms(pct(r.turnStart, 50))}   p99 ${ms(pct(r.turnStart, 99))}`);
+    out(
+      `  ${r.mode.padEnd(9)} p50 ${ms(pct(r.turnStart, 50))}   p99 ${ms(pct(r.turnStart, 99))}` +
+        `   (the POST's own answer: p50 ${ms(pct(r.answered, 50))}, p99 ${ms(pct(r.answered, 99))})`,
+    );
 
   for (const sockets of SOCKET_COUNTS) {
     const ref = bare.get(sockets)!;
