@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import type { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { boundedText, type McpLaunch, McpTexts, tailText } from '#core/mcp/mcp-rules.js';
 import {
   type McpCallResult,
@@ -19,10 +19,46 @@ const CONNECT_TIMEOUT_MS = 30_000;
 const CALL_TIMEOUT_MS = 300_000;
 const CLIENT_INFO = { name: 'svc-server', version: '1' };
 
+interface Sdk {
+  Client: typeof Client;
+  StdioClientTransport: typeof StdioClientTransport;
+  StreamableHTTPClientTransport: typeof StreamableHTTPClientTransport;
+  McpError: typeof McpError;
+  ErrorCode: typeof ErrorCode;
+}
+
+/**
+ * The SDK, loaded at the first connection rather than with the server: many starts connect
+ * no MCP server, and importing it is a noticeable share of the start-up time.
+ */
+let sdk: Promise<Sdk> | null = null;
+function loadSdk(): Promise<Sdk> {
+  sdk ??= Promise.all([
+    import('@modelcontextprotocol/sdk/client/index.js'),
+    import('@modelcontextprotocol/sdk/client/stdio.js'),
+    import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
+    import('@modelcontextprotocol/sdk/types.js'),
+  ]).then(
+    ([client, stdio, http, types]) => ({
+      Client: client.Client,
+      StdioClientTransport: stdio.StdioClientTransport,
+      StreamableHTTPClientTransport: http.StreamableHTTPClientTransport,
+      McpError: types.McpError,
+      ErrorCode: types.ErrorCode,
+    }),
+    (err: unknown) => {
+      sdk = null;
+      throw err;
+    },
+  );
+  return sdk;
+}
+
 /** MCP connections through the official SDK's client: stdio processes and streamable HTTP. */
 @Injectable()
 export class SdkMcpConnector extends McpConnector {
   async connect(launch: McpLaunch, onLost: (reason: string) => void): Promise<McpConnection> {
+    const { Client, StdioClientTransport, StreamableHTTPClientTransport, ...errors } = await loadSdk();
     let stderr = '';
     const transport: Transport =
       launch.transport === 'stdio'
@@ -65,7 +101,7 @@ export class SdkMcpConnector extends McpConnector {
             );
           } catch (err) {
             if (signal.aborted) throw err;
-            if (lost || isConnectionFailure(err)) throw new McpConnectionLost(lost ? reason() : messageOf(err));
+            if (lost || isConnectionFailure(errors, err)) throw new McpConnectionLost(lost ? reason() : messageOf(err));
             throw err;
           }
         },
@@ -118,7 +154,7 @@ function resultText(result: Record<string, unknown>): McpCallResult {
 }
 
 /** The server is gone or unreachable (as opposed to the tool or its arguments failing). */
-function isConnectionFailure(err: unknown): boolean {
+function isConnectionFailure({ McpError, ErrorCode }: Pick<Sdk, 'McpError' | 'ErrorCode'>, err: unknown): boolean {
   if (err instanceof McpError) return err.code === ErrorCode.ConnectionClosed;
   if (!(err instanceof Error)) return false;
   return (

@@ -1,4 +1,4 @@
-import Anthropic from '@anthropic-ai/sdk';
+import type Anthropic from '@anthropic-ai/sdk';
 import {
   type ModelContentBlock,
   type ModelEndpoint,
@@ -18,6 +18,22 @@ import { classifyFailure, networkError } from './model-errors.js';
 import { parseToolInput } from './tool-input.js';
 
 const PROVIDER = 'Anthropic';
+
+/**
+ * The SDK, loaded at the first call rather than with the server: most starts never call this
+ * provider, and importing it is a noticeable share of the start-up time.
+ */
+let sdk: Promise<typeof Anthropic> | null = null;
+function loadSdk(): Promise<typeof Anthropic> {
+  sdk ??= import('@anthropic-ai/sdk').then(
+    (m) => m.default,
+    (err: unknown) => {
+      sdk = null;
+      throw err;
+    },
+  );
+  return sdk;
+}
 
 export interface AnthropicAdapterOptions {
   /** Longest wait for the response headers. Default 10 minutes. */
@@ -298,10 +314,11 @@ export class AnthropicStreamTranslator {
   }
 }
 
-function classifyAnthropicError(err: unknown) {
-  if (err instanceof Anthropic.APIUserAbortError) return undefined;
-  if (err instanceof Anthropic.APIConnectionError) return undefined;
-  if (!(err instanceof Anthropic.APIError)) return undefined;
+function classifyAnthropicError(Sdk: typeof Anthropic | null, err: unknown) {
+  if (Sdk === null) return undefined;
+  if (err instanceof Sdk.APIUserAbortError) return undefined;
+  if (err instanceof Sdk.APIConnectionError) return undefined;
+  if (!(err instanceof Sdk.APIError)) return undefined;
   const body = err.error as { error?: { message?: unknown } } | undefined;
   const message = err.apiMessage ?? (typeof body?.error?.message === 'string' ? body.error.message : err.message);
   return classifyFailure({
@@ -335,9 +352,12 @@ export class AnthropicAdapter extends ModelProvider {
     try {
       const params = buildAnthropicParams(request, { promptCaching: this.promptCaching });
       let events: AsyncIterable<Anthropic.RawMessageStreamEvent>;
+      let Sdk: typeof Anthropic | null = null;
+      const classify = (err: unknown) => classifyAnthropicError(Sdk, err);
       try {
+        Sdk = await loadSdk();
         guard.check();
-        const client = new Anthropic({
+        const client = new Sdk({
           // SDK 1.x sends the key as `Authorization: Bearer`; Anthropic-compatible servers
           // (proxies, other vendors' /v1/messages) often read only the classic `x-api-key`.
           apiKey: endpoint.apiKey,
@@ -349,7 +369,7 @@ export class AnthropicAdapter extends ModelProvider {
         });
         events = await client.messages.create(params, { signal: guard.signal });
       } catch (err) {
-        throw guard.fail(err, classifyAnthropicError);
+        throw guard.fail(err, classify);
       }
       const translator = new AnthropicStreamTranslator();
       try {
@@ -357,7 +377,7 @@ export class AnthropicAdapter extends ModelProvider {
           for (const out of translator.handle(event)) yield out;
         }
       } catch (err) {
-        throw guard.fail(err, classifyAnthropicError);
+        throw guard.fail(err, classify);
       }
       // The SDK ends the iteration quietly when its request is aborted.
       guard.check();

@@ -1,4 +1,4 @@
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import type {
   ChatCompletionChunk,
   ChatCompletionContentPart,
@@ -26,6 +26,22 @@ import { parseToolInput } from './tool-input.js';
 const PROVIDER = 'OpenAI-compatible endpoint';
 /** Sent when a source has no key: local servers (Ollama, LM Studio, vLLM) need none, the SDK wants one. */
 const NO_KEY = 'no-api-key';
+
+/**
+ * The SDK, loaded at the first call rather than with the server: most starts never call this
+ * provider, and importing it is a noticeable share of the start-up time.
+ */
+let sdk: Promise<typeof OpenAI> | null = null;
+function loadSdk(): Promise<typeof OpenAI> {
+  sdk ??= import('openai').then(
+    (m) => m.default,
+    (err: unknown) => {
+      sdk = null;
+      throw err;
+    },
+  );
+  return sdk;
+}
 
 export interface OpenAICompatibleAdapterOptions {
   /** Longest wait for the response headers. Default 10 minutes. */
@@ -288,10 +304,11 @@ function mapUsage(usage: Usage): TokenUsage {
   };
 }
 
-function classifyOpenAIError(err: unknown) {
-  if (err instanceof OpenAI.APIUserAbortError) return undefined;
-  if (err instanceof OpenAI.APIConnectionError) return undefined;
-  if (!(err instanceof OpenAI.APIError)) return undefined;
+function classifyOpenAIError(Sdk: typeof OpenAI | null, err: unknown) {
+  if (Sdk === null) return undefined;
+  if (err instanceof Sdk.APIUserAbortError) return undefined;
+  if (err instanceof Sdk.APIConnectionError) return undefined;
+  if (!(err instanceof Sdk.APIError)) return undefined;
   const body = err.error as { message?: unknown } | undefined;
   return classifyFailure({
     provider: PROVIDER,
@@ -327,9 +344,12 @@ export class OpenAICompatibleAdapter extends ModelProvider {
       const baseURL = openAIBaseUrl(endpoint.apiUrl);
       const params = buildOpenAIParams(request, baseURL);
       let chunks: AsyncIterable<ChatCompletionChunk>;
+      let Sdk: typeof OpenAI | null = null;
+      const classify = (err: unknown) => classifyOpenAIError(Sdk, err);
       try {
+        Sdk = await loadSdk();
         guard.check();
-        const client = new OpenAI({
+        const client = new Sdk({
           apiKey: endpoint.apiKey || NO_KEY,
           baseURL,
           organization: null,
@@ -341,7 +361,7 @@ export class OpenAICompatibleAdapter extends ModelProvider {
         });
         chunks = await client.chat.completions.create(params, { signal: guard.signal });
       } catch (err) {
-        throw guard.fail(err, classifyOpenAIError);
+        throw guard.fail(err, classify);
       }
       const translator = new OpenAIStreamTranslator();
       try {
@@ -349,7 +369,7 @@ export class OpenAICompatibleAdapter extends ModelProvider {
           for (const out of translator.handle(chunk)) yield out;
         }
       } catch (err) {
-        throw guard.fail(err, classifyOpenAIError);
+        throw guard.fail(err, classify);
       }
       // The SDK ends the iteration quietly when its request is aborted.
       guard.check();
