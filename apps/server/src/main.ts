@@ -159,7 +159,11 @@ async function bootstrap(): Promise<void> {
   // No app.enableShutdownHooks(): signals are handled below; app.close() still runs the hooks.
 
   await app.init();
-  if (config.role !== 'api') await app.get(JobProcessors).startConsuming();
+  // Consuming (the queue's worker, repeatable jobs, the first schedule reconcile: round trips to
+  // the job store) starts while the server binds and the assistant listener builds its operations;
+  // "listening" is logged once all of them are done, and a failure still ends the start.
+  const consuming = config.role !== 'api' ? app.get(JobProcessors).startConsuming() : Promise.resolve();
+  consuming.catch(() => undefined); // awaited below
   await app.listen(config.port, config.host);
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
@@ -187,6 +191,7 @@ async function bootstrap(): Promise<void> {
     });
   }
 
+  await consuming;
   logger.info('svc-server listening', {
     port,
     host: config.host,

@@ -48,11 +48,15 @@ export class JobProcessors {
     );
     this.queue.process('trigger.schedule', (data) => this.triggers.fireSchedule(data));
     this.queue.process('trigger.webhook', (data) => this.triggers.fireWebhook(data));
-    await this.queue.startConsuming();
-    await this.queue.repeat('system.heartbeat', 'system.heartbeat', {}, { everyMs: HEARTBEAT_EVERY_MS });
-    await this.queue.repeat('agent.reap', 'agent.reap', {}, { everyMs: REAP_EVERY_MS });
-    // Delayed schedule jobs come back from the Postgres rows if the job store lost them, and
-    // occurrences claimed by a replica that died before their run are taken over.
-    await this.scheduler.startReconciling(this.config.triggerReconcileMs);
+    // Independent of one another (each a few round trips to the job store or the database):
+    // together, so the start waits for the slowest rather than for their sum.
+    await Promise.all([
+      this.queue.startConsuming(),
+      this.queue.repeat('system.heartbeat', 'system.heartbeat', {}, { everyMs: HEARTBEAT_EVERY_MS }),
+      this.queue.repeat('agent.reap', 'agent.reap', {}, { everyMs: REAP_EVERY_MS }),
+      // Delayed schedule jobs come back from the Postgres rows if the job store lost them, and
+      // occurrences claimed by a replica that died before their run are taken over.
+      this.scheduler.startReconciling(this.config.triggerReconcileMs),
+    ]);
   }
 }
