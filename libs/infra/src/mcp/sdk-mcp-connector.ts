@@ -4,6 +4,7 @@ import type { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdi
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { loadOnce } from '../common/load-once.js';
 import { boundedText, type McpLaunch, McpTexts, tailText } from '#core/mcp/mcp-rules.js';
 import {
   type McpCallResult,
@@ -31,28 +32,21 @@ interface Sdk {
  * The SDK, loaded at the first connection rather than with the server: many starts connect
  * no MCP server, and importing it is a noticeable share of the start-up time.
  */
-let sdk: Promise<Sdk> | null = null;
-function loadSdk(): Promise<Sdk> {
-  sdk ??= Promise.all([
+const loadSdk = loadOnce(async (): Promise<Sdk> => {
+  const [client, stdio, http, types] = await Promise.all([
     import('@modelcontextprotocol/sdk/client/index.js'),
     import('@modelcontextprotocol/sdk/client/stdio.js'),
     import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
     import('@modelcontextprotocol/sdk/types.js'),
-  ]).then(
-    ([client, stdio, http, types]) => ({
-      Client: client.Client,
-      StdioClientTransport: stdio.StdioClientTransport,
-      StreamableHTTPClientTransport: http.StreamableHTTPClientTransport,
-      McpError: types.McpError,
-      ErrorCode: types.ErrorCode,
-    }),
-    (err: unknown) => {
-      sdk = null;
-      throw err;
-    },
-  );
-  return sdk;
-}
+  ]);
+  return {
+    Client: client.Client,
+    StdioClientTransport: stdio.StdioClientTransport,
+    StreamableHTTPClientTransport: http.StreamableHTTPClientTransport,
+    McpError: types.McpError,
+    ErrorCode: types.ErrorCode,
+  };
+});
 
 /** MCP connections through the official SDK's client: stdio processes and streamable HTTP. */
 @Injectable()

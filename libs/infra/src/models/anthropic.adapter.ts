@@ -15,6 +15,7 @@ import {
 import { CallGuard } from './call-guard.js';
 import { acceptsReasoning, findCatalogEntry, modelInfo } from './model-catalog.js';
 import { classifyFailure, networkError } from './model-errors.js';
+import { loadOnce } from '../common/load-once.js';
 import { parseToolInput } from './tool-input.js';
 
 const PROVIDER = 'Anthropic';
@@ -23,17 +24,7 @@ const PROVIDER = 'Anthropic';
  * The SDK, loaded at the first call rather than with the server: most starts never call this
  * provider, and importing it is a noticeable share of the start-up time.
  */
-let sdk: Promise<typeof Anthropic> | null = null;
-function loadSdk(): Promise<typeof Anthropic> {
-  sdk ??= import('@anthropic-ai/sdk').then(
-    (m) => m.default,
-    (err: unknown) => {
-      sdk = null;
-      throw err;
-    },
-  );
-  return sdk;
-}
+const loadSdk = loadOnce(async (): Promise<typeof Anthropic> => (await import('@anthropic-ai/sdk')).default);
 
 export interface AnthropicAdapterOptions {
   /** Longest wait for the response headers. Default 10 minutes. */

@@ -21,6 +21,7 @@ import {
 import { CallGuard } from './call-guard.js';
 import { acceptsReasoning, findCatalogEntry, modelInfo } from './model-catalog.js';
 import { classifyFailure, networkError } from './model-errors.js';
+import { loadOnce } from '../common/load-once.js';
 import { parseToolInput } from './tool-input.js';
 
 const PROVIDER = 'OpenAI-compatible endpoint';
@@ -31,17 +32,7 @@ const NO_KEY = 'no-api-key';
  * The SDK, loaded at the first call rather than with the server: most starts never call this
  * provider, and importing it is a noticeable share of the start-up time.
  */
-let sdk: Promise<typeof OpenAI> | null = null;
-function loadSdk(): Promise<typeof OpenAI> {
-  sdk ??= import('openai').then(
-    (m) => m.default,
-    (err: unknown) => {
-      sdk = null;
-      throw err;
-    },
-  );
-  return sdk;
-}
+const loadSdk = loadOnce(async (): Promise<typeof OpenAI> => (await import('openai')).default);
 
 export interface OpenAICompatibleAdapterOptions {
   /** Longest wait for the response headers. Default 10 minutes. */
