@@ -37,9 +37,16 @@ import WebSocket from 'ws';
 import { servicesAvailable } from '#testing/test-env.js';
 import { createSharedServices, startServer, type TestServer } from '#testing/test-server.js';
 import { WsTestClient } from '#testing/ws-client.js';
+import { ownCpuMicros, processCpuMicros } from './process-cpu.js';
 
 const TURNS = Number(process.env.BENCH_TURNS ?? 40);
 const CHUNKS = Number(process.env.BENCH_CHUNKS ?? 5000);
+/**
+ * Deliveries (chunks × sockets) a throughput burst makes at least: a burst of 5,000 chunks to 10
+ * sockets lasted ~0.3 s, short enough for one scheduling hiccup to move the figure by a third.
+ */
+const BURST_DELIVERIES = Number(process.env.BENCH_BURST_DELIVERIES ?? 200_000);
+const burstChunks = (sockets: number): number => Math.max(CHUNKS, Math.ceil(BURST_DELIVERIES / sockets));
 const SOCKET_COUNTS = (process.env.BENCH_SOCKETS ?? '10,100').split(',').map(Number);
 /** Chunks per second the model writes: a steady producer, so latency measures the relay, not a backlog. */
 const RATE = Number(process.env.BENCH_RATE ?? 1000);
@@ -50,8 +57,10 @@ const CPU_PROF = process.env.BENCH_CPU_PROF;
 /** Whole runs (every mode and the bare relay each time); the summary is the median of each figure. */
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 
-/** `short`: one text chunk; `burst`: CHUNKS chunks as fast as the socket takes them; `paced`: at RATE/s; `many`: CONCURRENT_CHUNKS in a burst. */
+/** `short`: one text chunk; `burst`: CHUNKS (or `*<n>`) chunks as fast as the socket takes them; `paced`: at RATE/s; `many`: CONCURRENT_CHUNKS in a burst. */
 type Reply = 'short' | 'burst' | 'paced' | 'many';
+/** What a user message asks the model for: a reply kind, optionally `*<chunks>`. */
+type Ask = Reply | `${Reply}*${number}`;
 
 /** Progress, on stderr (the figures go to stdout). */
 const note = (line: string): boolean => process.stderr.write(`[bench] ${line}\n`);
@@ -67,7 +76,8 @@ function startModel(): Promise<{ url: string; close: () => void }> {
     for await (const part of req) body += String(part);
     // The reply asked for is named in the user's message ("bench:<kind>"); anything else
     // (a title, a summary) gets the short one.
-    const kind = (/bench:(short|burst|paced|many)/.exec(body)?.[1] ?? 'short') as Reply;
+    const asked = /bench:(short|burst|paced|many)(?:\*(\d+))?/.exec(body);
+    const kind = (asked?.[1] ?? 'short') as Reply;
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
     const send = (event: string, data: object): boolean =>
       res.write(`event: ${event}\ndata: ${JSON.stringify({ type: event, ...data })}\n\n`);
@@ -86,7 +96,7 @@ function startModel(): Promise<{ url: string; close: () => void }> {
     if (kind === 'short') {
       send('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'ok' } });
     } else {
-      const count = kind === 'many' ? CONCURRENT_CHUNKS : CHUNKS;
+      const count = asked?.[2] ? Number(asked[2]) : kind === 'many' ? CONCURRENT_CHUNKS : CHUNKS;
       const t0 = performance.now();
       for (let i = 0; i < count; i++) {
         if (kind === 'paced') {
@@ -121,36 +131,81 @@ const pct = (xs: number[], p: number): number => {
 const ms = (x: number): string => `${x.toFixed(1)} ms`;
 
 interface RelayFigures {
+  /** Deltas delivered per second from the model's first chunk to the last delivery (the stream itself). */
   throughput: number;
+  /** The same over the whole turn: from the request that starts it to its end on every socket. */
+  turnThroughput: number;
+  /** CPU time of the relay's process (every thread) per delivered delta, µs, over the whole turn. */
+  cpuPerDelta: number;
+  /** CPU time of this process (the model endpoint and the clients) per delivered delta, µs. */
+  benchCpuPerDelta: number;
   p50: number;
   p99: number;
   /** Sockets the server dropped under the 4 MiB backlog rule (the client read too slowly). */
   dropped?: number;
 }
 
-/** One received chunk: its index, the event's seq, when the model wrote it, when this socket got it. */
+/** One received chunk: the event's seq, when the model wrote it, when this socket got it. */
 interface Received {
-  index: number;
   seq: number;
   wrote: number;
   got: number;
 }
 
-/** Records every "<i>:<ts>;" chunk of the deltas one socket receives. */
+/**
+ * Records every "<i>:<ts>;" chunk of the deltas one socket receives, as columns of numbers: an
+ * object and two splits per chunk made this the bench's costliest function (a sixth of its
+ * CPU at 100 sockets), which the measured relays then waited on.
+ */
 class Meter {
-  readonly received: Received[] = [];
+  private readonly seqs: number[] = [];
+  private readonly wrote: number[] = [];
+  private readonly got: number[] = [];
+
+  get count(): number {
+    return this.got.length;
+  }
+
   onDelta(delta: string, seq: number): void {
     const got = now();
-    for (const part of delta.split(';')) {
-      const [index, at] = part.split(':').map(Number);
-      if (Number.isFinite(at)) this.received.push({ index: index!, seq, wrote: at!, got });
+    for (let start = 0; start < delta.length;) {
+      const colon = delta.indexOf(':', start);
+      if (colon === -1) break;
+      const end = delta.indexOf(';', colon);
+      const at = Number(delta.slice(colon + 1, end === -1 ? delta.length : end));
+      if (Number.isFinite(at)) {
+        this.seqs.push(seq);
+        this.wrote.push(at);
+        this.got.push(got);
+      }
+      if (end === -1) break;
+      start = end + 1;
     }
+  }
+
+  /** Built when the figures are computed, after the measurement. */
+  get received(): Received[] {
+    return this.got.map((got, i) => ({ seq: this.seqs[i]!, wrote: this.wrote[i]!, got }));
   }
 }
 
-function figures(meters: Meter[], elapsed: number): RelayFigures {
-  const latencies = meters.flatMap((m) => m.received.map((r) => r.got - r.wrote));
-  return { throughput: latencies.length / (elapsed / 1000), p50: pct(latencies, 50), p99: pct(latencies, 99) };
+function figures(meters: Meter[], elapsed: number, cpu: number, benchCpu: number): RelayFigures {
+  const received = meters.flatMap((m) => m.received);
+  const latencies = received.map((r) => r.got - r.wrote);
+  let firstWrote = Infinity;
+  let lastGot = -Infinity;
+  for (const r of received) {
+    if (r.wrote < firstWrote) firstWrote = r.wrote;
+    if (r.got > lastGot) lastGot = r.got;
+  }
+  return {
+    throughput: latencies.length / ((lastGot - firstWrote) / 1000),
+    turnThroughput: latencies.length / (elapsed / 1000),
+    cpuPerDelta: cpu / latencies.length,
+    benchCpuPerDelta: benchCpu / latencies.length,
+    p50: pct(latencies, 50),
+    p99: pct(latencies, 99),
+  };
 }
 
 interface Relay {
@@ -211,12 +266,21 @@ async function measureServer(label: string, server: TestServer, trace: string): 
   const relays: Relay[] = [];
   for (const sockets of SOCKET_COUNTS) {
     note(`${label}: relay to ${sockets} sockets`);
-    const burst = await relayThroughServer(server, await newConversation(), space.id, 'burst', sockets);
+    const burst = await relayThroughServer(
+      server,
+      await newConversation(),
+      space.id,
+      `burst*${burstChunks(sockets)}`,
+      sockets,
+    );
     const paced = await relayThroughServer(server, await newConversation(), space.id, 'paced', sockets);
     relays.push({
       sockets,
       figures: {
         throughput: burst.figures.throughput,
+        turnThroughput: burst.figures.turnThroughput,
+        cpuPerDelta: burst.figures.cpuPerDelta,
+        benchCpuPerDelta: burst.figures.benchCpuPerDelta,
         p50: paced.figures.p50,
         p99: paced.figures.p99,
         dropped: (burst.figures.dropped ?? 0) + (paced.figures.dropped ?? 0),
@@ -244,6 +308,7 @@ async function subscribers(
   conversationId: string,
   count: number,
   onFrame: (i: number, frame: Frame) => void,
+  read: (text: string) => Frame = (text) => JSON.parse(text) as Frame,
 ): Promise<WebSocket[]> {
   const sockets: WebSocket[] = [];
   for (let i = 0; i < count; i++) {
@@ -255,7 +320,7 @@ async function subscribers(
     const reply = await signedIn;
     if (!reply.includes('auth:success')) throw new Error(`sign-in refused: ${reply}`);
     socket.send(JSON.stringify({ type: 'subscribe', payload: { conversationId } }));
-    socket.on('message', (raw) => onFrame(i, JSON.parse(raw.toString()) as Frame));
+    socket.on('message', (raw) => onFrame(i, read(raw.toString())));
     sockets.push(socket);
   }
   // The subscription is in once a ping sent after it is answered (frames are handled in order).
@@ -282,11 +347,34 @@ interface Frame {
   data?: { delta?: string; seq?: number; conversationId?: string };
 }
 
+/**
+ * The relay figures' reading of a frame: its channel, `delta` and `seq` found by position, not
+ * a whole JSON.parse. The measuring clients share this process with the model endpoint, and with
+ * JSON.parse of every frame it was this process that ran out of CPU first (the server's frames
+ * carry the spec's envelope: ~250 bytes against the bare relay's ~40), so the figure measured
+ * the clients, not the relay. The bare relay's clients read its frames the same way. The bench's
+ * own chunks hold no quotes or escapes, so a string value ends at the next quote.
+ */
+function scanFrame(text: string): Frame {
+  const stringAfter = (key: string): string | undefined => {
+    const at = text.indexOf(key);
+    return at === -1 ? undefined : text.slice(at + key.length, text.indexOf('"', at + key.length));
+  };
+  const seqAt = text.indexOf('"seq":');
+  return {
+    channel: stringAfter('"channel":"'),
+    data: {
+      delta: stringAfter('"delta":"'),
+      ...(seqAt === -1 ? {} : { seq: Number.parseInt(text.slice(seqAt + 6, seqAt + 32), 10) }),
+    },
+  };
+}
+
 async function relayThroughServer(
   server: TestServer,
   conversationId: string,
   spaceId: string,
-  kind: Reply,
+  kind: Ask,
   count: number,
 ): Promise<{ figures: RelayFigures; conversationId: string; meters: Meter[] }> {
   const auth = { Authorization: `Bearer ${server.password}` };
@@ -300,11 +388,17 @@ async function relayThroughServer(
     finished.add(i);
     if (++completed === count) resolveDone();
   };
-  const sockets = await subscribers(server, conversationId, count, (i, frame) => {
-    if (frame.channel === 'agent:message' && typeof frame.data?.delta === 'string')
-      meters[i]!.onDelta(frame.data.delta, frame.data.seq ?? NaN);
-    if (frame.channel === 'agent:complete') finish(i);
-  });
+  const sockets = await subscribers(
+    server,
+    conversationId,
+    count,
+    (i, frame) => {
+      if (frame.channel === 'agent:message' && typeof frame.data?.delta === 'string')
+        meters[i]!.onDelta(frame.data.delta, frame.data.seq ?? NaN);
+      if (frame.channel === 'agent:complete') finish(i);
+    },
+    scanFrame,
+  );
   // A socket the server drops (its backlog passed 4 MiB: this client read too slowly) ends here too.
   let dropped = 0;
   sockets.forEach((s, i) =>
@@ -315,6 +409,8 @@ async function relayThroughServer(
     }),
   );
   const t0 = now();
+  const cpu0 = processCpuMicros(server.process.pid);
+  const benchCpu0 = ownCpuMicros();
   await request(server.url)
     .post('/api/agent/message')
     .set(auth)
@@ -322,13 +418,15 @@ async function relayThroughServer(
   await Promise.race([
     done,
     sleep(120_000).then(() => {
-      const state = sockets.map((s, i) => `${meters[i]!.received.length}/${s.readyState}`).join(' ');
+      const state = sockets.map((s, i) => `${meters[i]!.count}/${s.readyState}`).join(' ');
       throw new Error(`${kind} relay: not every socket saw agent:complete in 120 s (chunks/readyState: ${state})`);
     }),
   ]);
   const elapsed = now() - t0;
+  const cpu = processCpuMicros(server.process.pid) - cpu0;
+  const benchCpu = ownCpuMicros() - benchCpu0;
   for (const s of sockets) s.close();
-  return { figures: { ...figures(meters, elapsed), dropped }, conversationId, meters };
+  return { figures: { ...figures(meters, elapsed, cpu, benchCpu), dropped }, conversationId, meters };
 }
 
 interface ConcurrentFigures {
@@ -442,12 +540,12 @@ function stageFigures(stamps: Record<string, number[]>, conversationId: string, 
 
 /** Reference: a bare ws relay (its own process) reads the same model stream and sends each chunk to N clients. */
 async function measureBareRelay(model: Model, count: number): Promise<RelayFigures> {
-  const burst = await bareRelay(model, 'burst', count);
+  const burst = await bareRelay(model, `burst*${burstChunks(count)}`, count);
   const paced = await bareRelay(model, 'paced', count);
-  return { throughput: burst.throughput, p50: paced.p50, p99: paced.p99 };
+  return { ...burst, p50: paced.p50, p99: paced.p99 };
 }
 
-async function bareRelay(model: Model, kind: Reply, count: number): Promise<RelayFigures> {
+async function bareRelay(model: Model, kind: Ask, count: number): Promise<RelayFigures> {
   const child = spawn(process.execPath, [fileURLToPath(new URL('./bare-ws-relay.js', import.meta.url))], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -467,23 +565,28 @@ async function bareRelay(model: Model, kind: Reply, count: number): Promise<Rela
       done.push(
         new Promise((resolve) =>
           socket.on('message', (raw) => {
-            const frame = JSON.parse(raw.toString()) as { delta?: string; end?: boolean };
-            if (typeof frame.delta === 'string') m.onDelta(frame.delta, 0);
-            if (frame.end) resolve();
+            const text = raw.toString();
+            const delta = scanFrame(text).data?.delta;
+            if (typeof delta === 'string') m.onDelta(delta, 0);
+            else if (text === '{"end":true}') resolve();
           }),
         ),
       );
       clients.push(socket);
     }
     const t0 = now();
+    const cpu0 = processCpuMicros(child.pid);
+    const benchCpu0 = ownCpuMicros();
     const started = await fetch(
       `http://127.0.0.1:${port}/relay?model=${encodeURIComponent(model.url)}&kind=${encodeURIComponent(kind)}`,
     );
     if (started.status !== 202) throw new Error(`the bare relay answered ${started.status}`);
     await Promise.all(done);
     const elapsed = now() - t0;
+    const cpu = processCpuMicros(child.pid) - cpu0;
+    const benchCpu = ownCpuMicros() - benchCpu0;
     for (const c of clients) c.close();
-    return figures(meters, elapsed);
+    return figures(meters, elapsed, cpu, benchCpu);
   } finally {
     child.kill('SIGTERM');
   }
@@ -563,7 +666,7 @@ ${CHUNKS}-chunk reply relayed to ${sockets} subscribed sockets`);
     out(`  (deltas/s: delivered to all sockets, model as fast as it can; p50/p99: model at ${RATE} chunks/s)`);
     const row = (name: string, f: RelayFigures, ratio: string): void => {
       out(
-        `  ${name.padEnd(13)} ${Math.round(f.throughput).toString().padStart(9)} ${ms(f.p50).padStart(9)} ${ms(f.p99).padStart(9)}   ${ratio}`,
+        `  ${name.padEnd(13)} ${Math.round(f.throughput).toString().padStart(9)} ${ms(f.p50).padStart(9)} ${ms(f.p99).padStart(9)}   ${ratio}   (whole turn ${Math.round(f.turnThroughput)}/s; CPU/delta: relay ${f.cpuPerDelta.toFixed(1)} µs, bench ${f.benchCpuPerDelta.toFixed(1)} µs)`,
       );
     };
     row('bare ws', ref, 'reference');

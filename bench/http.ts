@@ -10,8 +10,8 @@
  * BENCH_CPU_PROF=<dir> runs the server under `node --cpu-prof`.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { processCpuMicros } from './process-cpu.js';
 import http from 'node:http';
-import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { loadavg } from 'node:os';
 import { startServer } from '#testing/test-server.js';
@@ -32,16 +32,6 @@ interface Round {
   cpuPerRequest?: number;
   /** CPU time this process (the load generator) spent per request, µs. */
   ownCpuPerRequest: number;
-}
-
-/** CPU time of process `pid` so far, µs (utime + stime from /proc; NaN where there is no /proc). */
-function processCpuMicros(pid: number | undefined): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100; // clock ticks of 10 ms
-  } catch {
-    return NaN;
-  }
 }
 
 const pct = (xs: number[], p: number): number => {

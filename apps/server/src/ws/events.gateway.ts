@@ -28,6 +28,7 @@ import { relayTrace } from '#core/system/relay-trace.js';
 import { AppLogger } from '#infra/logging/logger.js';
 import { clientIp } from '../http/common/client-ip.js';
 import { type ClientFrame, FRAME_EVENT } from './frame-adapter.js';
+import { OutgoingFrame, textFrame } from './outgoing-frame.js';
 import {
   AUTHENTICATED_MAX_FRAME_BYTES,
   capBeforeSignIn,
@@ -40,6 +41,8 @@ interface Socket {
   readonly readyState: number;
   /** Bytes queued for this socket and not yet handed to the network (a client that does not read). */
   readonly bufferedAmount: number;
+  /** Extensions negotiated at the upgrade (`permessage-deflate`), or ''. */
+  readonly extensions: string;
   send(data: string | Buffer, options?: { binary: boolean }): void;
   close(code?: number, reason?: string): void;
   terminate(): void;
@@ -76,12 +79,26 @@ interface Connection {
   /** Closes the socket unless it signs in in time; cleared at sign-in. */
   signInTimer: NodeJS.Timeout | null;
   /** Frames queued for this socket during the current tick, written together at its end. */
-  outbox: Array<string | Buffer>;
+  outbox: Array<string | OutgoingFrame>;
   /**
    * The TCP socket the upgrade request came on (the one `ws` writes to): corked around a
    * tick's frames so that they leave in one write.
    */
-  tcp: { cork(): void; uncork(): void } | undefined;
+  tcp: TcpSocket | undefined;
+  /**
+   * Whether the gateway writes this socket's frames to `tcp` itself, each prepared once for
+   * every socket (`OutgoingFrame.wire`), rather than through `ws`'s `send`, which frames the
+   * payload again per socket. Only without extensions: then `ws` writes every frame of its own
+   * (pings, close) straight to the same TCP socket too, so the order of all frames is the
+   * order they were written in, and `bufferedAmount` counts both.
+   */
+  direct: boolean;
+}
+
+interface TcpSocket {
+  cork(): void;
+  uncork(): void;
+  write(data: Buffer): boolean;
 }
 
 /** Close code for a socket that did not sign in in time (policy violation). */
@@ -133,6 +150,7 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
       signInTimer: null,
       outbox: [],
       tcp: req.socket ?? undefined,
+      direct: req.socket !== undefined && socket.extensions === '',
     };
     // Until it signs in, a socket gets small frames only and a deadline.
     capBeforeSignIn(socket, req.socket, UNAUTHENTICATED_MAX_FRAME_BYTES);
@@ -280,8 +298,8 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
     if (traced) relayTrace.mark(conversationId, (event.data as { seq: number }).seq, 'gateway');
     const subscribed = (c: Connection): boolean =>
       typeof conversationId === 'string' && c.subscriptions.has(conversationId);
-    // UTF-8 encoded once for every recipient, sent as a text frame.
-    let bytes: Buffer | null = null;
+    // Encoded and framed once for every recipient, sent as a text frame.
+    let outgoing: OutgoingFrame | null = null;
     let sent = 0;
     for (const [socket, connection] of this.connections) {
       if (!connection.authenticated) continue;
@@ -293,8 +311,8 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
         continue;
       }
       if (everyone || subscribed(connection)) {
-        bytes ??= Buffer.from(frame, 'utf8');
-        this.send(socket, connection, bytes);
+        outgoing ??= new OutgoingFrame(frame);
+        this.send(socket, connection, outgoing);
         sent++;
       }
     }
@@ -315,7 +333,7 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
    * corked, so the frames of one tick leave in one write (not one syscall per frame per socket)
    * and strictly in the order they were queued.
    */
-  private send(socket: Socket, connection: Connection, data: string | Buffer): void {
+  private send(socket: Socket, connection: Connection, data: string | OutgoingFrame): void {
     if (socket.readyState !== OPEN) return;
     connection.outbox.push(data);
     if (connection.outbox.length === 1) this.flushing.set(socket, connection);
@@ -345,8 +363,14 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
         continue;
       }
       const tcp = connection.tcp;
+      if (connection.direct && tcp) {
+        tcp.cork();
+        for (const data of frames) tcp.write(typeof data === 'string' ? textFrame(data) : data.wire());
+        tcp.uncork();
+        continue;
+      }
       tcp?.cork();
-      for (const data of frames) socket.send(data, { binary: false });
+      for (const data of frames) socket.send(typeof data === 'string' ? data : data.payload(), { binary: false });
       tcp?.uncork();
     }
     this.flushing.clear();

@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { EventBus } from '../ports/event-bus.port.js';
-import { EventLog } from '../ports/event-log.port.js';
+import { EventLog, type LoggedEvent } from '../ports/event-log.port.js';
 import type { Emit } from './engine/step-emitter.js';
 import { preciseNow, relayTrace } from '../system/relay-trace.js';
 
@@ -24,16 +24,20 @@ export class ConversationEvents {
   ) {}
 
   emit(spaceId: string, conversationId: string, channel: string, payload: object): Promise<number> {
+    return this.publish(spaceId, conversationId, channel, payload).then((logged) => logged.seq);
+  }
+
+  private publish(spaceId: string, conversationId: string, channel: string, payload: object): Promise<LoggedEvent> {
     const built = relayTrace.enabled ? preciseNow() : 0;
     const published = this.bus.publishLogged(this.log, conversationId, channel, {
       ...payload,
       spaceId,
       conversationId,
     });
-    if (!relayTrace.enabled) return published.then((logged) => logged.seq);
+    if (!relayTrace.enabled) return published;
     return published.then((logged) => {
       relayTrace.mark(conversationId, logged.seq, 'built', built);
-      return logged.seq;
+      return logged;
     });
   }
 
@@ -46,7 +50,7 @@ export class ConversationEvents {
 
   /** Fire-and-forget for high-rate events; a failure is logged, not thrown. */
   fire(spaceId: string, conversationId: string, channel: string, payload: object): void {
-    this.emit(spaceId, conversationId, channel, payload).catch((err: Error) =>
+    this.publish(spaceId, conversationId, channel, payload).catch((err: Error) =>
       this.logger.warn(`event ${channel} of ${conversationId} was not delivered: ${err.message}`),
     );
   }

@@ -18,6 +18,15 @@ export type ReplayResult =
 export abstract class EventLog {
   /** Assigns the next seq and keeps the event (with that seq in its data). */
   abstract append(conversationId: string, channel: string, data: Record<string, unknown>): Promise<LoggedEvent>;
+
+  /**
+   * `append` without waiting, for a log held in this process; null where the log is elsewhere
+   * (then use `append`). Lets an in-process bus publish a stream delta without a promise hop.
+   */
+  appendNow(_conversationId: string, _channel: string, _data: Record<string, unknown>): LoggedEvent | null {
+    return null;
+  }
+
   abstract since(conversationId: string, afterSeq: number): Promise<ReplayResult>;
 }
 

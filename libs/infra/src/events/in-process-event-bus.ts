@@ -1,5 +1,7 @@
 import type { BusEvent } from '#contracts/events.js';
 import { type BusEventHandler, EventBus } from '#core/ports/event-bus.port.js';
+import type { EventLog, LoggedEvent } from '#core/ports/event-log.port.js';
+import { relayTrace } from '#core/system/relay-trace.js';
 import type { AppLogger } from '../logging/logger.js';
 import { eventFrame } from '#contracts/events.js';
 
@@ -12,6 +14,31 @@ export class InProcessEventBus extends EventBus {
   }
 
   async publish(channel: string, data: object): Promise<void> {
+    this.deliver(channel, data);
+  }
+
+  /**
+   * With the log in this process too (the embedded default), an event is kept and delivered
+   * before this returns: no promise hop between the two, which a stream delta would pay per
+   * chunk.
+   */
+  override publishLogged(
+    log: EventLog,
+    conversationId: string,
+    channel: string,
+    data: Record<string, unknown>,
+  ): Promise<LoggedEvent> {
+    const logged = log.appendNow(conversationId, channel, data);
+    if (logged === null) return super.publishLogged(log, conversationId, channel, data);
+    if (relayTrace.enabled) {
+      relayTrace.mark(conversationId, logged.seq, 'appended');
+      relayTrace.mark(conversationId, logged.seq, 'published');
+    }
+    this.deliver(channel, logged.data);
+    return Promise.resolve(logged);
+  }
+
+  private deliver(channel: string, data: object): void {
     const frame = eventFrame(channel, data);
     const event: BusEvent = { channel, data: data as Record<string, unknown> };
     for (const handler of this.handlers) {

@@ -24,11 +24,22 @@ export class MemoryEventLog extends EventLog {
     super();
   }
 
+  /** The conversation written last: already the newest in `streams`, so not moved again. */
+  private newest: Stream | undefined;
+
   async append(conversationId: string, channel: string, data: Record<string, unknown>): Promise<LoggedEvent> {
-    const stream = this.streams.get(conversationId) ?? { last: Date.now() * 1000, events: [], head: 0 };
-    this.streams.delete(conversationId);
-    this.streams.set(conversationId, stream);
-    if (this.streams.size > this.maxConversations) this.streams.delete(this.streams.keys().next().value!);
+    return this.appendNow(conversationId, channel, data);
+  }
+
+  override appendNow(conversationId: string, channel: string, data: Record<string, unknown>): LoggedEvent {
+    let stream = this.streams.get(conversationId);
+    if (stream === undefined || stream !== this.newest) {
+      stream ??= { last: Date.now() * 1000, events: [], head: 0 };
+      this.streams.delete(conversationId);
+      this.streams.set(conversationId, stream);
+      this.newest = stream;
+      if (this.streams.size > this.maxConversations) this.streams.delete(this.streams.keys().next().value!);
+    }
     const seq = ++stream.last;
     const event: LoggedEvent = { seq, channel, data: { ...data, seq } };
     stream.events.push(event);

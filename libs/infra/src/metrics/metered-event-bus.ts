@@ -21,8 +21,8 @@ export class MeteredEventBus extends EventBus {
     super();
   }
 
-  async publish(channel: string, data: object): Promise<void> {
-    await this.observed(
+  publish(channel: string, data: object): Promise<void> {
+    return this.observed(
       channel,
       () => this.inner.publish(channel, data),
       () => data,
@@ -46,20 +46,33 @@ export class MeteredEventBus extends EventBus {
   /**
    * What every way of publishing goes through, so that none of them misses a step: the time
    * it took (metric, even when it failed), then the trace event and the turn-ending readout.
+   * Chained on the publish's own promise, not awaited in an async function: stream deltas come
+   * through here by the thousand per second.
    */
-  private async observed<T>(channel: string, publish: () => Promise<T>, published: (result: T) => object): Promise<T> {
+  private observed<T>(channel: string, publish: () => Promise<T>, published: (result: T) => object): Promise<T> {
     const started = performance.now();
-    let result: T;
+    const timed = (): void => this.metrics.eventPublished((performance.now() - started) / 1000);
+    let pending: Promise<T>;
     try {
-      result = await publish();
-    } finally {
-      this.metrics.eventPublished((performance.now() - started) / 1000);
+      pending = publish();
+    } catch (err) {
+      timed();
+      return Promise.reject(err as Error);
     }
-    traceEventPublished(channel);
-    // Deltas are the bulk of the traffic: one string comparison each, then out.
-    if (channel.charCodeAt(0) === 97 /* a */ && channel.startsWith('agent:'))
-      this.observeAgent(channel, published(result));
-    return result;
+    return pending.then(
+      (result) => {
+        timed();
+        traceEventPublished(channel);
+        // Deltas are the bulk of the traffic: one string comparison each, then out.
+        if (channel.charCodeAt(0) === 97 /* a */ && channel.startsWith('agent:'))
+          this.observeAgent(channel, published(result));
+        return result;
+      },
+      (err: unknown) => {
+        timed();
+        throw err;
+      },
+    );
   }
 
   subscribe(handler: BusEventHandler): () => void {

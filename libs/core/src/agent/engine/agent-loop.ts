@@ -252,7 +252,8 @@ export class AgentLoop {
           } else if (event.type === 'end') {
             stopReason = event.stopReason;
           }
-          await emitter.handle(event);
+          const handled = emitter.handle(event);
+          if (handled) await handled;
         }
         if (retried) await this.announceRetry(io, null);
         state.replyParts.push(...emitter.textBlocks);

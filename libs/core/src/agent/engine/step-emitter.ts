@@ -32,7 +32,23 @@ export class StepEmitter {
     private readonly fire: Fire = (channel, payload) => void emit(channel, payload),
   ) {}
 
-  async handle(event: ModelStreamEvent): Promise<void> {
+  /**
+   * Emits what `event` means. Text deltas, the bulk of a stream, are fired and answered
+   * without a promise (undefined); anything else returns one to await, so that later events
+   * follow it.
+   */
+  handle(event: ModelStreamEvent): Promise<void> | undefined {
+    if (event.type === 'text_delta') {
+      this.streamedAnything = true;
+      const block = this.open.get(event.index);
+      if (block) block.text += event.delta;
+      this.fire(AgentChannels.message, { delta: event.delta, isStreaming: true, isComplete: false });
+      return undefined;
+    }
+    return this.handleOther(event);
+  }
+
+  private async handleOther(event: ModelStreamEvent): Promise<void> {
     if (event.type !== 'usage' && event.type !== 'end') this.streamedAnything = true;
     switch (event.type) {
       case 'text_start':
@@ -43,11 +59,6 @@ export class StepEmitter {
           isStreaming: false,
           isComplete: false,
         });
-      case 'text_delta': {
-        const block = this.open.get(event.index);
-        if (block) block.text += event.delta;
-        return this.fire(AgentChannels.message, { delta: event.delta, isStreaming: true, isComplete: false });
-      }
       case 'text_end': {
         this.open.delete(event.index);
         if (event.text !== '') {
