@@ -4,12 +4,16 @@
  *
  * Prints, side by side in one run:
  *  1. POST /api/agent/message → agent:turn-start latency, p50/p99, per mode;
- *  2. for each socket count of BENCH_SOCKETS (default "10,100"), a BENCH_CHUNKS-chunk reply
- *     (default 5,000) relayed to that many subscribed sockets: delta throughput (the model
- *     writing as fast as it can) and p50/p99 relay latency (the model writing at a steady
+ *  2. for each socket count of BENCH_SOCKETS (default "10,100"), a reply relayed to that many
+ *     subscribed sockets: delta throughput (a burst of at least BENCH_BURST_DELIVERIES chunk
+ *     deliveries, default 200,000, i.e. 20,000 chunks to 10 sockets, the model writing as fast
+ *     as it can; deltas delivered per second from the model's first chunk to the last delivery,
+ *     the whole turn's rate and each relay's CPU time per delivered delta beside it) and p50/p99
+ *     relay latency (a BENCH_CHUNKS-chunk reply, default 5,000, the model writing at a steady
  *     BENCH_RATE, default 1,000 chunks/s; from the model endpoint writing a chunk to each socket
  *     receiving it), against a bare `ws` relay of the same model stream in the same run, and the
- *     ratios (throughput ×, p99 ×, p99 added over bare in ms);
+ *     ratios (throughput ×, p99 ×, p99 added over bare in ms). The measuring clients read both
+ *     relays' frames the same lean way (see `scanFrame`);
  *  3. where each chunk waits: per-stage p50/p99 of the paced relay (model write → event built →
  *     log append → bus publish → gateway → frame written to the last socket → client receive),
  *     from the server's SVC_RELAY_TRACE timestamps joined with the clients' by `seq`;
