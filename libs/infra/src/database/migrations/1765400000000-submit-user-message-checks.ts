@@ -1,5 +1,4 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
-import { SubmitUserMessage1765300000000 } from './1765300000000-submit-user-message.js';
 
 /**
  * `submit_user_message` also answers what POST /api/agent/message looked the conversation up
@@ -14,13 +13,13 @@ import { SubmitUserMessage1765300000000 } from './1765300000000-submit-user-mess
  *
  * Otherwise as SubmitUserMessage1765300000000: the conversation row's lock, the queued turn
  * unless one is active, the message at the next position, the conversation touched; one
- * transaction. The function is replaced (dropped and created with the new parameters).
+ * transaction. The new parameters make it an overload of its own: the 10-parameter function
+ * stays, so replicas of the previous version keep working during a rolling upgrade.
  */
 export class SubmitUserMessageChecks1765400000000 implements MigrationInterface {
   name = 'SubmitUserMessageChecks1765400000000';
 
   async up(q: QueryRunner): Promise<void> {
-    await q.query(`DROP FUNCTION "submit_user_message"(text, uuid, text, jsonb, jsonb, uuid, text, text, text, jsonb)`);
     await q.query(`
 CREATE FUNCTION "submit_user_message"(
   p_conversation_id text, p_message_id uuid, p_content text, p_meta jsonb, p_live_meta jsonb,
@@ -63,6 +62,5 @@ $fn$`);
     await q.query(
       `DROP FUNCTION "submit_user_message"(text, uuid, text, jsonb, jsonb, uuid, text, text, text, jsonb, text, boolean)`,
     );
-    await new SubmitUserMessage1765300000000().up(q);
   }
 }
