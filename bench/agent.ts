@@ -247,6 +247,12 @@ async function measureServer(label: string, server: TestServer, trace: string): 
   const ws = await WsTestClient.signedIn(server.wsUrl, server.password);
   ws.send({ type: 'subscribe', payload: { conversationId: conv } });
   await ws.roundTrip();
+  // The keep-alive connection is opened (and this process's `fetch` loaded, ~10-20 ms on its
+  // first call) by a request of its own before the first timed turn: what is timed is the
+  // server's path, not the client's start.
+  const opening = now();
+  await (await fetch(`${server.url}/api/system/version`, { headers: auth })).arrayBuffer();
+  note(`${label}: the connection opened by GET /api/system/version in ${ms(now() - opening)}`);
   const answered: number[] = [];
   for (let i = 0; i < TURNS; i++) {
     // The moment the event arrives, whether or not the POST has answered yet (it answers once
@@ -265,6 +271,8 @@ async function measureServer(label: string, server: TestServer, trace: string): 
     await ws.event('agent:complete', 30_000);
   }
   ws.close();
+  if (process.env.BENCH_TURN_DETAIL)
+    note(`${label}: each turn-start (ms, in order): ${turnStart.map((x) => x.toFixed(1)).join(' ')}`);
 
   // 2. a CHUNKS-chunk reply to N subscribed sockets: a burst for throughput, a paced one for latency
   const relays: Relay[] = [];

@@ -529,6 +529,41 @@ for (const provider of ['anthropic', 'openai'] as const) {
           'the system prompt explains the memory file',
         );
         ws.close();
+        // The snapshot is kept with the conversation's first message only.
+        const userMessages = async (conversationId: string) =>
+          (
+            (await get(`/api/spaces/${spaceId}/conversations/${conversationId}`)).body.data.messages as Array<{
+              role: string;
+              memorySnapshot?: unknown;
+            }>
+          ).filter((m) => m.role === 'user');
+        const kept = await userMessages(id);
+        assert.equal(kept.length, 2);
+        assert.match(String(kept[0]!.memorySnapshot), /ALBATROSS/);
+        assert.equal(kept[1]!.memorySnapshot, undefined);
+        // With memory turned off (the space as the request sees it follows the change), none.
+        assert.equal(
+          (
+            await request(server.url)
+              .put(`/api/spaces/${spaceId}/preferences`)
+              .set(auth())
+              .send({ memory: { enabled: false } })
+          ).status,
+          200,
+        );
+        try {
+          const off = await conversation();
+          const offWs = await subscribed(off);
+          await send(off, 'and now?');
+          await turnEvents(offWs);
+          offWs.close();
+          assert.equal((await userMessages(off))[0]!.memorySnapshot, undefined);
+        } finally {
+          await request(server.url)
+            .put(`/api/spaces/${spaceId}/preferences`)
+            .set(auth())
+            .send({ memory: { enabled: true } });
+        }
       } finally {
         rmSync(join(spacePath, '.svc', 'memory.md'), { force: true });
       }
@@ -554,6 +589,22 @@ for (const provider of ['anthropic', 'openai'] as const) {
         ).status,
         404,
       );
+      // A conversation of another space is not found either; an unknown space is.
+      const elsewhere = (await post('/api/spaces', { name: 'agent elsewhere' })).body.data.id as string;
+      const notThere = await post('/api/agent/message', { spaceId: elsewhere, conversationId: id, message: 'x' });
+      assert.equal(notThere.status, 404);
+      assert.equal(notThere.body.error, 'Conversation not found');
+      const noSpace = await post('/api/agent/message', {
+        spaceId: '9b3e0e52-0000-4000-8000-000000000001',
+        conversationId: id,
+        message: 'x',
+      });
+      assert.equal(noSpace.status, 404);
+      assert.equal(noSpace.body.error, 'Space not found');
+      assert.equal((await request(server.url).delete(`/api/spaces/${elsewhere}`).set(auth())).status, 200);
+      const gone = await post('/api/agent/message', { spaceId: elsewhere, conversationId: id, message: 'x' });
+      assert.equal(gone.status, 404);
+      assert.equal(gone.body.error, 'Space not found');
       const big = await post('/api/agent/message', {
         spaceId,
         conversationId: id,

@@ -872,6 +872,37 @@ describe(`ConversationsService on the real repository: the agent engine's operat
     );
   });
 
+  it("submitUserMessage with inSpace finds only that space's conversation; with unlessFirst, writes nothing into an empty one", async () => {
+    const { id } = await service.create(spaceId, {});
+    const turns = new TypeormTurnRepository(db!.ds);
+    const elsewhere = submission(id, 'x');
+    await assert.rejects(
+      service.submitUserMessage(id, { ...elsewhere, inSpace: randomUUID() }),
+      notFound('Conversation not found'),
+    );
+    const first = submission(id, 'first');
+    assert.equal(await service.submitUserMessage(id, { ...first, inSpace: spaceId, unlessFirst: true }), 'first');
+    assert.equal((await service.findById(id))!.messageCount, 0);
+    assert.equal(await turns.findActive(id), null);
+    const queued = await service.submitUserMessage(id, {
+      ...first,
+      meta: { snapshot: 'kept' },
+      inSpace: spaceId,
+      unlessFirst: false,
+    });
+    assert.ok(queued.turn);
+    assert.deepEqual(queued.message.meta, { snapshot: 'kept' });
+    // Not empty any more: unlessFirst changes nothing.
+    const second = await service.submitUserMessage(id, {
+      ...submission(id, 'second'),
+      inSpace: spaceId,
+      unlessFirst: true,
+    });
+    assert.ok(second !== 'first');
+    assert.equal(second.message.position, 1);
+    assert.equal(second.turn, null);
+  });
+
   it('20 concurrent submissions (with 10 plain appends): one turn queued, the rest live input, positions 0..29', async () => {
     const { id } = await service.create(spaceId, {});
     const submissions = Array.from({ length: 20 }, (_, i) => submission(id, `s${i}`));

@@ -50,6 +50,7 @@ import { AppLogger } from './logging/logger.js';
 import { LocalConsolidationLock, RedisConsolidationLock } from './memory/consolidation-locks.js';
 import { NodeMemoryFiles } from './memory/node-memory-files.js';
 import { NodeSpaceFolders } from './spaces/node-space-folders.js';
+import { CachedSpaceRepository } from './spaces/cached-space.repository.js';
 import { TypeormSpaceRepository } from './spaces/typeorm-space.repository.js';
 
 /** Binds every port to the adapter the started Infrastructure chose. */
@@ -73,7 +74,8 @@ export class InfraModule {
       { provide: StorageFaults, useClass: PgStorageFaults },
       // Context modules bind their TypeORM repositories from this.
       { provide: DataSource, useValue: infra.dataSource },
-      { provide: SpaceRepository, useValue: new TypeormSpaceRepository(infra.dataSource) },
+      // Embedded mode is one process (the data folder lock): the only writer, so it may keep spaces in memory.
+      { provide: SpaceRepository, useValue: spaceRepository(infra) },
       { provide: SpaceFolders, useClass: NodeSpaceFolders },
       { provide: TurnRepository, useValue: turns },
       { provide: SpaceActivity, useValue: new TurnSpaceActivity(turns) },
@@ -110,4 +112,10 @@ export class InfraModule {
     ];
     return { module: InfraModule, providers, exports: providers.map((p) => p.provide) };
   }
+}
+
+/** Spaces from the database; kept in memory where this process is the database's only writer (embedded). */
+function spaceRepository(infra: Infrastructure): SpaceRepository {
+  const stored = new TypeormSpaceRepository(infra.dataSource);
+  return infra.mode === 'embedded' ? new CachedSpaceRepository(stored) : stored;
 }

@@ -74,37 +74,39 @@ export class AgentService {
       throw DomainError.invalid('thinkingEnabled must be a boolean');
     }
     const images = parseImages(input.images);
-    // Independent reads, so one round trip's wait rather than two.
-    const [space, conversation] = await Promise.all([
-      this.spaces.get(spaceId),
-      this.conversations.findById(conversationId),
-    ]);
-    if (!conversation || conversation.spaceId !== spaceId) throw DomainError.notFound('Conversation not found');
-
-    const meta: Record<string, unknown> = {};
-    if (conversation.messageCount === 0 && this.spaces.preferencesOf(space).memory.enabled) {
-      const snapshot = await this.readMemory(space);
-      if (snapshot) meta.memorySnapshot = snapshot;
-    }
+    // The space from the repository (in memory where this process is the database's only
+    // writer); the conversation's checks (it exists, is in this space, has messages) are
+    // made by the write itself, so the request makes one round trip to the database.
+    const space = await this.spaces.get(spaceId);
     await this.submitMessage({
       kind: 'chat',
       space,
       conversationId,
       message,
       images,
-      meta,
+      meta: {},
       request: {
         ...(reasoningEffort ? { reasoningEffort } : {}),
         ...(typeof input.thinkingEnabled === 'boolean' ? { thinkingEnabled: input.thinkingEnabled } : {}),
       },
+      inSpace: true,
+      // The first message of a conversation carries the space's memory as it was then.
+      firstMeta: this.spaces.preferencesOf(space).memory.enabled
+        ? async () => {
+            const snapshot = await this.readMemory(space);
+            return snapshot ? { memorySnapshot: snapshot } : {};
+          }
+        : undefined,
     });
   }
 
   /**
    * Records a user's message in an existing conversation and starts a turn of `kind` for it
    * (answering at once), or, while the conversation is generating, hands it to the running
-   * turn for its next step. `meta` goes with a message that starts a turn (e.g. the memory
-   * snapshot of a first message); `request` is kept on the turn for its plan builder.
+   * turn for its next step. `meta` goes with a message that starts a turn; `request` is kept
+   * on the turn for its plan builder. With `inSpace`, a conversation of another space is not
+   * found. `firstMeta`, when given, is added to `meta` if the conversation has no message yet
+   * (found by the write, which then writes nothing and is made again with it).
    *
    * The message and its queued turn are written in one transaction and one round trip
    * (ConversationRepository.submitUserMessage), so `agent:turn-start` follows the request
@@ -118,17 +120,25 @@ export class AgentService {
     images: ImageAttachment[];
     meta: Record<string, unknown>;
     request: Record<string, unknown>;
+    inSpace?: boolean;
+    firstMeta?: () => Promise<Record<string, unknown>>;
   }): Promise<void> {
-    const { kind, space, conversationId, message, images } = submission;
+    const { kind, space, conversationId, message, images, firstMeta } = submission;
     const messageId = randomUUID();
     const request = { ...submission.request, messageId };
-    const submitted = await this.conversations.submitUserMessage(conversationId, {
-      messageId,
-      content: message,
-      meta: { ...(images.length > 0 ? { images } : {}), ...submission.meta },
-      liveMeta: { ...submission.meta, live: true, ...(images.length > 0 ? { images } : {}) },
-      turn: { id: randomUUID(), kind, spaceId: space.id, conversationId, request },
-    });
+    const write = (meta: Record<string, unknown>, unlessFirst: boolean) =>
+      this.conversations.submitUserMessage(conversationId, {
+        messageId,
+        content: message,
+        meta: { ...(images.length > 0 ? { images } : {}), ...meta },
+        liveMeta: { ...meta, live: true, ...(images.length > 0 ? { images } : {}) },
+        turn: { id: randomUUID(), kind, spaceId: space.id, conversationId, request },
+        ...(submission.inSpace ? { inSpace: space.id } : {}),
+        unlessFirst,
+      });
+    let submitted = await write(submission.meta, firstMeta !== undefined);
+    if (submitted === 'first') submitted = await write({ ...submission.meta, ...(await firstMeta!()) }, false);
+    if (submitted === 'first') throw new Error('submit_user_message answered "first" unasked');
     if (submitted.turn) {
       await this.announceTurn(submitted.turn);
       return;

@@ -216,9 +216,19 @@ export class ConversationsService implements ConversationCleanup {
 
   /**
    * Appends a user's message and queues its turn in one step, or stores it as input for the
-   * conversation's active turn (`turn` null then); see ConversationRepository.submitUserMessage.
+   * conversation's active turn (`turn` null then); see ConversationRepository.submitUserMessage
+   * (with `inSpace`, a conversation of another space is not found; with `unlessFirst`, 'first'
+   * and nothing written when the conversation has no message yet).
    */
-  async submitUserMessage(conversationId: string, submission: UserSubmission): Promise<SubmittedMessage> {
+  submitUserMessage(
+    conversationId: string,
+    submission: UserSubmission & { unlessFirst?: false },
+  ): Promise<SubmittedMessage>;
+  submitUserMessage(
+    conversationId: string,
+    submission: UserSubmission & { unlessFirst: boolean },
+  ): Promise<SubmittedMessage | 'first'>;
+  async submitUserMessage(conversationId: string, submission: UserSubmission): Promise<SubmittedMessage | 'first'> {
     const submitted = await this.conversations.submitUserMessage(conversationId, {
       ...submission,
       content: parseContent(submission.content),

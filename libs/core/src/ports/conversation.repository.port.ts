@@ -21,6 +21,13 @@ export interface UserSubmission {
   /** The message's meta when the conversation already has an active turn (it becomes that turn's input). */
   liveMeta: MessageMeta;
   turn: NewTurn;
+  /** When given, a conversation of another space is not found (as one that does not exist). */
+  inSpace?: string;
+  /**
+   * When true and the conversation has no message yet, nothing is written and the answer is
+   * 'first': the caller adds what a first message carries and submits again without it.
+   */
+  unlessFirst?: boolean;
 }
 
 /** What `submitUserMessage` did: queued the turn, or found one active (the message then has `liveMeta`). */
@@ -101,7 +108,11 @@ export abstract class ConversationRepository {
    * message at the next position, as `appendMessage` does, and queues `turn` unless the
    * conversation already has an active turn; then the message is stored with `liveMeta` and
    * `turn` is null. Concurrent submissions to one conversation queue exactly one turn. Null
-   * when the conversation does not exist.
+   * when the conversation does not exist (or is not in `inSpace`); 'first' (nothing written)
+   * for `unlessFirst` and a conversation without messages.
    */
-  abstract submitUserMessage(conversationId: string, submission: UserSubmission): Promise<SubmittedMessage | null>;
+  abstract submitUserMessage(
+    conversationId: string,
+    submission: UserSubmission,
+  ): Promise<SubmittedMessage | 'first' | null>;
 }

@@ -223,13 +223,14 @@ export class TypeormConversationRepository extends ConversationRepository {
     });
   }
 
-  async submitUserMessage(id: string, submission: UserSubmission): Promise<SubmittedMessage | null> {
+  async submitUserMessage(id: string, submission: UserSubmission): Promise<SubmittedMessage | 'first' | null> {
     const conversationId = conversationKey(id);
     if (conversationId === null) return null;
-    // One statement: the function (migration SubmitUserMessage1765300000000) locks, checks and inserts.
+    // One statement: the function (migrations SubmitUserMessage1765300000000 and
+    // SubmitUserMessageChecks1765400000000) locks, checks and inserts.
     const rows = (await this.ds.query(
       `SELECT "outcome", "message", "turn" FROM submit_user_message($1::text, $2::uuid, $3::text, $4::jsonb,
-         $5::jsonb, $6::uuid, $7::text, $8::text, $9::text, $10::jsonb)`,
+         $5::jsonb, $6::uuid, $7::text, $8::text, $9::text, $10::jsonb, $11::text, $12::boolean)`,
       [
         conversationId,
         submission.messageId,
@@ -241,9 +242,16 @@ export class TypeormConversationRepository extends ConversationRepository {
         submission.turn.conversationId,
         submission.turn.spaceId,
         storableJson(submission.turn.request),
+        submission.inSpace ?? null,
+        submission.unlessFirst === true,
       ],
-    )) as Array<{ outcome: 'queued' | 'active' | 'not-found'; message: MessageRow | null; turn: TurnRow | null }>;
+    )) as Array<{
+      outcome: 'queued' | 'active' | 'first' | 'not-found';
+      message: MessageRow | null;
+      turn: TurnRow | null;
+    }>;
     const row = rows[0]!;
+    if (row.outcome === 'first') return 'first';
     if (row.outcome === 'not-found' || !row.message) return null;
     const message = toMessage(row.message);
     return row.outcome === 'queued' && row.turn ? { message, turn: turnFromRow(row.turn) } : { message, turn: null };

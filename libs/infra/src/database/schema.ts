@@ -21,6 +21,7 @@ import { Triggers1765000000000 } from './migrations/1765000000000-triggers.js';
 import { AppConversations1765100000000 } from './migrations/1765100000000-app-conversations.js';
 import { TriggerOccurrences1765250000000 } from './migrations/1765250000000-trigger-occurrences.js';
 import { SubmitUserMessage1765300000000 } from './migrations/1765300000000-submit-user-message.js';
+import { SubmitUserMessageChecks1765400000000 } from './migrations/1765400000000-submit-user-message-checks.js';
 
 /** Every entity and migration, in order. Add new ones here. */
 export const ENTITIES = [
@@ -53,4 +54,5 @@ export const MIGRATIONS = [
   AppConversations1765100000000,
   TriggerOccurrences1765250000000,
   SubmitUserMessage1765300000000,
+  SubmitUserMessageChecks1765400000000,
 ];

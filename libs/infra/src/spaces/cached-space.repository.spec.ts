@@ -1,0 +1,125 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { NewSpace } from '#core/ports/space.repository.port.js';
+import type { Space } from '#core/spaces/space.js';
+import { FakeSpaceRepository } from '#testing/fake-spaces.js';
+import { CachedSpaceRepository } from './cached-space.repository.js';
+
+const space = (id: string, name = id): NewSpace => ({
+  id,
+  name,
+  icon: 'folder',
+  color: null,
+  path: `/spaces/${id}`,
+  isTemp: false,
+  preferences: {},
+});
+
+/** The fake, counting the reads that reach it; `hold` keeps the next read's answer back until released. */
+class CountingSpaces extends FakeSpaceRepository {
+  reads = 0;
+  private gate: { reached: () => void; wait: Promise<void> } | null = null;
+
+  hold(): { reached: Promise<void>; release: () => void } {
+    let release!: () => void;
+    let reached!: () => void;
+    const arrived = new Promise<void>((r) => (reached = r));
+    this.gate = { reached, wait: new Promise<void>((r) => (release = r)) };
+    return { reached: arrived, release };
+  }
+
+  override async findById(id: string): Promise<Space | null> {
+    this.reads++;
+    const answer = await super.findById(id);
+    const gate = this.gate;
+    this.gate = null;
+    if (gate) {
+      gate.reached();
+      await gate.wait;
+    }
+    return answer === null ? null : { ...answer };
+  }
+}
+
+describe('CachedSpaceRepository', () => {
+  it('answers a space it has read without reading it again, each caller with its own copy', async () => {
+    const stored = new CountingSpaces();
+    const cached = new CachedSpaceRepository(stored);
+    await cached.insert(space('a'));
+    stored.reads = 0;
+    const first = await cached.findById('a');
+    const second = await cached.findById('a');
+    assert.equal(stored.reads, 1);
+    assert.deepEqual(second, first);
+    first!.name = 'changed by a caller';
+    first!.preferences.memory = { enabled: false };
+    assert.equal((await cached.findById('a'))!.name, 'a');
+    assert.deepEqual((await cached.findById('a'))!.preferences, {});
+    assert.equal(stored.reads, 1);
+  });
+
+  it('does not keep a miss: a space created later is found', async () => {
+    const stored = new CountingSpaces();
+    const cached = new CachedSpaceRepository(stored);
+    assert.equal(await cached.findById('a'), null);
+    assert.equal(await cached.findById('a'), null);
+    assert.equal(stored.reads, 2);
+    await stored.insert(space('a')); // even one written behind its back
+    assert.equal((await cached.findById('a'))?.id, 'a');
+  });
+
+  it('reads again after each of its writes: update, remove, reorder, insert, insertIfMissing', async () => {
+    const stored = new CountingSpaces();
+    const cached = new CachedSpaceRepository(stored);
+    await cached.insert(space('a'));
+    await cached.insert(space('b'));
+    await cached.findById('a');
+
+    await cached.update('a', { name: 'renamed', preferences: { memory: { enabled: false } } });
+    assert.equal((await cached.findById('a'))!.name, 'renamed');
+    assert.deepEqual((await cached.findById('a'))!.preferences, { memory: { enabled: false } });
+
+    const reads = stored.reads;
+    await cached.reorder(['b', 'a']);
+    await cached.findById('a');
+    assert.equal(stored.reads, reads + 1);
+
+    await cached.insert(space('c'));
+    await cached.findById('a');
+    assert.equal(stored.reads, reads + 2);
+
+    await cached.insertIfMissing(space('d'));
+    await cached.findById('a');
+    assert.equal(stored.reads, reads + 3);
+
+    await cached.remove('a');
+    assert.equal(await cached.findById('a'), null);
+  });
+
+  it('never keeps what a read in flight during a write answered', async () => {
+    const stored = new CountingSpaces();
+    const cached = new CachedSpaceRepository(stored);
+    await cached.insert(space('a'));
+    const held = stored.hold();
+    const reading = cached.findById('a'); // reads the old name, then waits
+    await held.reached;
+    await cached.update('a', { name: 'renamed' });
+    held.release();
+    assert.equal((await reading)!.name, 'a'); // what the database said when it was asked
+    assert.equal((await cached.findById('a'))!.name, 'renamed');
+  });
+
+  it('forgets everything when a write fails, too', async () => {
+    const stored = new CountingSpaces();
+    stored.update = async () => {
+      throw new Error('database gone');
+    };
+    const cached = new CachedSpaceRepository(stored);
+    await cached.insert(space('a'));
+    await cached.findById('a');
+    const reads = stored.reads;
+    await assert.rejects(cached.update('a', { name: 'x' }), /database gone/);
+    await cached.findById('a');
+    assert.equal(stored.reads, reads + 1);
+  });
+});

@@ -1,0 +1,72 @@
+import { type NewSpace, SpaceRepository, type SpacePatch } from '#core/ports/space.repository.port.js';
+import type { Space } from '#core/spaces/space.js';
+
+/**
+ * A SpaceRepository that keeps the spaces it has read in memory, for a process that is the
+ * only writer of its database: embedded mode, where the data folder lock holds one server
+ * process (with DATABASE_URL several replicas may write, so the server does not use it).
+ * Every request that names a space (POST /api/agent/message first of all) then finds it
+ * without a round trip to the database.
+ *
+ * Every write goes through here and empties the cache, before it starts and once it is
+ * done. A read remembers its answer only if no write began or ended while it was in flight
+ * (a generation count), so an answer read before a write can never be kept after it. Each
+ * caller gets its own copy, so a caller that changes what it got changes nothing here.
+ */
+export class CachedSpaceRepository extends SpaceRepository {
+  /** Spaces found; a miss is not kept (any string can be asked for). */
+  private readonly byId = new Map<string, Space>();
+  /** Bumped at the start and the end of every write. */
+  private generation = 0;
+
+  constructor(private readonly inner: SpaceRepository) {
+    super();
+  }
+
+  listAll(): Promise<Space[]> {
+    return this.inner.listAll();
+  }
+
+  async findById(id: string): Promise<Space | null> {
+    const kept = this.byId.get(id);
+    if (kept) return structuredClone(kept);
+    const generation = this.generation;
+    const space = await this.inner.findById(id);
+    if (space && generation === this.generation) this.byId.set(id, structuredClone(space));
+    return space;
+  }
+
+  insert(space: NewSpace): Promise<Space> {
+    return this.writing(() => this.inner.insert(space));
+  }
+
+  insertIfMissing(space: NewSpace): Promise<void> {
+    return this.writing(() => this.inner.insertIfMissing(space));
+  }
+
+  update(id: string, patch: SpacePatch): Promise<Space | null> {
+    return this.writing(() => this.inner.update(id, patch));
+  }
+
+  remove(id: string): Promise<boolean> {
+    return this.writing(() => this.inner.remove(id));
+  }
+
+  reorder(ids: readonly string[]): Promise<void> {
+    return this.writing(() => this.inner.reorder(ids));
+  }
+
+  private async writing<T>(write: () => Promise<T>): Promise<T> {
+    this.invalidate();
+    try {
+      return await write();
+    } finally {
+      this.invalidate();
+    }
+  }
+
+  private invalidate(): void {
+    this.generation++;
+    this.byId.clear();
+  }
+}
