@@ -55,21 +55,23 @@ function snapshotFile(): string {
   return join(SNAPSHOT_DIR, `fresh-${hash.digest('hex').slice(0, 16)}.tar.gz`);
 }
 
-/**
- * Fills the empty folder `dbDir` with this code's snapshot (a new, migrated database) and
- * answers true; false when there is none (not built, or built for other migrations). Unpacked
- * here, natively: PGlite's own loader writes the files through its emulated file system, slower.
- */
-export function seedFromSnapshot(dbDir: string): boolean {
-  let file: string;
+/** This code's snapshot (a new, migrated database), or null when there is none (not built, or built for other migrations). */
+export function freshSnapshot(): string | null {
   try {
-    file = snapshotFile();
+    const file = snapshotFile();
+    return existsSync(file) ? file : null;
   } catch {
-    return false;
+    return null;
   }
-  if (!existsSync(file)) return false;
+}
+
+/**
+ * Fills the empty folder `dbDir` with a snapshot (a gzipped tar of a database folder).
+ * Unpacked here, natively: PGlite's own loader writes the files through its emulated file
+ * system, slower.
+ */
+export function unpackSnapshot(file: string, dbDir: string): void {
   unpackTar(gunzipSync(readFileSync(file)), dbDir);
-  return true;
 }
 
 const BLOCK = 64 * 1024;
