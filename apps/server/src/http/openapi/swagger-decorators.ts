@@ -36,7 +36,7 @@ const defined = (value: Record<string, unknown>): Record<string, unknown> =>
 const clone = (value: unknown): unknown =>
   Array.isArray(value) ? [...value] : typeof value === 'object' && value !== null ? { ...value } : value;
 
-/** `@ApiExtension` on an operation: `x-…` fields of it in the document (one set earlier wins). */
+/** `@ApiExtension` on an operation: `x-…` fields of it in the document (of two with one key, the one applied first wins). */
 export function ApiExtension(extensionKey: `x-${string}`, properties: unknown): MethodDecorator {
   return (_target, _key, descriptor) => {
     const on = descriptor.value as object;
