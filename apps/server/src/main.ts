@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import type { OpenAPIObject } from '@nestjs/swagger';
 import type { Response as ExpressResponse } from 'express';
 import type { AppConfig } from '#core/config/app-config.js';
 import { ConfigError, loadConfig, resolveAccessPassword } from '#infra/config/load-config.js';
@@ -79,7 +80,6 @@ async function bootstrap(): Promise<void> {
     TextParamPipe,
     httpMetrics,
     docsPage,
-    buildOpenApiDocument,
     createValidationPipe,
     TurnRunner,
     JobProcessors,
@@ -144,13 +144,19 @@ async function bootstrap(): Promise<void> {
   }
   if (config.role !== 'worker') app.use('/api/docs', docsPage());
   app.use('/api', authMiddleware(app.get(AccessService)));
+  // The OpenAPI document (what /api/openapi.json answers and the assistant listener reads its
+  // operations from): built once, after the server listens (it and its modules, @nestjs/swagger's
+  // scanner and class-validator-jsonschema, cost ~0.3 s), or sooner when something asks for it.
+  let openApi: Promise<{ doc: OpenAPIObject; json: string }> | null = null;
+  const openApiDocument = (): Promise<{ doc: OpenAPIObject; json: string }> =>
+    (openApi ??= import('./http/openapi/openapi-document.js').then(({ buildOpenApiDocument }) => {
+      const doc = buildOpenApiDocument(app, config.version);
+      return { doc, json: JSON.stringify(doc) };
+    }));
   if (config.role !== 'worker') {
-    // Built once, on first request: the routes are all registered by then.
-    let openApi: string | null = null;
-    app.use('/api/openapi.json', (req: { method: string }, res: ExpressResponse, next: () => void) => {
+    app.use('/api/openapi.json', (req: { method: string }, res: ExpressResponse, next: (err?: unknown) => void) => {
       if (req.method !== 'GET') return next();
-      openApi ??= JSON.stringify(buildOpenApiDocument(app, config.version));
-      res.status(200).type('application/json').send(openApi);
+      openApiDocument().then(({ json }) => res.status(200).type('application/json').send(json), next);
     });
   }
   if (config.role !== 'worker') app.useWebSocketAdapter(createFrameAdapter(app));
@@ -174,21 +180,17 @@ async function bootstrap(): Promise<void> {
   const assistantApi = app.get(AssistantApi);
   if (assistantApi instanceof LoopbackAssistantApi) {
     const host = ['0.0.0.0', '::', '', 'localhost'].includes(config.host) ? '127.0.0.1' : config.host;
-    assistantListener = await startAssistantListener({
-      doc: buildOpenApiDocument(app, config.version),
+    const listener = await startAssistantListener({
+      doc: () => openApiDocument().then(({ doc }) => doc),
       target: `http://${host.includes(':') ? `[${host}]` : host}:${port}${config.basePath}`,
       password: password.value,
     });
-    relayToken = assistantListener.token;
-    assistantApi.connect(
-      assistantListener.url,
-      assistantListener.token,
-      assistantListener.operations.map((o) => `${o.method} ${o.template}`),
+    assistantListener = listener;
+    relayToken = listener.token;
+    assistantApi.connect(listener.url, listener.token, () =>
+      listener.operations().then((ops) => ops.map((o) => `${o.method} ${o.template}`)),
     );
-    logger.info('assistant API listening', {
-      url: assistantListener.url,
-      operations: assistantListener.operations.length,
-    });
+    logger.info('assistant API listening', { url: listener.url });
   }
 
   await consuming;
@@ -201,6 +203,16 @@ async function bootstrap(): Promise<void> {
     basePath: config.basePath || undefined,
     version: config.version,
   });
+  // Now, while nothing waits for it, rather than in the first request or turn that needs it.
+  if (config.role !== 'worker' || assistantListener) {
+    setImmediate(() => {
+      openApiDocument().catch((err: unknown) => logger.error('OpenAPI document failed', { err: describeError(err) }));
+      assistantListener?.operations().then(
+        (operations) => logger.info('assistant API operations', { operations: operations.length }),
+        () => undefined,
+      );
+    });
+  }
 
   let stopping = false;
   const shutdown = async (signal: string): Promise<void> => {

@@ -21,7 +21,6 @@ export { requestLogging } from './http/common/request-logging.js';
 export { TextParamPipe } from './http/common/text-param.pipe.js';
 export { httpMetrics } from './http/metrics/http-metrics.js';
 export { docsPage } from './http/openapi/docs-page.js';
-export { buildOpenApiDocument } from './http/openapi/openapi-document.js';
 export { createValidationPipe } from './http/common/validation.js';
 export { TurnRunner } from '#core/agent/turn-runner.js';
 export { JobProcessors } from './jobs/job-processors.js';

@@ -54,7 +54,7 @@ export class ChatPlanBuilder extends TurnPlanBuilder {
     // Input that arrived before the turn started is already in the history.
     await io.takePendingInput();
     // The assistant operates the service only where its preference says so.
-    const serviceApi = assistantMayUseServiceApi(await this.models.configuration()) ? serviceApiTools(this.api) : [];
+    const serviceApi = assistantMayUseServiceApi(await this.models.configuration()) ? await serviceApiTools(this.api) : [];
     const tools = this.tools.builtins().with(...(await this.mcp.chatTools(space.id)), ...skills.tools, ...serviceApi);
     return {
       system: withSkills(

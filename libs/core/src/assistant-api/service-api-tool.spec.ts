@@ -10,7 +10,7 @@ class FakeApi extends AssistantApi {
     super();
   }
   available = () => this.up;
-  operations = () => ['GET /api/spaces'];
+  operations = async () => ['GET /api/spaces'];
   call = async (call: AssistantApiCall) => {
     this.calls.push(call);
     return { status: call.method === 'GET' ? 200 : 403, body: { success: call.method === 'GET' } };
@@ -33,9 +33,9 @@ describe('the ServiceApi tool', () => {
   });
 
   it('is offered only where the API is served; passes the call on and marks refusals as errors', async () => {
-    assert.deepEqual(serviceApiTools(new FakeApi(false)), []);
+    assert.deepEqual(await serviceApiTools(new FakeApi(false)), []);
     const api = new FakeApi(true);
-    const [tool] = serviceApiTools(api);
+    const [tool] = await serviceApiTools(api);
     assert.match(tool!.description, /- GET \/api\/spaces/);
     const ok = await tool!.run({ method: 'get', path: '/api/spaces', query: { a: 1 } }, ctx);
     assert.deepEqual(ok, { output: 'HTTP 200\n{"success":true}', isError: false });

@@ -32,9 +32,9 @@ export function appMayUseServiceApi(app: App): boolean {
 }
 
 /** The `ServiceApi` tool, or none when this process serves no assistant API. */
-export function serviceApiTools(api: AssistantApi): AgentTool[] {
+export async function serviceApiTools(api: AssistantApi): Promise<AgentTool[]> {
   if (!api.available()) return [];
-  const operations = api.operations();
+  const operations = await api.operations();
   return [
     {
       name: SERVICE_API_TOOL,

@@ -20,7 +20,10 @@ export interface AssistantApiAnswer {
 export abstract class AssistantApi {
   /** Whether this process serves one (a worker-only process does not). */
   abstract available(): boolean;
-  /** The operations it reaches, as `METHOD /api/path/{param}`. */
-  abstract operations(): string[];
+  /**
+   * The operations it reaches, as `METHOD /api/path/{param}` (read from the OpenAPI document,
+   * which is built once the server listens: this waits for it).
+   */
+  abstract operations(): Promise<string[]>;
   abstract call(call: AssistantApiCall, signal: AbortSignal): Promise<AssistantApiAnswer>;
 }

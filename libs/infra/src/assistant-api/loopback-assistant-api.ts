@@ -8,9 +8,10 @@ const CALL_TIMEOUT_MS = 60_000;
  * once the listener is up; until then (and in a worker-only process) it is not available.
  */
 export class LoopbackAssistantApi extends AssistantApi {
-  private target: { url: string; token: string; operations: string[] } | null = null;
+  private target: { url: string; token: string; operations: () => Promise<string[]> } | null = null;
 
-  connect(url: string, token: string, operations: string[]): void {
+  /** `operations`: read from the OpenAPI document, built on first use. */
+  connect(url: string, token: string, operations: () => Promise<string[]>): void {
     this.target = { url, token, operations };
   }
 
@@ -18,8 +19,8 @@ export class LoopbackAssistantApi extends AssistantApi {
     return this.target !== null;
   }
 
-  operations(): string[] {
-    return this.target?.operations ?? [];
+  operations(): Promise<string[]> {
+    return this.target?.operations() ?? Promise.resolve([]);
   }
 
   async call(call: AssistantApiCall, signal: AbortSignal): Promise<AssistantApiAnswer> {

@@ -1,6 +1,5 @@
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
 import { type BackupReport, Backups } from '#core/ports/backup.port.js';
 import type { EmbeddedPostgres } from '../database/embedded-postgres.js';
 
@@ -56,6 +55,8 @@ export async function restoreEmbeddedBackup(source: string, dataDir: string): Pr
   }
   mkdirSync(dataDir, { recursive: true });
   const dump = new Blob([readFileSync(join(source, DATABASE_DUMP))]);
+  // Loaded here, not with the server (whose database runs PGlite on a thread of its own).
+  const { PGlite } = await import('@electric-sql/pglite');
   const db = await PGlite.create(join(dataDir, 'db'), { loadDataDir: dump });
   await db.close();
   if (existsSync(join(source, FILES_FOLDER))) {

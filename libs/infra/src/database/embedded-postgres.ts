@@ -14,12 +14,13 @@ const STOP_TIMEOUT_MS = 5_000;
 
 export interface EmbeddedPostgresOptions {
   /**
-   * For a data folder without a database yet: fills the empty database folder with a prepared
-   * database (PGlite's initdb takes seconds) and answers whether it did. Runs on this thread
-   * while the database thread loads PGlite. A seeded folder that does not open is emptied and
+   * For a data folder without a database yet: a prepared database (a gzipped tar of a database
+   * folder, see fresh-database-snapshot.ts; PGlite's initdb takes seconds) to fill the empty
+   * database folder with. Unpacked on the database thread while PGlite's WASM compiles, not on
+   * this one. A seed that fails to unpack or does not open is removed and the folder
    * initialized as usual.
    */
-  seed?: (dbDir: string) => boolean;
+  seed?: string;
   /** Told when the database thread fails or ends after it opened (the server cannot go on without it). */
   onFailure?: (err: Error) => void;
 }
@@ -76,10 +77,7 @@ export class EmbeddedPostgres {
     const worker = new Worker(new URL('./embedded-postgres.worker.js', import.meta.url), { workerData: data });
     try {
       const opened = whenOpened(worker);
-      worker.postMessage({
-        type: 'open',
-        seeded: fresh && options.seed ? seedFolder(dbDir, options.seed) : false,
-      } satisfies ToWorker);
+      worker.postMessage({ type: 'open', seed: fresh ? (options.seed ?? null) : null } satisfies ToWorker);
       const thread = await opened;
       await cleanup;
       const url = `postgres://postgres@localhost/postgres?host=${encodeURIComponent(socketDir)}`;
@@ -138,17 +136,6 @@ export class EmbeddedPostgres {
     for (const pending of this.dumps.values()) pending.reject(err);
     this.dumps.clear();
     if (!this.stopping) this.onFailure(err);
-  }
-}
-
-/** Runs `seed`; a seed that fails leaves the folder empty for initdb. */
-function seedFolder(dbDir: string, seed: (dbDir: string) => boolean): boolean {
-  try {
-    return seed(dbDir);
-  } catch {
-    rmSync(dbDir, { recursive: true, force: true });
-    mkdirSync(dbDir, { recursive: true });
-    return false;
   }
 }
 

@@ -1,8 +1,9 @@
-import { rmSync, mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { isMainThread, parentPort, threadId, workerData } from 'node:worker_threads';
-import { PGlite } from '@electric-sql/pglite';
+import { PGlite, type PGliteOptions } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { describeError } from '../logging/describe-error.js';
+import { unpackSnapshot } from './fresh-database-snapshot.js';
 import { serializeProtocolExchanges } from './pglite-socket-serialization.js';
 
 /**
@@ -18,7 +19,7 @@ export interface EmbeddedWorkerData {
 }
 
 /** Main thread → worker. */
-export type ToWorker = { type: 'open'; seeded: boolean } | { type: 'dump'; id: number } | { type: 'stop' };
+export type ToWorker = { type: 'open'; seed: string | null } | { type: 'dump'; id: number } | { type: 'stop' };
 
 /** Worker → main thread. */
 export type FromWorker =
@@ -32,18 +33,27 @@ if (!port) throw new Error('embedded-postgres.worker runs only as a worker threa
 const { dbDir, socketPath, maxConnections } = workerData as EmbeddedWorkerData;
 const send = (message: FromWorker, transfer: ArrayBuffer[] = []): void => port.postMessage(message, transfer);
 
+type WasmModule = NonNullable<PGliteOptions['pgliteWasmModule']>;
+/** Node's global WebAssembly (this project's `lib` setting does not declare it). */
+const { WebAssembly: wasmApi } = globalThis as unknown as {
+  WebAssembly: { compile(bytes: Uint8Array): Promise<WasmModule> };
+};
+
 let db: PGlite | null = null;
 let server: PGLiteSocketServer | null = null;
 
 port.on('message', (message: ToWorker) => {
-  if (message.type === 'open') void open(message.seeded);
+  if (message.type === 'open') void open(message.seed);
   else if (message.type === 'dump') void dump(message.id);
   else if (message.type === 'stop') void stop();
 });
 
-async function open(seeded: boolean): Promise<void> {
+async function open(seed: string | null): Promise<void> {
   try {
-    db = await openDatabase(seeded);
+    // The WASM compiles on V8's own threads while the seed unpacks on this one.
+    const wasm = compilePglite();
+    const seeded = seed !== null && seedFolder(seed);
+    db = await openDatabase(seeded, await wasm);
     // BullMQ's Postgres backend pins search_path with a startup option the socket server
     // ignores; one shared session means setting it once here serves every client.
     await db.exec('CREATE SCHEMA IF NOT EXISTS bullmq; SET search_path TO public, bullmq');
@@ -59,17 +69,43 @@ async function open(seeded: boolean): Promise<void> {
   }
 }
 
-async function openDatabase(seeded: boolean): Promise<PGlite> {
+/** PGlite's WASM module, compiling (undefined when it cannot be read here: PGlite then loads it itself). */
+function compilePglite(): Promise<WasmModule | undefined> {
+  try {
+    // Read synchronously so the compile starts now, before the seed holds this thread.
+    const bytes = readFileSync(new URL('./pglite.wasm', import.meta.resolve('@electric-sql/pglite')));
+    return wasmApi.compile(bytes).catch(() => undefined);
+  } catch {
+    return Promise.resolve(undefined);
+  }
+}
+
+/** Unpacks the seed into the empty database folder; one that fails leaves the folder empty for initdb. */
+function seedFolder(seed: string): boolean {
+  try {
+    unpackSnapshot(seed, dbDir);
+    return true;
+  } catch {
+    emptyDbDir();
+    return false;
+  }
+}
+
+function emptyDbDir(): void {
+  rmSync(dbDir, { recursive: true, force: true });
+  mkdirSync(dbDir, { recursive: true });
+}
+
+async function openDatabase(seeded: boolean, pgliteWasmModule: WasmModule | undefined): Promise<PGlite> {
   if (seeded) {
     try {
-      return await PGlite.create(dbDir);
+      return await PGlite.create(dbDir, { pgliteWasmModule });
     } catch {
       // A seed this PGlite cannot open: start over with initdb.
-      rmSync(dbDir, { recursive: true, force: true });
-      mkdirSync(dbDir, { recursive: true });
+      emptyDbDir();
     }
   }
-  return PGlite.create(dbDir);
+  return PGlite.create(dbDir, { pgliteWasmModule });
 }
 
 /** A gzipped tar of the data folder, taken between queries of PGlite's single session. */

@@ -3,7 +3,7 @@ import { describeError } from '../logging/describe-error.js';
 import type { AppLogger } from '../logging/logger.js';
 import { DataFolderLock } from './data-folder-lock.js';
 import { EmbeddedPostgres } from './embedded-postgres.js';
-import { seedFromSnapshot } from './fresh-database-snapshot.js';
+import { freshSnapshot } from './fresh-database-snapshot.js';
 
 /** The embedded database being started, with the data folder lock taken before it. */
 export interface EmbeddedStart {
@@ -24,7 +24,7 @@ export function startEmbeddedDatabase(config: AppConfig, logger: AppLogger): Emb
   const lock = DataFolderLock.acquire(config.dataDir);
   const database = EmbeddedPostgres.start(config.dataDir, {
     // A new data folder starts from the migrated database built with the code.
-    seed: config.migrations === 'run' ? seedFromSnapshot : undefined,
+    seed: config.migrations === 'run' ? (freshSnapshot() ?? undefined) : undefined,
     onFailure: (err) => logger.error('embedded database failed', { err: describeError(err) }),
   });
   // Awaited by Infrastructure later; a failure meanwhile is no unhandled rejection.

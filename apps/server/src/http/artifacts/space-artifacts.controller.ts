@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { setTimeout } from 'node:timers/promises';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, Req, Res } from '@nestjs/common';
-import { ApiBody, ApiConsumes } from '@nestjs/swagger';
+import { ApiBody, ApiConsumes } from '../openapi/swagger-decorators.js';
 import type { Request, Response } from 'express';
 import type { ArtifactEntry, ArtifactTree, ChildEntry } from '#core/artifacts/artifact.js';
 import {

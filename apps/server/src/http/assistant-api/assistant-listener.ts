@@ -34,7 +34,8 @@ export interface AssistantOperation {
 export interface AssistantListener {
   url: string;
   token: string;
-  operations: AssistantOperation[];
+  /** Read from the OpenAPI document, built on first use (the server builds it once it listens). */
+  operations(): Promise<AssistantOperation[]>;
   close(): Promise<void>;
 }
 
@@ -62,13 +63,16 @@ export function assistantOperations(doc: OpenAPIObject): AssistantOperation[] {
  * without its token, 403 for an operation not open to the assistant.
  */
 export async function startAssistantListener(input: {
-  doc: OpenAPIObject;
+  /** The OpenAPI document (built on first call): the listener listens at once, and its calls wait for it. */
+  doc: () => Promise<OpenAPIObject>;
   /** Where the main API answers, e.g. `http://127.0.0.1:8080/svc` (base path included). */
   target: string;
   password: string;
 }): Promise<AssistantListener> {
   const token = randomBytes(32).toString('base64url');
-  const operations = assistantOperations(input.doc);
+  let known: Promise<AssistantOperation[]> | null = null;
+  // A document that fails answers the calls 502 (below).
+  const operations = (): Promise<AssistantOperation[]> => (known ??= input.doc().then(assistantOperations));
   const expected = Buffer.from(`Bearer ${token}`);
   const hide = [input.password, token];
   const server = http.createServer((req, res) => {
@@ -85,7 +89,7 @@ export async function startAssistantListener(input: {
     }
     const url = new URL(req.url ?? '/', 'http://assistant.local');
     const method = (req.method ?? 'GET').toUpperCase();
-    const open = operations.some((o) => o.method === method && o.pattern.test(url.pathname));
+    const open = (await operations()).some((o) => o.method === method && o.pattern.test(url.pathname));
     if (!open) {
       return send(res, 403, {
         success: false,

@@ -1,5 +1,5 @@
 import { applyDecorators } from '@nestjs/common';
-import { ApiExtension } from '@nestjs/swagger';
+import { ApiExtension } from '../openapi/swagger-decorators.js';
 
 /** The OpenAPI operation extension that marks an operation `Assistant`. */
 export const ASSISTANT_EXTENSION = 'x-svc-assistant';

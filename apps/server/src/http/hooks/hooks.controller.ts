@@ -1,5 +1,5 @@
 import { Controller, HttpCode, Param, Post, Req, Res } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiTags } from '../openapi/swagger-decorators.js';
 import express, { type Request, type Response } from 'express';
 import { ErrorTexts } from '#contracts/errors.js';
 import { TriggersService } from '#core/triggers/triggers.service.js';

@@ -1,4 +1,4 @@
-import { ApiExtension } from '@nestjs/swagger';
+import { ApiExtension } from './swagger-decorators.js';
 import type { Schema } from './schema.js';
 
 /** The operation extension the document builder reads (and removes). */

@@ -71,7 +71,7 @@ export class AppChatPlanBuilder extends TurnPlanBuilder implements OnModuleInit 
       .with(
         ...(await this.mcp.chatTools(space.id, app)),
         ...skills.tools,
-        ...(appMayUseServiceApi(app) ? serviceApiTools(this.api) : []),
+        ...(appMayUseServiceApi(app) ? await serviceApiTools(this.api) : []),
       );
     const recording = conversationRecording(this.conversations, turn);
     return {

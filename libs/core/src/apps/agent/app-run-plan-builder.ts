@@ -105,7 +105,7 @@ export class AppRunPlanBuilder extends TurnPlanBuilder implements OnModuleInit {
       }),
       ...mcpTools,
       ...skills.tools,
-      ...(appMayUseServiceApi(app) ? serviceApiTools(this.api) : []),
+      ...(appMayUseServiceApi(app) ? await serviceApiTools(this.api) : []),
     );
     const record = async (content: string, meta: Record<string, unknown>, thoughts: unknown) => {
       if (content === '' && (!Array.isArray(thoughts) || thoughts.length === 0)) return;
