@@ -3,7 +3,9 @@
  * Postgres at 127.0.0.1:5432 are used for the "redis" mode when they answer).
  *
  * Prints, side by side in one run:
- *  1. POST /api/agent/message → agent:turn-start latency, p50/p99, per mode;
+ *  1. POST /api/agent/message → agent:turn-start latency, p50/p99 of BENCH_TURNS (default 40)
+ *     turns in a row, per mode, after one turn in another conversation that warms the server's
+ *     code paths (that first turn after start is printed on its own);
  *  2. for each socket count of BENCH_SOCKETS (default "10,100"), a reply relayed to that many
  *     subscribed sockets: delta throughput (a burst of at least BENCH_BURST_DELIVERIES chunk
  *     deliveries, default 200,000, i.e. 20,000 chunks to 10 sockets, the model writing as fast
@@ -221,6 +223,8 @@ interface Relay {
 
 interface ModeResult {
   mode: string;
+  /** POST → agent:turn-start of the server's first turn after start (not in `turnStart`). */
+  firstTurn: number;
   turnStart: number[];
   /** POST /api/agent/message → its answer (after the turn's job is queued). */
   answered: number[];
@@ -254,7 +258,8 @@ async function measureServer(label: string, server: TestServer, trace: string): 
   await (await fetch(`${server.url}/api/system/version`, { headers: auth })).arrayBuffer();
   note(`${label}: the connection opened by GET /api/system/version in ${ms(now() - opening)}`);
   const answered: number[] = [];
-  for (let i = 0; i < TURNS; i++) {
+  /** One turn: POST → its agent:turn-start, and POST → the POST's answer. */
+  const timedTurn = async (conversationId: string, message: string): Promise<[number, number]> => {
     // The moment the event arrives, whether or not the POST has answered yet (it answers once
     // the turn's job is queued too); over one keep-alive connection, as a client would send.
     const arrived = ws.event('agent:turn-start', 10_000).then(() => now());
@@ -262,13 +267,26 @@ async function measureServer(label: string, server: TestServer, trace: string): 
     const res = await fetch(`${server.url}/api/agent/message`, {
       method: 'POST',
       headers: { ...auth, 'content-type': 'application/json' },
-      body: JSON.stringify({ spaceId: space.id, conversationId: conv, message: `m${i}` }),
+      body: JSON.stringify({ spaceId: space.id, conversationId, message }),
     });
     await res.arrayBuffer();
-    answered.push(now() - started);
+    const answer = now() - started;
     if (res.status !== 200) throw new Error(`POST /api/agent/message answered ${res.status}`);
-    turnStart.push((await arrived) - started);
+    const start = (await arrived) - started;
     await ws.event('agent:complete', 30_000);
+    return [start, answer];
+  };
+  // The server's first turn after start runs its code paths cold (24-76 ms where warm turns
+  // take 4-15): it is timed and printed on its own, in a conversation of its own, and the
+  // series below measures the server as it serves turns.
+  const warmUp = await newConversation();
+  ws.send({ type: 'subscribe', payload: { conversationId: warmUp } });
+  await ws.roundTrip();
+  const [firstTurn] = await timedTurn(warmUp, 'warm-up');
+  for (let i = 0; i < TURNS; i++) {
+    const [start, answer] = await timedTurn(conv, `m${i}`);
+    turnStart.push(start);
+    answered.push(answer);
   }
   ws.close();
   if (process.env.BENCH_TURN_DETAIL)
@@ -311,7 +329,7 @@ async function measureServer(label: string, server: TestServer, trace: string): 
   const stamps = existsSync(trace) ? (JSON.parse(readFileSync(trace, 'utf8')) as Record<string, number[]>) : {};
   const stages = new Map(relays.map((r) => [r.sockets, stageFigures(stamps, r.conversationId, r.meters)]));
   for (const r of relays) r.meters = [];
-  return { mode: label, turnStart, answered, relays, concurrent, stages };
+  return { mode: label, firstTurn, turnStart, answered, relays, concurrent, stages };
 }
 
 /** Opens N sockets signed in and subscribed to one conversation; `onFrame` sees every frame. */
@@ -665,7 +683,8 @@ async function runOnce(
   for (const r of results)
     out(
       `  ${r.mode.padEnd(9)} p50 ${ms(pct(r.turnStart, 50))}   p99 ${ms(pct(r.turnStart, 99))}` +
-        `   (the POST's own answer: p50 ${ms(pct(r.answered, 50))}, p99 ${ms(pct(r.answered, 99))})`,
+        `   (the POST's own answer: p50 ${ms(pct(r.answered, 50))}, p99 ${ms(pct(r.answered, 99))};` +
+        ` the server's first turn after start, not in these: ${ms(r.firstTurn)})`,
     );
 
   for (const sockets of SOCKET_COUNTS) {
@@ -750,6 +769,13 @@ async function main(): Promise<void> {
       'ms',
       embedded ? '≤ 20 ms' : '(none)',
       (m) => !embedded || m <= 20,
+    );
+    line(
+      `${mode}: first turn after start, POST → turn-start`,
+      per.map((r) => r.firstTurn),
+      'ms',
+      '(none)',
+      () => true,
     );
     for (const sockets of SOCKET_COUNTS) {
       const svc = runs.map(

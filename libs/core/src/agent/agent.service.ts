@@ -106,7 +106,8 @@ export class AgentService {
    * turn for its next step. `meta` goes with a message that starts a turn; `request` is kept
    * on the turn for its plan builder. With `inSpace`, a conversation of another space is not
    * found. `firstMeta`, when given, is added to `meta` if the conversation has no message yet
-   * (found by the write, which then writes nothing and is made again with it).
+   * (found by the write, which then writes nothing and is made again with it); it is called
+   * before that write and must not reject.
    *
    * The message and its queued turn are written in one transaction and one round trip
    * (ConversationRepository.submitUserMessage), so `agent:turn-start` follows the request
@@ -136,8 +137,12 @@ export class AgentService {
         ...(submission.inSpace ? { inSpace: space.id } : {}),
         unlessFirst,
       });
-    let submitted = await write(submission.meta, firstMeta !== undefined);
-    if (submitted === 'first') submitted = await write({ ...submission.meta, ...(await firstMeta!()) }, false);
+    // What a first message adds is read alongside the write that finds out whether it is the
+    // first (a conversation's first turn would otherwise wait for the read between two writes);
+    // for any later message the read's answer goes unused.
+    const firstMetaRead = firstMeta?.();
+    let submitted = await write(submission.meta, firstMetaRead !== undefined);
+    if (submitted === 'first') submitted = await write({ ...submission.meta, ...(await firstMetaRead!) }, false);
     if (submitted === 'first') throw new Error('submit_user_message answered "first" unasked');
     if (submitted.turn) {
       await this.announceTurn(submitted.turn);
