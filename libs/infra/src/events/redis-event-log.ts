@@ -144,13 +144,14 @@ export class RedisEventLog extends EventLog {
   private async appendBatch(conversationId: string, events: Outgoing[], busChannel: string): Promise<LoggedEvent[]> {
     const [seqKey, listKey] = this.keys(conversationId);
     const args = [seqKey, listKey, String(this.capacity), String(RETAIN_MS), busChannel];
-    for (const event of events) args.push(JSON.stringify(event.channel), event.json);
+    for (const event of events) args.push(channelJson(event.channel), event.json);
     const first = Number(await this.evalCached(args));
-    return events.map((event, i) => ({
-      seq: first + i,
-      channel: event.channel,
-      data: { ...event.rest, seq: first + i },
-    }));
+    // `rest` is this batch's own copy of the caller's data (see appendAndPublish): it takes
+    // its seq in place rather than being copied once more per event.
+    return events.map((event, i) => {
+      event.rest.seq = first + i;
+      return { seq: first + i, channel: event.channel, data: event.rest };
+    });
   }
 
   /** EVALSHA (the script is not resent each call); EVAL once where Redis does not hold it yet. */
@@ -167,6 +168,17 @@ export class RedisEventLog extends EventLog {
     const base = `${this.prefix}:events:log:${conversationId}`;
     return [`${base}:seq`, `${base}:list`];
   }
+}
+
+/** A few dozen channel names, each JSON-encoded once (a stream repeats one per event). */
+const channelJsons = new Map<string, string>();
+function channelJson(channel: string): string {
+  let json = channelJsons.get(channel);
+  if (json === undefined) {
+    json = JSON.stringify(channel);
+    if (channelJsons.size < 1000) channelJsons.set(channel, json);
+  }
+  return json;
 }
 
 function parseEntry(raw: string): LoggedEvent {
