@@ -26,10 +26,7 @@ export abstract class EventBus {
     data: Record<string, unknown>,
   ): Promise<LoggedEvent> {
     const logged = await log.append(conversationId, channel, data);
-    if (relayTrace.enabled) {
-      relayTrace.mark(conversationId, logged.seq, 'appended');
-      relayTrace.mark(conversationId, logged.seq, 'published');
-    }
+    relayTrace.markLogged(conversationId, logged.seq);
     await this.publish(channel, logged.data);
     return logged;
   }

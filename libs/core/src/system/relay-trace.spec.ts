@@ -25,6 +25,17 @@ describe('RelayTrace', () => {
     assert.equal(Object.keys(dump).length, 2);
   });
 
+  it('stamps appended and published together for an event kept and published in one step', () => {
+    const trace = new RelayTrace();
+    trace.markLogged('c', 1);
+    assert.deepEqual(trace.dump(), {});
+    trace.enabled = true;
+    trace.markLogged('c', 2);
+    const row = trace.dump()['c:2']!;
+    assert.equal(typeof row[1], 'number');
+    assert.equal(row[1], row[2]);
+  });
+
   it('grows past its first buffer without losing stamps', () => {
     const trace = new RelayTrace();
     trace.enabled = true;

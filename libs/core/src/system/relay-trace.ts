@@ -52,6 +52,17 @@ export class RelayTrace {
     this.length = i + 4;
   }
 
+  /**
+   * The `appended` and `published` stamps of an event its bus kept and published in one step
+   * (every bus adapter's `publishLogged`): the same moment for both.
+   */
+  markLogged(conversationId: string, seq: number): void {
+    if (!this.enabled) return;
+    const at = preciseNow();
+    this.mark(conversationId, seq, 'appended', at);
+    this.mark(conversationId, seq, 'published', at);
+  }
+
   /** `{ "<conversationId>:<seq>": [built, appended, published, gateway, written] }`. */
   dump(): Record<string, number[]> {
     const rows: Record<string, number[]> = {};

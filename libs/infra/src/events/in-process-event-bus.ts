@@ -30,10 +30,7 @@ export class InProcessEventBus extends EventBus {
   ): Promise<LoggedEvent> {
     const logged = log.appendNow(conversationId, channel, data);
     if (logged === null) return super.publishLogged(log, conversationId, channel, data);
-    if (relayTrace.enabled) {
-      relayTrace.mark(conversationId, logged.seq, 'appended');
-      relayTrace.mark(conversationId, logged.seq, 'published');
-    }
+    relayTrace.markLogged(conversationId, logged.seq);
     this.deliver(channel, logged.data);
     return Promise.resolve(logged);
   }

@@ -60,10 +60,7 @@ export class RedisEventBus extends EventBus {
   ): Promise<LoggedEvent> {
     if (!(log instanceof RedisEventLog)) return super.publishLogged(log, conversationId, channel, data);
     const logged = await log.appendAndPublish(conversationId, channel, data, this.channel);
-    if (relayTrace.enabled) {
-      relayTrace.mark(conversationId, logged.seq, 'appended');
-      relayTrace.mark(conversationId, logged.seq, 'published');
-    }
+    relayTrace.markLogged(conversationId, logged.seq);
     return logged;
   }
 
