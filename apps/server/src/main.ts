@@ -74,8 +74,9 @@ async function bootstrap(): Promise<void> {
     HttpExceptionFilter,
     corsHeaders,
     jsonBody,
-    JsonReplyAdapter,
+    ServerHttpAdapter,
     inOneLayer,
+    underPath,
     requestLogging,
     TextParamPipe,
     httpMetrics,
@@ -112,7 +113,7 @@ async function bootstrap(): Promise<void> {
   const infra = await Infrastructure.start(config, logger, embedded);
   const app = await NestFactory.create<NestExpressApplication>(
     AppModule.forConfig(config, infra, password.value, logger),
-    new JsonReplyAdapter(),
+    new ServerHttpAdapter(),
     { logger, bodyParser: false, abortOnError: false },
   );
   const server = app.getHttpServer() as Server;
@@ -143,7 +144,6 @@ async function bootstrap(): Promise<void> {
     );
   }
   if (config.role !== 'worker') app.use('/api/docs', docsPage());
-  app.use('/api', authMiddleware(app.get(AccessService)));
   // The OpenAPI document (what /api/openapi.json answers and the assistant listener reads its
   // operations from): built once, after the server listens (it and its modules, @nestjs/swagger's
   // scanner and class-validator-jsonschema, cost ~0.3 s), or sooner when something asks for it.
@@ -153,12 +153,17 @@ async function bootstrap(): Promise<void> {
       const doc = buildOpenApiDocument(app, config.version);
       return { doc, json: JSON.stringify(doc) };
     }));
-  if (config.role !== 'worker') {
-    app.use('/api/openapi.json', (req: { method: string }, res: ExpressResponse, next: (err?: unknown) => void) => {
-      if (req.method !== 'GET') return next();
-      openApiDocument().then(({ json }) => res.status(200).type('application/json').send(json), next);
-    });
-  }
+  // Every /api request's token check, then the OpenAPI document: one router layer (see underPath).
+  const openApiJson = (req: { method: string }, res: ExpressResponse, next: (err?: unknown) => void): void => {
+    if (req.method !== 'GET') return next();
+    openApiDocument().then(({ json }) => res.status(200).type('application/json').send(json), next);
+  };
+  app.use(
+    inOneLayer(
+      underPath('/api', authMiddleware(app.get(AccessService))),
+      ...(config.role !== 'worker' ? [underPath('/api/openapi.json', openApiJson)] : []),
+    ),
+  );
   if (config.role !== 'worker') app.useWebSocketAdapter(createFrameAdapter(app));
   app.useGlobalFilters(new HttpExceptionFilter(logger, config.basePath));
   app.useGlobalPipes(new TextParamPipe(), createValidationPipe());

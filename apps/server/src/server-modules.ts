@@ -15,8 +15,8 @@ export { installBasePath, warnOnUnknownPrefix } from './http/common/base-path.js
 export { HttpExceptionFilter } from './http/common/exception.filter.js';
 export { corsHeaders } from './http/common/cors.js';
 export { jsonBody } from './http/common/json-body.js';
-export { JsonReplyAdapter } from './http/common/json-reply-adapter.js';
-export { inOneLayer } from './http/common/one-layer.js';
+export { ServerHttpAdapter } from './http/common/server-http-adapter.js';
+export { inOneLayer, underPath } from './http/common/one-layer.js';
 export { requestLogging } from './http/common/request-logging.js';
 export { TextParamPipe } from './http/common/text-param.pipe.js';
 export { httpMetrics } from './http/metrics/http-metrics.js';

@@ -22,3 +22,23 @@ export function inOneLayer(...handlers: RequestHandler[]): RequestHandler {
     step();
   };
 }
+
+/**
+ * `handler` for the requests whose path is `prefix` or below it (`/api` takes `/api`, `/API/`,
+ * `/api/x`, not `/apix`), as `app.use(prefix, handler)` would choose them, for use inside
+ * `inOneLayer`; others go straight on. Unlike a mounted middleware it sees the whole path
+ * (`req.url` is not rewritten and `req.baseUrl` stays empty: no rewrite, restore and second URL
+ * parse per request).
+ */
+export function underPath(prefix: string, handler: RequestHandler): RequestHandler {
+  const lower = prefix.toLowerCase();
+  return (req: Request, res: Response, next: NextFunction): void => {
+    const path = req.path;
+    const below =
+      path.length >= lower.length &&
+      (path.length === lower.length || path[lower.length] === '/') &&
+      path.slice(0, lower.length).toLowerCase() === lower;
+    if (!below) return next();
+    void handler(req, res, next);
+  };
+}

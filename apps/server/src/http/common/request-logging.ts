@@ -23,9 +23,9 @@ export function requestLogging(logger: AppLogger, proxy: ProxyTrust) {
     req.id = id;
     res.setHeader('X-Request-Id', id);
     const started = Date.now();
-    const done = (): void => {
-      res.removeListener('close', done);
-      res.removeListener('finish', done);
+    // 'close' comes once for every answer: after 'finish' when it was sent, alone when the
+    // connection went first (one listener, nothing to remove).
+    res.once('close', (): void => {
       const failed = res.statusCode >= 500;
       const level = failed ? 'error' : 'debug';
       if (!pino.isLevelEnabled(level)) return;
@@ -37,9 +37,7 @@ export function requestLogging(logger: AppLogger, proxy: ProxyTrust) {
       };
       if (failed) fields.err = new Error(`failed with status code ${res.statusCode}`);
       pino[level](fields, `${req.method} ${path} ${res.statusCode}`);
-    };
-    res.on('close', done);
-    res.on('finish', done);
+    });
     next();
   };
 }

@@ -2,6 +2,7 @@ import { Body, Controller, Get, HttpCode, Post } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { IsInt, IsObject, IsOptional, IsString, Max, Min, MinLength } from 'class-validator';
 import { EventBus } from '#core/ports/event-bus.port.js';
+import { ServerHttpAdapter } from '../common/server-http-adapter.js';
 import { ApiData } from '../openapi/api-data.js';
 import { NULL_DATA } from '../openapi/response-schemas.js';
 import { arr, str } from '../openapi/schema.js';
@@ -37,14 +38,17 @@ export class TestHooksController {
   @Get('routes')
   @ApiData(arr(str('METHOD /path')))
   routes(): { success: true; data: string[] } {
+    const http = this.adapter.httpAdapter;
+    // The controllers' routes live in the adapter's route table; any other route in Express's router.
     type Layer = { route?: { path: unknown; methods: Record<string, boolean> } };
-    const app = this.adapter.httpAdapter.getInstance() as { router: { stack: Layer[] } };
+    const app = http.getInstance() as { router: { stack: Layer[] } };
     const routes = app.router.stack.flatMap((layer) =>
       layer.route && typeof layer.route.path === 'string'
         ? Object.keys(layer.route.methods).map((m) => `${m.toUpperCase()} ${layer.route!.path as string}`)
         : [],
     );
-    return { success: true, data: routes };
+    const table = http instanceof ServerHttpAdapter ? http.routeTable.list() : [];
+    return { success: true, data: [...table, ...routes] };
   }
 
   @Post('events')
