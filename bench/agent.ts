@@ -53,7 +53,8 @@ const CHUNKS = Number(process.env.BENCH_CHUNKS ?? 5000);
  */
 const BURST_DELIVERIES = Number(process.env.BENCH_BURST_DELIVERIES ?? 200_000);
 const burstChunks = (sockets: number): number => Math.max(CHUNKS, Math.ceil(BURST_DELIVERIES / sockets));
-const SOCKET_COUNTS = (process.env.BENCH_SOCKETS ?? '10,100').split(',').map(Number);
+/** Empty (`BENCH_SOCKETS=`): no relay section, e.g. to measure turn-start on its own. */
+const SOCKET_COUNTS = (process.env.BENCH_SOCKETS ?? '10,100').split(',').filter(Boolean).map(Number);
 /** Chunks per second the model writes: a steady producer, so latency measures the relay, not a backlog. */
 const RATE = Number(process.env.BENCH_RATE ?? 1000);
 const CONCURRENT = Number(process.env.BENCH_CONCURRENT ?? 200);

@@ -903,6 +903,24 @@ describe(`ConversationsService on the real repository: the agent engine's operat
     assert.equal(second.turn, null);
   });
 
+  it('submitUserMessage adds firstMeta to a first message only (the meta or the live meta)', async () => {
+    const { id } = await service.create(spaceId, {});
+    const first = await service.submitUserMessage(id, {
+      ...submission(id, 'first'),
+      meta: { mine: 1 },
+      firstMeta: { snapshot: 'kept' },
+    });
+    assert.ok(first.turn);
+    assert.deepEqual(first.message.meta, { mine: 1, snapshot: 'kept' });
+    const live = await service.submitUserMessage(id, {
+      ...submission(id, 'live'),
+      liveMeta: { live: true },
+      firstMeta: { snapshot: 'not kept' },
+    });
+    assert.equal(live.turn, null);
+    assert.deepEqual(live.message.meta, { live: true });
+  });
+
   it('20 concurrent submissions (with 10 plain appends): one turn queued, the rest live input, positions 0..29', async () => {
     const { id } = await service.create(spaceId, {});
     const submissions = Array.from({ length: 20 }, (_, i) => submission(id, `s${i}`));

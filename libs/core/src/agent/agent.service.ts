@@ -105,9 +105,11 @@ export class AgentService {
    * (answering at once), or, while the conversation is generating, hands it to the running
    * turn for its next step. `meta` goes with a message that starts a turn; `request` is kept
    * on the turn for its plan builder. With `inSpace`, a conversation of another space is not
-   * found. `firstMeta`, when given, is added to `meta` if the conversation has no message yet
-   * (found by the write, which then writes nothing and is made again with it); it is called
-   * before that write and must not reject.
+   * found. `firstMeta`, when given, is added to `meta` if the conversation has no message yet;
+   * it must not reject. For a conversation this process just created it is awaited and goes
+   * with the write (which adds it only to a first message); otherwise it is read alongside a
+   * write that finds out whether the message is the first (writing nothing then), and the
+   * write is made again with it.
    *
    * The message and its queued turn are written in one transaction and one round trip
    * (ConversationRepository.submitUserMessage), so `agent:turn-start` follows the request
@@ -127,7 +129,7 @@ export class AgentService {
     const { kind, space, conversationId, message, images, firstMeta } = submission;
     const messageId = randomUUID();
     const request = { ...submission.request, messageId };
-    const write = (meta: Record<string, unknown>, unlessFirst: boolean) =>
+    const write = (meta: Record<string, unknown>, unlessFirst: boolean, ifFirst?: Record<string, unknown>) =>
       this.conversations.submitUserMessage(conversationId, {
         messageId,
         content: message,
@@ -136,13 +138,20 @@ export class AgentService {
         turn: { id: randomUUID(), kind, spaceId: space.id, conversationId, request },
         ...(submission.inSpace ? { inSpace: space.id } : {}),
         unlessFirst,
+        ...(ifFirst ? { firstMeta: ifFirst } : {}),
       });
-    // What a first message adds is read alongside the write that finds out whether it is the
-    // first (a conversation's first turn would otherwise wait for the read between two writes);
-    // for any later message the read's answer goes unused.
-    const firstMetaRead = firstMeta?.();
-    let submitted = await write(submission.meta, firstMetaRead !== undefined);
-    if (submitted === 'first') submitted = await write({ ...submission.meta, ...(await firstMetaRead!) }, false);
+    let submitted: Awaited<ReturnType<typeof write>>;
+    if (this.conversations.takeFreshHint(conversationId) && firstMeta) {
+      // Just created here: most likely the first message, one write with what a first one carries.
+      submitted = await write(submission.meta, false, await firstMeta());
+    } else {
+      // What a first message adds is read alongside the write that finds out whether it is the
+      // first (a conversation's first turn would otherwise wait for the read between two
+      // writes); for any later message the read's answer goes unused.
+      const firstMetaRead = firstMeta?.();
+      submitted = await write(submission.meta, firstMetaRead !== undefined);
+      if (submitted === 'first') submitted = await write({ ...submission.meta, ...(await firstMetaRead!) }, false);
+    }
     if (submitted === 'first') throw new Error('submit_user_message answered "first" unasked');
     if (submitted.turn) {
       await this.announceTurn(submitted.turn);

@@ -34,6 +34,9 @@ import {
 } from './conversation-rules.js';
 
 /** Texts the specification fixes, and the ones this service adds. */
+/** Conversations remembered as just created (the oldest are forgotten first). */
+const FRESH_HINTS_MAX = 1000;
+
 export const ConversationErrors = {
   notFound: 'Conversation not found',
   spaceNotFound: 'Space not found',
@@ -75,6 +78,13 @@ export interface UpdateLastMessageInput {
  */
 @Injectable()
 export class ConversationsService implements ConversationCleanup {
+  /**
+   * Conversations this process created and no message has been submitted to here yet: a hint,
+   * never a record (a restart or another replica forgets it, and the write stays exact either
+   * way), that lets a first message carry what only a first message carries in its one write.
+   */
+  private readonly fresh = new Set<string>();
+
   constructor(
     private readonly conversations: ConversationRepository,
     private readonly spaces: SpaceRepository,
@@ -87,7 +97,20 @@ export class ConversationsService implements ConversationCleanup {
     await this.requireSpace(spaceId);
     // A request never makes a digital human's thread.
     const { title, reasoningEffort, ephemeral } = input;
-    return this.conversations.create(newConversation(spaceId, randomUUID(), { title, reasoningEffort, ephemeral }));
+    const created = await this.conversations.create(
+      newConversation(spaceId, randomUUID(), { title, reasoningEffort, ephemeral }),
+    );
+    if (this.fresh.size >= FRESH_HINTS_MAX) this.fresh.delete(this.fresh.values().next().value!);
+    this.fresh.add(created.id);
+    return created;
+  }
+
+  /**
+   * Whether the conversation was created here and nothing was submitted to it here since
+   * (probably empty then); asking forgets it.
+   */
+  takeFreshHint(conversationId: string): boolean {
+    return this.fresh.delete(conversationId);
   }
 
   /**
@@ -234,6 +257,7 @@ export class ConversationsService implements ConversationCleanup {
       content: parseContent(submission.content),
       meta: normalizeMeta(submission.meta),
       liveMeta: normalizeMeta(submission.liveMeta),
+      ...(submission.firstMeta ? { firstMeta: normalizeMeta(submission.firstMeta) } : {}),
     });
     if (!submitted) throw DomainError.notFound(ConversationErrors.notFound);
     return submitted;

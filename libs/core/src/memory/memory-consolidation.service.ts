@@ -155,13 +155,17 @@ export class MemoryConsolidationService {
       const preferences = this.spaces.preferencesOf(space).memory;
       if (!preferences.enabled || !preferences.autoConsolidate) return null;
       const store = this.store(space);
-      const [sizes, state] = await Promise.all([store.sizes(), store.readState()]);
+      // The state file is read only for memory grown past the cadence's threshold: below it
+      // (after most turns) the check is the sizes alone, fewer file operations in the moments
+      // after a turn, when the next message's request is served.
+      const sizes = await store.sizes();
+      const bySize = { preferences, ...sizes, lastConsolidatedAt: null, lastAttempt: null, now: this.clock.now() };
+      if (!autoConsolidationDecision(bySize).consolidate) return null;
+      const state = await store.readState();
       const decision = autoConsolidationDecision({
-        preferences,
-        ...sizes,
+        ...bySize,
         lastConsolidatedAt: typeof state.lastConsolidatedAt === 'string' ? state.lastConsolidatedAt : null,
         lastAttempt: state.lastAttempt ?? null,
-        now: this.clock.now(),
       });
       if (!decision.consolidate) return null;
       return await this.start(space.id, 'auto');

@@ -28,6 +28,8 @@ export interface UserSubmission {
    * 'first': the caller adds what a first message carries and submits again without it.
    */
   unlessFirst?: boolean;
+  /** Added to the message's meta (either one) when the conversation has no message yet. */
+  firstMeta?: MessageMeta;
 }
 
 /** What `submitUserMessage` did: queued the turn, or found one active (the message then has `liveMeta`). */
@@ -109,7 +111,8 @@ export abstract class ConversationRepository {
    * conversation already has an active turn; then the message is stored with `liveMeta` and
    * `turn` is null. Concurrent submissions to one conversation queue exactly one turn. Null
    * when the conversation does not exist (or is not in `inSpace`); 'first' (nothing written)
-   * for `unlessFirst` and a conversation without messages.
+   * for `unlessFirst` and a conversation without messages. `firstMeta` goes with a first
+   * message only.
    */
   abstract submitUserMessage(
     conversationId: string,

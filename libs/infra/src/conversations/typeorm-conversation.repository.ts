@@ -226,11 +226,12 @@ export class TypeormConversationRepository extends ConversationRepository {
   async submitUserMessage(id: string, submission: UserSubmission): Promise<SubmittedMessage | 'first' | null> {
     const conversationId = conversationKey(id);
     if (conversationId === null) return null;
-    // One statement: the function (migrations SubmitUserMessage1765300000000 and
-    // SubmitUserMessageChecks1765400000000) locks, checks and inserts.
+    // One statement: the function (migrations SubmitUserMessage1765300000000,
+    // SubmitUserMessageChecks1765400000000 and SubmitUserMessageFirstMeta1765500000000) locks,
+    // checks and inserts.
     const rows = (await this.ds.query(
       `SELECT "outcome", "message", "turn" FROM submit_user_message($1::text, $2::uuid, $3::text, $4::jsonb,
-         $5::jsonb, $6::uuid, $7::text, $8::text, $9::text, $10::jsonb, $11::text, $12::boolean)`,
+         $5::jsonb, $6::uuid, $7::text, $8::text, $9::text, $10::jsonb, $11::text, $12::boolean, $13::jsonb)`,
       [
         conversationId,
         submission.messageId,
@@ -244,6 +245,7 @@ export class TypeormConversationRepository extends ConversationRepository {
         storableJson(submission.turn.request),
         submission.inSpace ?? null,
         submission.unlessFirst === true,
+        submission.firstMeta ? storableJson(submission.firstMeta) : null,
       ],
     )) as Array<{
       outcome: 'queued' | 'active' | 'first' | 'not-found';

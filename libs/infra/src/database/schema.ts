@@ -22,6 +22,7 @@ import { AppConversations1765100000000 } from './migrations/1765100000000-app-co
 import { TriggerOccurrences1765250000000 } from './migrations/1765250000000-trigger-occurrences.js';
 import { SubmitUserMessage1765300000000 } from './migrations/1765300000000-submit-user-message.js';
 import { SubmitUserMessageChecks1765400000000 } from './migrations/1765400000000-submit-user-message-checks.js';
+import { SubmitUserMessageFirstMeta1765500000000 } from './migrations/1765500000000-submit-user-message-first-meta.js';
 
 /** Every entity and migration, in order. Add new ones here. */
 export const ENTITIES = [
@@ -55,4 +56,5 @@ export const MIGRATIONS = [
   TriggerOccurrences1765250000000,
   SubmitUserMessage1765300000000,
   SubmitUserMessageChecks1765400000000,
+  SubmitUserMessageFirstMeta1765500000000,
 ];

@@ -78,8 +78,9 @@ export async function guardPath(request: PathRequest): Promise<GuardedPath> {
   try {
     realRoots = await Promise.all(roots.map((r) => canonicalPath(r)));
     if (findRoot([...roots, ...realRoots], lexical, true) === null) deny();
-    real = await canonicalPath(lexical);
-    realParent = await canonicalPath(dirname(lexical));
+    // Independent walks (the entry and its folder), side by side: a path that does not exist
+    // yet takes a file operation per missing level in each.
+    [real, realParent] = await Promise.all([canonicalPath(lexical), canonicalPath(dirname(lexical))]);
   } catch (err) {
     if (err instanceof DomainError) throw err;
     // ELOOP, EACCES and the like: the guard cannot vouch for the path.
