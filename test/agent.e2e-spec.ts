@@ -541,6 +541,24 @@ for (const provider of ['anthropic', 'openai'] as const) {
         assert.equal(kept.length, 2);
         assert.match(String(kept[0]!.memorySnapshot), /ALBATROSS/);
         assert.equal(kept[1]!.memorySnapshot, undefined);
+        // A first message the server does not expect to be the first (here the conversation's
+        // first submission went to another space and was not found; likewise one created before
+        // a restart or on another replica) finds out with its write and still keeps the snapshot.
+        const later = await conversation();
+        const elsewhere = (await post('/api/spaces', { name: 'memory elsewhere' })).body.data.id as string;
+        try {
+          const lost = await post('/api/agent/message', { spaceId: elsewhere, conversationId: later, message: 'x' });
+          assert.equal(lost.status, 404);
+        } finally {
+          await request(server.url).delete(`/api/spaces/${elsewhere}`).set(auth());
+        }
+        const laterWs = await subscribed(later);
+        await send(later, 'where, again?');
+        await turnEvents(laterWs);
+        laterWs.close();
+        const laterKept = await userMessages(later);
+        assert.equal(laterKept.length, 1);
+        assert.match(String(laterKept[0]!.memorySnapshot), /ALBATROSS/);
         // With memory turned off (the space as the request sees it follows the change), none.
         assert.equal(
           (

@@ -33,10 +33,10 @@ import {
   parseRole,
 } from './conversation-rules.js';
 
-/** Texts the specification fixes, and the ones this service adds. */
 /** Conversations remembered as just created (the oldest are forgotten first). */
 const FRESH_HINTS_MAX = 1000;
 
+/** Texts the specification fixes, and the ones this service adds. */
 export const ConversationErrors = {
   notFound: 'Conversation not found',
   spaceNotFound: 'Space not found',
