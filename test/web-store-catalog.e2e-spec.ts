@@ -57,7 +57,7 @@ describe(
     it('installs an entry with its settings form filled in first', async () => {
       await page.getByRole('list', { name: 'Store entries' }).getByText('AI Daily News Digest').first().click();
       const detail = page.getByRole('region', { name: 'Store entry' });
-      await detail.getByRole('heading', { name: 'AI Daily News Digest' }).waitFor({ timeout: WAIT });
+      await detail.getByRole('heading', { name: 'AI Daily News Digest', exact: true }).waitFor({ timeout: WAIT });
       await detail.getByRole('button', { name: 'Install…' }).click();
       const form = detail.getByRole('form', { name: 'Install with settings' });
       const topics = form.getByLabel('Topics to Track');
@@ -69,7 +69,7 @@ describe(
       await form.getByRole('button', { name: /^Install in / }).click();
       await page.waitForURL(/#\/apps\/[0-9a-f-]{36}$/, { timeout: WAIT });
       const appId = page.url().split('/').pop()!;
-      await page.getByRole('heading', { name: 'AI Daily News Digest' }).waitFor({ timeout: WAIT });
+      await page.getByRole('heading', { name: 'AI Daily News Digest', exact: true }).waitFor({ timeout: WAIT });
       const app = (
         await request(server.url).get(`/api/apps/${appId}`).set('Authorization', `Bearer ${server.password}`)
       ).body.data as { userConfig: Record<string, unknown>; spec: { name: string } };
