@@ -81,6 +81,7 @@ async function bootstrap(): Promise<void> {
     TextParamPipe,
     httpMetrics,
     docsPage,
+    DOCS_PATH,
     createValidationPipe,
     TurnRunner,
     JobProcessors,
@@ -111,9 +112,10 @@ async function bootstrap(): Promise<void> {
   }
 
   const infra = await Infrastructure.start(config, logger, embedded);
+  const httpAdapter = new ServerHttpAdapter();
   const app = await NestFactory.create<NestExpressApplication>(
     AppModule.forConfig(config, infra, password.value, logger),
-    new ServerHttpAdapter(),
+    httpAdapter,
     { logger, bodyParser: false, abortOnError: false },
   );
   const server = app.getHttpServer() as Server;
@@ -122,28 +124,21 @@ async function bootstrap(): Promise<void> {
   installBasePath(server, config.basePath);
   app.set('trust proxy', false); // client addresses are decided by clientIp()
   app.disable('x-powered-by');
-  // What every request goes through, as one router layer (see inOneLayer).
-  app.use(inOneLayer(requestLogging(logger, config), httpMetrics(infra.metrics), corsHeaders(), jsonBody()));
   // The assistant listener's own token once it is up: a worker lets its relayed calls through.
   let relayToken: string | null = null;
-  if (config.role === 'worker') {
-    // A worker answers only its probes and metrics, whatever controllers its context modules carry,
-    // and the calls its own assistant listener passes on (turns run here use the ServiceApi tool).
-    app.use(
-      (
-        req: { path: string; headers: Record<string, string | string[] | undefined> },
-        res: { status(c: number): { type(t: string): { send(b: string): void } } },
-        next: () => void,
-      ) =>
-        req.path === '/healthz' ||
-        req.path === '/readyz' ||
-        req.path === '/metrics' ||
-        (req.path.startsWith('/api/') && isRelayed(req.headers[ASSISTANT_RELAY_HEADER], relayToken))
-          ? next()
-          : res.status(404).type('text/plain').send('Not Found'),
-    );
-  }
-  if (config.role !== 'worker') app.use('/api/docs', docsPage());
+  // A worker answers only its probes and metrics, whatever controllers its context modules carry,
+  // and the calls its own assistant listener passes on (turns run here use the ServiceApi tool).
+  const workerOnly = (
+    req: { path: string; headers: Record<string, string | string[] | undefined> },
+    res: { status(c: number): { type(t: string): { send(b: string): void } } },
+    next: () => void,
+  ): void =>
+    req.path === '/healthz' ||
+    req.path === '/readyz' ||
+    req.path === '/metrics' ||
+    (req.path.startsWith('/api/') && isRelayed(req.headers[ASSISTANT_RELAY_HEADER], relayToken))
+      ? next()
+      : res.status(404).type('text/plain').send('Not Found');
   // The OpenAPI document (what /api/openapi.json answers and the assistant listener reads its
   // operations from): built once, after the server listens (it and its modules, @nestjs/swagger's
   // scanner and class-validator-jsonschema, cost ~0.3 s), or sooner when something asks for it.
@@ -153,15 +148,24 @@ async function bootstrap(): Promise<void> {
       const doc = buildOpenApiDocument(app, config.version);
       return { doc, json: JSON.stringify(doc) };
     }));
-  // Every /api request's token check, then the OpenAPI document: one router layer (see underPath).
   const openApiJson = (req: { method: string }, res: ExpressResponse, next: (err?: unknown) => void): void => {
     if (req.method !== 'GET') return next();
     openApiDocument().then(({ json }) => res.status(200).type('application/json').send(json), next);
   };
+  // What every request goes through, in this order, as ONE router layer (see inOneLayer and
+  // underPath): its log line and id, metrics and log context, CORS, the JSON body; a worker's
+  // filter, or the public docs page; every /api request's token check; the OpenAPI document;
+  // the controllers' routes. Nest's not-found and error handlers come after it.
   app.use(
     inOneLayer(
+      requestLogging(logger, config),
+      httpMetrics(infra.metrics),
+      corsHeaders(),
+      jsonBody(),
+      config.role === 'worker' ? workerOnly : underPath(DOCS_PATH, docsPage()),
       underPath('/api', authMiddleware(app.get(AccessService))),
       ...(config.role !== 'worker' ? [underPath('/api/openapi.json', openApiJson)] : []),
+      httpAdapter.routesInLayer(),
     ),
   );
   if (config.role !== 'worker') app.useWebSocketAdapter(createFrameAdapter(app));

@@ -20,7 +20,7 @@ export { inOneLayer, underPath } from './http/common/one-layer.js';
 export { requestLogging } from './http/common/request-logging.js';
 export { TextParamPipe } from './http/common/text-param.pipe.js';
 export { httpMetrics } from './http/metrics/http-metrics.js';
-export { docsPage } from './http/openapi/docs-page.js';
+export { DOCS_PATH, docsPage } from './http/openapi/docs-page.js';
 export { createValidationPipe } from './http/common/validation.js';
 export { TurnRunner } from '#core/agent/turn-runner.js';
 export { JobProcessors } from './jobs/job-processors.js';

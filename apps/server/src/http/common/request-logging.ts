@@ -24,8 +24,8 @@ export function requestLogging(logger: AppLogger, proxy: ProxyTrust) {
     res.setHeader('X-Request-Id', id);
     const started = Date.now();
     // 'close' comes once for every answer: after 'finish' when it was sent, alone when the
-    // connection went first (one listener, nothing to remove).
-    res.once('close', (): void => {
+    // connection went first (one plain listener: nothing to remove, no once-wrapper to build).
+    res.on('close', (): void => {
       const failed = res.statusCode >= 500;
       const level = failed ? 'error' : 'debug';
       if (!pino.isLevelEnabled(level)) return;

@@ -5,13 +5,15 @@ import type { Express, RequestHandler } from 'express';
 import { weakEtag } from './etag.js';
 import { JsonReplyAdapter } from './json-reply-adapter.js';
 import { RouteTable } from './route-table.js';
+import { batchConnectionWrites } from './write-batching.js';
 
 /**
  * The HTTP adapter the server runs on: Express on an HTTP server whose requests and responses
  * are born Express's (see `initHttpServer`), with the direct JSON reply (JsonReplyAdapter),
  * the controllers' routes held in one RouteTable layer (mounted where the first route would
  * have gone, so the middlewares before it and Nest's not-found and error handlers after it keep
- * their places), and a cheaper ETag generator with Express's exact output.
+ * their places), a cheaper ETag generator with Express's exact output, and each turn's
+ * connection writes going out together (batchConnectionWrites).
  */
 export class ServerHttpAdapter extends JsonReplyAdapter {
   readonly routeTable = new RouteTable();
@@ -38,6 +40,7 @@ export class ServerHttpAdapter extends JsonReplyAdapter {
       { IncomingMessage: bornWith(http.IncomingMessage, app.request), ServerResponse: bornWith(http.ServerResponse, app.response) },
       app,
     );
+    batchConnectionWrites(this.httpServer);
   }
 
   override get(...args: unknown[]): unknown {
@@ -63,6 +66,17 @@ export class ServerHttpAdapter extends JsonReplyAdapter {
   }
   override all(...args: unknown[]): unknown {
     return this.routed('ALL', args) ?? super.all.apply(this, args as never);
+  }
+
+  /**
+   * The routes' middleware, for the caller to run as the last step of its own global layer (see
+   * inOneLayer): one router layer less per request. The table is then not mounted on its own, so
+   * this must come before the first route is registered (before `app.init()`).
+   */
+  routesInLayer(): RequestHandler {
+    if (this.mounted) throw new Error('the route table is already mounted');
+    this.mounted = true;
+    return this.routeTable.middleware as RequestHandler;
   }
 
   /** A `(path, handler)` route goes to the table; anything else (`get('setting')`) stays Express's. */
@@ -92,8 +106,11 @@ export class ServerHttpAdapter extends JsonReplyAdapter {
  * whose instances have `proto` as their prototype (Express's, which itself inherits `base`'s).
  */
 function bornWith<T extends typeof http.IncomingMessage | typeof http.ServerResponse>(base: T, proto: object): T {
-  function Born(this: object, ...args: [Socket] | [http.IncomingMessage, object?]): void {
-    (base as unknown as (...a: unknown[]) => void).call(this, ...args);
+  // Node calls these with one argument (the socket) or two (the request, options): passed on as
+  // they are, without a rest array per request.
+  const construct = base as unknown as (this: object, first: Socket | http.IncomingMessage, second?: object) => void;
+  function Born(this: object, first: Socket | http.IncomingMessage, second?: object): void {
+    construct.call(this, first, second);
   }
   Born.prototype = proto;
   return Born as unknown as T;

@@ -13,7 +13,8 @@ import { traceHttpRequest } from '#infra/tracing/tracing.js';
 export function httpMetrics(metrics: Metrics): RequestHandler {
   return (req, res, next) => {
     const started = performance.now();
-    res.once('finish', () => {
+    // 'finish' comes at most once per answer: a plain listener, no once-wrapper to build.
+    res.on('finish', () => {
       const route = (req.route as { path?: unknown } | undefined)?.path;
       const template = typeof route === 'string' ? `${req.baseUrl}${route}` : 'unmatched';
       metrics.httpRequest(req.method, template, res.statusCode, (performance.now() - started) / 1000);

@@ -51,10 +51,17 @@ function renderDocsPage(): string {
   return cached;
 }
 
-/** GET /api/docs (public: the page holds nothing secret; the document it loads is behind the token). */
+/** Where the docs page is served. */
+export const DOCS_PATH = '/api/docs';
+
+/**
+ * GET /api/docs (public: the page holds nothing secret; the document it loads is behind the
+ * token). For the requests at or below DOCS_PATH (`underPath`), which see the whole path.
+ */
 export function docsPage(): RequestHandler {
   return (req, res, next) => {
-    if ((req.method !== 'GET' && req.method !== 'HEAD') || (req.path !== '/' && req.path !== '')) return next();
+    const rest = req.path.slice(DOCS_PATH.length);
+    if ((req.method !== 'GET' && req.method !== 'HEAD') || (rest !== '/' && rest !== '')) return next();
     res.status(200).type('html').setHeader('Cache-Control', 'no-store').send(renderDocsPage());
   };
 }
