@@ -1,0 +1,134 @@
+/**
+ * One of bench/http-frameworks' servers: a one-controller Nest app answering
+ * `GET /api/system/version` with the server's JSON, on the HTTP framework named by argv[2]:
+ * `express` (Nest's stock Express adapter), `svc-adapter` (this server's ServerHttpAdapter:
+ * Express with prototype-born requests, one route table, the direct JSON reply) or `fastify`
+ * (Nest's Fastify adapter). Every variant answers with a weak ETag, as the server does.
+ *
+ * With BENCH_WORK=1 every request also does the per-request work this server does before and
+ * after its handler, written once against Node's own request and response and hooked in the
+ * framework's native way (an Express middleware; Fastify's onRequest hook): a request id
+ * (reused or new, echoed), the CORS header, the bearer-token check (SHA-256 digests compared
+ * in constant time), the duration histogram observed when the answer is sent (prom-client,
+ * the same labels) and the rest of the request inside an AsyncLocalStorage log context.
+ * Listens on 127.0.0.1 on a free port and prints the port.
+ */
+import 'reflect-metadata';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { hash, randomUUID, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Controller, Get, Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { Histogram } from 'prom-client';
+import { weakEtag } from '../apps/server/src/http/common/etag.js';
+
+const framework = process.argv[2];
+const WORK = process.env.BENCH_WORK === '1';
+/** Which parts of the work to do (comma-separated: id,cors,auth,histogram,context); all by default. */
+const PARTS = new Set((process.env.BENCH_WORK_PARTS ?? 'id,cors,auth,histogram,context').split(','));
+const PASSWORD = process.env.BENCH_PASSWORD ?? 'bench-password';
+const BODY = { success: true, data: process.env.BENCH_VERSION ?? '0.1.0' };
+
+@Controller('api/system')
+class VersionController {
+  @Get('version')
+  version(): typeof BODY {
+    return BODY;
+  }
+}
+
+@Module({ controllers: [VersionController] })
+class BenchModule {}
+
+const histogram = new Histogram({
+  name: 'bench_http_request_duration_seconds',
+  help: 'request duration',
+  labelNames: ['method', 'route', 'status'],
+});
+const logContext = new AsyncLocalStorage<{ reqId: string }>();
+const expected = hash('sha256', PASSWORD, 'buffer');
+const BEARER = /^bearer\s+(\S.*)$/i;
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/**
+ * The work before the handler; `route` names the matched template once answered. Returns the
+ * request id, or null for a request without a valid token (the caller answers 401).
+ */
+function beforeHandler(req: IncomingMessage, res: ServerResponse, route: () => string): string | null {
+  let id = '-';
+  if (PARTS.has('id')) {
+    const incoming = req.headers['x-request-id'];
+    id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    res.setHeader('X-Request-Id', id);
+  }
+  if (PARTS.has('cors')) res.setHeader('Access-Control-Allow-Origin', '*');
+  if (PARTS.has('histogram')) {
+    const started = performance.now();
+    res.once('finish', () =>
+      histogram.observe(
+        { method: req.method ?? 'GET', route: route(), status: String(res.statusCode) },
+        (performance.now() - started) / 1000,
+      ),
+    );
+  }
+  if (!PARTS.has('auth')) return id;
+  const token = BEARER.exec(req.headers.authorization?.trim() ?? '')?.[1];
+  return token !== undefined && timingSafeEqual(hash('sha256', token, 'buffer'), expected) ? id : null;
+}
+
+const UNAUTHORIZED = { success: false, error: 'Invalid token' };
+
+async function start(): Promise<void> {
+  let app;
+  if (framework === 'fastify') {
+    const { FastifyAdapter } = await import('@nestjs/platform-fastify');
+    const adapter = new FastifyAdapter();
+    const fastify = adapter.getInstance();
+    if (process.env.BENCH_ETAG !== '0')
+      fastify.addHook('onSend', (_req, reply, payload, done) => {
+        if (typeof payload === 'string' && !reply.hasHeader('etag')) reply.header('ETag', weakEtag(payload));
+        done(null, payload);
+      });
+    if (WORK) {
+      fastify.addHook('onRequest', (req, reply, done) => {
+        const reqId = beforeHandler(req.raw, reply.raw, () => req.routeOptions.url ?? 'unmatched');
+        if (reqId === null) reply.code(401).send(UNAUTHORIZED);
+        else if (PARTS.has('context')) logContext.run({ reqId }, done);
+        else done();
+      });
+    }
+    app = await NestFactory.create(BenchModule, adapter, { logger: false });
+  } else if (framework === 'express' || framework === 'svc-adapter') {
+    const adapter =
+      framework === 'express'
+        ? new (await import('@nestjs/platform-express')).ExpressAdapter()
+        : new (await import('../apps/server/src/http/common/server-http-adapter.js')).ServerHttpAdapter();
+    if (framework === 'svc-adapter')
+      (adapter.getInstance() as { set(k: string, v: unknown): void }).set('etag', weakEtag);
+    app = await NestFactory.create(BenchModule, adapter, { logger: false, bodyParser: false });
+    if (WORK) {
+      type ExpressRequest = IncomingMessage & { route?: { path?: string }; baseUrl?: string };
+      type ExpressResponse = ServerResponse & { status(code: number): { json(body: unknown): void } };
+      app.use((req: ExpressRequest, res: ExpressResponse, next: () => void) => {
+        const routed = () =>
+          typeof req.route?.path === 'string' ? `${req.baseUrl ?? ''}${req.route.path}` : 'unmatched';
+        const reqId = beforeHandler(req, res, routed);
+        if (reqId === null) res.status(401).json(UNAUTHORIZED);
+        else if (PARTS.has('context')) logContext.run({ reqId }, next);
+        else next();
+      });
+    }
+  } else {
+    throw new Error(`unknown framework "${framework}" (express, svc-adapter or fastify)`);
+  }
+  await app.listen(0, '127.0.0.1');
+  const address = app.getHttpServer().address() as AddressInfo;
+  process.stdout.write(`${address.port}\n`);
+  process.on('SIGTERM', () => void app.close().then(() => process.exit(0)));
+}
+
+start().catch((err: unknown) => {
+  process.stderr.write(`${(err as Error).stack}\n`);
+  process.exit(1);
+});
