@@ -1,4 +1,9 @@
-import { createPostgresBackend, Queue, Worker, withBackend, type Job } from 'bullmq';
+import type { Job, Queue, Worker } from 'bullmq';
+// BullMQ is a CommonJS package: its values are read from its module object when used rather than
+// bound once by Node's ESM wrapper. Three server starts on the 2-core CI machine (in ~400 under
+// the full e2e suite; never alone) failed with "withBackend is not a function": the wrapper's
+// snapshot of the exports lacked a name that the module object has.
+import bullmq from 'bullmq';
 import { Redis } from 'ioredis';
 import type { JobOptions, JobProcessor, JobRepeat } from '#core/ports/job-queue.port.js';
 import { JobQueue } from '#core/ports/job-queue.port.js';
@@ -21,7 +26,8 @@ export type QueueBackendConfig =
  * BullMQ's Postgres backend, optionally with a bounded wait: its worker otherwise sleeps
  * until the next delayed job is due and relies on NOTIFY to wake earlier for new ones.
  */
-function postgresBackend(pollMs: number | undefined): ReturnType<typeof withBackend<never, never>> {
+function postgresBackend(pollMs: number | undefined): ReturnType<typeof bullmq.withBackend<never, never>> {
+  const { createPostgresBackend, withBackend } = bullmq;
   if (pollMs === undefined) return withBackend(createPostgresBackend) as never;
   const bounded = ((...args: Parameters<typeof createPostgresBackend>) => {
     const backend = createPostgresBackend(...args);
@@ -83,7 +89,7 @@ export class BullJobQueue<M extends object> extends JobQueue<M> {
 
   private createQueue(): AnyQueue {
     if (this.options.backend.kind === 'redis') {
-      return new Queue(this.queueName, this.connection() as never);
+      return new bullmq.Queue(this.queueName, this.connection() as never);
     }
     const pg = postgresBackend(this.options.backend.pollMs);
     return new pg.Queue(this.queueName, this.connection() as never) as unknown as AnyQueue;
@@ -157,7 +163,7 @@ export class BullJobQueue<M extends object> extends JobQueue<M> {
       drainDelay: this.options.backend.kind === 'postgres' ? 0.25 : 5,
     };
     if (this.options.backend.kind === 'redis') {
-      this.worker = new Worker(this.queueName, handler, workerOptions as never);
+      this.worker = new bullmq.Worker(this.queueName, handler, workerOptions as never);
     } else {
       const pg = postgresBackend(this.options.backend.kind === 'postgres' ? this.options.backend.pollMs : undefined);
       this.worker = new pg.Worker(this.queueName, handler as never, workerOptions as never) as unknown as AnyWorker;
