@@ -3,7 +3,8 @@
  * `GET /api/system/version` with the server's JSON, on the HTTP framework named by argv[2]:
  * `express` (Nest's stock Express adapter), `svc-adapter` (this server's ServerHttpAdapter:
  * Express with prototype-born requests, one route table, the direct JSON reply) or `fastify`
- * (Nest's Fastify adapter). Every variant answers with a weak ETag, as the server does.
+ * (Nest's Fastify adapter). Every variant answers with a weak ETag and holds each event-loop
+ * turn's connection writes until the turn ends (batchConnectionWrites), as the server does.
  *
  * With BENCH_WORK=1 every request also does the per-request work this server does before and
  * after its handler, written once against Node's own request and response and hooked in the
@@ -22,6 +23,7 @@ import { Controller, Get, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Histogram } from 'prom-client';
 import { weakEtag } from '../apps/server/src/http/common/etag.js';
+import { batchConnectionWrites } from '../apps/server/src/http/common/write-batching.js';
 
 const framework = process.argv[2];
 const WORK = process.env.BENCH_WORK === '1';
@@ -122,6 +124,8 @@ async function start(): Promise<void> {
   } else {
     throw new Error(`unknown framework "${framework}" (express, svc-adapter or fastify)`);
   }
+  // ServerHttpAdapter holds its connections' writes itself; the others get the same.
+  if (framework !== 'svc-adapter') batchConnectionWrites(app.getHttpServer());
   await app.listen(0, '127.0.0.1');
   const address = app.getHttpServer().address() as AddressInfo;
   process.stdout.write(`${address.port}\n`);
