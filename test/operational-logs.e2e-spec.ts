@@ -32,6 +32,18 @@ describe('logs that tell what happened', () => {
       .map((l) => JSON.parse(l) as Line);
   const find = (msg: string, where: (l: Line) => boolean = () => true): Line | undefined =>
     lines().find((l) => l.msg === msg && where(l));
+  /**
+   * `find`, waiting up to 5 s for the line: the server's log reaches this process through a pipe,
+   * on its own schedule, so a line written before an answer can be read after the answer.
+   */
+  const eventually = async (msg: string, where?: (l: Line) => boolean): Promise<Line | undefined> => {
+    for (let waited = 0; waited < 5_000; waited += 50) {
+      const line = find(msg, where);
+      if (line) return line;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    return find(msg, where);
+  };
 
   before(async () => {
     model = await ScriptedModelServer.start();
@@ -79,6 +91,7 @@ describe('logs that tell what happened', () => {
     await ws.event('agent:complete', 15_000);
     ws.close();
 
+    assert.ok(await eventually('turn failed'), 'a failed-turn line');
     const calls = lines().filter((l) => l.msg === 'model call failed');
     assert.deepEqual(
       calls.map((l) => [l.level, l.provider, l.status, l.kind]),
@@ -116,6 +129,7 @@ describe('logs that tell what happened', () => {
     await ws.next((f) => f.type === 'auth:failed');
     ws.close();
 
+    assert.ok(await eventually('sign-in refused: locked out'), 'the refused attempt while locked');
     const failed = find('sign-in failed: wrong password', (l) => l.reqId === 'login-0');
     assert.ok(failed, 'a sign-in failure line carrying its request id');
     assert.equal(failed.level, 'info');
