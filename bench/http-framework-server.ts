@@ -22,6 +22,7 @@ import type { AddressInfo } from 'node:net';
 import { Controller, Get, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Histogram } from 'prom-client';
+import { requestToken } from '../apps/server/src/http/auth/auth.middleware.js';
 import { weakEtag } from '../apps/server/src/http/common/etag.js';
 import { batchConnectionWrites } from '../apps/server/src/http/common/write-batching.js';
 
@@ -50,7 +51,6 @@ const histogram = new Histogram({
 });
 const logContext = new AsyncLocalStorage<{ reqId: string }>();
 const expected = hash('sha256', PASSWORD, 'buffer');
-const BEARER = /^bearer\s+(\S.*)$/i;
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /**
@@ -75,8 +75,8 @@ function beforeHandler(req: IncomingMessage, res: ServerResponse, route: () => s
     );
   }
   if (!PARTS.has('auth')) return id;
-  const token = BEARER.exec(req.headers.authorization?.trim() ?? '')?.[1];
-  return token !== undefined && timingSafeEqual(hash('sha256', token, 'buffer'), expected) ? id : null;
+  const token = requestToken(req.headers.authorization, undefined);
+  return token !== null && timingSafeEqual(hash('sha256', token, 'buffer'), expected) ? id : null;
 }
 
 const UNAUTHORIZED = { success: false, error: 'Invalid token' };
