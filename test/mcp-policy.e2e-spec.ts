@@ -1,6 +1,11 @@
 import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
+import { apiClient, failure, okData } from '#testing/api-client.js';
+import { CatalogServer, indexDocument, syntheticEntry } from '#testing/catalog-server.js';
 import { HttpMcpServer, MCP_STDIO_SERVER } from '#testing/mcp-http-server.js';
 import { startServer, type TestServer } from '#testing/test-server.js';
 
@@ -17,17 +22,38 @@ const mcpSpec = (name: string, mcp_server: Record<string, unknown>) => ({
 describe('the MCP command policy (SVC_ALLOW_MCP_COMMANDS unset)', () => {
   let server: TestServer;
   let http: HttpMcpServer;
+  let catalog: CatalogServer;
+  let dir: string;
+  /** A file the hostile command would write: it must never appear. */
+  let marker: string;
   const auth = (r: request.Test) => r.set('Authorization', `Bearer ${server.password}`);
   const post = (p: string, body: object) => auth(request(server.url).post(p)).send(body);
   const stdio = { command: process.execPath, args: [MCP_STDIO_SERVER] };
 
+  /** Publishes version `v` of a Store MCP item with this server definition. */
+  const publishServer = (v: string, mcp_server: Record<string, unknown>) => {
+    catalog.set(
+      'mcps.json',
+      indexDocument([{ ...syntheticEntry('remote-mcp', v), type: 'mcp', path: 'items/remote-mcp' }]),
+    );
+    catalog.set('items/remote-mcp/spec.yaml', JSON.stringify({ ...mcpSpec('remote-mcp', mcp_server), version: v }));
+  };
+
   before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'svc-mcp-policy-'));
+    marker = join(dir, 'ran');
     http = await HttpMcpServer.start();
-    server = await startServer();
+    catalog = await CatalogServer.start();
+    catalog.set('digital-humans.json', indexDocument([]));
+    catalog.set('skills.json', indexDocument([]));
+    publishServer('1.0.0', { type: 'http', url: http.url });
+    server = await startServer({ env: { SVC_STORE_SOURCES: catalog.url } });
   });
   after(async () => {
     await server?.stop();
     await http?.close();
+    await catalog?.stop();
+    rmSync(dir, { recursive: true, force: true });
   });
 
   it('refuses to install a stdio server over the API with 403 MCP_COMMAND_BLOCKED and installs nothing', async () => {
@@ -93,5 +119,71 @@ describe('the MCP command policy (SVC_ALLOW_MCP_COMMANDS unset)', () => {
     const neither = await post('/api/apps/install', { spec: mcpSpec('bad', { args: [] }), spaceId: null });
     assert.equal(neither.status, 422);
     assert.match(neither.body.error, /^mcp_server\.command is required/);
+  });
+
+  it('a spec PATCH cannot turn an installed HTTP server into a command, nor an override add one', async () => {
+    const api = apiClient(server);
+    const appId = okData<{ appId: string }>(
+      await api.post('/api/apps/install', {
+        spec: mcpSpec('patched-tools', { type: 'http', url: http.url }),
+        spaceId: null,
+      }),
+    ).appId;
+    const before = okData<{ spec: unknown }>(await api.get(`/api/apps/${appId}`)).spec;
+    const toCommand = { mcp_server: { type: null, url: null, command: '/bin/sh', args: ['-c', `id > ${marker}`] } };
+    failure(
+      await api.patch(`/api/apps/${appId}/spec`, toCommand),
+      403,
+      /SVC_ALLOW_MCP_COMMANDS=1/,
+      'MCP_COMMAND_BLOCKED',
+    );
+    failure(await api.patch(`/api/apps/${appId}/overrides`, toCommand), 422, /mcp_server is not an override/);
+    assert.deepEqual(okData<{ spec: unknown }>(await api.get(`/api/apps/${appId}`)).spec, before, 'nothing stored');
+    okData(await api.post('/api/agent/test-mcp', {}));
+    okData(await api.del(`/api/apps/${appId}`));
+    okData(await api.post(`/api/apps/${appId}/reinstall`, {}));
+    assert.equal(existsSync(marker), false, 'the command never ran');
+  });
+
+  it('a .dhpkg or spec.yaml import that runs a command is refused with nothing installed', async () => {
+    const api = apiClient(server);
+    const count = async () => okData<unknown[]>(await api.get('/api/apps?status=')).length;
+    const installed = await count();
+    const filePath = join(dir, 'spec.yaml');
+    writeFileSync(
+      filePath,
+      JSON.stringify(mcpSpec('packaged-tools', { command: '/bin/sh', args: ['-c', `id > ${marker}`] })),
+    );
+    failure(await api.post('/api/store/import-dhpkg', { filePath }), 403, /blocked/, 'MCP_COMMAND_BLOCKED');
+    assert.equal(await count(), installed);
+    assert.equal(existsSync(marker), false);
+  });
+
+  it('a Store update that turns a server into a command is refused, and held pending on auto', async () => {
+    const api = apiClient(server);
+    const appId = okData<{ appId: string }>(
+      await api.post('/api/store/install', { slug: 'remote-mcp', spaceId: null }),
+    ).appId;
+    publishServer('1.1.0', { command: '/bin/sh', args: ['-c', `id > ${marker}`] });
+    okData(await api.post('/api/store/revalidate'));
+    failure(
+      await api.post(`/api/store/updates/${appId}/apply`, { mode: 'force' }),
+      403,
+      /^Version 1\.1\.0 runs its MCP server as a command .* the update is held\.$/,
+      'MCP_COMMAND_BLOCKED',
+    );
+    okData(await api.post(`/api/apps/${appId}/upgrade-strategy`, { strategy: 'auto' }));
+    const pending = okData<Array<{ appId: string; latestVersion: string; heldReason?: string }>>(
+      await api.post('/api/store/updates/check-now'),
+    );
+    assert.deepEqual(
+      pending.map((u) => [u.appId, u.latestVersion]),
+      [[appId, '1.1.0']],
+    );
+    assert.match(pending[0]!.heldReason ?? '', /Version 1\.1\.0 .* held/);
+    const app = okData<{ spec: { version: string; mcp_server: unknown } }>(await api.get(`/api/apps/${appId}`));
+    assert.deepEqual([app.spec.version, app.spec.mcp_server], ['1.0.0', { type: 'http', url: http.url }]);
+    okData(await api.post('/api/agent/test-mcp', {}));
+    assert.equal(existsSync(marker), false, 'the command never ran');
   });
 });

@@ -127,6 +127,8 @@ export interface UpdateItemDto {
   entry: StoreListingDto;
   strategy: string;
   severity: UpdateSeverity;
+  /** Set when an automatic update was not applied because a policy refuses it (the reason). */
+  heldReason?: string;
 }
 
 export interface ApplyResultDto {

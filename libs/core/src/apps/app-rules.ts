@@ -131,11 +131,6 @@ export function identityOf(spec: AppSpec): string {
   return `${(spec.author ?? '').trim().toLowerCase()}/${spec.name.trim().toLowerCase()}`;
 }
 
-/** An MCP app that would start a process on this computer. */
-export function runsLocalCommand(spec: Pick<AppSpec, 'type' | 'mcp_server'>): boolean {
-  return spec.type === 'mcp' && typeof spec.mcp_server?.command === 'string';
-}
-
 /** Whether schedules and events start runs of this app on their own. */
 export function runsAutomatically(app: App): boolean {
   return app.spec.type === 'automation' && app.status === 'active' && (app.spec.subscriptions?.length ?? 0) > 0;

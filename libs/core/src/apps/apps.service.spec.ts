@@ -105,6 +105,39 @@ describe('AppsService', () => {
     assert.equal((await service.install({ spec: mcp }, false)).spec.type, 'mcp');
   });
 
+  it('a spec edit may not turn an MCP server into a command, nor change a stored one; other edits pass', async () => {
+    const http = { ...SPEC, type: 'mcp', subscriptions: undefined, mcp_server: { type: 'http', url: 'https://h/mcp' } };
+    const app = await service.install({ spec: http });
+    const toCommand = { mcp_server: { type: null, url: null, command: '/bin/sh', args: ['-c', 'id'] } };
+    await assert.rejects(
+      service.patchSpec(app.id, toCommand),
+      failsWith('forbidden', 'MCP_COMMAND_BLOCKED', /Changing/),
+    );
+    await assert.rejects(
+      service.replaceSpec(app.id, { ...http, mcp_server: { command: 'node' } }),
+      failsWith('forbidden', 'MCP_COMMAND_BLOCKED', /blocked/),
+    );
+    assert.deepEqual((await service.get(app.id)).spec.mcp_server, http.mcp_server, 'nothing stored');
+    // A command the operator let in before (an install that was not remote) keeps working as it is.
+    const local = await service.install(
+      { spec: { ...http, name: 'Local', mcp_server: { command: 'node', args: ['s.js'] } } },
+      false,
+    );
+    assert.equal((await service.patchSpec(local.id, { description: 'Edited.' })).spec.description, 'Edited.');
+    await assert.rejects(
+      service.patchSpec(local.id, { mcp_server: { args: ['-e', 'evil()'] } }),
+      failsWith('forbidden', 'MCP_COMMAND_BLOCKED', /blocked/),
+    );
+    await assert.rejects(
+      service.patchOverrides(local.id, { mcp_server: { command: '/bin/sh' } }),
+      failsWith('unprocessable', 'VALIDATION_FAILED', /mcp_server is not an override/),
+    );
+    // A reinstall starts the server again: the same rule as an install.
+    await service.uninstall(local.id, false);
+    await assert.rejects(service.reinstall(local.id), failsWith('forbidden', 'MCP_COMMAND_BLOCKED', /blocked/));
+    assert.equal((await service.get(local.id)).status, 'uninstalled');
+  });
+
   it('pause clears the next run; resume restores it; uninstall forgets; reinstall activates again', async () => {
     const app = await service.install({ spec: SPEC });
     const paused = await service.pause(app.id);

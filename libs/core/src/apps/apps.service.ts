@@ -33,9 +33,9 @@ import {
   checkPermissionName,
   nextRunOf,
   resolveConfig,
-  runsLocalCommand,
   withFrequency,
 } from './app-rules.js';
+import { McpPolicyTexts, refusesCommand, serverOf } from './spec/mcp-command-policy.js';
 import { applyMergePatch } from './merge-patch.js';
 import { isMap, specError } from './spec/spec-fields.js';
 import type { AppSpec } from './spec/app-spec.js';
@@ -46,8 +46,7 @@ import { validateSpec } from './spec/validate-spec.js';
 export const AppErrors = {
   notFound: (appId: string) => `App not found: ${appId}`,
   alreadyInstalled: 'This digital human is already installed there.',
-  mcpCommandBlocked:
-    'Installing an MCP server that runs a command on this computer is blocked for remote requests by this server (the operator can allow it with SVC_ALLOW_MCP_COMMANDS=1).',
+  mcpCommandBlocked: McpPolicyTexts.install,
   builtIn: 'Built-in digital humans cannot be deleted.',
   uninstalled: 'The digital human is uninstalled; reinstall it first.',
   notPaused: 'The digital human is not paused.',
@@ -142,9 +141,7 @@ export class AppsService extends AppCleanup implements OnApplicationBootstrap {
     await this.whenReady();
     const now = this.clock.now();
     const spec = validateSpec(input.spec, now);
-    if (remote && runsLocalCommand(spec) && !this.config.allowMcpCommands) {
-      throw DomainError.forbidden(AppErrors.mcpCommandBlocked, ErrorCodes.MCP_COMMAND_BLOCKED);
-    }
+    if (remote) this.assertCommandPolicy(spec, undefined, AppErrors.mcpCommandBlocked);
     const spaceId = input.spaceId ?? null;
     await this.assertSpace(spaceId);
     // Another copy in the same place answers ALREADY_INSTALLED below, not a path conflict.
@@ -294,6 +291,8 @@ export class AppsService extends AppCleanup implements OnApplicationBootstrap {
     const spec = validateSpec(candidate, this.clock.now());
     if (spec.type !== app.spec.type)
       throw new DomainError('unprocessable', AppErrors.typeFixed, ErrorCodes.VALIDATION_FAILED);
+    // A spec edit or a Store update may not turn a server into a command (or change the command).
+    this.assertCommandPolicy(spec, app.spec, McpPolicyTexts.change);
     await this.assertHookPathsFree(spec, (other) => other.id === app.id);
     // Settings follow the new schema: values of removed keys go, new defaults come in.
     const kept = Object.fromEntries(
@@ -356,6 +355,8 @@ export class AppsService extends AppCleanup implements OnApplicationBootstrap {
   async reinstall(appId: string): Promise<App> {
     const app = await this.get(appId);
     if (app.status !== 'uninstalled') return app;
+    // A reinstall starts the server again: the same rule as an install.
+    this.assertCommandPolicy(app.spec, undefined, AppErrors.mcpCommandBlocked);
     await this.assertHookPathsFree(app.spec, (other) => other.id === app.id);
     const back = await this.change(app, { status: 'active', uninstalledAt: null });
     // Bundled files are not kept after an uninstall: a skill app's own SKILL.md comes back from its spec.
@@ -411,6 +412,13 @@ export class AppsService extends AppCleanup implements OnApplicationBootstrap {
     const app = await this.get(appId);
     if (app.status === 'uninstalled') throw new DomainError('conflict', AppErrors.uninstalled);
     return app;
+  }
+
+  /** The MCP command policy (see mcp-command-policy.ts): 403 MCP_COMMAND_BLOCKED before anything is stored. */
+  private assertCommandPolicy(next: AppSpec, current: AppSpec | undefined, message: string): void {
+    if (refusesCommand(this.config.allowMcpCommands, serverOf(next), serverOf(current))) {
+      throw DomainError.forbidden(message, ErrorCodes.MCP_COMMAND_BLOCKED);
+    }
   }
 
   /** Webhook paths are unique across installed apps (`except`: the apps not to compare with). */

@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import type { App } from '../apps/app.js';
 import type { McpServerDefinition } from '../apps/spec/app-spec.js';
+import { addsCommand } from '../apps/spec/mcp-command-policy.js';
 
 /** How one MCP server is started, resolved from an app's `mcp_server` and settings. */
 export type McpLaunch =
@@ -218,10 +219,8 @@ export function namesConfigured(key: string, id: string): boolean {
  * looks at. An entry sent back unchanged (as GET /api/config answered it) is no change.
  */
 export function changedCommandServers(next: ConfiguredServer[], stored: ConfiguredServer[]): string[] {
-  const before = new Map(stored.map((s) => [s.key, JSON.stringify(s.def)]));
-  return next
-    .filter((s) => s.def.command !== undefined && before.get(s.key) !== JSON.stringify(s.def))
-    .map((s) => s.key);
+  const before = new Map(stored.map((s) => [s.key, s.def]));
+  return next.filter((s) => addsCommand(s.def, before.get(s.key))).map((s) => s.key);
 }
 
 export const McpTexts = {

@@ -11,7 +11,7 @@ import {
 import { TEMP_SPACE_ID } from '#contracts/spaces.js';
 import type { AgentTool } from '../agent/tools/tool.js';
 import type { App } from '../apps/app.js';
-import { runsLocalCommand } from '../apps/app-rules.js';
+import { refusesCommand } from '../apps/spec/mcp-command-policy.js';
 import { mcpServer } from '../apps/spec/validate-spec.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { DomainError } from '../errors/domain-error.js';
@@ -194,7 +194,7 @@ export class McpServers implements OnModuleInit, OnApplicationShutdown {
         throw DomainError.invalid(messageOf(err));
       }
     });
-    if (!this.config.allowMcpCommands && given.some(({ def }) => runsLocalCommand({ type: 'mcp', mcp_server: def }))) {
+    if (given.some(({ def }) => refusesCommand(this.config.allowMcpCommands, def))) {
       throw DomainError.forbidden(McpTexts.commandBlocked, ErrorCodes.MCP_COMMAND_BLOCKED);
     }
     const folder = await this.folderOf(null);

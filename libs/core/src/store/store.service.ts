@@ -23,6 +23,8 @@ import { isMap } from '../apps/spec/spec-fields.js';
 import { parseSpecYaml } from '../apps/spec/spec-yaml.js';
 import { validateSpec } from '../apps/spec/validate-spec.js';
 import { DomainError } from '../errors/domain-error.js';
+import { ErrorCodes } from '#contracts/errors.js';
+import { McpPolicyTexts } from '../apps/spec/mcp-command-policy.js';
 import { CatalogFetcher } from '../ports/catalog-fetcher.port.js';
 import { Clock } from '../ports/clock.port.js';
 import { EventBus } from '../ports/event-bus.port.js';
@@ -443,7 +445,15 @@ export class StoreService {
     const next = validateSpec(item.raw, this.clock.now()) as unknown as Record<string, unknown>;
     const original = Object.keys(install.authorSpec).length > 0 ? install.authorSpec : null;
     const merged = mergeAuthorUpdate(app.spec as unknown as Record<string, unknown>, original, next);
-    await this.apps.replaceSpec(appId, merged.spec, item.skills);
+    try {
+      await this.apps.replaceSpec(appId, merged.spec, item.skills);
+    } catch (err) {
+      // The command policy refused the new version before anything changed: say which version.
+      if (err instanceof DomainError && err.code === ErrorCodes.MCP_COMMAND_BLOCKED) {
+        throw DomainError.forbidden(McpPolicyTexts.update(to), ErrorCodes.MCP_COMMAND_BLOCKED);
+      }
+      throw err;
+    }
     await this.repo.saveInstall({ ...install, authorSpec: next, skills: item.skills });
     this.log.log({ msg: 'store update applied', appId, from, to, kept: merged.kept });
     return { appId, from, to, severity, kept: merged.kept, editsKnown: merged.editsKnown };
@@ -468,7 +478,13 @@ export class StoreService {
           await this.apply(item.appId, 'patch_minor');
           continue;
         } catch (err) {
-          this.log.warn({ msg: 'automatic store update failed', appId: item.appId, error: String(err) });
+          if (err instanceof DomainError && err.code === ErrorCodes.MCP_COMMAND_BLOCKED) {
+            // Held, never applied on its own: it stays pending with the reason.
+            item.heldReason = err.message;
+            this.log.warn({ msg: 'automatic store update held', appId: item.appId, reason: err.message });
+          } else {
+            this.log.warn({ msg: 'automatic store update failed', appId: item.appId, error: String(err) });
+          }
         }
       }
       pending.push(item);
