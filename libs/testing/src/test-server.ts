@@ -96,6 +96,8 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
     SVC_STORE_SOURCES: 'http://127.0.0.1:9/unused',
     SVC_STORE_CATALOGS: 'none',
     SVC_TEST_HOOKS: '1',
+    // Tests tick every second or two; the floor has a test of its own.
+    SVC_SCHEDULE_MIN_INTERVAL: '0',
   });
   if (services) {
     Object.assign(env, {

@@ -34,6 +34,7 @@ export class JobProcessors {
       backoffMs: this.config.triggerBackoffMs,
       pauseAfter: this.config.triggerPauseAfter,
       claimLeaseMs: this.config.triggerClaimLeaseMs,
+      minIntervalMs: this.config.scheduleMinIntervalMs,
     });
     this.queue.process('system.heartbeat', () => this.system.recordHeartbeat());
     this.queue.process('agent.turn', (data) => this.turns.run(data.turnId, data.kind));

@@ -52,6 +52,8 @@ export interface AppConfig {
   searchIndexLimit: number;
   /** SVC_TRIGGER_RECONCILE_MS: how often schedules' delayed jobs are rebuilt from Postgres (a job store restarted empty). */
   triggerReconcileMs: number;
+  /** SVC_SCHEDULE_MIN_INTERVAL (seconds, default 60; 0 turns the floor off): the least time between two runs of one schedule. */
+  scheduleMinIntervalMs: number;
   /** SVC_TRIGGER_CLAIM_LEASE_MS: a claimed schedule occurrence whose run has not started after this long is taken over. */
   triggerClaimLeaseMs: number;
   /** SVC_TRIGGER_BACKOFF_MS: pause before the next scheduled run after 1, 2, … failed runs in a row (last value repeats). */

@@ -50,6 +50,7 @@ describe('parseConfig', () => {
       assert.equal(config.testHooks, false);
       assert.equal(config.queueConcurrency, 8);
       assert.equal(config.appRunsPerProcess, 2);
+      assert.equal(config.scheduleMinIntervalMs, 60_000);
       assert.equal(config.version, '9.9.9-test');
     });
 
@@ -124,6 +125,8 @@ describe('parseConfig', () => {
       ['SVC_MIGRATIONS', { SVC_MIGRATIONS: 'later' }],
       ['SVC_METRICS_PUBLIC', { SVC_METRICS_PUBLIC: 'sure' }],
       ['SVC_ALLOW_MCP_COMMANDS', { SVC_ALLOW_MCP_COMMANDS: 'yes please' }],
+      ['SVC_SCHEDULE_MIN_INTERVAL', { SVC_SCHEDULE_MIN_INTERVAL: '-1' }],
+      ['SVC_SCHEDULE_MIN_INTERVAL', { SVC_SCHEDULE_MIN_INTERVAL: '1m' }],
       ['DATABASE_URL', { DATABASE_URL: 'mysql://db/app' }],
       ['DATABASE_URL', { DATABASE_URL: 'not a url' }],
       ['REDIS_URL', { REDIS_URL: 'http://cache:6379' }],

@@ -194,6 +194,7 @@ export function parseConfig(
   const triggerReconcileMs = int('SVC_TRIGGER_RECONCILE_MS', 30_000, 200, 3_600_000);
   const triggerClaimLeaseMs = int('SVC_TRIGGER_CLAIM_LEASE_MS', 60_000, 1000, 3_600_000);
   const triggerPauseAfter = int('SVC_TRIGGER_PAUSE_AFTER', 5, 1, 100);
+  const scheduleMinIntervalMs = int('SVC_SCHEDULE_MIN_INTERVAL', 60, 0, 86_400) * 1000;
   const backoffText = value('SVC_TRIGGER_BACKOFF_MS') ?? '30000,60000,300000,900000';
   const triggerBackoffMs = backoffText.split(',').map((part) => parseInteger(part.trim(), -1));
   if (triggerBackoffMs.some((ms) => ms === null || ms < 0 || ms > 86_400_000)) {
@@ -249,6 +250,7 @@ export function parseConfig(
       fileWatchPolling: fileWatchPolling!,
       searchIndexLimit,
       triggerReconcileMs,
+      scheduleMinIntervalMs,
       triggerClaimLeaseMs,
       triggerPauseAfter,
       triggerBackoffMs: triggerBackoffMs as number[],

@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { isSecretKey, maskSecrets, maskUrlPasswords, restoreMaskedSecrets } from './secret-masking.js';
+import {
+  isSecretKey,
+  maskSecrets,
+  maskSecretsInText,
+  maskUrlPasswords,
+  restoreMaskedSecrets,
+} from './secret-masking.js';
 
 describe('isSecretKey', () => {
   it('recognizes secret-bearing keys in every naming style', () => {
@@ -185,5 +191,41 @@ describe('passwords inside URLs', () => {
     assert.deepEqual(restoreMaskedSecrets({ databaseUrl: 'postgres://u:new@h/db' }, stored), {
       databaseUrl: 'postgres://u:new@h/db',
     });
+  });
+});
+
+describe('secrets inside other strings', () => {
+  it('masks secret query parameters, bearer and basic credentials; leaves the rest of the text', () => {
+    assert.equal(
+      maskSecretsInText('https://server.smithery.ai/x/mcp?api_key=abc123&profile=p1'),
+      'https://server.smithery.ai/x/mcp?api_key=***&profile=p1',
+    );
+    assert.equal(
+      maskSecretsInText('https://h/x?a=1&access_token=t0k&token='),
+      'https://h/x?a=1&access_token=***&token=',
+    );
+    assert.equal(maskSecretsInText('Bearer sk-live_abc.def'), 'Bearer ***');
+    assert.equal(maskSecretsInText('use "Basic dXNlcjpwdw==" here'), 'use "Basic ***" here');
+    assert.equal(maskSecretsInText('https://h/x?page=2&key=k'), 'https://h/x?page=2&key=k');
+    assert.equal(maskSecretsInText('Bearer ***'), 'Bearer ***');
+  });
+
+  it('signatures and session ids are secret keys; restore gives the masked strings back', () => {
+    assert.equal(isSecretKey('X-Signature'), true);
+    assert.equal(isSecretKey('sessionId'), true);
+    assert.equal(isSecretKey('session_id'), true);
+    assert.equal(isSecretKey('id'), false);
+    const stored = {
+      url: 'https://h/mcp?api_key=abc',
+      headers: { 'X-Signature': 'sig', Other: 'Bearer tok' },
+      sessionId: 's-1',
+    };
+    const masked = maskSecrets(stored);
+    assert.deepEqual(masked, {
+      url: 'https://h/mcp?api_key=***',
+      headers: { 'X-Signature': '***', Other: 'Bearer ***' },
+      sessionId: '***',
+    });
+    assert.deepEqual(restoreMaskedSecrets(masked, stored), stored);
   });
 });

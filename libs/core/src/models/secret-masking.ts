@@ -8,8 +8,10 @@ import { MASKED_SECRET } from '#contracts/models.js';
  * while `maxOutputTokens`, `tokenExpires`, `passwordHint` and a bare `key` are not. A last
  * word that merely ends in a secret word (`PGPASSWORD`, `dbpassword`, `csrftoken`) is secret
  * too, and so is a key named `auth` (registry and proxy settings keep credentials there).
- * Independently of keys, a password inside a URL (`postgres://user:pw@host`) is masked
- * wherever a string holds one.
+ * A signature (`X-Signature`) and a session id (`sessionId`) are secret too. Independently of
+ * keys, wherever a string holds them, a password inside a URL (`postgres://user:pw@host`), a
+ * query parameter with a secret name (`?api_key=…`, `&token=…`) and the credentials after
+ * `Bearer` or `Basic` are masked.
  */
 const SECRET_WORDS = new Set([
   'token',
@@ -24,7 +26,10 @@ const SECRET_WORDS = new Set([
   'cookie',
   'apikey',
   'auth',
+  'signature',
 ]);
+/** Two-word names that are secret although their last word is not (`sessionId`, `session_key`). */
+const SECRET_PAIRS = new Set(['session id', 'session key', 'session secret']);
 /** A last word ending in one of these is secret (`pgpassword`, `dbpasswd`, `csrftoken`). */
 const SECRET_SUFFIXES = ['password', 'passwd', 'secret', 'passphrase', 'apikey', 'token'];
 const KEY_QUALIFIERS = new Set([
@@ -54,6 +59,7 @@ export function isSecretKey(key: string): boolean {
   if (last === undefined) return false;
   if (SECRET_WORDS.has(last)) return true;
   if (SECRET_SUFFIXES.some((suffix) => last.endsWith(suffix))) return true;
+  if (words.length > 1 && SECRET_PAIRS.has(`${words[words.length - 2]} ${last}`)) return true;
   return last === 'key' && words.length > 1 && KEY_QUALIFIERS.has(words[words.length - 2]!);
 }
 
@@ -84,8 +90,34 @@ export function maskUrlPasswords(text: string): string {
   );
 }
 
+/** `?name=value` or `&name=value` in a URL or text: the value of a secret-named parameter is masked. */
+const QUERY_PARAMETER = /([?&])([^=&#\s]+)=([^&#\s]*)/g;
+/** `Bearer <token>` or `Basic <credentials>`, in a header value or anywhere in a text. */
+const AUTH_SCHEME = /\b(Bearer|Basic)\s+([A-Za-z0-9\-._~+/]+=*)/gi;
+
+/** A string with every secret it carries masked: URL passwords, secret query parameters, bearer tokens. */
+export function maskSecretsInText(text: string): string {
+  return maskUrlPasswords(text)
+    .replace(QUERY_PARAMETER, (match, lead: string, name: string, value: string) =>
+      value !== '' && value !== MASKED_SECRET && isSecretKey(decodeName(name))
+        ? `${lead}${name}=${MASKED_SECRET}`
+        : match,
+    )
+    .replace(AUTH_SCHEME, (match, scheme: string, credentials: string) =>
+      credentials === MASKED_SECRET ? match : `${scheme} ${MASKED_SECRET}`,
+    );
+}
+
+function decodeName(name: string): string {
+  try {
+    return decodeURIComponent(name);
+  } catch {
+    return name;
+  }
+}
+
 function mask(value: unknown): unknown {
-  if (typeof value === 'string') return maskUrlPasswords(value);
+  if (typeof value === 'string') return maskSecretsInText(value);
   if (Array.isArray(value)) return value.map(mask);
   if (!isPlainObject(value)) return value;
   // fromEntries defines own properties, so a "__proto__" key stays data.
@@ -107,7 +139,7 @@ export function restoreMaskedSecrets<T>(incoming: T, stored: unknown): T {
 function restore(incoming: unknown, stored: unknown): unknown {
   // A URL sent back as read: its masked password is the stored one.
   if (typeof incoming === 'string' && typeof stored === 'string' && incoming !== stored) {
-    return maskUrlPasswords(stored) === incoming ? stored : incoming;
+    return maskSecretsInText(stored) === incoming ? stored : incoming;
   }
   if (Array.isArray(incoming)) {
     const storedItems = Array.isArray(stored) ? stored : [];

@@ -37,6 +37,17 @@ describe('catalog index rules', () => {
     assert.match(validateEntry('x') as string, /not an object/);
   });
 
+  it('skips oversized entries: a long text field at any depth, too many or long tags, a huge entry', () => {
+    const long = 'x'.repeat(10_001);
+    assert.match(validateEntry(entry({ description: long })) as string, /^description is longer than 10000/);
+    assert.match(validateEntry(entry({ i18n: { de: { description: long } } })) as string, /^i18n\.de\.description/);
+    assert.match(validateEntry(entry({ tags: Array.from({ length: 51 }, (_, i) => `t${i}`) })) as string, /50 tags/);
+    assert.match(validateEntry(entry({ tags: ['y'.repeat(65)] })) as string, /64 characters/);
+    const meta = Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`k${i}`, 'z'.repeat(5000)]));
+    assert.match(validateEntry(entry({ meta })) as string, /larger than 65536 characters/);
+    assert.ok(typeof validateEntry(entry({ description: 'd'.repeat(10_000) })) !== 'string');
+  });
+
   it('skips and counts bad entries and repeated slugs; a bad document is invalid as a whole', () => {
     const parsed = parseIndexDocuments([
       { version: 1, apps: [entry(), entry({ slug: 'other' }), entry({ type: 'x' }), entry(), null] },

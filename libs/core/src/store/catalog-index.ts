@@ -43,10 +43,36 @@ export function isSafeRelativePath(value: unknown): value is string {
 
 const textArray = (v: unknown): v is string[] => Array.isArray(v) && v.every((t) => typeof t === 'string');
 
+/**
+ * Size limits of one entry: every text field, the tag list, and the whole entry as JSON. A
+ * catalog is shown whole in every query answer, so one oversized entry would weigh on all of
+ * them; it is skipped and counted instead.
+ */
+export const ENTRY_LIMITS = { textChars: 10_000, tags: 50, tagChars: 64, entryChars: 64 * 1024 } as const;
+
+/** The first text field (at any depth) longer than the limit, by its path, or null. */
+function oversizedText(value: unknown, path: string, depth = 0): string | null {
+  if (typeof value === 'string') return value.length > ENTRY_LIMITS.textChars ? path : null;
+  if (depth > 8 || typeof value !== 'object' || value === null) return null;
+  for (const [key, inner] of Object.entries(value)) {
+    const found = oversizedText(inner, path === '' ? key : `${path}.${key}`, depth + 1);
+    if (found) return found;
+  }
+  return null;
+}
+
 /** Checks one entry; answers the normalized entry or the reason it is left out. */
 export function validateEntry(raw: unknown): StoreEntry | string {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return 'entry is not an object';
   const e = raw as Record<string, unknown>;
+  const tooLong = oversizedText(e, '');
+  if (tooLong) return `${tooLong} is longer than ${ENTRY_LIMITS.textChars} characters`;
+  if (Array.isArray(e.tags) && e.tags.length > ENTRY_LIMITS.tags) return `at most ${ENTRY_LIMITS.tags} tags`;
+  if (Array.isArray(e.tags) && e.tags.some((t) => typeof t === 'string' && t.length > ENTRY_LIMITS.tagChars)) {
+    return `tags are at most ${ENTRY_LIMITS.tagChars} characters`;
+  }
+  if (JSON.stringify(e).length > ENTRY_LIMITS.entryChars)
+    return `entry is larger than ${ENTRY_LIMITS.entryChars} characters as JSON`;
   for (const key of REQUIRED_TEXT) {
     if (typeof e[key] !== 'string' || (e[key] as string).trim() === '') return `${key} is required`;
   }

@@ -67,6 +67,8 @@ describe('TriggerScheduler and TriggersService (schedules)', () => {
       },
     } as unknown as AppsService;
     service = new TriggersService(repo, apps, runs, store, scheduler, queue, bus, clock);
+    // Ticks every 5 s here; the operator's floor has its own test.
+    service.configure({ minIntervalMs: 0 });
     const spec = validateSpec(
       {
         name: 'Ticker',
@@ -117,6 +119,16 @@ describe('TriggerScheduler and TriggersService (schedules)', () => {
     assert.equal((await repo.findById(app.id))!.automation.nextRunAtMs, next.scheduledMs);
     await service.fireSchedule(job); // a late duplicate (say re-added after a lost job store)
     assert.equal(started.length, 1);
+  });
+
+  it("the operator's floor spaces runs of a schedule that asks for less (every 5s, floor 60 s)", async () => {
+    service.configure({ minIntervalMs: 60_000 });
+    await scheduler.sync(app);
+    const job = due();
+    clock.set(job.scheduledMs + 3);
+    await service.fireSchedule(job);
+    assert.equal(started.length, 1);
+    assert.equal(due().scheduledMs, job.scheduledMs + 60_000, 'the first tick on its grid a floor later');
   });
 
   it('after downtime one catch-up fires, then the schedule continues from now', async () => {
@@ -216,6 +228,7 @@ describe('TriggerScheduler and TriggersService (schedules)', () => {
       const bus = new RecordingEventBus();
       const otherScheduler = new TriggerScheduler(store, queue, repo, bus, clock);
       const otherService = new TriggersService(repo, apps, runs, store, otherScheduler, queue, bus, clock);
+      otherService.configure({ minIntervalMs: 0 });
       return { scheduler: otherScheduler, service: otherService };
     };
     /** What the dead replica did: the atomic claim (row moved on, occurrence recorded), nothing after. */

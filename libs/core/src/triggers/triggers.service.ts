@@ -60,12 +60,15 @@ export interface TriggerPolicy {
   pauseAfter: number;
   /** A claimed occurrence whose run has not started after this long is taken over. */
   claimLeaseMs: number;
+  /** The operator's floor between two runs of one schedule (SVC_SCHEDULE_MIN_INTERVAL): a spec may ask for more, never less. */
+  minIntervalMs: number;
 }
 
 export const DEFAULT_TRIGGER_POLICY: TriggerPolicy = {
   backoffMs: FAILURE_BACKOFF_MS,
   pauseAfter: PAUSE_AFTER_FAILURES,
   claimLeaseMs: 60_000,
+  minIntervalMs: 60_000,
 };
 
 /**
@@ -117,7 +120,10 @@ export class TriggersService {
     // Missed ones (downtime) fire once, as this one; the next is counted from now.
     const now = this.clock.now();
     const config = sub.source.config as ScheduleConfig;
-    const next = this.scheduler.nextAfter(config, app.installedAt.getTime(), Math.max(now, scheduledMs), appId);
+    // The next one comes no sooner than the operator's floor after this one (`every: 1s` or a
+    // cron every second would call the model back to back).
+    const notBefore = Math.max(now, scheduledMs, scheduledMs + this.policy.minIntervalMs - 1);
+    const next = this.scheduler.nextAfter(config, app.installedAt.getTime(), notBefore, appId);
     const key = occurrenceJobId(appId, subscriptionId, scheduledMs);
     // The claim: the row moves on and the occurrence is recorded as not started, atomically.
     const move = { appId, subscriptionId, fromMs: scheduledMs, toMs: next, key };

@@ -24,6 +24,13 @@ describe('HttpCatalogFetcher', () => {
         return;
       }
       if (path === '/hang') return; // never answers
+      if (path === '/trickle') {
+        // Never idle long enough for an idle timeout: one byte every 50 ms, forever.
+        res.writeHead(200);
+        const timer = setInterval(() => res.write('x'), 50);
+        res.on('close', () => clearInterval(timer));
+        return;
+      }
       if (path === '/to-internal') return res.writeHead(302, { location: `http://127.0.0.2:${port}/index.json` }).end();
       if (path === '/to-same') return res.writeHead(301, { location: '/index.json' }).end();
       if (path === '/loop') return res.writeHead(302, { location: '/loop' }).end();
@@ -76,6 +83,13 @@ describe('HttpCatalogFetcher', () => {
   it('gives up on a host that does not answer in time', async () => {
     const quick = new HttpCatalogFetcher({ timeoutMs: 300 });
     await assert.rejects(quick.fetch({ url: `${base}/hang`, maxBytes: 100, publicOnly: false }), /timed out/);
+  });
+
+  it('gives up on a body that trickles in past the deadline (the deadline is total, not idle)', async () => {
+    const quick = new HttpCatalogFetcher({ timeoutMs: 400 });
+    const started = Date.now();
+    await assert.rejects(quick.fetch({ url: `${base}/trickle`, maxBytes: 100_000, publicOnly: false }), /timed out/);
+    assert.ok(Date.now() - started < 2000, `gave up after ${Date.now() - started} ms`);
   });
 
   it('follows redirects, checking every hop; refuses a redirect to an internal address', async () => {

@@ -87,7 +87,18 @@ export class HttpCatalogFetcher extends CatalogFetcher {
     const remaining = deadline - Date.now();
     if (remaining <= 0) return Promise.reject(new CatalogFetchError(`${request.url}: timed out`));
 
-    return new Promise((resolve, reject) => {
+    return new Promise((resolvePromise, rejectPromise) => {
+      // The deadline holds for the whole exchange: a source that trickles its body (a byte every
+      // few seconds is never idle) is cut off too, not only one that goes silent.
+      const timer = setTimeout(() => req.destroy(new CatalogFetchError(`${request.url}: timed out`)), remaining);
+      const resolve = (value: { kind: 'done'; response: CatalogResponse } | { kind: 'redirect'; location: string }) => {
+        clearTimeout(timer);
+        resolvePromise(value);
+      };
+      const reject = (err: unknown) => {
+        clearTimeout(timer);
+        rejectPromise(err);
+      };
       const client = url.protocol === 'https:' ? https : http;
       const body = request.postJson === undefined ? null : Buffer.from(JSON.stringify(request.postJson));
       if (body) Object.assign(headers, { 'content-type': 'application/json', 'content-length': String(body.length) });

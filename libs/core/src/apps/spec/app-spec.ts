@@ -115,6 +115,35 @@ export interface I18nBlock {
   browser_login?: Record<string, { label?: string }>;
 }
 
+/**
+ * The permissions a spec may ask for: the capabilities of the spec format (`ai-browser`,
+ * `ai-terminal`, `email`, `im-push`, `svc-api-ref`, `conversation-collab`) and the built-in
+ * tools by name, as published digital humans list them (`read`, `bash`, `web_fetch`, …).
+ */
+export const KNOWN_PERMISSIONS: readonly string[] = [
+  'ai-browser',
+  'ai-terminal',
+  'email',
+  'im-push',
+  'svc-api-ref',
+  'conversation-collab',
+  'read',
+  'write',
+  'edit',
+  'bash',
+  'shell',
+  'shell.execute',
+  'glob',
+  'grep',
+  'todo_write',
+  'web_fetch',
+  'web_search',
+  'ask_user_question',
+];
+
+/** At most this many subscriptions per digital human (each one may start runs). */
+export const SUBSCRIPTIONS_MAX = 50;
+
 export const SOURCE_TYPES = ['schedule', 'file', 'webhook', 'webpage', 'rss', 'custom', 'wecom'] as const;
 export type SourceType = (typeof SOURCE_TYPES)[number];
 

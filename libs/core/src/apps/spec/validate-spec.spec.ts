@@ -243,6 +243,31 @@ describe('validateSpec: URLs and other sections', () => {
     rejected({ ...base(), requires: { mcps: [{ reason: 'x' }] } }, 'requires.mcps[0].id');
     rejected({ ...base(), requires: 'ai-browser' }, 'requires');
     rejected({ ...base(), permissions: ['ai-browser', 3] }, 'permissions[1]');
+    rejected({ ...base(), permissions: ['read', 'root'] }, 'permissions[1]');
+    rejected({ ...base(), permissions: ['../x'] }, 'permissions[0]');
+    assert.deepEqual(validateSpec({ ...base(), permissions: ['ai-browser', 'web_fetch', 'bash'] }, NOW).permissions, [
+      'ai-browser',
+      'web_fetch',
+      'bash',
+    ]);
+  });
+
+  it('caps subscriptions and keeps file-trigger patterns inside the space', () => {
+    const tick = (i: number) => ({ id: `t${i}`, source: { type: 'schedule', config: { every: '1h' } } });
+    rejected({ ...base(), subscriptions: Array.from({ length: 51 }, (_, i) => tick(i)) }, 'subscriptions');
+    assert.equal(
+      validateSpec({ ...base(), subscriptions: Array.from({ length: 50 }, (_, i) => tick(i)) }, NOW).subscriptions
+        ?.length,
+      50,
+    );
+    const file = (pattern: string) => ({
+      ...base(),
+      subscriptions: [{ source: { type: 'file', config: { pattern } } }],
+    });
+    for (const pattern of ['/etc/**', '../**/*.md', 'docs/../../x', 'C:/x', '\\\\host\\share']) {
+      rejected(file(pattern), 'subscriptions[0].source.config.pattern');
+    }
+    validateSpec(file('**/*.md'), NOW);
     rejected({ ...base(), i18n: { 'zh-CN': { name: 5 } } }, 'i18n.zh-CN.name');
   });
 });

@@ -13,7 +13,15 @@ import type {
   StoreInfo,
   Subscription,
 } from './app-spec.js';
-import { CONFIG_FIELD_TYPES, FILTER_OPS, MCP_TRANSPORTS, NOTIFY_CHANNELS, SOURCE_TYPES } from './app-spec.js';
+import {
+  CONFIG_FIELD_TYPES,
+  FILTER_OPS,
+  KNOWN_PERMISSIONS,
+  MCP_TRANSPORTS,
+  NOTIFY_CHANNELS,
+  SOURCE_TYPES,
+  SUBSCRIPTIONS_MAX,
+} from './app-spec.js';
 import { isTimeZone, nextCronRun, parseDuration } from './schedule-rules.js';
 import {
   at,
@@ -56,7 +64,7 @@ export function validateSpec(input: unknown, nowMs: number): AppSpec {
   if (type === 'automation' || type === 'skill') spec.system_prompt = nonEmpty(raw.system_prompt, 'system_prompt');
   else optional(spec, raw, 'system_prompt', 'system_prompt', nonEmpty);
   if (type === 'mcp') spec.mcp_server = mcpServer(raw.mcp_server, 'mcp_server');
-  optional(spec, raw, 'permissions', 'permissions', (v, f) => [...new Set(stringList(v, f))]);
+  optional(spec, raw, 'permissions', 'permissions', permissions);
   optional(spec, raw, 'requires', 'requires', requirements);
   optional(spec, raw, 'config_schema', 'config_schema', configSchema);
   optional(spec, raw, 'store', 'store', store);
@@ -207,9 +215,22 @@ function i18n(value: unknown, field: string): Record<string, I18nBlock> {
   return out;
 }
 
+/** Only permissions this server knows: a name it does not know grants nothing and hides a mistake. */
+function permissions(value: unknown, field: string): string[] {
+  const names = stringList(value, field);
+  names.forEach((name, i) => {
+    if (!KNOWN_PERMISSIONS.includes(name)) {
+      throw specError(`${field}[${i}]`, `"${name}" is not a permission; known: ${KNOWN_PERMISSIONS.join(', ')}`);
+    }
+  });
+  return [...new Set(names)];
+}
+
 function subscriptions(value: unknown, field: string, configKeys: ReadonlySet<string>, nowMs: number): Subscription[] {
   const ids = new Set<string>();
-  return list(value, field).map((item, i) => {
+  const items = list(value, field);
+  if (items.length > SUBSCRIPTIONS_MAX) throw specError(field, `at most ${SUBSCRIPTIONS_MAX} subscriptions`);
+  return items.map((item, i) => {
     const f = `${field}[${i}]`;
     const raw = map(item, f);
     const id = raw.id === undefined || raw.id === null ? String(i) : nonEmpty(raw.id, at(f, 'id'));
@@ -224,6 +245,7 @@ function subscriptions(value: unknown, field: string, configKeys: ReadonlySet<st
     const config = source.config === undefined || source.config === null ? {} : { ...map(source.config, configField) };
     if (sourceType === 'schedule') checkSchedule(config, configField, nowMs);
     if (sourceType === 'webhook') checkWebhook(config, configField);
+    if (sourceType === 'file') checkFilePattern(config, configField);
     const out: Raw = { id, source: { type: sourceType, config } };
     optional(out, raw, 'frequency', at(f, 'frequency'), frequency);
     const configKey = raw.config_key ?? raw.input;
@@ -275,6 +297,18 @@ function checkWebhook(config: Raw, field: string): void {
     config.path = path;
   }
   if (config.secret !== undefined && config.secret !== null) nonEmpty(config.secret, at(field, 'secret'));
+}
+
+/** A file trigger watches its space: its `pattern` is relative to the space folder, never above it. */
+function checkFilePattern(config: Raw, field: string): void {
+  if (config.pattern === undefined || config.pattern === null) return;
+  const pattern = nonEmpty(config.pattern, at(field, 'pattern'));
+  if (/^([/\\]|[a-zA-Z]:)/.test(pattern) || pattern.split(/[/\\]/).includes('..')) {
+    throw specError(
+      at(field, 'pattern'),
+      'must be relative to the space folder, like **/*.md (no leading / and no ..)',
+    );
+  }
 }
 
 const WEBHOOK_PATH = /^[a-z0-9._~-]+(?:\/[a-z0-9._~-]+)*$/;
