@@ -105,7 +105,7 @@ interface TcpSocket {
 const SIGN_IN_TIMEOUT_CLOSE = 1008;
 
 /**
- * The `/ws` event stream (spec doc 1, "Events"): socket sign-in under the lockout rules,
+ * The `/ws` event stream (docs/api.md, "Events"): socket sign-in under the lockout rules,
  * subscriptions, keepalive, and delivery of every event from the bus — conversation detail
  * to subscribers, status and global events to every authenticated connection.
  */

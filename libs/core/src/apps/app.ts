@@ -1,7 +1,7 @@
 import type { ActivityType, AppStatus, UpgradeStrategy } from '#contracts/apps.js';
 import type { AppSpec } from './spec/app-spec.js';
 
-/** An installed digital human (spec doc 3, "App (digital human)"). */
+/** An installed digital human (docs/api/digital-humans.md, "Install and lifecycle"). */
 export interface App {
   /** UUID. */
   id: string;

@@ -11,7 +11,7 @@ import { Assistant } from '../assistant-api/assistant.decorator.js';
 type Ok<T> = { success: true; data: T };
 const ok = <T>(data: T): Ok<T> => ({ success: true, data });
 
-/** Files by absolute path, inside any space's working folder (spec doc 2, "Files (no space in path)"). */
+/** Files by absolute path, inside any space's working folder (docs/api.md, "Workspaces and files"). */
 @Controller('api/artifacts')
 export class ArtifactsController {
   constructor(private readonly artifacts: ArtifactsService) {}

@@ -4,7 +4,7 @@ import type { Schema } from './schema.js';
 /** The operation extension the document builder reads (and removes). */
 export const RESPONSE_EXTENSION = 'x-svc-response';
 
-/** Failure statuses an operation can document, with what they mean (spec doc 1, "Errors"). */
+/** Failure statuses an operation can document, with what they mean (docs/api.md, "Answers and errors"). */
 export const ERROR_STATUSES = {
   400: 'Missing or invalid input (the message names the field)',
   401: 'No token or wrong token',

@@ -1,7 +1,7 @@
 import type { AppType } from '#contracts/apps.js';
 
 /**
- * The normalized spec of a digital human (spec doc 3, "Spec file (spec.yaml)"): canonical
+ * The normalized spec of a digital human (docs/api/digital-humans.md, "The spec file"): canonical
  * field names only, unknown fields dropped, defaults filled. Field names keep the file's
  * snake_case because the spec is a file format that round-trips through export and import.
  */
