@@ -49,7 +49,7 @@ export const IDLE_AUTOMATION: Readonly<AutomationFields> = {
   pendingEscalationId: null,
 };
 
-/** One line of an app's activity feed (spec: `id`, `runId`, `type`, `ts`, `content`). */
+/** One line of an app's activity feed (docs/api/digital-humans.md, "Runs": `id`, `runId`, `type`, `ts`, `content`). */
 export interface ActivityEntry {
   id: string;
   appId: string;

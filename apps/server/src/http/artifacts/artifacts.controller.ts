@@ -23,7 +23,7 @@ export class ArtifactsController {
     return ok(await this.artifacts.readContent(query.path));
   }
 
-  /** Addition to the spec: the file's bytes, streamed, as an attachment named after the file. */
+  /** Addition to the interface (docs/api.md, "Uploads and downloads"): the file's bytes, streamed, as an attachment named after the file. */
   @Get('download')
   @ApiBytes('application/octet-stream', 403, 404)
   async download(@Query() query: PathQuery): Promise<StreamableFile> {

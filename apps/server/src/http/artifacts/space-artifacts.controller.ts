@@ -97,7 +97,7 @@ export class SpaceArtifactsController {
   }
 
   /**
-   * Addition to the spec: a file's raw bytes as the request body (any content type but JSON),
+   * Addition to the interface (docs/api.md, "Uploads and downloads"): a file's raw bytes as the request body (any content type but JSON),
    * streamed to disk and swapped in atomically; at most 50 MB.
    */
   @Put('upload')

@@ -88,7 +88,7 @@ export class ConversationsController {
     return { success: true };
   }
 
-  /** Wrong ids give an empty array, not 404 (spec). */
+  /** Wrong ids give an empty array, not 404 (docs/api.md, "Conversations"). */
   @Get(':conversationId/messages/:messageId/thoughts')
   @Assistant()
   @ApiData(arr(THOUGHT, 'Empty for unknown ids'))

@@ -24,7 +24,7 @@ export interface ResponseDoc {
   data: Schema | null;
   /** Failure statuses besides the ones the document adds by itself (see `ApiData`). */
   errors: ErrorStatus[];
-  /** Some failures also come back as HTTP 200 with `success:false` (spec). */
+  /** Some failures also come back as HTTP 200 with `success:false` (docs/api.md, "Answers and errors"). */
   failureAs200?: boolean;
   /** Answers raw bytes (this media type), not JSON; failures still in the error envelope. */
   bytes?: string;

@@ -190,7 +190,7 @@ export class StoreController {
     return ok(toRegistrySourceDto(await this.store.addSource(body)));
   }
 
-  /** A built-in source answers `{success:false, error}` with 200: an error, not an exception (spec). */
+  /** A built-in source answers `{success:false, error}` with 200: an error, not an exception (docs/api.md, "Answers and errors"). */
   @Delete('registries/:registryId')
   @Assistant()
   @ApiDoneOrFailure()
