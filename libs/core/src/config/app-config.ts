@@ -108,7 +108,7 @@ export interface StoreCatalogSeed {
   enabled: boolean;
 }
 
-/** Where the public catalogs live (the addresses the original product ships with). */
+/** Where the public catalogs live (their public addresses; docs/api/store-and-packages.md). */
 export const DEFAULT_STORE_CATALOGS: Record<PublicCatalogProtocol, string> = {
   'mcp-registry': 'https://registry.modelcontextprotocol.io',
   smithery: 'https://registry.smithery.ai',

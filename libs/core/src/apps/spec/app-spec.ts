@@ -162,7 +162,7 @@ export const MCP_TRANSPORTS = ['stdio', 'http'] as const;
 /**
  * How an `mcp` app's server is reached (spec `mcp_server`): a local command spoken to over
  * stdio, or a streamable-HTTP endpoint (`type: http` with `url`, `headers`), as in the MCP
- * client configuration format the original product follows.
+ * client configuration format (docs/api/mcp-and-skills.md, "MCP servers").
  */
 export interface McpServerDefinition {
   type?: (typeof MCP_TRANSPORTS)[number];
