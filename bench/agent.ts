@@ -22,7 +22,7 @@
  *  4. BENCH_CONCURRENT (default 200) concurrent streaming turns, one conversation and one
  *     subscribed socket each, BENCH_CONCURRENT_CHUNKS (default 200) chunks each: every `seq` and
  *     every chunk is checked (0 lost, 0 reordered, 0 duplicated, or the run fails).
- * The whole of it runs BENCH_RUNS times (default 3), each run printed; then each of the issue's
+ * The whole of it runs BENCH_RUNS times (default 3), each run printed; then each of the targets of docs/performance.md
  * targets with every run's figure and their median, and whether the median meets it.
  * BENCH_MODES (default "embedded,redis") picks the modes; BENCH_CPU_PROF=<dir> runs the servers
  * under `node --cpu-prof` and leaves their profiles there (summarize one with
@@ -747,7 +747,7 @@ async function main(): Promise<void> {
   for (let run = 1; run <= RUNS; run++) runs.push(await runOnce(model, modelEnv, run));
   model.close();
 
-  // The issue's targets, each as the median over the runs (every run's figure beside it).
+  // The targets (docs/performance.md), each as the median over the runs (every run's figure beside it).
   const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   out(`
 === median of ${RUNS} run${RUNS === 1 ? '' : 's'} against the targets`);

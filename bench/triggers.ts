@@ -15,7 +15,7 @@
  *     and webhook duplicates / losses.
  * Defaults: 10 apps, 2s, 45 s (≈ 220 ticks), 200 webhooks. The whole measurement runs
  * `--runs N` times (default 3), each on fresh replicas and a fresh database; the summary gives
- * the median of the runs for each figure, beside the issue's target.
+ * the median of the runs for each figure, beside its target (docs/performance.md, "Targets").
  */
 import { createHmac } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';

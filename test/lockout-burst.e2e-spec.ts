@@ -4,7 +4,7 @@ import request from 'supertest';
 import { startServer, type TestServer } from '#testing/test-server.js';
 
 /**
- * The lockout under concurrency (issue 14): a burst of sign-ins from one address lets at
+ * The lockout under concurrency (docs/api.md, "Authentication"): a burst of sign-ins from one address lets at
  * most five guesses be compared, whatever the timing, in both modes (in process, and on
  * Redis, where replicas share the counters). Figures are printed for the closing note.
  */

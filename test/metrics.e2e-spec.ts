@@ -8,7 +8,7 @@ import { testMode } from '#testing/test-env.js';
 import { createSharedServices, type SharedServices, startServer, type TestServer } from '#testing/test-server.js';
 import { WsTestClient } from '#testing/ws-client.js';
 
-/** The metric families an operator relies on (README "Metrics"). */
+/** The metric families an operator relies on (docs/operations.md, "Metrics"). */
 const FAMILIES = [
   'svc_info',
   'svc_http_request_duration_seconds',

@@ -5,7 +5,7 @@ import { ScriptedModelServer } from '#testing/scripted-model-server.js';
 import { testMode } from '#testing/test-env.js';
 import { startServer, type TestServer } from '#testing/test-server.js';
 
-// POST /api/agent/test-model-source (an addition to spec doc 2): one minimal real call to a
+// POST /api/agent/test-model-source (docs/api.md, "Testing a model source"): one minimal real call to a
 // stored or unsaved model source, against the scripted model server (which wants its key).
 
 const GOOD_KEY = 'sk-scripted';

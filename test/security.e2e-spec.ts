@@ -11,7 +11,7 @@ import { sleep, waitFor } from '#testing/wait.js';
 import { WsTestClient } from '#testing/ws-client.js';
 
 /**
- * Regression tests of issue 14: the assistant's tools and the API never reach outside a
+ * Regression tests of the path guard (docs/api.md, "Workspaces and files"): the assistant's tools and the API never reach outside a
  * workspace or the server's secrets; space folders never include the data folder; the
  * WebSocket refuses large frames and idle sockets before sign-in; secrets are masked.
  */

@@ -7,10 +7,10 @@ import { startServer, type TestServer } from '#testing/test-server.js';
 import { WsTestClient } from '#testing/ws-client.js';
 
 /**
- * Store events over WebSocket: an install is `app:list_changed` (spec doc 1, the item and each
+ * Store events over WebSocket: an install is `app:list_changed` (docs/api/store-and-packages.md, Events; the item and each
  * requirement installed with it); every source read is `store:sync-status-changed`
  * `{registryId, status, changed, error?}`; check-now announces each update it leaves pending as
- * `store:upgrade-available` (channels of the original product; the spec names no store channel).
+ * `store:upgrade-available` (the Store's own channels: docs/api/store-and-packages.md).
  */
 describe(`store events over WebSocket (${testMode()})`, () => {
   let host: CatalogServer;

@@ -10,7 +10,7 @@ import { startServer, type TestServer } from '#testing/test-server.js';
 import { runTools, scriptedModelEnv } from '#testing/tool-driver.js';
 
 /**
- * Check-then-use races (issue 14, item 5): a racer flips `<space>/race` between a real folder
+ * Check-then-use races (docs/api.md, "Workspaces and files"): a racer flips `<space>/race` between a real folder
  * and a symlink to an outside folder while file operations run. A swap may make a request
  * fail; it must never make one read, write, trash, rename or move anything outside. The test
  * counts escapes (must be 0) and prints the figures.

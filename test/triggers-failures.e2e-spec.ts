@@ -12,7 +12,7 @@ interface Entry {
 }
 
 /**
- * Issue 8 §1: a scheduled digital human whose runs fail (the scripted model answers 400)
+ * docs/api/triggers.md, "Schedules": a scheduled digital human whose runs fail (the scripted model answers 400)
  * backs off between runs and, past the limit, is paused with `lastError`; `nextRunAtMs` stays
  * the real next occurrence all along (not the end of the back-off), in state and events.
  * Back-off 3 s (the last value repeats) and a pause after 3 failures, to keep it short.

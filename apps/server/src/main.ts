@@ -12,7 +12,7 @@ import { AppLogger, createPino, registerSecret } from '#infra/logging/logger.js'
 import { relayTrace } from '#core/system/relay-trace.js';
 import type { AssistantListener } from './http/assistant-api/assistant-listener.js';
 
-/** SIGTERM must end the process within 10 s (CONTRACT §1); keep a margin. */
+/** SIGTERM must end the process within 10 s (docs/operations.md, "Start and stop"); keep a margin. */
 const SHUTDOWN_DEADLINE_MS = 9_000;
 
 async function bootstrap(): Promise<void> {

@@ -9,7 +9,7 @@ import { go, href } from './route.js';
 import type { EventSocket } from './socket.js';
 import type { Space } from './spaces.js';
 
-/** A `config_schema` item (spec doc 3). */
+/** A `config_schema` item (docs/api/digital-humans.md, "The spec file"). */
 export interface Setting {
   key: string;
   label: string;
@@ -535,7 +535,7 @@ const threadIdFrom = (name: string): string =>
     .slice(0, 100);
 
 /**
- * A digital human's chat: its main thread and threads of its own (spec doc 3: `chat/send` with a
+ * A digital human's chat: its main thread and threads of its own (docs/api/digital-humans.md, "Chat": `chat/send` with a
  * `conversationId`). No operation lists an app's threads, so the list is the ones this browser
  * opened plus those `app:im-session-updated` announces while the page is open.
  */

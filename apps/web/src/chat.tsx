@@ -54,13 +54,13 @@ export function stepsFromThoughts(thoughts: Thought[]): Step[] {
   });
 }
 
-/** An image attached to a message (spec doc 2: `images`, base64). */
+/** An image attached to a message (docs/api.md, "The assistant": `images`, base64). */
 interface Attachment {
   name?: string;
   mediaType: string;
   data: string;
 }
-/** The message body must stay under 100 KB (spec doc 2): attachments get most of it, base64-encoded. */
+/** The message body must stay under 100 KB (docs/api.md, "Limits"): attachments get most of it, base64-encoded. */
 const ATTACHMENTS_MAX_BASE64 = 90 * 1024;
 const attachmentsOf = (m: MessageDto): Attachment[] =>
   (m.images ?? []).flatMap((i): Attachment[] => {
@@ -102,7 +102,7 @@ export function Markdown(props: { text: string }) {
   return <div class="markdown" dangerouslySetInnerHTML={{ __html: renderMarkdown(props.text) }} />;
 }
 
-/** Applies one conversation event to the running turn's view (spec doc 1, "Assembling a reply"). */
+/** Applies one conversation event to the running turn's view (docs/api.md, "Conversation events"). */
 export function applyEvent(live: Live, event: EventEnvelope): Live {
   const d = event.data as Record<string, unknown>;
   const steps = live.steps;

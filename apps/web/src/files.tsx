@@ -7,7 +7,7 @@ import { renderMarkdown } from './markdown.js';
 import type { EventSocket } from './socket.js';
 import type { Space } from './spaces.js';
 
-/** A listing entry (spec doc 2, "File entries"; the contracts library has no file shapes). */
+/** A listing entry (docs/api.md, "Workspaces and files"; the contracts library has no file shapes). */
 interface Entry {
   name: string;
   type: 'file' | 'folder';

@@ -5,7 +5,7 @@ import { session, wsUrl } from './api.js';
 export type SocketState = 'connecting' | 'open' | 'closed';
 export type EventListener = (event: EventEnvelope) => void;
 
-/** Reconnect delays: 1 s, doubling, at most 30 s (spec doc 1, "Keepalive"). */
+/** Reconnect delays: 1 s, doubling, at most 30 s (docs/api.md, "Events"). */
 export const FIRST_RETRY_MS = 1_000;
 export const MAX_RETRY_MS = 30_000;
 export const nextDelay = (delay: number): number => Math.min(delay * 2, MAX_RETRY_MS);

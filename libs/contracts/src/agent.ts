@@ -1,4 +1,4 @@
-/** Wire shapes of the agent operations and conversation events (spec doc 1/2, CONTRACT §3). */
+/** Wire shapes of the agent operations and conversation events (docs/api.md, "The assistant" and "Conversation events"). */
 
 export type ThoughtType = 'thinking' | 'text' | 'tool_use' | 'tool_result' | 'system' | 'result' | 'error';
 

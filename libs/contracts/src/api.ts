@@ -1,4 +1,4 @@
-/** Response shapes of the platform operations (spec doc 1). */
+/** Response shapes of the platform operations (docs/api.md). */
 
 export interface RemoteStatus {
   active: boolean;

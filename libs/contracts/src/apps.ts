@@ -1,4 +1,4 @@
-/** Wire types of digital humans (apps): records, automation state, activity, events (spec doc 3, doc 1). */
+/** Wire types of digital humans (apps): records, automation state, activity, events (docs/api/digital-humans.md). */
 
 /** Lifecycle status of an installed app record. */
 export const APP_STATUSES = ['active', 'paused', 'waiting_user', 'needs_login', 'error', 'uninstalled'] as const;
@@ -96,7 +96,7 @@ export interface ActivityEntryDto {
   content: Record<string, unknown>;
 }
 
-/** Global event channels of digital humans (spec doc 1, "Global events: digital humans"). */
+/** Global event channels of digital humans (docs/api/digital-humans.md, "Events"). */
 export const AppChannels = {
   statusChanged: 'app:status_changed',
   listChanged: 'app:list_changed',
@@ -119,7 +119,7 @@ export interface AppEscalationNewEvent {
   choices: string[];
 }
 
-/** The user's answer to a question (spec doc 1: `choice`, `text`). */
+/** The user's answer to a question (docs/api/digital-humans.md, "Events": `choice`, `text`). */
 export interface EscalationResponse {
   choice?: string;
   text?: string;

@@ -1,4 +1,4 @@
-/** Wire shapes of conversation records (spec doc 2, "Conversation", "Thought", "Conversation records"). */
+/** Wire shapes of conversation records (docs/api.md, "Conversations" and "Conversation events"). */
 
 export const REASONING_EFFORTS = ['off', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max'] as const;
 export type ReasoningEffort = (typeof REASONING_EFFORTS)[number];
@@ -9,7 +9,7 @@ export type MessageRole = (typeof MESSAGE_ROLES)[number];
 export const DEFAULT_CONVERSATION_TITLE = 'New conversation';
 export const CONVERSATION_TITLE_MAX = 500;
 
-/** CONTRACT §3, `agent:complete`. */
+/** docs/api.md, "Conversation events": `agent:complete`. */
 export interface TokenUsage {
   inputTokens: number;
   outputTokens: number;
@@ -20,7 +20,7 @@ export interface TokenUsage {
 }
 
 /**
- * A reasoning record of a message (spec "Thought"; CONTRACT §3 `agent:thought`). Stored as
+ * A reasoning record of a message (docs/api.md, "Conversation events": `agent:thought`). Stored as
  * given: fields beyond these are kept and returned.
  */
 export interface ThoughtDto {

@@ -1,4 +1,4 @@
-/** Error vocabulary shared by server and clients (spec doc 1, "Errors"). */
+/** Error vocabulary shared by server and clients (docs/api.md, "Answers and errors"). */
 
 /** Machine-readable codes that appear in the `code` field of a failure envelope. */
 export const ErrorCodes = {

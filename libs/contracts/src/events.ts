@@ -1,5 +1,5 @@
 /**
- * Wire contract of the WebSocket event stream (spec doc 1, "Events").
+ * Wire contract of the WebSocket event stream (docs/api.md, "Events").
  * Shared by the server, the web app and the tests.
  */
 
@@ -18,7 +18,7 @@ export interface BusEvent<TData extends object = Record<string, unknown>> {
 
 /**
  * Conversation status channels: delivered to every authenticated connection,
- * subscribed or not (spec "Who receives what", item 2).
+ * subscribed or not (docs/api.md, "Events": status events).
  */
 export const STATUS_CHANNELS: ReadonlySet<string> = new Set([
   'agent:turn-start',

@@ -1,4 +1,4 @@
-/** Wire shapes of MCP servers (spec doc 1 "Global events", doc 2 "Agent operations"). */
+/** Wire shapes of MCP servers (docs/api/mcp-and-skills.md, "MCP servers"). */
 
 export const MCP_STATUS_CHANNEL = 'agent:mcp-status';
 

@@ -1,4 +1,4 @@
-/** Wire shapes of model sources and the configuration object (CONTRACT §2, "Settings and models"). */
+/** Wire shapes of model sources and the configuration object (docs/api.md, "Model sources and the configuration"). */
 
 export type AiProvider = 'anthropic' | 'openai';
 export const AI_PROVIDERS: readonly AiProvider[] = ['anthropic', 'openai'];
@@ -58,7 +58,7 @@ export interface CurrentSelection {
   currentModel: string | null;
 }
 
-/** Answer of `POST /api/agent/test-model-source` (an addition to spec doc 2). */
+/** Answer of `POST /api/agent/test-model-source` (docs/api.md, "Testing a model source"). */
 export type ModelSourceTestResult =
   { ok: true; modelId: string; latencyMs: number } | { ok: false; modelId: string; error: string };
 
@@ -87,5 +87,5 @@ export interface AiSourcesCatalogChanged {
   sourceIds: string[];
 }
 
-/** Exact failure text for an unknown source (CONTRACT §2). */
+/** Exact failure text for an unknown source (docs/api.md, "Model sources and the configuration"). */
 export const sourceNotFound = (id: string): string => `Source not found: ${id}`;

@@ -1,4 +1,4 @@
-/** Wire shapes of spaces (spec doc 2, "Space"). */
+/** Wire shapes of spaces (docs/api.md, "Workspaces and files"). */
 
 export const TEMP_SPACE_ID = 'svc-temp';
 

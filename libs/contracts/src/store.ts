@@ -1,4 +1,4 @@
-/** Store wire shapes (spec doc 3, "Store listing entry", "Registry source", "Other Store shapes"). */
+/** Store wire shapes (docs/api/store-and-packages.md). */
 
 export const STORE_ENTRY_TYPES = ['automation', 'skill', 'mcp', 'extension'] as const;
 export type StoreEntryType = (typeof STORE_ENTRY_TYPES)[number];
@@ -69,7 +69,7 @@ export interface StoreDetailDto {
   registryId: string;
 }
 
-/** A creator's own listing on a dhp-v2 store server (spec doc 3, "Publication"). */
+/** A creator's own listing on a dhp-v2 store server (docs/api/store-and-packages.md, "Query, install, updates": Publishing). */
 export interface PublicationDto {
   slug: string;
   name?: string;

@@ -105,7 +105,7 @@ export class InfraModule {
       { provide: CatalogFetcher, useValue: new HttpCatalogFetcher() },
       { provide: StoreRepository, useValue: new TypeormStoreRepository(infra.dataSource) },
       { provide: PackageFiles, useClass: ZipPackageFiles },
-      // Schedules as data in Postgres, fired through delayed jobs (issue 8).
+      // Schedules as data in Postgres, fired through delayed jobs (docs/api/triggers.md, "Schedules").
       { provide: TriggerStore, useValue: new TypeormTriggerStore(infra.dataSource) },
       { provide: TriggerScheduler, useClass: TriggerScheduler },
       { provide: AppScheduler, useExisting: TriggerScheduler },

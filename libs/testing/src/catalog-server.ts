@@ -49,7 +49,7 @@ export class CatalogServer {
   }
 
   /**
-   * dhp-v2 mode: the store-server endpoints beside the static files (spec doc 3, "Store-server
+   * dhp-v2 mode: the store-server endpoints beside the static files (docs/api/store-and-packages.md, "Store-server
    * endpoints"): `/capabilities`, `POST /apps/{slug}/installs` (recorded), `/collections`,
    * `/category-taxonomy.json`, `/discover-layout.json`, and, behind `Authorization: Bearer
    * <token>`, `/my/publications` and `POST /my/publications/{author}/{id}/unpublish`. Each is

@@ -61,7 +61,7 @@ export const MAX_SOCKET_BUFFER_BYTES = 4 * 1024 * 1024;
 export const MAX_SUBSCRIPTIONS_PER_SOCKET = 1000;
 /** Longer conversation ids are no ids (UUIDs, `app-chat:<appId>`): ignored. */
 const MAX_CONVERSATION_ID_LENGTH = 256;
-/** The spec: close "about 100 ms" after auth:failed, so the frame reaches the client. */
+/** docs/api.md, "Events": close about 100 ms after auth:failed, so the frame reaches the client. */
 const AUTH_FAILED_CLOSE_MS = 100;
 
 interface Connection {
@@ -105,7 +105,7 @@ interface TcpSocket {
 const SIGN_IN_TIMEOUT_CLOSE = 1008;
 
 /**
- * The `/ws` event stream (spec doc 1, "Events"): socket sign-in under the lockout rules,
+ * The `/ws` event stream (docs/api.md, "Events"): socket sign-in under the lockout rules,
  * subscriptions, keepalive, and delivery of every event from the bus — conversation detail
  * to subscribers, status and global events to every authenticated connection.
  */
@@ -232,7 +232,7 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
         if ((TERMINAL_FRAME_TYPES as readonly string[]).includes(frame.type)) {
           return this.send(socket, connection, connection.authenticated ? terminalUnavailable : notAuthenticated);
         }
-      // Unknown types are ignored (spec: "Invalid JSON and unknown types are ignored").
+      // Unknown types are ignored (docs/api.md, "Events").
     }
   }
 

@@ -10,8 +10,8 @@ export interface ClientFrame {
 }
 
 /**
- * The spec's frames are `{type, payload}`, not Nest's `{event, data}`. Invalid JSON and
- * non-object frames are dropped here (the spec says ignore them); ordering and unknown
+ * The event stream's frames (docs/api.md, "Events") are `{type, payload}`, not Nest's `{event, data}`. Invalid JSON and
+ * non-object frames are dropped here (the event stream's rules ignore them); ordering and unknown
  * types are the gateway's business.
  */
 export function createFrameAdapter(app: INestApplicationContext): WsAdapter {

@@ -276,7 +276,7 @@ export class AgentService {
         summary: 'Run shell commands in the workspace folder',
         open: this.tools.names().includes('Bash'),
       },
-      // The chat's MCP servers: the space's and global ones (CONTRACT §3), offered in every turn.
+      // The chat's MCP servers: the space's and global ones (docs/api/mcp-and-skills.md, "MCP servers"), offered in every turn.
       ...(await this.mcp.chatServersOf(spaceId as string)).map((server) => ({
         id: `mcp:${server.name}`,
         displayName: server.displayName,

@@ -30,7 +30,7 @@ function withStorableOutput(tool: AgentTool): AgentTool {
   };
 }
 
-/** The built-in tools of CONTRACT §3, from which each turn's plan takes its ToolSet. */
+/** The built-in tools (docs/api.md, "The assistant's tools"), from which each turn's plan takes its ToolSet. */
 @Injectable()
 export class ToolRegistry {
   private readonly all: ToolSet;

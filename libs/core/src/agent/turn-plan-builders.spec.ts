@@ -52,10 +52,10 @@ describe('ToolRegistry', () => {
       } as AppConfig,
     );
 
-  /** The file and task tools every turn may have, in CONTRACT §3's order. */
+  /** The file and task tools every turn may have, in the order of docs/api.md, "The assistant's tools". */
   const FILES_AND_TASKS = ['Read', 'Write', 'Edit', 'Glob', 'Grep', 'TodoWrite'];
 
-  it('built-ins in the order of CONTRACT §3, Bash only where configured', () => {
+  it('built-ins in the documented order (docs/api.md), Bash only where configured', () => {
     assert.deepEqual(registry(true).names(), [...FILES_AND_TASKS, 'Bash', 'AskUserQuestion']);
     assert.deepEqual(registry(false).names(), [...FILES_AND_TASKS, 'AskUserQuestion']);
   });

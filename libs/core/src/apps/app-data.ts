@@ -5,7 +5,7 @@ import { FileStore } from '../ports/file-store.port.js';
 import { SpaceFolders } from '../ports/space-folders.port.js';
 import { SpaceRepository } from '../ports/space.repository.port.js';
 
-/** Where an app keeps its data inside its space folder (CONTRACT §5). */
+/** Where an app keeps its data inside its space folder (docs/api.md, "Files on disk"). */
 export const appDataPath = (appId: string): string => `.svc/apps/${appId}`;
 
 /** Files of the app's memory inside its data folder. */

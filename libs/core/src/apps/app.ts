@@ -1,7 +1,7 @@
 import type { ActivityType, AppStatus, UpgradeStrategy } from '#contracts/apps.js';
 import type { AppSpec } from './spec/app-spec.js';
 
-/** An installed digital human (spec doc 3, "App (digital human)"). */
+/** An installed digital human (docs/api/digital-humans.md, "Install and lifecycle"). */
 export interface App {
   /** UUID. */
   id: string;
@@ -49,7 +49,7 @@ export const IDLE_AUTOMATION: Readonly<AutomationFields> = {
   pendingEscalationId: null,
 };
 
-/** One line of an app's activity feed (spec: `id`, `runId`, `type`, `ts`, `content`). */
+/** One line of an app's activity feed (docs/api/digital-humans.md, "Runs": `id`, `runId`, `type`, `ts`, `content`). */
 export interface ActivityEntry {
   id: string;
   appId: string;

@@ -77,7 +77,7 @@ export interface ListInput {
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
- * Digital humans: install, records, lifecycle, settings, spec edits, events (spec doc 3,
+ * Digital humans: install, records, lifecycle, settings, spec edits, events (docs/api/digital-humans.md,
  * "App (digital human) operations"). Runs, chat and triggers build on it.
  */
 @Injectable()

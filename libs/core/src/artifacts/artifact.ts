@@ -1,4 +1,4 @@
-/** Shapes of files as the API shows them (spec doc 2, "File entries"). */
+/** Shapes of files as the API shows them (docs/api.md, "Workspaces and files"). */
 
 export type EntryType = 'file' | 'folder';
 

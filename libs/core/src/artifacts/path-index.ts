@@ -2,7 +2,7 @@ import fuzzysort, { type Prepared, type SnapshotKey } from 'fuzzysort';
 import type { TreeEntryType } from '../ports/file-watcher.port.js';
 import type { ArtifactChange } from './watch-events.js';
 
-/** A search item (spec doc 2, "Search item"). */
+/** A search item (docs/api.md, "Workspaces and files"). */
 export interface IndexedPath {
   name: string;
   type: TreeEntryType;

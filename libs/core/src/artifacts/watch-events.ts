@@ -3,7 +3,7 @@ import type { FileChangeType, TreeEntryType } from '../ports/file-watcher.port.j
 import { SERVICE_FOLDER } from '../spaces/space.js';
 import { ATOMIC_TEMP_SUFFIX, relativeInside, toPosix } from './path-rules.js';
 
-/** Global file events (spec doc 1, "Global events: files"). */
+/** Global file events (docs/api.md, "Files on disk": file events). */
 export const ARTIFACT_CHANGED_BATCH = 'artifact:changed-batch';
 export const ARTIFACT_TREE_UPDATE = 'artifact:tree-update';
 
@@ -27,7 +27,7 @@ export interface ArtifactChangeBatchEvent {
   resync?: true;
 }
 
-/** A tree node of a folder's direct children (spec doc 2, "Tree node"). */
+/** A tree node of a folder's direct children (docs/api.md, "Files on disk": file events). */
 export interface ArtifactTreeNode {
   id: string;
   name: string;

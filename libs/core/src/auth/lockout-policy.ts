@@ -1,4 +1,4 @@
-/** Sign-in lockout rules (spec doc 1, "Lockout rules"). */
+/** Sign-in lockout rules (docs/api.md, "Authentication"). */
 
 export interface LockoutRule {
   failures: number;

@@ -1,4 +1,4 @@
-/** The validated configuration (CONTRACT §1), parsed once at start. */
+/** The validated configuration (README.md, "Configuration"), parsed once at start. */
 
 export type ServerRole = 'all' | 'api' | 'worker';
 export type LogLevel = 'error' | 'warn' | 'info' | 'debug';
@@ -100,7 +100,7 @@ export interface AgentSettings {
 
 export const DEFAULT_STORE_SOURCE = 'https://openkursar.github.io/digital-human-protocol';
 
-/** Protocols of the built-in public catalogs (spec doc 3, "Store source formats"). */
+/** Protocols of the built-in public catalogs (docs/api/store-and-packages.md, "Sources and catalogs"). */
 export const PUBLIC_CATALOG_PROTOCOLS = ['mcp-registry', 'smithery', 'claude-skills', 'skillhub'] as const;
 export type PublicCatalogProtocol = (typeof PUBLIC_CATALOG_PROTOCOLS)[number];
 
@@ -110,7 +110,7 @@ export interface StoreCatalogSeed {
   enabled: boolean;
 }
 
-/** Where the public catalogs live (the addresses the original product ships with). */
+/** Where the public catalogs live (their public addresses; docs/api/store-and-packages.md). */
 export const DEFAULT_STORE_CATALOGS: Record<PublicCatalogProtocol, string> = {
   'mcp-registry': 'https://registry.modelcontextprotocol.io',
   smithery: 'https://registry.smithery.ai',

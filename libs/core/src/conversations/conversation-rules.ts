@@ -95,8 +95,8 @@ export function parseContent(value: unknown): string {
 
 /**
  * The pin part of an update. `undefined`: not sent (unchanged); `null`: both sent as null
- * (unpinned); otherwise both sent. The source need not exist (spec: a pin naming a removed
- * account is accepted), but it must be a UUID.
+ * (unpinned); otherwise both sent. The source need not exist (a pin naming a removed source
+ * is accepted: docs/api.md, "Model sources and the configuration"), but it must be a UUID.
  */
 export function parsePinPatch(modelSourceId: unknown, modelId: unknown): ModelPin | null | undefined {
   if (modelSourceId === undefined && modelId === undefined) return undefined;

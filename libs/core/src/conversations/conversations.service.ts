@@ -179,7 +179,7 @@ export class ConversationsService implements ConversationCleanup {
     }
   }
 
-  /** Thoughts of a message; wrong ids (space, conversation or message) give [] (spec). */
+  /** Thoughts of a message; wrong ids (space, conversation or message) give [] (docs/api.md, "Conversations"). */
   async thoughts(spaceId: string, conversationId: string, messageId: string): Promise<Thought[]> {
     const conversation = await this.conversations.findById(conversationId);
     if (!conversation || conversation.spaceId !== spaceId) return [];

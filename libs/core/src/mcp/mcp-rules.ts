@@ -26,7 +26,7 @@ export const MCP_RESTART_BASE_MS = 500;
 export const MCP_RESTART_MAX_MS = 30_000;
 export const MCP_MAX_RESTARTS = 5;
 
-/** The prefix of MCP tool names (CONTRACT §3). */
+/** The prefix of MCP tool names (docs/api/mcp-and-skills.md, "MCP servers"). */
 export const MCP_TOOL_PREFIX = 'mcp__';
 
 /**

@@ -67,7 +67,7 @@ export interface ResolvedModel {
 }
 
 /**
- * Model sources and the configuration object (CONTRACT §2). Every answer meant for a
+ * Model sources and the configuration object (docs/api.md, "Model sources and the configuration"). Every answer meant for a
  * client is masked here; only `resolveForConversation` and `current` give clear secrets.
  * Nothing logged here carries a key.
  */

@@ -1,4 +1,4 @@
-/** Rules for what a package (.dhpkg / .zip / folder) may hold (spec doc 3, "Package format"). */
+/** Rules for what a package (.dhpkg / .zip / folder) may hold (docs/api/store-and-packages.md, "Packages"). */
 
 /** Archives larger than this are refused without being read. */
 export const PACKAGE_MAX_BYTES = 50 * 1024 * 1024;

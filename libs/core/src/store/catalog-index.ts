@@ -1,6 +1,6 @@
 import { STORE_ENTRY_TYPES, type StoreEntry, type StoreEntryType } from '#contracts/store.js';
 
-/** Slug: `id` or `author/id`, lower-case letters, digits and `-` (spec doc 3, "Entry fields"). */
+/** Slug: `id` or `author/id`, lower-case letters, digits and `-` (docs/api/store-and-packages.md, "Catalog entries"). */
 const SLUG = /^[a-z0-9](?:[a-z0-9-]{0,99})(?:\/[a-z0-9](?:[a-z0-9-]{0,99}))?$/;
 const REQUIRED_TEXT = ['slug', 'name', 'version', 'author', 'description', 'path'] as const;
 const OPTIONAL_TEXT = [

@@ -18,7 +18,7 @@ export interface ExportedPackage {
 }
 
 /**
- * `.dhpkg` packages (spec doc 3, "Package format"): import from a file or folder on the
+ * `.dhpkg` packages (docs/api/store-and-packages.md, "Packages"): import from a file or folder on the
  * server's disk through AppsService.install, and export of an installed app with its skills.
  */
 @Injectable()

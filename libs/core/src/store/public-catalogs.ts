@@ -37,7 +37,7 @@ interface ConfigField {
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const text = (v: unknown): string | undefined => (typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined);
 
-/** A slug part: lower-case letters, digits and `-` (spec doc 3, "Entry fields"). */
+/** A slug part: lower-case letters, digits and `-` (docs/api/store-and-packages.md, "Catalog entries"). */
 export function slugPart(value: string): string {
   return value
     .toLowerCase()

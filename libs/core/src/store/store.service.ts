@@ -94,7 +94,7 @@ interface FetchedItem {
 }
 
 /**
- * The Store operations (spec doc 3, "Store operations"): sources, federated query, detail,
+ * The Store operations (docs/api/store-and-packages.md): sources, federated query, detail,
  * install through AppsService, updates that keep the user's edits, and the publishing
  * operations (which need a dhp-v2 source, none of which this server can sign in to).
  */

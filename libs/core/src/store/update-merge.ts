@@ -58,7 +58,7 @@ export interface MergeResult {
 }
 
 /**
- * Applies the author's new version to the user's copy (spec doc 3, "Apply-update rules").
+ * Applies the author's new version to the user's copy (docs/api/store-and-packages.md, "Query, install, updates": Updates).
  * With the author's previous version known, a field the user left as the author wrote it takes
  * the new value and a field the user changed keeps the user's value; schedules are merged
  * subscription by subscription (by id). Without it (`original` null), every difference is kept.

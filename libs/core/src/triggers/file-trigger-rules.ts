@@ -1,6 +1,6 @@
 import picomatch from 'picomatch';
 
-/** Pure rules of file triggers (spec doc 3, subscriptions items, `file`). */
+/** Pure rules of file triggers (docs/api/triggers.md, "File changes"). */
 
 export interface ChangedFile {
   /** Absolute path. */

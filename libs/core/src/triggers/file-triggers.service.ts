@@ -26,7 +26,7 @@ interface Burst {
 }
 
 /**
- * File triggers (issue 8 §2): the replica holding the file-watch lease (the one whose watcher
+ * File triggers (docs/api/triggers.md, "File changes"): the replica holding the file-watch lease (the one whose watcher
  * published the change batch) matches each change against the `file` subscriptions of the
  * apps in that space (and of global apps), collects a burst per subscription and starts one
  * run for it with the changed paths. Other replicas hear the same batches and ignore them.

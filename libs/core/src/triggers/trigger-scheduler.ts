@@ -47,7 +47,7 @@ export function scheduleSubscriptions(app: App): Subscription[] {
 }
 
 /**
- * Schedules as data (issue 8 §1): each schedule subscription of a scheduled app has a row in
+ * Schedules as data (docs/api/triggers.md, "Schedules"): each schedule subscription of a scheduled app has a row in
  * Postgres with its next occurrence, and the job queue holds one delayed job per occurrence
  * under a deterministic id. The job's processor claims the occurrence by moving the row on
  * (one replica wins), queues the next one and starts the run. `reconcile` rebuilds the

@@ -38,7 +38,7 @@ import {
 
 type Headers = Record<string, string | string[] | undefined>;
 
-/** What a webhook delivery gets back (CONTRACT §4); the controller turns it into HTTP. */
+/** What a webhook delivery gets back (docs/api/triggers.md, "Webhooks"); the controller turns it into HTTP. */
 export type WebhookOutcome = { status: 200; duplicate: boolean } | { status: 400 | 401 | 404 | 413; error: string };
 
 export const TriggerTexts = {

@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { digest } from './schedule-timing.js';
 
-/** Pure rules of webhook triggers (CONTRACT §4). */
+/** Pure rules of webhook triggers (docs/api/triggers.md, "Webhooks"). */
 
 /** Largest accepted body: 256 KB (else 413). */
 export const WEBHOOK_MAX_BYTES = 256 * 1024;

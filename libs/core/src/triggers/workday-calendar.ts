@@ -1,5 +1,5 @@
 /**
- * Mainland China's official working days (CONTRACT §6): Monday to Friday, except the public
+ * Mainland China's official working days (docs/api/triggers.md, "Working days"): Monday to Friday, except the public
  * holidays the State Council's yearly notice ("国务院办公厅关于<year>年部分节假日安排的通知")
  * gives off, plus the weekend days it makes working days (调休上班). A year the table does not
  * cover falls back to Monday–Friday and the caller logs a warning.

@@ -50,7 +50,7 @@ export function toDomainError(err: unknown): unknown {
     case 'ENAMETOOLONG':
       return DomainError.invalid(NAME_TOO_LONG);
     case 'EROFS':
-      // 403 as the spec's table has it for what this server cannot do here.
+      // 403, as docs/api.md ("Limits and failures") has it for what this server cannot do here.
       return DomainError.forbidden(READ_ONLY_FOLDER);
     case 'ENOSPC':
     case 'EDQUOT':

@@ -17,7 +17,7 @@ import { Assistant } from '../assistant-api/assistant.decorator.js';
 
 type Ok<T> = { success: true; data: T };
 
-/** Agent operations (spec doc 2). Starting work answers at once; progress arrives as events. */
+/** Agent operations (docs/api.md, "The assistant"). Starting work answers at once; progress arrives as events. */
 @Controller('api/agent')
 export class AgentController {
   constructor(
@@ -113,7 +113,7 @@ export class AgentController {
   }
 
   /**
-   * Addition to spec doc 2: one minimal real call to a stored (`modelSourceId`) or unsaved
+   * An addition to the interface (docs/api.md, "Testing a model source"): one minimal real call to a stored (`modelSourceId`) or unsaved
    * (`source`) model source. A failed call is an answer (`ok: false` with the provider's message), not an error.
    */
   @Post('test-model-source')

@@ -10,7 +10,7 @@ import { arr, bool, int, obj, str } from '../openapi/schema.js';
 
 const ok = <T>(data: T): SuccessBody<T> => ({ success: true, data });
 
-/** Chat with a digital human (spec doc 3, `chat/*` and `im-chat/*`). Results come over WebSocket. */
+/** Chat with a digital human (docs/api/digital-humans.md, "Chat"). Results come over WebSocket. */
 @Controller('api/apps/:appId')
 export class AppChatController {
   constructor(private readonly chat: AppChatService) {}

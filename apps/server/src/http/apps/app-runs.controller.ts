@@ -10,7 +10,7 @@ import { arr, bool, obj, str } from '../openapi/schema.js';
 
 const ok = <T>(data: T): SuccessBody<T> => ({ success: true, data });
 
-/** Runs and escalations of a digital human (spec doc 3). A run's progress comes over WebSocket. */
+/** Runs and escalations of a digital human (docs/api/digital-humans.md, "Runs"). A run's progress comes over WebSocket. */
 @Controller('api/apps/:appId')
 export class AppRunsController {
   constructor(private readonly runs: AppRunsService) {}

@@ -21,7 +21,7 @@ function queryNumber(value: unknown, name: string): number | undefined {
 }
 
 /**
- * Digital humans (spec doc 3, "App (digital human) operations"). Fixed routes come before
+ * Digital humans (docs/api/digital-humans.md). Fixed routes come before
  * `:appId`. Chat, runs, trigger and escalation answers are served elsewhere.
  */
 @Controller('api/apps')

@@ -5,7 +5,7 @@ import { ApiData, ApiDone } from '../openapi/api-data.js';
 import { ARTIFACT_QUERY } from '../openapi/response-schemas.js';
 import { Assistant } from '../assistant-api/assistant.decorator.js';
 
-/** File search and reconcile (spec doc 2, "Space files"). */
+/** File search and reconcile (docs/api.md, "Workspaces and files"). */
 @Controller('api/spaces/:spaceId/artifacts')
 export class ArtifactSearchController {
   constructor(

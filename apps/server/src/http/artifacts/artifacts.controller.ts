@@ -11,7 +11,7 @@ import { Assistant } from '../assistant-api/assistant.decorator.js';
 type Ok<T> = { success: true; data: T };
 const ok = <T>(data: T): Ok<T> => ({ success: true, data });
 
-/** Files by absolute path, inside any space's working folder (spec doc 2, "Files (no space in path)"). */
+/** Files by absolute path, inside any space's working folder (docs/api.md, "Workspaces and files"). */
 @Controller('api/artifacts')
 export class ArtifactsController {
   constructor(private readonly artifacts: ArtifactsService) {}
@@ -23,7 +23,7 @@ export class ArtifactsController {
     return ok(await this.artifacts.readContent(query.path));
   }
 
-  /** Addition to the spec: the file's bytes, streamed, as an attachment named after the file. */
+  /** Addition to the interface (docs/api.md, "Uploads and downloads"): the file's bytes, streamed, as an attachment named after the file. */
   @Get('download')
   @ApiBytes('application/octet-stream', 403, 404)
   async download(@Query() query: PathQuery): Promise<StreamableFile> {

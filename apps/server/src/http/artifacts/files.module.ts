@@ -8,7 +8,7 @@ import { NodeFileStore } from '#infra/files/node-file-store.js';
 /**
  * The FileStore (and its path guard) alone, without controllers, for every context that
  * touches spaces' files: the file API, the file watcher, the agent's tools. The trash lives
- * in the data folder (CONTRACT §5).
+ * in the data folder (docs/api.md, "Files on disk").
  */
 @Module({
   providers: [

@@ -33,7 +33,7 @@ type Ok<T> = { success: true; data: T };
 const ok = <T>(data: T): Ok<T> => ({ success: true, data });
 
 /**
- * A space's files (spec doc 2, "Space files"). `query` and `reconcile` belong to the
+ * A space's files (docs/api.md, "Workspaces and files"). `query` and `reconcile` belong to the
  * file-index context and are served by its own controller.
  */
 @Controller('api/spaces/:spaceId/artifacts')
@@ -97,7 +97,7 @@ export class SpaceArtifactsController {
   }
 
   /**
-   * Addition to the spec: a file's raw bytes as the request body (any content type but JSON),
+   * Addition to the interface (docs/api.md, "Uploads and downloads"): a file's raw bytes as the request body (any content type but JSON),
    * streamed to disk and swapped in atomically; at most 50 MB.
    */
   @Put('upload')

@@ -5,7 +5,7 @@ import { ApiExtension } from '../openapi/swagger-decorators.js';
 export const ASSISTANT_EXTENSION = 'x-svc-assistant';
 
 /**
- * Marks an operation `Assistant` (spec doc 1): the built-in assistant may call it through its
+ * Marks an operation `Assistant` (docs/api.md, "The assistant's own access to the API"): the built-in assistant may call it through its
  * own listener when its operate-the-service capability is on. The mark travels in the OpenAPI
  * document, which is also where the listener reads the list of reachable operations from.
  */

@@ -3,7 +3,7 @@ import { ErrorTexts } from '#contracts/errors.js';
 import type { AccessService } from '#core/auth/access.service.js';
 import { sendFailure } from '../common/envelope.js';
 
-/** `/api/*` operations that need no token (spec doc 1, "Authentication" item 5). */
+/** `/api/*` operations that need no token (docs/api.md, "Authentication"). */
 export const PUBLIC_API_PATHS: ReadonlySet<string> = new Set([
   '/api/remote/login',
   '/api/remote/status',

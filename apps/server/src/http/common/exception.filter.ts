@@ -54,7 +54,7 @@ export class HttpExceptionFilter implements ExceptionFilter {
       return;
     }
     if (isDatabaseUnavailable(exception)) {
-      // A passing outage, not a bug: 503 with the spec's code for "not available yet", one log line per 10 s.
+      // A passing outage, not a bug: 503 NOT_INITIALIZED (docs/api.md, "Limits and failures"), one log line per 10 s.
       this.unavailable.note({ method: req.method, err: (exception as Error).message });
       res.setHeader('Retry-After', '5');
       sendFailure(res, 503, DATABASE_UNAVAILABLE, ErrorCodes.NOT_INITIALIZED);

@@ -3,10 +3,10 @@ import { ErrorTexts } from '#contracts/errors.js';
 import { findUnsafeText, jsonDepthExceeds, MAX_JSON_DEPTH } from '#core/errors/text-rules.js';
 import { sendFailure } from './envelope.js';
 
-/** 100 KB: spec doc 1, "Limits" (all JSON requests). */
+/** 100 KB: docs/api.md, "Limits" (all JSON requests). */
 export const JSON_BODY_LIMIT = '100kb';
 
-/** Webhook ingress (CONTRACT §4), outside `/api`. */
+/** Webhook ingress (docs/api/triggers.md, "Webhooks"), outside `/api`. */
 export const HOOKS_PREFIX = '/hooks/';
 
 const TOO_DEEP = `JSON body is nested deeper than ${MAX_JSON_DEPTH} levels`;

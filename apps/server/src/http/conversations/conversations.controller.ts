@@ -30,7 +30,7 @@ import { Assistant } from '../assistant-api/assistant.decorator.js';
 type Ok<T> = { success: true; data: T };
 const ok = <T>(data: T): Ok<T> => ({ success: true, data });
 
-/** Conversation records (spec doc 2, "Conversation records"). */
+/** Conversation records (docs/api.md, "Conversations"). */
 @Controller('api/spaces/:spaceId/conversations')
 export class ConversationsController {
   constructor(private readonly conversations: ConversationsService) {}
@@ -88,7 +88,7 @@ export class ConversationsController {
     return { success: true };
   }
 
-  /** Wrong ids give an empty array, not 404 (spec). */
+  /** Wrong ids give an empty array, not 404 (docs/api.md, "Conversations"). */
   @Get(':conversationId/messages/:messageId/thoughts')
   @Assistant()
   @ApiData(arr(THOUGHT, 'Empty for unknown ids'))

@@ -23,7 +23,7 @@ function readRaw(req: Request, res: Response): Promise<Buffer | 'too-large' | 'u
 }
 
 /**
- * Webhook triggers (CONTRACT §4): `POST /hooks/<path>` with no access password (outside
+ * Webhook triggers (docs/api/triggers.md, "Webhooks"): `POST /hooks/<path>` with no access password (outside
  * `/api`, so neither the token check nor the sign-in lockout sees it). Answers at once; the run
  * is queued.
  */

@@ -7,7 +7,7 @@ import { AppsModule } from '../apps/apps.module.js';
 import { HooksController } from './hooks.controller.js';
 
 /**
- * Triggers (issue 8): webhook ingress, file triggers and what fires schedules. The scheduler
+ * Triggers (docs/api/triggers.md): webhook ingress, file triggers and what fires schedules. The scheduler
  * itself (the AppScheduler port's adapter, `TriggerScheduler`) is bound in InfraModule.
  */
 @Module({

@@ -7,7 +7,7 @@ import { AI_SOURCES_CONFIG, CURRENT_SELECTION } from '../openapi/response-schema
 type Ok<T> = { success: true; data: T };
 const ok = <T>(data: T): Ok<T> => ({ success: true, data });
 
-/** Model sources (CONTRACT §2). Answers carry every secret masked as "***". */
+/** Model sources (docs/api.md, "Model sources and the configuration"). Answers carry every secret masked as "***". */
 @Controller('api/ai-sources')
 export class AiSourcesController {
   constructor(private readonly models: ModelSourcesService) {}

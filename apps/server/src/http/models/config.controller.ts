@@ -7,7 +7,7 @@ import { APP_CONFIGURATION } from '../openapi/response-schemas.js';
 type Ok<T> = { success: true; data: T };
 const ok = <T>(data: T): Ok<T> => ({ success: true, data });
 
-/** The configuration object (CONTRACT §2): read masked, merge partially. */
+/** The configuration object (docs/api.md, "Model sources and the configuration"): read masked, merge partially. */
 @Controller('api/config')
 export class ConfigController {
   constructor(private readonly models: ModelSourcesService) {}

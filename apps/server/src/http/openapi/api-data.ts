@@ -4,7 +4,7 @@ import type { Schema } from './schema.js';
 /** The operation extension the document builder reads (and removes). */
 export const RESPONSE_EXTENSION = 'x-svc-response';
 
-/** Failure statuses an operation can document, with what they mean (spec doc 1, "Errors"). */
+/** Failure statuses an operation can document, with what they mean (docs/api.md, "Answers and errors"). */
 export const ERROR_STATUSES = {
   400: 'Missing or invalid input (the message names the field)',
   401: 'No token or wrong token',
@@ -24,7 +24,7 @@ export interface ResponseDoc {
   data: Schema | null;
   /** Failure statuses besides the ones the document adds by itself (see `ApiData`). */
   errors: ErrorStatus[];
-  /** Some failures also come back as HTTP 200 with `success:false` (spec). */
+  /** Some failures also come back as HTTP 200 with `success:false` (docs/api.md, "Answers and errors"). */
   failureAs200?: boolean;
   /** Answers raw bytes (this media type), not JSON; failures still in the error envelope. */
   bytes?: string;

@@ -19,7 +19,7 @@ type Operation = {
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'options', 'head'] as const;
 
-/** The `{success:false, error, code?}` envelope of every failure (spec doc 1, "Errors"). */
+/** The `{success:false, error, code?}` envelope of every failure (docs/api.md, "Answers and errors"). */
 const ERROR_ENVELOPE = {
   type: 'object',
   required: ['success', 'error'],

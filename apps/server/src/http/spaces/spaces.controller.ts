@@ -18,7 +18,7 @@ import { Assistant } from '../assistant-api/assistant.decorator.js';
 type Ok<T> = { success: true; data: T };
 const ok = <T>(data: T): Ok<T> => ({ success: true, data });
 
-/** Spaces (spec doc 2). Fixed routes come before `:spaceId` so they are never read as ids. */
+/** Spaces (docs/api.md, "Workspaces and files"). Fixed routes come before `:spaceId` so they are never read as ids. */
 @Controller('api/spaces')
 export class SpacesController {
   constructor(

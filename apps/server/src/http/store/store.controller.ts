@@ -55,7 +55,7 @@ import {
 const ok = <T>(data: T): SuccessBody<T> => ({ success: true, data });
 const done = (): { success: true } => ({ success: true });
 
-/** "Store operations" of spec doc 3. Routes with a fixed path come before `:slug`. */
+/** The Store operations (docs/api/store-and-packages.md). Routes with a fixed path come before `:slug`. */
 @Controller('api/store')
 export class StoreController {
   constructor(
@@ -190,7 +190,7 @@ export class StoreController {
     return ok(toRegistrySourceDto(await this.store.addSource(body)));
   }
 
-  /** A built-in source answers `{success:false, error}` with 200: an error, not an exception (spec). */
+  /** A built-in source answers `{success:false, error}` with 200: an error, not an exception (docs/api.md, "Answers and errors"). */
   @Delete('registries/:registryId')
   @Assistant()
   @ApiDoneOrFailure()

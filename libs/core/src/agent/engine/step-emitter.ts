@@ -14,7 +14,7 @@ interface OpenBlock {
 }
 
 /**
- * Turns one model response's neutral stream into the conversation events of CONTRACT §3,
+ * Turns one model response's neutral stream into the conversation events of docs/api.md ("Conversation events"),
  * in order, and collects what the turn must remember: the assistant content blocks (for
  * the next model call), the thoughts (for the record) and the reply text.
  */

@@ -4,7 +4,7 @@ import type { AgentTool } from './tool.js';
 export const ASK_USER_QUESTION = 'AskUserQuestion';
 
 /**
- * AskUserQuestion (CONTRACT §3): the turn waits for the answers through the `askUser`
+ * AskUserQuestion (docs/api.md, "The assistant's tools"): the turn waits for the answers through the `askUser`
  * capability of its tool context, so the loop treats it like any other tool.
  */
 export function askUserQuestionTool(): AgentTool {

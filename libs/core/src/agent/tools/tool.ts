@@ -18,7 +18,7 @@ export interface ToolOutcome {
   isError: boolean;
 }
 
-/** A built-in tool the model can call. Inputs follow the well-known shapes (CONTRACT §3). */
+/** A built-in tool the model can call. Inputs follow the well-known shapes (docs/api.md, "The assistant's tools"). */
 export interface AgentTool {
   name: string;
   description: string;

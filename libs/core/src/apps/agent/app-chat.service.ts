@@ -33,7 +33,7 @@ const HTTP_CHANNEL = 'app-chat';
 const LAST_MESSAGE_CHARS = 50;
 
 /**
- * Chat with a digital human (spec doc 3, `chat/*` and `im-chat/*`). Each thread is a
+ * Chat with a digital human (docs/api/digital-humans.md, "Chat"). Each thread is a
  * conversation whose turns are of kind `app-chat`: the default thread `app-chat:<appId>`, or a
  * caller-chosen id, which is a thread of its own. Every turn of a thread records its app in
  * its request, so the threads of an app are found among the active turns.

@@ -58,7 +58,7 @@ export const RunTexts = {
 export const appRunConversationId = (appId: string): string => `app-run:${appId}`;
 
 /**
- * Runs of a digital human (spec doc 3; issue 7 §5–§6): `startRun` is the one entry point
+ * Runs of a digital human (docs/api/digital-humans.md, "Runs"): `startRun` is the one entry point
  * every trigger uses. A run is a turn of kind `app-run` queued as a job in the app's run
  * conversation; that conversation holds one active turn at a time, which is what keeps
  * an app to one run at a time across replicas. Activity, state and escalations are recorded here.

@@ -4,7 +4,7 @@ export const REPORT_TO_USER = 'report_to_user';
 export const REPORT_TYPES = ['complete', 'milestone', 'output', 'escalation'] as const;
 export type ReportType = (typeof REPORT_TYPES)[number];
 
-/** One `report_to_user` call (CONTRACT §3). */
+/** One `report_to_user` call (docs/api/digital-humans.md, "Runs"). */
 export interface RunReport {
   type: ReportType;
   summary: string;

@@ -1,7 +1,7 @@
 import type { AppType } from '#contracts/apps.js';
 
 /**
- * The normalized spec of a digital human (spec doc 3, "Spec file (spec.yaml)"): canonical
+ * The normalized spec of a digital human (docs/api/digital-humans.md, "The spec file"): canonical
  * field names only, unknown fields dropped, defaults filled. Field names keep the file's
  * snake_case because the spec is a file format that round-trips through export and import.
  */
@@ -191,7 +191,7 @@ export const MCP_TRANSPORTS = ['stdio', 'http'] as const;
 /**
  * How an `mcp` app's server is reached (spec `mcp_server`): a local command spoken to over
  * stdio, or a streamable-HTTP endpoint (`type: http` with `url`, `headers`), as in the MCP
- * client configuration format the original product follows.
+ * client configuration format (docs/api/mcp-and-skills.md, "MCP servers").
  */
 export interface McpServerDefinition {
   type?: (typeof MCP_TRANSPORTS)[number];

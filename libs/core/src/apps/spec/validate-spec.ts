@@ -41,7 +41,7 @@ import {
 } from './spec-fields.js';
 
 /**
- * The one spec validator (spec doc 3, "Spec file (spec.yaml)"): reads a parsed spec, accepts
+ * The one spec validator (docs/api/digital-humans.md, "The spec file"): reads a parsed spec, accepts
  * the older field names, drops fields it does not know, fills defaults and checks every rule.
  * A failure is a 422 VALIDATION_FAILED whose message starts with the offending field.
  * `nowMs` is when the spec is saved: a cron expression must have a run after it.
