@@ -7,7 +7,7 @@ import { EXAMPLE_PASSWORDS, examplePasswordProblem } from '#core/auth/example-pa
 import { REPO_ROOT, startServer, type TestServer } from '#testing/test-server.js';
 import { waitFor } from '#testing/wait.js';
 
-/** README, Compose file and every deploy/ file: where operators copy settings from. */
+/** README, Compose file and every deploy/ and docs/ file: where operators copy settings from. */
 function documentationFiles(): string[] {
   const files = [join(REPO_ROOT, 'README.md'), join(REPO_ROOT, 'docker-compose.yml')];
   const walk = (dir: string): void => {
@@ -18,6 +18,7 @@ function documentationFiles(): string[] {
     }
   };
   walk(join(REPO_ROOT, 'deploy'));
+  walk(join(REPO_ROOT, 'docs'));
   return files;
 }
 
