@@ -187,6 +187,14 @@ describe(`packages (${testMode()})`, () => {
     await refused(file('secret.dhpkg', secret), 400, /skills\/helper\/index\.js holds what looks like an API key/);
   });
 
+  it('refuses bundled skill files over 10 MB in all before anything is stored (many entries within the limits)', async () => {
+    const many = await zip([
+      { name: 'spec.yaml', data: SPEC },
+      ...Array.from({ length: 120 }, (_, i) => ({ name: `skills/helper/part-${i}.txt`, data: 'y'.repeat(100 * 1024) })),
+    ]);
+    await refused(file('many.dhpkg', many), 413, /bundled skill files exceed 10 MB in all/);
+  });
+
   it('export stops naming a required skill that is nowhere', async () => {
     const spec = syntheticSpec('needy', '1.0.0', { requires: { skills: [{ id: 'ghost-skill' }] } });
     const { appId } = okData<{ appId: string }>(

@@ -6,8 +6,14 @@ import { isMap } from '../apps/spec/spec-fields.js';
 import { parseSpecYaml, specToYaml } from '../apps/spec/spec-yaml.js';
 import { DomainError } from '../errors/domain-error.js';
 import { type PackageContents, PackageFiles } from '../ports/package-files.port.js';
-import { type BundledSkill, StoreRepository } from '../ports/store.repository.port.js';
-import { bundledSkillPath, EXPORT_MAX_BYTES, givenFiles, secretProblem } from './archive-rules.js';
+import { type BundledSkill, type StoreInstall, StoreRepository } from '../ports/store.repository.port.js';
+import {
+  bundledSkillPath,
+  EXPORT_MAX_BYTES,
+  givenFiles,
+  INSTALL_FILES_MAX_BYTES,
+  secretProblem,
+} from './archive-rules.js';
 import { StoreCatalog } from './store-catalog.js';
 import { commandName } from './store-query.js';
 import { skillMarkdown } from '../skills/skill-rules.js';
@@ -40,10 +46,11 @@ export class PackagesService {
     if (typeof filePath !== 'string' || filePath === '') throw DomainError.invalid('filePath is required');
     const contents = await this.files.read(filePath);
     refuseSecrets(contents);
+    refuseLargeBundle(contents);
     const skills = bundledSkills(contents);
     const raw = parseSpecYaml(contents.specYaml);
     const app = await this.apps.install({ spec: raw, spaceId: spaceId ?? null, skills });
-    await this.repo.saveInstall({
+    await this.allOrNothing(app, {
       appId: app.id,
       registryId: null,
       slug: isMap(raw) && isMap(raw.store) && typeof raw.store.slug === 'string' ? raw.store.slug : null,
@@ -53,6 +60,16 @@ export class PackagesService {
     });
     this.log.log({ msg: 'package imported', appId: app.id, skills: skills.length });
     return app;
+  }
+
+  /** The install record is written with the app, or the app goes again: an import is all-or-nothing. */
+  private async allOrNothing(app: App, install: StoreInstall): Promise<void> {
+    try {
+      await this.repo.saveInstall(install);
+    } catch (err) {
+      await this.apps.deletePermanently(app.id).catch(() => undefined);
+      throw err;
+    }
   }
 
   /**
@@ -96,7 +113,7 @@ export class PackagesService {
       skills = bundledSkills({ specYaml: '', files });
     }
     const app = await this.apps.install({ ...install, skills });
-    await this.repo.saveInstall({
+    await this.allOrNothing(app, {
       appId: app.id,
       registryId: null,
       slug: app.spec.store?.slug ?? null,
@@ -176,6 +193,21 @@ function refuseSecrets(contents: PackageContents): void {
   };
   check('spec.yaml', contents.specYaml);
   for (const f of contents.files) check(f.path, new TextDecoder().decode(f.data));
+}
+
+/**
+ * The bundled skill files are kept with the install record (for export and updates): at most
+ * INSTALL_FILES_MAX_BYTES in all, as for a Store item, checked before anything is written.
+ */
+function refuseLargeBundle(contents: PackageContents): void {
+  let total = 0;
+  for (const f of contents.files) if (bundledSkillPath(f.path)) total += f.data.byteLength;
+  if (total > INSTALL_FILES_MAX_BYTES) {
+    throw new DomainError(
+      'too_large',
+      `The package is refused: its bundled skill files exceed ${INSTALL_FILES_MAX_BYTES / (1024 * 1024)} MB in all`,
+    );
+  }
 }
 
 function bundledSkills(contents: PackageContents): BundledSkill[] {

@@ -328,14 +328,20 @@ export class StoreService {
     userConfig: unknown,
   ): Promise<App> {
     const app = await this.apps.install({ spec: item.raw, spaceId, userConfig, skills: item.skills });
-    await this.repo.saveInstall({
-      appId: app.id,
-      registryId: found.source.id,
-      slug: found.entry.slug,
-      authorSpec: app.spec as unknown as Record<string, unknown>,
-      skills: item.skills,
-      ignoredVersions: [],
-    });
+    try {
+      await this.repo.saveInstall({
+        appId: app.id,
+        registryId: found.source.id,
+        slug: found.entry.slug,
+        authorSpec: app.spec as unknown as Record<string, unknown>,
+        skills: item.skills,
+        ignoredVersions: [],
+      });
+    } catch (err) {
+      // All or nothing: no app stays installed without its Store record.
+      await this.apps.deletePermanently(app.id).catch(() => undefined);
+      throw err;
+    }
     void this.server.countInstall(found.source, found.entry.slug, found.entry.version);
     this.log.log({ msg: 'store item installed', slug: found.entry.slug, registryId: found.source.id, appId: app.id });
     return app;
