@@ -1,6 +1,7 @@
 import { isScalar, parseDocument, stringify } from 'yaml';
 import { ErrorCodes } from '#contracts/errors.js';
 import { DomainError } from '../../errors/domain-error.js';
+import { unsafeTextReason } from '../../errors/text-rules.js';
 import { type AppSpec, TOP_LEVEL_FIELDS } from './app-spec.js';
 
 /** Largest spec file accepted: prompts are long, but a spec is not a data file. */
@@ -21,6 +22,8 @@ export function parseSpecYaml(source: string): unknown {
       ErrorCodes.INVALID_YAML,
     );
   }
+  const unsafe = unsafeTextReason(source);
+  if (unsafe) throw new DomainError('invalid', `yamlContent ${unsafe}`, ErrorCodes.INVALID_YAML);
   const doc = parseDocument(source, { uniqueKeys: true, prettyErrors: true });
   const problem = doc.errors[0];
   if (problem) {
@@ -37,7 +40,16 @@ export function parseSpecYaml(source: string): unknown {
       doc.set(key, node.source);
     }
   }
-  return doc.toJS({ maxAliasCount: 100 });
+  try {
+    return doc.toJS({ maxAliasCount: 100 });
+  } catch (err) {
+    // An alias bomb (aliases of aliases that would expand without end) stops here.
+    throw new DomainError(
+      'invalid',
+      `yamlContent is not valid YAML: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`,
+      ErrorCodes.INVALID_YAML,
+    );
+  }
 }
 
 /** The spec as a YAML file (export-spec): canonical names, block style, long prompts kept as blocks. */

@@ -356,6 +356,23 @@ describe('parseSpecYaml and specToYaml', () => {
     );
   });
 
+  it('an alias bomb, a NUL or an unpaired surrogate is a 400 INVALID_YAML, not a crash', () => {
+    const bomb = ['a: &a [x, x, x, x, x, x, x, x, x, x]'];
+    for (let i = 1; i < 9; i++)
+      bomb.push(
+        `${'b'.repeat(i)}: &${'b'.repeat(i)} [${Array(10)
+          .fill(i === 1 ? '*a' : `*${'b'.repeat(i - 1)}`)
+          .join(', ')}]`,
+      );
+    for (const source of [bomb.join('\n'), 'name: a\u0000b', 'name: \ud800x']) {
+      assert.throws(
+        () => parseSpecYaml(source),
+        (err: unknown) => err instanceof DomainError && err.kind === 'invalid' && err.code === 'INVALID_YAML',
+        JSON.stringify(source.slice(0, 40)),
+      );
+    }
+  });
+
   it('keeps version text as written and round-trips through export', () => {
     const parsed = parseSpecYaml(
       'name: A\nversion: 1.0\nauthor: b\ndescription: d\ntype: automation\nsystem_prompt: |\n  line one\n  line two\n',
