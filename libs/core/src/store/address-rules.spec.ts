@@ -23,6 +23,8 @@ describe('store source address rules (SSRF)', () => {
       'fd12:3456::1',
       '::ffff:127.0.0.1',
       '::ffff:7f00:1',
+      '::ffff:0:127.0.0.1',
+      '::ffff:0:7f00:1',
       '::ffff:10.0.0.1',
       '64:ff9b::a00:1',
       'ff02::1',
@@ -53,6 +55,7 @@ describe('store source address rules (SSRF)', () => {
       'http://169.254.169.254/latest',
       'http://user:pw@example.com',
       'http://2130706433/',
+      'http://[::ffff:0:127.0.0.1]/',
     ]) {
       assert.notEqual(sourceUrlProblem(bad), null, bad);
     }

@@ -70,6 +70,10 @@ export function isBlockedAddress(ip: string): boolean {
   if (g.slice(0, 5).every((x) => x === 0) && (g[5] === 0xffff || g[5] === 0)) {
     return blockedV4([g[6]! >> 8, g[6]! & 0xff, g[7]! >> 8, g[7]! & 0xff]);
   }
+  // IPv4-translated (::ffff:0:a.b.c.d) carries an IPv4 address too.
+  if (g.slice(0, 4).every((x) => x === 0) && g[4] === 0xffff && g[5] === 0) {
+    return blockedV4([g[6]! >> 8, g[6]! & 0xff, g[7]! >> 8, g[7]! & 0xff]);
+  }
   if (g[0] === 0x64 && g[1] === 0xff9b) return blockedV4([g[6]! >> 8, g[6]! & 0xff]); // NAT64
   const first = g[0]!;
   return (
