@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { Message } from '../conversations/conversation.js';
+import type { Message } from '../kernel/conversation.js';
 import { ConversationsService } from '../conversations/conversations.service.js';
 import { assistantMayUseServiceApi, serviceApiTools } from '../assistant-api/service-api-tool.js';
 import { McpServers } from '../mcp/mcp-servers.service.js';

@@ -1,10 +1,10 @@
 import type { AutomationStateDto } from '#contracts/apps.js';
-import type { App } from './app.js';
-import type { AppSpec, ConfigField } from './spec/app-spec.js';
-import { classifyFrequency } from './spec/schedule-rules.js';
+import type { App } from '../kernel/app.js';
+import type { AppSpec, ConfigField } from '../kernel/app-spec/app-spec.js';
+import { classifyFrequency } from '../kernel/app-spec/schedule-rules.js';
 import { nextOccurrence } from '../triggers/schedule-timing.js';
-import { isMap, specError } from './spec/spec-fields.js';
-import { validateSpec } from './spec/validate-spec.js';
+import { isMap, specError } from '../kernel/app-spec/spec-fields.js';
+import { validateSpec } from '../kernel/app-spec/validate-spec.js';
 
 /** Pure rules of installed apps: settings, overrides, schedules, state. No I/O here. */
 

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
-import type { App } from '../apps/app.js';
-import type { McpServerDefinition } from '../apps/spec/app-spec.js';
+import type { App } from '../kernel/app.js';
+import type { McpServerDefinition } from '../kernel/app-spec/app-spec.js';
 
 /** How one MCP server is started, resolved from an app's `mcp_server` and settings. */
 export type McpLaunch =

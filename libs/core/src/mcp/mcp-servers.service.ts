@@ -9,13 +9,13 @@ import {
   type McpStatusEvent,
 } from '#contracts/mcp.js';
 import { TEMP_SPACE_ID } from '#contracts/spaces.js';
-import type { AgentTool } from '../agent/tools/tool.js';
-import type { App } from '../apps/app.js';
+import type { AgentTool } from '../kernel/tool.js';
+import type { App } from '../kernel/app.js';
 import { runsLocalCommand } from '../apps/app-rules.js';
-import { mcpServer } from '../apps/spec/validate-spec.js';
+import { mcpServer } from '../kernel/app-spec/validate-spec.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { DomainError } from '../errors/domain-error.js';
-import { isMap } from '../apps/spec/spec-fields.js';
+import { isMap } from '../kernel/app-spec/spec-fields.js';
 import { ModelSourcesService } from '../models/model-sources.service.js';
 import { AppRepository } from '../ports/app.repository.port.js';
 import { FileStore } from '../ports/file-store.port.js';

@@ -12,7 +12,7 @@ import {
   sourceNotFound,
 } from '#contracts/models.js';
 import { ErrorCodes } from '#contracts/errors.js';
-import { mcpServer } from '../apps/spec/validate-spec.js';
+import { mcpServer } from '../kernel/app-spec/validate-spec.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { changedCommandServers, configuredServers, MCP_SERVERS_BRANCH, McpTexts } from '../mcp/mcp-rules.js';
 import { DomainError } from '../errors/domain-error.js';

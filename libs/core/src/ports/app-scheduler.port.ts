@@ -1,4 +1,4 @@
-import type { App } from '../apps/app.js';
+import type { App } from '../kernel/app.js';
 
 /**
  * The seam for triggers (schedules, file and webhook subscriptions). Apps call it whenever

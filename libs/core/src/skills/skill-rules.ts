@@ -1,4 +1,4 @@
-import type { AppSpec } from '../apps/spec/app-spec.js';
+import type { AppSpec } from '../kernel/app-spec/app-spec.js';
 import { commandName } from '../store/store-query.js';
 
 /** A skill's files as an install brings them: paths relative to the skill's folder, contents in base64. */

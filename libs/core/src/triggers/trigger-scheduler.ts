@@ -1,9 +1,9 @@
 import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { AppChannels, type AppStatusChangedEvent } from '#contracts/apps.js';
-import type { App } from '../apps/app.js';
+import type { App } from '../kernel/app.js';
 import { automationState } from '../apps/app-rules.js';
-import type { ScheduleConfig } from '../apps/spec/schedule-rules.js';
-import type { Subscription } from '../apps/spec/app-spec.js';
+import type { ScheduleConfig } from '../kernel/app-spec/schedule-rules.js';
+import type { Subscription } from '../kernel/app-spec/app-spec.js';
 import { AppRepository } from '../ports/app.repository.port.js';
 import { AppScheduler } from '../ports/app-scheduler.port.js';
 import { Clock } from '../ports/clock.port.js';
