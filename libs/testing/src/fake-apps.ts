@@ -133,4 +133,6 @@ export class RecordingAppScheduler extends AppScheduler {
   async forget(appId: string): Promise<void> {
     this.forgotten.push(appId);
   }
+
+  useRunStarter(): void {}
 }

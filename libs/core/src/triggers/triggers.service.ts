@@ -1,15 +1,14 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { AppChannels, type AppStatusChangedEvent } from '#contracts/apps.js';
 import type { JobMap } from '#contracts/jobs.js';
-import { type RunTrigger, AppRunsService } from '../apps/agent/app-runs.service.js';
 import type { App } from '../kernel/app.js';
-import { automationState } from '../apps/app-rules.js';
-import { AppsService } from '../apps/apps.service.js';
+import { automationState } from '../kernel/app-state.js';
 import type { ScheduleConfig } from '../kernel/app-spec/schedule-rules.js';
 import { AppRepository } from '../ports/app.repository.port.js';
 import { Clock } from '../ports/clock.port.js';
 import { EventBus } from '../ports/event-bus.port.js';
 import { JobQueue } from '../ports/job-queue.port.js';
+import type { RunStarter, RunTrigger } from '../ports/run-starter.port.js';
 import { TriggerStore } from '../ports/trigger-store.port.js';
 import {
   FAILURE_BACKOFF_MS,
@@ -71,7 +70,8 @@ export const DEFAULT_TRIGGER_POLICY: TriggerPolicy = {
 /**
  * What happens when a trigger fires: a schedule occurrence (claimed once across replicas,
  * back-off and pause after repeated failures), a webhook delivery (signature, de-duplication in
- * shared state, run queued) and a file burst. Every run starts through `AppRunsService.startRun`.
+ * shared state, run queued) and a file burst. Every run starts through the run starter the apps
+ * context registered with the scheduler.
  */
 @Injectable()
 export class TriggersService {
@@ -80,8 +80,6 @@ export class TriggersService {
 
   constructor(
     private readonly records: AppRepository,
-    private readonly apps: AppsService,
-    private readonly runs: AppRunsService,
     private readonly store: TriggerStore,
     private readonly scheduler: TriggerScheduler,
     private readonly queue: JobQueue,
@@ -90,6 +88,11 @@ export class TriggersService {
   ) {
     scheduler.alsoOnReconcile(() => this.recoverOccurrences());
     scheduler.onPausedOccurrences((skipped) => this.recordPausedOccurrences(skipped));
+  }
+
+  /** The apps context's run starter (registered at start, before any trigger fires). */
+  private get runs(): RunStarter {
+    return this.scheduler.runStarter();
   }
 
   /** Settings from the server's configuration (consuming replicas set them before they start). */
@@ -223,7 +226,7 @@ export class TriggersService {
     await this.records.update(app.id, { automation: { lastStatus: 'error', lastError: reason } });
     // The entry before the pause: whoever sees the app paused finds the entry saying why.
     await this.runs.skipRun(app.id, reason);
-    await this.apps.pause(app.id);
+    await this.runs.pause(app.id);
     const updated = await this.records.update(app.id, { automation: { lastStatus: 'error', lastError: reason } });
     if (updated && updated !== 'already-installed') {
       await this.bus.publish(AppChannels.statusChanged, {
