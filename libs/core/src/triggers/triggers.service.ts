@@ -37,8 +37,13 @@ import {
 
 type Headers = Record<string, string | string[] | undefined>;
 
-/** What a webhook delivery gets back (CONTRACT §4); the controller turns it into HTTP. */
-export type WebhookOutcome = { status: 200; duplicate: boolean } | { status: 400 | 401 | 404 | 413; error: string };
+/** Why a webhook delivery was refused. */
+export type WebhookRefusal = 'unknown-path' | 'too-large' | 'bad-signature' | 'not-json';
+
+/** What a webhook delivery gets back: accepted (a repeat is accepted alike) or refused, with the reason's text. */
+export type WebhookOutcome = WebhookAccepted | WebhookRefused;
+export type WebhookAccepted = { accepted: true; duplicate: boolean };
+export type WebhookRefused = { accepted: false; refusal: WebhookRefusal; error: string };
 
 export const TriggerTexts = {
   backingOff: (failures: number, untilMs: number) =>
@@ -260,24 +265,25 @@ export class TriggersService {
   async deliverWebhook(rawPath: string, rawBody: Buffer, headers: Headers): Promise<WebhookOutcome> {
     const path = normalizeHookPath(rawPath);
     const target = await this.findWebhook(path);
-    if (!target) return { status: 404, error: WebhookTexts.notFound(path) };
-    if (rawBody.length > WEBHOOK_MAX_BYTES) return { status: 413, error: 'Request body is too large' };
+    if (!target) return { accepted: false, refusal: 'unknown-path', error: WebhookTexts.notFound(path) };
+    if (rawBody.length > WEBHOOK_MAX_BYTES)
+      return { accepted: false, refusal: 'too-large', error: 'Request body is too large' };
     const secret = target.config.secret;
     if (typeof secret === 'string' && secret !== '' && !signatureValid(secret, rawBody, headers)) {
-      return { status: 401, error: WebhookTexts.badSignature };
+      return { accepted: false, refusal: 'bad-signature', error: WebhookTexts.badSignature };
     }
     let body: unknown;
     try {
       body = JSON.parse(rawBody.toString('utf8'));
     } catch {
-      return { status: 400, error: WebhookTexts.notJson };
+      return { accepted: false, refusal: 'not-json', error: WebhookTexts.notJson };
     }
     const id = deliveryId(headers);
     const now = this.clock.now();
     const claims = webhookClaims(target.app.id, target.subscriptionId, rawBody, id);
     for (const claim of claims) {
       if (!(await this.store.claim(claim.key, target.app.id, now, claim.windowMs))) {
-        return { status: 200, duplicate: true };
+        return { accepted: true, duplicate: true };
       }
     }
     await this.queue.add(
@@ -285,7 +291,7 @@ export class TriggersService {
       { appId: target.app.id, subscriptionId: target.subscriptionId, path, body, deliveryId: id },
       { jobId: `hook-${digest(claims.map((c) => c.key).join(' '), 24)}-${now}` },
     );
-    return { status: 200, duplicate: false };
+    return { accepted: true, duplicate: false };
   }
 
   /** The queued run of an accepted delivery. */
