@@ -37,5 +37,7 @@ export default {
     tsPreCompilationDeps: true,
     doNotFollow: { path: 'node_modules' },
     exclude: { path: '\\.spec\\.ts$' },
+    // `#core/…`, `#contracts/…` (package.json imports) resolve to their TypeScript sources.
+    enhancedResolveOptions: { conditionNames: ['types', 'import', 'default'] },
   },
 };
