@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { parseSpecYaml } from '#core/apps/spec/spec-yaml.js';
-import { validateSpec } from '#core/apps/spec/validate-spec.js';
+import { parseSpecYaml } from '#core/kernel/app-spec/spec-yaml.js';
+import { validateSpec } from '#core/kernel/app-spec/validate-spec.js';
 import { REPO_ROOT } from '#testing/test-server.js';
 
 /**

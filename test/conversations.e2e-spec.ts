@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import request from 'supertest';
 import type { DataSource } from 'typeorm';
-import type { Thought } from '#core/conversations/conversation.js';
+import type { Thought } from '#core/kernel/conversation.js';
 import { ConversationsService } from '#core/conversations/conversations.service.js';
 import { DomainError } from '#core/errors/domain-error.js';
 import { SystemClock } from '#core/ports/clock.port.js';

@@ -9,7 +9,7 @@ import { ConfigError, loadConfig, resolveAccessPassword } from '#infra/config/lo
 import { startEmbeddedDatabase } from '#infra/database/embedded-start.js';
 import { describeError } from '#infra/logging/describe-error.js';
 import { AppLogger, createPino, registerSecret } from '#infra/logging/logger.js';
-import { relayTrace } from '#core/system/relay-trace.js';
+import { relayTrace } from '#core/kernel/relay-trace.js';
 import type { AssistantListener } from './http/assistant-api/assistant-listener.js';
 
 /** SIGTERM must end the process within 10 s (docs/operations.md, "Start and stop"); keep a margin. */

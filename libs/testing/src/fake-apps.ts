@@ -1,4 +1,4 @@
-import type { ActivityEntry, App } from '#core/apps/app.js';
+import type { ActivityEntry, App } from '#core/kernel/app.js';
 import { identityOf } from '#core/apps/app-rules.js';
 import {
   ALREADY_INSTALLED,
@@ -133,4 +133,6 @@ export class RecordingAppScheduler extends AppScheduler {
   async forget(appId: string): Promise<void> {
     this.forgotten.push(appId);
   }
+
+  useRunStarter(): void {}
 }

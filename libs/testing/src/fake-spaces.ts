@@ -1,5 +1,5 @@
 import { type NewSpace, type SpacePatch, SpaceRepository } from '#core/ports/space.repository.port.js';
-import type { Space } from '#core/spaces/space.js';
+import type { Space } from '#core/kernel/space.js';
 
 /** Space records in memory, in insertion order. */
 export class FakeSpaceRepository extends SpaceRepository {

@@ -10,7 +10,7 @@ import type {
 import { ToolSet } from '#core/agent/engine/tool-set.js';
 import { TurnInterrupted } from '#core/agent/engine/agent-loop.js';
 import type { ModelMessage } from '#core/ports/model-provider.port.js';
-import type { Space } from '#core/spaces/space.js';
+import type { Space } from '#core/kernel/space.js';
 
 export interface RecordedEvent {
   channel: string;

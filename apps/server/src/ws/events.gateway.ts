@@ -24,7 +24,7 @@ import { APP_CONFIG, type AppConfig } from '#core/config/app-config.js';
 import { ConnectionRegistry } from '#core/ports/connection-registry.port.js';
 import { EventBus } from '#core/ports/event-bus.port.js';
 import { EventLog } from '#core/ports/event-log.port.js';
-import { relayTrace } from '#core/system/relay-trace.js';
+import { relayTrace } from '#core/kernel/relay-trace.js';
 import { AppLogger } from '#infra/logging/logger.js';
 import { clientIp } from '../http/common/client-ip.js';
 import { type ClientFrame, FRAME_EVENT } from './frame-adapter.js';

@@ -20,7 +20,7 @@ import { FileStore } from '../ports/file-store.port.js';
 import { JobQueue } from '../ports/job-queue.port.js';
 import { REASONING_EFFORTS, type ReasoningEffort } from '../ports/model-provider.port.js';
 import { type NewTurn, type TurnRecord, TurnRepository } from '../ports/turn.repository.port.js';
-import { SERVICE_FOLDER, type Space } from '../spaces/space.js';
+import { SERVICE_FOLDER, type Space } from '../kernel/space.js';
 import { SpacesService } from '../spaces/spaces.service.js';
 import type { ImageAttachment } from './context-builder.js';
 import { ConversationEvents } from './conversation-events.js';

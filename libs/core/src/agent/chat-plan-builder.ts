@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { Message } from '../conversations/conversation.js';
+import type { Message } from '../kernel/conversation.js';
 import { ConversationsService } from '../conversations/conversations.service.js';
 import { assistantMayUseServiceApi, serviceApiTools } from '../assistant-api/service-api-tool.js';
 import { McpServers } from '../mcp/mcp-servers.service.js';
@@ -54,7 +54,9 @@ export class ChatPlanBuilder extends TurnPlanBuilder {
     // Input that arrived before the turn started is already in the history.
     await io.takePendingInput();
     // The assistant operates the service only where its preference says so.
-    const serviceApi = assistantMayUseServiceApi(await this.models.configuration()) ? await serviceApiTools(this.api) : [];
+    const serviceApi = assistantMayUseServiceApi(await this.models.configuration())
+      ? await serviceApiTools(this.api)
+      : [];
     const tools = this.tools.builtins().with(...(await this.mcp.chatTools(space.id)), ...skills.tools, ...serviceApi);
     return {
       system: withSkills(

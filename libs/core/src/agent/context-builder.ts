@@ -1,4 +1,4 @@
-import type { Message } from '../conversations/conversation.js';
+import type { Message } from '../kernel/conversation.js';
 import type { ModelContentBlock, ModelMessage } from '../ports/model-provider.port.js';
 import { SUMMARY_PREFIX } from './engine/compaction.js';
 

@@ -2,7 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { EventBus } from '../ports/event-bus.port.js';
 import { EventLog, type LoggedEvent } from '../ports/event-log.port.js';
 import type { Emit } from './engine/step-emitter.js';
-import { preciseNow, relayTrace } from '../system/relay-trace.js';
+import { preciseNow, relayTrace } from '../kernel/relay-trace.js';
 
 /**
  * Emits the events of one conversation: stamps `spaceId`, `conversationId` and a `seq` that

@@ -10,7 +10,7 @@ import { bashOffered, bashTool } from './tools/bash-tool.js';
 import { editTool, readTool, writeTool } from './tools/file-tools.js';
 import { globTool, grepTool } from './tools/search-tools.js';
 import { todoWriteTool } from './tools/todo-tool.js';
-import type { AgentTool } from './tools/tool.js';
+import type { AgentTool } from '../kernel/tool.js';
 
 export interface BuiltinToolOptions {
   /** Offer Bash (only where the server's configuration allows it at all). Default: as configured. */

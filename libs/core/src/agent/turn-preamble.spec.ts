@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { SkillsService } from '../skills/skills.service.js';
 import { describe, it } from 'node:test';
-import type { Message } from '../conversations/conversation.js';
+import type { Message } from '../kernel/conversation.js';
 import type { ModelPin } from '../models/model-source-rules.js';
 import type { ModelSourcesService } from '../models/model-sources.service.js';
 import type { ModelProvider } from '../ports/model-provider.port.js';

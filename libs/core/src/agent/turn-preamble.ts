@@ -1,13 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import { AgentChannels } from '#contracts/agent.js';
-import type { Message } from '../conversations/conversation.js';
+import type { Message } from '../kernel/conversation.js';
 import type { ModelPin } from '../models/model-source-rules.js';
 import { ModelSourcesService } from '../models/model-sources.service.js';
 import { ModelProvider } from '../ports/model-provider.port.js';
 import { lastUserText } from '../skills/skill-rules.js';
 import { SkillsService, type TurnSkills } from '../skills/skills.service.js';
 import type { TurnRecord } from '../ports/turn.repository.port.js';
-import type { Space } from '../spaces/space.js';
+import type { Space } from '../kernel/space.js';
 import { SpacesService } from '../spaces/spaces.service.js';
 import type { ModelSelection, TurnIO } from './engine/turn-plan.js';
 import { TurnTexts } from './turn-endings.js';

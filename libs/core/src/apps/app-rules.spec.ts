@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { DomainError } from '../errors/domain-error.js';
-import { type App, IDLE_AUTOMATION } from './app.js';
+import { type App, IDLE_AUTOMATION } from '../kernel/app.js';
 import { automationState, checkOverrides, nextRunOf, resolveConfig, withFrequency } from './app-rules.js';
-import type { ConfigField } from './spec/app-spec.js';
-import { validateSpec } from './spec/validate-spec.js';
+import type { ConfigField } from '../kernel/app-spec/app-spec.js';
+import { validateSpec } from '../kernel/app-spec/validate-spec.js';
 
 const NOW = Date.UTC(2026, 0, 5, 10, 30, 0);
 

@@ -1,10 +1,12 @@
-import type { AutomationStateDto } from '#contracts/apps.js';
-import type { App } from './app.js';
-import type { AppSpec, ConfigField } from './spec/app-spec.js';
-import { classifyFrequency } from './spec/schedule-rules.js';
+import type { App } from '../kernel/app.js';
+import type { AppSpec, ConfigField } from '../kernel/app-spec/app-spec.js';
+import { classifyFrequency } from '../kernel/app-spec/schedule-rules.js';
 import { nextOccurrence } from '../triggers/schedule-timing.js';
-import { isMap, specError } from './spec/spec-fields.js';
-import { validateSpec } from './spec/validate-spec.js';
+import { isMap, specError } from '../kernel/app-spec/spec-fields.js';
+import { validateSpec } from '../kernel/app-spec/validate-spec.js';
+import { automationState, runsAutomatically } from '../kernel/app-state.js';
+
+export { automationState, runsAutomatically };
 
 /** Pure rules of installed apps: settings, overrides, schedules, state. No I/O here. */
 
@@ -131,11 +133,6 @@ export function identityOf(spec: AppSpec): string {
   return `${(spec.author ?? '').trim().toLowerCase()}/${spec.name.trim().toLowerCase()}`;
 }
 
-/** Whether schedules and events start runs of this app on their own. */
-export function runsAutomatically(app: App): boolean {
-  return app.spec.type === 'automation' && app.status === 'active' && (app.spec.subscriptions?.length ?? 0) > 0;
-}
-
 /** The earliest due time of the app's schedules after `nowMs`; null when nothing is scheduled. */
 export function nextRunOf(app: App, nowMs: number): number | null {
   if (!runsAutomatically(app)) return null;
@@ -146,37 +143,6 @@ export function nextRunOf(app: App, nowMs: number): number | null {
     .filter((t): t is number => t !== null);
   return times.length === 0 ? null : Math.min(...times);
 }
-
-/** The real-time automation state of an app (`GET state`, `app:status_changed`). */
-export function automationState(app: App): AutomationStateDto {
-  const a = app.automation;
-  const status = app.status === 'active' ? (a.runningCount > 0 ? 'running' : 'idle') : app.status;
-  return {
-    status,
-    automaticEnabled: runsAutomatically(app),
-    runningCount: a.runningCount,
-    nextRunAtMs: a.nextRunAtMs,
-    lastRunAtMs: a.lastRunAtMs,
-    lastStatus: a.lastStatus,
-    lastError: a.lastError,
-    pendingEscalationId: a.pendingEscalationId,
-    triggers: (app.spec.subscriptions ?? []).map((s) => {
-      const fires = FIRING_SOURCES.has(s.source.type);
-      const path = s.source.type === 'webhook' ? s.source.config.path : undefined;
-      return {
-        id: s.id,
-        type: s.source.type,
-        fires,
-        ...(fires ? {} : { note: NEVER_FIRES }),
-        ...(typeof path === 'string' ? { path } : {}),
-      };
-    }),
-  };
-}
-
-/** Sources that start runs; the others are accepted and kept, but nothing produces their events. */
-const FIRING_SOURCES: ReadonlySet<string> = new Set(['schedule', 'file', 'webhook']);
-const NEVER_FIRES = 'accepted and kept; this server produces no events of this source';
 
 /**
  * The spec with one schedule subscription's timing replaced: an interval becomes `every`, a

@@ -24,7 +24,7 @@ import { SpaceRepository } from '../ports/space.repository.port.js';
 import type { SkillFiles } from '../skills/skill-rules.js';
 import { SkillsService } from '../skills/skills.service.js';
 import { SpaceErrors } from '../spaces/spaces.service.js';
-import { type ActivityEntry, type App, IDLE_AUTOMATION } from './app.js';
+import { type ActivityEntry, type App, IDLE_AUTOMATION } from '../kernel/app.js';
 import { AppData } from './app-data.js';
 import { AppLifecycle } from './app-lifecycle.js';
 import {
@@ -35,13 +35,13 @@ import {
   resolveConfig,
   withFrequency,
 } from './app-rules.js';
-import { McpPolicyTexts, refusesCommand, serverOf } from './spec/mcp-command-policy.js';
+import { McpPolicyTexts, refusesCommand, serverOf } from '../kernel/app-spec/mcp-command-policy.js';
 import { applyMergePatch } from './merge-patch.js';
-import { isMap, specError } from './spec/spec-fields.js';
-import type { AppSpec } from './spec/app-spec.js';
+import { isMap, specError } from '../kernel/app-spec/spec-fields.js';
+import type { AppSpec } from '../kernel/app-spec/app-spec.js';
 import { webhookPathConflict } from '../triggers/webhook-rules.js';
-import { parseSpecYaml, specToYaml } from './spec/spec-yaml.js';
-import { validateSpec } from './spec/validate-spec.js';
+import { parseSpecYaml, specToYaml } from '../kernel/app-spec/spec-yaml.js';
+import { validateSpec } from '../kernel/app-spec/validate-spec.js';
 
 export const AppErrors = {
   notFound: (appId: string) => `App not found: ${appId}`,

@@ -6,7 +6,7 @@ import { FakeClock } from '#testing/fakes.js';
 import { DomainError } from '../errors/domain-error.js';
 import { type BusEventHandler, EventBus } from '../ports/event-bus.port.js';
 import { FileTreeScanner, type TreeEntry, type WalkRequest } from '../ports/file-watcher.port.js';
-import type { Space } from '../spaces/space.js';
+import type { Space } from '../kernel/space.js';
 import type { SpacesService } from '../spaces/spaces.service.js';
 import { ArtifactSearchService, parseLimit, parseQuery } from './artifact-search.service.js';
 

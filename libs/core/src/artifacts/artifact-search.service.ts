@@ -3,7 +3,7 @@ import { DomainError } from '../errors/domain-error.js';
 import { Clock } from '../ports/clock.port.js';
 import { EventBus } from '../ports/event-bus.port.js';
 import { FILE_CHANGE_TYPES, FileTreeScanner } from '../ports/file-watcher.port.js';
-import type { Space } from '../spaces/space.js';
+import type { Space } from '../kernel/space.js';
 import { SPACE_CHANGED, SpacesService } from '../spaces/spaces.service.js';
 import { type IndexedPath, PathIndex } from './path-index.js';
 import { relativeInside, toPosix } from './path-rules.js';

@@ -15,7 +15,7 @@ import {
   type WatchRequest,
 } from '../ports/file-watcher.port.js';
 import { type LeaderCampaign, LeaderLease, type LeadershipListener } from '../ports/leader-lease.port.js';
-import type { Space } from '../spaces/space.js';
+import type { Space } from '../kernel/space.js';
 import type { SpacesService } from '../spaces/spaces.service.js';
 import { ArtifactWatchService } from './artifact-watch.service.js';
 

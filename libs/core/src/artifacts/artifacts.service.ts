@@ -3,7 +3,7 @@ import { basename, dirname, extname, join } from 'node:path';
 import { Injectable } from '@nestjs/common';
 import { DomainError } from '../errors/domain-error.js';
 import { type DirEntry, FileStore, type GuardedPath } from '../ports/file-store.port.js';
-import { SERVICE_FOLDER } from '../spaces/space.js';
+import { SERVICE_FOLDER } from '../kernel/space.js';
 import { SpacesService } from '../spaces/spaces.service.js';
 import type { ArtifactEntry, ArtifactTree, ChildEntry, FileContent, TreeNode } from './artifact.js';
 import { detectFileType, type FileTypeInfo, MAX_BINARY_BYTES, MAX_TEXT_BYTES, SNIFF_BYTES } from './file-types.js';

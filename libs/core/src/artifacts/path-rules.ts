@@ -1,6 +1,6 @@
 import { basename, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { GuardedPath } from '../ports/file-store.port.js';
-import { SERVICE_FOLDER } from '../spaces/space.js';
+import { SERVICE_FOLDER } from '../kernel/space.js';
 
 /**
  * The pure half of the path guard: lexical rules that need no disk access. The infra

@@ -1,6 +1,6 @@
 import { basename, dirname, sep } from 'node:path';
 import type { FileChangeType, TreeEntryType } from '../ports/file-watcher.port.js';
-import { SERVICE_FOLDER } from '../spaces/space.js';
+import { SERVICE_FOLDER } from '../kernel/space.js';
 import { ATOMIC_TEMP_SUFFIX, relativeInside, toPosix } from './path-rules.js';
 
 /** Global file events (docs/api.md, "Files on disk": file events). */

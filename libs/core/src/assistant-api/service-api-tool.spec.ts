@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { App } from '../apps/app.js';
+import type { App } from '../kernel/app.js';
 import { AssistantApi, type AssistantApiCall } from '../ports/assistant-api.port.js';
 import { appMayUseServiceApi, assistantMayUseServiceApi, serviceApiTools } from './service-api-tool.js';
 

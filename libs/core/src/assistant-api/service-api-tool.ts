@@ -1,6 +1,6 @@
-import type { AgentTool } from '../agent/tools/tool.js';
-import { ToolInputError, requireString } from '../agent/tools/tool.js';
-import type { App } from '../apps/app.js';
+import type { AgentTool } from '../kernel/tool.js';
+import { ToolInputError, requireString } from '../kernel/tool.js';
+import type { App } from '../kernel/app.js';
 import type { AssistantApi } from '../ports/assistant-api.port.js';
 
 /** The digital-human permission that turns the service API on (off by default). */

@@ -1,10 +1,8 @@
+import type { LockoutRule } from '../ports/lockout-store.port.js';
+
 /** Sign-in lockout rules (docs/api.md, "Authentication"). */
 
-export interface LockoutRule {
-  failures: number;
-  windowMs: number;
-  lockMs: number;
-}
+export type { LockoutRule };
 
 const MINUTE = 60_000;
 

@@ -6,7 +6,7 @@ import {
   type ReasoningEffort,
 } from '#contracts/conversations.js';
 import { DomainError } from '../errors/domain-error.js';
-import type { MessageMeta, ModelPin, Thought } from './conversation.js';
+import type { MessageMeta, ModelPin, Thought } from '../kernel/conversation.js';
 
 /** Pure rules of conversation records; every failure is a DomainError `invalid` naming the field. */
 

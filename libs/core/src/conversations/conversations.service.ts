@@ -19,7 +19,7 @@ import type {
   ModelPin,
   NewConversation,
   Thought,
-} from './conversation.js';
+} from '../kernel/conversation.js';
 import {
   ephemeralSweepIdleMs,
   normalizeMeta,

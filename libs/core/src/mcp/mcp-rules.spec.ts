@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { App } from '../apps/app.js';
-import type { AppSpec } from '../apps/spec/app-spec.js';
-import { mcpServer } from '../apps/spec/validate-spec.js';
+import type { App } from '../kernel/app.js';
+import type { AppSpec } from '../kernel/app-spec/app-spec.js';
+import { mcpServer } from '../kernel/app-spec/validate-spec.js';
 import {
   boundedText,
   changedCommandServers,

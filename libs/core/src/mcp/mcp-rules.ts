@@ -1,21 +1,13 @@
 import { resolve } from 'node:path';
-import type { App } from '../apps/app.js';
-import type { McpServerDefinition } from '../apps/spec/app-spec.js';
-import { addsCommand } from '../apps/spec/mcp-command-policy.js';
+import { ErrorCodes } from '#contracts/errors.js';
+import { DomainError } from '../errors/domain-error.js';
+import type { App } from '../kernel/app.js';
+import type { McpServerDefinition } from '../kernel/app-spec/app-spec.js';
+import { mcpServer } from '../kernel/app-spec/validate-spec.js';
+import type { McpLaunch } from '../ports/mcp-connector.port.js';
+import { addsCommand } from '../kernel/app-spec/mcp-command-policy.js';
 
-/** How one MCP server is started, resolved from an app's `mcp_server` and settings. */
-export type McpLaunch =
-  | {
-      transport: 'stdio';
-      command: string;
-      args: string[];
-      env: Record<string, string>;
-      /** Where the process runs: the spec's `cwd` inside `root`, else `root` (checked by the path guard before it starts). */
-      cwd: string;
-      /** The app's space folder, which `cwd` must stay inside. */
-      root: string;
-    }
-  | { transport: 'http'; url: string; headers: Record<string, string> };
+export type { McpLaunch };
 
 /** Most characters of a tool result handed to the model, and of a server's stderr kept for its error. */
 export const MCP_RESULT_MAX_CHARS = 100_000;
@@ -221,6 +213,25 @@ export function namesConfigured(key: string, id: string): boolean {
 export function changedCommandServers(next: ConfiguredServer[], stored: ConfiguredServer[]): string[] {
   const before = new Map(stored.map((s) => [s.key, s.def]));
   return next.filter((s) => addsCommand(s.def, before.get(s.key))).map((s) => s.key);
+}
+
+/**
+ * The check of a configuration change to the `mcpServers` branch (registered with the
+ * configuration by the MCP context): every entry must be a valid server definition (refused
+ * as invalid, naming the field); a stdio one added or changed needs SVC_ALLOW_MCP_COMMANDS=1
+ * (else forbidden, MCP_COMMAND_BLOCKED). HTTP servers are always allowed.
+ */
+export function checkMcpServersBranch(next: unknown, stored: unknown, allowMcpCommands: boolean): void {
+  let servers;
+  try {
+    servers = configuredServers(next, mcpServer, true);
+  } catch (err) {
+    throw DomainError.invalid(err instanceof Error ? err.message : String(err));
+  }
+  const blocked = changedCommandServers(servers, configuredServers(stored, mcpServer));
+  if (blocked.length > 0 && !allowMcpCommands) {
+    throw DomainError.forbidden(McpTexts.configCommandBlocked(blocked), ErrorCodes.MCP_COMMAND_BLOCKED);
+  }
 }
 
 export const McpTexts = {

@@ -9,13 +9,13 @@ import {
   type McpStatusEvent,
 } from '#contracts/mcp.js';
 import { TEMP_SPACE_ID } from '#contracts/spaces.js';
-import type { AgentTool } from '../agent/tools/tool.js';
-import type { App } from '../apps/app.js';
-import { refusesCommand } from '../apps/spec/mcp-command-policy.js';
-import { mcpServer } from '../apps/spec/validate-spec.js';
+import type { AgentTool } from '../kernel/tool.js';
+import type { App } from '../kernel/app.js';
+import { refusesCommand } from '../kernel/app-spec/mcp-command-policy.js';
+import { mcpServer } from '../kernel/app-spec/validate-spec.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { DomainError } from '../errors/domain-error.js';
-import { isMap } from '../apps/spec/spec-fields.js';
+import { isMap } from '../kernel/app-spec/spec-fields.js';
 import { ModelSourcesService } from '../models/model-sources.service.js';
 import { AppRepository } from '../ports/app.repository.port.js';
 import { FileStore } from '../ports/file-store.port.js';
@@ -25,6 +25,7 @@ import { type McpConnection, McpConnectionLost, McpConnector, type McpToolInfo }
 import { SpaceRepository } from '../ports/space.repository.port.js';
 import {
   chatServers,
+  checkMcpServersBranch,
   type ConfiguredServer,
   configuredServers,
   launchOf,
@@ -93,6 +94,9 @@ export class McpServers implements OnModuleInit, OnApplicationShutdown {
   ) {}
 
   onModuleInit(): void {
+    this.models.checkBranch(MCP_SERVERS_BRANCH, (next, stored) =>
+      checkMcpServersBranch(next, stored, this.config.allowMcpCommands),
+    );
     // Lifecycle changes may come from any replica: re-read the app and drop what no longer holds.
     this.unsubscribe = this.bus.subscribe(({ channel, data }) => {
       if (channel === CONFIG_CHANGED_CHANNEL) {

@@ -9,7 +9,7 @@ import { FileStore } from '../ports/file-store.port.js';
 import { JobQueue } from '../ports/job-queue.port.js';
 import { ConsolidationLock, MemoryFiles } from '../ports/memory-files.port.js';
 import { ModelCallError, ModelProvider, type StopReason } from '../ports/model-provider.port.js';
-import type { Space } from '../spaces/space.js';
+import type { Space } from '../kernel/space.js';
 import { SpacesService } from '../spaces/spaces.service.js';
 import { autoConsolidationDecision } from './cadence-rules.js';
 import {

@@ -1,7 +1,7 @@
 import { DomainError } from '../errors/domain-error.js';
 import type { FileStore, GuardedPath } from '../ports/file-store.port.js';
 import type { MemoryFiles } from '../ports/memory-files.port.js';
-import { SERVICE_FOLDER } from '../spaces/space.js';
+import { SERVICE_FOLDER } from '../kernel/space.js';
 import { type ConsolidationPlan, MEMORY_FILE, type MemoryContent, TOPICS_FOLDER } from './consolidation-format.js';
 import { nextSnapshotName, snapshotsToPrune } from './snapshot-rules.js';
 

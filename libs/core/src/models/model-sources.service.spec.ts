@@ -6,6 +6,7 @@ import { AI_SOURCES_CATALOG_CHANGED, type AISourcesConfig } from '#contracts/mod
 import { FakeClock } from '#testing/fakes.js';
 import type { AppConfig, ModelSourceSeed } from '../config/app-config.js';
 import { DomainError } from '../errors/domain-error.js';
+import { checkMcpServersBranch, MCP_SERVERS_BRANCH } from '../mcp/mcp-rules.js';
 import { type BusEventHandler, EventBus } from '../ports/event-bus.port.js';
 import { SettingsRepository } from '../ports/settings.repository.port.js';
 import { seedSourceId } from './model-source-rules.js';
@@ -229,6 +230,7 @@ describe('ModelSourcesService', () => {
 
     it('mcpServers: a stdio server set over the API needs SVC_ALLOW_MCP_COMMANDS; HTTP ones do not; changes are announced', async () => {
       const strict = new ModelSourcesService(settings, bus, clock, config(null, false));
+      strict.checkBranch(MCP_SERVERS_BRANCH, (next, stored) => checkMcpServersBranch(next, stored, false));
       await assert.rejects(
         strict.updateConfiguration({ mcpServers: { local: { command: 'node', args: ['x.js'] } } }),
         (err: DomainError) =>

@@ -11,10 +11,7 @@ import {
   type CurrentSelection,
   sourceNotFound,
 } from '#contracts/models.js';
-import { ErrorCodes } from '#contracts/errors.js';
-import { mcpServer } from '../apps/spec/validate-spec.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
-import { changedCommandServers, configuredServers, MCP_SERVERS_BRANCH, McpTexts } from '../mcp/mcp-rules.js';
 import { DomainError } from '../errors/domain-error.js';
 import { Clock } from '../ports/clock.port.js';
 import { EventBus } from '../ports/event-bus.port.js';
@@ -66,6 +63,9 @@ export interface ResolvedModel {
   endpoint: ModelEndpoint;
 }
 
+/** Checks a configuration branch's new value against the stored one; throws a DomainError to refuse it. */
+export type BranchCheck = (next: unknown, stored: unknown) => void;
+
 /**
  * Model sources and the configuration object (docs/api.md, "Model sources and the configuration"). Every answer meant for a
  * client is masked here; only `resolveForConversation` and `current` give clear secrets.
@@ -76,6 +76,7 @@ export class ModelSourcesService implements OnApplicationBootstrap {
   private readonly logger = new Logger('ModelSources');
   private readonly sources: SettingsDocument<AiSourcesDocument>;
   private readonly branches: SettingsDocument<ConfigDocument>;
+  private readonly branchChecks = new Map<string, BranchCheck>();
 
   constructor(
     settings: SettingsRepository,
@@ -178,9 +179,7 @@ export class ModelSourcesService implements OnApplicationBootstrap {
     if (Object.keys(patch.branches).length > 0) {
       await this.branches.update((doc) => {
         const branches = mergeBranches(doc.branches, patch.branches);
-        if (MCP_SERVERS_BRANCH in patch.branches) {
-          this.checkMcpServers(branches[MCP_SERVERS_BRANCH], doc.branches[MCP_SERVERS_BRANCH]);
-        }
+        for (const key of Object.keys(patch.branches)) this.branchChecks.get(key)?.(branches[key], doc.branches[key]);
         return { next: { revision: doc.revision, branches }, result: undefined };
       });
       const changed: ConfigChanged = { branches: Object.keys(patch.branches) };
@@ -202,21 +201,12 @@ export class ModelSourcesService implements OnApplicationBootstrap {
   }
 
   /**
-   * The `mcpServers` branch must hold valid server definitions (400 naming the field); a
-   * stdio one added or changed over the API needs SVC_ALLOW_MCP_COMMANDS=1 (else 403
-   * MCP_COMMAND_BLOCKED). HTTP servers are always allowed.
+   * The context that owns a configuration branch registers its check at start (the MCP context
+   * checks `mcpServers`): it runs on every change of that branch, before anything is written,
+   * and throws to refuse the change.
    */
-  private checkMcpServers(next: unknown, stored: unknown): void {
-    let servers;
-    try {
-      servers = configuredServers(next, mcpServer, true);
-    } catch (err) {
-      throw DomainError.invalid(err instanceof Error ? err.message : String(err));
-    }
-    const blocked = changedCommandServers(servers, configuredServers(stored, mcpServer));
-    if (blocked.length > 0 && !this.config.allowMcpCommands) {
-      throw DomainError.forbidden(McpTexts.configCommandBlocked(blocked), ErrorCodes.MCP_COMMAND_BLOCKED);
-    }
+  checkBranch(key: string, check: BranchCheck): void {
+    this.branchChecks.set(key, check);
   }
 
   /** Adds a source (client-chosen id or a new UUID; duplicate id: 409). The first one becomes current. */

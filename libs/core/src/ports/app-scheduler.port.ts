@@ -1,4 +1,5 @@
-import type { App } from '../apps/app.js';
+import type { App } from '../kernel/app.js';
+import type { RunStarter } from './run-starter.port.js';
 
 /**
  * The seam for triggers (schedules, file and webhook subscriptions). Apps call it whenever
@@ -11,10 +12,13 @@ export abstract class AppScheduler {
   abstract sync(app: App): Promise<void>;
   /** The app is gone or uninstalled: drop every trigger of it. */
   abstract forget(appId: string): Promise<void>;
+  /** The apps context hands over, once at start, how a firing trigger starts, skips and pauses its runs. */
+  abstract useRunStarter(starter: RunStarter): void;
 }
 
 /** Until triggers exist nothing fires on its own; every call is accepted and does nothing. */
 export class NoAppScheduler extends AppScheduler {
   async sync(): Promise<void> {}
   async forget(): Promise<void> {}
+  useRunStarter(): void {}
 }

@@ -1,5 +1,5 @@
 import type { AppStatus } from '#contracts/apps.js';
-import type { ActivityEntry, App, AutomationFields } from '../apps/app.js';
+import type { ActivityEntry, App, AutomationFields } from '../kernel/app.js';
 
 export type NewApp = Omit<App, 'installedAt' | 'updatedAt' | 'uninstalledAt'>;
 

@@ -8,7 +8,7 @@ import type {
   MessageMeta,
   NewMessage,
   Thought,
-} from '../conversations/conversation.js';
+} from '../kernel/conversation.js';
 import type { NewTurn, TurnRecord } from './turn.repository.port.js';
 
 /** A user's message to store in a conversation, and the turn to queue for it. */

@@ -1,5 +1,5 @@
 import type { BusEvent } from '#contracts/events.js';
-import { relayTrace } from '../system/relay-trace.js';
+import { relayTrace } from '../kernel/relay-trace.js';
 import type { EventLog, LoggedEvent } from './event-log.port.js';
 
 export type BusEventHandler = (event: BusEvent, frame: string) => void;

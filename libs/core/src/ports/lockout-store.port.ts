@@ -1,4 +1,9 @@
-import type { LockoutRule } from '../auth/lockout-policy.js';
+/** One lockout rule: this many failures within the window lock for `lockMs`. */
+export interface LockoutRule {
+  failures: number;
+  windowMs: number;
+  lockMs: number;
+}
 
 /** One counter a sign-in attempt is counted under (its IP, everyone), with its rule. */
 export interface CountedKey {

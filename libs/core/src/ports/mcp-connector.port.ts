@@ -1,4 +1,16 @@
-import type { McpLaunch } from '../mcp/mcp-rules.js';
+/** How one MCP server is started, resolved from an app's `mcp_server` and settings. */
+export type McpLaunch =
+  | {
+      transport: 'stdio';
+      command: string;
+      args: string[];
+      env: Record<string, string>;
+      /** Where the process runs: the spec's `cwd` inside `root`, else `root` (checked by the path guard before it starts). */
+      cwd: string;
+      /** The app's space folder, which `cwd` must stay inside. */
+      root: string;
+    }
+  | { transport: 'http'; url: string; headers: Record<string, string> };
 
 /** One tool an MCP server offers, with its JSON schema. */
 export interface McpToolInfo {

@@ -1,4 +1,4 @@
-import type { Space } from '../spaces/space.js';
+import type { Space } from '../kernel/space.js';
 
 export type NewSpace = Omit<Space, 'createdAt' | 'updatedAt' | 'sortOrder' | 'ownsFolder'> & { ownsFolder?: boolean };
 export type SpacePatch = Partial<Pick<Space, 'name' | 'icon' | 'color' | 'path' | 'preferences' | 'ownsFolder'>>;

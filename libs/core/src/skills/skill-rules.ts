@@ -1,5 +1,4 @@
-import type { AppSpec } from '../apps/spec/app-spec.js';
-import { commandName } from '../store/store-query.js';
+import type { AppSpec } from '../kernel/app-spec/app-spec.js';
 
 /** A skill's files as an install brings them: paths relative to the skill's folder, contents in base64. */
 export interface SkillFiles {
@@ -24,6 +23,24 @@ export const SKILL_OWNER_FILE = '.installed-by';
 export const SKILL_READ_MAX_CHARS = 100_000;
 /** The tool through which the model reads a skill. */
 export const SKILL_TOOL = 'Skill';
+
+/** A lower-case hyphenated slash-command name from a title; non-ASCII titles get a stable ASCII name. */
+export function commandName(title: string | undefined): string {
+  if (!title || title.trim() === '') return '';
+  const ascii = title
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 64)
+    .replace(/-+$/, '');
+  if (ascii !== '') return ascii;
+  // A title with no ASCII letter or digit: a short stable hash keeps names distinct.
+  let h = 0x811c9dc5;
+  for (const ch of title.trim()) h = Math.imul(h ^ ch.codePointAt(0)!, 0x01000193) >>> 0;
+  return `skill-${h.toString(36)}`;
+}
 
 /** A skill's folder name and slash command: its name as a lower-case hyphenated command. */
 export function skillName(idOrName: string): string {

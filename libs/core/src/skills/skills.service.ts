@@ -1,15 +1,15 @@
 import { dirname, join } from 'node:path';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { TEMP_SPACE_ID } from '#contracts/spaces.js';
-import type { AgentTool } from '../agent/tools/tool.js';
-import { ToolInputError, requireString } from '../agent/tools/tool.js';
-import type { App } from '../apps/app.js';
+import type { AgentTool } from '../kernel/tool.js';
+import { ToolInputError, requireString } from '../kernel/tool.js';
+import type { App } from '../kernel/app.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { DomainError } from '../errors/domain-error.js';
 import { FileStore } from '../ports/file-store.port.js';
 import { SpaceFolders } from '../ports/space-folders.port.js';
 import { SpaceRepository } from '../ports/space.repository.port.js';
-import { SERVICE_FOLDER } from '../spaces/space.js';
+import { SERVICE_FOLDER } from '../kernel/space.js';
 import {
   type InstalledSkill,
   loadedSkillPrompt,

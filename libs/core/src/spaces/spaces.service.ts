@@ -17,7 +17,7 @@ import { EventBus } from '../ports/event-bus.port.js';
 import { SpaceActivity } from '../ports/space-activity.port.js';
 import { SpaceFolders } from '../ports/space-folders.port.js';
 import { SpaceRepository } from '../ports/space.repository.port.js';
-import { DEFAULT_SPACE_ICON, type Space } from './space.js';
+import { DEFAULT_SPACE_ICON, type Space } from '../kernel/space.js';
 import {
   isUnsafeToRemove,
   mayRemoveSpaceFolder,

@@ -1,9 +1,9 @@
 import { Injectable, Logger } from '@nestjs/common';
-import type { App } from '../apps/app.js';
+import type { App } from '../kernel/app.js';
 import { AppsService } from '../apps/apps.service.js';
-import type { AppSpec } from '../apps/spec/app-spec.js';
-import { isMap } from '../apps/spec/spec-fields.js';
-import { parseSpecYaml, specToYaml } from '../apps/spec/spec-yaml.js';
+import type { AppSpec } from '../kernel/app-spec/app-spec.js';
+import { isMap } from '../kernel/app-spec/spec-fields.js';
+import { parseSpecYaml, specToYaml } from '../kernel/app-spec/spec-yaml.js';
 import { DomainError } from '../errors/domain-error.js';
 import { type PackageContents, PackageFiles } from '../ports/package-files.port.js';
 import { type BundledSkill, type StoreInstall, StoreRepository } from '../ports/store.repository.port.js';

@@ -136,20 +136,5 @@ export function queryEntries(entries: readonly SourcedEntry[], q: StoreQuery): Q
   };
 }
 
-/** A lower-case hyphenated slash-command name from a title; non-ASCII titles get a stable ASCII name. */
-export function commandName(title: string | undefined): string {
-  if (!title || title.trim() === '') return '';
-  const ascii = title
-    .normalize('NFKD')
-    .replace(/[\u0300-\u036f]/g, '')
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, '-')
-    .replace(/^-+|-+$/g, '')
-    .slice(0, 64)
-    .replace(/-+$/, '');
-  if (ascii !== '') return ascii;
-  // A title with no ASCII letter or digit: a short stable hash keeps names distinct.
-  let h = 0x811c9dc5;
-  for (const ch of title.trim()) h = Math.imul(h ^ ch.codePointAt(0)!, 0x01000193) >>> 0;
-  return `skill-${h.toString(36)}`;
-}
+/** Slash-command names are the skills context's rule (a skill's folder is its command). */
+export { commandName } from '../skills/skill-rules.js';

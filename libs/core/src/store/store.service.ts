@@ -17,14 +17,14 @@ import {
   type UpdateItemDto,
 } from '#contracts/store.js';
 import { TEMP_SPACE_ID } from '#contracts/spaces.js';
-import type { App } from '../apps/app.js';
+import type { App } from '../kernel/app.js';
 import { AppsService } from '../apps/apps.service.js';
-import { isMap } from '../apps/spec/spec-fields.js';
-import { parseSpecYaml } from '../apps/spec/spec-yaml.js';
-import { validateSpec } from '../apps/spec/validate-spec.js';
+import { isMap } from '../kernel/app-spec/spec-fields.js';
+import { parseSpecYaml } from '../kernel/app-spec/spec-yaml.js';
+import { validateSpec } from '../kernel/app-spec/validate-spec.js';
 import { DomainError } from '../errors/domain-error.js';
 import { ErrorCodes } from '#contracts/errors.js';
-import { McpPolicyTexts } from '../apps/spec/mcp-command-policy.js';
+import { McpPolicyTexts } from '../kernel/app-spec/mcp-command-policy.js';
 import { CatalogFetcher } from '../ports/catalog-fetcher.port.js';
 import { Clock } from '../ports/clock.port.js';
 import { EventBus } from '../ports/event-bus.port.js';

@@ -1,6 +1,11 @@
 import { createHash } from 'node:crypto';
-import type { ActivityEntry } from '../apps/app.js';
-import { type ScheduleConfig, nextScheduledRun, parseDuration, scheduleTimeZone } from '../apps/spec/schedule-rules.js';
+import type { ActivityEntry } from '../kernel/app.js';
+import {
+  type ScheduleConfig,
+  nextScheduledRun,
+  parseDuration,
+  scheduleTimeZone,
+} from '../kernel/app-spec/schedule-rules.js';
 import { calendarDayOf, isChinaWorkday } from './workday-calendar.js';
 
 /**

@@ -1,14 +1,15 @@
 import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { AppChannels, type AppStatusChangedEvent } from '#contracts/apps.js';
-import type { App } from '../apps/app.js';
-import { automationState } from '../apps/app-rules.js';
-import type { ScheduleConfig } from '../apps/spec/schedule-rules.js';
-import type { Subscription } from '../apps/spec/app-spec.js';
+import type { App } from '../kernel/app.js';
+import { automationState } from '../kernel/app-state.js';
+import type { ScheduleConfig } from '../kernel/app-spec/schedule-rules.js';
+import type { Subscription } from '../kernel/app-spec/app-spec.js';
 import { AppRepository } from '../ports/app.repository.port.js';
 import { AppScheduler } from '../ports/app-scheduler.port.js';
 import { Clock } from '../ports/clock.port.js';
 import { EventBus } from '../ports/event-bus.port.js';
 import { JobQueue } from '../ports/job-queue.port.js';
+import type { RunStarter } from '../ports/run-starter.port.js';
 import { type ScheduleRow, TriggerStore } from '../ports/trigger-store.port.js';
 import {
   type SkippedOccurrences,
@@ -62,6 +63,7 @@ export class TriggerScheduler extends AppScheduler implements OnModuleDestroy {
   private timer: ReturnType<typeof setInterval> | null = null;
   private readonly alsoOnEachPass: Array<() => Promise<void>> = [];
   private readonly pausedHandlers: Array<(skipped: PausedOccurrences) => Promise<void>> = [];
+  private starter: RunStarter | null = null;
 
   constructor(
     private readonly store: TriggerStore,
@@ -200,6 +202,16 @@ export class TriggerScheduler extends AppScheduler implements OnModuleDestroy {
       appId,
       state: automationState(updated),
     } satisfies AppStatusChangedEvent);
+  }
+
+  useRunStarter(starter: RunStarter): void {
+    this.starter = starter;
+  }
+
+  /** How fired triggers start runs: what the apps context registered. */
+  runStarter(): RunStarter {
+    if (!this.starter) throw new Error('no run starter is registered: the apps context registers one at start');
+    return this.starter;
   }
 
   /** Work done after each reconcile pass too (taking over stale occurrence claims). */

@@ -5,14 +5,23 @@ import { FakeAppRepository } from '#testing/fake-apps.js';
 import { MemoryTriggerStore, RecordingJobQueue } from '#testing/fake-triggers.js';
 import { FakeClock } from '#testing/fakes.js';
 import type { AppRunsService, RunTrigger } from '../apps/agent/app-runs.service.js';
-import { type App, IDLE_AUTOMATION } from '../apps/app.js';
+import { type App, IDLE_AUTOMATION } from '../kernel/app.js';
 import type { AppsService } from '../apps/apps.service.js';
-import { validateSpec } from '../apps/spec/validate-spec.js';
+import type { RunStarter } from '../ports/run-starter.port.js';
+import { validateSpec } from '../kernel/app-spec/validate-spec.js';
 import { occurrenceJobId, occurrenceRunId } from './schedule-timing.js';
 import { TriggerScheduler } from './trigger-scheduler.js';
 import { DEFAULT_TRIGGER_POLICY, TriggersService } from './triggers.service.js';
 
 const T0 = Date.UTC(2026, 5, 1, 8, 0, 0);
+
+/** What the apps context registers with the scheduler, over the fakes. */
+const starterOf = (runs: AppRunsService, apps: AppsService): RunStarter => ({
+  startRun: (appId, trigger, options) => runs.startRun(appId, trigger, options),
+  skipRun: (appId, reason, details) => runs.skipRun(appId, reason, details),
+  runMessages: (app, runId) => runs.runMessages(app, runId),
+  pause: (appId) => apps.pause(appId),
+});
 
 describe('TriggerScheduler and TriggersService (schedules)', () => {
   let clock: FakeClock;
@@ -66,7 +75,8 @@ describe('TriggerScheduler and TriggersService (schedules)', () => {
         return updated;
       },
     } as unknown as AppsService;
-    service = new TriggersService(repo, apps, runs, store, scheduler, queue, bus, clock);
+    scheduler.useRunStarter(starterOf(runs, apps));
+    service = new TriggersService(repo, store, scheduler, queue, bus, clock);
     // Ticks every 5 s here; the operator's floor has its own test.
     service.configure({ minIntervalMs: 0 });
     const spec = validateSpec(
@@ -227,7 +237,8 @@ describe('TriggerScheduler and TriggersService (schedules)', () => {
     const replica = () => {
       const bus = new RecordingEventBus();
       const otherScheduler = new TriggerScheduler(store, queue, repo, bus, clock);
-      const otherService = new TriggersService(repo, apps, runs, store, otherScheduler, queue, bus, clock);
+      otherScheduler.useRunStarter(starterOf(runs, apps));
+      const otherService = new TriggersService(repo, store, otherScheduler, queue, bus, clock);
       otherService.configure({ minIntervalMs: 0 });
       return { scheduler: otherScheduler, service: otherService };
     };

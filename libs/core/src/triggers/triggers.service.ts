@@ -1,15 +1,14 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { AppChannels, type AppStatusChangedEvent } from '#contracts/apps.js';
 import type { JobMap } from '#contracts/jobs.js';
-import { type RunTrigger, AppRunsService } from '../apps/agent/app-runs.service.js';
-import type { App } from '../apps/app.js';
-import { automationState } from '../apps/app-rules.js';
-import { AppsService } from '../apps/apps.service.js';
-import type { ScheduleConfig } from '../apps/spec/schedule-rules.js';
+import type { App } from '../kernel/app.js';
+import { automationState } from '../kernel/app-state.js';
+import type { ScheduleConfig } from '../kernel/app-spec/schedule-rules.js';
 import { AppRepository } from '../ports/app.repository.port.js';
 import { Clock } from '../ports/clock.port.js';
 import { EventBus } from '../ports/event-bus.port.js';
 import { JobQueue } from '../ports/job-queue.port.js';
+import type { RunStarter, RunTrigger } from '../ports/run-starter.port.js';
 import { TriggerStore } from '../ports/trigger-store.port.js';
 import {
   FAILURE_BACKOFF_MS,
@@ -38,8 +37,13 @@ import {
 
 type Headers = Record<string, string | string[] | undefined>;
 
-/** What a webhook delivery gets back (docs/api/triggers.md, "Webhooks"); the controller turns it into HTTP. */
-export type WebhookOutcome = { status: 200; duplicate: boolean } | { status: 400 | 401 | 404 | 413; error: string };
+/** Why a webhook delivery was refused. */
+export type WebhookRefusal = 'unknown-path' | 'too-large' | 'bad-signature' | 'not-json';
+
+/** What a webhook delivery gets back: accepted (a repeat is accepted alike) or refused, with the reason's text. */
+export type WebhookOutcome = WebhookAccepted | WebhookRefused;
+export type WebhookAccepted = { accepted: true; duplicate: boolean };
+export type WebhookRefused = { accepted: false; refusal: WebhookRefusal; error: string };
 
 export const TriggerTexts = {
   backingOff: (failures: number, untilMs: number) =>
@@ -74,7 +78,8 @@ export const DEFAULT_TRIGGER_POLICY: TriggerPolicy = {
 /**
  * What happens when a trigger fires: a schedule occurrence (claimed once across replicas,
  * back-off and pause after repeated failures), a webhook delivery (signature, de-duplication in
- * shared state, run queued) and a file burst. Every run starts through `AppRunsService.startRun`.
+ * shared state, run queued) and a file burst. Every run starts through the run starter the apps
+ * context registered with the scheduler.
  */
 @Injectable()
 export class TriggersService {
@@ -83,8 +88,6 @@ export class TriggersService {
 
   constructor(
     private readonly records: AppRepository,
-    private readonly apps: AppsService,
-    private readonly runs: AppRunsService,
     private readonly store: TriggerStore,
     private readonly scheduler: TriggerScheduler,
     private readonly queue: JobQueue,
@@ -93,6 +96,11 @@ export class TriggersService {
   ) {
     scheduler.alsoOnReconcile(() => this.recoverOccurrences());
     scheduler.onPausedOccurrences((skipped) => this.recordPausedOccurrences(skipped));
+  }
+
+  /** The apps context's run starter (registered at start, before any trigger fires). */
+  private get runs(): RunStarter {
+    return this.scheduler.runStarter();
   }
 
   /** Settings from the server's configuration (consuming replicas set them before they start). */
@@ -229,7 +237,7 @@ export class TriggersService {
     await this.records.update(app.id, { automation: { lastStatus: 'error', lastError: reason } });
     // The entry before the pause: whoever sees the app paused finds the entry saying why.
     await this.runs.skipRun(app.id, reason);
-    await this.apps.pause(app.id);
+    await this.runs.pause(app.id);
     const updated = await this.records.update(app.id, { automation: { lastStatus: 'error', lastError: reason } });
     if (updated && updated !== 'already-installed') {
       await this.bus.publish(AppChannels.statusChanged, {
@@ -263,24 +271,25 @@ export class TriggersService {
   async deliverWebhook(rawPath: string, rawBody: Buffer, headers: Headers): Promise<WebhookOutcome> {
     const path = normalizeHookPath(rawPath);
     const target = await this.findWebhook(path);
-    if (!target) return { status: 404, error: WebhookTexts.notFound(path) };
-    if (rawBody.length > WEBHOOK_MAX_BYTES) return { status: 413, error: 'Request body is too large' };
+    if (!target) return { accepted: false, refusal: 'unknown-path', error: WebhookTexts.notFound(path) };
+    if (rawBody.length > WEBHOOK_MAX_BYTES)
+      return { accepted: false, refusal: 'too-large', error: 'Request body is too large' };
     const secret = target.config.secret;
     if (typeof secret === 'string' && secret !== '' && !signatureValid(secret, rawBody, headers)) {
-      return { status: 401, error: WebhookTexts.badSignature };
+      return { accepted: false, refusal: 'bad-signature', error: WebhookTexts.badSignature };
     }
     let body: unknown;
     try {
       body = JSON.parse(rawBody.toString('utf8'));
     } catch {
-      return { status: 400, error: WebhookTexts.notJson };
+      return { accepted: false, refusal: 'not-json', error: WebhookTexts.notJson };
     }
     const id = deliveryId(headers);
     const now = this.clock.now();
     const claims = webhookClaims(target.app.id, target.subscriptionId, rawBody, id);
     for (const claim of claims) {
       if (!(await this.store.claim(claim.key, target.app.id, now, claim.windowMs))) {
-        return { status: 200, duplicate: true };
+        return { accepted: true, duplicate: true };
       }
     }
     await this.queue.add(
@@ -288,7 +297,7 @@ export class TriggersService {
       { appId: target.app.id, subscriptionId: target.subscriptionId, path, body, deliveryId: id },
       { jobId: `hook-${digest(claims.map((c) => c.key).join(' '), 24)}-${now}` },
     );
-    return { status: 200, duplicate: false };
+    return { accepted: true, duplicate: false };
   }
 
   /** The queued run of an accepted delivery. */

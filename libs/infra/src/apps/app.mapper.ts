@@ -1,7 +1,7 @@
 import type { ActivityType, AppStatus, UpgradeStrategy } from '#contracts/apps.js';
-import type { ActivityEntry, App, AutomationFields } from '#core/apps/app.js';
+import type { ActivityEntry, App, AutomationFields } from '#core/kernel/app.js';
 import { identityOf } from '#core/apps/app-rules.js';
-import type { AppSpec } from '#core/apps/spec/app-spec.js';
+import type { AppSpec } from '#core/kernel/app-spec/app-spec.js';
 import type { AppChanges, NewApp } from '#core/ports/app.repository.port.js';
 import { AppActivityEntity } from '../database/entities/app-activity.entity.js';
 import type { AppEntity } from '../database/entities/app.entity.js';

@@ -1,5 +1,5 @@
 import { type DataSource, In, IsNull, LessThan, Not, QueryFailedError, type Repository } from 'typeorm';
-import type { ActivityEntry, App } from '#core/apps/app.js';
+import type { ActivityEntry, App } from '#core/kernel/app.js';
 import {
   ALREADY_INSTALLED,
   type ActivityPage,

@@ -9,7 +9,7 @@ import type {
   NewConversation,
   NewMessage,
   Thought,
-} from '#core/conversations/conversation.js';
+} from '#core/kernel/conversation.js';
 import { conversationKey, isUuid, mergeMeta, parseConversationId } from '#core/conversations/conversation-rules.js';
 import { storableJson, storableText } from '#core/errors/text-rules.js';
 import {

@@ -1,7 +1,7 @@
 import type { BusEvent } from '#contracts/events.js';
 import { type BusEventHandler, EventBus } from '#core/ports/event-bus.port.js';
 import type { EventLog, LoggedEvent } from '#core/ports/event-log.port.js';
-import { relayTrace } from '#core/system/relay-trace.js';
+import { relayTrace } from '#core/kernel/relay-trace.js';
 import type { AppLogger } from '../logging/logger.js';
 import { eventFrame } from '#contracts/events.js';
 

@@ -19,7 +19,7 @@ import {
   type ModelRequest,
   type ModelStreamEvent,
 } from '#core/ports/model-provider.port.js';
-import type { Space } from '#core/spaces/space.js';
+import type { Space } from '#core/kernel/space.js';
 import type { SpacesService } from '#core/spaces/spaces.service.js';
 import { FakeClock } from '#testing/fakes.js';
 import { NodeFileStore } from '../files/node-file-store.js';

@@ -3,7 +3,7 @@ import { isAbsolute, join, relative, sep } from 'node:path';
 import { DomainError } from '#core/errors/domain-error.js';
 import type { GuardedPath } from '#core/ports/file-store.port.js';
 import { type MemoryFilesStatus, MemoryFiles } from '#core/ports/memory-files.port.js';
-import { SERVICE_FOLDER } from '#core/spaces/space.js';
+import { SERVICE_FOLDER } from '#core/kernel/space.js';
 
 interface StateFile {
   lastConsolidatedAt?: string;

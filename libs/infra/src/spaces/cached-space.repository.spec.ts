@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { NewSpace } from '#core/ports/space.repository.port.js';
-import type { Space } from '#core/spaces/space.js';
+import type { Space } from '#core/kernel/space.js';
 import { FakeSpaceRepository } from '#testing/fake-spaces.js';
 import { CachedSpaceRepository } from './cached-space.repository.js';
 

@@ -1,5 +1,5 @@
 import { type NewSpace, SpaceRepository, type SpacePatch } from '#core/ports/space.repository.port.js';
-import type { Space } from '#core/spaces/space.js';
+import type { Space } from '#core/kernel/space.js';
 
 /**
  * A SpaceRepository that keeps the spaces it has read in memory, for a process that is the

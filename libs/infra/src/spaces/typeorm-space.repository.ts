@@ -1,6 +1,6 @@
 import type { DataSource, Repository } from 'typeorm';
 import { type NewSpace, SpaceRepository, type SpacePatch } from '#core/ports/space.repository.port.js';
-import type { Space } from '#core/spaces/space.js';
+import type { Space } from '#core/kernel/space.js';
 import { SpaceEntity } from '../database/entities/space.entity.js';
 
 const toSpace = (e: SpaceEntity): Space => ({

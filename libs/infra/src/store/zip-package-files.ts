@@ -2,7 +2,7 @@ import { lstat, open as openFile, readdir, readFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import yauzl from 'yauzl';
 import yazl from 'yazl';
-import { SPEC_YAML_MAX_CHARS } from '#core/apps/spec/spec-yaml.js';
+import { SPEC_YAML_MAX_CHARS } from '#core/kernel/app-spec/spec-yaml.js';
 import { DomainError } from '#core/errors/domain-error.js';
 import { type PackageContents, PackageFiles } from '#core/ports/package-files.port.js';
 import {

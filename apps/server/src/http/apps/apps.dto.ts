@@ -1,6 +1,6 @@
 import { IsDefined, IsIn, IsObject, IsOptional, IsString, MaxLength, ValidateIf } from 'class-validator';
 import { UPGRADE_STRATEGIES, type UpgradeStrategy } from '#contracts/apps.js';
-import { SPEC_YAML_MAX_CHARS } from '#core/apps/spec/spec-yaml.js';
+import { SPEC_YAML_MAX_CHARS } from '#core/kernel/app-spec/spec-yaml.js';
 
 /**
  * Request bodies of "App (digital human) operations". The shapes are checked here (400);

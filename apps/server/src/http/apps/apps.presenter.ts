@@ -1,5 +1,5 @@
 import type { ActivityEntryDto, AppDto } from '#contracts/apps.js';
-import type { ActivityEntry, App } from '#core/apps/app.js';
+import type { ActivityEntry, App } from '#core/kernel/app.js';
 
 /** Domain records → wire shapes (times in epoch milliseconds; optional fields left out when unset). */
 

@@ -1,5 +1,5 @@
 import type { ConversationDto, ConversationSummaryDto, MessageDto } from '#contracts/conversations.js';
-import type { Conversation, ConversationWithMessages, Message } from '#core/conversations/conversation.js';
+import type { Conversation, ConversationWithMessages, Message } from '#core/kernel/conversation.js';
 import { RESERVED_MESSAGE_FIELDS } from '#core/conversations/conversation-rules.js';
 
 /** Domain records → wire shapes (ISO dates; optional fields left out when unset). */

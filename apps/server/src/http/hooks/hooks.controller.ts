@@ -2,9 +2,17 @@ import { Controller, HttpCode, Param, Post, Req, Res } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '../openapi/swagger-decorators.js';
 import express, { type Request, type Response } from 'express';
 import { ErrorTexts } from '#contracts/errors.js';
-import { TriggersService } from '#core/triggers/triggers.service.js';
+import { TriggersService, type WebhookRefusal } from '#core/triggers/triggers.service.js';
 import { WEBHOOK_MAX_BYTES } from '#core/triggers/webhook-rules.js';
 import { sendFailure } from '../common/envelope.js';
+
+/** The HTTP status of each reason a delivery is refused. */
+const REFUSAL_STATUS: Record<WebhookRefusal, number> = {
+  'unknown-path': 404,
+  'too-large': 413,
+  'bad-signature': 401,
+  'not-json': 400,
+};
 
 /** The raw bytes of any body up to 256 KB (the signature is over exactly these). */
 const rawBody = express.raw({ type: () => true, limit: WEBHOOK_MAX_BYTES });
@@ -49,10 +57,10 @@ export class HooksController {
     if (raw === 'too-large') return sendFailure(res, 413, ErrorTexts.bodyTooLarge);
     if (raw === 'unreadable') return sendFailure(res, 400, 'Invalid request body');
     const outcome = await this.triggers.deliverWebhook(path, raw, req.headers);
-    if (outcome.status === 200) {
+    if (outcome.accepted) {
       res.status(200).json({ ok: true, received: true });
       return;
     }
-    sendFailure(res, outcome.status, outcome.error);
+    sendFailure(res, REFUSAL_STATUS[outcome.refusal], outcome.error);
   }
 }

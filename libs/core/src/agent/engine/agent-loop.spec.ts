@@ -12,7 +12,7 @@ import { FakeClock } from '#testing/fakes.js';
 import { RecordingTurn } from '#testing/recording-turn.js';
 import { ModelCallError } from '../../ports/model-provider.port.js';
 import { askUserQuestionTool } from '../tools/ask-user-question-tool.js';
-import { type AgentTool, ToolInputError } from '../tools/tool.js';
+import { type AgentTool, ToolInputError } from '../../kernel/tool.js';
 import { TurnTexts } from '../turn-endings.js';
 import { AgentLoop, type LoopLimits } from './agent-loop.js';
 import { ToolSet } from './tool-set.js';

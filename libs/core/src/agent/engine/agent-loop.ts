@@ -18,7 +18,7 @@ import {
   type TokenUsage,
 } from '../../ports/model-provider.port.js';
 import { TurnTexts } from '../turn-endings.js';
-import { ToolInputError, type ToolOutcome } from '../tools/tool.js';
+import { ToolInputError, type ToolOutcome } from '../../kernel/tool.js';
 import { COMPACTION_THRESHOLD, compactedHistory, compactionSplit, estimateTokens, transcriptOf } from './compaction.js';
 import { StepEmitter } from './step-emitter.js';
 import type { AbortReason, TurnIO, TurnPlan } from './turn-plan.js';

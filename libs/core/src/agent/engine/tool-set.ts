@@ -1,5 +1,5 @@
 import type { ModelToolSpec } from '../../ports/model-provider.port.js';
-import type { AgentTool } from '../tools/tool.js';
+import type { AgentTool } from '../../kernel/tool.js';
 
 /**
  * The tools one turn offers the model, in the order the model sees them. Assembled per turn

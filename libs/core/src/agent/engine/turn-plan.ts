@@ -1,6 +1,6 @@
 import type { ApiRetryInfo, AskQuestion, Thought, TokenUsageDto } from '#contracts/agent.js';
 import type { ModelEndpoint, ModelInfo, ModelMessage, ReasoningEffort } from '../../ports/model-provider.port.js';
-import type { Space } from '../../spaces/space.js';
+import type { Space } from '../../kernel/space.js';
 import type { Emit, Fire } from './step-emitter.js';
 import type { ToolSet } from './tool-set.js';
 

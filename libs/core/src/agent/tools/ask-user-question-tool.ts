@@ -1,5 +1,5 @@
 import type { AskQuestion } from '#contracts/agent.js';
-import type { AgentTool } from './tool.js';
+import type { AgentTool } from '../../kernel/tool.js';
 
 export const ASK_USER_QUESTION = 'AskUserQuestion';
 

@@ -1,6 +1,6 @@
 import type { BashMode } from '../../config/app-config.js';
 import { ShellRunner } from '../../ports/shell-runner.port.js';
-import { type AgentTool, optionalNumber, requireString } from './tool.js';
+import { type AgentTool, optionalNumber, requireString } from '../../kernel/tool.js';
 
 export const BASH_MAX_OUTPUT_BYTES = 30_000;
 

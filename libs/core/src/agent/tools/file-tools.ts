@@ -1,7 +1,7 @@
 import { DomainError } from '../../errors/domain-error.js';
 import { FileStore, type GuardedPath } from '../../ports/file-store.port.js';
-import type { Space } from '../../spaces/space.js';
-import { type AgentTool, optionalNumber, requireString, ToolInputError } from './tool.js';
+import type { Space } from '../../kernel/space.js';
+import { type AgentTool, optionalNumber, requireString, ToolInputError } from '../../kernel/tool.js';
 
 const READ_MAX_BYTES = 10 * 1024 * 1024;
 const DEFAULT_LINE_LIMIT = 2000;

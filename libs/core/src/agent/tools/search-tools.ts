@@ -1,9 +1,9 @@
 import { FileStore } from '../../ports/file-store.port.js';
 import { WorkspaceSearch } from '../../ports/workspace-search.port.js';
-import type { Space } from '../../spaces/space.js';
+import type { Space } from '../../kernel/space.js';
 import { searchPatternProblem } from '../../artifacts/path-rules.js';
 import { guard } from './file-tools.js';
-import { type AgentTool, requireString, ToolInputError } from './tool.js';
+import { type AgentTool, requireString, ToolInputError } from '../../kernel/tool.js';
 
 const MAX_GLOB_RESULTS = 500;
 const MAX_GREP_RESULTS = 500;

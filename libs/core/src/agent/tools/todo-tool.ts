@@ -1,4 +1,4 @@
-import { type AgentTool, ToolInputError } from './tool.js';
+import { type AgentTool, ToolInputError } from '../../kernel/tool.js';
 
 const STATUSES = ['pending', 'in_progress', 'completed'];
 

@@ -6,13 +6,13 @@ import {
   appChatConversationId,
 } from '#contracts/apps.js';
 import { AgentService, parseImages } from '../../agent/agent.service.js';
-import type { Message } from '../../conversations/conversation.js';
+import type { Message } from '../../kernel/conversation.js';
 import { ConversationsService } from '../../conversations/conversations.service.js';
 import { DomainError } from '../../errors/domain-error.js';
 import { EventBus } from '../../ports/event-bus.port.js';
-import type { Space } from '../../spaces/space.js';
+import type { Space } from '../../kernel/space.js';
 import { SpacesService } from '../../spaces/spaces.service.js';
-import type { App } from '../app.js';
+import type { App } from '../../kernel/app.js';
 import { AppErrors, AppsService } from '../apps.service.js';
 import { AppWork } from './app-work.js';
 

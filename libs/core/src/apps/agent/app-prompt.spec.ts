@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { App } from '../app.js';
+import type { App } from '../../kernel/app.js';
 import { appChatEffort, appModelPin } from './app-prompt.js';
 
 const withOverrides = (userOverrides: Record<string, unknown>) => ({ userOverrides }) as App;

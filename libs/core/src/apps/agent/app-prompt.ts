@@ -1,6 +1,6 @@
 import type { ModelPin } from '../../models/model-source-rules.js';
 import type { ReasoningEffort } from '../../ports/model-provider.port.js';
-import type { App } from '../app.js';
+import type { App } from '../../kernel/app.js';
 import { appDataPath } from '../app-data.js';
 
 /**

@@ -2,7 +2,7 @@ import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { COMPACTION_KIND, buildHistory } from '../../agent/context-builder.js';
 import type { TurnIO, TurnPlan } from '../../agent/engine/turn-plan.js';
 import { ToolRegistry } from '../../agent/tool-registry.js';
-import type { AgentTool } from '../../agent/tools/tool.js';
+import type { AgentTool } from '../../kernel/tool.js';
 import {
   isRefusal,
   refuseTurn,
@@ -20,7 +20,7 @@ import { withSkills } from '../../skills/skill-rules.js';
 import { SkillsService } from '../../skills/skills.service.js';
 import { Clock } from '../../ports/clock.port.js';
 import type { TurnRecord } from '../../ports/turn.repository.port.js';
-import type { App } from '../app.js';
+import type { App } from '../../kernel/app.js';
 import { AppData } from '../app-data.js';
 import { AppsService } from '../apps.service.js';
 import { AppRunsService, type RunRequest, RunTexts } from './app-runs.service.js';

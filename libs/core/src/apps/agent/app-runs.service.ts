@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Injectable } from '@nestjs/common';
+import { Injectable, type OnModuleInit } from '@nestjs/common';
 import {
   type ActivityType,
   type AppActivityEntryNewEvent,
@@ -12,27 +12,25 @@ import {
 } from '#contracts/apps.js';
 import { TEMP_SPACE_ID } from '#contracts/spaces.js';
 import { AgentService } from '../../agent/agent.service.js';
-import type { Message } from '../../conversations/conversation.js';
+import type { Message } from '../../kernel/conversation.js';
 import { ConversationsService } from '../../conversations/conversations.service.js';
 import { DomainError } from '../../errors/domain-error.js';
 import { AppRepository } from '../../ports/app.repository.port.js';
+import { AppScheduler } from '../../ports/app-scheduler.port.js';
 import { Clock } from '../../ports/clock.port.js';
 import { EventBus } from '../../ports/event-bus.port.js';
 import { McpServers } from '../../mcp/mcp-servers.service.js';
 import { JobQueue } from '../../ports/job-queue.port.js';
+import type { RunTrigger } from '../../ports/run-starter.port.js';
 import { TurnRepository } from '../../ports/turn.repository.port.js';
-import type { Space } from '../../spaces/space.js';
+import type { Space } from '../../kernel/space.js';
 import { SpacesService } from '../../spaces/spaces.service.js';
-import type { ActivityEntry, App, AutomationFields } from '../app.js';
+import type { ActivityEntry, App, AutomationFields } from '../../kernel/app.js';
 import { automationState } from '../app-rules.js';
 import { AppErrors, AppsService } from '../apps.service.js';
 import type { RunReport } from './report-to-user.tool.js';
 
-/** What started a run: a trigger's kind and its data (a schedule tick, a webhook body, an answer, …). */
-export interface RunTrigger {
-  type: string;
-  data?: unknown;
-}
+export type { RunTrigger };
 
 /** What a run's turn keeps in its request. */
 export interface RunRequest {
@@ -62,9 +60,10 @@ export const appRunConversationId = (appId: string): string => `app-run:${appId}
  * every trigger uses. A run is a turn of kind `app-run` queued as a job in the app's run
  * conversation; that conversation holds one active turn at a time, which is what keeps
  * an app to one run at a time across replicas. Activity, state and escalations are recorded here.
+ * Registers itself as the triggers' run starter at start.
  */
 @Injectable()
-export class AppRunsService {
+export class AppRunsService implements OnModuleInit {
   constructor(
     private readonly apps: AppsService,
     private readonly records: AppRepository,
@@ -76,7 +75,17 @@ export class AppRunsService {
     private readonly bus: EventBus,
     private readonly clock: Clock,
     private readonly mcp: McpServers,
+    private readonly triggers: AppScheduler,
   ) {}
+
+  onModuleInit(): void {
+    this.triggers.useRunStarter({
+      startRun: (appId, trigger, options) => this.startRun(appId, trigger, options),
+      skipRun: (appId, reason, details) => this.skipRun(appId, reason, details),
+      runMessages: (app, runId) => this.runMessages(app, runId),
+      pause: (appId) => this.apps.pause(appId),
+    });
+  }
 
   /**
    * Starts a run now, or records why it was skipped (paused, waiting, already running).

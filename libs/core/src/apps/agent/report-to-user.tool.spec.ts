@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ToolInputError } from '../../agent/tools/tool.js';
+import { ToolInputError } from '../../kernel/tool.js';
 import { isFinalReport, parseReport, reportToUserTool, type RunReport } from './report-to-user.tool.js';
 
 describe('report_to_user', () => {

@@ -1,4 +1,4 @@
-import { ToolInputError, type AgentTool, type ToolOutcome } from '../../agent/tools/tool.js';
+import { ToolInputError, type AgentTool, type ToolOutcome } from '../../kernel/tool.js';
 
 export const REPORT_TO_USER = 'report_to_user';
 export const REPORT_TYPES = ['complete', 'milestone', 'output', 'escalation'] as const;

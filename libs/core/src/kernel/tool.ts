@@ -1,5 +1,5 @@
 import type { AskQuestion } from '#contracts/agent.js';
-import type { Space } from '../../spaces/space.js';
+import type { Space } from './space.js';
 
 export interface ToolContext {
   space: Space;

@@ -1,5 +1,5 @@
 import type { ActivityType, AppStatus, UpgradeStrategy } from '#contracts/apps.js';
-import type { AppSpec } from './spec/app-spec.js';
+import type { AppSpec } from './app-spec/app-spec.js';
 
 /** An installed digital human (docs/api/digital-humans.md, "Install and lifecycle"). */
 export interface App {

@@ -1,0 +1,25 @@
+import type { RunTriggerResult } from '#contracts/apps.js';
+import type { App } from '../kernel/app.js';
+import type { Message } from '../kernel/conversation.js';
+
+/** What started a run: a trigger's kind and its data (a schedule tick, a webhook body, an answer, …). */
+export interface RunTrigger {
+  type: string;
+  data?: unknown;
+}
+
+/**
+ * What a firing trigger does to an app's runs. The trigger machinery decides when something
+ * fires; the apps context owns what a run is and registers its starter at start
+ * (`AppScheduler.useRunStarter`), so triggers never import the apps context.
+ */
+export interface RunStarter {
+  /** Starts a run now, or records why it was skipped; `runId` names the run when the caller chose it. */
+  startRun(appId: string, trigger: RunTrigger, options?: { runId?: string }): Promise<RunTriggerResult>;
+  /** Records a `run_skipped` entry with the reason (backing off, paused). */
+  skipRun(appId: string, reason: string, details?: Record<string, unknown>): Promise<RunTriggerResult>;
+  /** The messages of one run in the app's run conversation (none when it never started). */
+  runMessages(app: App, runId: string): Promise<readonly Message[]>;
+  /** Pauses the app (after repeated failed runs). */
+  pause(appId: string): Promise<unknown>;
+}
