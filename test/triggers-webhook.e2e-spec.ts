@@ -106,6 +106,24 @@ describe(`webhook triggers (${testMode()})`, () => {
     assert.equal(runsOf('main').length, before + 1, 'nothing for the refused ones');
   });
 
+  it('the /api body rules hold for webhooks: too deep, NUL or an unpaired surrogate answer 400, and a retry is taken', async () => {
+    await idle(appId);
+    const before = runsOf('main').length;
+    const deep = `${'['.repeat(5000)}${']'.repeat(5000)}`;
+    const tooDeep = await deliver(path, deep, { 'X-Signature-256': sign(deep) });
+    assert.deepEqual([tooDeep.status, tooDeep.body.error], [400, 'JSON body is nested deeper than 64 levels']);
+    for (const raw of ['{"text":"a\\u0000b"}', '{"text":"a\\ud800b"}']) {
+      const refused = await deliver(path, raw, { 'X-Signature-256': sign(raw), 'X-Webhook-Id': `odd-${suffix}` });
+      assert.equal(refused.status, 400, raw);
+      assert.match(refused.body.error, /^body\.text must not contain (NUL|unpaired surrogate) characters$/);
+    }
+    // Nothing was recorded for the refused ones: the same delivery id sent right is a new delivery.
+    const fixed = JSON.stringify({ text: 'fixed' });
+    const ok = await deliver(path, fixed, { 'X-Signature-256': sign(fixed), 'X-Webhook-Id': `odd-${suffix}` });
+    assert.deepEqual(ok.body, { ok: true, received: true });
+    await waitFor(() => runsOf('main').length === before + 1, 20_000, 'the run of the fixed delivery');
+  });
+
   it('answers under SVC_BASE_PATH too, and bad signatures never lock out sign-in', async () => {
     await idle(appId);
     const raw = JSON.stringify({ via: 'base-path' });

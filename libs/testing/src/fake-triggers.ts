@@ -89,6 +89,10 @@ export class MemoryTriggerStore extends TriggerStore {
     return true;
   }
 
+  async releaseClaims(keys: readonly string[], nowMs: number): Promise<void> {
+    for (const key of keys) if (this.claims.get(key) === nowMs) this.claims.delete(key);
+  }
+
   async pruneClaims(beforeMs: number): Promise<void> {
     for (const [key, at] of this.claims) if (at < beforeMs) this.claims.delete(key);
     for (const [key, o] of this.occurrences)

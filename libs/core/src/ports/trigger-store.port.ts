@@ -85,6 +85,8 @@ export abstract class TriggerStore {
    * (then it is claimed as of `nowMs`), false for a repeat. Atomic across replicas.
    */
   abstract claim(key: string, appId: string, nowMs: number, windowMs: number): Promise<boolean>;
+  /** Gives claims taken as of `nowMs` back (their work could not be queued): a retry is not a repeat. */
+  abstract releaseClaims(keys: readonly string[], nowMs: number): Promise<void>;
   /** Forgets claims, and settled occurrences, older than `beforeMs`. */
   abstract pruneClaims(beforeMs: number): Promise<void>;
 }

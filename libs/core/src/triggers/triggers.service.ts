@@ -10,6 +10,7 @@ import { EventBus } from '../ports/event-bus.port.js';
 import { JobQueue } from '../ports/job-queue.port.js';
 import type { RunStarter, RunTrigger } from '../ports/run-starter.port.js';
 import { TriggerStore } from '../ports/trigger-store.port.js';
+import { findUnsafeText, jsonDepthExceeds, MAX_JSON_DEPTH } from '../errors/text-rules.js';
 import {
   FAILURE_BACKOFF_MS,
   PAUSE_AFTER_FAILURES,
@@ -38,7 +39,7 @@ import {
 type Headers = Record<string, string | string[] | undefined>;
 
 /** Why a webhook delivery was refused. */
-export type WebhookRefusal = 'unknown-path' | 'too-large' | 'bad-signature' | 'not-json';
+export type WebhookRefusal = 'unknown-path' | 'too-large' | 'bad-signature' | 'not-json' | 'bad-body';
 
 /** What a webhook delivery gets back: accepted (a repeat is accepted alike) or refused, with the reason's text. */
 export type WebhookOutcome = WebhookAccepted | WebhookRefused;
@@ -278,12 +279,20 @@ export class TriggersService {
     if (typeof secret === 'string' && secret !== '' && !signatureValid(secret, rawBody, headers)) {
       return { accepted: false, refusal: 'bad-signature', error: WebhookTexts.badSignature };
     }
+    // The body rules of every JSON request: a bounded depth, and no NUL or unpaired surrogate
+    // (neither can be stored), checked before anything is claimed.
+    const text = rawBody.toString('utf8');
+    if (jsonDepthExceeds(text, MAX_JSON_DEPTH)) {
+      return { accepted: false, refusal: 'bad-body', error: WebhookTexts.tooDeep(MAX_JSON_DEPTH) };
+    }
     let body: unknown;
     try {
-      body = JSON.parse(rawBody.toString('utf8'));
+      body = JSON.parse(text);
     } catch {
       return { accepted: false, refusal: 'not-json', error: WebhookTexts.notJson };
     }
+    const unsafe = findUnsafeText(body, 'body');
+    if (unsafe) return { accepted: false, refusal: 'bad-body', error: `${unsafe.field} ${unsafe.reason}` };
     const id = deliveryId(headers);
     const now = this.clock.now();
     const claims = webhookClaims(target.app.id, target.subscriptionId, rawBody, id);
@@ -292,11 +301,21 @@ export class TriggersService {
         return { accepted: true, duplicate: true };
       }
     }
-    await this.queue.add(
-      'trigger.webhook',
-      { appId: target.app.id, subscriptionId: target.subscriptionId, path, body, deliveryId: id },
-      { jobId: `hook-${digest(claims.map((c) => c.key).join(' '), 24)}-${now}` },
-    );
+    try {
+      await this.queue.add(
+        'trigger.webhook',
+        { appId: target.app.id, subscriptionId: target.subscriptionId, path, body, deliveryId: id },
+        { jobId: `hook-${digest(claims.map((c) => c.key).join(' '), 24)}-${now}` },
+      );
+    } catch (err) {
+      // Recorded and queued as one step: a delivery whose run was not queued is not kept as
+      // received, so the sender's retry is taken, not answered as a repeat.
+      await this.store.releaseClaims(
+        claims.map((c) => c.key),
+        now,
+      );
+      throw err;
+    }
     return { accepted: true, duplicate: false };
   }
 

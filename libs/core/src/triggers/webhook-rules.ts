@@ -14,6 +14,7 @@ export const WebhookTexts = {
   badSignature: 'Invalid webhook signature',
   notFound: (path: string) => `No webhook at /hooks/${path}`,
   notJson: 'Webhook bodies must be JSON',
+  tooDeep: (levels: number) => `JSON body is nested deeper than ${levels} levels`,
 } as const;
 
 type Headers = Record<string, string | string[] | undefined>;

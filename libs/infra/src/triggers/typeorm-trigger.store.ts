@@ -153,6 +153,15 @@ export class TypeormTriggerStore extends TriggerStore {
     return returningRows(result).length === 1;
   }
 
+  async releaseClaims(keys: readonly string[], nowMs: number): Promise<void> {
+    if (keys.length === 0) return;
+    // Only the claims taken at that moment: one taken again since by another delivery stays.
+    await this.ds.query(`DELETE FROM "trigger_claim" WHERE "key" = ANY($1) AND "claimed_at_ms" = $2`, [
+      [...keys],
+      String(nowMs),
+    ]);
+  }
+
   async pruneClaims(beforeMs: number): Promise<void> {
     await this.ds.query(`DELETE FROM "trigger_claim" WHERE "claimed_at_ms" < $1`, [String(beforeMs)]);
     await this.ds.query(`DELETE FROM "trigger_occurrence" WHERE "settled_at_ms" IS NOT NULL AND "claimed_at_ms" < $1`, [

@@ -12,6 +12,7 @@ const REFUSAL_STATUS: Record<WebhookRefusal, number> = {
   'too-large': 413,
   'bad-signature': 401,
   'not-json': 400,
+  'bad-body': 400,
 };
 
 /** The raw bytes of any body up to 256 KB (the signature is over exactly these). */
