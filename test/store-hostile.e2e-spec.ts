@@ -21,7 +21,7 @@ describe(`store with hostile catalogs (${testMode()})`, () => {
   let catalog: CatalogServer;
   let server: TestServer;
   let api: ReturnType<typeof apiClient>;
-  const names = ['good', 'bad-json', 'bad-shape', 'endless', 'silent', 'moved', 'large'] as const;
+  const names = ['good', 'bad-json', 'bad-shape', 'endless', 'silent', 'trickle', 'moved', 'large'] as const;
   const url = (name: string) => `${catalog.url}/${name}`;
 
   before(async () => {
@@ -43,6 +43,12 @@ describe(`store with hostile catalogs (${testMode()})`, () => {
     });
     catalog.route('silent/index.json', () => {
       /* never answers */
+    });
+    catalog.route('trickle/index.json', (_req, res) => {
+      // Never idle: a byte every half second, forever.
+      res.writeHead(200, { 'content-type': 'application/json' });
+      const timer = setInterval(() => res.write(' '), 500);
+      res.on('close', () => clearInterval(timer));
     });
     catalog.route('moved/index.json', (_req, res) => res.writeHead(302, { location: '/elsewhere/index.json' }).end());
     catalog.set('elsewhere/index.json', indexDocument([syntheticEntry('moved-one', '1.0.0')]));
@@ -69,7 +75,12 @@ describe(`store with hostile catalogs (${testMode()})`, () => {
     assert.match(statusOf('bad-shape').error!, /not an index/);
     assert.match(statusOf('endless').error!, /larger than/);
     assert.equal(statusOf('silent').status, 'error');
+    assert.equal(statusOf('trickle').status, 'error');
     assert.equal(result.total, 10_002);
+    // The first query waited for the sources never read; the next ones do not wait for them again.
+    const started = Date.now();
+    okData<QueryResult>(await api.post('/api/store/query', { pageSize: 5 }));
+    assert.ok(Date.now() - started < 5000, `a later query took ${Date.now() - started} ms`);
   });
 
   it('pages and searches 10,000 entries', async () => {

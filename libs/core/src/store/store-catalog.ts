@@ -62,6 +62,8 @@ export class StoreCatalog implements OnApplicationBootstrap {
   private readonly reading = new Map<string, Promise<boolean>>();
   /** When this replica last started a background read of a source (failing sources are retried slowly). */
   private readonly attempted = new Map<string, number>();
+  /** Never-read sources whose first read failed or outran FIRST_READ_WAIT_MS: queries stop waiting for them. */
+  private readonly firstReadGaveUp = new Map<string, number>();
   private snapshot: { at: number; sources: RegistrySource[]; states: Map<string, IndexState> } | null = null;
   private builtinsReady: Promise<void> | null = null;
   /** The last merged catalog and the per-source lists it was merged from. */
@@ -131,9 +133,25 @@ export class StoreCatalog implements OnApplicationBootstrap {
   /** Every entry of the enabled sources (first source wins a repeated slug) and each source's status. */
   async catalog(): Promise<Catalog> {
     let { sources, states } = await this.view();
-    const unread = sources.filter((s) => !states.has(s.id));
+    // A source never read is waited for once; one whose first read failed or outran the wait is
+    // read again in the background meanwhile, and queries answer at once with what is held.
+    const now = this.clock.now();
+    const neverRead = sources.filter((s) => !states.has(s.id));
+    const unread = neverRead.filter((s) => !this.firstReadGaveUp.has(s.id));
+    for (const s of neverRead) {
+      if (!this.firstReadGaveUp.has(s.id) || now - (this.attempted.get(s.id) ?? 0) <= RETRY_AFTER_MS) continue;
+      this.attempted.set(s.id, now);
+      void this.readOnce(s, 'conditional').catch(() => false);
+    }
     if (unread.length > 0) {
-      await Promise.all(unread.map((s) => this.readOnce(s, 'conditional', FIRST_READ_WAIT_MS).catch(() => false)));
+      await Promise.all(
+        unread.map((s) =>
+          this.readOnce(s, 'conditional', FIRST_READ_WAIT_MS).catch(() => {
+            this.firstReadGaveUp.set(s.id, this.clock.now());
+            return false;
+          }),
+        ),
+      );
       this.invalidate();
       ({ sources, states } = await this.view());
     }
@@ -206,6 +224,7 @@ export class StoreCatalog implements OnApplicationBootstrap {
 
   forget(registryId: string): void {
     this.held.delete(registryId);
+    this.firstReadGaveUp.delete(registryId);
     this.invalidate();
   }
 
