@@ -127,6 +127,24 @@ describe("what a turn can reach through the assistant's API (no operator setting
     assert.equal(okData<{ path: string }>(await api.get(`/api/spaces/${space.id}`)).path, space.path);
   });
 
+  it('a relayed import-dhpkg reads packages inside a space folder only', async () => {
+    const spec = (name: string) =>
+      `spec_version: "1"\nname: ${name}\nversion: "1.0.0"\nauthor: t\ndescription: d\ntype: automation\nsystem_prompt: Help.\n`;
+    mkdirSync(join(outside, 'pkg'), { recursive: true });
+    writeFileSync(join(outside, 'pkg', 'spec.yaml'), spec('host-package'));
+    mkdirSync(join(space.path, 'pkg'), { recursive: true });
+    writeFileSync(join(space.path, 'pkg', 'spec.yaml'), spec('space-package'));
+    const [host, own] = await relayed(
+      call('POST', '/api/store/import-dhpkg', { filePath: join(outside, 'pkg'), spaceId: space.id }),
+      call('POST', '/api/store/import-dhpkg', { filePath: join(space.path, 'pkg'), spaceId: space.id }),
+    );
+    assert.match(host!.result, /^HTTP 403\n.*filePath/s, host!.result);
+    assert.match(own!.result, /^HTTP 200\n/, own!.result);
+    const names = okData<Array<{ spec: { name: string } }>>(await api.get('/api/apps')).map((a) => a.spec.name);
+    assert.ok(!names.includes('host-package'), 'nothing was read from the host folder');
+    assert.ok(names.includes('space-package'));
+  });
+
   it('a direct call (the password holder) may still use a folder outside the data folder by default', async () => {
     const folder = mkdtempSync(join(tmpdir(), 'svc-reach-direct-'));
     try {
