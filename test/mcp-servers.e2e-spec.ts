@@ -62,6 +62,8 @@ describe('MCP servers (stdio and streamable HTTP) in chats and runs', () => {
     await h.start({
       SVC_AI_API_KEY: 'sk-scripted-secret',
       SVC_ALLOW_MCP_COMMANDS: '1',
+      // The suite's HTTP MCP server listens on loopback, which test-mcp's inline servers reach only when allowed.
+      SVC_MCP_ALLOW: '127.0.0.1',
       SVC_AGENT_RETRY_BASE_MS: '20',
       SVC_AGENT_MAX_RETRIES: '1',
     });

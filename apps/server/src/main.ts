@@ -67,6 +67,7 @@ async function bootstrap(): Promise<void> {
     AppModule,
     ASSISTANT_RELAY_HEADER,
     isRelayed,
+    markRelayed,
     startAssistantListener,
     authMiddleware,
     installBasePath,
@@ -154,7 +155,8 @@ async function bootstrap(): Promise<void> {
   };
   // What every request goes through, in this order, as ONE router layer (see inOneLayer and
   // underPath): its log line and id, metrics and log context, CORS, the JSON body; a worker's
-  // filter, or the public docs page; every /api request's token check; the OpenAPI document;
+  // filter, or the public docs page; every /api request's token check; whether the assistant's
+  // listener passed it on (some arguments are the password holder's only); the OpenAPI document;
   // the controllers' routes. Nest's not-found and error handlers come after it.
   app.use(
     inOneLayer(
@@ -164,6 +166,7 @@ async function bootstrap(): Promise<void> {
       jsonBody(),
       config.role === 'worker' ? workerOnly : underPath(DOCS_PATH, docsPage()),
       underPath('/api', authMiddleware(app.get(AccessService))),
+      markRelayed(() => relayToken),
       ...(config.role !== 'worker' ? [underPath('/api/openapi.json', openApiJson)] : []),
       httpAdapter.routesInLayer(),
     ),

@@ -10,6 +10,7 @@ export { AssistantApi } from '#core/ports/assistant-api.port.js';
 export { LoopbackAssistantApi } from '#infra/assistant-api/loopback-assistant-api.js';
 export { AppModule } from './app.module.js';
 export { ASSISTANT_RELAY_HEADER, isRelayed, startAssistantListener } from './http/assistant-api/assistant-listener.js';
+export { markRelayed } from './http/assistant-api/relayed.js';
 export { authMiddleware } from './http/auth/auth.middleware.js';
 export { installBasePath, warnOnUnknownPrefix } from './http/common/base-path.js';
 export { HttpExceptionFilter } from './http/common/exception.filter.js';

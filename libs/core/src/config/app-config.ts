@@ -69,6 +69,18 @@ export interface AppConfig {
    * this host (stdio); otherwise they answer 403 MCP_COMMAND_BLOCKED. HTTP servers are always allowed.
    */
   allowMcpCommands: boolean;
+  /**
+   * SVC_SPACE_ROOTS: the folders (absolute, resolved) a space's `customPath` or `working-dir`
+   * must lie in. null (unset): the password holder may use any folder outside the data
+   * folder and the system folders, and calls relayed by the assistant's listener may use
+   * none (their spaces live under the data folder).
+   */
+  spaceRoots: string[] | null;
+  /**
+   * SVC_MCP_ALLOW: hosts, `*.domain`s, IPs and CIDR ranges that an MCP server given inline to
+   * `test-mcp` may reach although loopback, private or link-local (see host-allow-list.ts).
+   */
+  mcpAllow: string[];
   /** OTEL_EXPORTER_OTLP_ENDPOINT: traces go to this OTLP/HTTP collector; null: no tracing (nothing loaded). */
   tracingEndpoint: string | null;
   /** SVC_TEST_HOOKS=1: test-only operations (publishing raw events). Never in production. */

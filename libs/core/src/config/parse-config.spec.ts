@@ -148,6 +148,10 @@ describe('parseConfig', () => {
       ['SVC_TEST_HOOKS', { SVC_TEST_HOOKS: 'on' }],
       ['OTEL_EXPORTER_OTLP_ENDPOINT', { OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }],
       ['OTEL_EXPORTER_OTLP_ENDPOINT', { OTEL_EXPORTER_OTLP_ENDPOINT: 'grpc://collector:4317' }],
+      ['SVC_SPACE_ROOTS', { SVC_SPACE_ROOTS: '/srv/projects, relative/dir' }],
+      ['SVC_SPACE_ROOTS', { SVC_SPACE_ROOTS: '/' }],
+      ['SVC_MCP_ALLOW', { SVC_MCP_ALLOW: '10.0.0.0/33' }],
+      ['SVC_MCP_ALLOW', { SVC_MCP_ALLOW: 'http://mcp.internal' }],
     ];
     for (const [variable, env] of cases) {
       it(`${variable}=${JSON.stringify(Object.values(env)[0])}`, () => assertRejectedNaming(env, variable));
@@ -354,6 +358,28 @@ describe('parseConfig', () => {
       assert.equal(ok({}).wsSignInTimeoutMs, 10_000);
       assert.equal(ok({ SVC_WS_SIGN_IN_TIMEOUT_MS: '500' }).wsSignInTimeoutMs, 500);
       assertRejectedNaming({ SVC_WS_SIGN_IN_TIMEOUT_MS: '5' }, 'SVC_WS_SIGN_IN_TIMEOUT_MS');
+    });
+  });
+
+  describe('space roots and the MCP allow-list', () => {
+    it('unset: no space roots (null) and an empty allow-list', () => {
+      const config = ok({});
+      assert.equal(config.spaceRoots, null);
+      assert.deepEqual(config.mcpAllow, []);
+    });
+
+    it('SVC_SPACE_ROOTS is a comma-separated list of absolute folders, resolved', () => {
+      assert.deepEqual(ok({ SVC_SPACE_ROOTS: '/srv/projects/, /home/ann/work/../spaces' }).spaceRoots, [
+        '/srv/projects',
+        '/home/ann/spaces',
+      ]);
+    });
+
+    it('SVC_MCP_ALLOW takes host names, *.domain, IP addresses and CIDR ranges', () => {
+      assert.deepEqual(
+        ok({ SVC_MCP_ALLOW: 'MCP.internal, *.corp.example, 127.0.0.1, 10.0.0.0/8, fd00::/8' }).mcpAllow,
+        ['mcp.internal', '*.corp.example', '127.0.0.1', '10.0.0.0/8', 'fd00::/8'],
+      );
     });
   });
 });

@@ -14,6 +14,7 @@ import {
   type StoreCatalogSeed,
 } from './app-config.js';
 import { examplePasswordProblem } from '../auth/example-passwords.js';
+import { parseHostAllowList } from './host-allow-list.js';
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -209,6 +210,23 @@ export function parseConfig(
 
   const allowMcpCommands = parseBoolean(value('SVC_ALLOW_MCP_COMMANDS'));
   if (allowMcpCommands === null) errors.push('SVC_ALLOW_MCP_COMMANDS: must be 1 or 0');
+  const rootsRaw = value('SVC_SPACE_ROOTS');
+  let spaceRoots: string[] | null = null;
+  if (rootsRaw !== undefined) {
+    spaceRoots = [];
+    for (const root of rootsRaw
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== '')) {
+      if (!root.startsWith('/')) errors.push(`SVC_SPACE_ROOTS: "${root}" is not an absolute path`);
+      else if (root.replace(/\/+$/, '') === '')
+        errors.push('SVC_SPACE_ROOTS: the filesystem root cannot be a space root');
+      else spaceRoots.push(opts.resolvePath(root));
+    }
+  }
+  const mcpAllowRaw = value('SVC_MCP_ALLOW');
+  const mcpAllow = parseHostAllowList(mcpAllowRaw);
+  if (typeof mcpAllow === 'string') errors.push(`SVC_MCP_ALLOW: ${mcpAllow}`);
   const tracingEndpoint = value('OTEL_EXPORTER_OTLP_ENDPOINT') ?? null;
   if (tracingEndpoint !== null && !/^https?:\/\/[^/\s]+/.test(tracingEndpoint)) {
     errors.push('OTEL_EXPORTER_OTLP_ENDPOINT: must be an http:// or https:// URL (the collector, without /v1/traces)');
@@ -244,6 +262,8 @@ export function parseConfig(
       testHooks: testHooks!,
       metricsPublic: metricsPublic!,
       allowMcpCommands: allowMcpCommands!,
+      spaceRoots,
+      mcpAllow: typeof mcpAllow === 'string' ? [] : [...mcpAllow.entries],
       tracingEndpoint,
       migrations: migrations as 'run' | 'skip',
       agent,

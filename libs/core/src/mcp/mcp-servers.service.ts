@@ -17,6 +17,9 @@ import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { DomainError } from '../errors/domain-error.js';
 import { isMap } from '../kernel/app-spec/spec-fields.js';
 import { ModelSourcesService } from '../models/model-sources.service.js';
+import { type HostAllowList, parseHostAllowList } from '../config/host-allow-list.js';
+import { CatalogFetcher } from '../ports/catalog-fetcher.port.js';
+import { internalAddressProblem } from './mcp-address-guard.js';
 import { AppRepository } from '../ports/app.repository.port.js';
 import { FileStore } from '../ports/file-store.port.js';
 import { Clock } from '../ports/clock.port.js';
@@ -91,7 +94,13 @@ export class McpServers implements OnModuleInit, OnApplicationShutdown {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly models: ModelSourcesService,
     private readonly files: FileStore,
-  ) {}
+    private readonly fetcher: CatalogFetcher,
+  ) {
+    this.allow = parseHostAllowList(this.config.mcpAllow.join(',')) as HostAllowList;
+  }
+
+  /** SVC_MCP_ALLOW: internal hosts an MCP server given to `test-mcp` may reach. */
+  private readonly allow: HostAllowList;
 
   onModuleInit(): void {
     this.models.checkBranch(MCP_SERVERS_BRANCH, (next, stored) =>
@@ -202,7 +211,16 @@ export class McpServers implements OnModuleInit, OnApplicationShutdown {
       throw DomainError.forbidden(McpTexts.commandBlocked, ErrorCodes.MCP_COMMAND_BLOCKED);
     }
     const folder = await this.folderOf(null);
-    return Promise.all(given.map(({ name, def }) => this.testLaunch(name, launchOf(def, {}, folder))));
+    return Promise.all(
+      given.map(async ({ name, def }) => {
+        const launch = launchOf(def, {}, folder);
+        const refused =
+          launch.transport === 'http'
+            ? await internalAddressProblem(launch.url, this.allow, (host) => this.fetcher.blockedAddressOf(host))
+            : null;
+        return refused !== null ? { name, status: 'failed', tools: [], error: refused } : this.testLaunch(name, launch);
+      }),
+    );
   }
 
   /** Connects once to a server given by the caller, lists its tools and closes again. */

@@ -8,7 +8,7 @@ import {
   SOURCES_MAX,
   validateSourceFields,
 } from './model-source-rules.js';
-import { isPlainObject, restoreMaskedSecrets } from './secret-masking.js';
+import { isPlainObject, MovedSecretError, restoreMaskedSecrets } from './secret-masking.js';
 
 /**
  * Rules of the configuration object (`GET/POST /api/config`): `aiSources` plus any other
@@ -76,7 +76,14 @@ export function mergeBranches(
   const merged = new Map(Object.entries(stored));
   for (const [key, value] of Object.entries(patch)) {
     if (value === null) merged.delete(key);
-    else merged.set(key, restoreMaskedSecrets(value, stored[key]));
+    else {
+      try {
+        merged.set(key, restoreMaskedSecrets(value, stored[key], key));
+      } catch (err) {
+        if (err instanceof MovedSecretError) throw DomainError.invalid(err.message);
+        throw err;
+      }
+    }
   }
   if (merged.size > BRANCHES_MAX) throw DomainError.invalid(`the configuration holds at most ${BRANCHES_MAX} branches`);
   return Object.fromEntries(merged);
@@ -111,7 +118,7 @@ export function mergeAiSourcesBranch(
       if (seen.has(id)) throw DomainError.invalid(`${prefix}.id repeats the id of another source`);
       seen.add(id);
       const previous = stored.get(id);
-      return previous ? mergeSource(previous, fields, now) : newSource(fields, id, now);
+      return previous ? mergeSource(previous, fields, now, prefix) : newSource(fields, id, now);
     });
   }
   let currentId = doc.currentId;

@@ -127,6 +127,33 @@ describe('newSource and mergeSource', () => {
     assert.equal(mergeSource(s, validateSourceFields({ apiKey: 'new' }, 'update'), T0).apiKey, 'new');
   });
 
+  it('a stored key stays at its address: a new apiUrl without the key is refused naming the field', () => {
+    const s = source('a');
+    const moved = validateSourceFields({ apiUrl: 'https://elsewhere.example/v1' }, 'update');
+    assert.throws(
+      () => mergeSource(s, moved, T0, 'source'),
+      (err: unknown) => {
+        assert.ok(err instanceof DomainError);
+        assert.match(err.message, /^source\.apiKey is required to change apiUrl/);
+        return true;
+      },
+    );
+    const masked = validateSourceFields({ apiUrl: 'https://elsewhere.example/v1', apiKey: '***' }, 'update');
+    assert.throws(() => mergeSource(s, masked, T0), /^DomainError|apiKey is required/);
+    const given = validateSourceFields({ apiUrl: 'https://elsewhere.example/v1', apiKey: 'k2' }, 'update');
+    assert.equal(mergeSource(s, given, T0).apiKey, 'k2');
+    assert.equal(
+      mergeSource(s, { apiUrl: `${s.apiUrl}/` }, T0).apiKey,
+      'key-a',
+      'a trailing slash is the same address',
+    );
+    assert.equal(
+      mergeSource({ ...s, apiKey: '' }, moved, T0).apiUrl,
+      'https://elsewhere.example/v1',
+      'no key, no rule',
+    );
+  });
+
   it('a new model joins availableModels; an unchanged merge keeps updatedAt', () => {
     const s = source('a');
     const m = mergeSource(s, { model: 'other' }, T0 + 5);

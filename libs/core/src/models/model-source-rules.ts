@@ -193,12 +193,37 @@ export function sameSource(a: AISource, b: AISource): boolean {
   return essence(a) === essence(b);
 }
 
+export const StoredKeyTexts = {
+  newAddress: (field: string) =>
+    `${field} is required to change apiUrl: a stored key is only ever sent to the address it was stored with (send the key again for the new address).`,
+} as const;
+
+/**
+ * Whether the fields would send the stored key to another address: a new apiUrl while the
+ * key is omitted (or "***"). A stored key goes only where it was stored for; a caller that
+ * names a new address sends the key for it too.
+ */
+export function movesStoredKey(source: AISource, fields: SourceFields): boolean {
+  return (
+    fields.apiUrl !== undefined &&
+    fields.apiKey === undefined &&
+    source.apiKey !== '' &&
+    sameAddressText(fields.apiUrl) !== sameAddressText(source.apiUrl)
+  );
+}
+
+/** An address as compared for that rule: trailing slashes do not make it another address. */
+function sameAddressText(url: string): string {
+  return url.trim().replace(/\/+$/, '');
+}
+
 /**
  * Field-by-field merge of an update: absent fields (and an apiKey of "***") keep their
  * stored value; a new `model` is added to `availableModels`; `updatedAt` is bumped when
  * anything changed. The id never changes.
  */
-export function mergeSource(source: AISource, fields: SourceFields, now: number): AISource {
+export function mergeSource(source: AISource, fields: SourceFields, now: number, prefix = ''): AISource {
+  if (movesStoredKey(source, fields)) throw DomainError.invalid(StoredKeyTexts.newAddress(at(prefix, 'apiKey')));
   const model = fields.model ?? source.model;
   const merged: AISource = {
     ...source,

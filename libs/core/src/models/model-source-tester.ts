@@ -9,6 +9,11 @@ import { mergeSource, newSource, validateModelId, validateSourceFields } from '.
 import { ModelSourcesService } from './model-sources.service.js';
 import { isPlainObject } from './secret-masking.js';
 
+export const TesterTexts = {
+  assistantAddress:
+    'source.apiUrl: the assistant can test stored model sources only, at their stored addresses (give modelSourceId, leave source.apiUrl out).',
+} as const;
+
 /** How long one test call may take. */
 export const MODEL_SOURCE_TEST_TIMEOUT_MS = 15_000;
 
@@ -29,11 +34,20 @@ export class ModelSourceTester {
     private readonly clock: Clock,
   ) {}
 
-  async test(body: unknown): Promise<ModelSourceTestResult> {
+  /**
+   * `caller` `assistant` (a turn, through its own listener) tests stored sources only, at
+   * their stored addresses: a test call's answer carries what the address replied, so an
+   * address of the turn's choosing would let it read this host's and its network's services.
+   */
+  async test(body: unknown, caller: 'user' | 'assistant' = 'user'): Promise<ModelSourceTestResult> {
     if (!isPlainObject(body)) throw DomainError.invalid('body must be a JSON object');
     const modelId =
       body.modelId === undefined || body.modelId === null ? undefined : validateModelId(body.modelId, 'modelId');
     const source = await this.sourceOf(body);
+    if (caller === 'assistant') {
+      const stored = source.id === '' ? null : await this.sources.storedSource(source.id);
+      if (!stored || stored.apiUrl !== source.apiUrl) throw DomainError.forbidden(TesterTexts.assistantAddress);
+    }
     const model = modelId ?? source.model;
     const started = Date.now();
     try {
@@ -74,7 +88,8 @@ export class ModelSourceTester {
       if (!stored) throw DomainError.invalid('modelSourceId or source is required');
       return stored;
     }
-    if (stored) return mergeSource(stored, validateSourceFields(source, 'update', 'source'), this.clock.now());
+    if (stored)
+      return mergeSource(stored, validateSourceFields(source, 'update', 'source'), this.clock.now(), 'source');
     if (!isPlainObject(source)) throw DomainError.invalid('source must be a JSON object');
     // An unsaved source needs no name to be tested (the form may not have one yet).
     const fields = validateSourceFields({ ...source, name: 'unsaved' }, 'create', 'source');

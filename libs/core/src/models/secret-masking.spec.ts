@@ -5,6 +5,7 @@ import {
   maskSecrets,
   maskSecretsInText,
   maskUrlPasswords,
+  MovedSecretError,
   restoreMaskedSecrets,
 } from './secret-masking.js';
 
@@ -116,6 +117,23 @@ describe('maskSecrets', () => {
 });
 
 describe('restoreMaskedSecrets', () => {
+  it('keeps a stored secret only at the address it was stored with', () => {
+    const stored = { remote: { url: 'https://mcp.example/a', headers: { Authorization: 'Bearer s' } } };
+    const same = { remote: { url: 'https://mcp.example/a', headers: { Authorization: '***' } } };
+    assert.deepEqual(restoreMaskedSecrets(same, stored), stored);
+    const moved = { remote: { url: 'https://evil.example/a', headers: { Authorization: '***' } } };
+    assert.throws(
+      () => restoreMaskedSecrets(moved, stored, 'mcpServers'),
+      (err: unknown) =>
+        err instanceof MovedSecretError &&
+        err.message.startsWith('mcpServers.remote.headers.Authorization must be sent again: mcpServers.remote.url'),
+    );
+    const resent = { remote: { url: 'https://evil.example/a', headers: { Authorization: 'Bearer new' } } };
+    assert.deepEqual(restoreMaskedSecrets(resent, stored), resent);
+    const apiUrl = [{ id: 'x', apiUrl: 'https://b.example', apiKey: '***' }];
+    assert.throws(() => restoreMaskedSecrets(apiUrl, [{ id: 'x', apiUrl: 'https://a.example', apiKey: 'k' }]));
+  });
+
   it('puts stored secrets back where "***" stands, pairing array items by id', () => {
     const stored = {
       servers: [

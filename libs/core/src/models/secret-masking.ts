@@ -130,13 +130,33 @@ function mask(value: unknown): unknown {
  * The inverse for writes: wherever `incoming` holds "***" under a secret key, the value
  * stored at the same place is put back (the key is dropped when nothing is stored there),
  * so a client may send back what it read. Array items are paired by their `id` when both
- * sides have one, else by position.
+ * sides have one, else by position. A stored secret only goes where it was stored for: in an
+ * object whose address (`url`, `apiUrl`, `baseUrl`, `endpoint`) changes, a "***" is refused
+ * with a message naming its place (`at`, the path of `incoming`), and the secret must be sent again.
  */
-export function restoreMaskedSecrets<T>(incoming: T, stored: unknown): T {
-  return restore(incoming, stored) as T;
+export function restoreMaskedSecrets<T>(incoming: T, stored: unknown, at = ''): T {
+  return restore(incoming, stored, at, null) as T;
 }
 
-function restore(incoming: unknown, stored: unknown): unknown {
+/** Keys that name where an object's secrets are sent. */
+const ADDRESS_KEYS = ['url', 'apiUrl', 'baseUrl', 'endpoint'];
+
+/** Thrown for a "***" under an object whose address changed (the caller answers it as a 400). */
+export class MovedSecretError extends Error {
+  constructor(
+    readonly field: string,
+    readonly addressField: string,
+  ) {
+    super(
+      `${field} must be sent again: ${addressField} changed, and a stored secret is only ever sent to the address it was stored with`,
+    );
+  }
+}
+
+const join = (at: string, key: string | number): string =>
+  typeof key === 'number' ? `${at}[${key}]` : at === '' ? key : `${at}.${key}`;
+
+function restore(incoming: unknown, stored: unknown, at: string, moved: string | null): unknown {
   // A URL sent back as read: its masked password is the stored one.
   if (typeof incoming === 'string' && typeof stored === 'string' && incoming !== stored) {
     return maskSecretsInText(stored) === incoming ? stored : incoming;
@@ -149,18 +169,28 @@ function restore(incoming: unknown, stored: unknown): unknown {
     }
     return incoming.map((item, i) => {
       const id = isPlainObject(item) && typeof item.id === 'string' ? item.id : undefined;
-      return restore(item, id !== undefined ? byId.get(id) : storedItems[i]);
+      return restore(item, id !== undefined ? byId.get(id) : storedItems[i], join(at, i), moved);
     });
   }
   if (!isPlainObject(incoming)) return incoming;
   const base = isPlainObject(stored) ? stored : {};
+  const addressKey = ADDRESS_KEYS.find(
+    (k) =>
+      typeof incoming[k] === 'string' &&
+      typeof base[k] === 'string' &&
+      restore(incoming[k], base[k], '', null) !== base[k],
+  );
+  const movedHere = addressKey !== undefined ? join(at, addressKey) : moved;
   const entries: Array<[string, unknown]> = [];
   for (const [k, v] of Object.entries(incoming)) {
     if (v === MASKED_SECRET && isSecretKey(k)) {
-      if (Object.hasOwn(base, k) && hasSecret(base[k])) entries.push([k, base[k]]);
+      if (Object.hasOwn(base, k) && hasSecret(base[k])) {
+        if (movedHere !== null) throw new MovedSecretError(join(at, k), movedHere);
+        entries.push([k, base[k]]);
+      }
       continue;
     }
-    entries.push([k, restore(v, Object.hasOwn(base, k) ? base[k] : undefined)]);
+    entries.push([k, restore(v, Object.hasOwn(base, k) ? base[k] : undefined, join(at, k), movedHere)]);
   }
   return Object.fromEntries(entries);
 }

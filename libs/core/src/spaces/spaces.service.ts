@@ -19,6 +19,7 @@ import { SpaceFolders } from '../ports/space-folders.port.js';
 import { SpaceRepository } from '../ports/space.repository.port.js';
 import { DEFAULT_SPACE_ICON, type Space } from '../kernel/space.js';
 import {
+  isSameOrInside,
   isUnsafeToRemove,
   mayRemoveSpaceFolder,
   normalizeSpaceName,
@@ -39,6 +40,13 @@ export interface CreateSpaceInput {
   color?: unknown;
 }
 
+/**
+ * Who asks for a space folder: the password holder over the API (`user`), or a turn through
+ * the assistant's own listener (`assistant`), which may choose no folder outside the data
+ * folder unless the operator names space roots.
+ */
+export type FolderCaller = 'user' | 'assistant';
+
 export interface PreferencesPatch {
   memory?: { enabled?: unknown; autoConsolidate?: unknown; cadence?: unknown };
 }
@@ -53,6 +61,12 @@ export const SpaceErrors = {
   changing: 'Another change to this space is under way.',
   unsafeFolder: 'Refusing to use the filesystem root, the data folder or a parent of it as a space folder.',
   folderTaken: 'Another space already uses that folder.',
+  nested: (field: string) =>
+    `${field}: the folder lies inside another space's folder or contains one (deleting one space would delete the other's files).`,
+  outsideRoots: (field: string, roots: readonly string[]) =>
+    `${field}: the folder must lie inside one of the space roots the operator set (SVC_SPACE_ROOTS: ${roots.join(', ')}).`,
+  assistantFolder: (field: string) =>
+    `${field}: the assistant cannot choose a space folder; its spaces live under the data folder (leave ${field} out). The operator can name folders for spaces with SVC_SPACE_ROOTS.`,
 } as const;
 
 /** Workspaces: records, folders, order, working folder, preferences. */
@@ -135,7 +149,7 @@ export class SpacesService implements OnApplicationBootstrap {
     return (await this.spaces.listAll()).filter((s) => !s.isTemp);
   }
 
-  async create(input: CreateSpaceInput): Promise<Space> {
+  async create(input: CreateSpaceInput, caller: FolderCaller = 'user'): Promise<Space> {
     const name = normalizeSpaceName(input.name);
     if (name === null) throw DomainError.invalid('name is required (1 to 200 characters)');
     const icon = optionalString(input.icon, 'icon') ?? DEFAULT_SPACE_ICON;
@@ -146,7 +160,7 @@ export class SpacesService implements OnApplicationBootstrap {
     if (customPath !== null) {
       if (!isAbsolute(customPath)) throw DomainError.invalid('customPath must be an absolute path');
       path = resolve(customPath);
-      await this.assertUsableFolder(path, null, 'customPath');
+      await this.assertUsableFolder(path, null, 'customPath', caller);
     }
     const ownsFolder = await this.folders.ensureFolder(path);
     const space = await this.spaces.insert({
@@ -216,17 +230,18 @@ export class SpacesService implements OnApplicationBootstrap {
 
   /**
    * Points the space at another existing folder. Nothing is moved, created or deleted.
-   * Refused for the temporary space, for folders inside the data folder, while work is in
+   * Refused for the temporary space, for folders inside the data folder, outside the
+   * operator's space roots, inside or around another space's folder, while work is in
    * progress in the space, and while another change to it is under way.
    */
-  async setWorkingDir(spaceId: string, workingDir: unknown): Promise<Space> {
+  async setWorkingDir(spaceId: string, workingDir: unknown, caller: FolderCaller = 'user'): Promise<Space> {
     const space = await this.get(spaceId);
     if (space.isTemp) throw DomainError.forbidden(SpaceErrors.tempImmutable);
     if (typeof workingDir !== 'string' || workingDir.trim() === '') throw DomainError.invalid('workingDir is required');
     if (!isAbsolute(workingDir)) throw DomainError.invalid('workingDir must be an absolute path');
     if (!(await this.folders.isFolder(workingDir))) throw DomainError.invalid(SpaceErrors.folderMissing);
     const folder = await this.folders.canonical(workingDir);
-    await this.assertUsableFolder(folder, spaceId, 'workingDir');
+    await this.assertUsableFolder(folder, spaceId, 'workingDir', caller);
     if (this.changing.has(spaceId)) throw new DomainError('conflict', SpaceErrors.changing);
     this.changing.add(spaceId);
     try {
@@ -290,13 +305,37 @@ export class SpacesService implements OnApplicationBootstrap {
     };
   }
 
-  /** Refuses the data folder (inside or containing it) and system folders, and a folder another space uses. */
-  private async assertUsableFolder(folder: string, spaceId: string | null, field: string): Promise<void> {
+  /**
+   * Refuses the data folder (inside or containing it) and system folders (400); a folder
+   * outside the operator's space roots, or any folder the assistant asks for when there are
+   * none (403); a folder another space uses, lies in or contains (409).
+   */
+  private async assertUsableFolder(
+    folder: string,
+    spaceId: string | null,
+    field: string,
+    caller: FolderCaller,
+  ): Promise<void> {
     const canonical = await this.folders.canonical(folder);
     const problem = spaceFolderProblem(canonical, await this.folders.canonical(this.config.dataDir));
     if (problem !== null) throw DomainError.invalid(spaceFolderMessage(field, problem));
+    const roots = this.config.spaceRoots;
+    if (roots !== null) {
+      const inside = await Promise.all(
+        roots.map(async (root) => isSameOrInside(canonical, await this.folders.canonical(root))),
+      );
+      if (!inside.includes(true)) throw DomainError.forbidden(SpaceErrors.outsideRoots(field, roots));
+    } else if (caller === 'assistant') {
+      throw DomainError.forbidden(SpaceErrors.assistantFolder(field));
+    }
     const others = (await this.spaces.listAll()).filter((s) => s.id !== spaceId);
     if (await this.sharesFolder(canonical, others)) throw new DomainError('conflict', SpaceErrors.folderTaken);
+    for (const other of others) {
+      const theirs = await this.folders.canonical(other.path);
+      if (isSameOrInside(canonical, theirs) || isSameOrInside(theirs, canonical)) {
+        throw new DomainError('conflict', SpaceErrors.nested(field));
+      }
+    }
   }
 
   private async sharesFolder(folder: string, spaces: Space[]): Promise<boolean> {

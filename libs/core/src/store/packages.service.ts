@@ -1,3 +1,4 @@
+import { isAbsolute } from 'node:path';
 import { Injectable, Logger } from '@nestjs/common';
 import type { App } from '../kernel/app.js';
 import { AppsService } from '../apps/apps.service.js';
@@ -5,7 +6,9 @@ import type { AppSpec } from '../kernel/app-spec/app-spec.js';
 import { isMap } from '../kernel/app-spec/spec-fields.js';
 import { parseSpecYaml, specToYaml } from '../kernel/app-spec/spec-yaml.js';
 import { DomainError } from '../errors/domain-error.js';
+import { SpaceFolders } from '../ports/space-folders.port.js';
 import { type PackageContents, PackageFiles } from '../ports/package-files.port.js';
+import { SpaceRepository } from '../ports/space.repository.port.js';
 import { type BundledSkill, type StoreInstall, StoreRepository } from '../ports/store.repository.port.js';
 import {
   bundledSkillPath,
@@ -17,6 +20,7 @@ import {
 import { StoreCatalog } from './store-catalog.js';
 import { commandName } from './store-query.js';
 import { skillMarkdown } from '../skills/skill-rules.js';
+import { isSameOrInside } from '../spaces/space-rules.js';
 
 export interface ExportedPackage {
   fileName: string;
@@ -36,15 +40,21 @@ export class PackagesService {
     private readonly apps: AppsService,
     private readonly repo: StoreRepository,
     private readonly catalog: StoreCatalog,
+    private readonly spaces: SpaceRepository,
+    private readonly folders: SpaceFolders,
   ) {}
 
   /**
    * Reads and checks the whole package before installing anything: entry names, limits,
    * and no file that looks like a credential (such a package is refused, never stripped).
    */
-  async import(filePath: unknown, spaceId: string | null | undefined): Promise<App> {
+  async import(
+    filePath: unknown,
+    spaceId: string | null | undefined,
+    caller: 'user' | 'assistant' = 'user',
+  ): Promise<App> {
     if (typeof filePath !== 'string' || filePath === '') throw DomainError.invalid('filePath is required');
-    const contents = await this.files.read(filePath);
+    const contents = await this.files.read(caller === 'assistant' ? await this.insideSpaces(filePath) : filePath);
     refuseSecrets(contents);
     refuseLargeBundle(contents);
     const skills = bundledSkills(contents);
@@ -70,6 +80,22 @@ export class PackagesService {
       await this.apps.deletePermanently(app.id).catch(() => undefined);
       throw err;
     }
+  }
+
+  /**
+   * A turn (through the assistant's listener) imports only packages inside a space's folder,
+   * where it can put them itself: any other path on this host would let it read files outside
+   * every space. Answers the path with symlinks resolved (403 otherwise).
+   */
+  private async insideSpaces(filePath: string): Promise<string> {
+    const real = isAbsolute(filePath) && !filePath.includes('\0') ? await this.folders.canonical(filePath) : null;
+    if (real !== null) {
+      for (const space of await this.spaces.listAll()) {
+        const root = await this.folders.canonical(space.path);
+        if (real !== root && isSameOrInside(real, root)) return real;
+      }
+    }
+    throw DomainError.forbidden('filePath: the assistant can import packages from inside a space folder only');
   }
 
   /**

@@ -1,7 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type {
+  StreamableHTTPClientTransport,
+  StreamableHTTPError,
+} from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { loadOnce } from '../common/load-once.js';
@@ -24,6 +27,7 @@ interface Sdk {
   Client: typeof Client;
   StdioClientTransport: typeof StdioClientTransport;
   StreamableHTTPClientTransport: typeof StreamableHTTPClientTransport;
+  StreamableHTTPError: typeof StreamableHTTPError;
   McpError: typeof McpError;
   ErrorCode: typeof ErrorCode;
 }
@@ -43,6 +47,7 @@ const loadSdk = loadOnce(async (): Promise<Sdk> => {
     Client: client.Client,
     StdioClientTransport: stdio.StdioClientTransport,
     StreamableHTTPClientTransport: http.StreamableHTTPClientTransport,
+    StreamableHTTPError: http.StreamableHTTPError,
     McpError: types.McpError,
     ErrorCode: types.ErrorCode,
   };
@@ -52,7 +57,8 @@ const loadSdk = loadOnce(async (): Promise<Sdk> => {
 @Injectable()
 export class SdkMcpConnector extends McpConnector {
   async connect(launch: McpLaunch, onLost: (reason: string) => void): Promise<McpConnection> {
-    const { Client, StdioClientTransport, StreamableHTTPClientTransport, ...errors } = await loadSdk();
+    const sdk = await loadSdk();
+    const { Client, StdioClientTransport, StreamableHTTPClientTransport, ...errors } = sdk;
     let stderr = '';
     const transport: Transport =
       launch.transport === 'stdio'
@@ -108,6 +114,7 @@ export class SdkMcpConnector extends McpConnector {
     } catch (err) {
       closing = true;
       await client.close().catch(() => undefined);
+      if (launch.transport === 'http') throw new Error(httpFailure(sdk, err), { cause: err });
       const detail = stderr.trim() ? ` (${tailText(stderr.trim(), 500)})` : '';
       throw new Error(`${messageOf(err)}${detail}`, { cause: err });
     }
@@ -155,6 +162,29 @@ function isConnectionFailure({ McpError, ErrorCode }: Pick<Sdk, 'McpError' | 'Er
     err instanceof TypeError ||
     /StreamableHTTP|ECONNREFUSED|ECONNRESET|fetch failed/i.test(`${err.name} ${err.message}`)
   );
+}
+
+/**
+ * Why connecting to an HTTP server failed, in words of our own: its status, or the network
+ * error, or an MCP error it sent, never the body of what it answered (the address may be a
+ * service that is not an MCP server at all, and its reply is none of the caller's business).
+ */
+function httpFailure(
+  { StreamableHTTPError, McpError }: Pick<Sdk, 'StreamableHTTPError' | 'McpError'>,
+  err: unknown,
+): string {
+  if (err instanceof StreamableHTTPError) {
+    return typeof err.code === 'number' && err.code > 0
+      ? `The server answered HTTP ${err.code} (its reply is not shown)`
+      : 'The server did not answer as an MCP server';
+  }
+  if (err instanceof McpError) return err.message.slice(0, 300);
+  if (err instanceof TypeError) {
+    const cause = (err as { cause?: { code?: unknown; message?: unknown } }).cause;
+    const why = typeof cause?.code === 'string' ? cause.code : typeof cause?.message === 'string' ? cause.message : '';
+    return `Could not connect to the server${why ? ` (${tailText(why, 200)})` : ''}`;
+  }
+  return 'The server did not answer as an MCP server';
 }
 
 function messageOf(err: unknown): string {

@@ -14,6 +14,7 @@ import {
 } from '../openapi/response-schemas.js';
 import { arr, bool, str } from '../openapi/schema.js';
 import { Assistant } from '../assistant-api/assistant.decorator.js';
+import { Relayed } from '../assistant-api/relayed.js';
 
 type Ok<T> = { success: true; data: T };
 
@@ -115,13 +116,14 @@ export class AgentController {
   /**
    * An addition to the interface (docs/api.md, "Testing a model source"): one minimal real call to a stored (`modelSourceId`) or unsaved
    * (`source`) model source. A failed call is an answer (`ok: false` with the provider's message), not an error.
+   * Through the assistant's listener only stored sources at their stored addresses are tested (403 otherwise).
    */
   @Post('test-model-source')
   @Assistant()
   @HttpCode(200)
-  @ApiData(MODEL_SOURCE_TEST, 404)
-  async testModelSource(@Body() body: unknown): Promise<Ok<ModelSourceTestResult>> {
-    return { success: true, data: await this.modelSources.test(body ?? {}) };
+  @ApiData(MODEL_SOURCE_TEST, 403, 404)
+  async testModelSource(@Body() body: unknown, @Relayed() relayed: boolean): Promise<Ok<ModelSourceTestResult>> {
+    return { success: true, data: await this.modelSources.test(body ?? {}, relayed ? 'assistant' : 'user') };
   }
 
   @Get('engine-capabilities')

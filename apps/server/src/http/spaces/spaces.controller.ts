@@ -14,6 +14,7 @@ import {
 } from '../openapi/response-schemas.js';
 import { arr, str } from '../openapi/schema.js';
 import { Assistant } from '../assistant-api/assistant.decorator.js';
+import { Relayed } from '../assistant-api/relayed.js';
 
 type Ok<T> = { success: true; data: T };
 const ok = <T>(data: T): Ok<T> => ({ success: true, data });
@@ -38,8 +39,8 @@ export class SpacesController {
   @Assistant()
   @HttpCode(200)
   @ApiData(SPACE, 403, 409)
-  async create(@Body() body: CreateSpaceInput): Promise<Ok<SpaceDto>> {
-    return ok(this.spaces.toDto(await this.spaces.create(body ?? {})));
+  async create(@Body() body: CreateSpaceInput, @Relayed() relayed: boolean): Promise<Ok<SpaceDto>> {
+    return ok(this.spaces.toDto(await this.spaces.create(body ?? {}, relayed ? 'assistant' : 'user')));
   }
 
   @Get('default-path')
@@ -92,8 +93,14 @@ export class SpacesController {
   @Put(':spaceId/working-dir')
   @Assistant()
   @ApiData(SPACE, 403)
-  async workingDir(@Param('spaceId') spaceId: string, @Body() body: { workingDir?: unknown }): Promise<Ok<SpaceDto>> {
-    return ok(this.spaces.toDto(await this.spaces.setWorkingDir(spaceId, body?.workingDir)));
+  async workingDir(
+    @Param('spaceId') spaceId: string,
+    @Body() body: { workingDir?: unknown },
+    @Relayed() relayed: boolean,
+  ): Promise<Ok<SpaceDto>> {
+    return ok(
+      this.spaces.toDto(await this.spaces.setWorkingDir(spaceId, body?.workingDir, relayed ? 'assistant' : 'user')),
+    );
   }
 
   /** Returns the working folder; a headless server opens nothing. */

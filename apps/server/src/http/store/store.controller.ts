@@ -30,6 +30,7 @@ import {
   UnpublishDto,
 } from './store.dto.js';
 import { Assistant } from '../assistant-api/assistant.decorator.js';
+import { Relayed } from '../assistant-api/relayed.js';
 import { ApiBytes, ApiData, ApiDone, ApiDoneOrFailure } from '../openapi/api-data.js';
 import { APP_ID, NULL_DATA } from '../openapi/response-schemas.js';
 import { InstallAppDto } from '../apps/apps.dto.js';
@@ -257,8 +258,11 @@ export class StoreController {
   @Assistant()
   @ApiData(APP_ID, 403, 404, 409, 422, 503)
   @HttpCode(200)
-  async importPackage(@Body() body: ImportPackageDto): Promise<SuccessBody<{ appId: string }>> {
-    const app = await this.packages.import(body.filePath, body.spaceId);
+  async importPackage(
+    @Body() body: ImportPackageDto,
+    @Relayed() relayed: boolean,
+  ): Promise<SuccessBody<{ appId: string }>> {
+    const app = await this.packages.import(body.filePath, body.spaceId, relayed ? 'assistant' : 'user');
     return ok({ appId: app.id });
   }
 
