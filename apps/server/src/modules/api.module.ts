@@ -22,9 +22,13 @@ import { TestHooksController } from '../http/testing/test-hooks.controller.js';
 import { EventsGateway } from '../ws/events.gateway.js';
 import { CoreModule } from './core.module.js';
 
-/** The HTTP API's controllers (the OpenAPI document and the assistant's operations come from them). */
-export const API_CONTROLLERS: Type[] = [
+/** Outside the contexts: sign-in, the system's version and settings, backups. */
+const SYSTEM_CONTROLLERS: Type[] = [RemoteController, SystemController, BackupController];
+
+/** The contexts' controllers, in the order their routes and OpenAPI operations have always come. */
+const CONTEXT_CONTROLLERS: Type[] = [
   SpacesController,
+  AppsController,
   ConversationsController,
   ConfigController,
   AiSourcesController,
@@ -32,17 +36,16 @@ export const API_CONTROLLERS: Type[] = [
   ArtifactsController,
   SpaceArtifactsController,
   AgentController,
-  AppsController,
   AppChatController,
   AppRunsController,
   StoreController,
   SkillNamesController,
   AppExportController,
   HooksController,
-  RemoteController,
-  SystemController,
-  BackupController,
 ];
+
+/** The HTTP API's controllers (the OpenAPI document and the assistant's operations come from them). */
+export const API_CONTROLLERS: Type[] = [...SYSTEM_CONTROLLERS, ...CONTEXT_CONTROLLERS];
 
 /**
  * The `api` role's entry points on top of the core: the HTTP controllers, probes and metrics
@@ -57,8 +60,9 @@ export class ApiModule {
       controllers: [
         HealthController,
         MetricsController,
-        ...API_CONTROLLERS,
+        ...SYSTEM_CONTROLLERS,
         ...(config.testHooks ? [TestHooksController] : []),
+        ...CONTEXT_CONTROLLERS,
       ],
       providers: [EventsGateway],
     };
