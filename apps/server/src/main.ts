@@ -1,12 +1,14 @@
 import 'reflect-metadata';
 import { writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
+import type { INestApplication } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { OpenAPIObject } from '@nestjs/swagger';
 import type { Response as ExpressResponse } from 'express';
 import type { AppConfig } from '#core/config/app-config.js';
 import { ConfigError, loadConfig, resolveAccessPassword } from '#infra/config/load-config.js';
 import { startEmbeddedDatabase } from '#infra/database/embedded-start.js';
+import { deploymentOf } from '#infra/deployment.js';
 import { describeError } from '#infra/logging/describe-error.js';
 import { AppLogger, createPino, registerSecret } from '#infra/logging/logger.js';
 import { relayTrace } from '#core/kernel/relay-trace.js';
@@ -57,7 +59,7 @@ async function bootstrap(): Promise<void> {
 
   // The embedded database opens on its own thread while the rest of the server loads (each
   // takes seconds); the data folder lock is taken first, so a second process stops here.
-  const embedded = config.databaseUrl === null ? startEmbeddedDatabase(config, logger) : undefined;
+  const embedded = deploymentOf(config).mode === 'embedded' ? startEmbeddedDatabase(config, logger) : undefined;
   const {
     NestFactory,
     AccessService,
@@ -65,29 +67,29 @@ async function bootstrap(): Promise<void> {
     AssistantApi,
     LoopbackAssistantApi,
     AppModule,
-    ASSISTANT_RELAY_HEADER,
-    isRelayed,
     markRelayed,
     startAssistantListener,
     authMiddleware,
     installBasePath,
     warnOnUnknownPrefix,
-    HttpExceptionFilter,
     corsHeaders,
     jsonBody,
     ServerHttpAdapter,
     inOneLayer,
     underPath,
     requestLogging,
-    TextParamPipe,
     httpMetrics,
     docsPage,
     DOCS_PATH,
-    createValidationPipe,
     TurnRunner,
     JobProcessors,
     createFrameAdapter,
     EventsGateway,
+    SystemService,
+    PromMetrics,
+    workerProbes,
+    configureApiApp,
+    startAssistantRelay,
   } = await import('./server-modules.js');
 
   const password = resolveAccessPassword(config);
@@ -113,6 +115,7 @@ async function bootstrap(): Promise<void> {
   }
 
   const infra = await Infrastructure.start(config, logger, embedded);
+  const workerOnly = config.role === 'worker';
   const httpAdapter = new ServerHttpAdapter();
   const app = await NestFactory.create<NestExpressApplication>(
     AppModule.forConfig(config, infra, password.value, logger),
@@ -123,30 +126,19 @@ async function bootstrap(): Promise<void> {
   // Prepended listeners run newest first: the prefix check sees URLs after the base path is stripped.
   warnOnUnknownPrefix(server, config.basePath, (message, fields) => logger.warn(message, fields));
   installBasePath(server, config.basePath);
-  app.set('trust proxy', false); // client addresses are decided by clientIp()
-  app.disable('x-powered-by');
-  // The assistant listener's own token once it is up: a worker lets its relayed calls through.
+  configureApiApp(app, logger, config.basePath);
+  // The application whose routes the assistant's listener reaches: this one, or in a worker-only
+  // process (no controllers of its own) its assistant relay on 127.0.0.1 (see startAssistantRelay).
+  let apiApp: INestApplication = app;
+  // The assistant listener's token, once it listens: requests carrying it came through it.
   let relayToken: string | null = null;
-  // A worker answers only its probes and metrics, whatever controllers its context modules carry,
-  // and the calls its own assistant listener passes on (turns run here use the ServiceApi tool).
-  const workerOnly = (
-    req: { path: string; headers: Record<string, string | string[] | undefined> },
-    res: { status(c: number): { type(t: string): { send(b: string): void } } },
-    next: () => void,
-  ): void =>
-    req.path === '/healthz' ||
-    req.path === '/readyz' ||
-    req.path === '/metrics' ||
-    (req.path.startsWith('/api/') && isRelayed(req.headers[ASSISTANT_RELAY_HEADER], relayToken))
-      ? next()
-      : res.status(404).type('text/plain').send('Not Found');
   // The OpenAPI document (what /api/openapi.json answers and the assistant listener reads its
   // operations from): built once, after the server listens (it and its modules, @nestjs/swagger's
   // scanner and class-validator-jsonschema, cost ~0.3 s), or sooner when something asks for it.
   let openApi: Promise<{ doc: OpenAPIObject; json: string }> | null = null;
   const openApiDocument = (): Promise<{ doc: OpenAPIObject; json: string }> =>
     (openApi ??= import('./http/openapi/openapi-document.js').then(({ buildOpenApiDocument }) => {
-      const doc = buildOpenApiDocument(app, config.version);
+      const doc = buildOpenApiDocument(apiApp, config.version);
       return { doc, json: JSON.stringify(doc) };
     }));
   const openApiJson = (req: { method: string }, res: ExpressResponse, next: (err?: unknown) => void): void => {
@@ -154,26 +146,36 @@ async function bootstrap(): Promise<void> {
     openApiDocument().then(({ json }) => res.status(200).type('application/json').send(json), next);
   };
   // What every request goes through, in this order, as ONE router layer (see inOneLayer and
-  // underPath): its log line and id, metrics and log context, CORS, the JSON body; a worker's
-  // filter, or the public docs page; every /api request's token check; whether the assistant's
-  // listener passed it on (some arguments are the password holder's only); the OpenAPI document;
-  // the controllers' routes. Nest's not-found and error handlers come after it.
+  // underPath): its log line and id, metrics and log context, CORS, the JSON body; the public
+  // docs page; every /api request's token check; whether the assistant's listener passed it on
+  // (some arguments are the password holder's only); the OpenAPI document; the controllers'
+  // routes. Nest's not-found and error handlers come after it. A worker-only process, which has
+  // no controllers, answers its probes and metrics and nothing else.
   app.use(
     inOneLayer(
       requestLogging(logger, config),
       httpMetrics(infra.metrics),
       corsHeaders(),
-      jsonBody(),
-      config.role === 'worker' ? workerOnly : underPath(DOCS_PATH, docsPage()),
-      underPath('/api', authMiddleware(app.get(AccessService))),
-      markRelayed(() => relayToken),
-      ...(config.role !== 'worker' ? [underPath('/api/openapi.json', openApiJson)] : []),
-      httpAdapter.routesInLayer(),
+      ...(workerOnly
+        ? [
+            workerProbes({
+              system: app.get(SystemService),
+              metrics: app.get(PromMetrics),
+              access: app.get(AccessService),
+              config,
+            }),
+          ]
+        : [
+            jsonBody(),
+            underPath(DOCS_PATH, docsPage()),
+            underPath('/api', authMiddleware(app.get(AccessService))),
+            markRelayed(() => relayToken),
+            underPath('/api/openapi.json', openApiJson),
+            httpAdapter.routesInLayer(),
+          ]),
     ),
   );
-  if (config.role !== 'worker') app.useWebSocketAdapter(createFrameAdapter(app));
-  app.useGlobalFilters(new HttpExceptionFilter(logger, config.basePath));
-  app.useGlobalPipes(new TextParamPipe(), createValidationPipe());
+  if (!workerOnly) app.useWebSocketAdapter(createFrameAdapter(app));
   // No app.enableShutdownHooks(): signals are handled below; app.close() still runs the hooks.
 
   await app.init();
@@ -186,15 +188,25 @@ async function bootstrap(): Promise<void> {
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   // The assistant's own way into the API (svc-api-ref): 127.0.0.1, its own token, Assistant operations
-  // only. In every role that runs turns: a worker's listener passes calls on to its own (otherwise
-  // closed) API routes, marked with the listener's token.
+  // only. In every role that runs turns: a worker-only process, which has no routes of its own,
+  // passes its calls on to its assistant relay (see startAssistantRelay).
   let assistantListener: AssistantListener | null = null;
+  let relayApp: NestExpressApplication | null = null;
   const assistantApi = app.get(AssistantApi);
   if (assistantApi instanceof LoopbackAssistantApi) {
-    const host = ['0.0.0.0', '::', '', 'localhost'].includes(config.host) ? '127.0.0.1' : config.host;
+    let target: string;
+    if (workerOnly) {
+      const relay = await startAssistantRelay(app, config, logger, () => relayToken);
+      target = relay.url;
+      relayApp = relay.app;
+      apiApp = relay.app;
+    } else {
+      const host = ['0.0.0.0', '::', '', 'localhost'].includes(config.host) ? '127.0.0.1' : config.host;
+      target = `http://${host.includes(':') ? `[${host}]` : host}:${port}${config.basePath}`;
+    }
     const listener = await startAssistantListener({
       doc: () => openApiDocument().then(({ doc }) => doc),
-      target: `http://${host.includes(':') ? `[${host}]` : host}:${port}${config.basePath}`,
+      target,
       password: password.value,
     });
     assistantListener = listener;
@@ -211,12 +223,12 @@ async function bootstrap(): Promise<void> {
     host: config.host,
     role: config.role,
     mode: infra.mode,
-    queue: config.redisUrl ? 'redis' : 'postgres',
+    queue: infra.deployment.redis ? 'redis' : 'postgres',
     basePath: config.basePath || undefined,
     version: config.version,
   });
   // Now, while nothing waits for it, rather than in the first request or turn that needs it.
-  if (config.role !== 'worker' || assistantListener) {
+  if (!workerOnly || assistantListener) {
     setImmediate(() => {
       openApiDocument().catch((err: unknown) => logger.error('OpenAPI document failed', { err: describeError(err) }));
       assistantListener?.operations().then(
@@ -242,8 +254,9 @@ async function bootstrap(): Promise<void> {
       server.close();
       void assistantListener?.close();
       await app.get(TurnRunner).interruptAll(3_000);
-      if (config.role !== 'worker') app.get(EventsGateway).closeAll();
+      if (!workerOnly) app.get(EventsGateway).closeAll();
       server.closeIdleConnections?.();
+      await relayApp?.close();
       await app.close();
       await infra.stop();
       logger.info('stopped');

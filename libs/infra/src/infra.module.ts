@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { type DynamicModule, Global, Module } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { AccessPassword } from '#core/auth/access.service.js';
@@ -45,7 +46,18 @@ import { StoreRepository } from '#core/ports/store.repository.port.js';
 import { HttpCatalogFetcher } from './store/http-catalog-fetcher.js';
 import { TypeormStoreRepository } from './store/typeorm-store.repository.js';
 import { ZipPackageFiles } from './store/zip-package-files.js';
+import { ConversationRepository } from '#core/ports/conversation.repository.port.js';
+import { FileStore } from '#core/ports/file-store.port.js';
+import { FileTreeScanner, FileWatcher } from '#core/ports/file-watcher.port.js';
+import { LeaderLease } from '#core/ports/leader-lease.port.js';
+import { Replica } from '#core/ports/replica.port.js';
+import { TypeormConversationRepository } from './conversations/typeorm-conversation.repository.js';
+import { NodeFileStore } from './files/node-file-store.js';
 import type { Infrastructure } from './infrastructure.js';
+import { ChokidarFileWatcher } from './watch/chokidar-file-watcher.js';
+import { LocalLeaderLease } from './watch/local-leader-lease.js';
+import { NodeFileTreeScanner } from './watch/node-file-tree-scanner.js';
+import { RedisLeaderLease } from './watch/redis-leader-lease.js';
 import { AppLogger } from './logging/logger.js';
 import { LocalConsolidationLock, RedisConsolidationLock } from './memory/consolidation-locks.js';
 import { NodeMemoryFiles } from './memory/node-memory-files.js';
@@ -53,14 +65,19 @@ import { NodeSpaceFolders } from './spaces/node-space-folders.js';
 import { CachedSpaceRepository } from './spaces/cached-space.repository.js';
 import { TypeormSpaceRepository } from './spaces/typeorm-space.repository.js';
 
-/** Binds every port to the adapter the started Infrastructure chose. */
+/**
+ * Binds every port to its adapter: the only binder, and (through the started Infrastructure and
+ * its Replica) the only reader of the deployment mode. Context modules bind core services only.
+ */
 @Global()
 @Module({})
 export class InfraModule {
   static forRoot(infra: Infrastructure, password: string, logger: AppLogger): DynamicModule {
+    const { config, replica } = infra;
     const turns = new TypeormTurnRepository(infra.dataSource);
     const providers = [
-      { provide: APP_CONFIG, useValue: infra.config },
+      { provide: APP_CONFIG, useValue: config },
+      { provide: Replica, useValue: replica },
       { provide: AppLogger, useValue: logger },
       { provide: AccessPassword, useValue: new AccessPassword(password) },
       { provide: Clock, useClass: SystemClock },
@@ -77,6 +94,25 @@ export class InfraModule {
       // Embedded mode is one process (the data folder lock): the only writer, so it may keep spaces in memory.
       { provide: SpaceRepository, useValue: spaceRepository(infra) },
       { provide: SpaceFolders, useClass: NodeSpaceFolders },
+      // The file API, the file watcher and the agent's tools share one FileStore and its path
+      // guard; the trash lives in the data folder.
+      {
+        provide: FileStore,
+        useFactory: (clock: Clock) =>
+          new NodeFileStore({ trashDir: join(config.dataDir, 'trash'), now: () => new Date(clock.now()) }),
+        inject: [Clock],
+      },
+      { provide: FileWatcher, useFactory: () => new ChokidarFileWatcher({ usePolling: config.fileWatchPolling }) },
+      { provide: FileTreeScanner, useFactory: () => new NodeFileTreeScanner() },
+      // The file watcher's leadership: in Redis beside other replicas; alone, this process always leads.
+      {
+        provide: LeaderLease,
+        useFactory: () =>
+          replica.shared && config.redisUrl !== null
+            ? new RedisLeaderLease(config.redisUrl, config.redisPrefix, replica.id, logger)
+            : new LocalLeaderLease(),
+      },
+      { provide: ConversationRepository, useValue: new TypeormConversationRepository(infra.dataSource) },
       { provide: TurnRepository, useValue: turns },
       { provide: SpaceActivity, useValue: new TurnSpaceActivity(turns) },
       { provide: Metrics, useValue: infra.metrics },
@@ -87,14 +123,14 @@ export class InfraModule {
       {
         provide: ShellRunner,
         // Tries the sandbox once at start: Bash is offered only where it works (or when unsandboxed is chosen).
-        useFactory: () => NodeShellRunner.create(infra.config.agent, logger),
+        useFactory: () => NodeShellRunner.create(config.agent, logger),
       },
       { provide: WorkspaceSearch, useClass: NodeWorkspaceSearch },
       { provide: MemoryFiles, useClass: NodeMemoryFiles },
       {
         provide: ConsolidationLock,
         useValue: infra.redisClient
-          ? new RedisConsolidationLock(infra.redisClient, infra.config.redisPrefix)
+          ? new RedisConsolidationLock(infra.redisClient, config.redisPrefix)
           : new LocalConsolidationLock(),
       },
       { provide: ConsolidationStatus, useExisting: ConsolidationLock },
@@ -117,5 +153,5 @@ export class InfraModule {
 /** Spaces from the database; kept in memory where this process is the database's only writer (embedded). */
 function spaceRepository(infra: Infrastructure): SpaceRepository {
   const stored = new TypeormSpaceRepository(infra.dataSource);
-  return infra.mode === 'embedded' ? new CachedSpaceRepository(stored) : stored;
+  return infra.replica.mode === 'embedded' ? new CachedSpaceRepository(stored) : stored;
 }

@@ -1,5 +1,3 @@
-import { randomUUID } from 'node:crypto';
-import { hostname } from 'node:os';
 import { Redis } from 'ioredis';
 import type { DataSource } from 'typeorm';
 import { JOB_NAMES, type JobMap } from '#contracts/jobs.js';
@@ -8,6 +6,7 @@ import type { ConnectionRegistry } from '#core/ports/connection-registry.port.js
 import type { EventBus } from '#core/ports/event-bus.port.js';
 import type { EventLog } from '#core/ports/event-log.port.js';
 import type { LockoutStore } from '#core/ports/lockout-store.port.js';
+import type { Replica } from '#core/ports/replica.port.js';
 import { type ReadinessReport, ReadinessProbe } from '#core/ports/readiness.port.js';
 import type { SettingsRepository } from '#core/ports/settings.repository.port.js';
 import { MemoryLockoutStore } from './auth/memory-lockout.store.js';
@@ -28,13 +27,17 @@ import { PromMetrics } from './metrics/prom-metrics.js';
 import { LocalConnectionRegistry, RedisConnectionRegistry } from './presence/connection-registries.js';
 import { BullJobQueue } from './queue/bullmq-job-queue.js';
 import { startTracing } from './tracing/tracing.js';
+import { type Deployment, deploymentOf, replicaOf } from './deployment.js';
 
 /**
  * Builds every adapter from the validated configuration, in dependency order, and tears
- * them down in reverse. The only place that decides embedded versus Postgres/Redis.
+ * them down in reverse, by the deployment mode (deployment.ts) and for this process's one
+ * Replica; InfraModule binds what it built to the ports.
  */
 export class Infrastructure {
-  readonly replicaId = `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
+  /** This process: its one replica id and mode. */
+  readonly replica: Replica;
+  readonly deployment: Deployment;
   private readonly closers: Array<() => Promise<void> | void> = [];
   dataSource: DataSource;
   eventBus: EventBus;
@@ -55,7 +58,9 @@ export class Infrastructure {
     private readonly logger: AppLogger,
     private readonly embeddedStart: EmbeddedStart | null,
   ) {
-    this.metrics = new PromMetrics({ role: config.role, mode: config.databaseUrl === null ? 'embedded' : 'services' });
+    this.deployment = deploymentOf(config);
+    this.replica = replicaOf(config);
+    this.metrics = new PromMetrics({ role: config.role, mode: this.deployment.mode });
   }
 
   /**
@@ -73,8 +78,8 @@ export class Infrastructure {
     return infra;
   }
 
-  get mode(): 'embedded' | 'services' {
-    return this.config.databaseUrl === null ? 'embedded' : 'services';
+  get mode(): Deployment['mode'] {
+    return this.deployment.mode;
   }
 
   private async startAll(): Promise<void> {
@@ -88,8 +93,9 @@ export class Infrastructure {
     });
     if (stopTracing) this.closers.push(stopTracing);
     let databaseUrl = config.databaseUrl;
+    const { mode, redis: usesRedis } = this.deployment;
     this.backups = new EmbeddedBackups(null, config.dataDir, config.version);
-    if (databaseUrl === null) {
+    if (mode === 'embedded' || databaseUrl === null) {
       // Takes the data folder lock first (throws when another process holds it).
       const start = this.embeddedStart ?? startEmbeddedDatabase(config, logger);
       this.closers.push(() => start.lock.release());
@@ -98,7 +104,7 @@ export class Infrastructure {
       this.backups = new EmbeddedBackups(embedded, config.dataDir, config.version);
       databaseUrl = embedded.url;
       logger.info('embedded database started', { ms: Date.now() - start.startedAt });
-    } else if (config.redisUrl === null) {
+    } else if (!usesRedis) {
       const lock = DataFolderLock.acquire(config.dataDir);
       this.closers.push(() => lock.release());
     }
@@ -116,7 +122,7 @@ export class Infrastructure {
     }
     this.settings = new TypeormSettingsRepository(this.dataSource);
 
-    if (config.redisUrl !== null) {
+    if (usesRedis && config.redisUrl !== null) {
       const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 3 });
       const redisErrors = new LogThrottle((f) => logger.warn('redis error', f));
       redis.on('error', (err) => redisErrors.note({ error: err.message }));
@@ -134,7 +140,7 @@ export class Infrastructure {
       this.eventBus = new MeteredEventBus(bus, this.metrics);
       this.eventLog = new RedisEventLog(redis, config.redisPrefix);
       this.lockoutStore = new RedisLockoutStore(redis, config.redisPrefix);
-      const registry = new RedisConnectionRegistry(redis, config.redisPrefix, this.replicaId);
+      const registry = new RedisConnectionRegistry(redis, config.redisPrefix, this.replica.id);
       this.closers.push(() => registry.close());
       this.connectionRegistry = registry;
     } else {
@@ -146,10 +152,10 @@ export class Infrastructure {
 
     this.jobQueue = new BullJobQueue<JobMap>({
       backend:
-        config.redisUrl !== null
+        usesRedis && config.redisUrl !== null
           ? { kind: 'redis', url: config.redisUrl, prefix: config.redisPrefix }
           : // Embedded: NOTIFY does not cross the socket server, so poll briskly.
-            { kind: 'postgres', url: databaseUrl, pollMs: config.databaseUrl === null ? 250 : undefined },
+            { kind: 'postgres', url: databaseUrl, pollMs: mode === 'embedded' ? 250 : undefined },
       declaredNames: JOB_NAMES,
       concurrency: config.queueConcurrency,
       logger,

@@ -1,8 +1,8 @@
-import { randomBytes } from 'node:crypto';
 import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { AgentChannels, AgentInternalChannels, type TurnKind } from '#contracts/agent.js';
 import { Clock } from '../ports/clock.port.js';
 import { EventBus } from '../ports/event-bus.port.js';
+import { Replica } from '../ports/replica.port.js';
 import { type TurnRecord, TurnRepository } from '../ports/turn.repository.port.js';
 import { ConversationEvents } from './conversation-events.js';
 import { RecordRetry } from './record-retry.js';
@@ -34,7 +34,6 @@ export class TurnRunner implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('AgentTurns');
   private readonly local = new Map<string, LocalTurn>();
   private unsubscribe: (() => void) | null = null;
-  readonly replicaId = `${process.pid}-${randomBytes(4).toString('hex')}`;
 
   constructor(
     private readonly turns: TurnRepository,
@@ -45,6 +44,8 @@ export class TurnRunner implements OnModuleInit, OnApplicationShutdown {
     private readonly clock: Clock,
     /** Record writes kept through a database outage (the end of a turn is never lost to one). */
     private readonly record: RecordRetry = RecordRetry.never(),
+    /** The process's one replica id: claimed turns carry it. */
+    private readonly replica: Replica = Replica.alone(),
   ) {}
 
   onModuleInit(): void {
@@ -98,7 +99,7 @@ export class TurnRunner implements OnModuleInit, OnApplicationShutdown {
         `turn ${turnId} was queued as ${jobKind} but is recorded as ${queued.kind}; running it as recorded`,
       );
     }
-    if (!(await this.turns.claim(turnId, this.replicaId))) return;
+    if (!(await this.turns.claim(turnId, this.replica.id))) return;
     const turn = { ...queued, status: 'running' as const };
     const local: LocalTurn = { abort: new AbortController(), reason: null, wake: null };
     this.local.set(turnId, local);

@@ -14,6 +14,7 @@ import { DomainError } from '../errors/domain-error.js';
 import { AppCleanup } from '../ports/app-cleanup.port.js';
 import { ConversationCleanup } from '../ports/conversation-cleanup.port.js';
 import { EventBus } from '../ports/event-bus.port.js';
+import { Replica } from '../ports/replica.port.js';
 import { SpaceActivity } from '../ports/space-activity.port.js';
 import { SpaceFolders } from '../ports/space-folders.port.js';
 import { SpaceRepository } from '../ports/space.repository.port.js';
@@ -84,6 +85,7 @@ export class SpacesService implements OnApplicationBootstrap {
     private readonly apps: AppCleanup,
     private readonly bus: EventBus,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly replica: Replica,
   ) {}
 
   /** The temporary space always exists. */
@@ -111,7 +113,7 @@ export class SpacesService implements OnApplicationBootstrap {
    * than ORPHANED_TEMP_AGE_MS (another replica may be writing a younger one now).
    */
   private async sweepOrphanedTempFiles(): Promise<void> {
-    const olderThanMs = this.config.redisUrl === null ? 0 : ORPHANED_TEMP_AGE_MS;
+    const olderThanMs = this.replica.shared ? ORPHANED_TEMP_AGE_MS : 0;
     try {
       let removed = 0;
       for (const space of await this.spaces.listAll()) {

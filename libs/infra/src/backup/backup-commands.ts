@@ -4,6 +4,7 @@ import type { AppConfig } from '#core/config/app-config.js';
 import type { BackupReport } from '#core/ports/backup.port.js';
 import { DataFolderLock } from '../database/data-folder-lock.js';
 import { EmbeddedPostgres } from '../database/embedded-postgres.js';
+import { deploymentOf } from '../deployment.js';
 import type { AppLogger } from '../logging/logger.js';
 import { restoreEmbeddedBackup, writeEmbeddedBackup } from './embedded-backup.js';
 
@@ -24,7 +25,7 @@ export async function runBackupCommand(
   target: string | undefined,
   logger: AppLogger,
 ): Promise<BackupReport> {
-  if (config.databaseUrl !== null) throw new CommandError(PG_DUMP_HINT);
+  if (deploymentOf(config).mode !== 'embedded') throw new CommandError(PG_DUMP_HINT);
   let report: BackupReport;
   if (DataFolderLock.isHeld(config.dataDir)) {
     const url = `http://127.0.0.1:${config.port}${config.basePath}/api/system/backup`;
@@ -61,7 +62,7 @@ export async function runRestoreCommand(
   source: string | undefined,
   logger: AppLogger,
 ): Promise<void> {
-  if (config.databaseUrl !== null) {
+  if (deploymentOf(config).mode !== 'embedded') {
     throw new CommandError('DATABASE_URL is set: restore the database with pg_restore and the data volume');
   }
   if (!source) throw new CommandError('restore: name the backup folder (svc-server restore <folder>)');

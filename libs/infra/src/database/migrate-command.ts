@@ -3,6 +3,7 @@ import type { AppLogger } from '../logging/logger.js';
 import { DataFolderLock } from './data-folder-lock.js';
 import { createDataSource, migrateUnderLock } from './database.js';
 import { EmbeddedPostgres } from './embedded-postgres.js';
+import { deploymentOf } from '../deployment.js';
 
 /**
  * `svc-server migrate`: applies pending migrations and exits, for a Kubernetes Job (or a
@@ -13,7 +14,7 @@ export async function runMigrateCommand(config: AppConfig, logger: AppLogger): P
   let embedded: EmbeddedPostgres | null = null;
   let lock: DataFolderLock | null = null;
   let url = config.databaseUrl;
-  if (url === null) {
+  if (deploymentOf(config).mode === 'embedded' || url === null) {
     lock = DataFolderLock.acquire(config.dataDir);
     embedded = await EmbeddedPostgres.start(config.dataDir);
     url = embedded.url;

@@ -1,15 +1,13 @@
 import { Controller, Get, Inject, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { ErrorTexts } from '#contracts/errors.js';
 import { AccessService } from '#core/auth/access.service.js';
 import { APP_CONFIG, type AppConfig } from '#core/config/app-config.js';
 import { PromMetrics } from '#infra/metrics/prom-metrics.js';
-import { requestToken } from '../auth/auth.middleware.js';
-import { sendFailure } from '../common/envelope.js';
+import { sendMetrics } from '../system/probes.js';
 
 /**
- * Prometheus exposition, outside /api, on every role (the worker too). The access password
- * is required (header or ?token=) unless SVC_METRICS_PUBLIC=1.
+ * Prometheus exposition, outside /api (a worker-only process answers it through workerProbes).
+ * The access password is required (header or ?token=) unless SVC_METRICS_PUBLIC=1.
  */
 @Controller()
 export class MetricsController {
@@ -21,12 +19,6 @@ export class MetricsController {
 
   @Get('metrics')
   async scrape(@Req() req: Request, @Res() res: Response): Promise<void> {
-    if (!this.config.metricsPublic) {
-      const token = requestToken(req.headers.authorization, req.query);
-      if (token === null) return sendFailure(res, 401, ErrorTexts.noToken);
-      if (!this.access.isValidToken(token)) return sendFailure(res, 401, ErrorTexts.invalidToken);
-    }
-    const { contentType, body } = await this.metrics.scrape();
-    res.status(200).type(contentType).send(body);
+    await sendMetrics({ metrics: this.metrics, access: this.access, config: this.config }, req, res);
   }
 }

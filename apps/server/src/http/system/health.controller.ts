@@ -1,6 +1,7 @@
 import { Controller, Get, Res } from '@nestjs/common';
 import type { Response } from 'express';
 import { SystemService } from '#core/system/system.service.js';
+import { sendReadiness } from './probes.js';
 
 /** Probes for orchestrators: outside /api, no token. */
 @Controller()
@@ -16,7 +17,6 @@ export class HealthController {
   /** Readiness: database reachable, Redis reachable when used, queue consuming. */
   @Get('readyz')
   async ready(@Res() res: Response): Promise<void> {
-    const report = await this.system.readiness();
-    res.status(report.ready ? 200 : 503).json({ status: report.ready ? 'ready' : 'not ready', ...report });
+    await sendReadiness(this.system, res);
   }
 }

@@ -1,7 +1,6 @@
 import { Module } from '@nestjs/common';
 import { McpServers } from '#core/mcp/mcp-servers.service.js';
-import { FilesModule } from '../artifacts/files.module.js';
-import { ModelsModule } from '../models/models.module.js';
+import { ModelsModule } from './models.module.js';
 
 /**
  * The MCP servers of installed `mcp` apps and of the configuration (`mcpServers`): one
@@ -10,7 +9,7 @@ import { ModelsModule } from '../models/models.module.js';
  * checks a stdio server's cwd with the FileStore's path guard.
  */
 @Module({
-  imports: [ModelsModule, FilesModule],
+  imports: [ModelsModule],
   providers: [McpServers],
   exports: [McpServers],
 })

@@ -5,15 +5,13 @@ import { PackagesService } from '#core/store/packages.service.js';
 import { StoreCatalog } from '#core/store/store-catalog.js';
 import { StoreServerClient } from '#core/store/store-server.js';
 import { StoreService } from '#core/store/store.service.js';
-import { AppsModule } from '../apps/apps.module.js';
-import { SkillsModule } from '../skills/skills.module.js';
-import { AppExportController, SkillNamesController, StoreController } from './store.controller.js';
+import { AppsModule } from './apps.module.js';
+import { SkillsModule } from './skills.module.js';
 
 /** The Store (sources, catalogs, install, updates) and packages; installs go through AppsService. */
 @Module({
   imports: [AppsModule, SkillsModule],
-  controllers: [StoreController, SkillNamesController, AppExportController],
   providers: [CatalogReader, PublicCatalogs, StoreCatalog, StoreServerClient, StoreService, PackagesService],
-  exports: [StoreService],
+  exports: [StoreService, PackagesService],
 })
 export class StoreModule {}

@@ -1,10 +1,9 @@
 import { Module } from '@nestjs/common';
 import { FileTriggersService } from '#core/triggers/file-triggers.service.js';
 import { TriggersService } from '#core/triggers/triggers.service.js';
-import { ArtifactEventsModule } from '../artifact-events/artifact-events.module.js';
-import { AppAgentModule } from '../apps/app-agent.module.js';
-import { AppsModule } from '../apps/apps.module.js';
-import { HooksController } from './hooks.controller.js';
+import { AppAgentModule } from './app-agent.module.js';
+import { AppsModule } from './apps.module.js';
+import { ArtifactEventsModule } from './artifact-events.module.js';
 
 /**
  * Triggers (docs/api/triggers.md): webhook ingress, file triggers and what fires schedules. The scheduler
@@ -12,7 +11,6 @@ import { HooksController } from './hooks.controller.js';
  */
 @Module({
   imports: [AppsModule, AppAgentModule, ArtifactEventsModule],
-  controllers: [HooksController],
   providers: [TriggersService, FileTriggersService],
   exports: [TriggersService],
 })

@@ -7,14 +7,11 @@ import { AppWork } from '#core/apps/agent/app-work.js';
 import { RunSlots } from '#core/apps/agent/run-slots.js';
 import { AppData } from '#core/apps/app-data.js';
 import { APP_CONFIG, type AppConfig } from '#core/config/app-config.js';
-import { FilesModule } from '../artifacts/files.module.js';
-import { AgentModule } from '../agent/agent.module.js';
-import { ConversationsModule } from '../conversations/conversations.module.js';
-import { ModelsModule } from '../models/models.module.js';
-import { SpacesModule } from '../spaces/spaces.module.js';
-import { AppChatController } from './app-chat.controller.js';
-import { AppRunsController } from './app-runs.controller.js';
+import { AgentModule } from './agent.module.js';
 import { AppsModule } from './apps.module.js';
+import { ConversationsModule } from './conversations.module.js';
+import { ModelsModule } from './models.module.js';
+import { SpacesModule } from './spaces.module.js';
 
 /**
  * A digital human at work: its chat threads (turns of kind `app-chat`), its runs (`app-run`,
@@ -22,8 +19,7 @@ import { AppsModule } from './apps.module.js';
  * builders with the agent engine in every role, so any worker can run its turns.
  */
 @Module({
-  imports: [AppsModule, AgentModule, SpacesModule, ConversationsModule, ModelsModule, FilesModule],
-  controllers: [AppChatController, AppRunsController],
+  imports: [AppsModule, AgentModule, SpacesModule, ConversationsModule, ModelsModule],
   providers: [
     AppChatService,
     AppChatPlanBuilder,
@@ -37,6 +33,6 @@ import { AppsModule } from './apps.module.js';
       inject: [APP_CONFIG],
     },
   ],
-  exports: [AppRunsService],
+  exports: [AppRunsService, AppChatService],
 })
 export class AppAgentModule {}

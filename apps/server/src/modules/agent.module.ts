@@ -13,13 +13,11 @@ import { ModelSourceTester } from '#core/models/model-source-tester.js';
 import { APP_CONFIG, type AppConfig } from '#core/config/app-config.js';
 import { Clock } from '#core/ports/clock.port.js';
 import { ModelProvider } from '#core/ports/model-provider.port.js';
-import { FilesModule } from '../artifacts/files.module.js';
-import { ConversationsModule } from '../conversations/conversations.module.js';
-import { ModelsModule } from '../models/models.module.js';
-import { McpModule } from '../mcp/mcp.module.js';
-import { SkillsModule } from '../skills/skills.module.js';
-import { SpacesModule } from '../spaces/spaces.module.js';
-import { AgentController } from './agent.controller.js';
+import { ConversationsModule } from './conversations.module.js';
+import { McpModule } from './mcp.module.js';
+import { ModelsModule } from './models.module.js';
+import { SkillsModule } from './skills.module.js';
+import { SpacesModule } from './spaces.module.js';
 
 /**
  * The assistant: accepting messages (api role) and running turns (worker role). Other
@@ -27,8 +25,7 @@ import { AgentController } from './agent.controller.js';
  * tool sets from ToolRegistry's built-ins.
  */
 @Module({
-  imports: [SpacesModule, ConversationsModule, ModelsModule, FilesModule, McpModule, SkillsModule],
-  controllers: [AgentController],
+  imports: [SpacesModule, ConversationsModule, ModelsModule, McpModule, SkillsModule],
   providers: [
     AgentService,
     TurnRunner,
@@ -58,6 +55,7 @@ import { AgentController } from './agent.controller.js';
     TurnPreamble,
     ToolRegistry,
     AgentLoop,
+    ModelSourceTester,
   ],
 })
 export class AgentModule {}

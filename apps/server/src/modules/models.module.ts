@@ -1,7 +1,5 @@
 import { Module } from '@nestjs/common';
 import { ModelSourcesService } from '#core/models/model-sources.service.js';
-import { AiSourcesController } from './ai-sources.controller.js';
-import { ConfigController } from './config.controller.js';
 
 /**
  * Model sources and the configuration object. Exports ModelSourcesService, which the agent
@@ -9,7 +7,6 @@ import { ConfigController } from './config.controller.js';
  * Seeds the SVC_AI_* source at start (every role; the seed is idempotent).
  */
 @Module({
-  controllers: [ConfigController, AiSourcesController],
   providers: [ModelSourcesService],
   exports: [ModelSourcesService],
 })
