@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import request from 'supertest';
@@ -164,5 +165,38 @@ describe(`no input freezes the server: file changes (${testMode()})`, () => {
       ['aaaaaab'],
       'only the matching file',
     );
+  });
+
+  it('a folder renamed back and forth in a loop (a storm of file changes)', async (t) => {
+    const space = okData<{ id: string; path: string }>(await h.api.post('/api/spaces', { name: 'storm' }));
+    await watched(space.id, space.path);
+    const spec = automationSpec('storm', [{ id: 'files', source: { type: 'file', config: { pattern: '*.txt' } } }]);
+    okData(await h.api.post('/api/apps/install', { spec, spaceId: space.id }));
+    for (let i = 0; i < 200; i++) {
+      const folder = join(space.path, 'd', `sub${i}`);
+      mkdirSync(folder, { recursive: true });
+      for (let j = 0; j < 25; j++) writeFileSync(join(folder, `f${j}.txt`), 'x');
+    }
+    // The search index and a signed-in client follow the space, as in real use.
+    okData(await h.api.get(`/api/spaces/${space.id}/artifacts/query?q=f1`));
+    const ws = await WsTestClient.signedIn(h.server.wsUrl, h.server.password);
+    await sleep(3_000);
+    const probe = LatencyProbe.start(h.server.url);
+    const swapper: ChildProcess = spawn('sh', ['-c', 'while true; do mv d e; mv e d; done'], {
+      cwd: space.path,
+      stdio: 'ignore',
+    });
+    try {
+      await sleep(15_000);
+    } finally {
+      swapper.kill('SIGKILL');
+    }
+    await sleep(5_000);
+    const figures = probe.stop();
+    ws.close();
+    report(t, 'rename storm', figures);
+    assert.ok(figures.max < MAX_STALL_MS, `/api/remote/status took ${figures.max} ms`);
+    // Still serving: the space's files can be listed.
+    okData(await h.api.get(`/api/spaces/${space.id}/artifacts/query?q=f1`));
   });
 });
