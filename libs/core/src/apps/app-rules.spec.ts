@@ -86,6 +86,10 @@ describe('resolveConfig', () => {
     refused(() => resolveConfig(SCHEMA, { ...ok, count: '3' }, 'config'), 'config.count');
     refused(() => resolveConfig(SCHEMA, { ...ok, on: 'yes' }, 'config'), 'config.on');
     refused(() => resolveConfig(SCHEMA, { ...ok, mail: 'nobody' }, 'config'), 'config.mail');
+    // An address that almost matches, too long to be one: refused at once.
+    const started = Date.now();
+    refused(() => resolveConfig(SCHEMA, { ...ok, mail: `a@${'.'.repeat(200_000)}@` }, 'config'), 'config.mail');
+    assert.ok(Date.now() - started < 500, `took ${Date.now() - started} ms`);
     refused(() => resolveConfig(SCHEMA, { ...ok, mode: 'b' }, 'config'), 'config.mode');
     refused(() => resolveConfig(SCHEMA, { ...ok, note: 5 }, 'config'), 'config.note');
     refused(() => resolveConfig(SCHEMA, { ...ok, other: 1 }, 'config'), 'config.other');

@@ -11,6 +11,8 @@ export { automationState, runsAutomatically };
 /** Pure rules of installed apps: settings, overrides, schedules, state. No I/O here. */
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+/** The longest email address there is (RFC 5321). */
+const MAX_EMAIL_LENGTH = 254;
 
 /**
  * A full set of setting values checked against the spec's `config_schema`: unknown keys and
@@ -60,7 +62,9 @@ function checkSetting(def: ConfigField, value: unknown, field: string): unknown 
       if (typeof value !== 'string' || !isHttpUrl(value)) throw specError(field, 'must be an http:// or https:// URL');
       return value;
     case 'email':
-      if (typeof value !== 'string' || !EMAIL.test(value)) throw specError(field, 'must be an email address');
+      // The length first: the pattern backtracks in time quadratic in the length of a value that almost matches.
+      if (typeof value !== 'string' || value.length > MAX_EMAIL_LENGTH || !EMAIL.test(value))
+        throw specError(field, 'must be an email address');
       return value;
     default:
       if (typeof value !== 'string') throw specError(field, 'must be a string');

@@ -117,6 +117,9 @@ describe('ArtifactWatchService', () => {
       batch: { quietMs: 20, maxWaitMs: 100 },
       startupWaitMs: 1_000,
       restartMinIntervalMs: 50,
+      intakeBurst: 100,
+      intakeRatePerSecond: 10,
+      stormPauseMs: 150,
     });
     await service.onApplicationBootstrap();
   });
@@ -266,5 +269,49 @@ describe('ArtifactWatchService', () => {
     await service.requestResync('s9');
     assert.deepEqual(bus.of('artifact:changed-batch'), [{ spaceId: 's9', changes: [], resync: true }]);
     assert.deepEqual(bus.of('internal:artifact-watch:restart'), [{ spaceId: 's9' }]);
+  });
+
+  it('a storm of changes stops the watcher for a pause and becomes resyncs, never per-change work', async () => {
+    lease.elect();
+    await service.requestSync();
+    const opened = () => watcher.opened.filter((r) => r === '/data/s1').length;
+    assert.equal(opened(), 1);
+    for (let i = 0; i < 100; i++) watcher.emit('/data/s1', 'add', `/data/s1/d/f${i}.txt`);
+    assert.ok(watcher.active.has('/data/s1'), 'within the budget: still watching');
+    watcher.emit('/data/s1', 'add', '/data/s1/d/over.txt');
+    await sleep(10);
+    assert.equal(watcher.active.has('/data/s1'), false, 'over the budget: the watcher is stopped');
+    // Clients hear one resync for the storm, not its changes; the other space is untouched.
+    await waitFor(() => bus.of('artifact:changed-batch').length === 1, { what: 'the resync' });
+    assert.deepEqual(bus.of('artifact:changed-batch'), [{ spaceId: 's1', changes: [], resync: true }]);
+    assert.ok(watcher.active.has('/data/s2'));
+    // After the pause, a fresh watcher and another resync (for what changed meanwhile).
+    await waitFor(() => opened() === 2, { what: 'resumed' });
+    await waitFor(() => bus.of('artifact:changed-batch').length === 2, { what: 'the resync after the pause' });
+    assert.deepEqual(bus.of('artifact:changed-batch')[1], { spaceId: 's1', changes: [], resync: true });
+    watcher.emit('/data/s1', 'add', '/data/s1/calm.txt');
+    await waitFor(() => bus.of('artifact:changed-batch').length === 3, { what: 'changes again' });
+    assert.deepEqual(bus.of('artifact:changed-batch')[2], {
+      spaceId: 's1',
+      changes: [{ type: 'add', path: '/data/s1/calm.txt', relativePath: 'calm.txt' }],
+    });
+  });
+
+  it('storms that follow each other pause the watcher longer each time', async () => {
+    lease.elect();
+    await service.requestSync();
+    const opened = () => watcher.opened.filter((r) => r === '/data/s1').length;
+    const storm = () => {
+      for (let i = 0; i <= 100; i++) watcher.emit('/data/s1', 'add', `/data/s1/d/f${i}.txt`);
+    };
+    storm();
+    let at = Date.now();
+    await waitFor(() => opened() === 2, { what: 'first resume' });
+    const first = Date.now() - at;
+    storm();
+    at = Date.now();
+    await waitFor(() => opened() === 3, { what: 'second resume', timeoutMs: 3_000 });
+    const second = Date.now() - at;
+    assert.ok(second >= 250, `second pause ${second} ms (first ${first} ms)`);
   });
 });

@@ -54,6 +54,17 @@ export interface ArtifactWatchOptions {
    * repeated errors (say the system's watch limit is reached) the pause doubles, up to 5 minutes.
    */
   restartMinIntervalMs?: number;
+  /**
+   * Intake budget per space, a token bucket: a burst of up to `intakeBurst` raw changes, and
+   * `intakeRatePerSecond` more every second. Beyond it (a folder renamed back and forth in a
+   * loop, say) the space's watcher is stopped for `stormPauseMs` (doubling while storms keep
+   * coming, up to a minute), and clients get one resync instead of the changes: the
+   * watcher's own work per change (reading every folder that appears) would otherwise keep
+   * the event loop busy for as long as the storm lasts.
+   */
+  intakeBurst?: number;
+  intakeRatePerSecond?: number;
+  stormPauseMs?: number;
   timers?: BatchTimers;
 }
 
@@ -64,7 +75,12 @@ const DEFAULTS = {
   treeMaxChildren: 10_000,
   startupWaitMs: 5_000,
   restartMinIntervalMs: 10_000,
+  intakeBurst: 10_000,
+  intakeRatePerSecond: 2_000,
+  stormPauseMs: 5_000,
 };
+
+const MAX_STORM_PAUSE_MS = 60_000;
 
 /** Name of the lease whose holder watches every space. */
 export const WATCH_LEASE = 'artifact-watch';
@@ -88,6 +104,13 @@ interface WatchedSpace {
   /** Current pause between restarts; grows while errors keep coming. */
   restartBackoffMs: number;
   lastErrorAt: number;
+  /** Raw changes the intake budget still allows now, as of `intakeAt`. */
+  intakeTokens: number;
+  intakeAt: number;
+  /** The watcher is stopped for a storm of changes (until `resume`). */
+  suspended: boolean;
+  stormPauseMs: number;
+  lastStormAt: number;
 }
 
 const MAX_RESTART_BACKOFF_MS = 5 * 60_000;
@@ -248,6 +271,11 @@ export class ArtifactWatchService implements OnApplicationBootstrap, OnModuleDes
       restartTimer: null,
       restartBackoffMs: this.options.restartMinIntervalMs,
       lastErrorAt: 0,
+      intakeTokens: this.options.intakeBurst,
+      intakeAt: this.clock.now(),
+      suspended: false,
+      stormPauseMs: this.options.stormPauseMs,
+      lastStormAt: 0,
       batcher: new ChangeBatcher(
         this.clock,
         this.timers,
@@ -285,7 +313,11 @@ export class ArtifactWatchService implements OnApplicationBootstrap, OnModuleDes
         { root, ignore },
         {
           change: (raw) => {
-            if (entry.closed || (own !== null && entry.watch !== own)) return;
+            if (entry.closed || entry.suspended || (own !== null && entry.watch !== own)) return;
+            if (this.overIntake(entry)) {
+              this.suspend(entry);
+              return;
+            }
             const change = toArtifactChange(root, raw.type, raw.path);
             if (change) entry.batcher.push(change);
           },
@@ -299,6 +331,73 @@ export class ArtifactWatchService implements OnApplicationBootstrap, OnModuleDes
         },
       )
       .then((watch) => (own = watch));
+  }
+
+  /** Counts one raw change against the space's intake budget; true once it is spent. */
+  private overIntake(entry: WatchedSpace): boolean {
+    const now = this.clock.now();
+    const { intakeBurst, intakeRatePerSecond } = this.options;
+    entry.intakeTokens = Math.min(
+      intakeBurst,
+      entry.intakeTokens + ((now - entry.intakeAt) * intakeRatePerSecond) / 1000,
+    );
+    entry.intakeAt = now;
+    if (entry.intakeTokens < 1) return true;
+    entry.intakeTokens -= 1;
+    return false;
+  }
+
+  /**
+   * A storm of changes: the space's watcher is stopped at once (so it does no more work per
+   * change), what was pending becomes one resync, and the watcher comes back after a pause
+   * that doubles while storms follow each other.
+   */
+  private suspend(entry: WatchedSpace): void {
+    entry.suspended = true;
+    entry.batcher.markLost();
+    const watch = entry.watch;
+    entry.watch = null;
+    void watch?.close().catch(() => undefined);
+    const now = this.clock.now();
+    const { stormPauseMs } = this.options;
+    entry.stormPauseMs =
+      entry.lastStormAt !== 0 && now - entry.lastStormAt < entry.stormPauseMs * 2 + stormPauseMs
+        ? Math.min(MAX_STORM_PAUSE_MS, entry.stormPauseMs * 2)
+        : stormPauseMs;
+    entry.lastStormAt = now;
+    this.logger.warn('too many file changes at once: watching paused; clients will be told to resync', {
+      spaceId: entry.spaceId,
+      pauseMs: entry.stormPauseMs,
+    });
+    if (entry.restartTimer) clearTimeout(entry.restartTimer);
+    entry.restartTimer = setTimeout(() => {
+      entry.restartTimer = null;
+      this.syncChain = this.syncChain.then(() => this.resume(entry));
+    }, entry.stormPauseMs);
+    entry.restartTimer.unref?.();
+  }
+
+  /** After a storm's pause: a fresh watcher, and a resync for what changed meanwhile. */
+  private async resume(entry: WatchedSpace): Promise<void> {
+    if (entry.closed || this.watched.get(entry.spaceId) !== entry || !entry.suspended) return;
+    entry.startedAt = this.clock.now();
+    entry.intakeTokens = this.options.intakeBurst;
+    entry.intakeAt = this.clock.now();
+    try {
+      const fresh = await this.openWatch(entry);
+      if (entry.closed) {
+        await fresh.close();
+        return;
+      }
+      entry.watch = fresh;
+      entry.suspended = false;
+      entry.batcher.markLost();
+      this.logger.log('file watcher resumed after a storm of changes', { spaceId: entry.spaceId });
+    } catch (err) {
+      this.logger.warn('file watcher could not resume', { spaceId: entry.spaceId, error: (err as Error).message });
+      entry.suspended = false;
+      this.scheduleRestart(entry.spaceId, true);
+    }
   }
 
   /** Restarts a space's watcher, spaced out as described at `restartMinIntervalMs`; only the leader has one. */
@@ -330,7 +429,8 @@ export class ArtifactWatchService implements OnApplicationBootstrap, OnModuleDes
    * ready, then stops (so nothing is missed in between and nothing is reported twice).
    */
   private async restart(entry: WatchedSpace): Promise<void> {
-    if (entry.closed || this.watched.get(entry.spaceId) !== entry) return;
+    // A watcher paused for a storm comes back with `resume`.
+    if (entry.closed || entry.suspended || this.watched.get(entry.spaceId) !== entry) return;
     entry.startedAt = this.clock.now();
     try {
       const fresh = await this.openWatch(entry);

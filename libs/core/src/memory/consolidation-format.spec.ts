@@ -123,6 +123,14 @@ describe('consolidation replies', () => {
     assert.equal(refused('=== FILE: memory.md ===\n# now\n=== KEEP: /etc/passwd ===\n'), 'invalid-path');
   });
 
+  it('reads a reply with lines that almost look like markers in linear time', () => {
+    const started = Date.now();
+    const bait = [`=== FILE: ${'===='.repeat(5_000)}x`, `=== FILE: ${' '.repeat(20_000)}x`].join('\n');
+    const value = parsed(`=== FILE: memory.md ===\n# now\n${bait}\n`);
+    assert.ok(Date.now() - started < 500, `took ${Date.now() - started} ms`);
+    assert.equal(value.memory.includes('x'), true);
+  });
+
   it('refuses a runaway number of topic pages', () => {
     const sections = Array.from({ length: 201 }, (_, i) => `=== FILE: topics/t${i}.md ===\nx`).join('\n');
     assert.equal(refused(`=== FILE: memory.md ===\n# now\n${sections}`), 'too-many-topics');

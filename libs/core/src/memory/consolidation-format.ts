@@ -137,6 +137,11 @@ export function consolidationRequest(content: MemoryContent, now: Date): string 
 // Reply
 
 const MARKER = /^\s*={3,}\s*(FILE|KEEP)\s*:\s*(.*?)\s*={3,}\s*$/i;
+/**
+ * Longer lines are never a marker or END: the marker pattern backtracks in time cubic in the
+ * length of a line that almost matches (`=== FILE: ` and thousands of `=`).
+ */
+const MAX_MARKER_LINE = 1_000;
 const END = /^\s*={3,}\s*END\s*={3,}\s*$/i;
 const FENCE_OPEN = /^\s*(`{3,}|~{3,})[\w+-]*\s*$/;
 const FENCE_CLOSE = /^\s*(`{3,}|~{3,})\s*$/;
@@ -183,12 +188,13 @@ export function parseConsolidationReply(reply: string): Checked<ParsedReply> {
   let fencedAround = false;
   let ended = false;
   for (const line of lines) {
-    const marker = MARKER.exec(line);
+    const short = line.length <= MAX_MARKER_LINE;
+    const marker = short ? MARKER.exec(line) : null;
     if (marker) {
       sections.push({ verb: marker[1]!.toUpperCase() as 'FILE' | 'KEEP', path: marker[2]!, lines: [] });
       continue;
     }
-    if (END.test(line)) {
+    if (short && END.test(line)) {
       ended = true;
       break;
     }

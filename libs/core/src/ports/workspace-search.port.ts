@@ -33,3 +33,10 @@ export abstract class WorkspaceSearch {
     options: GrepOptions,
   ): Promise<{ matches: GrepMatch[]; truncated: boolean }>;
 }
+
+/** A search ran past its time limit and was stopped (say, a regular expression that backtracks for ever). */
+export class SearchTimeLimitError extends Error {
+  constructor(readonly limitMs: number) {
+    super(`the search was stopped after ${Math.round(limitMs / 1000)} s`);
+  }
+}

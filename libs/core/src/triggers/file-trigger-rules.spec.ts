@@ -23,4 +23,13 @@ describe('file subscriptions', () => {
     assert.equal(fileSubscriptionMatches({}, change('.svc/state.json')), false);
     assert.equal(fileSubscriptionMatches({ pattern: '**/*.json' }, change('sub/.svc/x.json')), false);
   });
+
+  it('a pattern with many stars is matched in linear time; one the matcher refuses never matches', () => {
+    const started = Date.now();
+    const stars = '*a*a*a*a*a*a*a*a*a*a*b';
+    assert.equal(fileSubscriptionMatches({ pattern: stars }, change('a'.repeat(200))), false);
+    assert.equal(fileSubscriptionMatches({ pattern: stars }, change(`x/${'a'.repeat(20)}b`)), true);
+    assert.ok(Date.now() - started < 500, `took ${Date.now() - started} ms`);
+    assert.equal(fileSubscriptionMatches({ pattern: '{a,b}'.repeat(12) }, change('ab')), false);
+  });
 });

@@ -12,6 +12,8 @@ import { TriggersService } from './triggers.service.js';
 export const FILE_BURST_QUIET_MS = 1_000;
 /** …or this long after its first change, whichever comes first. */
 export const FILE_BURST_MAX_MS = 5_000;
+/** Longest stretch of matching on the event loop before it lets other work run. */
+const MATCH_SLICE_MS = 10;
 /** Changed paths handed to one run at most (the rest are counted). */
 const MAX_PATHS_PER_RUN = 200;
 
@@ -71,11 +73,17 @@ export class FileTriggersService implements OnApplicationBootstrap, OnModuleDest
         (app.spaceId === null || app.spaceId === event.spaceId) &&
         app.spec.subscriptions?.some((s) => s.source.type === 'file'),
     );
+    const files = event.changes.filter((c) => c.type !== 'addDir' && c.type !== 'unlinkDir');
+    let sliceStart = performance.now();
     for (const app of apps) {
       for (const sub of app.spec.subscriptions ?? []) {
         if (sub.source.type !== 'file') continue;
-        const matching = event.changes.filter((c) => c.type !== 'addDir' && c.type !== 'unlinkDir');
-        for (const change of matching) {
+        for (const change of files) {
+          // Matching a big batch against many subscriptions is cut into slices, so requests are answered meanwhile.
+          if (performance.now() - sliceStart > MATCH_SLICE_MS) {
+            await new Promise((resolve) => setImmediate(resolve));
+            sliceStart = performance.now();
+          }
           if (!fileSubscriptionMatches(sub.source.config, change)) continue;
           this.add(app.id, sub.id, { type: change.type, path: change.relativePath, spaceId: event.spaceId });
         }

@@ -1,7 +1,9 @@
 import { readdir, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { type FSWatcher, watch } from 'chokidar';
 import {
+  type RawFileChange,
   FILE_CHANGE_TYPES,
   type FileChangeType,
   FileWatcher,
@@ -27,13 +29,135 @@ export interface ChokidarWatcherOptions {
 
 const TYPES: ReadonlySet<string> = new Set(FILE_CHANGE_TYPES);
 
+/** What the watching thread is told. */
+export type ToWatchThread =
+  { type: 'watch'; id: number; root: string; options: ChokidarWatcherOptions } | { type: 'close'; id: number };
+
+/** What the watching thread reports. */
+export type FromWatchThread =
+  | { type: 'ready'; id: number }
+  | { type: 'failed'; id: number; message: string }
+  | { type: 'changes'; id: number; changes: RawFileChange[] }
+  | { type: 'error'; id: number; message: string }
+  | { type: 'closed'; id: number };
+
+interface OpenWatch {
+  request: WatchRequest;
+  listener: WatchListener;
+  opened: { resolve: () => void; reject: (err: Error) => void } | null;
+  closed: (() => void) | null;
+}
+
 /**
- * Recursive watching with chokidar: existing entries are not reported (`ignoreInitial`),
- * writes are reported as they happen (`awaitWriteFinish` off: the batcher absorbs bursts),
- * symlinks are not followed (no cycles, nothing outside the folder), and ignored folders are
- * never descended into, so `.git` or `node_modules` cost no watches.
+ * Recursive watching with chokidar, in a thread of its own (one for every watch of this
+ * watcher): chokidar reads every folder that appears, and stats its entries, when it starts
+ * and whenever a folder is created or moved in, which on a big tree, or a folder renamed
+ * back and forth in a loop, would otherwise take the event loop for seconds. The thread sends
+ * changes in batches. It skips what the artifact rules skip (`ignoreUnder`: `.git`,
+ * `node_modules`, the top `.svc`, atomic-write temporaries; it cannot run the caller's
+ * function), and the caller's `ignore` is applied to every change it reports.
  */
 export class ChokidarFileWatcher extends FileWatcher {
+  private worker: Worker | null = null;
+  private readonly open = new Map<number, OpenWatch>();
+  private nextId = 1;
+
+  constructor(private readonly options: ChokidarWatcherOptions = {}) {
+    super();
+  }
+
+  async watch(request: WatchRequest, listener: WatchListener): Promise<FolderWatch> {
+    const root = resolve(request.root);
+    const info = await stat(root);
+    if (!info.isDirectory()) throw new Error(`not a folder: ${root}`);
+    const id = this.nextId++;
+    const entry: OpenWatch = { request, listener, opened: null, closed: null };
+    const worker = this.thread();
+    this.open.set(id, entry);
+    await new Promise<void>((resolveOpened, reject) => {
+      entry.opened = { resolve: resolveOpened, reject };
+      worker.postMessage({ type: 'watch', id, root, options: this.options } satisfies ToWatchThread);
+    });
+    return {
+      close: async () => {
+        if (!this.open.has(id)) return;
+        const closed = new Promise<void>((done) => {
+          entry.closed = done;
+          setTimeout(done, 5_000).unref();
+        });
+        worker.postMessage({ type: 'close', id } satisfies ToWatchThread);
+        await closed;
+        this.open.delete(id);
+        if (this.open.size === 0 && this.worker === worker) {
+          this.worker = null;
+          await worker.terminate();
+        }
+      },
+    };
+  }
+
+  private thread(): Worker {
+    if (this.worker) return this.worker;
+    const worker = new Worker(new URL('./chokidar-watch.worker.js', import.meta.url));
+    worker.unref();
+    worker.on('message', (message: FromWatchThread) => this.onMessage(message));
+    const lost = (why: string): void => {
+      if (this.worker !== worker) return;
+      this.worker = null;
+      for (const [id, entry] of [...this.open]) {
+        if (entry.opened) {
+          this.open.delete(id);
+          entry.opened.reject(new Error(why));
+        } else if (entry.closed) {
+          entry.closed();
+        } else {
+          this.open.delete(id);
+          entry.listener.error(new Error(why));
+        }
+      }
+    };
+    worker.on('error', (err) => lost(`the file watching thread failed: ${err.message}`));
+    worker.on('exit', (code) => lost(`the file watching thread stopped (exit code ${code})`));
+    this.worker = worker;
+    return worker;
+  }
+
+  private onMessage(message: FromWatchThread): void {
+    const entry = this.open.get(message.id);
+    if (!entry) return;
+    switch (message.type) {
+      case 'ready':
+        entry.opened?.resolve();
+        entry.opened = null;
+        break;
+      case 'failed':
+        this.open.delete(message.id);
+        entry.opened?.reject(new Error(message.message));
+        break;
+      case 'changes':
+        if (entry.closed) return;
+        for (const change of message.changes) {
+          if (!entry.request.ignore(change.path)) entry.listener.change(change);
+        }
+        break;
+      case 'error':
+        if (!entry.closed) entry.listener.error(new Error(message.message));
+        break;
+      case 'closed':
+        entry.closed?.();
+        break;
+    }
+  }
+}
+
+/**
+ * Recursive watching with chokidar in the current thread (what the watching thread runs):
+ * existing entries are not reported (`ignoreInitial`), writes are reported as they happen
+ * (`awaitWriteFinish` off: the batcher absorbs bursts), symlinks are not followed (no cycles,
+ * nothing outside the folder), and ignored folders are never descended into, so `.git` or
+ * `node_modules` cost no watches.
+ */
+export class InThreadChokidarWatcher extends FileWatcher {
   constructor(private readonly options: ChokidarWatcherOptions = {}) {
     super();
   }

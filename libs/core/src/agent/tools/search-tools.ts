@@ -1,6 +1,7 @@
 import { FileStore } from '../../ports/file-store.port.js';
-import { WorkspaceSearch } from '../../ports/workspace-search.port.js';
+import { SearchTimeLimitError, WorkspaceSearch } from '../../ports/workspace-search.port.js';
 import type { Space } from '../../kernel/space.js';
+import { globPatternProblem } from '../../artifacts/glob.js';
 import { searchPatternProblem } from '../../artifacts/path-rules.js';
 import { guard } from './file-tools.js';
 import { type AgentTool, requireString, ToolInputError } from '../../kernel/tool.js';
@@ -19,6 +20,24 @@ async function searchRoot(files: FileStore, space: Space, path: unknown) {
 function checkPattern(field: string, pattern: string): void {
   const problem = searchPatternProblem(pattern);
   if (problem) throw new ToolInputError(`Access denied: ${field} ${problem}`);
+  const unusable = globPatternProblem(pattern);
+  if (unusable) throw new ToolInputError(`Invalid glob ${field} ${JSON.stringify(pattern)}: ${unusable}`);
+}
+
+/**
+ * A search that ran past its time limit, told to the model as a tool error naming the pattern
+ * (anything else goes on as it was).
+ */
+async function withinLimit<T>(what: string, search: () => Promise<T>): Promise<T> {
+  try {
+    return await search();
+  } catch (err) {
+    if (!(err instanceof SearchTimeLimitError)) throw err;
+    throw new ToolInputError(
+      `${what} was stopped after ${Math.round(err.limitMs / 1000)} s. A pattern with nested repetition ` +
+        '(such as (a+)+) can take for ever on some lines; simplify it, or search a smaller folder with path.',
+    );
+  }
 }
 
 const join = (base: string, rel: string): string => (base === '' ? rel : `${base}/${rel}`);
@@ -37,7 +56,9 @@ export function globTool(files: FileStore, search: WorkspaceSearch): AgentTool {
       const pattern = requireString(input, 'pattern');
       checkPattern('pattern', pattern);
       const folder = await searchRoot(files, space, input.path);
-      const { paths, truncated } = await search.glob(folder, pattern, MAX_GLOB_RESULTS);
+      const { paths, truncated } = await withinLimit(`Glob ${JSON.stringify(pattern)}`, () =>
+        search.glob(folder, pattern, MAX_GLOB_RESULTS),
+      );
       if (paths.length === 0) return { output: 'No files found', isError: false };
       const listed = paths.map((p) => `${space.path}/${join(folder.relativePath, p)}`).join('\n');
       return { output: truncated ? `${listed}\n(results truncated at ${MAX_GLOB_RESULTS})` : listed, isError: false };
@@ -76,10 +97,11 @@ export function grepTool(files: FileStore, search: WorkspaceSearch): AgentTool {
       const glob = typeof input.glob === 'string' && input.glob !== '' ? input.glob : undefined;
       if (glob !== undefined) checkPattern('glob', glob);
       const folder = await searchRoot(files, space, input.path);
-      const { matches, truncated } = await search.grep(folder, regex, {
-        glob,
-        maxResults: MAX_GREP_RESULTS,
-      });
+      const described =
+        glob === undefined ? JSON.stringify(source) : `${JSON.stringify(source)} (glob ${JSON.stringify(glob)})`;
+      const { matches, truncated } = await withinLimit(`Grep ${described}`, () =>
+        search.grep(folder, regex, { glob, maxResults: MAX_GREP_RESULTS }),
+      );
       if (matches.length === 0) return { output: 'No matches found', isError: false };
       const abs = (file: string): string => `${space.path}/${join(folder.relativePath, file)}`;
       let output: string;
