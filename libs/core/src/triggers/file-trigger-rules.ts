@@ -1,4 +1,4 @@
-import { compileGlob, type GlobMatcher } from '../artifacts/glob.js';
+import { compileGlob, type GlobMatcher } from '../kernel/glob.js';
 
 /** Pure rules of file triggers (docs/api/triggers.md, "File changes"). */
 

@@ -2,7 +2,7 @@ import { createReadStream } from 'node:fs';
 import { lstat, open, readdir } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { Worker } from 'node:worker_threads';
-import { compileGlob } from '#core/artifacts/glob.js';
+import { compileGlob } from '#core/kernel/glob.js';
 import type { GuardedPath } from '#core/ports/file-store.port.js';
 import {
   type GrepMatch,

@@ -1,7 +1,7 @@
 import { FileStore } from '../../ports/file-store.port.js';
 import { SearchTimeLimitError, WorkspaceSearch } from '../../ports/workspace-search.port.js';
 import type { Space } from '../../kernel/space.js';
-import { globPatternProblem } from '../../artifacts/glob.js';
+import { globPatternProblem } from '../../kernel/glob.js';
 import { searchPatternProblem } from '../../artifacts/path-rules.js';
 import { guard } from './file-tools.js';
 import { type AgentTool, requireString, ToolInputError } from '../../kernel/tool.js';

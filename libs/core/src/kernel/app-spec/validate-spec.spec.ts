@@ -268,6 +268,7 @@ describe('validateSpec: URLs and other sections', () => {
       rejected(file(pattern), 'subscriptions[0].source.config.pattern');
     }
     validateSpec(file('**/*.md'), NOW);
+    rejected(file('{a,b}'.repeat(40)), 'subscriptions[0].source.config.pattern');
     rejected({ ...base(), i18n: { 'zh-CN': { name: 5 } } }, 'i18n.zh-CN.name');
   });
 });

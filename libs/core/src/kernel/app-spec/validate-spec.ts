@@ -23,6 +23,7 @@ import {
   SUBSCRIPTIONS_MAX,
 } from './app-spec.js';
 import { isTimeZone, nextCronRun, parseDuration } from './schedule-rules.js';
+import { globPatternProblem } from '../glob.js';
 import {
   at,
   bool,
@@ -309,6 +310,9 @@ function checkFilePattern(config: Raw, field: string): void {
       'must be relative to the space folder, like **/*.md (no leading / and no ..)',
     );
   }
+  // The matcher's own limits (length, states, brace expansion): refused here, not silently never matching.
+  const problem = globPatternProblem(pattern);
+  if (problem) throw specError(at(field, 'pattern'), problem);
 }
 
 const WEBHOOK_PATH = /^[a-z0-9._~-]+(?:\/[a-z0-9._~-]+)*$/;
