@@ -29,6 +29,7 @@ import type { ActivityEntry, App, AutomationFields } from '../../kernel/app.js';
 import { automationState } from '../app-rules.js';
 import { AppErrors, AppsService } from '../apps.service.js';
 import type { RunReport } from './report-to-user.tool.js';
+import { escalationExpiryJobId } from '../../kernel/job-ids.js';
 
 export type { RunTrigger };
 
@@ -243,7 +244,7 @@ export class AppRunsService implements OnModuleInit {
       await this.queue.add(
         'app.escalation-expire',
         { appId, entryId: entry.id, runId },
-        { jobId: `escalation-expire-${entry.id}`, delayMs: Math.round(hours * 3_600_000) },
+        { jobId: escalationExpiryJobId(entry.id), delayMs: Math.round(hours * 3_600_000) },
       );
     }
     return 'Your question was sent to the user. End your turn now; their answer starts a new run.';
