@@ -2,6 +2,34 @@
  * Wire contract of the WebSocket event stream (docs/api.md, "Events").
  * Shared by the server, the web app and the tests.
  */
+import type { AgentChannels, AgentInternalChannels } from './agent.js';
+import type {
+  AppActivityEntryNewEvent,
+  AppChannels,
+  AppDeletedEvent,
+  AppEscalationNewEvent,
+  AppEscalationResolvedEvent,
+  AppImSessionUpdatedEvent,
+  AppListChangedEvent,
+  AppStatusChangedEvent,
+} from './apps.js';
+import type {
+  ARTIFACT_CHANGED_BATCH,
+  ARTIFACT_TREE_UPDATE,
+  ArtifactChangeBatchEvent,
+  ArtifactTreeUpdateEvent,
+  WATCH_RESTART_CHANNEL,
+  WatchRestartEvent,
+} from './artifacts.js';
+import type { MCP_STATUS_CHANNEL, McpStatusEvent } from './mcp.js';
+import type {
+  AI_SOURCES_CATALOG_CHANGED,
+  AiSourcesCatalogChanged,
+  CONFIG_CHANGED_CHANNEL,
+  ConfigChanged,
+} from './models.js';
+import type { SPACE_CHANGED, SpaceChangedEvent } from './spaces.js';
+import type { StoreChannels, StoreSyncStatusEvent, StoreUpgradeAvailableEvent } from './store.js';
 
 /** Every pushed event: `{type:'event', channel, data}`. */
 export interface EventEnvelope<TData extends object = Record<string, unknown>> {
@@ -99,4 +127,113 @@ export const STREAM_GAP_CHANNEL = 'stream:gap';
 /** The wire frame of an event. */
 export function eventFrame(channel: string, data: object): string {
   return JSON.stringify({ type: 'event', channel, data });
+}
+
+/**
+ * The data of an event of one conversation: its channel's fields, stamped with `spaceId`,
+ * `conversationId` and the `seq` the event log gives it (docs/api.md, "Events").
+ */
+export type ConversationEventData = Record<string, unknown>;
+
+/** `stream:gap`: the log no longer reaches back to `fromSeq`; sent by the gateway itself. */
+export interface StreamGapEvent {
+  conversationId: string;
+  fromSeq: number;
+}
+
+/**
+ * Every channel the server publishes, with the data of its events. `EventBus.publish` takes
+ * only these; a new channel is added here (and to EVENT_CHANNELS) with its payload type.
+ */
+export interface EventMap {
+  // One conversation's events (through the event log, with their seq).
+  [AgentChannels.turnStart]: ConversationEventData;
+  [AgentChannels.message]: ConversationEventData;
+  [AgentChannels.thought]: ConversationEventData;
+  [AgentChannels.thoughtDelta]: ConversationEventData;
+  [AgentChannels.toolCall]: ConversationEventData;
+  [AgentChannels.toolResult]: ConversationEventData;
+  [AgentChannels.askQuestion]: ConversationEventData;
+  [AgentChannels.complete]: ConversationEventData;
+  [AgentChannels.error]: ConversationEventData;
+  [AgentChannels.sessionInfo]: ConversationEventData;
+  [AgentChannels.compact]: ConversationEventData;
+  [AgentChannels.apiRetry]: ConversationEventData;
+  [AgentChannels.inputArrived]: ConversationEventData;
+  [AgentChannels.inputStopped]: ConversationEventData;
+  'agent:goal-updated': ConversationEventData;
+  'toolsets:changed': ConversationEventData;
+  'toolsets:requested': ConversationEventData;
+  [STREAM_GAP_CHANNEL]: StreamGapEvent;
+  // Global events.
+  [MCP_STATUS_CHANNEL]: McpStatusEvent;
+  [AppChannels.statusChanged]: AppStatusChangedEvent;
+  [AppChannels.listChanged]: AppListChangedEvent;
+  [AppChannels.deleted]: AppDeletedEvent;
+  [AppChannels.activityEntryNew]: AppActivityEntryNewEvent;
+  [AppChannels.imSessionUpdated]: AppImSessionUpdatedEvent;
+  [AppChannels.escalationNew]: AppEscalationNewEvent;
+  [AppChannels.escalationResolved]: AppEscalationResolvedEvent;
+  [ARTIFACT_CHANGED_BATCH]: ArtifactChangeBatchEvent;
+  [ARTIFACT_TREE_UPDATE]: ArtifactTreeUpdateEvent;
+  [StoreChannels.syncStatusChanged]: StoreSyncStatusEvent;
+  [StoreChannels.upgradeAvailable]: StoreUpgradeAvailableEvent;
+  [AI_SOURCES_CATALOG_CHANGED]: AiSourcesCatalogChanged;
+  [SPACE_CHANGED]: SpaceChangedEvent;
+  // Between replicas only (INTERNAL_CHANNEL_PREFIX: never delivered to sockets).
+  [AgentInternalChannels.stop]: { turnIds: string[] };
+  [AgentInternalChannels.answer]: { turnId: string };
+  [CONFIG_CHANGED_CHANNEL]: ConfigChanged;
+  [WATCH_RESTART_CHANNEL]: WatchRestartEvent;
+}
+
+export type EventChannel = keyof EventMap;
+
+/** Channels whose events belong to one conversation and go through its event log (with a seq). */
+export type ConversationChannel =
+  (typeof AgentChannels)[keyof typeof AgentChannels] | 'agent:goal-updated' | 'toolsets:changed' | 'toolsets:requested';
+
+/** EventMap's channels at run time, for checks (the recording bus of the tests refuses others). */
+export const EVENT_CHANNELS: readonly EventChannel[] = Object.keys({
+  'agent:turn-start': 1,
+  'agent:message': 1,
+  'agent:thought': 1,
+  'agent:thought-delta': 1,
+  'agent:tool-call': 1,
+  'agent:tool-result': 1,
+  'agent:ask-question': 1,
+  'agent:complete': 1,
+  'agent:error': 1,
+  'agent:session-info': 1,
+  'agent:compact': 1,
+  'agent:api-retry': 1,
+  'agent:input-arrived': 1,
+  'agent:input-stopped': 1,
+  'agent:goal-updated': 1,
+  'toolsets:changed': 1,
+  'toolsets:requested': 1,
+  'stream:gap': 1,
+  'agent:mcp-status': 1,
+  'app:status_changed': 1,
+  'app:list_changed': 1,
+  'app:deleted': 1,
+  'app:activity_entry:new': 1,
+  'app:im-session-updated': 1,
+  'app:escalation:new': 1,
+  'app:escalation:resolved': 1,
+  'artifact:changed-batch': 1,
+  'artifact:tree-update': 1,
+  'store:sync-status-changed': 1,
+  'store:upgrade-available': 1,
+  'ai-sources:catalog-changed': 1,
+  'space:changed': 1,
+  'internal:agent-stop': 1,
+  'internal:agent-answer': 1,
+  'internal:config-changed': 1,
+  'internal:artifact-watch:restart': 1,
+} satisfies Record<EventChannel, 1>) as EventChannel[];
+
+/** Whether `channel` is one of EventMap's. */
+export function isEventChannel(channel: string): channel is EventChannel {
+  return (EVENT_CHANNELS as readonly string[]).includes(channel);
 }

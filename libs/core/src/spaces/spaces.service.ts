@@ -5,6 +5,8 @@ import {
   DEFAULT_MEMORY_PREFERENCES,
   MEMORY_CADENCES,
   type MemoryCadence,
+  SPACE_CHANGED,
+  type SpaceChange,
   type SpaceDto,
   type SpacePreferences,
   TEMP_SPACE_ID,
@@ -26,11 +28,8 @@ import {
   spaceFolderProblem,
 } from './space-rules.js';
 
-export const SPACE_CHANGED = 'space:changed';
-
 /** With replicas, a temporary file this old is no write in progress any more (a write takes seconds). */
 export const ORPHANED_TEMP_AGE_MS = 10 * 60_000;
-export type SpaceChange = 'created' | 'updated' | 'deleted' | 'folder-changed';
 
 export interface CreateSpaceInput {
   name?: unknown;

@@ -20,7 +20,7 @@ describe('MeteredEventBus', () => {
     const metrics = new RecordingMetrics();
     const bus = new MeteredEventBus(inner, metrics);
     await bus.publish('agent:message', { conversationId: 'c', delta: 'x' });
-    await bus.publish('artifact:changed-batch', { spaceId: 's' });
+    await bus.publish('artifact:changed-batch', { spaceId: 's', changes: [] });
     assert.deepEqual(inner.published, ['agent:message', 'artifact:changed-batch']);
     assert.equal(metrics.of('eventPublished').length, 2);
     assert.deepEqual(metrics.of('turnEnded'), []);
