@@ -1,3 +1,4 @@
+import { ErrorCodes } from '#contracts/errors.js';
 import { randomUUID } from 'node:crypto';
 import { isAbsolute, join, resolve } from 'node:path';
 import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
@@ -120,7 +121,7 @@ export class SpacesService implements OnApplicationBootstrap {
 
   async get(spaceId: string): Promise<Space> {
     const space = await this.spaces.findById(spaceId);
-    if (!space) throw DomainError.notFound(SpaceErrors.notFound);
+    if (!space) throw DomainError.notFound(SpaceErrors.notFound, ErrorCodes.SPACE_NOT_FOUND);
     return space;
   }
 
@@ -175,7 +176,7 @@ export class SpacesService implements OnApplicationBootstrap {
     const color = optionalString(input.color, 'color');
     if (color !== null) patch.color = color;
     const updated = await this.spaces.update(spaceId, patch);
-    if (!updated) throw DomainError.notFound(SpaceErrors.notFound);
+    if (!updated) throw DomainError.notFound(SpaceErrors.notFound, ErrorCodes.SPACE_NOT_FOUND);
     await this.announce(spaceId, 'updated');
     return updated;
   }
@@ -226,13 +227,14 @@ export class SpacesService implements OnApplicationBootstrap {
     if (!(await this.folders.isFolder(workingDir))) throw DomainError.invalid(SpaceErrors.folderMissing);
     const folder = await this.folders.canonical(workingDir);
     await this.assertUsableFolder(folder, spaceId, 'workingDir');
-    if (this.changing.has(spaceId)) throw new DomainError('conflict', SpaceErrors.changing);
+    if (this.changing.has(spaceId)) throw new DomainError('conflict', SpaceErrors.changing, ErrorCodes.SPACE_BUSY);
     this.changing.add(spaceId);
     try {
-      if (await this.activity.isBusy(spaceId)) throw new DomainError('conflict', SpaceErrors.busy);
+      if (await this.activity.isBusy(spaceId))
+        throw new DomainError('conflict', SpaceErrors.busy, ErrorCodes.SPACE_BUSY);
       // The user brought this folder: deleting the space later leaves it in place.
       const updated = await this.spaces.update(spaceId, { path: folder, ownsFolder: false });
-      if (!updated) throw DomainError.notFound(SpaceErrors.notFound);
+      if (!updated) throw DomainError.notFound(SpaceErrors.notFound, ErrorCodes.SPACE_NOT_FOUND);
       await this.announce(spaceId, 'folder-changed');
       return updated;
     } finally {
@@ -271,7 +273,7 @@ export class SpacesService implements OnApplicationBootstrap {
       }
     }
     const updated = await this.spaces.update(spaceId, { preferences: { ...space.preferences, memory: next } });
-    if (!updated) throw DomainError.notFound(SpaceErrors.notFound);
+    if (!updated) throw DomainError.notFound(SpaceErrors.notFound, ErrorCodes.SPACE_NOT_FOUND);
     return updated;
   }
 
@@ -295,7 +297,8 @@ export class SpacesService implements OnApplicationBootstrap {
     const problem = spaceFolderProblem(canonical, await this.folders.canonical(this.config.dataDir));
     if (problem !== null) throw DomainError.invalid(spaceFolderMessage(field, problem));
     const others = (await this.spaces.listAll()).filter((s) => s.id !== spaceId);
-    if (await this.sharesFolder(canonical, others)) throw new DomainError('conflict', SpaceErrors.folderTaken);
+    if (await this.sharesFolder(canonical, others))
+      throw new DomainError('conflict', SpaceErrors.folderTaken, ErrorCodes.SPACE_FOLDER_TAKEN);
   }
 
   private async sharesFolder(folder: string, spaces: Space[]): Promise<boolean> {
