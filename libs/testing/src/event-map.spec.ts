@@ -3,17 +3,17 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import * as agent from './agent.js';
-import * as apps from './apps.js';
-import * as artifacts from './artifacts.js';
-import * as events from './events.js';
-import { CONVERSATION_CHANNELS, EVENT_CHANNELS, isEventChannel, STATUS_CHANNELS } from './events.js';
-import * as mcp from './mcp.js';
-import * as models from './models.js';
-import * as spaces from './spaces.js';
-import * as store from './store.js';
+import * as agent from '#contracts/agent.js';
+import * as apps from '#contracts/apps.js';
+import * as artifacts from '#contracts/artifacts.js';
+import * as events from '#contracts/events.js';
+import { CONVERSATION_CHANNELS, EVENT_CHANNELS, isEventChannel, STATUS_CHANNELS } from '#contracts/events.js';
+import * as mcp from '#contracts/mcp.js';
+import * as models from '#contracts/models.js';
+import * as spaces from '#contracts/spaces.js';
+import * as store from '#contracts/store.js';
 
-/** Repository root: this file runs as dist/libs/contracts/src/events.spec.js. */
+/** Repository root: this file runs as dist/libs/testing/src/event-map.spec.js. */
 const ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
 const CHANNEL = /^[a-z][a-z-]*(?::[a-z_-]+)+$/;
 
