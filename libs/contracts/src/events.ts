@@ -2,7 +2,7 @@
  * Wire contract of the WebSocket event stream (docs/api.md, "Events").
  * Shared by the server, the web app and the tests.
  */
-import type { AgentChannels, AgentInternalChannels } from './agent.js';
+import type { AgentEventPayloads, AgentInternalChannels } from './agent.js';
 import type {
   AppActivityEntryNewEvent,
   AppChannels,
@@ -129,11 +129,19 @@ export function eventFrame(channel: string, data: object): string {
   return JSON.stringify({ type: 'event', channel, data });
 }
 
-/**
- * The data of an event of one conversation: its channel's fields, stamped with `spaceId`,
- * `conversationId` and the `seq` the event log gives it (docs/api.md, "Events").
- */
-export type ConversationEventData = Record<string, unknown>;
+/** Channels whose events belong to one conversation and go through its event log (with a seq). */
+export type ConversationChannel = keyof AgentEventPayloads;
+
+/** What the event log stamps on every event of a conversation. */
+export interface ConversationStamp {
+  spaceId: string;
+  conversationId: string;
+  seq: number;
+}
+
+/** The data of an event of one conversation as it travels: its payload, stamped. */
+export type ConversationEventData<C extends ConversationChannel = ConversationChannel> = AgentEventPayloads[C] &
+  ConversationStamp;
 
 /** `stream:gap`: the log no longer reaches back to `fromSeq`; sent by the gateway itself. */
 export interface StreamGapEvent {
@@ -141,31 +149,9 @@ export interface StreamGapEvent {
   fromSeq: number;
 }
 
-/**
- * Every channel the server publishes, with the data of its events. `EventBus.publish` takes
- * only these; a new channel is added here (and to EVENT_CHANNELS) with its payload type.
- */
-export interface EventMap {
-  // One conversation's events (through the event log, with their seq).
-  [AgentChannels.turnStart]: ConversationEventData;
-  [AgentChannels.message]: ConversationEventData;
-  [AgentChannels.thought]: ConversationEventData;
-  [AgentChannels.thoughtDelta]: ConversationEventData;
-  [AgentChannels.toolCall]: ConversationEventData;
-  [AgentChannels.toolResult]: ConversationEventData;
-  [AgentChannels.askQuestion]: ConversationEventData;
-  [AgentChannels.complete]: ConversationEventData;
-  [AgentChannels.error]: ConversationEventData;
-  [AgentChannels.sessionInfo]: ConversationEventData;
-  [AgentChannels.compact]: ConversationEventData;
-  [AgentChannels.apiRetry]: ConversationEventData;
-  [AgentChannels.inputArrived]: ConversationEventData;
-  [AgentChannels.inputStopped]: ConversationEventData;
-  'agent:goal-updated': ConversationEventData;
-  'toolsets:changed': ConversationEventData;
-  'toolsets:requested': ConversationEventData;
+/** The channels of events that belong to no one conversation (and stream:gap, which the gateway sends). */
+export interface GlobalEventMap {
   [STREAM_GAP_CHANNEL]: StreamGapEvent;
-  // Global events.
   [MCP_STATUS_CHANNEL]: McpStatusEvent;
   [AppChannels.statusChanged]: AppStatusChangedEvent;
   [AppChannels.listChanged]: AppListChangedEvent;
@@ -187,11 +173,14 @@ export interface EventMap {
   [WATCH_RESTART_CHANNEL]: WatchRestartEvent;
 }
 
-export type EventChannel = keyof EventMap;
+/**
+ * Every channel the server publishes, with the data of its events. `EventBus.publish` takes
+ * only these; a new channel is added here (AgentEventPayloads for a conversation's, else
+ * GlobalEventMap) with its payload type, and to EVENT_CHANNELS.
+ */
+export type EventMap = { [C in ConversationChannel]: ConversationEventData<C> } & GlobalEventMap;
 
-/** Channels whose events belong to one conversation and go through its event log (with a seq). */
-export type ConversationChannel =
-  (typeof AgentChannels)[keyof typeof AgentChannels] | 'agent:goal-updated' | 'toolsets:changed' | 'toolsets:requested';
+export type EventChannel = keyof EventMap;
 
 /** EventMap's channels at run time, for checks (the recording bus of the tests refuses others). */
 export const EVENT_CHANNELS: readonly EventChannel[] = Object.keys({

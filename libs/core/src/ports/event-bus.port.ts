@@ -28,7 +28,8 @@ export abstract class EventBus {
   ): Promise<LoggedEvent> {
     const logged = await log.append(conversationId, channel, data);
     relayTrace.markLogged(conversationId, logged.seq);
-    await this.publish(channel, logged.data);
+    // The log answers the payload it was given, stamped with spaceId, conversationId and seq.
+    await this.publish(channel, logged.data as EventMap[typeof channel]);
     return logged;
   }
 }
