@@ -87,6 +87,57 @@ export const AgentChannels = {
   inputStopped: 'agent:input-stopped',
 } as const;
 
+/** A user message as the input events carry it. */
+export interface WireInputMessage {
+  id: string;
+  role: 'user';
+  content: string;
+}
+
+/**
+ * What each event of a conversation says, before the event log stamps `spaceId`,
+ * `conversationId` and `seq` on it (docs/api.md, "Conversation events").
+ */
+export interface AgentEventPayloads {
+  'agent:turn-start': { type: 'turn-start' };
+  /** A text block opens (`isNewTextBlock`), streams (`delta`), ends or completes the reply (`content`). */
+  'agent:message': {
+    content?: string;
+    delta?: string;
+    isNewTextBlock?: boolean;
+    isStreaming?: boolean;
+    isComplete: boolean;
+  };
+  'agent:thought': { thought: Omit<Thought, 'toolUseId'> };
+  /** A thought's text streams or ends, its tool input streams or ends, or its tool's result came. */
+  'agent:thought-delta': {
+    thoughtId: string;
+    delta?: string;
+    content?: string;
+    isComplete?: boolean;
+    toolInput?: Record<string, unknown>;
+    isToolInput?: boolean;
+    toolResult?: { output: string; isError: boolean; timestamp: string };
+    isToolResult?: boolean;
+  };
+  'agent:tool-call': { id: string; name: string; status: 'running'; input: Record<string, unknown> };
+  'agent:tool-result': { toolId: string; result: string; isError: boolean };
+  'agent:ask-question': { id: string; questions: AskQuestion[] };
+  'agent:complete': { duration: number; tokenUsage?: TokenUsageDto };
+  /** `error`, with `errorCode` or `errorType` where the ending has one. */
+  'agent:error': { error: string; [field: string]: unknown };
+  'agent:session-info': { slashCommands: string[]; skills: string[]; agents: string[] };
+  'agent:compact': { trigger: 'auto'; preTokens: number };
+  /** `retry: null`: the retried call went through. */
+  'agent:api-retry': { retry: ApiRetryInfo | null };
+  'agent:input-arrived': { messages: WireInputMessage[]; live: true };
+  'agent:input-stopped': { messages: WireInputMessage[] };
+  /** Channels of the original product's clients that this server does not publish yet. */
+  'agent:goal-updated': Record<string, unknown>;
+  'toolsets:changed': Record<string, unknown>;
+  'toolsets:requested': Record<string, unknown>;
+}
+
 /** Coordination between replicas (never delivered to sockets). */
 export const AgentInternalChannels = {
   stop: 'internal:agent-stop',

@@ -2,6 +2,34 @@
  * Wire contract of the WebSocket event stream (docs/api.md, "Events").
  * Shared by the server, the web app and the tests.
  */
+import type { AgentEventPayloads, AgentInternalChannels } from './agent.js';
+import type {
+  AppActivityEntryNewEvent,
+  AppChannels,
+  AppDeletedEvent,
+  AppEscalationNewEvent,
+  AppEscalationResolvedEvent,
+  AppImSessionUpdatedEvent,
+  AppListChangedEvent,
+  AppStatusChangedEvent,
+} from './apps.js';
+import type {
+  ARTIFACT_CHANGED_BATCH,
+  ARTIFACT_TREE_UPDATE,
+  ArtifactChangeBatchEvent,
+  ArtifactTreeUpdateEvent,
+  WATCH_RESTART_CHANNEL,
+  WatchRestartEvent,
+} from './artifacts.js';
+import type { MCP_STATUS_CHANNEL, McpStatusEvent } from './mcp.js';
+import type {
+  AI_SOURCES_CATALOG_CHANGED,
+  AiSourcesCatalogChanged,
+  CONFIG_CHANGED_CHANNEL,
+  ConfigChanged,
+} from './models.js';
+import type { SPACE_CHANGED, SpaceChangedEvent } from './spaces.js';
+import type { StoreChannels, StoreSyncStatusEvent, StoreUpgradeAvailableEvent } from './store.js';
 
 /** Every pushed event: `{type:'event', channel, data}`. */
 export interface EventEnvelope<TData extends object = Record<string, unknown>> {
@@ -99,4 +127,102 @@ export const STREAM_GAP_CHANNEL = 'stream:gap';
 /** The wire frame of an event. */
 export function eventFrame(channel: string, data: object): string {
   return JSON.stringify({ type: 'event', channel, data });
+}
+
+/** Channels whose events belong to one conversation and go through its event log (with a seq). */
+export type ConversationChannel = keyof AgentEventPayloads;
+
+/** What the event log stamps on every event of a conversation. */
+export interface ConversationStamp {
+  spaceId: string;
+  conversationId: string;
+  seq: number;
+}
+
+/** The data of an event of one conversation as it travels: its payload, stamped. */
+export type ConversationEventData<C extends ConversationChannel = ConversationChannel> = AgentEventPayloads[C] &
+  ConversationStamp;
+
+/** `stream:gap`: the log no longer reaches back to `fromSeq`; sent by the gateway itself. */
+export interface StreamGapEvent {
+  conversationId: string;
+  fromSeq: number;
+}
+
+/** The channels of events that belong to no one conversation (and stream:gap, which the gateway sends). */
+export interface GlobalEventMap {
+  [STREAM_GAP_CHANNEL]: StreamGapEvent;
+  [MCP_STATUS_CHANNEL]: McpStatusEvent;
+  [AppChannels.statusChanged]: AppStatusChangedEvent;
+  [AppChannels.listChanged]: AppListChangedEvent;
+  [AppChannels.deleted]: AppDeletedEvent;
+  [AppChannels.activityEntryNew]: AppActivityEntryNewEvent;
+  [AppChannels.imSessionUpdated]: AppImSessionUpdatedEvent;
+  [AppChannels.escalationNew]: AppEscalationNewEvent;
+  [AppChannels.escalationResolved]: AppEscalationResolvedEvent;
+  [ARTIFACT_CHANGED_BATCH]: ArtifactChangeBatchEvent;
+  [ARTIFACT_TREE_UPDATE]: ArtifactTreeUpdateEvent;
+  [StoreChannels.syncStatusChanged]: StoreSyncStatusEvent;
+  [StoreChannels.upgradeAvailable]: StoreUpgradeAvailableEvent;
+  [AI_SOURCES_CATALOG_CHANGED]: AiSourcesCatalogChanged;
+  [SPACE_CHANGED]: SpaceChangedEvent;
+  // Between replicas only (INTERNAL_CHANNEL_PREFIX: never delivered to sockets).
+  [AgentInternalChannels.stop]: { turnIds: string[] };
+  [AgentInternalChannels.answer]: { turnId: string };
+  [CONFIG_CHANGED_CHANNEL]: ConfigChanged;
+  [WATCH_RESTART_CHANNEL]: WatchRestartEvent;
+}
+
+/**
+ * Every channel the server publishes, with the data of its events. `EventBus.publish` takes
+ * only these; a new channel is added here (AgentEventPayloads for a conversation's, else
+ * GlobalEventMap) with its payload type, and to EVENT_CHANNELS.
+ */
+export type EventMap = { [C in ConversationChannel]: ConversationEventData<C> } & GlobalEventMap;
+
+export type EventChannel = keyof EventMap;
+
+/** EventMap's channels at run time, for checks (the recording bus of the tests refuses others). */
+export const EVENT_CHANNELS: readonly EventChannel[] = Object.keys({
+  'agent:turn-start': 1,
+  'agent:message': 1,
+  'agent:thought': 1,
+  'agent:thought-delta': 1,
+  'agent:tool-call': 1,
+  'agent:tool-result': 1,
+  'agent:ask-question': 1,
+  'agent:complete': 1,
+  'agent:error': 1,
+  'agent:session-info': 1,
+  'agent:compact': 1,
+  'agent:api-retry': 1,
+  'agent:input-arrived': 1,
+  'agent:input-stopped': 1,
+  'agent:goal-updated': 1,
+  'toolsets:changed': 1,
+  'toolsets:requested': 1,
+  'stream:gap': 1,
+  'agent:mcp-status': 1,
+  'app:status_changed': 1,
+  'app:list_changed': 1,
+  'app:deleted': 1,
+  'app:activity_entry:new': 1,
+  'app:im-session-updated': 1,
+  'app:escalation:new': 1,
+  'app:escalation:resolved': 1,
+  'artifact:changed-batch': 1,
+  'artifact:tree-update': 1,
+  'store:sync-status-changed': 1,
+  'store:upgrade-available': 1,
+  'ai-sources:catalog-changed': 1,
+  'space:changed': 1,
+  'internal:agent-stop': 1,
+  'internal:agent-answer': 1,
+  'internal:config-changed': 1,
+  'internal:artifact-watch:restart': 1,
+} satisfies Record<EventChannel, 1>) as EventChannel[];
+
+/** Whether `channel` is one of EventMap's. */
+export function isEventChannel(channel: string): channel is EventChannel {
+  return (EVENT_CHANNELS as readonly string[]).includes(channel);
 }

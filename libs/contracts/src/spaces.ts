@@ -42,3 +42,11 @@ export interface MemoryState {
   lastAttempt: { at: string; outcome: string; reason?: string } | null;
   consolidating: boolean;
 }
+
+/** A workspace was created, updated, deleted or its folder changed (to every connection). */
+export const SPACE_CHANGED = 'space:changed';
+export type SpaceChange = 'created' | 'updated' | 'deleted' | 'folder-changed';
+export interface SpaceChangedEvent {
+  spaceId: string;
+  change: SpaceChange;
+}

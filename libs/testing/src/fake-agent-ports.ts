@@ -1,4 +1,4 @@
-import type { BusEvent } from '#contracts/events.js';
+import { type BusEvent, type EventChannel, type EventMap, isEventChannel } from '#contracts/events.js';
 import { type BusEventHandler, EventBus } from '#core/ports/event-bus.port.js';
 import { EventLog, type LoggedEvent, type ReplayResult } from '#core/ports/event-log.port.js';
 import {
@@ -11,12 +11,17 @@ import {
   type TurnStatus,
 } from '#core/ports/turn.repository.port.js';
 
-/** An in-process bus that records what was published and delivers it to subscribers at once. */
+/**
+ * An in-process bus that records what was published and delivers it to subscribers at once.
+ * It refuses a channel that `EventMap` lacks (libs/contracts/src/events.ts): a test that makes
+ * code publish one fails.
+ */
 export class RecordingEventBus extends EventBus {
   readonly published: BusEvent[] = [];
   private readonly handlers = new Set<BusEventHandler>();
 
-  async publish(channel: string, data: object): Promise<void> {
+  async publish<C extends EventChannel>(channel: C, data: EventMap[C]): Promise<void> {
+    if (!isEventChannel(channel)) throw new Error(`published on "${String(channel)}", a channel EventMap lacks`);
     const event = { channel, data: data as Record<string, unknown> };
     this.published.push(event);
     const frame = JSON.stringify({ type: 'event', ...event });

@@ -27,6 +27,7 @@ import { ConversationEvents } from './conversation-events.js';
 import { ToolRegistry } from './tool-registry.js';
 import { TurnPlanBuilders } from './turn-plan-builders.js';
 import { endUnfinishedTurn, toWireMessages, TurnTexts } from './turn-endings.js';
+import { turnJobId } from '../kernel/job-ids.js';
 
 export interface SendMessageInput {
   spaceId?: unknown;
@@ -176,7 +177,7 @@ export class AgentService {
 
   private async announceTurn(queued: TurnRecord): Promise<void> {
     await this.events.emit(queued.spaceId, queued.conversationId, AgentChannels.turnStart, { type: 'turn-start' });
-    await this.queue.add('agent.turn', { turnId: queued.id, kind: queued.kind }, { jobId: `turn-${queued.id}` });
+    await this.queue.add('agent.turn', { turnId: queued.id, kind: queued.kind }, { jobId: turnJobId(queued.id) });
   }
 
   private async handToRunningTurn(

@@ -1,4 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
+import type { AgentEventPayloads } from '#contracts/agent.js';
+import type { ConversationChannel } from '#contracts/events.js';
 import { EventBus } from '../ports/event-bus.port.js';
 import { EventLog, type LoggedEvent } from '../ports/event-log.port.js';
 import type { Emit } from './engine/step-emitter.js';
@@ -23,11 +25,21 @@ export class ConversationEvents {
     private readonly log: EventLog,
   ) {}
 
-  emit(spaceId: string, conversationId: string, channel: string, payload: object): Promise<number> {
+  emit<C extends ConversationChannel>(
+    spaceId: string,
+    conversationId: string,
+    channel: C,
+    payload: AgentEventPayloads[C],
+  ): Promise<number> {
     return this.publish(spaceId, conversationId, channel, payload).then((logged) => logged.seq);
   }
 
-  private publish(spaceId: string, conversationId: string, channel: string, payload: object): Promise<LoggedEvent> {
+  private publish(
+    spaceId: string,
+    conversationId: string,
+    channel: ConversationChannel,
+    payload: object,
+  ): Promise<LoggedEvent> {
     const built = relayTrace.enabled ? preciseNow() : 0;
     const published = this.bus.publishLogged(this.log, conversationId, channel, {
       ...payload,
@@ -49,7 +61,12 @@ export class ConversationEvents {
   }
 
   /** Fire-and-forget for high-rate events; a failure is logged, not thrown. */
-  fire(spaceId: string, conversationId: string, channel: string, payload: object): void {
+  fire<C extends ConversationChannel>(
+    spaceId: string,
+    conversationId: string,
+    channel: C,
+    payload: AgentEventPayloads[C],
+  ): void {
     this.publish(spaceId, conversationId, channel, payload).catch((err: Error) =>
       this.logger.warn(`event ${channel} of ${conversationId} was not delivered: ${err.message}`),
     );

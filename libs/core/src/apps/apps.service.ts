@@ -199,7 +199,7 @@ export class AppsService extends AppCleanup implements OnApplicationBootstrap {
   async get(appId: string): Promise<App> {
     await this.whenReady();
     const app = UUID.test(appId) ? await this.apps.findById(appId) : null;
-    if (!app) throw DomainError.notFound(AppErrors.notFound(appId));
+    if (!app) throw DomainError.notFound(AppErrors.notFound(appId), ErrorCodes.APP_NOT_FOUND);
     return app;
   }
 
@@ -324,7 +324,7 @@ export class AppsService extends AppCleanup implements OnApplicationBootstrap {
   async resume(appId: string): Promise<App> {
     const app = await this.installed(appId);
     if (app.status !== 'paused' && app.status !== 'error') {
-      throw new DomainError('conflict', AppErrors.notPaused);
+      throw new DomainError('conflict', AppErrors.notPaused, ErrorCodes.APP_NOT_PAUSED);
     }
     const resumed = await this.change(app, { status: 'active', automation: { lastError: null } });
     return this.activate(resumed, true);
@@ -410,7 +410,8 @@ export class AppsService extends AppCleanup implements OnApplicationBootstrap {
   /** An app that is installed (not uninstalled). */
   private async installed(appId: string): Promise<App> {
     const app = await this.get(appId);
-    if (app.status === 'uninstalled') throw new DomainError('conflict', AppErrors.uninstalled);
+    if (app.status === 'uninstalled')
+      throw new DomainError('conflict', AppErrors.uninstalled, ErrorCodes.APP_UNINSTALLED);
     return app;
   }
 
@@ -435,13 +436,14 @@ export class AppsService extends AppCleanup implements OnApplicationBootstrap {
   }
 
   private async assertSpace(spaceId: string | null): Promise<void> {
-    if (spaceId !== null && !(await this.spaces.findById(spaceId))) throw DomainError.notFound(SpaceErrors.notFound);
+    if (spaceId !== null && !(await this.spaces.findById(spaceId)))
+      throw DomainError.notFound(SpaceErrors.notFound, ErrorCodes.SPACE_NOT_FOUND);
   }
 
   private async change(app: App, changes: AppChanges): Promise<App> {
     const updated = await this.apps.update(app.id, changes);
     if (updated === ALREADY_INSTALLED) throw alreadyInstalled();
-    if (!updated) throw DomainError.notFound(AppErrors.notFound(app.id));
+    if (!updated) throw DomainError.notFound(AppErrors.notFound(app.id), ErrorCodes.APP_NOT_FOUND);
     return updated;
   }
 

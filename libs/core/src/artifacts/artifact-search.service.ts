@@ -4,16 +4,12 @@ import { Clock } from '../ports/clock.port.js';
 import { EventBus } from '../ports/event-bus.port.js';
 import { FILE_CHANGE_TYPES, FileTreeScanner } from '../ports/file-watcher.port.js';
 import type { Space } from '../kernel/space.js';
-import { SPACE_CHANGED, SpacesService } from '../spaces/spaces.service.js';
+import { ARTIFACT_CHANGED_BATCH } from '#contracts/artifacts.js';
+import { SPACE_CHANGED } from '#contracts/spaces.js';
+import { SpacesService } from '../spaces/spaces.service.js';
 import { type IndexedPath, PathIndex } from './path-index.js';
 import { relativeInside, toPosix } from './path-rules.js';
-import {
-  ARTIFACT_CHANGED_BATCH,
-  type ArtifactChange,
-  ignoreUnder,
-  isIgnoredRelative,
-  relativeUnder,
-} from './watch-events.js';
+import { type ArtifactChange, ignoreUnder, isIgnoredRelative, relativeUnder } from './watch-events.js';
 
 /** Injection token of ArtifactSearchOptions. */
 export const ARTIFACT_SEARCH_OPTIONS = Symbol('ARTIFACT_SEARCH_OPTIONS');

@@ -6,13 +6,14 @@ import {
   type OnModuleDestroy,
   Optional,
 } from '@nestjs/common';
-import { INTERNAL_CHANNEL_PREFIX } from '#contracts/events.js';
+import { ARTIFACT_CHANGED_BATCH, ARTIFACT_TREE_UPDATE, WATCH_RESTART_CHANNEL } from '#contracts/artifacts.js';
 import { Clock } from '../ports/clock.port.js';
 import { EventBus } from '../ports/event-bus.port.js';
 import { FileTreeScanner, FileWatcher, type FolderWatch } from '../ports/file-watcher.port.js';
 import { type LeaderCampaign, LeaderLease } from '../ports/leader-lease.port.js';
 import { Metrics, NoopMetrics } from '../ports/metrics.port.js';
-import { SPACE_CHANGED, SpacesService } from '../spaces/spaces.service.js';
+import { SPACE_CHANGED } from '#contracts/spaces.js';
+import { SpacesService } from '../spaces/spaces.service.js';
 import {
   type BatchFlush,
   type BatchTimers,
@@ -22,8 +23,6 @@ import {
 } from './change-batcher.js';
 import { relativeInside } from './path-rules.js';
 import {
-  ARTIFACT_CHANGED_BATCH,
-  ARTIFACT_TREE_UPDATE,
   type ArtifactChangeBatchEvent,
   type ArtifactTreeUpdateEvent,
   compareTreeNodes,
@@ -84,9 +83,6 @@ const MAX_STORM_PAUSE_MS = 60_000;
 
 /** Name of the lease whose holder watches every space. */
 export const WATCH_LEASE = 'artifact-watch';
-
-/** Bus channel (never delivered to sockets) asking the watching replica to restart a space's watcher. */
-export const WATCH_RESTART_CHANNEL = `${INTERNAL_CHANNEL_PREFIX}artifact-watch:restart`;
 
 interface WatchedSpace {
   spaceId: string;

@@ -1,3 +1,4 @@
+import { ErrorCodes } from '#contracts/errors.js';
 import { isUtf8 } from 'node:buffer';
 import { basename, dirname, extname, join } from 'node:path';
 import { Injectable } from '@nestjs/common';
@@ -112,7 +113,8 @@ export class ArtifactsService {
     const target = await this.inSpace(root, join(parent.path, name), false);
     this.refuseServiceFolder(target);
     const info = await this.files.stat(target);
-    if (info?.kind === 'folder') throw new DomainError('conflict', 'A folder already exists at that path');
+    if (info?.kind === 'folder')
+      throw new DomainError('conflict', 'A folder already exists at that path', ErrorCodes.ALREADY_EXISTS);
     await this.files.writeAtomic(target, input.content ?? '');
     return { path: target.path };
   }
@@ -124,7 +126,8 @@ export class ArtifactsService {
     const target = await this.inSpace(root, join(parent.path, name), false);
     this.refuseServiceFolder(target);
     const info = await this.files.stat(target);
-    if (info && info.kind !== 'folder') throw new DomainError('conflict', 'A file already exists at that path');
+    if (info && info.kind !== 'folder')
+      throw new DomainError('conflict', 'A file already exists at that path', ErrorCodes.ALREADY_EXISTS);
     if (!info) await this.files.makeFolder(target);
     return { path: target.path };
   }
@@ -135,7 +138,7 @@ export class ArtifactsService {
     const source = await this.inSpace(root, input.oldPath, false);
     this.refuseServiceFolder(source);
     const info = await this.files.stat(source);
-    if (!info) throw DomainError.notFound(ArtifactErrors.fileNotFound);
+    if (!info) throw DomainError.notFound(ArtifactErrors.fileNotFound, ErrorCodes.FILE_NOT_FOUND);
     const destination = await this.parentFolder(root, input.newParentPath, 'newParentPath');
     if (info.kind === 'folder' && !info.symlink && isSelfOrDescendant(source.real, destination.real)) {
       throw DomainError.invalid('Cannot move a folder into itself');
@@ -144,7 +147,11 @@ export class ArtifactsService {
     if (target.entry === source.entry) return { path: source.path };
     this.refuseServiceFolder(target);
     if (await this.files.stat(target)) {
-      throw new DomainError('conflict', 'A file or folder with that name already exists in the destination');
+      throw new DomainError(
+        'conflict',
+        'A file or folder with that name already exists in the destination',
+        ErrorCodes.ALREADY_EXISTS,
+      );
     }
     await this.files.move(source, target);
     return { path: target.path };
@@ -157,14 +164,14 @@ export class ArtifactsService {
     const source = await this.inSpace(root, input.oldPath, false);
     this.refuseServiceFolder(source);
     const info = await this.files.stat(source);
-    if (!info) throw DomainError.notFound(ArtifactErrors.fileNotFound);
+    if (!info) throw DomainError.notFound(ArtifactErrors.fileNotFound, ErrorCodes.FILE_NOT_FOUND);
     const target = await this.inSpace(root, join(dirname(source.path), newName), false);
     if (target.entry === source.entry) return { path: source.path };
     this.refuseServiceFolder(target);
     const existing = await this.files.stat(target);
     // The same entry under another spelling (a case-only rename on a case-insensitive disk) is no conflict.
     if (existing && existing.identity !== info.identity) {
-      throw new DomainError('conflict', `A file or folder named ${newName} already exists`);
+      throw new DomainError('conflict', `A file or folder named ${newName} already exists`, ErrorCodes.ALREADY_EXISTS);
     }
     await this.files.move(source, target);
     return { path: target.path };
@@ -176,7 +183,8 @@ export class ArtifactsService {
     const root = await this.spaceRoot(spaceId);
     const target = await this.inSpace(root, path, false);
     this.refuseServiceFolder(target);
-    if (!(await this.files.stat(target))) throw DomainError.notFound(ArtifactErrors.fileNotFound);
+    if (!(await this.files.stat(target)))
+      throw DomainError.notFound(ArtifactErrors.fileNotFound, ErrorCodes.FILE_NOT_FOUND);
     await this.files.trash(target);
   }
 
@@ -197,10 +205,11 @@ export class ArtifactsService {
     const tooLong = nameLengthProblem(basename(target.path));
     if (tooLong) throw DomainError.invalid(tooLong);
     const info = await this.files.stat(target);
-    if (info && info.kind !== 'file') throw new DomainError('conflict', 'A folder already exists at that path');
+    if (info && info.kind !== 'file')
+      throw new DomainError('conflict', 'A folder already exists at that path', ErrorCodes.ALREADY_EXISTS);
     await this.parentFolder(root, dirname(target.path), 'path');
     const size = await this.files.writeAtomicFrom(target, chunks, MAX_UPLOAD_BYTES);
-    if (size === 'too-large') throw new DomainError('too_large', ArtifactErrors.uploadTooLarge);
+    if (size === 'too-large') throw new DomainError('too_large', ArtifactErrors.uploadTooLarge, ErrorCodes.TOO_LARGE);
     return { path: target.path, size };
   }
 
@@ -220,7 +229,7 @@ export class ArtifactsService {
     const { target, type } = await this.inspect(path);
     const limit = type.isText ? MAX_TEXT_BYTES : MAX_BINARY_BYTES;
     const data = await this.files.readFile(target, limit);
-    if (data === 'too-large') throw new DomainError('internal', ArtifactErrors.tooLarge);
+    if (data === 'too-large') throw new DomainError('internal', ArtifactErrors.tooLarge, ErrorCodes.INTERNAL);
     const utf8 = type.isText && isUtf8(data);
     return {
       content: data.toString(utf8 ? 'utf8' : 'base64'),
@@ -244,7 +253,8 @@ export class ArtifactsService {
     if (info?.kind === 'folder') throw DomainError.invalid(ArtifactErrors.isDirectory);
     if (!info) {
       const parent = await this.anywhere(dirname(target.path), true);
-      if ((await this.files.stat(parent))?.kind !== 'folder') throw DomainError.notFound(ArtifactErrors.folderNotFound);
+      if ((await this.files.stat(parent))?.kind !== 'folder')
+        throw DomainError.notFound(ArtifactErrors.folderNotFound, ErrorCodes.FOLDER_NOT_FOUND);
     }
     await this.files.writeAtomic(target, content);
   }
@@ -270,7 +280,7 @@ export class ArtifactsService {
     const target = await this.anywhere(path, true);
     this.refuseServiceFolder(target);
     const info = await this.files.stat(target);
-    if (!info) throw DomainError.notFound(ArtifactErrors.fileNotFound);
+    if (!info) throw DomainError.notFound(ArtifactErrors.fileNotFound, ErrorCodes.FILE_NOT_FOUND);
     if (info.kind === 'folder') throw DomainError.invalid(ArtifactErrors.isDirectory);
     if (info.kind !== 'file') throw DomainError.invalid(ArtifactErrors.notAFile);
     const head = await this.files.readHead(target, SNIFF_BYTES);
@@ -279,7 +289,7 @@ export class ArtifactsService {
 
   private async existingFolder(folder: GuardedPath): Promise<GuardedPath> {
     const info = await this.files.stat(folder);
-    if (!info) throw DomainError.notFound(ArtifactErrors.folderNotFound);
+    if (!info) throw DomainError.notFound(ArtifactErrors.folderNotFound, ErrorCodes.FOLDER_NOT_FOUND);
     if (info.kind !== 'folder') throw DomainError.invalid('Not a folder');
     return folder;
   }
@@ -288,7 +298,7 @@ export class ArtifactsService {
   private async parentFolder(root: string, parentPath: string | undefined, field: string): Promise<GuardedPath> {
     const folder = await this.inSpace(root, required(parentPath) ? parentPath : root, true);
     const info = await this.files.stat(folder);
-    if (!info) throw DomainError.notFound(ArtifactErrors.folderNotFound);
+    if (!info) throw DomainError.notFound(ArtifactErrors.folderNotFound, ErrorCodes.FOLDER_NOT_FOUND);
     if (info.kind !== 'folder') throw DomainError.invalid(`${field} is not a folder`);
     return folder;
   }

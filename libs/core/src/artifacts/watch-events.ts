@@ -1,48 +1,15 @@
 import { basename, dirname, sep } from 'node:path';
+import type { ArtifactChange, ArtifactTreeNode } from '#contracts/artifacts.js';
 import type { FileChangeType, TreeEntryType } from '../ports/file-watcher.port.js';
 import { SERVICE_FOLDER } from '../kernel/space.js';
 import { ATOMIC_TEMP_SUFFIX, relativeInside, toPosix } from './path-rules.js';
 
-/** Global file events (docs/api.md, "Files on disk": file events). */
-export const ARTIFACT_CHANGED_BATCH = 'artifact:changed-batch';
-export const ARTIFACT_TREE_UPDATE = 'artifact:tree-update';
-
-/** One change as clients see it. */
-export interface ArtifactChange {
-  type: FileChangeType;
-  /** Absolute path. */
-  path: string;
-  /** Inside the space's folder, forward slashes. */
-  relativePath: string;
-}
-
-/**
- * `artifact:changed-batch`. `resync: true` (with no changes) means changes were lost (a
- * burst over the limit, a watcher failure, a reconcile): anything in the space may have
- * changed, so holders of file state reload it.
- */
-export interface ArtifactChangeBatchEvent {
-  spaceId: string;
-  changes: ArtifactChange[];
-  resync?: true;
-}
-
-/** A tree node of a folder's direct children (docs/api.md, "Files on disk": file events). */
-export interface ArtifactTreeNode {
-  id: string;
-  name: string;
-  type: TreeEntryType;
-  path: string;
-  relativePath: string;
-  /** false for folders: their children are read with the children operation. */
-  childrenLoaded: boolean;
-}
-
-/** `artifact:tree-update`: folders whose direct children changed, with their children now. */
-export interface ArtifactTreeUpdateEvent {
-  spaceId: string;
-  updatedDirs: Array<{ dirPath: string; children: ArtifactTreeNode[] }>;
-}
+export type {
+  ArtifactChange,
+  ArtifactChangeBatchEvent,
+  ArtifactTreeNode,
+  ArtifactTreeUpdateEvent,
+} from '#contracts/artifacts.js';
 
 /** Folder names skipped at any depth: never watched, indexed or reported. */
 export const IGNORED_FOLDER_NAMES: ReadonlySet<string> = new Set(['.git', 'node_modules']);

@@ -1,3 +1,4 @@
+import { ErrorCodes } from '#contracts/errors.js';
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { DEFAULT_CONVERSATION_TITLE, type MessageRole } from '#contracts/conversations.js';
@@ -127,7 +128,11 @@ export class ConversationsService implements ConversationCleanup {
     const id = parseConversationId(conversationId);
     const conversation = await this.conversations.createIfAbsent(newConversation(spaceId, id, input));
     if (conversation.spaceId !== spaceId) {
-      throw new DomainError('conflict', 'conversationId is taken by a conversation of another space');
+      throw new DomainError(
+        'conflict',
+        'conversationId is taken by a conversation of another space',
+        ErrorCodes.CONVERSATION_ID_TAKEN,
+      );
     }
     return conversation;
   }
@@ -142,7 +147,8 @@ export class ConversationsService implements ConversationCleanup {
   async get(spaceId: string, conversationId: string, fromMessageId?: string): Promise<ConversationWithMessages> {
     await this.requireSpace(spaceId);
     const found = await this.conversations.findWithMessages(conversationId, fromMessageId || undefined);
-    if (!found || found.conversation.spaceId !== spaceId) throw DomainError.notFound(ConversationErrors.notFound);
+    if (!found || found.conversation.spaceId !== spaceId)
+      throw DomainError.notFound(ConversationErrors.notFound, ErrorCodes.CONVERSATION_NOT_FOUND);
     return found;
   }
 
@@ -161,21 +167,22 @@ export class ConversationsService implements ConversationCleanup {
     }
     if (Object.keys(patch).length === 0) throw DomainError.invalid(ConversationErrors.nothingToUpdate);
     const updated = await this.conversations.update(conversationId, patch);
-    if (!updated) throw DomainError.notFound(ConversationErrors.notFound);
+    if (!updated) throw DomainError.notFound(ConversationErrors.notFound, ErrorCodes.CONVERSATION_NOT_FOUND);
     return this.get(spaceId, conversationId);
   }
 
   /** Irreversible: the conversation, its messages and their thoughts; no backup. */
   async remove(spaceId: string, conversationId: string): Promise<void> {
     await this.requireInSpace(spaceId, conversationId);
-    if (!(await this.conversations.remove(conversationId))) throw DomainError.notFound(ConversationErrors.notFound);
+    if (!(await this.conversations.remove(conversationId)))
+      throw DomainError.notFound(ConversationErrors.notFound, ErrorCodes.CONVERSATION_NOT_FOUND);
   }
 
   async star(spaceId: string, conversationId: string, starred: unknown): Promise<void> {
     if (typeof starred !== 'boolean') throw DomainError.invalid('starred must be a boolean');
     await this.requireInSpace(spaceId, conversationId);
     if (!(await this.conversations.setStarred(conversationId, starred))) {
-      throw DomainError.notFound(ConversationErrors.notFound);
+      throw DomainError.notFound(ConversationErrors.notFound, ErrorCodes.CONVERSATION_NOT_FOUND);
     }
   }
 
@@ -233,7 +240,7 @@ export class ConversationsService implements ConversationCleanup {
     const normalized =
       thoughts === undefined || thoughts === null ? undefined : normalizeThoughts(thoughts, this.now());
     const stored = await this.conversations.appendMessage(conversationId, message, normalized);
-    if (!stored) throw DomainError.notFound(ConversationErrors.notFound);
+    if (!stored) throw DomainError.notFound(ConversationErrors.notFound, ErrorCodes.CONVERSATION_NOT_FOUND);
     return stored;
   }
 
@@ -259,7 +266,7 @@ export class ConversationsService implements ConversationCleanup {
       liveMeta: normalizeMeta(submission.liveMeta),
       ...(submission.firstMeta ? { firstMeta: normalizeMeta(submission.firstMeta) } : {}),
     });
-    if (!submitted) throw DomainError.notFound(ConversationErrors.notFound);
+    if (!submitted) throw DomainError.notFound(ConversationErrors.notFound, ErrorCodes.CONVERSATION_NOT_FOUND);
     return submitted;
   }
 
@@ -271,15 +278,16 @@ export class ConversationsService implements ConversationCleanup {
       thoughts === undefined || thoughts === null ? undefined : normalizeThoughts(thoughts, this.now());
     const updated = await this.conversations.updateLastMessage(conversationId, { content, meta }, normalized);
     if (updated) return updated;
-    if (!(await this.conversations.findById(conversationId))) throw DomainError.notFound(ConversationErrors.notFound);
-    throw DomainError.notFound(ConversationErrors.noMessages);
+    if (!(await this.conversations.findById(conversationId)))
+      throw DomainError.notFound(ConversationErrors.notFound, ErrorCodes.CONVERSATION_NOT_FOUND);
+    throw DomainError.notFound(ConversationErrors.noMessages, ErrorCodes.MESSAGE_NOT_FOUND);
   }
 
   /** Replaces the thoughts of a message. */
   async saveThoughts(messageId: string, thoughts: unknown): Promise<void> {
     const normalized = normalizeThoughts(thoughts, this.now());
     if (!(await this.conversations.saveThoughts(messageId, normalized))) {
-      throw DomainError.notFound('Message not found');
+      throw DomainError.notFound('Message not found', ErrorCodes.MESSAGE_NOT_FOUND);
     }
   }
 
@@ -310,13 +318,15 @@ export class ConversationsService implements ConversationCleanup {
   }
 
   private async requireSpace(spaceId: string): Promise<void> {
-    if (!(await this.spaces.findById(spaceId))) throw DomainError.notFound(ConversationErrors.spaceNotFound);
+    if (!(await this.spaces.findById(spaceId)))
+      throw DomainError.notFound(ConversationErrors.spaceNotFound, ErrorCodes.SPACE_NOT_FOUND);
   }
 
   private async requireInSpace(spaceId: string, conversationId: string): Promise<Conversation> {
     await this.requireSpace(spaceId);
     const conversation = await this.conversations.findById(conversationId);
-    if (!conversation || conversation.spaceId !== spaceId) throw DomainError.notFound(ConversationErrors.notFound);
+    if (!conversation || conversation.spaceId !== spaceId)
+      throw DomainError.notFound(ConversationErrors.notFound, ErrorCodes.CONVERSATION_NOT_FOUND);
     return conversation;
   }
 }

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import type { JobMap } from '#contracts/jobs.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
@@ -9,6 +8,7 @@ import { FileStore } from '../ports/file-store.port.js';
 import { JobQueue } from '../ports/job-queue.port.js';
 import { ConsolidationLock, MemoryFiles } from '../ports/memory-files.port.js';
 import { ModelCallError, ModelProvider, type StopReason } from '../ports/model-provider.port.js';
+import { consolidationJobId } from '../kernel/job-ids.js';
 import type { Space } from '../kernel/space.js';
 import { SpacesService } from '../spaces/spaces.service.js';
 import { autoConsolidationDecision } from './cadence-rules.js';
@@ -355,11 +355,6 @@ export class MemoryConsolidationService {
     }
     await store.writeState(state);
   }
-}
-
-/** One job id per run: the space, then a fresh token that also names the lease holder. */
-export function consolidationJobId(spaceId: string): string {
-  return `memory-consolidate-${spaceId}-${randomUUID()}`;
 }
 
 function asFailure(err: unknown, signal: AbortSignal): Failed {

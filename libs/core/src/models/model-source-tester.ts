@@ -1,3 +1,4 @@
+import { ErrorCodes } from '#contracts/errors.js';
 import { Injectable, Logger } from '@nestjs/common';
 import { type AISource, type ModelSourceTestResult, sourceNotFound } from '#contracts/models.js';
 
@@ -82,7 +83,7 @@ export class ModelSourceTester {
         throw DomainError.invalid('modelSourceId must be a non-empty string');
       }
       stored = await this.sources.storedSource(modelSourceId.trim());
-      if (!stored) throw DomainError.notFound(sourceNotFound(modelSourceId.trim()));
+      if (!stored) throw DomainError.notFound(sourceNotFound(modelSourceId.trim()), ErrorCodes.MODEL_SOURCE_NOT_FOUND);
     }
     if (source === undefined || source === null) {
       if (!stored) throw DomainError.invalid('modelSourceId or source is required');

@@ -1,3 +1,4 @@
+import { ErrorCodes } from '#contracts/errors.js';
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import {
@@ -215,7 +216,7 @@ export class ModelSourcesService implements OnApplicationBootstrap {
     const id = fields.id ?? randomUUID();
     const doc = await this.mutate((current) => {
       if (current.sources.some((s) => s.id === id)) {
-        throw new DomainError('conflict', `A source with id ${id} already exists`);
+        throw new DomainError('conflict', `A source with id ${id} already exists`, ErrorCodes.ALREADY_EXISTS);
       }
       if (current.sources.length >= SOURCES_MAX) throw DomainError.invalid(`at most ${SOURCES_MAX} sources`);
       const sources = [...current.sources, newSource(fields, id, this.clock.now())];
@@ -270,7 +271,7 @@ export class ModelSourcesService implements OnApplicationBootstrap {
     let listed = true;
     const doc = await this.mutate((current) => {
       const source = currentSource(current);
-      if (!source) throw DomainError.notFound(NO_SOURCE_CONFIGURED);
+      if (!source) throw DomainError.notFound(NO_SOURCE_CONFIGURED, ErrorCodes.NO_MODEL);
       listed = source.availableModels.some((m) => m.id === model);
       if (source.model === model && current.currentId === source.id) return null;
       const updated: AISource = {
@@ -301,7 +302,7 @@ export class ModelSourcesService implements OnApplicationBootstrap {
 
   private find(doc: AISourcesConfig, sourceId: string): AISource {
     const source = doc.sources.find((s) => s.id === sourceId);
-    if (!source) throw DomainError.notFound(sourceNotFound(sourceId));
+    if (!source) throw DomainError.notFound(sourceNotFound(sourceId), ErrorCodes.MODEL_SOURCE_NOT_FOUND);
     return source;
   }
 

@@ -1,3 +1,4 @@
+import { ErrorCodes } from '#contracts/errors.js';
 import { DomainError } from '../errors/domain-error.js';
 import { SettingsRepository } from '../ports/settings.repository.port.js';
 
@@ -49,7 +50,11 @@ export class SettingsDocument<T extends { revision: number }> {
       const value = { ...next, revision: current.revision + 1 };
       if (await this.settings.compareAndSet(this.key, raw, value)) return result;
     }
-    throw new DomainError('unavailable', 'The configuration is being changed concurrently; try again.');
+    throw new DomainError(
+      'unavailable',
+      'The configuration is being changed concurrently; try again.',
+      ErrorCodes.CONCURRENT_CHANGE,
+    );
   }
 }
 

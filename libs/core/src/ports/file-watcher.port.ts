@@ -4,8 +4,10 @@
  * folders) is decided in core (`artifacts/watch-events.ts`), not by the adapters.
  */
 
+import type { FileChangeType, TreeEntryType } from '#contracts/artifacts.js';
+
 /** What chokidar-style watchers report; `path` is absolute. */
-export type FileChangeType = 'add' | 'change' | 'unlink' | 'addDir' | 'unlinkDir';
+export type { FileChangeType, TreeEntryType };
 
 export const FILE_CHANGE_TYPES: readonly FileChangeType[] = ['add', 'change', 'unlink', 'addDir', 'unlinkDir'];
 
@@ -41,8 +43,6 @@ export abstract class FileWatcher {
    */
   abstract watch(request: WatchRequest, listener: WatchListener): Promise<FolderWatch>;
 }
-
-export type TreeEntryType = 'file' | 'folder';
 
 export interface TreeEntry {
   name: string;

@@ -1,3 +1,4 @@
+import { ErrorCodes } from '#contracts/errors.js';
 import { dirname, join } from 'node:path';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { TEMP_SPACE_ID } from '#contracts/spaces.js';
@@ -168,7 +169,7 @@ export class SkillsService {
     let root = join(this.config.dataDir, 'skills');
     if (spaceId !== null) {
       const space = await this.spaces.findById(spaceId);
-      if (!space) throw DomainError.notFound('Space not found');
+      if (!space) throw DomainError.notFound('Space not found', ErrorCodes.SPACE_NOT_FOUND);
       root = spaceId === TEMP_SPACE_ID ? root : join(space.path, SERVICE_FOLDER, 'skills');
     }
     if (create) await this.folders.ensureFolder(root);

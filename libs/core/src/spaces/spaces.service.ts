@@ -1,3 +1,4 @@
+import { ErrorCodes } from '#contracts/errors.js';
 import { randomUUID } from 'node:crypto';
 import { isAbsolute, join, resolve } from 'node:path';
 import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
@@ -5,6 +6,8 @@ import {
   DEFAULT_MEMORY_PREFERENCES,
   MEMORY_CADENCES,
   type MemoryCadence,
+  SPACE_CHANGED,
+  type SpaceChange,
   type SpaceDto,
   type SpacePreferences,
   TEMP_SPACE_ID,
@@ -28,11 +31,8 @@ import {
   spaceFolderProblem,
 } from './space-rules.js';
 
-export const SPACE_CHANGED = 'space:changed';
-
 /** With replicas, a temporary file this old is no write in progress any more (a write takes seconds). */
 export const ORPHANED_TEMP_AGE_MS = 10 * 60_000;
-export type SpaceChange = 'created' | 'updated' | 'deleted' | 'folder-changed';
 
 export interface CreateSpaceInput {
   name?: unknown;
@@ -137,7 +137,7 @@ export class SpacesService implements OnApplicationBootstrap {
 
   async get(spaceId: string): Promise<Space> {
     const space = await this.spaces.findById(spaceId);
-    if (!space) throw DomainError.notFound(SpaceErrors.notFound);
+    if (!space) throw DomainError.notFound(SpaceErrors.notFound, ErrorCodes.SPACE_NOT_FOUND);
     return space;
   }
 
@@ -192,7 +192,7 @@ export class SpacesService implements OnApplicationBootstrap {
     const color = optionalString(input.color, 'color');
     if (color !== null) patch.color = color;
     const updated = await this.spaces.update(spaceId, patch);
-    if (!updated) throw DomainError.notFound(SpaceErrors.notFound);
+    if (!updated) throw DomainError.notFound(SpaceErrors.notFound, ErrorCodes.SPACE_NOT_FOUND);
     await this.announce(spaceId, 'updated');
     return updated;
   }
@@ -244,13 +244,14 @@ export class SpacesService implements OnApplicationBootstrap {
     if (!(await this.folders.isFolder(workingDir))) throw DomainError.invalid(SpaceErrors.folderMissing);
     const folder = await this.folders.canonical(workingDir);
     await this.assertUsableFolder(folder, spaceId, 'workingDir', caller);
-    if (this.changing.has(spaceId)) throw new DomainError('conflict', SpaceErrors.changing);
+    if (this.changing.has(spaceId)) throw new DomainError('conflict', SpaceErrors.changing, ErrorCodes.SPACE_BUSY);
     this.changing.add(spaceId);
     try {
-      if (await this.activity.isBusy(spaceId)) throw new DomainError('conflict', SpaceErrors.busy);
+      if (await this.activity.isBusy(spaceId))
+        throw new DomainError('conflict', SpaceErrors.busy, ErrorCodes.SPACE_BUSY);
       // The user brought this folder: deleting the space later leaves it in place.
       const updated = await this.spaces.update(spaceId, { path: folder, ownsFolder: false });
-      if (!updated) throw DomainError.notFound(SpaceErrors.notFound);
+      if (!updated) throw DomainError.notFound(SpaceErrors.notFound, ErrorCodes.SPACE_NOT_FOUND);
       await this.announce(spaceId, 'folder-changed');
       return updated;
     } finally {
@@ -289,7 +290,7 @@ export class SpacesService implements OnApplicationBootstrap {
       }
     }
     const updated = await this.spaces.update(spaceId, { preferences: { ...space.preferences, memory: next } });
-    if (!updated) throw DomainError.notFound(SpaceErrors.notFound);
+    if (!updated) throw DomainError.notFound(SpaceErrors.notFound, ErrorCodes.SPACE_NOT_FOUND);
     return updated;
   }
 
@@ -331,11 +332,12 @@ export class SpacesService implements OnApplicationBootstrap {
       throw DomainError.forbidden(SpaceErrors.assistantFolder(field));
     }
     const others = (await this.spaces.listAll()).filter((s) => s.id !== spaceId);
-    if (await this.sharesFolder(canonical, others)) throw new DomainError('conflict', SpaceErrors.folderTaken);
+    if (await this.sharesFolder(canonical, others))
+      throw new DomainError('conflict', SpaceErrors.folderTaken, ErrorCodes.SPACE_FOLDER_TAKEN);
     for (const other of others) {
       const theirs = await this.folders.canonical(other.path);
       if (isSameOrInside(canonical, theirs) || isSameOrInside(theirs, canonical)) {
-        throw new DomainError('conflict', SpaceErrors.nested(field));
+        throw new DomainError('conflict', SpaceErrors.nested(field), ErrorCodes.SPACE_FOLDER_TAKEN);
       }
     }
   }

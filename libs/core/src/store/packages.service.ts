@@ -1,4 +1,5 @@
 import { isAbsolute } from 'node:path';
+import { ErrorCodes } from '#contracts/errors.js';
 import { Injectable, Logger } from '@nestjs/common';
 import type { App } from '../kernel/app.js';
 import { AppsService } from '../apps/apps.service.js';
@@ -182,6 +183,7 @@ export class PackagesService {
         if (!have) {
           throw DomainError.notFound(
             `Export stopped: skill ${req.id} is neither in a Store source nor installed with this digital human`,
+            ErrorCodes.STORE_REQUIREMENT_MISSING,
           );
         }
         req.bundled = true;
@@ -195,7 +197,8 @@ export class PackagesService {
 
   private async pack(specYaml: string | null, files: PackageContents['files']): Promise<Uint8Array> {
     const total = files.reduce((n, f) => n + f.data.byteLength, specYaml?.length ?? 0);
-    if (total > EXPORT_MAX_BYTES) throw new DomainError('too_large', 'Export stopped: the files exceed 50 MB');
+    if (total > EXPORT_MAX_BYTES)
+      throw new DomainError('too_large', 'Export stopped: the files exceed 50 MB', ErrorCodes.TOO_LARGE);
     return this.files.pack({ specYaml: specYaml ?? '', files });
   }
 
@@ -232,6 +235,7 @@ function refuseLargeBundle(contents: PackageContents): void {
     throw new DomainError(
       'too_large',
       `The package is refused: its bundled skill files exceed ${INSTALL_FILES_MAX_BYTES / (1024 * 1024)} MB in all`,
+      ErrorCodes.TOO_LARGE,
     );
   }
 }

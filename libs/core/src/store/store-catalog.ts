@@ -1,3 +1,4 @@
+import { ErrorCodes } from '#contracts/errors.js';
 import { createHash } from 'node:crypto';
 import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { type SourceStatusDto, StoreChannels, type StoreEntry, type StoreSyncStatusEvent } from '#contracts/store.js';
@@ -126,7 +127,7 @@ export class StoreCatalog implements OnApplicationBootstrap {
   async source(id: string): Promise<RegistrySource> {
     await this.builtins();
     const source = await this.repo.findSource(id);
-    if (!source) throw DomainError.notFound(StoreErrors.sourceNotFound(id));
+    if (!source) throw DomainError.notFound(StoreErrors.sourceNotFound(id), ErrorCodes.REGISTRY_SOURCE_NOT_FOUND);
     return source;
   }
 
@@ -187,7 +188,7 @@ export class StoreCatalog implements OnApplicationBootstrap {
   async find(slug: string): Promise<FoundEntry> {
     const { entries } = await this.catalog();
     const item = entries.find((e) => e.entry.slug === slug);
-    if (!item) throw DomainError.notFound(StoreErrors.notFound(slug));
+    if (!item) throw DomainError.notFound(StoreErrors.notFound(slug), ErrorCodes.STORE_ITEM_NOT_FOUND);
     return { source: await this.source(item.registryId), entry: item.entry };
   }
 
@@ -218,6 +219,7 @@ export class StoreCatalog implements OnApplicationBootstrap {
       throw new DomainError(
         'unavailable',
         StoreErrors.sourceFailed(source.url, err instanceof Error ? err.message : String(err)),
+        ErrorCodes.STORE_SERVER_FAILED,
       );
     }
   }

@@ -1,3 +1,5 @@
+import { ErrorCodes } from '#contracts/errors.js';
+
 /** Texts of Store failures (the envelope's `error`). */
 export const StoreErrors = {
   notFound: (slug: string) => `No store item with slug "${slug}"`,
@@ -20,4 +22,4 @@ export const StoreErrors = {
   sourceFailed: (url: string, why: string) => `Store source ${url} failed: ${why}`,
 } as const;
 
-export const PUBLISHING_UNAVAILABLE = 'PUBLISHING_UNAVAILABLE';
+export const PUBLISHING_UNAVAILABLE = ErrorCodes.PUBLISHING_UNAVAILABLE;

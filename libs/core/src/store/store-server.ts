@@ -7,6 +7,7 @@ import type {
   PublicationDto,
   StoreListingDto,
 } from '#contracts/store.js';
+import { ErrorCodes } from '#contracts/errors.js';
 import { DomainError } from '../errors/domain-error.js';
 import { CatalogFetcher, CatalogFetchError } from '../ports/catalog-fetcher.port.js';
 import { Clock } from '../ports/clock.port.js';
@@ -202,7 +203,12 @@ export class StoreServerClient {
   async myPublications(source: RegistrySource, token: string): Promise<PublicationDto[]> {
     const res = await this.signed(source, token, 'my/publications');
     const list = parsePublications(res === null ? null : JSON.parse(new TextDecoder().decode(res)));
-    if (!list) throw new DomainError('unavailable', `${source.url}/my/publications did not answer a publication list`);
+    if (!list)
+      throw new DomainError(
+        'unavailable',
+        `${source.url}/my/publications did not answer a publication list`,
+        ErrorCodes.STORE_SERVER_FAILED,
+      );
     return list;
   }
 
@@ -211,7 +217,11 @@ export class StoreServerClient {
     const [author, id] = slug.split('/');
     const path = `my/publications/${encodeURIComponent(author!)}/${encodeURIComponent(id!)}/unpublish`;
     const res = await this.signed(source, token, path, {});
-    if (res === null) throw DomainError.notFound(`No publication ${slug} of the signed-in creator on ${source.url}`);
+    if (res === null)
+      throw DomainError.notFound(
+        `No publication ${slug} of the signed-in creator on ${source.url}`,
+        ErrorCodes.STORE_ITEM_NOT_FOUND,
+      );
   }
 
   private async signed(
@@ -234,10 +244,10 @@ export class StoreServerClient {
       if (err instanceof CatalogFetchError && /HTTP (401|403)\b/.test(why)) {
         throw DomainError.forbidden(
           `The store server refused the creator's sign-in (${why})`,
-          'PUBLISHING_UNAVAILABLE',
+          ErrorCodes.PUBLISHING_UNAVAILABLE,
         );
       }
-      throw new DomainError('unavailable', `Store server ${source.url} failed: ${why}`);
+      throw new DomainError('unavailable', `Store server ${source.url} failed: ${why}`, ErrorCodes.STORE_SERVER_FAILED);
     }
   }
 

@@ -149,7 +149,8 @@ export class StoreService {
       sourceType,
       adapterConfig,
     });
-    if (added === DUPLICATE_URL) throw new DomainError('conflict', StoreErrors.duplicateUrl);
+    if (added === DUPLICATE_URL)
+      throw new DomainError('conflict', StoreErrors.duplicateUrl, ErrorCodes.REGISTRY_SOURCE_DUPLICATE);
     this.catalog.invalidate();
     return added;
   }
@@ -396,14 +397,22 @@ export class StoreService {
     for (const need of wantSkills) {
       if (skillsHere.has(skillName(need.id))) continue;
       const hit = lookup(need.id, 'skill');
-      if (!hit) throw DomainError.notFound(StoreErrors.requirementMissing('skill', need.id, slug));
+      if (!hit)
+        throw DomainError.notFound(
+          StoreErrors.requirementMissing('skill', need.id, slug),
+          ErrorCodes.STORE_REQUIREMENT_MISSING,
+        );
       out.push({ source: await this.catalog.source(hit.registryId), entry: hit.entry });
     }
     for (const need of wantMcps) {
       if (inScope.some((a) => a.spec.type === 'mcp' && a.status !== 'uninstalled' && isServerNamed(a, need.id)))
         continue;
       const hit = lookup(need.id, 'mcp');
-      if (!hit) throw DomainError.notFound(StoreErrors.requirementMissing('MCP server', need.id, slug));
+      if (!hit)
+        throw DomainError.notFound(
+          StoreErrors.requirementMissing('MCP server', need.id, slug),
+          ErrorCodes.STORE_REQUIREMENT_MISSING,
+        );
       out.push({ source: await this.catalog.source(hit.registryId), entry: hit.entry });
     }
     return out;
@@ -440,13 +449,13 @@ export class StoreService {
     const update = (await this.updates()).find((u) => u.appId === appId);
     const found = install.slug ? await this.catalog.find(install.slug).catch(() => null) : null;
     if (!found || compareVersions(found.entry.version, app.spec.version) <= 0) {
-      throw new DomainError('conflict', StoreErrors.noUpdate(appId));
+      throw new DomainError('conflict', StoreErrors.noUpdate(appId), ErrorCodes.NO_UPDATE);
     }
     const from = app.spec.version;
     const to = found.entry.version;
     const severity = update?.severity ?? updateSeverity(from, to);
     if (mode === 'patch_minor' && severity === 'major')
-      throw new DomainError('conflict', StoreErrors.majorRefused(from, to));
+      throw new DomainError('conflict', StoreErrors.majorRefused(from, to), ErrorCodes.UPDATE_REFUSED);
     const item = await this.fetchItem(found.source, found.entry, true);
     const next = validateSpec(item.raw, this.clock.now()) as unknown as Record<string, unknown>;
     const original = Object.keys(install.authorSpec).length > 0 ? install.authorSpec : null;
@@ -558,7 +567,8 @@ export class StoreService {
   private async installOf(appId: string): Promise<StoreInstall> {
     await this.apps.get(appId);
     const install = await this.repo.findInstall(appId);
-    if (!install || install.registryId === null) throw new DomainError('conflict', StoreErrors.notFromStore(appId));
+    if (!install || install.registryId === null)
+      throw new DomainError('conflict', StoreErrors.notFromStore(appId), ErrorCodes.NOT_FROM_STORE);
     return install;
   }
 
@@ -576,11 +586,16 @@ export class StoreService {
         throw new DomainError(
           'unavailable',
           StoreErrors.sourceFailed(source.url, err instanceof Error ? err.message : String(err)),
+          ErrorCodes.STORE_SERVER_FAILED,
         );
       }
     }
     const body = await this.catalog.itemFile(source, entry.download_url ?? 'spec.yaml', entry.path);
-    if (!body) throw DomainError.notFound(`The item's spec.yaml is missing from its source (${entry.slug})`);
+    if (!body)
+      throw DomainError.notFound(
+        `The item's spec.yaml is missing from its source (${entry.slug})`,
+        ErrorCodes.PACKAGE_FILE_MISSING,
+      );
     const raw = parseSpecYaml(new TextDecoder().decode(body));
     if (!isMap(raw)) throw DomainError.invalid(`The item's spec.yaml is not a YAML mapping (${entry.slug})`);
     if (raw.type !== entry.type)
@@ -624,10 +639,13 @@ export class StoreService {
           if (body) break;
         }
         if (!body)
-          throw DomainError.notFound(`Skill ${skill.id} of ${entry.slug}: file ${file} is missing from the source`);
+          throw DomainError.notFound(
+            `Skill ${skill.id} of ${entry.slug}: file ${file} is missing from the source`,
+            ErrorCodes.PACKAGE_FILE_MISSING,
+          );
         total += body.byteLength;
         if (total > SKILL_FILES_MAX_BYTES)
-          throw new DomainError('too_large', `The skill files of ${entry.slug} exceed 10 MB`);
+          throw new DomainError('too_large', `The skill files of ${entry.slug} exceed 10 MB`, ErrorCodes.TOO_LARGE);
         files.push({ path: file, base64: Buffer.from(body).toString('base64') });
       }
       out.push({ id: skill.id, files });

@@ -1,6 +1,6 @@
 import { Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { ArtifactWatchService } from '../artifacts/artifact-watch.service.js';
-import { ARTIFACT_CHANGED_BATCH, type ArtifactChangeBatchEvent } from '../artifacts/watch-events.js';
+import { ARTIFACT_CHANGED_BATCH, type ArtifactChangeBatchEvent } from '#contracts/artifacts.js';
 import { AppRepository } from '../ports/app.repository.port.js';
 import { Clock } from '../ports/clock.port.js';
 import { EventBus } from '../ports/event-bus.port.js';

@@ -98,13 +98,8 @@ export function digest(text: string | Buffer, length = 16): string {
   return createHash('sha256').update(text).digest('hex').slice(0, length);
 }
 
-/**
- * Job id of one occurrence (app, subscription, scheduled time): whichever replica queues it,
- * and however often, one job exists. BullMQ ids may not contain `:`.
- */
-export function occurrenceJobId(appId: string, subscriptionId: string, scheduledMs: number): string {
-  return `sched-${appId}-${digest(subscriptionId, 12)}-${scheduledMs}`;
-}
+/** Job id of one occurrence: whichever replica queues it, and however often, one job exists. */
+export { occurrenceJobId } from '../kernel/job-ids.js';
 
 /**
  * The run id of an occurrence's run (a UUID derived from its job id): whichever replica starts

@@ -35,6 +35,7 @@ import {
   signatureValid,
   webhookClaims,
 } from './webhook-rules.js';
+import { webhookDeliveryJobId } from '../kernel/job-ids.js';
 
 type Headers = Record<string, string | string[] | undefined>;
 
@@ -305,7 +306,7 @@ export class TriggersService {
       await this.queue.add(
         'trigger.webhook',
         { appId: target.app.id, subscriptionId: target.subscriptionId, path, body, deliveryId: id },
-        { jobId: `hook-${digest(claims.map((c) => c.key).join(' '), 24)}-${now}` },
+        { jobId: webhookDeliveryJobId(claims, now) },
       );
     } catch (err) {
       // Recorded and queued as one step: a delivery whose run was not queued is not kept as

@@ -1,4 +1,4 @@
-import type { BusEvent } from '#contracts/events.js';
+import type { BusEvent, ConversationChannel } from '#contracts/events.js';
 import { type BusEventHandler, EventBus } from '#core/ports/event-bus.port.js';
 import type { EventLog, LoggedEvent } from '#core/ports/event-log.port.js';
 import { relayTrace } from '#core/kernel/relay-trace.js';
@@ -25,7 +25,7 @@ export class InProcessEventBus extends EventBus {
   override publishLogged(
     log: EventLog,
     conversationId: string,
-    channel: string,
+    channel: ConversationChannel,
     data: Record<string, unknown>,
   ): Promise<LoggedEvent> {
     const logged = log.appendNow(conversationId, channel, data);

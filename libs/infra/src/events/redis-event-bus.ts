@@ -3,7 +3,7 @@ import { type BusEventHandler, EventBus } from '#core/ports/event-bus.port.js';
 import type { EventLog, LoggedEvent } from '#core/ports/event-log.port.js';
 import { relayTrace } from '#core/kernel/relay-trace.js';
 import type { AppLogger } from '../logging/logger.js';
-import { eventFrame } from '#contracts/events.js';
+import { type ConversationChannel, eventFrame } from '#contracts/events.js';
 import { busFrames, fromFrame } from './event-frame.js';
 import { RedisEventLog } from './redis-event-log.js';
 
@@ -55,7 +55,7 @@ export class RedisEventBus extends EventBus {
   override async publishLogged(
     log: EventLog,
     conversationId: string,
-    channel: string,
+    channel: ConversationChannel,
     data: Record<string, unknown>,
   ): Promise<LoggedEvent> {
     if (!(log instanceof RedisEventLog)) return super.publishLogged(log, conversationId, channel, data);

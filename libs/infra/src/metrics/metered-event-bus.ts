@@ -1,4 +1,5 @@
 import { AgentChannels } from '#contracts/agent.js';
+import type { ConversationChannel, EventChannel, EventMap } from '#contracts/events.js';
 import type { BusEventHandler } from '#core/ports/event-bus.port.js';
 import { EventBus } from '#core/ports/event-bus.port.js';
 import type { EventLog, LoggedEvent } from '#core/ports/event-log.port.js';
@@ -21,7 +22,7 @@ export class MeteredEventBus extends EventBus {
     super();
   }
 
-  publish(channel: string, data: object): Promise<void> {
+  publish<C extends EventChannel>(channel: C, data: EventMap[C]): Promise<void> {
     return this.observed(
       channel,
       () => this.inner.publish(channel, data),
@@ -33,7 +34,7 @@ export class MeteredEventBus extends EventBus {
   override publishLogged(
     log: EventLog,
     conversationId: string,
-    channel: string,
+    channel: ConversationChannel,
     data: Record<string, unknown>,
   ): Promise<LoggedEvent> {
     return this.observed(

@@ -1,3 +1,4 @@
+import { ErrorCodes } from '#contracts/errors.js';
 import { lstat, open as openFile, readdir, readFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import yauzl from 'yauzl';
@@ -25,7 +26,7 @@ const S_IFLNK = 0o120000;
 export class ZipPackageFiles extends PackageFiles {
   async read(filePath: string): Promise<PackageContents> {
     const info = await lstat(filePath).catch(() => null);
-    if (!info) throw DomainError.notFound(`filePath not found: ${filePath}`);
+    if (!info) throw DomainError.notFound(`filePath not found: ${filePath}`, ErrorCodes.PACKAGE_FILE_MISSING);
     if (info.isSymbolicLink()) throw refused('filePath is a symbolic link');
     if (info.isDirectory()) return this.readFolder(filePath);
     if (!info.isFile()) throw DomainError.invalid('filePath must be a .dhpkg, .zip, spec.yaml or a folder');
@@ -34,7 +35,7 @@ export class ZipPackageFiles extends PackageFiles {
       return { specYaml: await readFile(filePath, 'utf8'), files: [] };
     }
     if (info.size > PACKAGE_MAX_BYTES)
-      throw new DomainError('too_large', 'The package is refused: it is larger than 50 MB');
+      throw new DomainError('too_large', 'The package is refused: it is larger than 50 MB', ErrorCodes.TOO_LARGE);
     const head = Buffer.alloc(4);
     const fh = await openFile(filePath, 'r');
     try {
@@ -129,7 +130,13 @@ function readZip(filePath: string): Promise<Array<{ path: string; data: Uint8Arr
               unpacked += chunk.length;
               if (unpacked > PACKAGE_MAX_UNPACKED_BYTES) {
                 stream.destroy();
-                fail(new DomainError('too_large', 'The package is refused: it unpacks to more than 200 MB'));
+                fail(
+                  new DomainError(
+                    'too_large',
+                    'The package is refused: it unpacks to more than 200 MB',
+                    ErrorCodes.TOO_LARGE,
+                  ),
+                );
                 return;
               }
               chunks.push(chunk);

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ArgumentsHost } from '@nestjs/common';
 import { BadRequestException, NotFoundException } from '@nestjs/common';
-import { ErrorCodes, type ErrorKind } from '#contracts/errors.js';
+import { type ErrorCode, ErrorCodes, type ErrorKind } from '#contracts/errors.js';
 import { DomainError } from '#core/errors/domain-error.js';
 import { AppLogger, createPino } from '#infra/logging/logger.js';
 import { DATABASE_UNAVAILABLE, HttpExceptionFilter } from './exception.filter.js';
@@ -47,7 +47,7 @@ const silent = new AppLogger(createPino('error', { write: () => true } as unknow
 const filter = new HttpExceptionFilter(silent, '');
 
 describe('HttpExceptionFilter', () => {
-  const cases: Array<[ErrorKind, number, string | undefined]> = [
+  const cases: Array<[ErrorKind, number, ErrorCode | undefined]> = [
     ['invalid', 400, undefined],
     ['unauthorized', 401, undefined],
     ['forbidden', 403, ErrorCodes.MCP_COMMAND_BLOCKED],

@@ -6,6 +6,7 @@ import { ServerHttpAdapter } from '../common/server-http-adapter.js';
 import { ApiData } from '../openapi/api-data.js';
 import { NULL_DATA } from '../openapi/response-schemas.js';
 import { arr, str } from '../openapi/schema.js';
+import type { EventChannel, EventMap } from '#contracts/events.js';
 
 class PublishEventDto {
   @IsString()
@@ -55,7 +56,9 @@ export class TestHooksController {
   @HttpCode(200)
   @ApiData(NULL_DATA)
   async publish(@Body() body: PublishEventDto): Promise<{ success: true; data: null }> {
-    for (let i = 0; i < (body.repeat ?? 1); i++) await this.bus.publish(body.channel, body.data);
+    // Any channel, the map's or not: the tests publish their own to probe delivery.
+    const channel = body.channel as EventChannel;
+    for (let i = 0; i < (body.repeat ?? 1); i++) await this.bus.publish(channel, body.data as EventMap[typeof channel]);
     return { success: true, data: null };
   }
 }

@@ -1,9 +1,10 @@
-import { AgentChannels, type Thought } from '#contracts/agent.js';
+import { type AgentEventPayloads, AgentChannels, type Thought } from '#contracts/agent.js';
+import type { ConversationChannel } from '#contracts/events.js';
 import type { ModelContentBlock, ModelStreamEvent } from '../../ports/model-provider.port.js';
 
-export type Emit = (channel: string, payload: object) => Promise<void>;
+export type Emit = <C extends ConversationChannel>(channel: C, payload: AgentEventPayloads[C]) => Promise<void>;
 /** Emits without waiting (stream deltas); ordering with later emits is kept by the emitter. */
-export type Fire = (channel: string, payload: object) => void;
+export type Fire = <C extends ConversationChannel>(channel: C, payload: AgentEventPayloads[C]) => void;
 
 interface OpenBlock {
   kind: 'text' | 'thinking' | 'tool_use';

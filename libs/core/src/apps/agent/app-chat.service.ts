@@ -1,3 +1,4 @@
+import { ErrorCodes } from '#contracts/errors.js';
 import { Injectable } from '@nestjs/common';
 import {
   AppChannels,
@@ -146,7 +147,8 @@ export class AppChatService {
 
   private async usable(appId: string): Promise<App> {
     const app = await this.apps.get(appId);
-    if (app.status === 'uninstalled') throw new DomainError('conflict', AppErrors.uninstalled);
+    if (app.status === 'uninstalled')
+      throw new DomainError('conflict', AppErrors.uninstalled, ErrorCodes.APP_UNINSTALLED);
     return app;
   }
 
@@ -156,7 +158,8 @@ export class AppChatService {
    */
   private async threadSpace(app: App, threadId: string, requested: string): Promise<Space> {
     const existing = await this.conversations.findById(threadId);
-    if (existing && existing.appId !== app.id) throw new DomainError('conflict', AppChatTexts.threadTaken);
+    if (existing && existing.appId !== app.id)
+      throw new DomainError('conflict', AppChatTexts.threadTaken, ErrorCodes.CHAT_THREAD_TAKEN);
     if (existing) return this.spaces.get(existing.spaceId);
     return this.spaces.get(app.spaceId ?? requested);
   }

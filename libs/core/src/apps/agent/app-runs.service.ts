@@ -1,3 +1,4 @@
+import { ErrorCodes } from '#contracts/errors.js';
 import { randomUUID } from 'node:crypto';
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import {
@@ -29,6 +30,7 @@ import type { ActivityEntry, App, AutomationFields } from '../../kernel/app.js';
 import { automationState } from '../app-rules.js';
 import { AppErrors, AppsService } from '../apps.service.js';
 import type { RunReport } from './report-to-user.tool.js';
+import { escalationExpiryJobId } from '../../kernel/job-ids.js';
 
 export type { RunTrigger };
 
@@ -94,7 +96,8 @@ export class AppRunsService implements OnModuleInit {
    */
   async startRun(appId: string, trigger: RunTrigger, options: { runId?: string } = {}): Promise<RunTriggerResult> {
     const app = await this.apps.get(appId);
-    if (app.status === 'uninstalled') throw new DomainError('conflict', AppErrors.uninstalled);
+    if (app.status === 'uninstalled')
+      throw new DomainError('conflict', AppErrors.uninstalled, ErrorCodes.APP_UNINSTALLED);
     if (app.status !== 'active') return this.skip(app, RunTexts.notRunning);
     // A run does not start while a server it requires is not installed, turned off or failing.
     const mcpBlocked = await this.mcp.runBlocker(app);
@@ -144,7 +147,7 @@ export class AppRunsService implements OnModuleInit {
   async session(appId: string, runId: string): Promise<{ runId: string; active: boolean; messages: Message[] }> {
     const app = await this.apps.get(appId);
     const messages = await this.runMessages(app, runId);
-    if (messages.length === 0) throw DomainError.notFound(RunTexts.runNotFound(runId));
+    if (messages.length === 0) throw DomainError.notFound(RunTexts.runNotFound(runId), ErrorCodes.RUN_NOT_FOUND);
     const active = await this.turns.findActive(appRunConversationId(app.id));
     return { runId, active: active?.request.runId === runId, messages };
   }
@@ -169,13 +172,14 @@ export class AppRunsService implements OnModuleInit {
     if (choice.trim() === '' && text.trim() === '') throw DomainError.invalid('choice or text is required');
     const app = await this.apps.get(appId);
     if (app.automation.pendingEscalationId !== entryId)
-      throw DomainError.notFound(RunTexts.escalationNotFound(entryId));
+      throw DomainError.notFound(RunTexts.escalationNotFound(entryId), ErrorCodes.ESCALATION_NOT_FOUND);
     const response: EscalationResponse = { ...(choice ? { choice } : {}), ...(text ? { text } : {}) };
     const cleared = await this.records.update(app.id, {
       status: 'active',
       automation: { pendingEscalationId: null },
     });
-    if (!cleared || cleared === 'already-installed') throw DomainError.notFound(AppErrors.notFound(app.id));
+    if (!cleared || cleared === 'already-installed')
+      throw DomainError.notFound(AppErrors.notFound(app.id), ErrorCodes.APP_NOT_FOUND);
     const now = this.clock.now();
     const entry = await this.closeEscalation(app.id, entryId, {
       userResponse: { ts: now, ...response },
@@ -243,7 +247,7 @@ export class AppRunsService implements OnModuleInit {
       await this.queue.add(
         'app.escalation-expire',
         { appId, entryId: entry.id, runId },
-        { jobId: `escalation-expire-${entry.id}`, delayMs: Math.round(hours * 3_600_000) },
+        { jobId: escalationExpiryJobId(entry.id), delayMs: Math.round(hours * 3_600_000) },
       );
     }
     return 'Your question was sent to the user. End your turn now; their answer starts a new run.';
@@ -296,11 +300,14 @@ export class AppRunsService implements OnModuleInit {
 
   private async resume(appId: string, runId: string, text: string): Promise<void> {
     const app = await this.apps.get(appId);
-    if ((await this.runMessages(app, runId)).length === 0) throw DomainError.notFound(RunTexts.runNotFound(runId));
+    if ((await this.runMessages(app, runId)).length === 0)
+      throw DomainError.notFound(RunTexts.runNotFound(runId), ErrorCodes.RUN_NOT_FOUND);
     const conversationId = appRunConversationId(app.id);
     const active = await this.turns.findActive(conversationId);
-    if (active && active.request.runId !== runId) throw new DomainError('conflict', RunTexts.otherRunActive);
-    if (!active && app.status !== 'active') throw new DomainError('conflict', RunTexts.notRunning);
+    if (active && active.request.runId !== runId)
+      throw new DomainError('conflict', RunTexts.otherRunActive, ErrorCodes.RUN_STATE_CONFLICT);
+    if (!active && app.status !== 'active')
+      throw new DomainError('conflict', RunTexts.notRunning, ErrorCodes.RUN_STATE_CONFLICT);
     const conversation = await this.conversations.findById(conversationId);
     const space = await this.spaces.get(conversation!.spaceId);
     const request: RunRequest = { appId: app.id, runId, nudges: 0 };
