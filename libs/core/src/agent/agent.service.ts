@@ -13,6 +13,7 @@ import {
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { ConversationsService } from '../conversations/conversations.service.js';
 import { DomainError } from '../errors/domain-error.js';
+import { requiredString } from '../errors/input-rules.js';
 import { McpServers } from '../mcp/mcp-servers.service.js';
 import { Clock } from '../ports/clock.port.js';
 import { EventBus } from '../ports/event-bus.port.js';
@@ -314,12 +315,6 @@ export class AgentService {
       return null;
     }
   }
-}
-
-function requiredString(value: unknown, field: string): string {
-  if (typeof value !== 'string' || value.trim() === '')
-    throw DomainError.invalid(`${field} is required and must be a string`);
-  return value;
 }
 
 function optionalEffort(value: unknown): ReasoningEffort | undefined {

@@ -14,8 +14,7 @@ import {
 } from '../openapi/response-schemas.js';
 import { arr, bool, str } from '../openapi/schema.js';
 import { Assistant } from '../assistant-api/assistant.decorator.js';
-
-type Ok<T> = { success: true; data: T };
+import type { SuccessBody } from '#contracts/errors.js';
 
 /** Agent operations (docs/api.md, "The assistant"). Starting work answers at once; progress arrives as events. */
 @Controller('api/agent')
@@ -38,21 +37,21 @@ export class AgentController {
   @Get('generating/:conversationId')
   @Assistant()
   @ApiData(bool('Whether a turn of this conversation is running'))
-  async generating(@Param('conversationId') conversationId: string): Promise<Ok<boolean>> {
+  async generating(@Param('conversationId') conversationId: string): Promise<SuccessBody<boolean>> {
     return { success: true, data: await this.agent.isGenerating(conversationId) };
   }
 
   @Get('sessions')
   @Assistant()
   @ApiData(arr(str(), 'Conversation ids with a running turn'))
-  async sessions(): Promise<Ok<string[]>> {
+  async sessions(): Promise<SuccessBody<string[]>> {
     return { success: true, data: await this.agent.sessions() };
   }
 
   @Get('session/:conversationId')
   @Assistant()
   @ApiData(SESSION_STATE)
-  async session(@Param('conversationId') conversationId: string): Promise<Ok<SessionState>> {
+  async session(@Param('conversationId') conversationId: string): Promise<SuccessBody<SessionState>> {
     return { success: true, data: await this.agent.session(conversationId) };
   }
 
@@ -99,7 +98,7 @@ export class AgentController {
   @Assistant()
   @HttpCode(200)
   @ApiData(arr(TOOLSET), 404)
-  async toolsets(@Body() body: { spaceId?: unknown; conversationId?: unknown }): Promise<Ok<ToolsetEntry[]>> {
+  async toolsets(@Body() body: { spaceId?: unknown; conversationId?: unknown }): Promise<SuccessBody<ToolsetEntry[]>> {
     return { success: true, data: await this.agent.toolsets(body?.spaceId, body?.conversationId) };
   }
 
@@ -108,7 +107,7 @@ export class AgentController {
   @Assistant()
   @HttpCode(200)
   @ApiData(arr(MCP_SERVER_STATUS), 403)
-  async testMcp(@Body() body: { servers?: unknown; spaceId?: unknown }): Promise<Ok<McpServerStatusDto[]>> {
+  async testMcp(@Body() body: { servers?: unknown; spaceId?: unknown }): Promise<SuccessBody<McpServerStatusDto[]>> {
     return { success: true, data: await this.mcp.test(body ?? {}) };
   }
 
@@ -120,14 +119,14 @@ export class AgentController {
   @Assistant()
   @HttpCode(200)
   @ApiData(MODEL_SOURCE_TEST, 404)
-  async testModelSource(@Body() body: unknown): Promise<Ok<ModelSourceTestResult>> {
+  async testModelSource(@Body() body: unknown): Promise<SuccessBody<ModelSourceTestResult>> {
     return { success: true, data: await this.modelSources.test(body ?? {}) };
   }
 
   @Get('engine-capabilities')
   @Assistant()
   @ApiData(ENGINE_CAPABILITIES)
-  capabilities(): Ok<Record<string, unknown>> {
+  capabilities(): SuccessBody<Record<string, unknown>> {
     return { success: true, data: this.agent.capabilities() };
   }
 }

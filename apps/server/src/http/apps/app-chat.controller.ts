@@ -7,8 +7,7 @@ import { toMessageDto } from '../conversations/conversations.presenter.js';
 import { ApiData, ApiDone } from '../openapi/api-data.js';
 import { APP_CHAT_SESSION_STATE, MESSAGE } from '../openapi/response-schemas.js';
 import { arr, bool, int, obj, str } from '../openapi/schema.js';
-
-const ok = <T>(data: T): SuccessBody<T> => ({ success: true, data });
+import { ok } from '../common/envelope.js';
 
 /** Chat with a digital human (docs/api/digital-humans.md, "Chat"). Results come over WebSocket. */
 @Controller('api/apps/:appId')

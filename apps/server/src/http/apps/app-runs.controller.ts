@@ -7,8 +7,7 @@ import { toMessageDto } from '../conversations/conversations.presenter.js';
 import { ApiData } from '../openapi/api-data.js';
 import { ESCALATION_RESPONSE, MESSAGE, RUN_ID, RUN_TRIGGER_RESULT } from '../openapi/response-schemas.js';
 import { arr, bool, obj, str } from '../openapi/schema.js';
-
-const ok = <T>(data: T): SuccessBody<T> => ({ success: true, data });
+import { ok } from '../common/envelope.js';
 
 /** Runs and escalations of a digital human (docs/api/digital-humans.md, "Runs"). A run's progress comes over WebSocket. */
 @Controller('api/apps/:appId')

@@ -9,8 +9,7 @@ import { ApiData } from '../openapi/api-data.js';
 import { ACTIVITY_ENTRY, APP, APP_ID, AUTOMATION_STATE, NULL_DATA } from '../openapi/response-schemas.js';
 import { anyObject, arr, str } from '../openapi/schema.js';
 import { Assistant } from '../assistant-api/assistant.decorator.js';
-
-const ok = <T>(data: T): SuccessBody<T> => ({ success: true, data });
+import { ok } from '../common/envelope.js';
 
 /** A number from a query string, or undefined when absent; anything else is a 400 naming it. */
 function queryNumber(value: unknown, name: string): number | undefined {

@@ -4,6 +4,7 @@ import { ArtifactWatchService } from '#core/artifacts/artifact-watch.service.js'
 import { ApiData, ApiDone } from '../openapi/api-data.js';
 import { ARTIFACT_QUERY } from '../openapi/response-schemas.js';
 import { Assistant } from '../assistant-api/assistant.decorator.js';
+import type { SuccessBody } from '#contracts/errors.js';
 
 /** File search and reconcile (docs/api.md, "Workspaces and files"). */
 @Controller('api/spaces/:spaceId/artifacts')
@@ -20,7 +21,7 @@ export class ArtifactSearchController {
     @Param('spaceId') spaceId: string,
     @Query('q') q: unknown,
     @Query('limit') limit: unknown,
-  ): Promise<{ success: true; data: ArtifactQueryResult }> {
+  ): Promise<SuccessBody<ArtifactQueryResult>> {
     return { success: true, data: await this.search.query(spaceId, q, limit) };
   }
 

@@ -7,6 +7,7 @@ import { SystemService } from '#core/system/system.service.js';
 import { clientIp } from '../common/client-ip.js';
 import { ApiData, ApiDone } from '../openapi/api-data.js';
 import { REMOTE_STATUS } from '../openapi/response-schemas.js';
+import type { SuccessBody } from '#contracts/errors.js';
 
 @Controller('api/remote')
 export class RemoteController {
@@ -28,7 +29,7 @@ export class RemoteController {
 
   @Get('status')
   @ApiData(REMOTE_STATUS)
-  async status(): Promise<{ success: true; data: RemoteStatus }> {
+  async status(): Promise<SuccessBody<RemoteStatus>> {
     return { success: true, data: await this.system.remoteStatus() };
   }
 }

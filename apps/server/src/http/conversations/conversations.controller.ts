@@ -26,9 +26,8 @@ import {
 } from '../openapi/response-schemas.js';
 import { arr } from '../openapi/schema.js';
 import { Assistant } from '../assistant-api/assistant.decorator.js';
-
-type Ok<T> = { success: true; data: T };
-const ok = <T>(data: T): Ok<T> => ({ success: true, data });
+import type { SuccessBody } from '#contracts/errors.js';
+import { ok } from '../common/envelope.js';
 
 /** Conversation records (docs/api.md, "Conversations"). */
 @Controller('api/spaces/:spaceId/conversations')
@@ -38,7 +37,7 @@ export class ConversationsController {
   @Get()
   @Assistant()
   @ApiData(arr(CONVERSATION_SUMMARY))
-  async list(@Param('spaceId') spaceId: string): Promise<Ok<ConversationSummaryDto[]>> {
+  async list(@Param('spaceId') spaceId: string): Promise<SuccessBody<ConversationSummaryDto[]>> {
     return ok((await this.conversations.list(spaceId)).map(toSummaryDto));
   }
 
@@ -49,7 +48,7 @@ export class ConversationsController {
   async create(
     @Param('spaceId') spaceId: string,
     @Body() body: CreateConversationDto,
-  ): Promise<Ok<CreatedConversationDto>> {
+  ): Promise<SuccessBody<CreatedConversationDto>> {
     const created = await this.conversations.create(spaceId, body ?? {});
     return ok({ id: created.id, title: created.title });
   }
@@ -61,7 +60,7 @@ export class ConversationsController {
     @Param('spaceId') spaceId: string,
     @Param('conversationId') conversationId: string,
     @Query('from') fromQuery: unknown,
-  ): Promise<Ok<ConversationDto>> {
+  ): Promise<SuccessBody<ConversationDto>> {
     const from = typeof fromQuery === 'string' && fromQuery.length > 0 ? fromQuery : undefined;
     return ok(toConversationDto(await this.conversations.get(spaceId, conversationId, from), from));
   }
@@ -73,7 +72,7 @@ export class ConversationsController {
     @Param('spaceId') spaceId: string,
     @Param('conversationId') conversationId: string,
     @Body() body: UpdateConversationDto,
-  ): Promise<Ok<ConversationDto>> {
+  ): Promise<SuccessBody<ConversationDto>> {
     return ok(toConversationDto(await this.conversations.update(spaceId, conversationId, body ?? {})));
   }
 
@@ -96,7 +95,7 @@ export class ConversationsController {
     @Param('spaceId') spaceId: string,
     @Param('conversationId') conversationId: string,
     @Param('messageId') messageId: string,
-  ): Promise<Ok<ThoughtDto[]>> {
+  ): Promise<SuccessBody<ThoughtDto[]>> {
     return ok(await this.conversations.thoughts(spaceId, conversationId, messageId));
   }
 
@@ -122,7 +121,7 @@ export class ConversationsController {
     @Param('spaceId') spaceId: string,
     @Param('conversationId') conversationId: string,
     @Body() body: AppendMessageDto,
-  ): Promise<Ok<MessageDto>> {
+  ): Promise<SuccessBody<MessageDto>> {
     const message = await this.conversations.appendMessageInSpace(
       spaceId,
       conversationId,
@@ -140,7 +139,7 @@ export class ConversationsController {
     @Param('spaceId') spaceId: string,
     @Param('conversationId') conversationId: string,
     @Body() body: UpdateLastMessageDto,
-  ): Promise<Ok<MessageDto>> {
+  ): Promise<SuccessBody<MessageDto>> {
     const message = await this.conversations.updateLastMessageInSpace(
       spaceId,
       conversationId,

@@ -14,9 +14,8 @@ import {
 } from '../openapi/response-schemas.js';
 import { arr, str } from '../openapi/schema.js';
 import { Assistant } from '../assistant-api/assistant.decorator.js';
-
-type Ok<T> = { success: true; data: T };
-const ok = <T>(data: T): Ok<T> => ({ success: true, data });
+import type { SuccessBody } from '#contracts/errors.js';
+import { ok } from '../common/envelope.js';
 
 /** Spaces (docs/api.md, "Workspaces and files"). Fixed routes come before `:spaceId` so they are never read as ids. */
 @Controller('api/spaces')
@@ -30,7 +29,7 @@ export class SpacesController {
   @Get()
   @Assistant()
   @ApiData(arr(SPACE))
-  async list(): Promise<Ok<SpaceDto[]>> {
+  async list(): Promise<SuccessBody<SpaceDto[]>> {
     return ok((await this.spaces.list()).map((s) => this.spaces.toDto(s)));
   }
 
@@ -38,21 +37,21 @@ export class SpacesController {
   @Assistant()
   @HttpCode(200)
   @ApiData(SPACE, 403, 409)
-  async create(@Body() body: CreateSpaceInput): Promise<Ok<SpaceDto>> {
+  async create(@Body() body: CreateSpaceInput): Promise<SuccessBody<SpaceDto>> {
     return ok(this.spaces.toDto(await this.spaces.create(body ?? {})));
   }
 
   @Get('default-path')
   @Assistant()
   @ApiData(str('The folder new spaces are created under'))
-  defaultPath(): Ok<string> {
+  defaultPath(): SuccessBody<string> {
     return ok(this.spaces.defaultPath());
   }
 
   @Get('svc')
   @Assistant()
   @ApiData(SPACE)
-  async temporary(): Promise<Ok<SpaceDto>> {
+  async temporary(): Promise<SuccessBody<SpaceDto>> {
     return ok(this.spaces.toDto(await this.spaces.get(TEMP_SPACE_ID)));
   }
 
@@ -67,7 +66,7 @@ export class SpacesController {
   @Get(':spaceId')
   @Assistant()
   @ApiData(SPACE)
-  async get(@Param('spaceId') spaceId: string): Promise<Ok<SpaceDto>> {
+  async get(@Param('spaceId') spaceId: string): Promise<SuccessBody<SpaceDto>> {
     return ok(this.spaces.toDto(await this.spaces.get(spaceId)));
   }
 
@@ -77,7 +76,7 @@ export class SpacesController {
   async update(
     @Param('spaceId') spaceId: string,
     @Body() body: { name?: unknown; icon?: unknown; color?: unknown },
-  ): Promise<Ok<SpaceDto>> {
+  ): Promise<SuccessBody<SpaceDto>> {
     return ok(this.spaces.toDto(await this.spaces.update(spaceId, body ?? {})));
   }
 
@@ -92,7 +91,10 @@ export class SpacesController {
   @Put(':spaceId/working-dir')
   @Assistant()
   @ApiData(SPACE, 403)
-  async workingDir(@Param('spaceId') spaceId: string, @Body() body: { workingDir?: unknown }): Promise<Ok<SpaceDto>> {
+  async workingDir(
+    @Param('spaceId') spaceId: string,
+    @Body() body: { workingDir?: unknown },
+  ): Promise<SuccessBody<SpaceDto>> {
     return ok(this.spaces.toDto(await this.spaces.setWorkingDir(spaceId, body?.workingDir)));
   }
 
@@ -101,14 +103,14 @@ export class SpacesController {
   @Assistant()
   @HttpCode(200)
   @ApiData(PATH_RESULT)
-  async open(@Param('spaceId') spaceId: string): Promise<Ok<{ path: string }>> {
+  async open(@Param('spaceId') spaceId: string): Promise<SuccessBody<{ path: string }>> {
     return ok({ path: (await this.spaces.get(spaceId)).path });
   }
 
   @Get(':spaceId/memory')
   @Assistant()
   @ApiData(MEMORY_STATE)
-  async memoryState(@Param('spaceId') spaceId: string): Promise<Ok<MemoryState>> {
+  async memoryState(@Param('spaceId') spaceId: string): Promise<SuccessBody<MemoryState>> {
     return ok(await this.memory.state(spaceId));
   }
 
@@ -117,14 +119,14 @@ export class SpacesController {
   @Assistant()
   @HttpCode(200)
   @ApiData(CONSOLIDATION_START)
-  async consolidateMemory(@Param('spaceId') spaceId: string): Promise<Ok<ConsolidationStart>> {
+  async consolidateMemory(@Param('spaceId') spaceId: string): Promise<SuccessBody<ConsolidationStart>> {
     return ok(await this.consolidation.start(spaceId, 'manual'));
   }
 
   @Get(':spaceId/preferences')
   @Assistant()
   @ApiData(SPACE_PREFERENCES)
-  async preferences(@Param('spaceId') spaceId: string): Promise<Ok<SpacePreferences>> {
+  async preferences(@Param('spaceId') spaceId: string): Promise<SuccessBody<SpacePreferences>> {
     return ok(this.spaces.preferencesOf(await this.spaces.get(spaceId)));
   }
 
@@ -132,7 +134,10 @@ export class SpacesController {
   @Put(':spaceId/preferences')
   @Assistant()
   @ApiData(SPACE)
-  async updatePreferences(@Param('spaceId') spaceId: string, @Body() body: PreferencesPatch): Promise<Ok<SpaceDto>> {
+  async updatePreferences(
+    @Param('spaceId') spaceId: string,
+    @Body() body: PreferencesPatch,
+  ): Promise<SuccessBody<SpaceDto>> {
     return ok(this.spaces.toDto(await this.spaces.updatePreferences(spaceId, body ?? {})));
   }
 }

@@ -51,8 +51,8 @@ import {
   STORE_QUERY_RESULT,
   UPDATE_ITEM,
 } from './store.schemas.js';
+import { ok } from '../common/envelope.js';
 
-const ok = <T>(data: T): SuccessBody<T> => ({ success: true, data });
 const done = (): { success: true } => ({ success: true });
 
 /** The Store operations (docs/api/store-and-packages.md). Routes with a fixed path come before `:slug`. */

@@ -6,6 +6,7 @@ import { ServerHttpAdapter } from '../common/server-http-adapter.js';
 import { ApiData } from '../openapi/api-data.js';
 import { NULL_DATA } from '../openapi/response-schemas.js';
 import { arr, str } from '../openapi/schema.js';
+import type { SuccessBody } from '#contracts/errors.js';
 
 class PublishEventDto {
   @IsString()
@@ -37,7 +38,7 @@ export class TestHooksController {
   /** Every route the HTTP router holds, as `METHOD /path` (the OpenAPI completeness test reads it). */
   @Get('routes')
   @ApiData(arr(str('METHOD /path')))
-  routes(): { success: true; data: string[] } {
+  routes(): SuccessBody<string[]> {
     const http = this.adapter.httpAdapter;
     // The controllers' routes live in the adapter's route table; any other route in Express's router.
     type Layer = { route?: { path: unknown; methods: Record<string, boolean> } };
@@ -54,7 +55,7 @@ export class TestHooksController {
   @Post('events')
   @HttpCode(200)
   @ApiData(NULL_DATA)
-  async publish(@Body() body: PublishEventDto): Promise<{ success: true; data: null }> {
+  async publish(@Body() body: PublishEventDto): Promise<SuccessBody<null>> {
     for (let i = 0; i < (body.repeat ?? 1); i++) await this.bus.publish(body.channel, body.data);
     return { success: true, data: null };
   }

@@ -9,6 +9,7 @@ import { AgentService, parseImages } from '../../agent/agent.service.js';
 import type { Message } from '../../kernel/conversation.js';
 import { ConversationsService } from '../../conversations/conversations.service.js';
 import { DomainError } from '../../errors/domain-error.js';
+import { requiredString } from '../../errors/input-rules.js';
 import { EventBus } from '../../ports/event-bus.port.js';
 import type { Space } from '../../kernel/space.js';
 import { SpacesService } from '../../spaces/spaces.service.js';
@@ -172,10 +173,4 @@ export function threadUpdated(appId: string, threadId: string, message: string):
     instanceId: null,
     lastMessage: message.slice(0, LAST_MESSAGE_CHARS),
   };
-}
-
-function requiredString(value: unknown, field: string): string {
-  if (typeof value !== 'string' || value.trim() === '')
-    throw DomainError.invalid(`${field} is required and must be a string`);
-  return value;
 }
