@@ -20,18 +20,6 @@ const aiSource = (required: string[]) =>
 
 export const DOCUMENTED_BODIES: Record<string, Record<string, unknown>> = {
   'POST /api/remote/login': obj({ token: str('The access password') }, ['token']),
-  'POST /api/spaces': obj(
-    { name: str(), icon: str(), color: str(), customPath: str('An existing folder to use as the space folder') },
-    ['name'],
-  ),
-  'PUT /api/spaces/reorder': obj({ spaceIds: { type: 'array', items: str() } }, ['spaceIds']),
-  'PUT /api/spaces/{spaceId}': obj({ name: str(), icon: str(), color: str() }),
-  'PUT /api/spaces/{spaceId}/working-dir': obj({ workingDir: str('An existing folder outside the data folder') }, [
-    'workingDir',
-  ]),
-  'PUT /api/spaces/{spaceId}/preferences': obj({
-    memory: obj({ enabled: bool(), autoConsolidate: bool(), cadence: str() }),
-  }),
   'POST /api/config': obj({}, [], 'A partial configuration, merged into the stored one (JSON Merge Patch)'),
   'POST /api/ai-sources/sources': aiSource(['name', 'provider', 'apiUrl', 'model']),
   'PUT /api/ai-sources/sources/{sourceId}': aiSource([]),

@@ -3,8 +3,9 @@ import type { MemoryState, SpaceDto, SpacePreferences } from '#contracts/spaces.
 import { TEMP_SPACE_ID } from '#contracts/spaces.js';
 import { type ConsolidationStart, MemoryConsolidationService } from '#core/memory/memory-consolidation.service.js';
 import { MemoryService } from '#core/memory/memory.service.js';
-import { type CreateSpaceInput, type PreferencesPatch, SpacesService } from '#core/spaces/spaces.service.js';
+import { SpacesService } from '#core/spaces/spaces.service.js';
 import { ApiData, ApiDone } from '../openapi/api-data.js';
+import { CreateSpaceDto, ReorderSpacesDto, SpacePreferencesDto, UpdateSpaceDto, WorkingDirDto } from './spaces.dto.js';
 import {
   CONSOLIDATION_START,
   MEMORY_STATE,
@@ -37,8 +38,8 @@ export class SpacesController {
   @Assistant()
   @HttpCode(200)
   @ApiData(SPACE, 403, 409)
-  async create(@Body() body: CreateSpaceInput): Promise<SuccessBody<SpaceDto>> {
-    return ok(this.spaces.toDto(await this.spaces.create(body ?? {})));
+  async create(@Body() body: CreateSpaceDto): Promise<SuccessBody<SpaceDto>> {
+    return ok(this.spaces.toDto(await this.spaces.create(body)));
   }
 
   @Get('default-path')
@@ -58,8 +59,8 @@ export class SpacesController {
   @Put('reorder')
   @Assistant()
   @ApiDone()
-  async reorder(@Body() body: { spaceIds?: unknown }): Promise<{ success: true }> {
-    await this.spaces.reorder(body?.spaceIds);
+  async reorder(@Body() body: ReorderSpacesDto): Promise<{ success: true }> {
+    await this.spaces.reorder(body.spaceIds);
     return { success: true };
   }
 
@@ -73,11 +74,8 @@ export class SpacesController {
   @Put(':spaceId')
   @Assistant()
   @ApiData(SPACE)
-  async update(
-    @Param('spaceId') spaceId: string,
-    @Body() body: { name?: unknown; icon?: unknown; color?: unknown },
-  ): Promise<SuccessBody<SpaceDto>> {
-    return ok(this.spaces.toDto(await this.spaces.update(spaceId, body ?? {})));
+  async update(@Param('spaceId') spaceId: string, @Body() body: UpdateSpaceDto): Promise<SuccessBody<SpaceDto>> {
+    return ok(this.spaces.toDto(await this.spaces.update(spaceId, body)));
   }
 
   @Delete(':spaceId')
@@ -91,11 +89,8 @@ export class SpacesController {
   @Put(':spaceId/working-dir')
   @Assistant()
   @ApiData(SPACE, 403)
-  async workingDir(
-    @Param('spaceId') spaceId: string,
-    @Body() body: { workingDir?: unknown },
-  ): Promise<SuccessBody<SpaceDto>> {
-    return ok(this.spaces.toDto(await this.spaces.setWorkingDir(spaceId, body?.workingDir)));
+  async workingDir(@Param('spaceId') spaceId: string, @Body() body: WorkingDirDto): Promise<SuccessBody<SpaceDto>> {
+    return ok(this.spaces.toDto(await this.spaces.setWorkingDir(spaceId, body.workingDir)));
   }
 
   /** Returns the working folder; a headless server opens nothing. */
@@ -136,8 +131,8 @@ export class SpacesController {
   @ApiData(SPACE)
   async updatePreferences(
     @Param('spaceId') spaceId: string,
-    @Body() body: PreferencesPatch,
+    @Body() body: SpacePreferencesDto,
   ): Promise<SuccessBody<SpaceDto>> {
-    return ok(this.spaces.toDto(await this.spaces.updatePreferences(spaceId, body ?? {})));
+    return ok(this.spaces.toDto(await this.spaces.updatePreferences(spaceId, body)));
   }
 }
