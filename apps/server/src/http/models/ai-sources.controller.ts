@@ -5,6 +5,7 @@ import { ApiData } from '../openapi/api-data.js';
 import { AI_SOURCES_CONFIG, CURRENT_SELECTION } from '../openapi/response-schemas.js';
 import type { SuccessBody } from '#contracts/errors.js';
 import { ok } from '../common/envelope.js';
+import { SetModelDto, SwitchSourceDto } from './models.dto.js';
 
 /** Model sources (docs/api.md, "Model sources and the configuration"). Answers carry every secret masked as "***". */
 @Controller('api/ai-sources')
@@ -34,14 +35,14 @@ export class AiSourcesController {
   @Post('switch-source')
   @HttpCode(200)
   @ApiData(CURRENT_SELECTION)
-  async switchSource(@Body() body: { sourceId?: unknown } | undefined): Promise<SuccessBody<CurrentSelection>> {
-    return ok(await this.models.switchSource(body?.sourceId));
+  async switchSource(@Body() body: SwitchSourceDto): Promise<SuccessBody<CurrentSelection>> {
+    return ok(await this.models.switchSource(body.sourceId));
   }
 
   @Post('set-model')
   @HttpCode(200)
   @ApiData(CURRENT_SELECTION)
-  async setModel(@Body() body: { modelId?: unknown } | undefined): Promise<SuccessBody<CurrentSelection>> {
-    return ok(await this.models.setModel(body?.modelId));
+  async setModel(@Body() body: SetModelDto): Promise<SuccessBody<CurrentSelection>> {
+    return ok(await this.models.setModel(body.modelId));
   }
 }

@@ -23,8 +23,6 @@ export const DOCUMENTED_BODIES: Record<string, Record<string, unknown>> = {
   'POST /api/config': obj({}, [], 'A partial configuration, merged into the stored one (JSON Merge Patch)'),
   'POST /api/ai-sources/sources': aiSource(['name', 'provider', 'apiUrl', 'model']),
   'PUT /api/ai-sources/sources/{sourceId}': aiSource([]),
-  'POST /api/ai-sources/switch-source': obj({ sourceId: str() }, ['sourceId']),
-  'POST /api/ai-sources/set-model': obj({ modelId: str() }, ['modelId']),
   'POST /api/agent/message': obj(
     {
       spaceId: str(),
