@@ -1,6 +1,6 @@
 import { Body, Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
 import type { SessionState, ToolsetEntry } from '#contracts/agent.js';
-import { AgentService, type SendMessageInput } from '#core/agent/agent.service.js';
+import { AgentService } from '#core/agent/agent.service.js';
 import type { McpServerStatusDto } from '#contracts/mcp.js';
 import { McpServers } from '#core/mcp/mcp-servers.service.js';
 import { ModelSourceTester, type ModelSourceTestResult } from '#core/models/model-source-tester.js';
@@ -15,6 +15,7 @@ import {
 import { arr, bool, str } from '../openapi/schema.js';
 import { Assistant } from '../assistant-api/assistant.decorator.js';
 import type { SuccessBody } from '#contracts/errors.js';
+import { AnswerQuestionDto, SendMessageDto, StopDto, TestMcpDto, ToolsetsDto } from './agent.dto.js';
 
 /** Agent operations (docs/api.md, "The assistant"). Starting work answers at once; progress arrives as events. */
 @Controller('api/agent')
@@ -29,8 +30,8 @@ export class AgentController {
   @Assistant()
   @HttpCode(200)
   @ApiDone(404, 409)
-  async message(@Body() body: SendMessageInput): Promise<{ success: true }> {
-    await this.agent.sendMessage(body ?? {});
+  async message(@Body() body: SendMessageDto): Promise<{ success: true }> {
+    await this.agent.sendMessage(body);
     return { success: true };
   }
 
@@ -59,8 +60,8 @@ export class AgentController {
   @Assistant()
   @HttpCode(200)
   @ApiDone()
-  async stop(@Body() body: { conversationId?: unknown }): Promise<{ success: true }> {
-    await this.agent.stop(body?.conversationId);
+  async stop(@Body() body: StopDto): Promise<{ success: true }> {
+    await this.agent.stop(body.conversationId);
     return { success: true };
   }
 
@@ -68,13 +69,9 @@ export class AgentController {
   @Assistant()
   @HttpCode(200)
   @ApiDoneOrFailure()
-  async answer(
-    @Body() body: { conversationId?: unknown; id?: unknown; answers?: unknown },
-  ): Promise<{ success: boolean; error?: string }> {
-    const answered = await this.agent.answerQuestion(body ?? {});
-    return answered
-      ? { success: true }
-      : { success: false, error: `No pending question found for id: ${String(body?.id)}` };
+  async answer(@Body() body: AnswerQuestionDto): Promise<{ success: boolean; error?: string }> {
+    const answered = await this.agent.answerQuestion(body);
+    return answered ? { success: true } : { success: false, error: `No pending question found for id: ${body.id}` };
   }
 
   /** Permissions are auto-allowed on this server: approve and reject change nothing. */
@@ -98,8 +95,8 @@ export class AgentController {
   @Assistant()
   @HttpCode(200)
   @ApiData(arr(TOOLSET), 404)
-  async toolsets(@Body() body: { spaceId?: unknown; conversationId?: unknown }): Promise<SuccessBody<ToolsetEntry[]>> {
-    return { success: true, data: await this.agent.toolsets(body?.spaceId, body?.conversationId) };
+  async toolsets(@Body() body: ToolsetsDto): Promise<SuccessBody<ToolsetEntry[]>> {
+    return { success: true, data: await this.agent.toolsets(body.spaceId) };
   }
 
   /** Connects to the given (`servers`) or installed MCP servers and answers each one's status, tools or error. */
@@ -107,8 +104,8 @@ export class AgentController {
   @Assistant()
   @HttpCode(200)
   @ApiData(arr(MCP_SERVER_STATUS), 403)
-  async testMcp(@Body() body: { servers?: unknown; spaceId?: unknown }): Promise<SuccessBody<McpServerStatusDto[]>> {
-    return { success: true, data: await this.mcp.test(body ?? {}) };
+  async testMcp(@Body() body: TestMcpDto): Promise<SuccessBody<McpServerStatusDto[]>> {
+    return { success: true, data: await this.mcp.test(body) };
   }
 
   /**

@@ -23,34 +23,6 @@ export const DOCUMENTED_BODIES: Record<string, Record<string, unknown>> = {
   'POST /api/config': obj({}, [], 'A partial configuration, merged into the stored one (JSON Merge Patch)'),
   'POST /api/ai-sources/sources': aiSource(['name', 'provider', 'apiUrl', 'model']),
   'PUT /api/ai-sources/sources/{sourceId}': aiSource([]),
-  'POST /api/agent/message': obj(
-    {
-      spaceId: str(),
-      conversationId: str(),
-      message: str(),
-      thinkingEnabled: bool(),
-      reasoningEffort: { type: 'string', enum: ['off', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max'] },
-      images: {
-        type: 'array',
-        items: obj({ type: str(), mediaType: str(), data: str('Base64') }),
-      },
-    },
-    ['spaceId', 'conversationId', 'message'],
-  ),
-  'POST /api/agent/stop': obj({ conversationId: str('Omit to stop every running turn') }),
-  'POST /api/agent/answer-question': obj(
-    { conversationId: str(), id: str('The ask-… id of agent:ask-question'), answers: { type: 'object' } },
-    ['conversationId', 'id', 'answers'],
-  ),
-  'POST /api/agent/toolsets/list': obj({ spaceId: str(), conversationId: str() }),
-  'POST /api/agent/test-mcp': obj({
-    servers: obj(
-      {},
-      [],
-      'Servers to test, by name: an mcp_server definition each ({command, args, env} for stdio, {type: "http", url, headers} for streamable HTTP). Omit to test the installed servers',
-    ),
-    spaceId: str('With installed servers: only those of this space and the global ones'),
-  }),
   'POST /api/agent/test-model-source': obj({
     modelSourceId: str('A stored source (404 when unknown)'),
     source: obj(
