@@ -3,7 +3,7 @@
  * nothing to generate from). Written from the specification; prefer a class-validator DTO
  * for new operations, whose schema is generated. Keys are `METHOD /openapi/{path}`.
  */
-import { bool, obj, str } from './schema.js';
+import { obj, str } from './schema.js';
 
 const aiSource = (required: string[]) =>
   obj(
@@ -32,19 +32,6 @@ export const DOCUMENTED_BODIES: Record<string, Record<string, unknown>> = {
     ),
     modelId: str("The model to call; the source's model when omitted"),
   }),
-  'POST /api/apps/{appId}/chat/send': obj(
-    {
-      spaceId: str(),
-      message: str(),
-      conversationId: str('A thread id of your choosing; the default thread when omitted'),
-      thinkingEnabled: bool(),
-      images: { type: 'array', items: obj({ type: str(), mediaType: str(), data: str('Base64') }) },
-    },
-    ['message'],
-  ),
-  'POST /api/apps/{appId}/chat/clear': obj({ spaceId: str() }),
-  'POST /api/apps/{appId}/runs/{runId}/inject': obj({ text: str() }, ['text']),
-  'POST /api/apps/{appId}/escalation/{entryId}/respond': obj({ choice: str(), text: str() }),
   'POST /api/apps/{appId}/config': obj(
     {},
     [],
