@@ -8,6 +8,7 @@ import { clientIp } from '../common/client-ip.js';
 import { ApiData, ApiDone } from '../openapi/api-data.js';
 import { REMOTE_STATUS } from '../openapi/response-schemas.js';
 import type { SuccessBody } from '#contracts/errors.js';
+import { LoginDto } from './remote.dto.js';
 
 @Controller('api/remote')
 export class RemoteController {
@@ -21,9 +22,8 @@ export class RemoteController {
   @Post('login')
   @HttpCode(200)
   @ApiDone(429)
-  async login(@Body() body: unknown, @Req() req: Request): Promise<{ success: true }> {
-    const token = body && typeof body === 'object' ? (body as { token?: unknown }).token : undefined;
-    await this.access.login(token, clientIp(req, this.config));
+  async login(@Body() body: LoginDto, @Req() req: Request): Promise<{ success: true }> {
+    await this.access.login(body.token, clientIp(req, this.config));
     return { success: true };
   }
 

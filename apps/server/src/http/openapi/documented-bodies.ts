@@ -19,7 +19,6 @@ const aiSource = (required: string[]) =>
   );
 
 export const DOCUMENTED_BODIES: Record<string, Record<string, unknown>> = {
-  'POST /api/remote/login': obj({ token: str('The access password') }, ['token']),
   'POST /api/config': obj({}, [], 'A partial configuration, merged into the stored one (JSON Merge Patch)'),
   'POST /api/ai-sources/sources': aiSource(['name', 'provider', 'apiUrl', 'model']),
   'PUT /api/ai-sources/sources/{sourceId}': aiSource([]),
