@@ -1,7 +1,7 @@
 import { IsDefined, IsIn, IsObject, IsOptional, IsString, MaxLength, ValidateIf } from 'class-validator';
 import { UPGRADE_STRATEGIES, type UpgradeStrategy } from '#contracts/apps.js';
 import { SPEC_YAML_MAX_CHARS } from '#core/kernel/app-spec/spec-yaml.js';
-import { ArrayBodyAsEmpty, Check } from '../common/validation.js';
+import { ArrayBodyAsEmpty, Check, Documented, QueryDto } from '../common/validation.js';
 
 /**
  * Request bodies of "App (digital human) operations". The shapes are checked here (400);
@@ -135,4 +135,33 @@ export class EscalationResponseDto {
   @IsOptional()
   @Check(isString, 'text must be a string', { type: 'string' })
   text?: string | null;
+}
+
+/* Query parameters (docs/api/digital-humans.md); read as given, judged by the service. */
+
+@QueryDto()
+export class AppListQuery {
+  @Documented({ type: 'string', description: 'Only the apps of this space' })
+  spaceId?: string;
+
+  @Documented({
+    type: 'string',
+    description: 'Only the apps with this status (uninstalled ones are left out unless asked)',
+  })
+  status?: string;
+}
+
+@QueryDto()
+export class UninstallQuery {
+  @Documented({ type: 'string', enum: ['true', 'false'], description: "true also deletes the app's data folder" })
+  purge?: string;
+}
+
+@QueryDto()
+export class ActivityQuery {
+  @Documented({ type: 'string', description: 'A number: at most this many entries' })
+  limit?: string;
+
+  @Documented({ type: 'string', description: 'A number, epoch ms: only entries before it (pages back)' })
+  before?: string;
 }

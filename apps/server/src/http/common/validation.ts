@@ -24,6 +24,20 @@ class EdgeValidationPipe extends ValidationPipe {
   }
 }
 
+const QUERY_DTOS = new Set<abstract new (...args: never[]) => unknown>();
+
+/**
+ * A DTO of query parameters (`@Query() q: SomeQuery`): the OpenAPI document lists each of its
+ * fields as a query parameter (openapi-document.ts), with the schema of its rules.
+ */
+export function QueryDto(): ClassDecorator {
+  return (target) => {
+    QUERY_DTOS.add(target as unknown as abstract new (...args: never[]) => unknown);
+  };
+}
+
+export const queryDtos = (): ReadonlyArray<abstract new (...args: never[]) => unknown> => [...QUERY_DTOS];
+
 /** DTO validation whose message names every offending field. */
 export function createValidationPipe(): ValidationPipe {
   return new EdgeValidationPipe({

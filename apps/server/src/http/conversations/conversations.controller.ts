@@ -9,6 +9,7 @@ import type {
 import { ConversationsService } from '#core/conversations/conversations.service.js';
 import {
   AppendMessageDto,
+  ConversationQuery,
   CreateConversationDto,
   factsOf,
   StarConversationDto,
@@ -59,9 +60,9 @@ export class ConversationsController {
   async get(
     @Param('spaceId') spaceId: string,
     @Param('conversationId') conversationId: string,
-    @Query('from') fromQuery: unknown,
+    @Query() query: ConversationQuery,
   ): Promise<SuccessBody<ConversationDto>> {
-    const from = typeof fromQuery === 'string' && fromQuery.length > 0 ? fromQuery : undefined;
+    const from = typeof query.from === 'string' && query.from.length > 0 ? query.from : undefined;
     return ok(toConversationDto(await this.conversations.get(spaceId, conversationId, from), from));
   }
 
