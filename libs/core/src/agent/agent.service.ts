@@ -13,6 +13,7 @@ import {
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { ConversationsService } from '../conversations/conversations.service.js';
 import { DomainError } from '../errors/domain-error.js';
+import { requiredString } from '../errors/input-rules.js';
 import { McpServers } from '../mcp/mcp-servers.service.js';
 import { Clock } from '../ports/clock.port.js';
 import { EventBus } from '../ports/event-bus.port.js';
@@ -197,13 +198,8 @@ export class AgentService {
   }
 
   /** Stops one conversation's turn, or every turn. Repeated stops are harmless. */
-  async stop(conversationId: unknown): Promise<void> {
-    if (conversationId !== undefined && conversationId !== null && typeof conversationId !== 'string') {
-      throw DomainError.invalid('conversationId must be a string');
-    }
-    const flagged = await this.turns.requestStop(
-      typeof conversationId === 'string' && conversationId !== '' ? conversationId : null,
-    );
+  async stop(conversationId?: string | null): Promise<void> {
+    const flagged = await this.turns.requestStop(conversationId ? conversationId : null);
     const running = flagged.filter((t) => t.status === 'running').map((t) => t.id);
     if (running.length > 0) await this.bus.publish(AgentInternalChannels.stop, { turnIds: running });
     // A turn no worker has picked up yet ends here.
@@ -221,13 +217,13 @@ export class AgentService {
   }
 
   /** Resumes a turn waiting on AskUserQuestion; false when no such question is pending. */
-  async answerQuestion(input: { conversationId?: unknown; id?: unknown; answers?: unknown }): Promise<boolean> {
-    const conversationId = requiredString(input.conversationId, 'conversationId');
-    const id = requiredString(input.id, 'id');
-    if (!input.answers || typeof input.answers !== 'object' || Array.isArray(input.answers)) {
-      throw DomainError.invalid('answers is required and must be an object');
-    }
-    if (!(await this.turns.answerQuestion(conversationId, id, input.answers as Record<string, unknown>))) return false;
+  async answerQuestion(input: {
+    conversationId: string;
+    id: string;
+    answers: Record<string, unknown>;
+  }): Promise<boolean> {
+    const { conversationId, id, answers } = input;
+    if (!(await this.turns.answerQuestion(conversationId, id, answers))) return false;
     const turn = await this.turns.findActive(conversationId);
     if (turn) await this.bus.publish(AgentInternalChannels.answer, { turnId: turn.id });
     return true;
@@ -261,9 +257,7 @@ export class AgentService {
   }
 
   /** Capabilities a conversation can open. The server's built-in tools are always on; Bash by configuration. */
-  async toolsets(spaceId: unknown, conversationId: unknown): Promise<ToolsetEntry[]> {
-    requiredString(spaceId, 'spaceId');
-    requiredString(conversationId, 'conversationId');
+  async toolsets(spaceId: string): Promise<ToolsetEntry[]> {
     return [
       {
         id: 'workspace-files',
@@ -278,7 +272,7 @@ export class AgentService {
         open: this.tools.names().includes('Bash'),
       },
       // The chat's MCP servers: the space's and global ones (docs/api/mcp-and-skills.md, "MCP servers"), offered in every turn.
-      ...(await this.mcp.chatServersOf(spaceId as string)).map((server) => ({
+      ...(await this.mcp.chatServersOf(spaceId)).map((server) => ({
         id: `mcp:${server.name}`,
         displayName: server.displayName,
         summary: server.summary,
@@ -315,12 +309,6 @@ export class AgentService {
       return null;
     }
   }
-}
-
-function requiredString(value: unknown, field: string): string {
-  if (typeof value !== 'string' || value.trim() === '')
-    throw DomainError.invalid(`${field} is required and must be a string`);
-  return value;
 }
 
 function optionalEffort(value: unknown): ReasoningEffort | undefined {

@@ -14,6 +14,7 @@ import {
 } from '#contracts/models.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { DomainError } from '../errors/domain-error.js';
+import { requiredString } from '../errors/input-rules.js';
 import { Clock } from '../ports/clock.port.js';
 import { EventBus } from '../ports/event-bus.port.js';
 import type { ModelEndpoint } from '../ports/model-provider.port.js';
@@ -257,7 +258,7 @@ export class ModelSourcesService implements OnApplicationBootstrap {
   }
 
   async switchSource(sourceId: unknown): Promise<CurrentSelection> {
-    const id = requiredString(sourceId, 'sourceId');
+    const id = requiredString(sourceId, 'sourceId', REQUIRED).trim();
     const doc = await this.mutate((current) => {
       this.find(current, id);
       return current.currentId === id ? null : { ...current, currentId: id };
@@ -267,7 +268,7 @@ export class ModelSourcesService implements OnApplicationBootstrap {
 
   /** Sets the current source's model, adding it to its available models when missing. */
   async setModel(modelId: unknown): Promise<CurrentSelection> {
-    const model = validateModelId(requiredString(modelId, 'modelId'), 'modelId');
+    const model = validateModelId(requiredString(modelId, 'modelId', REQUIRED).trim(), 'modelId');
     let listed = true;
     const doc = await this.mutate((current) => {
       const source = currentSource(current);
@@ -318,14 +319,12 @@ export class ModelSourcesService implements OnApplicationBootstrap {
   }
 }
 
+/** How switch-source and set-model word a missing id (docs/api.md). */
+const REQUIRED = 'is required (a string)';
+
 function selectionOf(doc: AISourcesConfig): CurrentSelection {
   const source = currentSource(doc);
   return { currentId: source?.id ?? null, currentModel: source?.model ?? null };
-}
-
-function requiredString(raw: unknown, field: string): string {
-  if (typeof raw !== 'string' || raw.trim() === '') throw DomainError.invalid(`${field} is required (a string)`);
-  return raw.trim();
 }
 
 /**

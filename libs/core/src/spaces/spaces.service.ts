@@ -222,12 +222,9 @@ export class SpacesService implements OnApplicationBootstrap {
   }
 
   /** Gives the listed spaces the listed order; the others keep their positions. */
-  async reorder(spaceIds: unknown): Promise<void> {
-    if (!Array.isArray(spaceIds) || spaceIds.some((id) => typeof id !== 'string')) {
-      throw DomainError.invalid('spaceIds must be an array of space ids');
-    }
+  async reorder(spaceIds: readonly string[]): Promise<void> {
     const known = new Set((await this.spaces.listAll()).filter((s) => !s.isTemp).map((s) => s.id));
-    await this.spaces.reorder([...new Set(spaceIds as string[])].filter((id) => known.has(id)));
+    await this.spaces.reorder([...new Set(spaceIds)].filter((id) => known.has(id)));
   }
 
   /**

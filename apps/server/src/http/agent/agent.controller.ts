@@ -1,6 +1,6 @@
 import { Body, Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
 import type { SessionState, ToolsetEntry } from '#contracts/agent.js';
-import { AgentService, type SendMessageInput } from '#core/agent/agent.service.js';
+import { AgentService } from '#core/agent/agent.service.js';
 import type { McpServerStatusDto } from '#contracts/mcp.js';
 import { McpServers } from '#core/mcp/mcp-servers.service.js';
 import { ModelSourceTester, type ModelSourceTestResult } from '#core/models/model-source-tester.js';
@@ -15,8 +15,8 @@ import {
 import { arr, bool, str } from '../openapi/schema.js';
 import { Assistant } from '../assistant-api/assistant.decorator.js';
 import { Relayed } from '../assistant-api/relayed.js';
-
-type Ok<T> = { success: true; data: T };
+import type { SuccessBody } from '#contracts/errors.js';
+import { AnswerQuestionDto, SendMessageDto, StopDto, TestMcpDto, ToolsetsDto } from './agent.dto.js';
 
 /** Agent operations (docs/api.md, "The assistant"). Starting work answers at once; progress arrives as events. */
 @Controller('api/agent')
@@ -31,29 +31,29 @@ export class AgentController {
   @Assistant()
   @HttpCode(200)
   @ApiDone(404, 409)
-  async message(@Body() body: SendMessageInput): Promise<{ success: true }> {
-    await this.agent.sendMessage(body ?? {});
+  async message(@Body() body: SendMessageDto): Promise<{ success: true }> {
+    await this.agent.sendMessage(body);
     return { success: true };
   }
 
   @Get('generating/:conversationId')
   @Assistant()
   @ApiData(bool('Whether a turn of this conversation is running'))
-  async generating(@Param('conversationId') conversationId: string): Promise<Ok<boolean>> {
+  async generating(@Param('conversationId') conversationId: string): Promise<SuccessBody<boolean>> {
     return { success: true, data: await this.agent.isGenerating(conversationId) };
   }
 
   @Get('sessions')
   @Assistant()
   @ApiData(arr(str(), 'Conversation ids with a running turn'))
-  async sessions(): Promise<Ok<string[]>> {
+  async sessions(): Promise<SuccessBody<string[]>> {
     return { success: true, data: await this.agent.sessions() };
   }
 
   @Get('session/:conversationId')
   @Assistant()
   @ApiData(SESSION_STATE)
-  async session(@Param('conversationId') conversationId: string): Promise<Ok<SessionState>> {
+  async session(@Param('conversationId') conversationId: string): Promise<SuccessBody<SessionState>> {
     return { success: true, data: await this.agent.session(conversationId) };
   }
 
@@ -61,8 +61,8 @@ export class AgentController {
   @Assistant()
   @HttpCode(200)
   @ApiDone()
-  async stop(@Body() body: { conversationId?: unknown }): Promise<{ success: true }> {
-    await this.agent.stop(body?.conversationId);
+  async stop(@Body() body: StopDto): Promise<{ success: true }> {
+    await this.agent.stop(body.conversationId);
     return { success: true };
   }
 
@@ -70,13 +70,9 @@ export class AgentController {
   @Assistant()
   @HttpCode(200)
   @ApiDoneOrFailure()
-  async answer(
-    @Body() body: { conversationId?: unknown; id?: unknown; answers?: unknown },
-  ): Promise<{ success: boolean; error?: string }> {
-    const answered = await this.agent.answerQuestion(body ?? {});
-    return answered
-      ? { success: true }
-      : { success: false, error: `No pending question found for id: ${String(body?.id)}` };
+  async answer(@Body() body: AnswerQuestionDto): Promise<{ success: boolean; error?: string }> {
+    const answered = await this.agent.answerQuestion(body);
+    return answered ? { success: true } : { success: false, error: `No pending question found for id: ${body.id}` };
   }
 
   /** Permissions are auto-allowed on this server: approve and reject change nothing. */
@@ -100,8 +96,8 @@ export class AgentController {
   @Assistant()
   @HttpCode(200)
   @ApiData(arr(TOOLSET), 404)
-  async toolsets(@Body() body: { spaceId?: unknown; conversationId?: unknown }): Promise<Ok<ToolsetEntry[]>> {
-    return { success: true, data: await this.agent.toolsets(body?.spaceId, body?.conversationId) };
+  async toolsets(@Body() body: ToolsetsDto): Promise<SuccessBody<ToolsetEntry[]>> {
+    return { success: true, data: await this.agent.toolsets(body.spaceId) };
   }
 
   /** Connects to the given (`servers`) or installed MCP servers and answers each one's status, tools or error. */
@@ -109,8 +105,8 @@ export class AgentController {
   @Assistant()
   @HttpCode(200)
   @ApiData(arr(MCP_SERVER_STATUS), 403)
-  async testMcp(@Body() body: { servers?: unknown; spaceId?: unknown }): Promise<Ok<McpServerStatusDto[]>> {
-    return { success: true, data: await this.mcp.test(body ?? {}) };
+  async testMcp(@Body() body: TestMcpDto): Promise<SuccessBody<McpServerStatusDto[]>> {
+    return { success: true, data: await this.mcp.test(body) };
   }
 
   /**
@@ -122,14 +118,17 @@ export class AgentController {
   @Assistant()
   @HttpCode(200)
   @ApiData(MODEL_SOURCE_TEST, 403, 404)
-  async testModelSource(@Body() body: unknown, @Relayed() relayed: boolean): Promise<Ok<ModelSourceTestResult>> {
+  async testModelSource(
+    @Body() body: unknown,
+    @Relayed() relayed: boolean,
+  ): Promise<SuccessBody<ModelSourceTestResult>> {
     return { success: true, data: await this.modelSources.test(body ?? {}, relayed ? 'assistant' : 'user') };
   }
 
   @Get('engine-capabilities')
   @Assistant()
   @ApiData(ENGINE_CAPABILITIES)
-  capabilities(): Ok<Record<string, unknown>> {
+  capabilities(): SuccessBody<Record<string, unknown>> {
     return { success: true, data: this.agent.capabilities() };
   }
 }

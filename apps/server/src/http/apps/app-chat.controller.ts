@@ -2,13 +2,13 @@ import { Body, Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
 import type { AppChatSessionStateDto } from '#contracts/apps.js';
 import type { MessageDto } from '#contracts/conversations.js';
 import type { SuccessBody } from '#contracts/errors.js';
-import { AppChatService, type AppChatSendInput } from '#core/apps/agent/app-chat.service.js';
+import { AppChatService } from '#core/apps/agent/app-chat.service.js';
 import { toMessageDto } from '../conversations/conversations.presenter.js';
 import { ApiData, ApiDone } from '../openapi/api-data.js';
 import { APP_CHAT_SESSION_STATE, MESSAGE } from '../openapi/response-schemas.js';
 import { arr, bool, int, obj, str } from '../openapi/schema.js';
-
-const ok = <T>(data: T): SuccessBody<T> => ({ success: true, data });
+import { ok } from '../common/envelope.js';
+import { AppChatClearDto, AppChatSendDto } from './apps.dto.js';
 
 /** Chat with a digital human (docs/api/digital-humans.md, "Chat"). Results come over WebSocket. */
 @Controller('api/apps/:appId')
@@ -20,9 +20,9 @@ export class AppChatController {
   @ApiData(obj({ conversationId: str() }, ['conversationId']), 409, 503)
   async send(
     @Param('appId') appId: string,
-    @Body() body: AppChatSendInput,
+    @Body() body: AppChatSendDto,
   ): Promise<SuccessBody<{ conversationId: string }>> {
-    return ok(await this.chat.send(appId, body ?? {}));
+    return ok(await this.chat.send(appId, body));
   }
 
   @Get('chat/status')
@@ -48,8 +48,8 @@ export class AppChatController {
   @Post('chat/clear')
   @HttpCode(200)
   @ApiDone(409)
-  async clear(@Param('appId') appId: string, @Body() body: { spaceId?: unknown }): Promise<{ success: true }> {
-    await this.chat.clear(appId, body?.spaceId);
+  async clear(@Param('appId') appId: string, @Body() _body: AppChatClearDto): Promise<{ success: true }> {
+    await this.chat.clear(appId);
     return { success: true };
   }
 

@@ -7,8 +7,8 @@ import { toMessageDto } from '../conversations/conversations.presenter.js';
 import { ApiData } from '../openapi/api-data.js';
 import { ESCALATION_RESPONSE, MESSAGE, RUN_ID, RUN_TRIGGER_RESULT } from '../openapi/response-schemas.js';
 import { arr, bool, obj, str } from '../openapi/schema.js';
-
-const ok = <T>(data: T): SuccessBody<T> => ({ success: true, data });
+import { ok } from '../common/envelope.js';
+import { EscalationResponseDto, InjectDto } from './apps.dto.js';
 
 /** Runs and escalations of a digital human (docs/api/digital-humans.md, "Runs"). A run's progress comes over WebSocket. */
 @Controller('api/apps/:appId')
@@ -49,9 +49,9 @@ export class AppRunsController {
   async inject(
     @Param('appId') appId: string,
     @Param('runId') runId: string,
-    @Body() body: { text?: unknown },
+    @Body() body: InjectDto,
   ): Promise<SuccessBody<{ runId: string }>> {
-    return ok(await this.runs.inject(appId, runId, body?.text));
+    return ok(await this.runs.inject(appId, runId, body.text));
   }
 
   @Post('escalation/:entryId/respond')
@@ -60,8 +60,8 @@ export class AppRunsController {
   async respond(
     @Param('appId') appId: string,
     @Param('entryId') entryId: string,
-    @Body() body: { choice?: unknown; text?: unknown },
+    @Body() body: EscalationResponseDto,
   ): Promise<SuccessBody<RunTriggerResult & { response: EscalationResponse }>> {
-    return ok(await this.runs.respond(appId, entryId, body ?? {}));
+    return ok(await this.runs.respond(appId, entryId, body));
   }
 }

@@ -3,14 +3,22 @@ import type { ActivityEntryDto, AppDto, AutomationStateDto } from '#contracts/ap
 import type { SuccessBody } from '#contracts/errors.js';
 import { AppsService } from '#core/apps/apps.service.js';
 import { DomainError } from '#core/errors/domain-error.js';
-import { FrequencyDto, ImportSpecDto, MoveSpaceDto, PermissionDto, UpgradeStrategyDto } from './apps.dto.js';
+import {
+  ActivityQuery,
+  AppListQuery,
+  FrequencyDto,
+  ImportSpecDto,
+  MoveSpaceDto,
+  PermissionDto,
+  UninstallQuery,
+  UpgradeStrategyDto,
+} from './apps.dto.js';
 import { toActivityDto, toAppDto } from './apps.presenter.js';
 import { ApiData } from '../openapi/api-data.js';
 import { ACTIVITY_ENTRY, APP, APP_ID, AUTOMATION_STATE, NULL_DATA } from '../openapi/response-schemas.js';
 import { anyObject, arr, str } from '../openapi/schema.js';
 import { Assistant } from '../assistant-api/assistant.decorator.js';
-
-const ok = <T>(data: T): SuccessBody<T> => ({ success: true, data });
+import { ok } from '../common/envelope.js';
 
 /** A number from a query string, or undefined when absent; anything else is a 400 naming it. */
 function queryNumber(value: unknown, name: string): number | undefined {
@@ -31,8 +39,8 @@ export class AppsController {
   @Get()
   @Assistant()
   @ApiData(arr(APP))
-  async list(@Query('spaceId') spaceId?: string, @Query('status') status?: string): Promise<SuccessBody<AppDto[]>> {
-    return ok((await this.apps.list({ spaceId, status })).map(toAppDto));
+  async list(@Query() query: AppListQuery): Promise<SuccessBody<AppDto[]>> {
+    return ok((await this.apps.list({ spaceId: query.spaceId, status: query.status })).map(toAppDto));
   }
 
   @Post('import-spec')
@@ -53,8 +61,8 @@ export class AppsController {
   /** Soft delete; `purge=true` also deletes the app's data folder. */
   @Delete(':appId')
   @ApiData(NULL_DATA)
-  async uninstall(@Param('appId') appId: string, @Query('purge') purge?: string): Promise<SuccessBody<null>> {
-    await this.apps.uninstall(appId, purge === 'true');
+  async uninstall(@Param('appId') appId: string, @Query() query: UninstallQuery): Promise<SuccessBody<null>> {
+    await this.apps.uninstall(appId, query.purge === 'true');
     return ok(null);
   }
 
@@ -96,10 +104,13 @@ export class AppsController {
   @ApiData(arr(ACTIVITY_ENTRY))
   async activity(
     @Param('appId') appId: string,
-    @Query('limit') limit?: string,
-    @Query('before') before?: string,
+    @Query() query: ActivityQuery,
   ): Promise<SuccessBody<ActivityEntryDto[]>> {
-    const entries = await this.apps.activity(appId, queryNumber(limit, 'limit'), queryNumber(before, 'before'));
+    const entries = await this.apps.activity(
+      appId,
+      queryNumber(query.limit, 'limit'),
+      queryNumber(query.before, 'before'),
+    );
     return ok(entries.map(toActivityDto));
   }
 

@@ -1,6 +1,7 @@
 import { IsDefined, IsIn, IsObject, IsOptional, IsString, MaxLength, ValidateIf } from 'class-validator';
 import { UPGRADE_STRATEGIES, type UpgradeStrategy } from '#contracts/apps.js';
 import { SPEC_YAML_MAX_CHARS } from '#core/kernel/app-spec/spec-yaml.js';
+import { ArrayBodyAsEmpty, Check, Documented, QueryDto } from '../common/validation.js';
 
 /**
  * Request bodies of "App (digital human) operations". The shapes are checked here (400);
@@ -68,4 +69,99 @@ export class FrequencyDto {
 export class PermissionDto {
   @IsString()
   permission: string;
+}
+
+/* Bodies of "Chat" and "Runs" (docs/api/digital-humans.md); the texts are the ones it fixes. */
+
+const nonBlank = (value: unknown): boolean => typeof value === 'string' && value.trim() !== '';
+const isString = (value: unknown): boolean => typeof value === 'string';
+const required = (field: string): string => `${field} is required and must be a string`;
+
+@ArrayBodyAsEmpty()
+export class AppChatSendDto {
+  @Check(nonBlank, required('spaceId'), { type: 'string' })
+  spaceId: string;
+
+  @Check(nonBlank, required('message'), { type: 'string' })
+  message: string;
+
+  /** null is refused too (only absent means "the default"). */
+  @Check((v) => v === undefined || typeof v === 'boolean', 'thinkingEnabled must be a boolean', { type: 'boolean' })
+  thinkingEnabled?: boolean;
+
+  @IsOptional()
+  @Check(isString, 'conversationId must be a string', {
+    type: 'string',
+    description: 'A thread id of your choosing; the default thread when omitted',
+  })
+  conversationId?: string | null;
+
+  /** Each image is judged by the service (base64 strings, data URLs or {data, mediaType}). */
+  @IsOptional()
+  @Check((v) => Array.isArray(v), 'images must be an array', {
+    type: 'array',
+    items: {
+      oneOf: [
+        { type: 'string', description: 'Base64, or a data URL' },
+        {
+          type: 'object',
+          properties: { type: { type: 'string' }, mediaType: { type: 'string' }, data: { type: 'string' } },
+        },
+      ],
+    },
+  })
+  images?: unknown[] | null;
+}
+
+@ArrayBodyAsEmpty()
+export class AppChatClearDto {
+  @Check(nonBlank, required('spaceId'), { type: 'string' })
+  spaceId: string;
+}
+
+@ArrayBodyAsEmpty()
+export class InjectDto {
+  @Check(nonBlank, required('text'), { type: 'string' })
+  text: string;
+}
+
+/** One of the two, not blank, is required (checked by the service). */
+@ArrayBodyAsEmpty()
+export class EscalationResponseDto {
+  @IsOptional()
+  @Check(isString, 'choice must be a string', { type: 'string' })
+  choice?: string | null;
+
+  @IsOptional()
+  @Check(isString, 'text must be a string', { type: 'string' })
+  text?: string | null;
+}
+
+/* Query parameters (docs/api/digital-humans.md); read as given, judged by the service. */
+
+@QueryDto()
+export class AppListQuery {
+  @Documented({ type: 'string', description: 'Only the apps of this space' })
+  spaceId?: string;
+
+  @Documented({
+    type: 'string',
+    description: 'Only the apps with this status (uninstalled ones are left out unless asked)',
+  })
+  status?: string;
+}
+
+@QueryDto()
+export class UninstallQuery {
+  @Documented({ type: 'string', enum: ['true', 'false'], description: "true also deletes the app's data folder" })
+  purge?: string;
+}
+
+@QueryDto()
+export class ActivityQuery {
+  @Documented({ type: 'string', description: 'A number: at most this many entries' })
+  limit?: string;
+
+  @Documented({ type: 'string', description: 'A number, epoch ms: only entries before it (pages back)' })
+  before?: string;
 }

@@ -4,6 +4,8 @@ import { ArtifactWatchService } from '#core/artifacts/artifact-watch.service.js'
 import { ApiData, ApiDone } from '../openapi/api-data.js';
 import { ARTIFACT_QUERY } from '../openapi/response-schemas.js';
 import { Assistant } from '../assistant-api/assistant.decorator.js';
+import type { SuccessBody } from '#contracts/errors.js';
+import { ArtifactSearchQuery } from './artifact-search.dto.js';
 
 /** File search and reconcile (docs/api.md, "Workspaces and files"). */
 @Controller('api/spaces/:spaceId/artifacts')
@@ -18,10 +20,9 @@ export class ArtifactSearchController {
   @ApiData(ARTIFACT_QUERY)
   async query(
     @Param('spaceId') spaceId: string,
-    @Query('q') q: unknown,
-    @Query('limit') limit: unknown,
-  ): Promise<{ success: true; data: ArtifactQueryResult }> {
-    return { success: true, data: await this.search.query(spaceId, q, limit) };
+    @Query() query: ArtifactSearchQuery,
+  ): Promise<SuccessBody<ArtifactQueryResult>> {
+    return { success: true, data: await this.search.query(spaceId, query.q, query.limit) };
   }
 
   /** Rebuilds this replica's index from disk, then tells clients and the other replicas to resync. */

@@ -7,9 +7,8 @@ import { PathQuery, SaveBody } from './artifacts.dto.js';
 import { ApiBytes, ApiData, ApiDone } from '../openapi/api-data.js';
 import { FILE_CONTENT, FILE_TYPE } from '../openapi/response-schemas.js';
 import { Assistant } from '../assistant-api/assistant.decorator.js';
-
-type Ok<T> = { success: true; data: T };
-const ok = <T>(data: T): Ok<T> => ({ success: true, data });
+import type { SuccessBody } from '#contracts/errors.js';
+import { ok } from '../common/envelope.js';
 
 /** Files by absolute path, inside any space's working folder (docs/api.md, "Workspaces and files"). */
 @Controller('api/artifacts')
@@ -19,7 +18,7 @@ export class ArtifactsController {
   @Get('content')
   @Assistant()
   @ApiData(FILE_CONTENT, 403, 404)
-  async content(@Query() query: PathQuery): Promise<Ok<FileContent>> {
+  async content(@Query() query: PathQuery): Promise<SuccessBody<FileContent>> {
     return ok(await this.artifacts.readContent(query.path));
   }
 
@@ -38,7 +37,7 @@ export class ArtifactsController {
   @Get('detect-type')
   @Assistant()
   @ApiData(FILE_TYPE, 403, 404)
-  async detectType(@Query() query: PathQuery): Promise<Ok<FileTypeInfo>> {
+  async detectType(@Query() query: PathQuery): Promise<SuccessBody<FileTypeInfo>> {
     return ok(await this.artifacts.detectType(query.path));
   }
 

@@ -1,5 +1,6 @@
 import { Transform } from 'class-transformer';
 import { IsInt, IsOptional, IsString, Min } from 'class-validator';
+import { QueryDto } from '../common/validation.js';
 
 /**
  * Request shapes of the file operations. Fields are checked for type here; whether a
@@ -11,6 +12,7 @@ import { IsInt, IsOptional, IsString, Min } from 'class-validator';
 const digitsToNumber = ({ value }: { value: unknown }): unknown =>
   typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value;
 
+@QueryDto()
 export class ListArtifactsQuery {
   @IsOptional()
   @Transform(digitsToNumber)
@@ -19,6 +21,7 @@ export class ListArtifactsQuery {
   maxDepth?: number;
 }
 
+@QueryDto()
 export class PathQuery {
   @IsOptional()
   @IsString()

@@ -25,12 +25,11 @@ import { ApiData, ApiDone } from '../openapi/api-data.js';
 import { ARTIFACT_ENTRY, ARTIFACT_TREE, CHILD_ENTRY, PATH_RESULT } from '../openapi/response-schemas.js';
 import { arr, int, obj, str } from '../openapi/schema.js';
 import { Assistant } from '../assistant-api/assistant.decorator.js';
+import type { SuccessBody } from '#contracts/errors.js';
+import { ok } from '../common/envelope.js';
 
 /** How long a refused upload's remaining bytes are read (and discarded) before the answer. */
 const DRAIN_MS = 10_000;
-
-type Ok<T> = { success: true; data: T };
-const ok = <T>(data: T): Ok<T> => ({ success: true, data });
 
 /**
  * A space's files (docs/api.md, "Workspaces and files"). `query` and `reconcile` belong to the
@@ -43,7 +42,10 @@ export class SpaceArtifactsController {
   @Get()
   @Assistant()
   @ApiData(arr(ARTIFACT_ENTRY), 403)
-  async list(@Param('spaceId') spaceId: string, @Query() query: ListArtifactsQuery): Promise<Ok<ArtifactEntry[]>> {
+  async list(
+    @Param('spaceId') spaceId: string,
+    @Query() query: ListArtifactsQuery,
+  ): Promise<SuccessBody<ArtifactEntry[]>> {
     return ok(await this.artifacts.list(spaceId, query.maxDepth ?? DEFAULT_LIST_DEPTH));
   }
 
@@ -59,7 +61,7 @@ export class SpaceArtifactsController {
   @Assistant()
   @HttpCode(200)
   @ApiData(arr(CHILD_ENTRY), 403)
-  async children(@Param('spaceId') spaceId: string, @Body() body: ChildrenBody): Promise<Ok<ChildEntry[]>> {
+  async children(@Param('spaceId') spaceId: string, @Body() body: ChildrenBody): Promise<SuccessBody<ChildEntry[]>> {
     return ok(await this.artifacts.children(spaceId, body.dirPath));
   }
 
@@ -67,7 +69,10 @@ export class SpaceArtifactsController {
   @Assistant()
   @HttpCode(200)
   @ApiData(PATH_RESULT, 403, 409)
-  async createFile(@Param('spaceId') spaceId: string, @Body() body: CreateFileBody): Promise<Ok<{ path: string }>> {
+  async createFile(
+    @Param('spaceId') spaceId: string,
+    @Body() body: CreateFileBody,
+  ): Promise<SuccessBody<{ path: string }>> {
     return ok(await this.artifacts.createFile(spaceId, body));
   }
 
@@ -75,7 +80,10 @@ export class SpaceArtifactsController {
   @Assistant()
   @HttpCode(200)
   @ApiData(PATH_RESULT, 403, 409)
-  async createFolder(@Param('spaceId') spaceId: string, @Body() body: CreateFolderBody): Promise<Ok<{ path: string }>> {
+  async createFolder(
+    @Param('spaceId') spaceId: string,
+    @Body() body: CreateFolderBody,
+  ): Promise<SuccessBody<{ path: string }>> {
     return ok(await this.artifacts.createFolder(spaceId, body));
   }
 
@@ -83,7 +91,7 @@ export class SpaceArtifactsController {
   @Assistant()
   @HttpCode(200)
   @ApiData(PATH_RESULT, 403, 409)
-  async move(@Param('spaceId') spaceId: string, @Body() body: MoveBody): Promise<Ok<{ path: string }>> {
+  async move(@Param('spaceId') spaceId: string, @Body() body: MoveBody): Promise<SuccessBody<{ path: string }>> {
     return ok(await this.artifacts.move(spaceId, body));
   }
 
@@ -109,7 +117,7 @@ export class SpaceArtifactsController {
     @Query() query: PathQuery,
     @Req() req: Request,
     @Res({ passthrough: true }) res: Response,
-  ): Promise<Ok<{ path: string; size: number }>> {
+  ): Promise<SuccessBody<{ path: string; size: number }>> {
     if (req.readableEnded && Number(req.headers['content-length'] ?? 0) > 0) {
       // The JSON parser already read it: that is a JSON request, not a file.
       throw DomainError.invalid('Send the file as raw bytes (Content-Type application/octet-stream), not JSON');
@@ -136,7 +144,7 @@ export class SpaceArtifactsController {
   @Get('tree')
   @Assistant()
   @ApiData(ARTIFACT_TREE, 403)
-  async tree(@Param('spaceId') spaceId: string): Promise<Ok<ArtifactTree>> {
+  async tree(@Param('spaceId') spaceId: string): Promise<SuccessBody<ArtifactTree>> {
     return ok(await this.artifacts.tree(spaceId));
   }
 }

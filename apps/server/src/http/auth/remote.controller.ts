@@ -7,6 +7,8 @@ import { SystemService } from '#core/system/system.service.js';
 import { clientIp } from '../common/client-ip.js';
 import { ApiData, ApiDone } from '../openapi/api-data.js';
 import { REMOTE_STATUS } from '../openapi/response-schemas.js';
+import type { SuccessBody } from '#contracts/errors.js';
+import { LoginDto } from './remote.dto.js';
 
 @Controller('api/remote')
 export class RemoteController {
@@ -20,15 +22,14 @@ export class RemoteController {
   @Post('login')
   @HttpCode(200)
   @ApiDone(429)
-  async login(@Body() body: unknown, @Req() req: Request): Promise<{ success: true }> {
-    const token = body && typeof body === 'object' ? (body as { token?: unknown }).token : undefined;
-    await this.access.login(token, clientIp(req, this.config));
+  async login(@Body() body: LoginDto, @Req() req: Request): Promise<{ success: true }> {
+    await this.access.login(body.token, clientIp(req, this.config));
     return { success: true };
   }
 
   @Get('status')
   @ApiData(REMOTE_STATUS)
-  async status(): Promise<{ success: true; data: RemoteStatus }> {
+  async status(): Promise<SuccessBody<RemoteStatus>> {
     return { success: true, data: await this.system.remoteStatus() };
   }
 }

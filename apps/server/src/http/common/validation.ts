@@ -1,13 +1,91 @@
-import { ValidationPipe, type ValidationError } from '@nestjs/common';
+import { type ArgumentMetadata, ValidationPipe, type ValidationError } from '@nestjs/common';
+import { Allow, IsOptional, ValidateBy } from 'class-validator';
+import { JSONSchema } from 'class-validator-jsonschema';
 import { DomainError } from '#core/errors/domain-error.js';
+
+type Schema = Exclude<Parameters<typeof JSONSchema>[0], (...args: never[]) => unknown>;
+
+const ARRAY_AS_EMPTY = new WeakSet<object>();
+
+/**
+ * An array body is read as an empty object (every field absent), as the route read its body
+ * field by field before it had a DTO; without this mark an array answers 400 (object expected).
+ */
+export function ArrayBodyAsEmpty(): ClassDecorator {
+  return (target) => {
+    ARRAY_AS_EMPTY.add(target);
+  };
+}
+
+class EdgeValidationPipe extends ValidationPipe {
+  override transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    const asEmpty = Array.isArray(value) && !!metadata.metatype && ARRAY_AS_EMPTY.has(metadata.metatype);
+    return super.transform(asEmpty ? {} : value, metadata);
+  }
+}
+
+const QUERY_DTOS = new Set<abstract new (...args: never[]) => unknown>();
+
+/**
+ * A DTO of query parameters (`@Query() q: SomeQuery`): the OpenAPI document lists each of its
+ * fields as a query parameter (openapi-document.ts), with the schema of its rules.
+ */
+export function QueryDto(): ClassDecorator {
+  return (target) => {
+    QUERY_DTOS.add(target as unknown as abstract new (...args: never[]) => unknown);
+  };
+}
+
+export const queryDtos = (): ReadonlyArray<abstract new (...args: never[]) => unknown> => [...QUERY_DTOS];
 
 /** DTO validation whose message names every offending field. */
 export function createValidationPipe(): ValidationPipe {
-  return new ValidationPipe({
+  return new EdgeValidationPipe({
     whitelist: true,
     transform: true,
-    exceptionFactory: (errors: ValidationError[]) => DomainError.invalid(describe(errors).join('; ')),
+    exceptionFactory: (errors: ValidationError[]) => DomainError.invalid(describe(firstOfChecks(errors)).join('; ')),
   });
+}
+
+const CHECK = 'check';
+
+/**
+ * A body judged by `@Check` rules alone answers only its first offending field (in
+ * declaration order), as the route's checks did one after another before it had a DTO.
+ */
+function firstOfChecks(errors: ValidationError[]): ValidationError[] {
+  const onlyChecks = errors.every(
+    (e) => !e.children?.length && Object.keys(e.constraints ?? {}).every((name) => name === CHECK),
+  );
+  return onlyChecks ? errors.slice(0, 1) : errors;
+}
+
+/**
+ * A field rule with the exact text the route answers when it fails (`<field> …`, 400; the
+ * texts of docs/api.md); `schema` documents the field in the OpenAPI document. The test sees
+ * every value, absent and null included (unless the field is also `@IsOptional()`).
+ */
+export function Check(test: (value: unknown) => boolean, message: string, schema: Schema): PropertyDecorator {
+  return (target, key) => {
+    ValidateBy({ name: CHECK, validator: { validate: (value) => test(value), defaultMessage: () => message } })(
+      target,
+      key,
+    );
+    // The whole schema: the design type of a custom rule would otherwise add a `$ref`.
+    JSONSchema(() => schema)(target, key as string);
+  };
+}
+
+/**
+ * A field the service checks itself (after a lookup that answers first, e.g. 404): kept
+ * through the whitelist and documented (as required with `required: true`), not judged here.
+ */
+export function Documented(schema: Schema, options: { required?: boolean } = {}): PropertyDecorator {
+  return (target, key) => {
+    (options.required ? Allow() : IsOptional())(target, key);
+    // The whole schema: the design type of a custom rule would otherwise add a `$ref`.
+    JSONSchema(() => schema)(target, key as string);
+  };
 }
 
 function describe(errors: ValidationError[], parent = ''): string[] {

@@ -9,6 +9,7 @@ import type {
 import { ConversationsService } from '#core/conversations/conversations.service.js';
 import {
   AppendMessageDto,
+  ConversationQuery,
   CreateConversationDto,
   factsOf,
   StarConversationDto,
@@ -26,9 +27,8 @@ import {
 } from '../openapi/response-schemas.js';
 import { arr } from '../openapi/schema.js';
 import { Assistant } from '../assistant-api/assistant.decorator.js';
-
-type Ok<T> = { success: true; data: T };
-const ok = <T>(data: T): Ok<T> => ({ success: true, data });
+import type { SuccessBody } from '#contracts/errors.js';
+import { ok } from '../common/envelope.js';
 
 /** Conversation records (docs/api.md, "Conversations"). */
 @Controller('api/spaces/:spaceId/conversations')
@@ -38,7 +38,7 @@ export class ConversationsController {
   @Get()
   @Assistant()
   @ApiData(arr(CONVERSATION_SUMMARY))
-  async list(@Param('spaceId') spaceId: string): Promise<Ok<ConversationSummaryDto[]>> {
+  async list(@Param('spaceId') spaceId: string): Promise<SuccessBody<ConversationSummaryDto[]>> {
     return ok((await this.conversations.list(spaceId)).map(toSummaryDto));
   }
 
@@ -49,7 +49,7 @@ export class ConversationsController {
   async create(
     @Param('spaceId') spaceId: string,
     @Body() body: CreateConversationDto,
-  ): Promise<Ok<CreatedConversationDto>> {
+  ): Promise<SuccessBody<CreatedConversationDto>> {
     const created = await this.conversations.create(spaceId, body ?? {});
     return ok({ id: created.id, title: created.title });
   }
@@ -60,9 +60,9 @@ export class ConversationsController {
   async get(
     @Param('spaceId') spaceId: string,
     @Param('conversationId') conversationId: string,
-    @Query('from') fromQuery: unknown,
-  ): Promise<Ok<ConversationDto>> {
-    const from = typeof fromQuery === 'string' && fromQuery.length > 0 ? fromQuery : undefined;
+    @Query() query: ConversationQuery,
+  ): Promise<SuccessBody<ConversationDto>> {
+    const from = typeof query.from === 'string' && query.from.length > 0 ? query.from : undefined;
     return ok(toConversationDto(await this.conversations.get(spaceId, conversationId, from), from));
   }
 
@@ -73,7 +73,7 @@ export class ConversationsController {
     @Param('spaceId') spaceId: string,
     @Param('conversationId') conversationId: string,
     @Body() body: UpdateConversationDto,
-  ): Promise<Ok<ConversationDto>> {
+  ): Promise<SuccessBody<ConversationDto>> {
     return ok(toConversationDto(await this.conversations.update(spaceId, conversationId, body ?? {})));
   }
 
@@ -96,7 +96,7 @@ export class ConversationsController {
     @Param('spaceId') spaceId: string,
     @Param('conversationId') conversationId: string,
     @Param('messageId') messageId: string,
-  ): Promise<Ok<ThoughtDto[]>> {
+  ): Promise<SuccessBody<ThoughtDto[]>> {
     return ok(await this.conversations.thoughts(spaceId, conversationId, messageId));
   }
 
@@ -122,7 +122,7 @@ export class ConversationsController {
     @Param('spaceId') spaceId: string,
     @Param('conversationId') conversationId: string,
     @Body() body: AppendMessageDto,
-  ): Promise<Ok<MessageDto>> {
+  ): Promise<SuccessBody<MessageDto>> {
     const message = await this.conversations.appendMessageInSpace(
       spaceId,
       conversationId,
@@ -140,7 +140,7 @@ export class ConversationsController {
     @Param('spaceId') spaceId: string,
     @Param('conversationId') conversationId: string,
     @Body() body: UpdateLastMessageDto,
-  ): Promise<Ok<MessageDto>> {
+  ): Promise<SuccessBody<MessageDto>> {
     const message = await this.conversations.updateLastMessageInSpace(
       spaceId,
       conversationId,

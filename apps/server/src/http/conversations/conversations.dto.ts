@@ -6,6 +6,7 @@ import {
   REASONING_EFFORTS,
   type ReasoningEffort,
 } from '#contracts/conversations.js';
+import { Documented, QueryDto } from '../common/validation.js';
 
 /** Request bodies of "Conversation records". Core re-checks the rules (the engine calls it directly). */
 
@@ -92,4 +93,11 @@ export function factsOf(body: MessageFactsDto): Record<string, unknown> {
   if (body.tokenUsage !== undefined) facts.tokenUsage = body.tokenUsage;
   if (body.error !== undefined) facts.error = body.error;
   return facts;
+}
+
+/** Query of GET a conversation: `from`, a message id, gives only the messages after it. */
+@QueryDto()
+export class ConversationQuery {
+  @Documented({ type: 'string', description: 'A message id: only the messages after it' })
+  from?: unknown;
 }

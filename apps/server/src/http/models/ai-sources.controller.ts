@@ -3,9 +3,9 @@ import type { AISourcesConfig, CurrentSelection } from '#contracts/models.js';
 import { ModelSourcesService } from '#core/models/model-sources.service.js';
 import { ApiData } from '../openapi/api-data.js';
 import { AI_SOURCES_CONFIG, CURRENT_SELECTION } from '../openapi/response-schemas.js';
-
-type Ok<T> = { success: true; data: T };
-const ok = <T>(data: T): Ok<T> => ({ success: true, data });
+import type { SuccessBody } from '#contracts/errors.js';
+import { ok } from '../common/envelope.js';
+import { SetModelDto, SwitchSourceDto } from './models.dto.js';
 
 /** Model sources (docs/api.md, "Model sources and the configuration"). Answers carry every secret masked as "***". */
 @Controller('api/ai-sources')
@@ -16,33 +16,33 @@ export class AiSourcesController {
   @Post('sources')
   @HttpCode(200)
   @ApiData(AI_SOURCES_CONFIG)
-  async add(@Body() body: unknown): Promise<Ok<AISourcesConfig>> {
+  async add(@Body() body: unknown): Promise<SuccessBody<AISourcesConfig>> {
     return ok(await this.models.addSource(body));
   }
 
   @Put('sources/:sourceId')
   @ApiData(AI_SOURCES_CONFIG)
-  async update(@Param('sourceId') sourceId: string, @Body() body: unknown): Promise<Ok<AISourcesConfig>> {
+  async update(@Param('sourceId') sourceId: string, @Body() body: unknown): Promise<SuccessBody<AISourcesConfig>> {
     return ok(await this.models.updateSource(sourceId, body));
   }
 
   @Delete('sources/:sourceId')
   @ApiData(AI_SOURCES_CONFIG)
-  async remove(@Param('sourceId') sourceId: string): Promise<Ok<AISourcesConfig>> {
+  async remove(@Param('sourceId') sourceId: string): Promise<SuccessBody<AISourcesConfig>> {
     return ok(await this.models.removeSource(sourceId));
   }
 
   @Post('switch-source')
   @HttpCode(200)
   @ApiData(CURRENT_SELECTION)
-  async switchSource(@Body() body: { sourceId?: unknown } | undefined): Promise<Ok<CurrentSelection>> {
-    return ok(await this.models.switchSource(body?.sourceId));
+  async switchSource(@Body() body: SwitchSourceDto): Promise<SuccessBody<CurrentSelection>> {
+    return ok(await this.models.switchSource(body.sourceId));
   }
 
   @Post('set-model')
   @HttpCode(200)
   @ApiData(CURRENT_SELECTION)
-  async setModel(@Body() body: { modelId?: unknown } | undefined): Promise<Ok<CurrentSelection>> {
-    return ok(await this.models.setModel(body?.modelId));
+  async setModel(@Body() body: SetModelDto): Promise<SuccessBody<CurrentSelection>> {
+    return ok(await this.models.setModel(body.modelId));
   }
 }

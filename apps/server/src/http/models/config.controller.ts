@@ -3,9 +3,8 @@ import type { AppConfiguration } from '#contracts/models.js';
 import { ModelSourcesService } from '#core/models/model-sources.service.js';
 import { ApiData } from '../openapi/api-data.js';
 import { APP_CONFIGURATION } from '../openapi/response-schemas.js';
-
-type Ok<T> = { success: true; data: T };
-const ok = <T>(data: T): Ok<T> => ({ success: true, data });
+import type { SuccessBody } from '#contracts/errors.js';
+import { ok } from '../common/envelope.js';
 
 /** The configuration object (docs/api.md, "Model sources and the configuration"): read masked, merge partially. */
 @Controller('api/config')
@@ -14,7 +13,7 @@ export class ConfigController {
 
   @Get()
   @ApiData(APP_CONFIGURATION)
-  async get(): Promise<Ok<AppConfiguration>> {
+  async get(): Promise<SuccessBody<AppConfiguration>> {
     return ok(await this.models.configuration());
   }
 
@@ -22,7 +21,7 @@ export class ConfigController {
   @Post()
   @HttpCode(200)
   @ApiData(APP_CONFIGURATION)
-  async update(@Body() body: unknown): Promise<Ok<AppConfiguration>> {
+  async update(@Body() body: unknown): Promise<SuccessBody<AppConfiguration>> {
     return ok(await this.models.updateConfiguration(body));
   }
 }

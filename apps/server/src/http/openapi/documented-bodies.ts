@@ -3,7 +3,7 @@
  * nothing to generate from). Written from the specification; prefer a class-validator DTO
  * for new operations, whose schema is generated. Keys are `METHOD /openapi/{path}`.
  */
-import { bool, obj, str } from './schema.js';
+import { obj, str } from './schema.js';
 
 const aiSource = (required: string[]) =>
   obj(
@@ -19,52 +19,9 @@ const aiSource = (required: string[]) =>
   );
 
 export const DOCUMENTED_BODIES: Record<string, Record<string, unknown>> = {
-  'POST /api/remote/login': obj({ token: str('The access password') }, ['token']),
-  'POST /api/spaces': obj(
-    { name: str(), icon: str(), color: str(), customPath: str('An existing folder to use as the space folder') },
-    ['name'],
-  ),
-  'PUT /api/spaces/reorder': obj({ spaceIds: { type: 'array', items: str() } }, ['spaceIds']),
-  'PUT /api/spaces/{spaceId}': obj({ name: str(), icon: str(), color: str() }),
-  'PUT /api/spaces/{spaceId}/working-dir': obj({ workingDir: str('An existing folder outside the data folder') }, [
-    'workingDir',
-  ]),
-  'PUT /api/spaces/{spaceId}/preferences': obj({
-    memory: obj({ enabled: bool(), autoConsolidate: bool(), cadence: str() }),
-  }),
   'POST /api/config': obj({}, [], 'A partial configuration, merged into the stored one (JSON Merge Patch)'),
   'POST /api/ai-sources/sources': aiSource(['name', 'provider', 'apiUrl', 'model']),
   'PUT /api/ai-sources/sources/{sourceId}': aiSource([]),
-  'POST /api/ai-sources/switch-source': obj({ sourceId: str() }, ['sourceId']),
-  'POST /api/ai-sources/set-model': obj({ modelId: str() }, ['modelId']),
-  'POST /api/agent/message': obj(
-    {
-      spaceId: str(),
-      conversationId: str(),
-      message: str(),
-      thinkingEnabled: bool(),
-      reasoningEffort: { type: 'string', enum: ['off', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max'] },
-      images: {
-        type: 'array',
-        items: obj({ type: str(), mediaType: str(), data: str('Base64') }),
-      },
-    },
-    ['spaceId', 'conversationId', 'message'],
-  ),
-  'POST /api/agent/stop': obj({ conversationId: str('Omit to stop every running turn') }),
-  'POST /api/agent/answer-question': obj(
-    { conversationId: str(), id: str('The ask-… id of agent:ask-question'), answers: { type: 'object' } },
-    ['conversationId', 'id', 'answers'],
-  ),
-  'POST /api/agent/toolsets/list': obj({ spaceId: str(), conversationId: str() }),
-  'POST /api/agent/test-mcp': obj({
-    servers: obj(
-      {},
-      [],
-      'Servers to test, by name: an mcp_server definition each ({command, args, env} for stdio, {type: "http", url, headers} for streamable HTTP). Omit to test the installed servers',
-    ),
-    spaceId: str('With installed servers: only those of this space and the global ones'),
-  }),
   'POST /api/agent/test-model-source': obj({
     modelSourceId: str('A stored source (404 when unknown)'),
     source: obj(
@@ -74,19 +31,6 @@ export const DOCUMENTED_BODIES: Record<string, Record<string, unknown>> = {
     ),
     modelId: str("The model to call; the source's model when omitted"),
   }),
-  'POST /api/apps/{appId}/chat/send': obj(
-    {
-      spaceId: str(),
-      message: str(),
-      conversationId: str('A thread id of your choosing; the default thread when omitted'),
-      thinkingEnabled: bool(),
-      images: { type: 'array', items: obj({ type: str(), mediaType: str(), data: str('Base64') }) },
-    },
-    ['message'],
-  ),
-  'POST /api/apps/{appId}/chat/clear': obj({ spaceId: str() }),
-  'POST /api/apps/{appId}/runs/{runId}/inject': obj({ text: str() }, ['text']),
-  'POST /api/apps/{appId}/escalation/{entryId}/respond': obj({ choice: str(), text: str() }),
   'POST /api/apps/{appId}/config': obj(
     {},
     [],

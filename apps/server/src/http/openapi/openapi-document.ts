@@ -1,8 +1,9 @@
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { getMetadataStorage } from 'class-validator';
-import { validationMetadatasToSchemas } from 'class-validator-jsonschema';
+import { targetConstructorToSchema, validationMetadatasToSchemas } from 'class-validator-jsonschema';
 import { PUBLIC_API_PATHS } from '../auth/auth.middleware.js';
+import { queryDtos } from '../common/validation.js';
 import { ERROR_STATUSES, type ErrorStatus, RESPONSE_EXTENSION, type ResponseDoc } from './api-data.js';
 import { DOCUMENTED_BODIES } from './documented-bodies.js';
 import './response-schemas.js';
@@ -69,6 +70,7 @@ export function buildOpenApiDocument(app: INestApplication, version: string): Op
     .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'The access password' }, 'password')
     .addSecurityRequirements('password')
     .build();
+  describeQueryDtos();
   const document = SwaggerModule.createDocument(app, config, {
     operationIdFactory: (controller, method) => `${controller.replace(/Controller$/, '')}_${method}`,
     autoTagControllers: true,
@@ -129,6 +131,35 @@ export function buildOpenApiDocument(app: INestApplication, version: string): Op
     }
   }
   return document;
+}
+
+/**
+ * Gives each query DTO the property metadata @nestjs/swagger's scanner reads (what
+ * `@ApiProperty` writes), from its class-validator rules: every field becomes a query
+ * parameter with its schema, required only where the DTO requires it.
+ */
+function describeQueryDtos(): void {
+  for (const dto of queryDtos()) {
+    const schema = targetConstructorToSchema(dto as unknown as new () => unknown, {
+      classValidatorMetadataStorage: getMetadataStorage(),
+      refPointerPrefix: '#/components/schemas/',
+    });
+    const required = new Set(schema.required ?? []);
+    const properties = Object.entries(schema.properties ?? {});
+    Reflect.defineMetadata(
+      'swagger/apiModelPropertiesArray',
+      properties.map(([key]) => `:${key}`),
+      dto.prototype,
+    );
+    for (const [key, property] of properties) {
+      Reflect.defineMetadata(
+        'swagger/apiModelProperties',
+        { ...property, required: required.has(key) },
+        dto.prototype,
+        key,
+      );
+    }
+  }
 }
 
 /** Probes and metrics: no envelope; probes need no token, metrics do unless made public. */

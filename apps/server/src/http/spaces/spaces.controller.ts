@@ -3,8 +3,9 @@ import type { MemoryState, SpaceDto, SpacePreferences } from '#contracts/spaces.
 import { TEMP_SPACE_ID } from '#contracts/spaces.js';
 import { type ConsolidationStart, MemoryConsolidationService } from '#core/memory/memory-consolidation.service.js';
 import { MemoryService } from '#core/memory/memory.service.js';
-import { type CreateSpaceInput, type PreferencesPatch, SpacesService } from '#core/spaces/spaces.service.js';
+import { SpacesService } from '#core/spaces/spaces.service.js';
 import { ApiData, ApiDone } from '../openapi/api-data.js';
+import { CreateSpaceDto, ReorderSpacesDto, SpacePreferencesDto, UpdateSpaceDto, WorkingDirDto } from './spaces.dto.js';
 import {
   CONSOLIDATION_START,
   MEMORY_STATE,
@@ -15,9 +16,8 @@ import {
 import { arr, str } from '../openapi/schema.js';
 import { Assistant } from '../assistant-api/assistant.decorator.js';
 import { Relayed } from '../assistant-api/relayed.js';
-
-type Ok<T> = { success: true; data: T };
-const ok = <T>(data: T): Ok<T> => ({ success: true, data });
+import type { SuccessBody } from '#contracts/errors.js';
+import { ok } from '../common/envelope.js';
 
 /** Spaces (docs/api.md, "Workspaces and files"). Fixed routes come before `:spaceId` so they are never read as ids. */
 @Controller('api/spaces')
@@ -31,7 +31,7 @@ export class SpacesController {
   @Get()
   @Assistant()
   @ApiData(arr(SPACE))
-  async list(): Promise<Ok<SpaceDto[]>> {
+  async list(): Promise<SuccessBody<SpaceDto[]>> {
     return ok((await this.spaces.list()).map((s) => this.spaces.toDto(s)));
   }
 
@@ -39,47 +39,44 @@ export class SpacesController {
   @Assistant()
   @HttpCode(200)
   @ApiData(SPACE, 403, 409)
-  async create(@Body() body: CreateSpaceInput, @Relayed() relayed: boolean): Promise<Ok<SpaceDto>> {
-    return ok(this.spaces.toDto(await this.spaces.create(body ?? {}, relayed ? 'assistant' : 'user')));
+  async create(@Body() body: CreateSpaceDto, @Relayed() relayed: boolean): Promise<SuccessBody<SpaceDto>> {
+    return ok(this.spaces.toDto(await this.spaces.create(body, relayed ? 'assistant' : 'user')));
   }
 
   @Get('default-path')
   @Assistant()
   @ApiData(str('The folder new spaces are created under'))
-  defaultPath(): Ok<string> {
+  defaultPath(): SuccessBody<string> {
     return ok(this.spaces.defaultPath());
   }
 
   @Get('svc')
   @Assistant()
   @ApiData(SPACE)
-  async temporary(): Promise<Ok<SpaceDto>> {
+  async temporary(): Promise<SuccessBody<SpaceDto>> {
     return ok(this.spaces.toDto(await this.spaces.get(TEMP_SPACE_ID)));
   }
 
   @Put('reorder')
   @Assistant()
   @ApiDone()
-  async reorder(@Body() body: { spaceIds?: unknown }): Promise<{ success: true }> {
-    await this.spaces.reorder(body?.spaceIds);
+  async reorder(@Body() body: ReorderSpacesDto): Promise<{ success: true }> {
+    await this.spaces.reorder(body.spaceIds);
     return { success: true };
   }
 
   @Get(':spaceId')
   @Assistant()
   @ApiData(SPACE)
-  async get(@Param('spaceId') spaceId: string): Promise<Ok<SpaceDto>> {
+  async get(@Param('spaceId') spaceId: string): Promise<SuccessBody<SpaceDto>> {
     return ok(this.spaces.toDto(await this.spaces.get(spaceId)));
   }
 
   @Put(':spaceId')
   @Assistant()
   @ApiData(SPACE)
-  async update(
-    @Param('spaceId') spaceId: string,
-    @Body() body: { name?: unknown; icon?: unknown; color?: unknown },
-  ): Promise<Ok<SpaceDto>> {
-    return ok(this.spaces.toDto(await this.spaces.update(spaceId, body ?? {})));
+  async update(@Param('spaceId') spaceId: string, @Body() body: UpdateSpaceDto): Promise<SuccessBody<SpaceDto>> {
+    return ok(this.spaces.toDto(await this.spaces.update(spaceId, body)));
   }
 
   @Delete(':spaceId')
@@ -95,11 +92,11 @@ export class SpacesController {
   @ApiData(SPACE, 403)
   async workingDir(
     @Param('spaceId') spaceId: string,
-    @Body() body: { workingDir?: unknown },
+    @Body() body: WorkingDirDto,
     @Relayed() relayed: boolean,
-  ): Promise<Ok<SpaceDto>> {
+  ): Promise<SuccessBody<SpaceDto>> {
     return ok(
-      this.spaces.toDto(await this.spaces.setWorkingDir(spaceId, body?.workingDir, relayed ? 'assistant' : 'user')),
+      this.spaces.toDto(await this.spaces.setWorkingDir(spaceId, body.workingDir, relayed ? 'assistant' : 'user')),
     );
   }
 
@@ -108,14 +105,14 @@ export class SpacesController {
   @Assistant()
   @HttpCode(200)
   @ApiData(PATH_RESULT)
-  async open(@Param('spaceId') spaceId: string): Promise<Ok<{ path: string }>> {
+  async open(@Param('spaceId') spaceId: string): Promise<SuccessBody<{ path: string }>> {
     return ok({ path: (await this.spaces.get(spaceId)).path });
   }
 
   @Get(':spaceId/memory')
   @Assistant()
   @ApiData(MEMORY_STATE)
-  async memoryState(@Param('spaceId') spaceId: string): Promise<Ok<MemoryState>> {
+  async memoryState(@Param('spaceId') spaceId: string): Promise<SuccessBody<MemoryState>> {
     return ok(await this.memory.state(spaceId));
   }
 
@@ -124,14 +121,14 @@ export class SpacesController {
   @Assistant()
   @HttpCode(200)
   @ApiData(CONSOLIDATION_START)
-  async consolidateMemory(@Param('spaceId') spaceId: string): Promise<Ok<ConsolidationStart>> {
+  async consolidateMemory(@Param('spaceId') spaceId: string): Promise<SuccessBody<ConsolidationStart>> {
     return ok(await this.consolidation.start(spaceId, 'manual'));
   }
 
   @Get(':spaceId/preferences')
   @Assistant()
   @ApiData(SPACE_PREFERENCES)
-  async preferences(@Param('spaceId') spaceId: string): Promise<Ok<SpacePreferences>> {
+  async preferences(@Param('spaceId') spaceId: string): Promise<SuccessBody<SpacePreferences>> {
     return ok(this.spaces.preferencesOf(await this.spaces.get(spaceId)));
   }
 
@@ -139,7 +136,10 @@ export class SpacesController {
   @Put(':spaceId/preferences')
   @Assistant()
   @ApiData(SPACE)
-  async updatePreferences(@Param('spaceId') spaceId: string, @Body() body: PreferencesPatch): Promise<Ok<SpaceDto>> {
-    return ok(this.spaces.toDto(await this.spaces.updatePreferences(spaceId, body ?? {})));
+  async updatePreferences(
+    @Param('spaceId') spaceId: string,
+    @Body() body: SpacePreferencesDto,
+  ): Promise<SuccessBody<SpaceDto>> {
+    return ok(this.spaces.toDto(await this.spaces.updatePreferences(spaceId, body)));
   }
 }

@@ -17,14 +17,18 @@ import { PackagesService } from '#core/store/packages.service.js';
 import { StoreService } from '#core/store/store.service.js';
 import {
   AddRegistryDto,
+  AppDocumentQuery,
   ApplyUpdateDto,
+  CommandNameQuery,
   DiscoverQueryDto,
   FindAppDto,
   IgnoreVersionDto,
   ImportPackageDto,
+  LocaleQuery,
   PublishPreviewDto,
   StoreAppInstallDto,
   StoreInstallDto,
+  StoreListQuery,
   StoreQueryDto,
   ToggleRegistryDto,
   UnpublishDto,
@@ -52,8 +56,8 @@ import {
   STORE_QUERY_RESULT,
   UPDATE_ITEM,
 } from './store.schemas.js';
+import { ok } from '../common/envelope.js';
 
-const ok = <T>(data: T): SuccessBody<T> => ({ success: true, data });
 const done = (): { success: true } => ({ success: true });
 
 /** The Store operations (docs/api/store-and-packages.md). Routes with a fixed path come before `:slug`. */
@@ -76,13 +80,8 @@ export class StoreController {
   @Get('apps')
   @Assistant()
   @ApiData(arr(STORE_LISTING))
-  async list(
-    @Query('search') search?: string,
-    @Query('locale') locale?: string,
-    @Query('category') category?: string,
-    @Query('type') type?: string,
-    @Query('tags') tags?: string,
-  ): Promise<SuccessBody<StoreListingDto[]>> {
+  async list(@Query() query: StoreListQuery): Promise<SuccessBody<StoreListingDto[]>> {
+    const { search, locale, category, type, tags } = query;
     const tagList = tags
       ? tags
           .split(',')
@@ -104,8 +103,8 @@ export class StoreController {
   @Get('apps/:slug')
   @Assistant()
   @ApiData(STORE_DETAIL, 503)
-  async detail(@Param('slug') slug: string, @Query('locale') locale?: string): Promise<SuccessBody<StoreDetailDto>> {
-    return ok(await this.store.detail(slug, locale));
+  async detail(@Param('slug') slug: string, @Query() query: LocaleQuery): Promise<SuccessBody<StoreDetailDto>> {
+    return ok(await this.store.detail(slug, query.locale));
   }
 
   @Post('apps/:slug/install')
@@ -132,8 +131,8 @@ export class StoreController {
   @Get('app-document')
   @Assistant()
   @ApiData(DOCUMENT, 400, 404, 503)
-  async appDocument(@Query('slug') slug?: string): Promise<SuccessBody<{ content: string | null }>> {
-    return ok(await this.store.appDocument(slug ?? ''));
+  async appDocument(@Query() query: AppDocumentQuery): Promise<SuccessBody<{ content: string | null }>> {
+    return ok(await this.store.appDocument(query.slug ?? ''));
   }
 
   @Get('capabilities')
@@ -311,8 +310,8 @@ export class SkillNamesController {
   @Get('command-name')
   @Assistant()
   @ApiData(str())
-  commandName(@Query('name') name?: string): SuccessBody<string> {
-    return ok(this.store.commandName(name));
+  commandName(@Query() query: CommandNameQuery): SuccessBody<string> {
+    return ok(this.store.commandName(query.name));
   }
 }
 

@@ -1,6 +1,7 @@
 import { Type } from 'class-transformer';
 import { IsBoolean, IsIn, IsInt, IsObject, IsOptional, IsString, Min, ValidateIf } from 'class-validator';
 import { APPLY_MODES, type ApplyMode, STORE_ENTRY_TYPES } from '#contracts/store.js';
+import { Documented, QueryDto } from '../common/validation.js';
 
 /**
  * Request bodies of "Store operations". Shapes are checked here (400 naming the field);
@@ -130,6 +131,7 @@ export class PublishPreviewDto {
   name?: string;
 }
 
+@QueryDto()
 export class DiscoverQueryDto {
   @IsOptional()
   @IsString()
@@ -140,4 +142,42 @@ export class DiscoverQueryDto {
   @IsInt()
   @Min(1)
   pageSize?: number;
+}
+
+/* Query parameters of the legacy list, a detail, the app document and command names; read as given. */
+
+@QueryDto()
+export class StoreListQuery {
+  @Documented({ type: 'string', description: 'Text to look for in names and descriptions' })
+  search?: string;
+
+  @Documented({ type: 'string' })
+  locale?: string;
+
+  @Documented({ type: 'string' })
+  category?: string;
+
+  @Documented({ type: 'string', description: 'An entry type' })
+  type?: string;
+
+  @Documented({ type: 'string', description: 'Comma-separated tags' })
+  tags?: string;
+}
+
+@QueryDto()
+export class LocaleQuery {
+  @Documented({ type: 'string' })
+  locale?: string;
+}
+
+@QueryDto()
+export class AppDocumentQuery {
+  @Documented({ type: 'string', description: "The entry's slug" })
+  slug?: string;
+}
+
+@QueryDto()
+export class CommandNameQuery {
+  @Documented({ type: 'string', description: 'A title to make a slash-command name from' })
+  name?: string;
 }

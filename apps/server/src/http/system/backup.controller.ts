@@ -3,6 +3,7 @@ import { type BackupReport, Backups } from '#core/ports/backup.port.js';
 import { DomainError } from '#core/errors/domain-error.js';
 import { ApiData } from '../openapi/api-data.js';
 import { BACKUP_REPORT } from '../openapi/response-schemas.js';
+import type { SuccessBody } from '#contracts/errors.js';
 
 /**
  * Operations addition: `POST /api/system/backup` takes a backup of an embedded installation
@@ -16,7 +17,7 @@ export class BackupController {
   @Post('backup')
   @HttpCode(200)
   @ApiData(BACKUP_REPORT)
-  async backup(): Promise<{ success: true; data: BackupReport }> {
+  async backup(): Promise<SuccessBody<BackupReport>> {
     if (!this.backups.available()) {
       throw DomainError.invalid(
         'This server uses DATABASE_URL: back up the database with pg_dump and the data volume (README, "Backups")',

@@ -4,6 +4,7 @@ import { SystemService } from '#core/system/system.service.js';
 import { ApiData } from '../openapi/api-data.js';
 import { SECURITY_POLICY } from '../openapi/response-schemas.js';
 import { str } from '../openapi/schema.js';
+import type { SuccessBody } from '#contracts/errors.js';
 
 @Controller('api')
 export class SystemController {
@@ -11,13 +12,13 @@ export class SystemController {
 
   @Get('system/version')
   @ApiData(str('The server version'))
-  version(): { success: true; data: string } {
+  version(): SuccessBody<string> {
     return { success: true, data: this.system.version() };
   }
 
   @Get('security/policy')
   @ApiData(SECURITY_POLICY)
-  policy(): { success: true; data: SecurityPolicy } {
+  policy(): SuccessBody<SecurityPolicy> {
     return { success: true, data: this.system.securityPolicy() };
   }
 }

@@ -7,6 +7,7 @@ import { ApiData } from '../openapi/api-data.js';
 import { NULL_DATA } from '../openapi/response-schemas.js';
 import { arr, str } from '../openapi/schema.js';
 import type { EventChannel, EventMap } from '#contracts/events.js';
+import type { SuccessBody } from '#contracts/errors.js';
 
 class PublishEventDto {
   @IsString()
@@ -38,7 +39,7 @@ export class TestHooksController {
   /** Every route the HTTP router holds, as `METHOD /path` (the OpenAPI completeness test reads it). */
   @Get('routes')
   @ApiData(arr(str('METHOD /path')))
-  routes(): { success: true; data: string[] } {
+  routes(): SuccessBody<string[]> {
     const http = this.adapter.httpAdapter;
     // The controllers' routes live in the adapter's route table; any other route in Express's router.
     type Layer = { route?: { path: unknown; methods: Record<string, boolean> } };
@@ -55,7 +56,7 @@ export class TestHooksController {
   @Post('events')
   @HttpCode(200)
   @ApiData(NULL_DATA)
-  async publish(@Body() body: PublishEventDto): Promise<{ success: true; data: null }> {
+  async publish(@Body() body: PublishEventDto): Promise<SuccessBody<null>> {
     // Any channel, the map's or not: the tests publish their own to probe delivery.
     const channel = body.channel as EventChannel;
     for (let i = 0; i < (body.repeat ?? 1); i++) await this.bus.publish(channel, body.data as EventMap[typeof channel]);

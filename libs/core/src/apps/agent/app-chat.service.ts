@@ -17,12 +17,13 @@ import type { App } from '../../kernel/app.js';
 import { AppErrors, AppsService } from '../apps.service.js';
 import { AppWork } from './app-work.js';
 
+/** A chat message as the edge has checked it; `images` are parsed here (parseImages). */
 export interface AppChatSendInput {
-  spaceId?: unknown;
-  message?: unknown;
-  images?: unknown;
-  thinkingEnabled?: unknown;
-  conversationId?: unknown;
+  spaceId: string;
+  message: string;
+  images?: unknown[] | null;
+  thinkingEnabled?: boolean;
+  conversationId?: string | null;
 }
 
 export const AppChatTexts = {
@@ -52,18 +53,7 @@ export class AppChatService {
 
   /** Starts (or feeds) a turn in the thread; answers the default thread's id as the spec says. */
   async send(appId: string, input: AppChatSendInput): Promise<{ conversationId: string }> {
-    const spaceId = requiredString(input.spaceId, 'spaceId');
-    const message = requiredString(input.message, 'message');
-    if (input.thinkingEnabled !== undefined && typeof input.thinkingEnabled !== 'boolean') {
-      throw DomainError.invalid('thinkingEnabled must be a boolean');
-    }
-    if (
-      input.conversationId !== undefined &&
-      input.conversationId !== null &&
-      typeof input.conversationId !== 'string'
-    ) {
-      throw DomainError.invalid('conversationId must be a string');
-    }
+    const { spaceId, message } = input;
     const images = parseImages(input.images);
     const app = await this.usable(appId);
     const threadId =
@@ -115,8 +105,7 @@ export class AppChatService {
   }
 
   /** Stops the default thread and deletes it; the next message starts a fresh one. */
-  async clear(appId: string, spaceIdInput: unknown): Promise<void> {
-    requiredString(spaceIdInput, 'spaceId');
+  async clear(appId: string): Promise<void> {
     const app = await this.apps.get(appId);
     const id = appChatConversationId(app.id);
     await this.agent.stop(id);
@@ -175,10 +164,4 @@ export function threadUpdated(appId: string, threadId: string, message: string):
     instanceId: null,
     lastMessage: message.slice(0, LAST_MESSAGE_CHARS),
   };
-}
-
-function requiredString(value: unknown, field: string): string {
-  if (typeof value !== 'string' || value.trim() === '')
-    throw DomainError.invalid(`${field} is required and must be a string`);
-  return value;
 }

@@ -130,9 +130,7 @@ export class AppRunsService implements OnModuleInit {
   }
 
   /** Text for a running run (given at its next step), or, once it ended, continues it with the text. */
-  async inject(appId: string, runId: string, text: unknown): Promise<{ runId: string }> {
-    if (typeof text !== 'string' || text.trim() === '')
-      throw DomainError.invalid('text is required and must be a string');
+  async inject(appId: string, runId: string, text: string): Promise<{ runId: string }> {
     await this.resume(appId, runId, text);
     return { runId };
   }
@@ -160,15 +158,10 @@ export class AppRunsService implements OnModuleInit {
   async respond(
     appId: string,
     entryId: string,
-    body: { choice?: unknown; text?: unknown },
+    body: { choice?: string | null; text?: string | null },
   ): Promise<RunTriggerResult & { response: EscalationResponse }> {
-    for (const field of ['choice', 'text'] as const) {
-      if (body[field] !== undefined && body[field] !== null && typeof body[field] !== 'string') {
-        throw DomainError.invalid(`${field} must be a string`);
-      }
-    }
-    const choice = typeof body.choice === 'string' ? body.choice : '';
-    const text = typeof body.text === 'string' ? body.text : '';
+    const choice = body.choice ?? '';
+    const text = body.text ?? '';
     if (choice.trim() === '' && text.trim() === '') throw DomainError.invalid('choice or text is required');
     const app = await this.apps.get(appId);
     if (app.automation.pendingEscalationId !== entryId)

@@ -1,0 +1,98 @@
+import { IsOptional } from 'class-validator';
+import { REASONING_EFFORTS, type ReasoningEffort } from '#contracts/conversations.js';
+import { ArrayBodyAsEmpty, Check, Documented } from '../common/validation.js';
+
+/** Request bodies of "The assistant" (docs/api.md); the texts are the ones it fixes. */
+
+const nonBlank = (value: unknown): boolean => typeof value === 'string' && value.trim() !== '';
+const required = (field: string): string => `${field} is required and must be a string`;
+const isPlainObject = (value: unknown): boolean => !!value && typeof value === 'object' && !Array.isArray(value);
+
+@ArrayBodyAsEmpty()
+export class SendMessageDto {
+  @Check(nonBlank, required('spaceId'), { type: 'string' })
+  spaceId: string;
+
+  @Check(nonBlank, required('conversationId'), { type: 'string' })
+  conversationId: string;
+
+  @Check(nonBlank, required('message'), { type: 'string' })
+  message: string;
+
+  @IsOptional()
+  @Check(
+    (v) => REASONING_EFFORTS.includes(v as ReasoningEffort),
+    `reasoningEffort must be one of ${REASONING_EFFORTS.join(', ')}`,
+    { type: 'string', enum: [...REASONING_EFFORTS] },
+  )
+  reasoningEffort?: ReasoningEffort | null;
+
+  /** null is refused too (only absent means "the default"). */
+  @Check((v) => v === undefined || typeof v === 'boolean', 'thinkingEnabled must be a boolean', { type: 'boolean' })
+  thinkingEnabled?: boolean;
+
+  /** Each image is judged by the service (base64 strings, data URLs or {data, mediaType}). */
+  @IsOptional()
+  @Check((v) => Array.isArray(v), 'images must be an array', {
+    type: 'array',
+    items: {
+      oneOf: [
+        { type: 'string', description: 'Base64, or a data URL' },
+        {
+          type: 'object',
+          properties: {
+            type: { type: 'string' },
+            mediaType: { type: 'string' },
+            data: { type: 'string', description: 'Base64' },
+          },
+        },
+      ],
+    },
+  })
+  images?: unknown[] | null;
+}
+
+@ArrayBodyAsEmpty()
+export class StopDto {
+  @IsOptional()
+  @Check((v) => typeof v === 'string', 'conversationId must be a string', {
+    type: 'string',
+    description: 'Omit to stop every running turn',
+  })
+  conversationId?: string | null;
+}
+
+@ArrayBodyAsEmpty()
+export class AnswerQuestionDto {
+  @Check(nonBlank, required('conversationId'), { type: 'string' })
+  conversationId: string;
+
+  @Check(nonBlank, required('id'), { type: 'string', description: 'The ask-… id of agent:ask-question' })
+  id: string;
+
+  @Check(isPlainObject, 'answers is required and must be an object', { type: 'object' })
+  answers: Record<string, unknown>;
+}
+
+@ArrayBodyAsEmpty()
+export class ToolsetsDto {
+  @Check(nonBlank, required('spaceId'), { type: 'string' })
+  spaceId: string;
+
+  @Check(nonBlank, required('conversationId'), { type: 'string' })
+  conversationId: string;
+}
+
+/** Both fields are judged by the MCP service (which of them applies depends on `servers`). */
+@ArrayBodyAsEmpty()
+export class TestMcpDto {
+  @Documented({
+    type: 'object',
+    description:
+      'Servers to test, by name: an mcp_server definition each ({command, args, env} for stdio, {type: "http", url, headers} for streamable HTTP). Omit to test the installed servers',
+  })
+  servers?: unknown;
+
+  @Documented({ type: 'string', description: 'With installed servers: only those of this space and the global ones' })
+  spaceId?: unknown;
+}

@@ -1,0 +1,62 @@
+import 'reflect-metadata';
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { IsOptional, IsString } from 'class-validator';
+import { DomainError } from '#core/errors/domain-error.js';
+import { ArrayBodyAsEmpty, Check, createValidationPipe, Documented } from './validation.js';
+
+const nonBlank = (v: unknown): boolean => typeof v === 'string' && v.trim() !== '';
+
+@ArrayBodyAsEmpty()
+class Sequential {
+  @Check(nonBlank, 'first is required and must be a string', { type: 'string' })
+  first: string;
+
+  @IsOptional()
+  @Check((v) => typeof v === 'string', 'second must be a string', { type: 'string' })
+  second?: string | null;
+
+  @Documented({ type: 'string' })
+  later?: unknown;
+}
+
+class Plain {
+  @IsString()
+  a: string;
+
+  @IsString()
+  b: string;
+}
+
+const pipe = createValidationPipe();
+const run = (metatype: new () => unknown, value: unknown) => pipe.transform(value, { type: 'body', metatype });
+
+async function failsWith(promise: Promise<unknown>, message: string): Promise<void> {
+  await assert.rejects(promise, (err: unknown) => {
+    assert.ok(err instanceof DomainError);
+    assert.equal(err.kind, 'invalid');
+    assert.equal(err.message, message);
+    return true;
+  });
+}
+
+describe('createValidationPipe', () => {
+  it('answers the first failing @Check only, in declaration order, with its exact text', async () => {
+    await failsWith(run(Sequential, { second: 5 }), 'first is required and must be a string');
+    await failsWith(run(Sequential, { first: 'x', second: 5 }), 'second must be a string');
+  });
+
+  it('names every failing field of a DTO with ordinary rules', async () => {
+    await failsWith(run(Plain, {}), 'a must be a string; b must be a string');
+  });
+
+  it('passes a documented field through unjudged and drops unknown fields', async () => {
+    const out = (await run(Sequential, { first: 'x', second: null, later: [1], extra: true })) as Record<string, unknown>;
+    assert.deepEqual({ ...out }, { first: 'x', second: null, later: [1] });
+  });
+
+  it('reads an array body as an empty object where the DTO asks, else refuses it', async () => {
+    await failsWith(run(Sequential, ['x']), 'first is required and must be a string');
+    await failsWith(run(Plain, [{ a: 'x', b: 'y' }]), 'a must be a string; b must be a string');
+  });
+});
