@@ -19,6 +19,7 @@ import {
   type FileChangeType,
 } from '#core/ports/file-watcher.port.js';
 import { ConsolidationLock, type MemoryFilesStatus, MemoryFiles } from '#core/ports/memory-files.port.js';
+import { SpaceFolders } from '#core/ports/space-folders.port.js';
 import { type GrepMatch, type GrepOptions, WorkspaceSearch } from '#core/ports/workspace-search.port.js';
 
 const under = (path: string, folder: string): boolean => path === folder || path.startsWith(folder + sep);
@@ -376,5 +377,45 @@ export class FakeConsolidationLock extends ConsolidationLock {
   private holder(spaceId: string): string | null {
     const lease = this.leases.get(spaceId);
     return lease && lease.expiresAt > this.now() ? lease.token : null;
+  }
+}
+
+/** SpaceFolders over the tree of a FakeFileStore, for services that use both ports on one disk. */
+export class FakeStoreFolders extends SpaceFolders {
+  readonly removed: string[] = [];
+
+  constructor(private readonly store: FakeFileStore) {
+    super();
+  }
+
+  async ensureFolder(path: string): Promise<boolean> {
+    if (this.store.folders.has(path)) return false;
+    this.store.addFolder(path);
+    return true;
+  }
+
+  async isFolder(path: string): Promise<boolean> {
+    return this.store.folders.has(path);
+  }
+
+  async canonical(path: string): Promise<string> {
+    return path;
+  }
+
+  async removeRecursive(path: string): Promise<void> {
+    this.removed.push(path);
+    if (this.store.folders.has(path) || this.store.files.has(path)) await this.store.trash(guarded(path, path));
+    for (const trashed of [...this.store.trashed.keys()]) if (under(trashed, path)) this.store.trashed.delete(trashed);
+  }
+
+  async removeOrphanedTempFiles(path: string): Promise<number> {
+    let count = 0;
+    for (const file of [...this.store.files.keys()]) {
+      if (under(file, path) && file.endsWith('.svc-tmp')) {
+        this.store.files.delete(file);
+        count++;
+      }
+    }
+    return count;
   }
 }
