@@ -1,12 +1,12 @@
 import { type NewSpace, type SpacePatch, SpaceRepository } from '#core/ports/space.repository.port.js';
 import type { Space } from '#core/kernel/space.js';
 
-/** Space records in memory, in insertion order. */
+/** Space records in memory, in the user's order (insertion order until reordered). */
 export class FakeSpaceRepository extends SpaceRepository {
   readonly spaces = new Map<string, Space>();
 
   async listAll(): Promise<Space[]> {
-    return [...this.spaces.values()];
+    return [...this.spaces.values()].sort((a, b) => a.sortOrder - b.sortOrder);
   }
 
   async findById(id: string): Promise<Space | null> {
@@ -42,5 +42,9 @@ export class FakeSpaceRepository extends SpaceRepository {
     return this.spaces.delete(id);
   }
 
-  async reorder(): Promise<void> {}
+  async reorder(ids: readonly string[]): Promise<void> {
+    const listed = ids.filter((id) => this.spaces.has(id));
+    const rest = (await this.listAll()).map((s) => s.id).filter((id) => !listed.includes(id));
+    [...listed, ...rest].forEach((id, sortOrder) => this.spaces.set(id, { ...this.spaces.get(id)!, sortOrder }));
+  }
 }

@@ -1,28 +1,16 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { Logger } from '@nestjs/common';
-import type { BusEvent } from '#contracts/events.js';
+import { RecordingEventBus } from '#testing/fake-agent-ports.js';
 import { FakeClock } from '#testing/fakes.js';
+import type { FileChangeType } from '#contracts/artifacts.js';
 import { DomainError } from '../errors/domain-error.js';
-import { type BusEventHandler, EventBus } from '../ports/event-bus.port.js';
 import { FileTreeScanner, type TreeEntry, type WalkRequest } from '../ports/file-watcher.port.js';
 import type { Space } from '../kernel/space.js';
 import type { SpacesService } from '../spaces/spaces.service.js';
 import { ArtifactSearchService, parseLimit, parseQuery } from './artifact-search.service.js';
 
 Logger.overrideLogger(false);
-
-class Bus extends EventBus {
-  private readonly handlers = new Set<BusEventHandler>();
-  async publish(channel: string, data: object): Promise<void> {
-    const event: BusEvent = { channel, data: data as Record<string, unknown> };
-    for (const h of this.handlers) h(event, '');
-  }
-  subscribe(handler: BusEventHandler): () => void {
-    this.handlers.add(handler);
-    return () => this.handlers.delete(handler);
-  }
-}
 
 /** A walk the test finishes by hand, over a list of relative paths. */
 class ManualScanner extends FileTreeScanner {
@@ -52,14 +40,14 @@ class ManualScanner extends FileTreeScanner {
 }
 
 describe('ArtifactSearchService', () => {
-  let bus: Bus;
+  let bus: RecordingEventBus;
   let scanner: ManualScanner;
   let clock: FakeClock;
   let service: ArtifactSearchService;
   let root: string;
 
   beforeEach(() => {
-    bus = new Bus();
+    bus = new RecordingEventBus();
     scanner = new ManualScanner();
     clock = new FakeClock();
     root = '/data/s1';
@@ -77,7 +65,11 @@ describe('ArtifactSearchService', () => {
   const batch = (changes: Array<[string, string]>, resync = false) =>
     bus.publish('artifact:changed-batch', {
       spaceId: 's1',
-      changes: changes.map(([type, rel]) => ({ type, path: `${root}/${rel}`, relativePath: rel })),
+      changes: changes.map(([type, rel]) => ({
+        type: type as FileChangeType,
+        path: `${root}/${rel}`,
+        relativePath: rel,
+      })),
       ...(resync ? { resync: true } : {}),
     });
 

@@ -1,10 +1,9 @@
 import { Logger } from '@nestjs/common';
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import type { BusEvent } from '#contracts/events.js';
+import { RecordingEventBus } from '#testing/fake-agent-ports.js';
 import { sleep, waitFor } from '#testing/fakes.js';
 import { SystemClock } from '../ports/clock.port.js';
-import { type BusEventHandler, EventBus } from '../ports/event-bus.port.js';
 import {
   FileTreeScanner,
   FileWatcher,
@@ -20,23 +19,6 @@ import type { SpacesService } from '../spaces/spaces.service.js';
 import { ArtifactWatchService } from './artifact-watch.service.js';
 
 Logger.overrideLogger(false);
-
-class RecordingBus extends EventBus {
-  readonly events: BusEvent[] = [];
-  private readonly handlers = new Set<BusEventHandler>();
-  async publish(channel: string, data: object): Promise<void> {
-    const event = { channel, data: data as Record<string, unknown> };
-    this.events.push(event);
-    for (const h of this.handlers) h(event, JSON.stringify({ type: 'event', channel, data }));
-  }
-  subscribe(handler: BusEventHandler): () => void {
-    this.handlers.add(handler);
-    return () => this.handlers.delete(handler);
-  }
-  of(channel: string): Array<Record<string, unknown>> {
-    return this.events.filter((e) => e.channel === channel).map((e) => e.data);
-  }
-}
 
 class FakeWatcher extends FileWatcher {
   readonly active = new Map<string, { request: WatchRequest; listener: WatchListener }>();
@@ -91,7 +73,7 @@ const space = (id: string, path: string): Space =>
   ({ id, path, name: id, icon: '📁', color: null, isTemp: false, sortOrder: 0, preferences: {} }) as Space;
 
 describe('ArtifactWatchService', () => {
-  let bus: RecordingBus;
+  let bus: RecordingEventBus;
   let watcher: FakeWatcher;
   let scanner: FakeScanner;
   let lease: FakeLease;
@@ -100,7 +82,7 @@ describe('ArtifactWatchService', () => {
   let service: ArtifactWatchService;
 
   beforeEach(async () => {
-    bus = new RecordingBus();
+    bus = new RecordingEventBus();
     watcher = new FakeWatcher();
     scanner = new FakeScanner();
     lease = new FakeLease();
@@ -146,8 +128,8 @@ describe('ArtifactWatchService', () => {
     watcher.emit('/data/s1', 'change', '/data/s1/other.md');
     watcher.emit('/data/s1', 'add', '/data/s1/.git/HEAD');
     watcher.emit('/data/s1', 'add', '/data/s1/.svc/memory.md');
-    await waitFor(() => bus.of('artifact:tree-update').length > 0, { what: 'tree update' });
-    assert.deepEqual(bus.of('artifact:changed-batch'), [
+    await waitFor(() => bus.on('artifact:tree-update').length > 0, { what: 'tree update' });
+    assert.deepEqual(bus.on('artifact:changed-batch'), [
       {
         spaceId: 's1',
         changes: [
@@ -156,7 +138,7 @@ describe('ArtifactWatchService', () => {
         ],
       },
     ]);
-    assert.deepEqual(bus.of('artifact:tree-update'), [
+    assert.deepEqual(bus.on('artifact:tree-update'), [
       {
         spaceId: 's1',
         updatedDirs: [
@@ -199,9 +181,9 @@ describe('ArtifactWatchService', () => {
     await service.requestSync();
     watcher.emit('/data/s2', 'add', '/data/s2/a');
     watcher.active.get('/data/s2')!.listener.error(new Error('overflow'));
-    await waitFor(() => bus.of('artifact:changed-batch').length > 0);
+    await waitFor(() => bus.on('artifact:changed-batch').length > 0);
     await sleep(50);
-    assert.deepEqual(bus.of('artifact:changed-batch'), [{ spaceId: 's2', changes: [], resync: true }]);
+    assert.deepEqual(bus.on('artifact:changed-batch'), [{ spaceId: 's2', changes: [], resync: true }]);
   });
 
   it('follows space changes: new, deleted and re-pointed spaces', async () => {
@@ -225,12 +207,12 @@ describe('ArtifactWatchService', () => {
     lease.depose();
     await service.requestSync();
     assert.equal(watcher.active.size, 0);
-    assert.deepEqual(bus.of('artifact:changed-batch'), [
+    assert.deepEqual(bus.on('artifact:changed-batch'), [
       { spaceId: 's1', changes: [{ type: 'add', path: '/data/s1/pending.txt', relativePath: 'pending.txt' }] },
     ]);
     lease.elect(true);
-    await waitFor(() => bus.of('artifact:changed-batch').length === 3, { what: 'resyncs' });
-    assert.deepEqual(bus.of('artifact:changed-batch').slice(1), [
+    await waitFor(() => bus.on('artifact:changed-batch').length === 3, { what: 'resyncs' });
+    assert.deepEqual(bus.on('artifact:changed-batch').slice(1), [
       { spaceId: 's1', changes: [], resync: true },
       { spaceId: 's2', changes: [], resync: true },
     ]);
@@ -252,11 +234,11 @@ describe('ArtifactWatchService', () => {
     assert.equal(watcher.opened.filter((r) => r === '/data/s1').length, 1);
     watcher.active.get('/data/s1')!.listener.error(new Error('ENOSPC'));
     await waitFor(() => watcher.opened.filter((r) => r === '/data/s1').length === 2, { what: 'restart after error' });
-    await waitFor(() => bus.of('artifact:changed-batch').length === 1, { what: 'resync' });
+    await waitFor(() => bus.on('artifact:changed-batch').length === 1, { what: 'resync' });
     // Events reach clients once, from the new watcher only.
     watcher.emit('/data/s1', 'add', '/data/s1/after-restart.txt');
-    await waitFor(() => bus.of('artifact:changed-batch').length === 2);
-    assert.deepEqual(bus.of('artifact:changed-batch')[1], {
+    await waitFor(() => bus.on('artifact:changed-batch').length === 2);
+    assert.deepEqual(bus.on('artifact:changed-batch')[1], {
       spaceId: 's1',
       changes: [{ type: 'add', path: '/data/s1/after-restart.txt', relativePath: 'after-restart.txt' }],
     });
@@ -267,8 +249,8 @@ describe('ArtifactWatchService', () => {
 
   it('requestResync publishes a resync for the space and asks the watcher to restart', async () => {
     await service.requestResync('s9');
-    assert.deepEqual(bus.of('artifact:changed-batch'), [{ spaceId: 's9', changes: [], resync: true }]);
-    assert.deepEqual(bus.of('internal:artifact-watch:restart'), [{ spaceId: 's9' }]);
+    assert.deepEqual(bus.on('artifact:changed-batch'), [{ spaceId: 's9', changes: [], resync: true }]);
+    assert.deepEqual(bus.on('internal:artifact-watch:restart'), [{ spaceId: 's9' }]);
   });
 
   it('a storm of changes stops the watcher for a pause and becomes resyncs, never per-change work', async () => {
@@ -282,16 +264,16 @@ describe('ArtifactWatchService', () => {
     await sleep(10);
     assert.equal(watcher.active.has('/data/s1'), false, 'over the budget: the watcher is stopped');
     // Clients hear one resync for the storm, not its changes; the other space is untouched.
-    await waitFor(() => bus.of('artifact:changed-batch').length === 1, { what: 'the resync' });
-    assert.deepEqual(bus.of('artifact:changed-batch'), [{ spaceId: 's1', changes: [], resync: true }]);
+    await waitFor(() => bus.on('artifact:changed-batch').length === 1, { what: 'the resync' });
+    assert.deepEqual(bus.on('artifact:changed-batch'), [{ spaceId: 's1', changes: [], resync: true }]);
     assert.ok(watcher.active.has('/data/s2'));
     // After the pause, a fresh watcher and another resync (for what changed meanwhile).
     await waitFor(() => opened() === 2, { what: 'resumed' });
-    await waitFor(() => bus.of('artifact:changed-batch').length === 2, { what: 'the resync after the pause' });
-    assert.deepEqual(bus.of('artifact:changed-batch')[1], { spaceId: 's1', changes: [], resync: true });
+    await waitFor(() => bus.on('artifact:changed-batch').length === 2, { what: 'the resync after the pause' });
+    assert.deepEqual(bus.on('artifact:changed-batch')[1], { spaceId: 's1', changes: [], resync: true });
     watcher.emit('/data/s1', 'add', '/data/s1/calm.txt');
-    await waitFor(() => bus.of('artifact:changed-batch').length === 3, { what: 'changes again' });
-    assert.deepEqual(bus.of('artifact:changed-batch')[2], {
+    await waitFor(() => bus.on('artifact:changed-batch').length === 3, { what: 'changes again' });
+    assert.deepEqual(bus.on('artifact:changed-batch')[2], {
       spaceId: 's1',
       changes: [{ type: 'add', path: '/data/s1/calm.txt', relativePath: 'calm.txt' }],
     });

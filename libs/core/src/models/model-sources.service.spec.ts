@@ -1,72 +1,15 @@
 import assert from 'node:assert/strict';
 import { beforeEach, describe, it } from 'node:test';
-import { isDeepStrictEqual } from 'node:util';
-import type { BusEvent } from '#contracts/events.js';
 import { AI_SOURCES_CATALOG_CHANGED, type AISourcesConfig } from '#contracts/models.js';
+import { RecordingEventBus } from '#testing/fake-agent-ports.js';
+import { FakeSettingsRepository } from '#testing/fake-settings.js';
 import { FakeClock } from '#testing/fakes.js';
 import type { AppConfig, ModelSourceSeed } from '../config/app-config.js';
 import { DomainError } from '../errors/domain-error.js';
 import { checkMcpServersBranch, MCP_SERVERS_BRANCH } from '../mcp/mcp-rules.js';
-import { type BusEventHandler, EventBus } from '../ports/event-bus.port.js';
 import { SettingsRepository } from '../ports/settings.repository.port.js';
 import { seedSourceId } from './model-source-rules.js';
 import { AI_SOURCES_KEY, ModelSourcesService } from './model-sources.service.js';
-
-/** JSON in, JSON out, and a turn of the event loop on every call so concurrent callers interleave. */
-class FakeSettings extends SettingsRepository {
-  readonly values = new Map<string, string>();
-  writes = 0;
-
-  async get<T>(key: string): Promise<T | null> {
-    await new Promise((r) => setImmediate(r));
-    const raw = this.values.get(key);
-    return raw === undefined ? null : (JSON.parse(raw) as T);
-  }
-
-  async set<T>(key: string, value: T): Promise<void> {
-    await new Promise((r) => setImmediate(r));
-    this.writes++;
-    this.values.set(key, JSON.stringify(value));
-  }
-
-  async compareAndSet(key: string, expected: unknown, next: unknown): Promise<boolean> {
-    const raw = this.values.get(key);
-    if (!isDeepStrictEqual(raw === undefined ? null : JSON.parse(raw), expected)) return false;
-    this.writes++;
-    this.values.set(key, JSON.stringify(next));
-    return true;
-  }
-}
-
-/** Adds the atomic conditional write a Postgres adapter would offer. */
-class FakeCasSettings extends FakeSettings {
-  casFailures = 0;
-
-  override async compareAndSet(key: string, expected: unknown, next: unknown): Promise<boolean> {
-    await new Promise((r) => setImmediate(r));
-    const raw = this.values.get(key);
-    const current = raw === undefined ? null : (JSON.parse(raw) as unknown);
-    if (!isDeepStrictEqual(current, expected)) {
-      this.casFailures++;
-      return false;
-    }
-    this.writes++;
-    this.values.set(key, JSON.stringify(next));
-    return true;
-  }
-}
-
-class FakeBus extends EventBus {
-  readonly events: BusEvent[] = [];
-
-  async publish(channel: string, data: object): Promise<void> {
-    this.events.push({ channel, data: data as Record<string, unknown> });
-  }
-
-  subscribe(_handler: BusEventHandler): () => void {
-    return () => undefined;
-  }
-}
 
 const config = (modelSeed: ModelSourceSeed | null = null, allowMcpCommands = true): AppConfig =>
   ({ modelSeed, allowMcpCommands }) as AppConfig;
@@ -84,21 +27,21 @@ async function rejects(promise: Promise<unknown>, kind: string, message: RegExp 
 }
 
 describe('ModelSourcesService', () => {
-  let settings: FakeSettings;
-  let bus: FakeBus;
+  let settings: FakeSettingsRepository;
+  let bus: RecordingEventBus;
   let clock: FakeClock;
   let service: ModelSourcesService;
   const make = (seed: ModelSourceSeed | null = null, store: SettingsRepository = settings) =>
     new ModelSourcesService(store, bus, clock, config(seed));
 
   beforeEach(() => {
-    settings = new FakeSettings();
-    bus = new FakeBus();
+    settings = new FakeSettingsRepository();
+    bus = new RecordingEventBus();
     clock = new FakeClock();
     service = make();
   });
 
-  const catalogEvents = () => bus.events.filter((e) => e.channel === AI_SOURCES_CATALOG_CHANGED).map((e) => e.data);
+  const catalogEvents = () => bus.published.filter((e) => e.channel === AI_SOURCES_CATALOG_CHANGED).map((e) => e.data);
 
   describe('sources', () => {
     it('adds sources (first becomes current), masks keys, refuses a duplicate id with 409', async () => {
@@ -245,7 +188,10 @@ describe('ModelSourcesService', () => {
         mcpServers: { remote: { url: 'https://h/mcp', headers: { Authorization: 'Bearer t0ken-value' } } },
       });
       assert.deepEqual(Object.keys(res.mcpServers as object), ['remote']);
-      assert.deepEqual(bus.events.at(-1), { channel: 'internal:config-changed', data: { branches: ['mcpServers'] } });
+      assert.deepEqual(bus.published.at(-1), {
+        channel: 'internal:config-changed',
+        data: { branches: ['mcpServers'] },
+      });
       // Allowed: a stdio entry stored by the operator can be sent back unchanged without one.
       await service.updateConfiguration({
         mcpServers: { local: { command: 'node' }, remote: { url: 'https://h/mcp' } },
@@ -350,7 +296,7 @@ describe('ModelSourcesService', () => {
     });
 
     it('with an adapter compareAndSet, replicas writing at once lose nothing (lost races retry)', async () => {
-      const shared = new FakeCasSettings();
+      const shared = new FakeSettingsRepository();
       const replicaA = make(null, shared);
       const replicaB = make(null, shared);
       await Promise.all(

@@ -1,37 +1,28 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { EventBus } from '#core/ports/event-bus.port.js';
+import type { EventBus } from '#core/ports/event-bus.port.js';
+import { RecordingEventBus } from '#testing/fake-agent-ports.js';
 import { RecordingMetrics } from '#testing/fakes.js';
 import { MeteredEventBus } from './metered-event-bus.js';
-
-class NullBus extends EventBus {
-  readonly published: string[] = [];
-  async publish(channel: string): Promise<void> {
-    this.published.push(channel);
-  }
-  subscribe(): () => void {
-    return () => undefined;
-  }
-}
 
 /** These tests publish partial payloads: the bus passes on whatever it is given. */
 const loose = (bus: EventBus) => bus as unknown as { publish(channel: string, data: object): Promise<void> };
 
 describe('MeteredEventBus', () => {
   it('times every publish and passes it on', async () => {
-    const inner = new NullBus();
+    const inner = new RecordingEventBus();
     const metrics = new RecordingMetrics();
     const bus = new MeteredEventBus(inner, metrics);
     await loose(bus).publish('agent:message', { conversationId: 'c', delta: 'x' });
     await loose(bus).publish('artifact:changed-batch', { spaceId: 's' });
-    assert.deepEqual(inner.published, ['agent:message', 'artifact:changed-batch']);
+    assert.deepEqual(inner.channels(), ['agent:message', 'artifact:changed-batch']);
     assert.equal(metrics.of('eventPublished').length, 2);
     assert.deepEqual(metrics.of('turnEnded'), []);
   });
 
   it('reads each turn ending from agent:error and agent:complete of its conversation', async () => {
     const metrics = new RecordingMetrics();
-    const bus = new MeteredEventBus(new NullBus(), metrics);
+    const bus = new MeteredEventBus(new RecordingEventBus(), metrics);
     await loose(bus).publish('agent:complete', {
       conversationId: 'a',
       duration: 1500,
