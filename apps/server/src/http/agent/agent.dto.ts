@@ -1,6 +1,6 @@
 import { IsOptional } from 'class-validator';
 import { REASONING_EFFORTS, type ReasoningEffort } from '#contracts/conversations.js';
-import { ArrayBodyAsEmpty, Check, Documented } from '../common/validation.js';
+import { ArrayBodyAsEmpty, Check, Documented, ImagesField } from '../common/validation.js';
 
 /** Request bodies of "The assistant" (docs/api.md); the texts are the ones it fixes. */
 
@@ -31,24 +31,7 @@ export class SendMessageDto {
   @Check((v) => v === undefined || typeof v === 'boolean', 'thinkingEnabled must be a boolean', { type: 'boolean' })
   thinkingEnabled?: boolean;
 
-  /** Each image is judged by the service (base64 strings, data URLs or {data, mediaType}). */
-  @IsOptional()
-  @Check((v) => Array.isArray(v), 'images must be an array', {
-    type: 'array',
-    items: {
-      oneOf: [
-        { type: 'string', description: 'Base64, or a data URL' },
-        {
-          type: 'object',
-          properties: {
-            type: { type: 'string' },
-            mediaType: { type: 'string' },
-            data: { type: 'string', description: 'Base64' },
-          },
-        },
-      ],
-    },
-  })
+  @ImagesField()
   images?: unknown[] | null;
 }
 

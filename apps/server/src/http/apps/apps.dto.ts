@@ -1,7 +1,7 @@
 import { IsDefined, IsIn, IsObject, IsOptional, IsString, MaxLength, ValidateIf } from 'class-validator';
 import { UPGRADE_STRATEGIES, type UpgradeStrategy } from '#contracts/apps.js';
 import { SPEC_YAML_MAX_CHARS } from '#core/kernel/app-spec/spec-yaml.js';
-import { ArrayBodyAsEmpty, Check, Documented, QueryDto } from '../common/validation.js';
+import { ArrayBodyAsEmpty, Check, Documented, ImagesField, QueryDto } from '../common/validation.js';
 
 /**
  * Request bodies of "App (digital human) operations". The shapes are checked here (400);
@@ -96,20 +96,7 @@ export class AppChatSendDto {
   })
   conversationId?: string | null;
 
-  /** Each image is judged by the service (base64 strings, data URLs or {data, mediaType}). */
-  @IsOptional()
-  @Check((v) => Array.isArray(v), 'images must be an array', {
-    type: 'array',
-    items: {
-      oneOf: [
-        { type: 'string', description: 'Base64, or a data URL' },
-        {
-          type: 'object',
-          properties: { type: { type: 'string' }, mediaType: { type: 'string' }, data: { type: 'string' } },
-        },
-      ],
-    },
-  })
+  @ImagesField()
   images?: unknown[] | null;
 }
 

@@ -97,3 +97,29 @@ function describe(errors: ValidationError[], parent = ''): string[] {
     return [...own, ...describe(e.children ?? [], field)];
   });
 }
+
+/**
+ * The optional `images` of a chat message (the assistant's chat and a digital human's): a list
+ * whose items the service judges (base64 strings, data URLs or `{data, mediaType}`).
+ */
+export function ImagesField(): PropertyDecorator {
+  return (target, key) => {
+    IsOptional()(target, key);
+    Check((v) => Array.isArray(v), 'images must be an array', {
+      type: 'array',
+      items: {
+        oneOf: [
+          { type: 'string', description: 'Base64, or a data URL' },
+          {
+            type: 'object',
+            properties: {
+              type: { type: 'string' },
+              mediaType: { type: 'string' },
+              data: { type: 'string', description: 'Base64' },
+            },
+          },
+        ],
+      },
+    })(target, key);
+  };
+}

@@ -1,4 +1,4 @@
-import type { AppType } from '#contracts/apps.js';
+import { APP_PERMISSIONS, type AppType } from '#contracts/apps.js';
 
 /**
  * The normalized spec of a digital human (docs/api/digital-humans.md, "The spec file"): canonical
@@ -116,17 +116,12 @@ export interface I18nBlock {
 }
 
 /**
- * The permissions a spec may ask for: the capabilities of the spec format (`ai-browser`,
- * `ai-terminal`, `email`, `im-push`, `svc-api-ref`, `conversation-collab`) and the built-in
+ * The permissions a spec may ask for: the capabilities of the spec format (APP_PERMISSIONS:
+ * `ai-browser`, `ai-terminal`, `email`, …) and the built-in
  * tools by name, as published digital humans list them (`read`, `bash`, `web_fetch`, …).
  */
 export const KNOWN_PERMISSIONS: readonly string[] = [
-  'ai-browser',
-  'ai-terminal',
-  'email',
-  'im-push',
-  'svc-api-ref',
-  'conversation-collab',
+  ...APP_PERMISSIONS,
   'read',
   'write',
   'edit',
