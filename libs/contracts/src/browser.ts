@@ -1,0 +1,77 @@
+/**
+ * Wire contract of the AI browser (docs/api/ai-browser.md): its events, the live pages the
+ * HTTP API lists, and the frames of a page's live view on `/ws/browser/:viewId`.
+ */
+
+/** The in-process MCP server's name: its tools reach the model as `mcp__ai-browser__<tool>`. */
+export const AI_BROWSER_SERVER = 'ai-browser';
+
+export const BrowserChannels = {
+  activeViewChanged: 'ai-browser:active-view-changed',
+  viewGone: 'ai-browser:view-gone',
+  conversationReleased: 'ai-browser:conversation-released',
+} as const;
+
+/** `ai-browser:active-view-changed`: a conversation's active page was set. */
+export interface BrowserActiveViewChangedEvent {
+  conversationId: string | null;
+  spaceId: string | null;
+  viewId: string;
+  owned: boolean;
+  url: string | null;
+  title: string | null;
+}
+
+/** `ai-browser:view-gone`: a page a conversation owned or pointed at closed. */
+export interface BrowserViewGoneEvent {
+  viewId: string;
+}
+
+/** `ai-browser:conversation-released`: a conversation's browser was released. */
+export interface BrowserConversationReleasedEvent {
+  conversationId: string;
+}
+
+/** `GET /api/browser/pages`: a live page (the event's payload plus whether it is its conversation's active one). */
+export interface BrowserLivePage {
+  viewId: string;
+  conversationId: string | null;
+  spaceId: string | null;
+  url: string | null;
+  title: string | null;
+  owned: boolean;
+  active: boolean;
+}
+
+/** `POST /api/browser/pages/:viewId/stop`. */
+export interface BrowserStopResult {
+  stopped: boolean;
+  reason?: 'not-owned' | 'in-use';
+}
+
+/** Server → viewer frames of a live view. */
+export interface BrowserFrame {
+  type: 'frame';
+  /** Base64 JPEG. */
+  data: string;
+  width: number;
+  height: number;
+  seq: number;
+}
+
+/** Viewer → server frames of a live view (after the usual `{type:"auth"}` frame). */
+export type BrowserViewerInput =
+  | { type: 'ack'; seq: number }
+  | {
+      type: 'mouse';
+      event: 'mousePressed' | 'mouseReleased' | 'mouseMoved' | 'mouseWheel';
+      x: number;
+      y: number;
+      button?: 'left' | 'middle' | 'right' | 'none';
+      clickCount?: number;
+      deltaX?: number;
+      deltaY?: number;
+    }
+  | { type: 'key'; event: 'keyDown' | 'keyUp'; key: string; text?: string }
+  | { type: 'text'; text: string }
+  | { type: 'viewport'; width: number; height: number };
