@@ -6,6 +6,9 @@
 /** The in-process MCP server's name: its tools reach the model as `mcp__ai-browser__<tool>`. */
 export const AI_BROWSER_SERVER = 'ai-browser';
 
+/** MCP server ids a spec's `requires.mcps` may name that are part of the server, not installed apps. */
+export const BUILT_IN_MCP_SERVERS: readonly string[] = [AI_BROWSER_SERVER];
+
 export const BrowserChannels = {
   activeViewChanged: 'ai-browser:active-view-changed',
   viewGone: 'ai-browser:view-gone',

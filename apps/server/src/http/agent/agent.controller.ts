@@ -16,7 +16,7 @@ import { arr, bool, str } from '../openapi/schema.js';
 import { Assistant } from '../assistant-api/assistant.decorator.js';
 import { Relayed } from '../assistant-api/relayed.js';
 import type { SuccessBody } from '#contracts/errors.js';
-import { AnswerQuestionDto, SendMessageDto, StopDto, TestMcpDto, ToolsetsDto } from './agent.dto.js';
+import { AnswerQuestionDto, SendMessageDto, StopDto, TestMcpDto, ToolsetChangeDto, ToolsetsDto } from './agent.dto.js';
 
 /** Agent operations (docs/api.md, "The assistant"). Starting work answers at once; progress arrives as events. */
 @Controller('api/agent')
@@ -97,7 +97,25 @@ export class AgentController {
   @HttpCode(200)
   @ApiData(arr(TOOLSET), 404)
   async toolsets(@Body() body: ToolsetsDto): Promise<SuccessBody<ToolsetEntry[]>> {
-    return { success: true, data: await this.agent.toolsets(body.spaceId) };
+    return { success: true, data: await this.agent.toolsets(body.spaceId, body.conversationId) };
+  }
+
+  /** Opens an openable toolset (`ai-browser`) for the conversation's next turns; `toolsets:changed`. */
+  @Post('toolsets/open')
+  @Assistant()
+  @HttpCode(200)
+  @ApiData(arr(TOOLSET), 404)
+  async openToolset(@Body() body: ToolsetChangeDto): Promise<SuccessBody<ToolsetEntry[]>> {
+    return { success: true, data: await this.agent.changeToolset(body, true) };
+  }
+
+  /** Closes an openable toolset for the conversation's next turns; `toolsets:changed`. */
+  @Post('toolsets/close')
+  @Assistant()
+  @HttpCode(200)
+  @ApiData(arr(TOOLSET), 404)
+  async closeToolset(@Body() body: ToolsetChangeDto): Promise<SuccessBody<ToolsetEntry[]>> {
+    return { success: true, data: await this.agent.changeToolset(body, false) };
   }
 
   /** Connects to the given (`servers`) or installed MCP servers and answers each one's status, tools or error. */

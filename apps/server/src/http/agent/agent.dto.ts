@@ -33,6 +33,11 @@ export class SendMessageDto {
 
   @ImagesField()
   images?: unknown[] | null;
+
+  /** Opens (true) or closes (false) the conversation's `ai-browser` toolset from this turn on. */
+  @IsOptional()
+  @Check((v) => typeof v === 'boolean', 'aiBrowserEnabled must be a boolean', { type: 'boolean' })
+  aiBrowserEnabled?: boolean | null;
 }
 
 @ArrayBodyAsEmpty()
@@ -64,6 +69,11 @@ export class ToolsetsDto {
 
   @Check(nonBlank, required('conversationId'), { type: 'string' })
   conversationId: string;
+}
+
+export class ToolsetChangeDto extends ToolsetsDto {
+  @Check(nonBlank, required('toolsetId'), { type: 'string', description: 'An openable toolset: ai-browser' })
+  toolsetId: string;
 }
 
 /** Both fields are judged by the MCP service (which of them applies depends on `servers`). */
