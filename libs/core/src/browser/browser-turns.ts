@@ -1,6 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { AI_BROWSER_SERVER } from '#contracts/browser.js';
-import type { PlanHooks } from '../agent/engine/turn-plan.js';
 import type { App } from '../kernel/app.js';
 import type { Space } from '../kernel/space.js';
 import type { AgentTool } from '../kernel/tool.js';
@@ -32,12 +31,21 @@ export const BROWSER_PROMPT = [
   'script says you are not signed in, ask your user to sign in and try again later.',
 ].join(' ');
 
+/**
+ * The end hooks of a turn plan (PlanHooks' `onComplete` and `onFailure`), named here by shape:
+ * the agent context imports this one, so this one does not import it back.
+ */
+interface TurnEndHooks {
+  onComplete(result: never): Promise<void>;
+  onFailure(failure: never): Promise<void>;
+}
+
 /** The browser part of one turn: its tools, the prompt paragraph, and the hooks that save its profile. */
 export interface BrowserTurn {
   tools: AgentTool[];
   prompt: string | null;
   /** `hooks` with the browser's end-of-turn work added (the profile saved; a run's pages closed when it ends). */
-  hooks<H extends Pick<PlanHooks, 'onComplete' | 'onFailure'>>(hooks: H, endsScope?: () => boolean): H;
+  hooks<H extends TurnEndHooks>(hooks: H, endsScope?: () => boolean): H;
 }
 
 const NO_BROWSER: BrowserTurn = { tools: [], prompt: null, hooks: (hooks) => hooks };
@@ -110,14 +118,14 @@ export class BrowserTurns {
       prompt: BROWSER_PROMPT,
       hooks: (hooks, endsScope = () => false) => ({
         ...hooks,
-        onComplete: async (result) => {
+        onComplete: async (result: never) => {
           try {
             await hooks.onComplete(result);
           } finally {
             await after(endsScope());
           }
         },
-        onFailure: async (failure) => {
+        onFailure: async (failure: never) => {
           try {
             await hooks.onFailure(failure);
           } finally {
