@@ -21,6 +21,12 @@ import type {
   WATCH_RESTART_CHANNEL,
   WatchRestartEvent,
 } from './artifacts.js';
+import type {
+  BrowserActiveViewChangedEvent,
+  BrowserChannels,
+  BrowserConversationReleasedEvent,
+  BrowserViewGoneEvent,
+} from './browser.js';
 import type { MCP_STATUS_CHANNEL, McpStatusEvent } from './mcp.js';
 import type {
   AI_SOURCES_CATALOG_CHANGED,
@@ -166,6 +172,9 @@ export interface GlobalEventMap {
   [StoreChannels.upgradeAvailable]: StoreUpgradeAvailableEvent;
   [AI_SOURCES_CATALOG_CHANGED]: AiSourcesCatalogChanged;
   [SPACE_CHANGED]: SpaceChangedEvent;
+  [BrowserChannels.activeViewChanged]: BrowserActiveViewChangedEvent;
+  [BrowserChannels.viewGone]: BrowserViewGoneEvent;
+  [BrowserChannels.conversationReleased]: BrowserConversationReleasedEvent;
   // Between replicas only (INTERNAL_CHANNEL_PREFIX: never delivered to sockets).
   [AgentInternalChannels.stop]: { turnIds: string[] };
   [AgentInternalChannels.answer]: { turnId: string };
@@ -216,6 +225,9 @@ export const EVENT_CHANNELS: readonly EventChannel[] = Object.keys({
   'store:upgrade-available': 1,
   'ai-sources:catalog-changed': 1,
   'space:changed': 1,
+  'ai-browser:active-view-changed': 1,
+  'ai-browser:view-gone': 1,
+  'ai-browser:conversation-released': 1,
   'internal:agent-stop': 1,
   'internal:agent-answer': 1,
   'internal:config-changed': 1,

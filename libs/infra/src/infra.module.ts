@@ -64,6 +64,10 @@ import { NodeMemoryFiles } from './memory/node-memory-files.js';
 import { NodeSpaceFolders } from './spaces/node-space-folders.js';
 import { CachedSpaceRepository } from './spaces/cached-space.repository.js';
 import { TypeormSpaceRepository } from './spaces/typeorm-space.repository.js';
+import { BrowserProfiles } from '#core/browser/ai-browser.js';
+import { BrowserEngine } from '#core/browser/browser-engine.port.js';
+import { InMemoryBrowserProfiles } from './browser/in-memory-browser-profiles.js';
+import { PlaywrightBrowserEngine } from './browser/playwright-browser-engine.js';
 
 /**
  * Binds every port to its adapter: the only binder, and (through the started Infrastructure and
@@ -145,6 +149,14 @@ export class InfraModule {
       { provide: TriggerStore, useValue: new TypeormTriggerStore(infra.dataSource) },
       { provide: TriggerScheduler, useClass: TriggerScheduler },
       { provide: AppScheduler, useExisting: TriggerScheduler },
+      // The AI browser: profiles in memory until the encrypted database store binds them here.
+      { provide: BrowserProfiles, useValue: new InMemoryBrowserProfiles() },
+      // Chromium starts on the first page, not here.
+      {
+        provide: BrowserEngine,
+        useFactory: (profiles: BrowserProfiles) => new PlaywrightBrowserEngine(config.browser, profiles, logger),
+        inject: [BrowserProfiles],
+      },
     ];
     return { module: InfraModule, providers, exports: providers.map((p) => p.provide) };
   }
