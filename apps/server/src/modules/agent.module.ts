@@ -3,6 +3,7 @@ import { AgentService } from '#core/agent/agent.service.js';
 import { ChatPlanBuilder } from '#core/agent/chat-plan-builder.js';
 import { TurnPreamble } from '#core/agent/turn-preamble.js';
 import { ConversationEvents } from '#core/agent/conversation-events.js';
+import { ConversationToolsets } from '#core/agent/conversation-toolsets.js';
 import { RecordRetry } from '#core/agent/record-retry.js';
 import { AgentLoop } from '#core/agent/engine/agent-loop.js';
 import { ToolRegistry } from '#core/agent/tool-registry.js';
@@ -33,6 +34,7 @@ import { SpacesModule } from './spaces.module.js';
     TurnReaper,
     ToolRegistry,
     ConversationEvents,
+    ConversationToolsets,
     RecordRetry,
     ChatPlanBuilder,
     TurnPlanBuilders,
