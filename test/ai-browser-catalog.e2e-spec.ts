@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { parseSpecYaml } from '#core/kernel/app-spec/spec-yaml.js';
 import { AgentHarness } from '#testing/agent-harness.js';
 import { browserSkipReason } from '#testing/browser.js';
 import type { RecordedModelRequest } from '#testing/scripted-model-server.js';
@@ -59,6 +60,31 @@ const textOfResult = (b: Block): string =>
     : Array.isArray(b.content)
       ? (b.content as Block[]).map((c) => (c as { text?: string }).text ?? '').join('')
       : '';
+/** A value for each required setting of a catalog spec (what a person fills in when importing it). */
+function requiredSettings(specFile: string): Record<string, unknown> {
+  const spec = parseSpecYaml(readFileSync(specFile, 'utf8')) as {
+    config_schema?: Array<{ key: string; type?: string; required?: boolean; default?: unknown; options?: unknown[] }>;
+  };
+  const out: Record<string, unknown> = {};
+  for (const field of spec.config_schema ?? []) {
+    if (!field.required || field.default !== undefined) continue;
+    const option = field.options?.[0];
+    out[field.key] =
+      option !== undefined
+        ? typeof option === 'object' && option !== null && 'value' in option
+          ? (option as { value: unknown }).value
+          : option
+        : field.type === 'number'
+          ? 1
+          : field.type === 'boolean'
+            ? true
+            : field.type === 'url'
+              ? 'https://example.com/'
+              : 'stand-in';
+  }
+  return out;
+}
+
 const systemOf = (req: RecordedModelRequest): string => JSON.stringify(req.body.system ?? '');
 
 describe('the catalog digital humans with the AI browser', { skip }, () => {
@@ -109,15 +135,19 @@ describe('the catalog digital humans with the AI browser', { skip }, () => {
     await new Promise<void>((resolve) => site.close(() => resolve()));
   });
 
-  it('installs all 34, runs each once, none skipped for ai-browser; browser ones navigate, snapshot and run their skills', async () => {
+  it('installs all 34, runs each once, none skipped for ai-browser; browser ones navigate, snapshot and run their skills', async (t) => {
     const folders = readdirSync(CATALOG).sort();
     assert.equal(folders.length, 34, 'the catalog snapshot holds 34 digital humans');
     const installed: Array<{ id: string; folder: string; browser: boolean }> = [];
     for (const folder of folders) {
-      const app = h.okData<{
-        id: string;
-        spec: { permissions?: string[]; requires?: { mcps?: Array<{ id: string }> } };
-      }>(await h.api.post('/api/store/import-dhpkg', { filePath: join(CATALOG, folder), spaceId }));
+      const { appId } = h.okData<{ appId: string }>(
+        await h.api.post('/api/store/import-dhpkg', {
+          filePath: join(CATALOG, folder),
+          spaceId,
+          userConfig: requiredSettings(join(CATALOG, folder, 'spec.yaml')),
+        }),
+      );
+      const app = h.okData<{ id: string; spec: { permissions?: string[] } }>(await h.api.get(`/api/apps/${appId}`));
       const perms = app.spec.permissions;
       installed.push({ id: app.id, folder, browser: perms === undefined || perms.includes('ai-browser') });
     }
@@ -126,6 +156,7 @@ describe('the catalog digital humans with the AI browser', { skip }, () => {
     assert.ok(existsSync(join(spacePath, '.claude', 'skills', 'xhs-search', 'index.js')), 'xhs-search installed');
 
     const skippedForBrowser: string[] = [];
+    const skillRuns: string[] = [];
     for (const app of installed) {
       const before = h.model.requests.length;
       const started = h.okData<{ outcome: string; reason?: string }>(await h.api.post(`/api/apps/${app.id}/trigger`));
@@ -150,9 +181,14 @@ describe('the catalog digital humans with the AI browser', { skip }, () => {
         [],
         `${app.folder} is offered every browser tool`,
       );
-      const results = blocksOf(requests.at(-1)!)
-        .filter((b) => b.type === 'tool_result')
-        .map(textOfResult);
+      // Each tool's result by the tool's name.
+      const blocks = blocksOf(requests.at(-1)!);
+      const resultOf = (name: string): string | undefined => {
+        const use = blocks.find((b) => b.type === 'tool_use' && b.name === `mcp__ai-browser__${name}`);
+        const result = use && blocks.find((b) => b.type === 'tool_result' && b.tool_use_id === use.id);
+        return result ? textOfResult(result) : undefined;
+      };
+      const results = [resultOf('browser_navigate'), resultOf('browser_snapshot'), resultOf('browser_run')];
       assert.match(
         results[0] ?? '',
         /^Created page: Catalog stand-in - http:\/\/127\.0\.0\.1/,
@@ -162,12 +198,25 @@ describe('the catalog digital humans with the AI browser', { skip }, () => {
         results[1] ?? '',
         /^# Page: Catalog stand-in\nURL: http:\/\/127\.0\.0\.1.*\n\n.*heading "Hot topics"/s,
       );
+      if (results[2] !== undefined) {
+        assert.match(results[2], /^Script execut(ed successfully|ion failed)/, `${app.folder} ran its skill`);
+        skillRuns.push(app.folder);
+      }
       const state = h.okData<{ lastStatus: string; lastError: string | null }>(
         await h.api.get(`/api/apps/${app.id}/state`),
       );
       assert.equal(state.lastStatus, 'ok', `${app.folder}: ${state.lastError}`);
     }
     assert.deepEqual(skippedForBrowser, []);
+    // Every package whose prompt names a bundled skill's script ran one in the page.
+    const namingSkills = folders.filter((f) =>
+      readFileSync(join(CATALOG, f, 'spec.yaml'), 'utf8').includes('.claude/skills/'),
+    );
+    assert.ok(namingSkills.length >= 4);
+    assert.deepEqual(skillRuns, namingSkills);
+    t.diagnostic(
+      `${installed.length} installed; ${installed.filter((a) => a.browser).length} with the browser; skills run by ${skillRuns.join(', ')}`,
+    );
     const activity = h.okData<Array<{ type: string; content: { reason?: string } }>>(
       await h.api.get(`/api/apps/${installed[0]!.id}/activity`),
     );
