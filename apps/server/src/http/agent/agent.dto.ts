@@ -57,6 +57,34 @@ export class AnswerQuestionDto {
   answers: Record<string, unknown>;
 }
 
+/**
+ * `approve` and `reject`: without an approval policy the specification's no-ops, whatever the
+ * body; with one, the conversation's waiting call (of `toolId` when given) is decided.
+ */
+@ArrayBodyAsEmpty()
+export class ApproveDto {
+  @IsOptional()
+  @Check((v) => typeof v === 'string', 'conversationId must be a string', { type: 'string' })
+  conversationId?: string | null;
+
+  @IsOptional()
+  @Check((v) => typeof v === 'string', 'toolId must be a string', {
+    type: 'string',
+    description: 'The tool-use id of agent:tool-call; omitted: whichever call waits',
+  })
+  toolId?: string | null;
+}
+
+@ArrayBodyAsEmpty()
+export class RejectDto extends ApproveDto {
+  @IsOptional()
+  @Check((v) => typeof v === 'string', 'reason must be a string', {
+    type: 'string',
+    description: 'Told to the model: "The user rejected this tool call: <reason>"',
+  })
+  reason?: string | null;
+}
+
 @ArrayBodyAsEmpty()
 export class ToolsetsDto {
   @Check(nonBlank, required('spaceId'), { type: 'string' })
