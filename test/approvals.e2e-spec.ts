@@ -70,6 +70,7 @@ describe('tool approvals', () => {
     for (const path of ['/api/agent/approve', '/api/agent/reject']) {
       assert.deepEqual((await api.post(path, { conversationId: id })).body, { success: true });
       assert.deepEqual((await api.post(path, {})).body, { success: true });
+      assert.deepEqual((await api.post(path, { conversationId: 7, toolId: [], reason: {} })).body, { success: true });
     }
     assert.equal((await session(id)).pendingApproval, null);
     // An empty tools list is no policy either.
@@ -124,6 +125,7 @@ describe('tool approvals', () => {
     assert.equal(existsSync(join(space.path, 'approved.txt')), false, 'nothing ran before the answer');
     assert.equal(model.requests.length, 1, 'the turn waits');
     failure(await api.post('/api/agent/approve', { conversationId: id, toolId: 'other' }), 409, NOTHING_WAITS);
+    failure(await api.post('/api/agent/reject', { conversationId: id, reason: 7 }), 400, 'reason must be a string');
     assert.deepEqual(
       (await api.post('/api/agent/approve', { conversationId: id, toolId: 'b1' }).set('X-Svc-Client', 'web')).body,
       { success: true },

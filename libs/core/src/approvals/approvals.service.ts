@@ -33,11 +33,12 @@ export interface ApprovalWatcher {
   decided(turn: TurnRecord, pending: PendingApproval, record: ApprovalRecord): Promise<void>;
 }
 
+/** An answer as the request gave it: its fields are judged here (only once a policy is in force). */
 export interface ApprovalAnswer {
-  conversationId?: string | null;
-  toolId?: string | null;
+  conversationId?: unknown;
+  toolId?: unknown;
   approved: boolean;
-  reason?: string | null;
+  reason?: unknown;
   by: Exclude<ApprovalDecider, 'server'>;
 }
 
@@ -104,12 +105,18 @@ export class ApprovalsService implements OnModuleInit {
       if (isActivePolicy(await this.configuredPolicy())) throw DomainError.invalid(ApprovalTexts.conversationRequired);
       return;
     }
-    const reason = input.reason?.trim() ? input.reason.trim().slice(0, 2_000) : undefined;
-    const decided = await this.turns.decideApproval(conversationId, input.toolId || null, {
+    const toolId = optionalText(input.toolId);
+    const reason = optionalText(input.reason);
+    if (toolId === false || reason === false) {
+      // Judged only once a policy is in force: without one any body is the specification's no-op.
+      if (!isActivePolicy(await this.policyForConversation(conversationId))) return;
+      throw DomainError.invalid(`${toolId === false ? 'toolId' : 'reason'} must be a string`);
+    }
+    const decided = await this.turns.decideApproval(conversationId, toolId ?? null, {
       approved: input.approved,
       by: input.by,
       at: new Date(this.clock.now()).toISOString(),
-      ...(!input.approved ? { reason: reason ?? RejectionReasons.none } : {}),
+      ...(!input.approved ? { reason: reason?.slice(0, 2_000) ?? RejectionReasons.none } : {}),
     });
     if (decided) {
       await this.bus.publish(AgentInternalChannels.answer, { turnId: decided.id });
@@ -154,6 +161,13 @@ export class ApprovalsService implements OnModuleInit {
   private async configuredPolicy(): Promise<ApprovalPolicy | null> {
     return effectivePolicy(undefined, await this.models.storedBranch(APPROVALS_KEY));
   }
+}
+
+/** A string field, trimmed; undefined when absent, null or blank; false when it is not a string. */
+function optionalText(value: unknown): string | undefined | false {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'string') return false;
+  return value.trim() === '' ? undefined : value.trim();
 }
 
 function appOfId(conversationId: string): string | null {

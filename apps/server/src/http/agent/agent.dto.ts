@@ -59,30 +59,22 @@ export class AnswerQuestionDto {
 
 /**
  * `approve` and `reject`: without an approval policy the specification's no-ops, whatever the
- * body; with one, the conversation's waiting call (of `toolId` when given) is decided.
+ * body (so nothing is checked here); with one, the approvals service judges the fields (400
+ * naming them) and decides the conversation's waiting call (of `toolId` when given).
  */
 @ArrayBodyAsEmpty()
 export class ApproveDto {
-  @IsOptional()
-  @Check((v) => typeof v === 'string', 'conversationId must be a string', { type: 'string' })
-  conversationId?: string | null;
+  @Documented({ type: 'string', description: 'The conversation whose waiting tool call is answered' })
+  conversationId?: unknown;
 
-  @IsOptional()
-  @Check((v) => typeof v === 'string', 'toolId must be a string', {
-    type: 'string',
-    description: 'The tool-use id of agent:tool-call; omitted: whichever call waits',
-  })
-  toolId?: string | null;
+  @Documented({ type: 'string', description: 'The tool-use id of agent:tool-call; omitted: whichever call waits' })
+  toolId?: unknown;
 }
 
 @ArrayBodyAsEmpty()
 export class RejectDto extends ApproveDto {
-  @IsOptional()
-  @Check((v) => typeof v === 'string', 'reason must be a string', {
-    type: 'string',
-    description: 'Told to the model: "The user rejected this tool call: <reason>"',
-  })
-  reason?: string | null;
+  @Documented({ type: 'string', description: 'Told to the model: "The user rejected this tool call: <reason>"' })
+  reason?: unknown;
 }
 
 @ArrayBodyAsEmpty()
