@@ -90,8 +90,14 @@ export const CONVERSATION_CHANNELS: ReadonlySet<string> = new Set([
 /** Who receives an event of a channel. */
 export type Audience = 'everyone' | 'subscribers';
 
-export function audienceOf(channel: string): Audience {
+/**
+ * Who receives an event. A tool call waiting for approval (`agent:tool-call` with
+ * `requiresApproval: true`) goes to everyone, as status events do: a person anywhere may answer it.
+ */
+export function audienceOf(channel: string, data?: object): Audience {
   if (STATUS_CHANNELS.has(channel)) return 'everyone';
+  if (channel === 'agent:tool-call' && (data as { requiresApproval?: unknown } | undefined)?.requiresApproval === true)
+    return 'everyone';
   if (CONVERSATION_CHANNELS.has(channel)) return 'subscribers';
   return 'everyone';
 }

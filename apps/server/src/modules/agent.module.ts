@@ -15,6 +15,7 @@ import { APP_CONFIG, type AppConfig } from '#core/config/app-config.js';
 import { Clock } from '#core/ports/clock.port.js';
 import { ModelProvider } from '#core/ports/model-provider.port.js';
 import { BrowserModule } from './browser.module.js';
+import { ApprovalsModule } from './approvals.module.js';
 import { ConversationsModule } from './conversations.module.js';
 import { McpModule } from './mcp.module.js';
 import { ModelsModule } from './models.module.js';
@@ -27,7 +28,7 @@ import { SpacesModule } from './spaces.module.js';
  * tool sets from ToolRegistry's built-ins.
  */
 @Module({
-  imports: [SpacesModule, ConversationsModule, ModelsModule, McpModule, SkillsModule, BrowserModule],
+  imports: [SpacesModule, ConversationsModule, ModelsModule, McpModule, SkillsModule, ApprovalsModule, BrowserModule],
   providers: [
     AgentService,
     TurnRunner,
@@ -48,6 +49,7 @@ import { SpacesModule } from './spaces.module.js';
     },
   ],
   exports: [
+    ApprovalsModule,
     McpModule,
     BrowserModule,
     SkillsModule,

@@ -4,6 +4,7 @@ import { SystemService } from '#core/system/system.service.js';
 import { AgentModule } from './agent.module.js';
 import { AppAgentModule } from './app-agent.module.js';
 import { AppsModule } from './apps.module.js';
+import { ApprovalsModule } from './approvals.module.js';
 import { ArtifactEventsModule } from './artifact-events.module.js';
 import { ArtifactsModule } from './artifacts.module.js';
 import { ConversationsModule } from './conversations.module.js';
@@ -16,6 +17,7 @@ const CONTEXTS = [
   SpacesModule,
   ConversationsModule,
   ModelsModule,
+  ApprovalsModule,
   ArtifactEventsModule,
   ArtifactsModule,
   AgentModule,

@@ -262,6 +262,15 @@ export class AgentService {
         turn?.pendingQuestion && !turn.questionAnswer
           ? { id: turn.pendingQuestion.id, questions: turn.pendingQuestion.questions as AskQuestion[] }
           : null,
+      pendingApproval:
+        turn?.pendingApproval && !turn.approvalDecision
+          ? {
+              toolId: turn.pendingApproval.toolId,
+              name: turn.pendingApproval.name,
+              input: turn.pendingApproval.input,
+              deadline: turn.pendingApproval.deadline,
+            }
+          : null,
       pendingRetry: (turn?.pendingRetry as ApiRetryInfo | null) ?? null,
       replicaId: turn?.replicaId ?? null,
     };

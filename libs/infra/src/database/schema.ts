@@ -23,6 +23,7 @@ import { TriggerOccurrences1765250000000 } from './migrations/1765250000000-trig
 import { SubmitUserMessage1765300000000 } from './migrations/1765300000000-submit-user-message.js';
 import { SubmitUserMessageChecks1765400000000 } from './migrations/1765400000000-submit-user-message-checks.js';
 import { SubmitUserMessageFirstMeta1765500000000 } from './migrations/1765500000000-submit-user-message-first-meta.js';
+import { TurnApprovals1765630000000 } from './migrations/1765630000000-turn-approvals.js';
 
 /** Every entity and migration, in order. Add new ones here. */
 export const ENTITIES = [
@@ -57,4 +58,5 @@ export const MIGRATIONS = [
   SubmitUserMessage1765300000000,
   SubmitUserMessageChecks1765400000000,
   SubmitUserMessageFirstMeta1765500000000,
+  TurnApprovals1765630000000,
 ];

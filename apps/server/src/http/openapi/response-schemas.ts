@@ -3,7 +3,14 @@
  * few core types controllers answer directly). `shape<T>()` makes the typecheck fail when a
  * type gains or loses a field its schema does not list. Use them with `@ApiData(...)`.
  */
-import type { AskQuestion, SessionState, ThoughtType, ToolsetEntry, ApiRetryInfo } from '#contracts/agent.js';
+import type {
+  AskQuestion,
+  PendingApprovalDto,
+  SessionState,
+  ThoughtType,
+  ToolsetEntry,
+  ApiRetryInfo,
+} from '#contracts/agent.js';
 import type { RemoteStatus, SecurityPolicy } from '#contracts/api.js';
 import type { McpServerStatusDto, McpToolDto } from '#contracts/mcp.js';
 import {
@@ -221,6 +228,14 @@ export const SESSION_STATE = component(
     startedAt: nullable(isoTime()),
     thoughts: arr({ ...(THOUGHT as object), description: `Types: ${THOUGHT_TYPES.join(', ')}` }),
     pendingQuestion: nullable(obj({ id: str(), questions: arr(ASK_QUESTION) }, ['id', 'questions'])),
+    pendingApproval: nullable(
+      shape<PendingApprovalDto>({
+        toolId: str('The tool-use id of agent:tool-call'),
+        name: str(),
+        input: anyObject('The input the tool will run with'),
+        deadline: isoTime('After this the call is rejected'),
+      }),
+    ),
     pendingRetry: nullable(API_RETRY),
     replicaId: nullable(str('Which server process runs the turn')),
   }),
