@@ -54,6 +54,9 @@ import { Replica } from '#core/ports/replica.port.js';
 import { TypeormConversationRepository } from './conversations/typeorm-conversation.repository.js';
 import { NodeFileStore } from './files/node-file-store.js';
 import type { Infrastructure } from './infrastructure.js';
+import { BrowserProfiles } from '#core/browser/ai-browser.js';
+import { TypeormBrowserProfiles } from './browser/typeorm-browser-profiles.js';
+import { resolveSecretsKey } from './config/load-config.js';
 import { ChokidarFileWatcher } from './watch/chokidar-file-watcher.js';
 import { LocalLeaderLease } from './watch/local-leader-lease.js';
 import { NodeFileTreeScanner } from './watch/node-file-tree-scanner.js';
@@ -145,6 +148,11 @@ export class InfraModule {
       { provide: TriggerStore, useValue: new TypeormTriggerStore(infra.dataSource) },
       { provide: TriggerScheduler, useClass: TriggerScheduler },
       { provide: AppScheduler, useExisting: TriggerScheduler },
+      // Cookie jars of the AI browser, encrypted at rest (docs/api/ai-browser-views.md, "Profiles and sign-in").
+      {
+        provide: BrowserProfiles,
+        useFactory: () => new TypeormBrowserProfiles(infra.dataSource, resolveSecretsKey(config).value),
+      },
     ];
     return { module: InfraModule, providers, exports: providers.map((p) => p.provide) };
   }
