@@ -21,6 +21,16 @@ import type {
   WATCH_RESTART_CHANNEL,
   WatchRestartEvent,
 } from './artifacts.js';
+import type {
+  BrowserActiveViewChangedEvent,
+  BrowserChannels,
+  BrowserCommand,
+  BrowserCommandReply,
+  BrowserConversationReleasedEvent,
+  BrowserInternalChannels,
+  BrowserViewGoneEvent,
+  BrowserWatchFrame,
+} from './browser.js';
 import type { MCP_STATUS_CHANNEL, McpStatusEvent } from './mcp.js';
 import type {
   AI_SOURCES_CATALOG_CHANGED,
@@ -166,11 +176,17 @@ export interface GlobalEventMap {
   [StoreChannels.upgradeAvailable]: StoreUpgradeAvailableEvent;
   [AI_SOURCES_CATALOG_CHANGED]: AiSourcesCatalogChanged;
   [SPACE_CHANGED]: SpaceChangedEvent;
+  [BrowserChannels.activeViewChanged]: BrowserActiveViewChangedEvent;
+  [BrowserChannels.viewGone]: BrowserViewGoneEvent;
+  [BrowserChannels.conversationReleased]: BrowserConversationReleasedEvent;
   // Between replicas only (INTERNAL_CHANNEL_PREFIX: never delivered to sockets).
   [AgentInternalChannels.stop]: { turnIds: string[] };
   [AgentInternalChannels.answer]: { turnId: string };
   [CONFIG_CHANGED_CHANNEL]: ConfigChanged;
   [WATCH_RESTART_CHANNEL]: WatchRestartEvent;
+  [BrowserInternalChannels.command]: BrowserCommand;
+  [BrowserInternalChannels.reply]: BrowserCommandReply;
+  [BrowserInternalChannels.watchFrame]: BrowserWatchFrame;
 }
 
 /**
@@ -216,10 +232,16 @@ export const EVENT_CHANNELS: readonly EventChannel[] = Object.keys({
   'store:upgrade-available': 1,
   'ai-sources:catalog-changed': 1,
   'space:changed': 1,
+  'ai-browser:active-view-changed': 1,
+  'ai-browser:view-gone': 1,
+  'ai-browser:conversation-released': 1,
   'internal:agent-stop': 1,
   'internal:agent-answer': 1,
   'internal:config-changed': 1,
   'internal:artifact-watch:restart': 1,
+  'internal:browser-command': 1,
+  'internal:browser-reply': 1,
+  'internal:browser-watch-frame': 1,
 } satisfies Record<EventChannel, 1>) as EventChannel[];
 
 /** Whether `channel` is one of EventMap's. */

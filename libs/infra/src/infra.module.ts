@@ -56,6 +56,8 @@ import { NodeFileStore } from './files/node-file-store.js';
 import type { Infrastructure } from './infrastructure.js';
 import { BrowserProfiles } from '#core/browser/ai-browser.js';
 import { TypeormBrowserProfiles } from './browser/typeorm-browser-profiles.js';
+import { LivePageRegistry } from '#core/browser/live-page-registry.js';
+import { LocalLivePageRegistry, RedisLivePageRegistry } from './browser/live-page-registries.js';
 import { resolveSecretsKey } from './config/load-config.js';
 import { ChokidarFileWatcher } from './watch/chokidar-file-watcher.js';
 import { LocalLeaderLease } from './watch/local-leader-lease.js';
@@ -152,6 +154,13 @@ export class InfraModule {
       {
         provide: BrowserProfiles,
         useFactory: () => new TypeormBrowserProfiles(infra.dataSource, resolveSecretsKey(config).value),
+      },
+      // Which replica holds which AI browser page: in Redis beside other replicas; alone, this process's own.
+      {
+        provide: LivePageRegistry,
+        useValue: infra.redisClient
+          ? new RedisLivePageRegistry(infra.redisClient, config.redisPrefix)
+          : new LocalLivePageRegistry(),
       },
     ];
     return { module: InfraModule, providers, exports: providers.map((p) => p.provide) };

@@ -4,6 +4,7 @@ import { SystemService } from '#core/system/system.service.js';
 import { AgentModule } from './agent.module.js';
 import { AppAgentModule } from './app-agent.module.js';
 import { AppsModule } from './apps.module.js';
+import { BrowserViewsModule } from './browser-views.module.js';
 import { ArtifactEventsModule } from './artifact-events.module.js';
 import { ArtifactsModule } from './artifacts.module.js';
 import { ConversationsModule } from './conversations.module.js';
@@ -23,6 +24,7 @@ const CONTEXTS = [
   AppAgentModule,
   StoreModule,
   TriggersModule,
+  BrowserViewsModule,
 ];
 
 /**

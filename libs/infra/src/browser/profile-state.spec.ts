@@ -37,7 +37,12 @@ describe('browser profile merge', () => {
     const base = mergeProfile(EMPTY_PROFILE, null, state([cookie('a', '1')]), 1000);
     // Replica A signs in to one site, replica B to another, both starting from `base`.
     const afterA = mergeProfile(base, base, state([cookie('a', '1'), cookie('sid', 'A', { domain: 'a.test' })]), 2000);
-    const afterB = mergeProfile(afterA, base, state([cookie('a', '1'), cookie('sid', 'B', { domain: 'b.test' })]), 3000);
+    const afterB = mergeProfile(
+      afterA,
+      base,
+      state([cookie('a', '1'), cookie('sid', 'B', { domain: 'b.test' })]),
+      3000,
+    );
     assert.deepEqual(values(storageStateOf(afterB)), {
       '.example.com/a': '1',
       'a.test/sid': 'A',
@@ -112,6 +117,9 @@ describe('browser profile encryption', () => {
     const damaged = Buffer.from(blob);
     damaged[damaged.length - 1] ^= 1;
     assert.throws(() => decryptProfile(profileKey('a-long-enough-secret'), 'space-1', damaged), ProfileKeyError);
-    assert.throws(() => decryptProfile(profileKey('a-long-enough-secret'), 'space-1', Buffer.alloc(3)), ProfileKeyError);
+    assert.throws(
+      () => decryptProfile(profileKey('a-long-enough-secret'), 'space-1', Buffer.alloc(3)),
+      ProfileKeyError,
+    );
   });
 });
