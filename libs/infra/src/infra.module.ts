@@ -69,6 +69,8 @@ import { NodeMemoryFiles } from './memory/node-memory-files.js';
 import { NodeSpaceFolders } from './spaces/node-space-folders.js';
 import { CachedSpaceRepository } from './spaces/cached-space.repository.js';
 import { TypeormSpaceRepository } from './spaces/typeorm-space.repository.js';
+import { BrowserEngine } from '#core/browser/browser-engine.port.js';
+import { PlaywrightBrowserEngine } from './browser/playwright-browser-engine.js';
 
 /**
  * Binds every port to its adapter: the only binder, and (through the started Infrastructure and
@@ -161,6 +163,12 @@ export class InfraModule {
         useValue: infra.redisClient
           ? new RedisLivePageRegistry(infra.redisClient, config.redisPrefix)
           : new LocalLivePageRegistry(),
+      },
+      // Chromium starts on the first page, not here.
+      {
+        provide: BrowserEngine,
+        useFactory: (profiles: BrowserProfiles) => new PlaywrightBrowserEngine(config.browser, profiles, logger),
+        inject: [BrowserProfiles],
       },
     ];
     return { module: InfraModule, providers, exports: providers.map((p) => p.provide) };

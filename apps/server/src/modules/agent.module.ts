@@ -13,6 +13,7 @@ import { ModelSourceTester } from '#core/models/model-source-tester.js';
 import { APP_CONFIG, type AppConfig } from '#core/config/app-config.js';
 import { Clock } from '#core/ports/clock.port.js';
 import { ModelProvider } from '#core/ports/model-provider.port.js';
+import { BrowserModule } from './browser.module.js';
 import { ConversationsModule } from './conversations.module.js';
 import { McpModule } from './mcp.module.js';
 import { ModelsModule } from './models.module.js';
@@ -25,7 +26,7 @@ import { SpacesModule } from './spaces.module.js';
  * tool sets from ToolRegistry's built-ins.
  */
 @Module({
-  imports: [SpacesModule, ConversationsModule, ModelsModule, McpModule, SkillsModule],
+  imports: [SpacesModule, ConversationsModule, ModelsModule, McpModule, SkillsModule, BrowserModule],
   providers: [
     AgentService,
     TurnRunner,
@@ -46,6 +47,7 @@ import { SpacesModule } from './spaces.module.js';
   ],
   exports: [
     McpModule,
+    BrowserModule,
     SkillsModule,
     AgentService,
     TurnRunner,
