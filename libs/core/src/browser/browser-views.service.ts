@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Injectable, Logger, type OnModuleDestroy, type OnModuleInit, Optional } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit, Optional } from '@nestjs/common';
 import {
   type BrowserCommand,
   type BrowserCommandReply,
@@ -67,7 +67,8 @@ export class BrowserViewsService implements OnModuleInit, OnModuleDestroy {
     private readonly replica: Replica,
     private readonly profiles: BrowserProfiles,
     // Bound by the engine (BrowserService); without it the routes answer no pages and 503 to open one.
-    @Optional() private readonly browser: AiBrowser | null = null,
+    // (`@Inject`: the union type's metadata would name Object, not AiBrowser.)
+    @Optional() @Inject(AiBrowser) private readonly browser: AiBrowser | null = null,
   ) {}
 
   onModuleInit(): void {
