@@ -7,23 +7,22 @@ import type { AddressInfo } from 'node:net';
  * and the answer to the submission sets `session=<user>`.
  */
 export class LoginSite {
-  /** The user names submitted, in order. */
-  readonly submitted: string[] = [];
-
   private constructor(
     private readonly server: Server,
     readonly url: string,
+    /** The user names submitted, in order. */
+    readonly submitted: string[],
   ) {}
 
   static async start(): Promise<LoginSite> {
-    let site: LoginSite | undefined;
+    const submitted: string[] = [];
     const server = createServer((req, res) => {
       if (req.method === 'POST' && req.url === '/login') {
         let body = '';
         req.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
         req.on('end', () => {
           const user = new URLSearchParams(body).get('user') ?? '';
-          site!.submitted.push(user);
+          submitted.push(user);
           res.writeHead(200, {
             'Content-Type': 'text/html; charset=utf-8',
             'Set-Cookie': `session=${encodeURIComponent(user)}; Path=/; Max-Age=3600; HttpOnly`,
@@ -41,8 +40,7 @@ export class LoginSite {
       );
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    site = new LoginSite(server, `http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
-    return site;
+    return new LoginSite(server, `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, submitted);
   }
 
   async close(): Promise<void> {
