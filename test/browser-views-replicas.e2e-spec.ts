@@ -75,6 +75,33 @@ describe('AI browser views across two replicas', { skip: testMode() === 'service
     failure(await b.post(`/api/browser/login-sessions/${viewId}/finish`), 404, /not found|No such/i);
   });
 
+  it('the ai-browser events reach every replica’s sockets; the internal commands reach none', async () => {
+    const watcher = await WsTestClient.signedIn(replicas.b.wsUrl, replicas.b.password);
+    const a = apiClient(replicas.a);
+    const payloads = {
+      'ai-browser:active-view-changed': {
+        conversationId: 'c-1',
+        spaceId: 's-1',
+        viewId: 'v-1',
+        owned: true,
+        url: 'https://example.com/',
+        title: 'Example',
+      },
+      'ai-browser:view-gone': { viewId: 'v-1' },
+      'ai-browser:conversation-released': { conversationId: 'c-1' },
+    };
+    for (const [channel, data] of Object.entries(payloads)) {
+      okData(await a.post('/api/test/events', { channel, data }));
+      assert.deepEqual((await watcher.event(channel)).data, data);
+    }
+    okData(
+      await a.post('/api/test/events', { channel: 'internal:browser-reply', data: { requestId: 'x', replica: 'y' } }),
+    );
+    await watcher.roundTrip();
+    assert.equal(watcher.frames.filter((f) => f.channel === 'internal:browser-reply').length, 0);
+    watcher.close();
+  });
+
   it('a replica that dies: its pages drop out once its lease lapses', async () => {
     const a = apiClient(replicas.a);
     const b = apiClient(replicas.b);
