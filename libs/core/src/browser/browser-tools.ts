@@ -403,6 +403,7 @@ class BrowserToolset {
     entry: PageEntry,
     state: ScopeState,
     verbose: boolean,
+    keep = true,
   ): Promise<{ text: string; count: number; title: string; url: string }> {
     const before = entry.page.url();
     const nodes = await bounded(entry.page.accessibilityTree(), OPERATION_TIMEOUT_MS, 'snapshot');
@@ -411,7 +412,7 @@ class BrowserToolset {
     if (url !== before) throw new Error(T.snapshotChanged);
     entry.title = title;
     const formatted = formatSnapshot(nodes, { title, url }, this.s.nextSnapshotNumber(), verbose);
-    if (state.activeViewId === entry.viewId) state.snapshot = { viewId: entry.viewId, uids: formatted.uids };
+    if (keep && state.activeViewId === entry.viewId) state.snapshot = { viewId: entry.viewId, uids: formatted.uids };
     return { text: formatted.text, count: formatted.count, title, url };
   }
 
@@ -439,7 +440,8 @@ class BrowserToolset {
     return this.onActive(state, T.noPage, async (entry) => {
       const deadline = Date.now() + ms;
       for (;;) {
-        const snap = await this.takeSnapshot(entry, state, false).catch(() => null);
+        // Polling leaves the model's latest snapshot (and its uids) as they were.
+        const snap = await this.takeSnapshot(entry, state, false, false).catch(() => null);
         if (snap && snap.text.includes(text)) return ok(T.textFound(text));
         if (Date.now() + WAIT_POLL_MS > deadline)
           return fail(T.textTimeout(text, Math.max(ms, this.s.now() - started)));
