@@ -111,3 +111,25 @@ describe(`AI browser views: routes and live-view socket (${testMode()})`, () => 
     client.socket.close();
   });
 });
+
+describe(`AI browser live view under SVC_BASE_PATH (${testMode()})`, () => {
+  let server: TestServer;
+
+  before(async () => {
+    server = await startServer({ env: { SVC_BASE_PATH: '/svc' } });
+  });
+  after(async () => {
+    await server?.stop();
+  });
+
+  it('routes <base>/ws/browser/<viewId> to the live view, and <base>/ws still works', async () => {
+    const base = server.wsUrl.replace(/\/ws$/, '/svc/ws');
+    const client = await WsTestClient.connect(`${base}/browser/no-such-view`);
+    client.send({ type: 'auth', token: server.password });
+    await client.next((f) => f.type === 'auth:success');
+    assert.equal((await client.closed).code, 4004);
+    const events = await WsTestClient.signedIn(base, server.password);
+    await events.roundTrip();
+    events.close();
+  });
+});
