@@ -73,6 +73,16 @@ describe(`browser profiles at rest (${testMode()})`, () => {
     assert.deepEqual(await a.cookieDomains('shared'), ['a.test', 'b.test', 'base.test']);
   });
 
+  it('a replica saving again from its own browser keeps the cookies another replica saved meanwhile', async () => {
+    const a = new TypeormBrowserProfiles(ds!, 'integration-secret-key');
+    const b = new TypeormBrowserProfiles(ds!, 'integration-secret-key');
+    await a.save('again', { cookies: [cookie('sid', '1', 'a.test')], origins: [] });
+    await b.save('again', { cookies: [cookie('sid', '1', 'b.test')], origins: [] });
+    await a.save('again', { cookies: [cookie('sid', '2', 'a.test')], origins: [] });
+    const loaded = await b.load('again');
+    assert.deepEqual(loaded!.cookies.map((c) => `${c.domain}=${c.value}`).sort(), ['a.test=2', 'b.test=1']);
+  });
+
   it('another key is a clear error, not garbage', async () => {
     const wrong = new TypeormBrowserProfiles(ds!, 'some-other-secret');
     await assert.rejects(() => wrong.load('space-a'), ProfileKeyError);

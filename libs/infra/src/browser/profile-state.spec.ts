@@ -9,6 +9,7 @@ import {
   mergeProfile,
   ProfileKeyError,
   profileKey,
+  saverView,
   storageStateOf,
 } from './profile-state.js';
 
@@ -66,6 +67,22 @@ describe('browser profile merge', () => {
     const other = mergeProfile(base, base, state([cookie('a', '1'), cookie('b', '2')]), 2000);
     const signedOut = mergeProfile(other, base, state([]), 3000);
     assert.deepEqual(values(storageStateOf(signedOut)), { '.example.com/b': '2' });
+  });
+
+  it('a saver’s next save keeps what others merged in meanwhile (their cookies are not in its browser)', () => {
+    const fromA = state([cookie('a', '1')]);
+    const afterA = mergeProfile(EMPTY_PROFILE, null, fromA, 1000);
+    const baseA = saverView(fromA, afterA, null);
+    const fromB = state([cookie('b', '1')]);
+    const afterB = mergeProfile(afterA, null, fromB, 2000);
+    // A saves again from its own browser, which never had b.
+    const again = mergeProfile(afterB, baseA, state([cookie('a', '2')]), 3000);
+    assert.deepEqual(values(storageStateOf(again)), { '.example.com/a': '2', '.example.com/b': '1' });
+    // A stale copy the row overrode stays "unchanged" for the saver: the newer stored value stands.
+    const newer = mergeProfile(again, null, state([cookie('a', '3')]), 4000);
+    const baseStale = saverView(state([cookie('a', '2')]), again, baseA);
+    const stale = mergeProfile(newer, baseStale, state([cookie('a', '2')]), 5000);
+    assert.equal(values(storageStateOf(stale))['.example.com/a'], '3');
   });
 
   it('distinguishes cookies by name, domain and path; drops expired ones; merges origins newest-wins', () => {

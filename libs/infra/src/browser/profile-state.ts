@@ -89,6 +89,36 @@ function mergeEntries<T>(
   return [...out.values()];
 }
 
+/**
+ * What the saver holds after a save, as the base of its next merge: its own entries only (the
+ * others' entries merged into the row are not in its browser, so their absence next time is no
+ * removal), each stamped as stored when the row kept the saver's value, else with the stamp the
+ * saver's copy had before (an older value the row overrode stays "unchanged since then").
+ */
+export function saverView(
+  incoming: BrowserStorageState,
+  merged: StoredProfile,
+  base: StoredProfile | null,
+): StoredProfile {
+  const mergedCookies = new Map(merged.cookies.map((e) => [cookieKey(e.cookie), e]));
+  const baseCookies = new Map((base?.cookies ?? []).map((e) => [cookieKey(e.cookie), e]));
+  const mergedOrigins = new Map(merged.origins.map((e) => [e.origin.origin, e]));
+  const baseOrigins = new Map((base?.origins ?? []).map((e) => [e.origin.origin, e]));
+  return {
+    cookies: incoming.cookies.map((cookie) => {
+      const key = cookieKey(cookie);
+      const kept = mergedCookies.get(key);
+      const at = kept && sameCookie(kept.cookie, cookie) ? kept.at : (baseCookies.get(key)?.at ?? 0);
+      return { cookie, at };
+    }),
+    origins: incoming.origins.map((origin) => {
+      const kept = mergedOrigins.get(origin.origin);
+      const at = kept && sameOrigin(kept.origin, origin) ? kept.at : (baseOrigins.get(origin.origin)?.at ?? 0);
+      return { origin, at };
+    }),
+  };
+}
+
 export function storageStateOf(profile: StoredProfile): BrowserStorageState {
   return { cookies: profile.cookies.map((e) => e.cookie), origins: profile.origins.map((e) => e.origin) };
 }

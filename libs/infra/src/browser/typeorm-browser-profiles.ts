@@ -7,6 +7,7 @@ import {
   encryptProfile,
   mergeProfile,
   profileKey,
+  saverView,
   type StoredProfile,
   storageStateOf,
 } from './profile-state.js';
@@ -43,7 +44,7 @@ export class TypeormBrowserProfiles extends BrowserProfiles {
   }
 
   async save(profile: string, state: BrowserStorageState): Promise<void> {
-    const merged = await this.ds.transaction(async (m) => {
+    const saved = await this.ds.transaction(async (m) => {
       // The row exists before it is locked: two first saves then queue on one lock too.
       await m.query(
         `INSERT INTO "browser_profile" ("profile", "state", "updated_ms") VALUES ($1, $2, $3) ON CONFLICT ("profile") DO NOTHING`,
@@ -54,15 +55,16 @@ export class TypeormBrowserProfiles extends BrowserProfiles {
       ])) as ProfileRow[];
       const stored = decryptProfile(this.key, profile, rows[0]!.state);
       const now = this.now();
-      const next = mergeProfile(stored, this.lastSeen.get(profile) ?? null, state, now);
+      const base = this.lastSeen.get(profile) ?? null;
+      const next = mergeProfile(stored, base, state, now);
       await m.query(`UPDATE "browser_profile" SET "state" = $2, "updated_ms" = $3 WHERE "profile" = $1`, [
         profile,
         encryptProfile(this.key, profile, next),
         now,
       ]);
-      return next;
+      return saverView(state, next, base);
     });
-    this.lastSeen.set(profile, merged);
+    this.lastSeen.set(profile, saved);
   }
 
   async cookieDomains(profile: string): Promise<string[]> {
