@@ -24,6 +24,8 @@ import { SubmitUserMessage1765300000000 } from './migrations/1765300000000-submi
 import { SubmitUserMessageChecks1765400000000 } from './migrations/1765400000000-submit-user-message-checks.js';
 import { SubmitUserMessageFirstMeta1765500000000 } from './migrations/1765500000000-submit-user-message-first-meta.js';
 import { TurnApprovals1765630000000 } from './migrations/1765630000000-turn-approvals.js';
+import { BrowserProfileEntity } from './entities/browser-profile.entity.js';
+import { BrowserProfiles1765600000000 } from './migrations/1765600000000-browser-profiles.js';
 
 /** Every entity and migration, in order. Add new ones here. */
 export const ENTITIES = [
@@ -41,6 +43,7 @@ export const ENTITIES = [
   TriggerScheduleEntity,
   TriggerClaimEntity,
   TriggerOccurrenceEntity,
+  BrowserProfileEntity,
 ];
 export const MIGRATIONS = [
   Init1763700000000,
@@ -58,5 +61,6 @@ export const MIGRATIONS = [
   SubmitUserMessage1765300000000,
   SubmitUserMessageChecks1765400000000,
   SubmitUserMessageFirstMeta1765500000000,
+  BrowserProfiles1765600000000,
   TurnApprovals1765630000000,
 ];

@@ -13,6 +13,7 @@ import type {
 } from '#contracts/agent.js';
 import type { RemoteStatus, SecurityPolicy } from '#contracts/api.js';
 import type { McpServerStatusDto, McpToolDto } from '#contracts/mcp.js';
+import type { BrowserLivePage, BrowserLoginSite, BrowserStopResult } from '#contracts/browser.js';
 import {
   ACTIVITY_TYPES,
   type ActivityEntryDto,
@@ -425,3 +426,25 @@ export const APP_CHAT_SESSION_STATE = shape<AppChatSessionStateDto>({
 export const APP_ID = obj({ appId: str() }, ['appId']);
 export const RUN_ID = obj({ runId: str() }, ['runId']);
 export const NULL_DATA: Schema = { type: 'null' };
+
+export const BROWSER_LIVE_PAGE = component(
+  'BrowserLivePage',
+  shape<BrowserLivePage>({
+    viewId: str(),
+    conversationId: nullable(str()),
+    spaceId: nullable(str()),
+    url: nullable(str()),
+    title: nullable(str()),
+    owned: bool('The conversation opened this page'),
+    active: bool("The conversation's active page"),
+  }),
+);
+export const BROWSER_STOP_RESULT = shape<BrowserStopResult>({
+  stopped: bool(),
+  reason: opt(oneOfValues(['not-owned', 'in-use'])),
+});
+export const BROWSER_LOGIN_SITE = shape<BrowserLoginSite>({
+  url: str(),
+  label: str(),
+  signedIn: bool('The space profile holds cookies for this domain (a hint, not a verified sign-in)'),
+});
