@@ -4,6 +4,7 @@ import type { EventEnvelope } from '#contracts/events.js';
 import { STREAM_GAP_CHANNEL } from '#contracts/events.js';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError } from './api.js';
+import { BrowserToggle, ChatBrowserPanel } from './browser.js';
 import { ask, confirmAction } from './dialogs.js';
 import { renderMarkdown } from './markdown.js';
 import { go, href } from './route.js';
@@ -443,6 +444,7 @@ export function ChatScreen(props: { space: Space; socket: EventSocket; conversat
           socket={props.socket}
           conversationId={props.conversationId}
           onTurnEnd={reload}
+          browser
         />
       ) : (
         <section class="panel">
@@ -477,6 +479,8 @@ export function Conversation(props: {
   load?: () => Promise<ConversationDto>;
   /** Where a stored message's thoughts are read; default: the conversation records' operation. */
   thoughtsPath?: (messageId: string) => string;
+  /** The assistant's chat: the AI browser switch, and its pages' live view. */
+  browser?: boolean;
 }) {
   const id = props.conversationId;
   const [conversation, setConversation] = useState<ConversationDto | null>(null);
@@ -642,7 +646,10 @@ export function Conversation(props: {
 
   return (
     <section class="panel stack" aria-label={conversation?.title ?? 'Conversation'}>
-      <h2>{conversation?.title ?? '…'}</h2>
+      <div class="row">
+        <h2 class="grow">{conversation?.title ?? '…'}</h2>
+        {props.browser && <BrowserToggle spaceId={props.space.id} conversationId={id} socket={props.socket} />}
+      </div>
       <div class="messages" role="log" aria-label="Messages" aria-live="polite">
         {messages.map((m) => (
           <div key={m.id} class={`msg ${m.role}`}>
@@ -692,6 +699,7 @@ export function Conversation(props: {
         )}
         <div ref={bottom} />
       </div>
+      {props.browser && <ChatBrowserPanel conversationId={id} socket={props.socket} />}
       {usage && <p class="notice">Last turn: {usageText(usage)}</p>}
       {error && (
         <p class="error" role="alert">
