@@ -118,7 +118,7 @@ function PageViewer(props: { page: BrowserLivePage; actions?: ComponentChildren 
         </button>
         {props.actions}
       </div>
-      <p role="status" class="muted">
+      <p role="status" class="muted status-line">
         {status}
       </p>
       <LiveViewLazy key={page.viewId} viewId={page.viewId} label={pageName(page)} />
