@@ -157,6 +157,15 @@ describe('web app in Chromium: the AI browser (sign-in and live view)', { skip: 
     await waitFor(async () => (await framesOf(canvas)) > 0, WAIT, 'a frame of the page is drawn in the chat');
     await screenshot(page, 'browser-live-view');
 
+    // At phone width the page's view fits the screen: nothing scrolls sideways.
+    await page.setViewportSize({ width: 390, height: 844 });
+    await panel.scrollIntoViewIfNeeded();
+    const widths = await page.evaluate<{ page: number; view: number }>(
+      `({ page: document.documentElement.scrollWidth, view: document.querySelector('canvas').getBoundingClientRect().right })`,
+    );
+    assert.ok(widths.page <= 390 && widths.view <= 390, JSON.stringify(widths));
+    await page.setViewportSize({ width: 1280, height: 900 });
+
     await panel.getByRole('button', { name: 'Stop page' }).click();
     await panel.waitFor({ state: 'detached', timeout: WAIT });
     const pages = (await request(server.url).get(`/api/browser/pages?conversationId=${conversationId}`).set(auth()))
