@@ -54,6 +54,7 @@ describe('web app in Chromium: the AI browser (sign-in and live view)', { skip: 
   let browser: Browser;
   let page: Page;
   let spaceId: string;
+  let appId: string;
   const auth = () => ({ Authorization: `Bearer ${server.password}` });
 
   before(async () => {
@@ -81,7 +82,7 @@ describe('web app in Chromium: the AI browser (sign-in and live view)', { skip: 
       .set(auth())
       .send({ spaceId, yamlContent: spec(site.url) });
     assert.equal(imported.status, 200, JSON.stringify(imported.body));
-    const appId = imported.body.data.appId as string;
+    appId = imported.body.data.appId as string;
     await page.goto(`${server.url}/#/apps/${appId}`);
     await page.getByRole('tab', { name: 'Browser' }).click();
     const sites = page.getByRole('list', { name: 'Sign-in sites' });
@@ -171,5 +172,41 @@ describe('web app in Chromium: the AI browser (sign-in and live view)', { skip: 
     const pages = (await request(server.url).get(`/api/browser/pages?conversationId=${conversationId}`).set(auth()))
       .body.data as BrowserLivePage[];
     assert.deepEqual(pages, []);
+  });
+
+  it("lists the page a digital human's chat opened on its Browser tab; Watch shows it live, Stop page closes it", async () => {
+    model.enqueue(
+      {
+        steps: [
+          { toolCall: { id: 'toolu_app_nav', name: 'mcp__ai-browser__browser_navigate', input: { url: site.url } } },
+        ],
+      },
+      { steps: [{ text: 'Opened it.' }] },
+    );
+    const sent = await request(server.url)
+      .post(`/api/apps/${appId}/chat/send`)
+      .set(auth())
+      .send({ spaceId, message: 'Open the site' });
+    assert.equal(sent.status, 200, JSON.stringify(sent.body));
+    await waitFor(
+      async () => {
+        const pages = (await request(server.url).get(`/api/browser/pages?spaceId=${spaceId}`).set(auth())).body
+          .data as BrowserLivePage[];
+        return pages.some((p) => p.conversationId === `app-chat:${appId}`);
+      },
+      WAIT,
+      "the digital human's chat has a page",
+    );
+
+    await page.goto(`${server.url}/#/apps/${appId}`);
+    await page.getByRole('tab', { name: 'Browser' }).click();
+    await page.getByRole('button', { name: 'Watch Sign in' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Live page' });
+    const canvas = dialog.locator('canvas');
+    await waitFor(async () => (await framesOf(canvas)) > 0, WAIT, "a frame of the digital human's page is drawn");
+    await dialog.getByText(site.url).waitFor({ timeout: WAIT });
+    await dialog.getByRole('button', { name: 'Stop page' }).click();
+    await dialog.waitFor({ state: 'detached', timeout: WAIT });
+    await page.getByText('No page is open for its chat or runs.').waitFor({ timeout: WAIT });
   });
 });
