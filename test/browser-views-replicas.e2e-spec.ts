@@ -75,6 +75,61 @@ describe('AI browser views across two replicas', { skip: testMode() === 'service
     failure(await b.post(`/api/browser/login-sessions/${viewId}/finish`), 404, /not found|No such/i);
   });
 
+  it("a chat's page lives on the replica that ran its turn: listed from both, stopped from either", async () => {
+    const a = apiClient(replicas.a);
+    const b = apiClient(replicas.b);
+    const spaceId = okData<{ id: string }>(await a.post('/api/spaces', { name: 'Replica chat' })).id;
+    const conversationId = okData<{ id: string }>(
+      await a.post(`/api/spaces/${spaceId}/conversations`, { title: 'x' }),
+    ).id;
+    replicas.model.enqueue(
+      { steps: [{ toolCall: { name: 'mcp__ai-browser__browser_navigate', input: { url: site.url } } }] },
+      { steps: [{ text: 'Opened it.' }] },
+    );
+    const watcher = await WsTestClient.signedIn(replicas.b.wsUrl, replicas.b.password);
+    watcher.send({ type: 'subscribe', payload: { conversationId } });
+    await watcher.roundTrip();
+    okData(
+      await b.post('/api/agent/message', { spaceId, conversationId, message: 'Open the site', aiBrowserEnabled: true }),
+    );
+    const active = await watcher.event('ai-browser:active-view-changed', 30_000);
+    assert.equal(active.data!.conversationId, conversationId);
+    await watcher.event('agent:complete', 30_000);
+    const viewId = active.data!.viewId as string;
+    // Whichever replica ran the turn holds the page; both list it once the holder announced it.
+    for (const replica of [a, b]) {
+      await waitFor(
+        async () =>
+          okData<Array<{ viewId: string }>>(await replica.get(`/api/browser/pages?conversationId=${conversationId}`))
+            .length === 1,
+        15_000,
+        'the page is listed',
+      );
+      const [page] = okData<Array<{ viewId: string; owned: boolean; active: boolean }>>(
+        await replica.get(`/api/browser/pages?conversationId=${conversationId}`),
+      );
+      assert.deepEqual([page!.viewId, page!.owned, page!.active], [viewId, true, true]);
+    }
+    // The live view opens through either replica (relayed to the holder).
+    const viewer = await liveView(replicas.a, viewId);
+    await viewer.next((f: Frame) => f.type === 'frame', 30_000);
+    viewer.close();
+    // Another conversation may not stop it; its own may, from either replica.
+    assert.deepEqual(okData(await a.post(`/api/browser/pages/${viewId}/stop`, { conversationId: 'someone-else' })), {
+      stopped: false,
+      reason: 'not-owned',
+    });
+    const gone = watcher.event('ai-browser:view-gone', 15_000);
+    assert.deepEqual(okData(await a.post(`/api/browser/pages/${viewId}/stop`, { conversationId })), { stopped: true });
+    assert.equal((await gone).data!.viewId, viewId);
+    await waitFor(
+      async () => okData<unknown[]>(await b.get(`/api/browser/pages?conversationId=${conversationId}`)).length === 0,
+      15_000,
+      'the stopped page is gone from the list',
+    );
+    watcher.close();
+  });
+
   it('the ai-browser events reach every replica’s sockets; the internal commands reach none', async () => {
     const watcher = await WsTestClient.signedIn(replicas.b.wsUrl, replicas.b.password);
     const a = apiClient(replicas.a);
