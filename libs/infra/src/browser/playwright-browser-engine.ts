@@ -333,14 +333,26 @@ class PlaywrightEnginePage implements EnginePage {
 
   async navigate(url: string, timeoutMs: number): Promise<void> {
     this.lastRefusal = null;
-    try {
-      await this.page.goto(url, { timeout: timeoutMs, waitUntil: 'load' });
-    } catch (err) {
-      // A page still loading at the timeout is a page (the original's rule).
-      if ((err as Error).name === 'TimeoutError') return;
-      if (this.lastRefusal && /ERR_BLOCKED_BY_CLIENT/.test(firstLine(err)))
-        throw new Error(this.lastRefusal, { cause: err });
-      throw new Error(firstLine(err), { cause: err });
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.page.goto(url, { timeout: timeoutMs, waitUntil: 'load' });
+        return;
+      } catch (err) {
+        // A page still loading at the timeout is a page (the original's rule).
+        if ((err as Error).name === 'TimeoutError') return;
+        const text = firstLine(err);
+        // The error page of a refused navigation may still be committing: once it has, go again.
+        if (attempt === 0 && /interrupted by another navigation to "chrome-error:/.test(text)) {
+          await this.page.waitForLoadState('load', { timeout: 2_000 }).catch(() => undefined);
+          continue;
+        }
+        if (this.lastRefusal && /ERR_BLOCKED_BY_CLIENT/.test(text)) {
+          // Let Chromium's error page settle, so the next navigation is not interrupted by it.
+          await this.page.waitForLoadState('load', { timeout: 2_000 }).catch(() => undefined);
+          throw new Error(this.lastRefusal, { cause: err });
+        }
+        throw new Error(text, { cause: err });
+      }
     }
   }
 
