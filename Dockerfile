@@ -27,8 +27,10 @@ FROM ${NODE_IMAGE} AS runtime
 # and forwards SIGTERM to node, which drains and exits 0 within 10 s.
 # bubblewrap is the Bash tool's sandbox; it needs user namespaces, which Docker's default
 # seccomp profile refuses: without them Bash stays off (see the README, SVC_AGENT_BASH).
+# chromium and a CJK font are the AI browser's (docs/api/ai-browser.md); SVC_BROWSER_WS_ENDPOINT
+# points the server at a browser elsewhere instead.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends tini bubblewrap \
+ && apt-get install -y --no-install-recommends tini bubblewrap chromium fonts-wqy-zenhei \
  && rm -rf /var/lib/apt/lists/*
 
 ENV NODE_ENV=production \

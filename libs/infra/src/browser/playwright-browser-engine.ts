@@ -5,15 +5,7 @@ import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Transform } from 'node:stream';
-import {
-  type Browser,
-  type BrowserContext,
-  type CDPSession,
-  chromium,
-  type Download,
-  type Page,
-  type Response,
-} from 'playwright-core';
+import type { Browser, BrowserContext, CDPSession, Download, Page, Response } from 'playwright-core';
 import type { BrowserViewerInput } from '#contracts/browser.js';
 import type { BrowserProfiles, BrowserStorageState } from '#core/browser/ai-browser.js';
 import {
@@ -168,14 +160,7 @@ export class PlaywrightBrowserEngine extends BrowserEngine {
 
   private launch(): Promise<Browser> {
     if (!this.browser) {
-      const started = this.settings.wsEndpoint
-        ? chromium.connect(this.settings.wsEndpoint, { timeout: 30_000 })
-        : chromium.launch({
-            executablePath: this.settings.executablePath ?? DEFAULT_EXECUTABLE,
-            headless: true,
-            args: [...LAUNCH_ARGS, ...this.sandboxArgs()],
-            timeout: 30_000,
-          });
+      const started = this.start();
       this.browser = started;
       started.then(
         (browser) =>
@@ -193,6 +178,30 @@ export class PlaywrightBrowserEngine extends BrowserEngine {
       );
     }
     return this.browser;
+  }
+
+  /** Playwright loads on first use, so a server that never opens a page never pays for it. */
+  private async start(): Promise<Browser> {
+    const { chromium } = await import('playwright-core');
+    if (this.settings.wsEndpoint) return chromium.connect(this.settings.wsEndpoint, { timeout: 30_000 });
+    const launch = (extra: string[]) =>
+      chromium.launch({
+        executablePath: this.settings.executablePath ?? DEFAULT_EXECUTABLE,
+        headless: true,
+        args: [...LAUNCH_ARGS, ...extra],
+        timeout: 30_000,
+      });
+    const extra = this.sandboxArgs();
+    try {
+      return await launch(extra);
+    } catch (err) {
+      // A container without user namespaces has no sandbox for Chromium to start in.
+      if (extra.length > 0 || !/sandbox/i.test((err as Error).message)) throw err;
+      this.logger.warn(
+        "The AI browser's Chromium runs without its sandbox: the kernel gives it none here (no user namespaces). Allow them, or run the browser as a separate container (SVC_BROWSER_WS_ENDPOINT).",
+      );
+      return launch(['--no-sandbox']);
+    }
   }
 
   private sandboxArgs(): string[] {
