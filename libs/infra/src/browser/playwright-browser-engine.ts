@@ -74,14 +74,39 @@ export class PlaywrightBrowserEngine extends BrowserEngine {
   }
 
   async openPage(options: OpenPageOptions): Promise<EnginePage> {
-    const context = await this.context(options.profile, options.device);
-    const page = await context.newPage();
+    let context = await this.context(options.profile, options.device);
+    let page: Page;
+    try {
+      page = await context.newPage();
+    } catch {
+      // The context closed meanwhile (its last page went, or the browser died): a fresh one.
+      context = await this.context(options.profile, options.device);
+      page = await context.newPage();
+    }
     const cdp = await context.newCDPSession(page);
     const enginePage = new PlaywrightEnginePage(page, cdp, options, this.logger);
     this.pages.add(enginePage);
-    enginePage.onClosed(() => this.pages.delete(enginePage));
+    enginePage.onClosed(() => {
+      this.pages.delete(enginePage);
+      void this.closeIfUnused(options.profile, options.device, context);
+    });
     await enginePage.start();
     return enginePage;
+  }
+
+  /** A context whose last page closed is saved to its profile and closed (contexts stay few). */
+  private async closeIfUnused(profile: string, device: DeviceMode, context: BrowserContext): Promise<void> {
+    const key = `${profile}|${device}`;
+    if (context.pages().some((p) => !p.isClosed())) return;
+    const current = this.contexts.get(key);
+    if (!current || (await current.catch(() => null)) !== context) return;
+    this.contexts.delete(key);
+    try {
+      await this.profiles.save(profile, (await context.storageState()) as BrowserStorageState);
+    } catch (err) {
+      this.logger.warn(`AI browser: could not save profile ${profile}: ${(err as Error).message}`);
+    }
+    await context.close().catch(() => undefined);
   }
 
   async storageState(profile: string): Promise<BrowserStorageState | null> {
