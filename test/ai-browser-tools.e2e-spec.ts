@@ -65,6 +65,11 @@ function pages(req: http.IncomingMessage, res: http.ServerResponse, port: () => 
       return;
     case '/download-page':
       return html(`<a href="/file.txt">Get the report</a>`, 'Downloads');
+    case '/framed':
+      return html(
+        `<p>Outer</p><iframe src="http://127.0.0.2:${url.searchParams.get('port')}/inner"></iframe>`,
+        'Framed',
+      );
     case '/to-metadata':
       res.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data' });
       res.end();
@@ -491,7 +496,7 @@ describe('AI browser tools against real Chromium', { skip: browserSkipReason() }
     assert.deepEqual(await profiles.cookieDomains('space-1'), ['127.0.0.1']);
   });
 
-  it('policy: a redirect to the metadata address is refused; with an empty allow-list loopback is refused too', async () => {
+  it('policy: a redirect to the metadata address and a frame of an internal address are refused; with an empty allow-list loopback is refused too', async () => {
     const redirected = await call('browser_navigate', { url: `${base}/to-metadata` });
     assert.equal(redirected.isError, true);
     assert.equal(redirected.output, 'Navigation failed: Navigation to "169.254.169.254" blocked by browser policy');
@@ -499,6 +504,23 @@ describe('AI browser tools against real Chromium', { skip: browserSkipReason() }
       (await call('browser_navigate', { url: 'file:///etc/passwd' })).output,
       'Navigation failed: Navigation to "file:/etc/passwd" blocked by browser policy',
     );
+
+    // A frame's document is checked too: 127.0.0.2 is not on the allow-list.
+    const hits: string[] = [];
+    const other = http.createServer((req, res) => {
+      hits.push(req.url ?? '');
+      res.end('internal');
+    });
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.2', resolve));
+    try {
+      const otherPort = (other.address() as AddressInfo).port;
+      await okText('browser_navigate', { url: `${base}/framed?port=${otherPort}` });
+      await okText('browser_wait_for', { text: 'Outer', timeout: 5_000 });
+      await okText('browser_evaluate', { function: '() => new Promise((r) => setTimeout(r, 300))' });
+      assert.deepEqual(hits, [], 'the internal server saw no request');
+    } finally {
+      await new Promise((resolve) => other.close(resolve));
+    }
 
     const strict = serviceWith([]);
     const strictTools = strict.tools(scopeOf('run:r1', null, 'space-2'));
