@@ -217,7 +217,7 @@ describe('AI browser tools against real Chromium', { skip: browserSkipReason() }
 
   it('snapshot, fill (with read-back), select, click, double click, hover, press_key, upload', async () => {
     await okText('browser_navigate', { url: `${base}/form` });
-    const snap = await okText('browser_snapshot');
+    let snap = await okText('browser_snapshot');
     const lines = snap.split('\n');
     assert.equal(lines[0], '# Page: Form');
     assert.equal(lines[1], `URL: ${base}/form`);
@@ -242,6 +242,9 @@ describe('AI browser tools against real Chromium', { skip: browserSkipReason() }
       }),
       'Successfully filled 2 form fields.',
     );
+    // A new snapshot (its uids replace the earlier ones): no password text in it.
+    snap = await okText('browser_snapshot', { verbose: true });
+    assert.doesNotMatch(snap, /hunter22/);
     writeFileSync(join(workDir, 'cv.txt'), 'my cv');
     assert.equal(
       await okText('browser_upload_file', { uid: uidOf(snap, 'button', 'Attachment'), filePath: 'cv.txt' }),
