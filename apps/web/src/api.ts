@@ -56,7 +56,8 @@ interface Envelope<T> {
 }
 
 async function send<T>(method: string, path: string, body?: unknown, raw?: Blob | File): Promise<T> {
-  const headers: Record<string, string> = {};
+  // Names the web app to the server (the audit of a tool approval says who answered).
+  const headers: Record<string, string> = { 'X-Svc-Client': 'web' };
   if (session.token) headers.Authorization = `Bearer ${session.token}`;
   let payload: BodyInit | undefined;
   if (raw) {

@@ -1,4 +1,4 @@
-import type { AskQuestion, SessionState, Thought, TokenUsageDto } from '#contracts/agent.js';
+import type { AskQuestion, PendingApprovalDto, SessionState, Thought, TokenUsageDto } from '#contracts/agent.js';
 import type { ConversationDto, ConversationSummaryDto, MessageDto } from '#contracts/conversations.js';
 import type { EventEnvelope } from '#contracts/events.js';
 import { STREAM_GAP_CHANNEL } from '#contracts/events.js';
@@ -26,9 +26,11 @@ interface Live {
   text: string;
   steps: Step[];
   question: { id: string; questions: AskQuestion[] } | null;
+  /** A tool call an approval policy holds until someone approves or rejects it. */
+  approval: PendingApprovalDto | null;
   notice: string;
 }
-const EMPTY: Live = { text: '', steps: [], question: null, notice: '' };
+const EMPTY: Live = { text: '', steps: [], question: null, approval: null, notice: '' };
 
 const usageText = (u: Partial<TokenUsageDto>): string =>
   `${(u.inputTokens ?? 0).toLocaleString()} in · ${(u.outputTokens ?? 0).toLocaleString()} out` +
@@ -150,6 +152,20 @@ export function applyEvent(live: Live, event: EventEnvelope): Live {
     }
     case 'agent:tool-call': {
       const id = String(d.id);
+      const held: Partial<Pick<Live, 'approval'>> =
+        d.requiresApproval === true
+          ? {
+              approval: {
+                toolId: id,
+                name: String(d.name),
+                input: (d.input ?? {}) as Record<string, unknown>,
+                deadline: String(d.deadline ?? ''),
+              },
+            }
+          : live.approval?.toolId === id
+            ? { approval: null }
+            : {};
+      live = { ...live, ...held };
       // The thought that announced this call carries no tool-use id: link the latest unlinked one of that name.
       const unlinked = [...steps].reverse().find((s) => s.kind === 'tool' && !s.toolUseId && s.name === d.name);
       if (!steps.some((s) => matches(s, id)) && unlinked) {
@@ -164,6 +180,7 @@ export function applyEvent(live: Live, event: EventEnvelope): Live {
     case 'agent:tool-result':
       return {
         ...live,
+        approval: live.approval?.toolId === d.toolId ? null : live.approval,
         steps: update(String(d.toolId), (s) => ({ ...s, result: String(d.result ?? ''), isError: Boolean(d.isError) })),
       };
     case 'agent:ask-question':
@@ -205,6 +222,55 @@ function StepView(props: { step: Step }) {
         </>
       )}
     </details>
+  );
+}
+
+/** A held tool call: what it will run with, and Approve / Reject (docs/api/agent.md, "Tool approvals"). */
+function ApprovalCard(props: { conversationId: string; approval: PendingApprovalDto; onDone: () => void }) {
+  const [reason, setReason] = useState('');
+  const [error, setError] = useState('');
+  const [busy, setBusy] = useState(false);
+  const answer = async (path: 'approve' | 'reject') => {
+    setBusy(true);
+    try {
+      await api.post(`/api/agent/${path}`, {
+        conversationId: props.conversationId,
+        toolId: props.approval.toolId,
+        ...(path === 'reject' && reason.trim() ? { reason: reason.trim() } : {}),
+      });
+      props.onDone();
+    } catch (err) {
+      setError((err as ApiError).message);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const deadline = Date.parse(props.approval.deadline);
+  return (
+    <section class="panel stack" role="group" aria-label="Tool call waiting for approval">
+      <p>
+        The assistant wants to run <strong>{props.approval.name}</strong> with:
+      </p>
+      <pre>{JSON.stringify(props.approval.input, null, 2)}</pre>
+      {Number.isFinite(deadline) && (
+        <p class="muted">Rejected automatically at {new Date(deadline).toLocaleTimeString()} without an answer.</p>
+      )}
+      <label for="approval-reason">Reason (told to the assistant when you reject)</label>
+      <input id="approval-reason" value={reason} onInput={(e) => setReason(e.currentTarget.value)} />
+      <div class="row">
+        <button type="button" class="primary" disabled={busy} onClick={() => void answer('approve')}>
+          Approve
+        </button>
+        <button type="button" disabled={busy} onClick={() => void answer('reject')}>
+          Reject
+        </button>
+      </div>
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
+    </section>
   );
 }
 
@@ -458,7 +524,12 @@ export function Conversation(props: {
         setLive((prev) =>
           prev.text || prev.steps.length
             ? prev
-            : { ...EMPTY, steps: stepsFromThoughts(state.thoughts), question: state.pendingQuestion },
+            : {
+                ...EMPTY,
+                steps: stepsFromThoughts(state.thoughts),
+                question: state.pendingQuestion,
+                approval: state.pendingApproval ?? null,
+              },
         );
         replayUntil = Date.now() + REPLAY_WINDOW_MS;
         props.socket.replay(id);
@@ -610,6 +681,13 @@ export function Conversation(props: {
             conversationId={id}
             question={live.question}
             onDone={() => setLive((l) => ({ ...l, question: null }))}
+          />
+        )}
+        {live.approval && (
+          <ApprovalCard
+            conversationId={id}
+            approval={live.approval}
+            onDone={() => setLive((l) => ({ ...l, approval: null }))}
           />
         )}
         <div ref={bottom} />

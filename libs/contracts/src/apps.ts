@@ -84,6 +84,8 @@ export const ACTIVITY_TYPES = [
   'milestone',
   'output',
   'escalation',
+  /** A run's tool call held for approval; the entry is updated with the decision (docs/api/agent.md, "Tool approvals"). */
+  'approval',
 ] as const;
 export type ActivityType = (typeof ACTIVITY_TYPES)[number];
 

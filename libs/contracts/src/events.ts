@@ -24,8 +24,12 @@ import type {
 import type {
   BrowserActiveViewChangedEvent,
   BrowserChannels,
+  BrowserCommand,
+  BrowserCommandReply,
   BrowserConversationReleasedEvent,
+  BrowserInternalChannels,
   BrowserViewGoneEvent,
+  BrowserWatchFrame,
 } from './browser.js';
 import type { MCP_STATUS_CHANNEL, McpStatusEvent } from './mcp.js';
 import type {
@@ -90,8 +94,14 @@ export const CONVERSATION_CHANNELS: ReadonlySet<string> = new Set([
 /** Who receives an event of a channel. */
 export type Audience = 'everyone' | 'subscribers';
 
-export function audienceOf(channel: string): Audience {
+/**
+ * Who receives an event. A tool call waiting for approval (`agent:tool-call` with
+ * `requiresApproval: true`) goes to everyone, as status events do: a person anywhere may answer it.
+ */
+export function audienceOf(channel: string, data?: object): Audience {
   if (STATUS_CHANNELS.has(channel)) return 'everyone';
+  if (channel === 'agent:tool-call' && (data as { requiresApproval?: unknown } | undefined)?.requiresApproval === true)
+    return 'everyone';
   if (CONVERSATION_CHANNELS.has(channel)) return 'subscribers';
   return 'everyone';
 }
@@ -180,6 +190,9 @@ export interface GlobalEventMap {
   [AgentInternalChannels.answer]: { turnId: string };
   [CONFIG_CHANGED_CHANNEL]: ConfigChanged;
   [WATCH_RESTART_CHANNEL]: WatchRestartEvent;
+  [BrowserInternalChannels.command]: BrowserCommand;
+  [BrowserInternalChannels.reply]: BrowserCommandReply;
+  [BrowserInternalChannels.watchFrame]: BrowserWatchFrame;
 }
 
 /**
@@ -232,6 +245,9 @@ export const EVENT_CHANNELS: readonly EventChannel[] = Object.keys({
   'internal:agent-answer': 1,
   'internal:config-changed': 1,
   'internal:artifact-watch:restart': 1,
+  'internal:browser-command': 1,
+  'internal:browser-reply': 1,
+  'internal:browser-watch-frame': 1,
 } satisfies Record<EventChannel, 1>) as EventChannel[];
 
 /** Whether `channel` is one of EventMap's. */

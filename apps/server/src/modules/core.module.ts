@@ -4,6 +4,8 @@ import { SystemService } from '#core/system/system.service.js';
 import { AgentModule } from './agent.module.js';
 import { AppAgentModule } from './app-agent.module.js';
 import { AppsModule } from './apps.module.js';
+import { ApprovalsModule } from './approvals.module.js';
+import { BrowserViewsModule } from './browser-views.module.js';
 import { ArtifactEventsModule } from './artifact-events.module.js';
 import { ArtifactsModule } from './artifacts.module.js';
 import { ConversationsModule } from './conversations.module.js';
@@ -16,6 +18,7 @@ const CONTEXTS = [
   SpacesModule,
   ConversationsModule,
   ModelsModule,
+  ApprovalsModule,
   ArtifactEventsModule,
   ArtifactsModule,
   AgentModule,
@@ -23,6 +26,7 @@ const CONTEXTS = [
   AppAgentModule,
   StoreModule,
   TriggersModule,
+  BrowserViewsModule,
 ];
 
 /**

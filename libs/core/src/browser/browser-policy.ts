@@ -1,5 +1,5 @@
 import { type HostAllowList, parseHostAllowList } from '../config/host-allow-list.js';
-import { isBlockedAddress, isIpLiteral } from '../store/address-rules.js';
+import { isBlockedAddress, isIpLiteral } from '../kernel/addresses.js';
 
 /**
  * The AI browser's navigation policy (docs/api/ai-browser.md, "Policy"). A browser on a server

@@ -89,6 +89,11 @@ export interface AppConfig {
   testHooks: boolean;
   /** SVC_RELAY_TRACE: bench/agent only; the file the per-stage timestamps of every event go to at exit. */
   relayTraceFile: string | null;
+  /**
+   * SVC_SECRETS_KEY: the secret that encrypts data at rest (browser profiles); null when unset,
+   * then infra generates one into the data folder (`resolveSecretsKey`).
+   */
+  secretsKey: string | null;
 }
 
 /**

@@ -234,6 +234,11 @@ export function parseConfig(
     errors.push('OTEL_EXPORTER_OTLP_ENDPOINT: must be an http:// or https:// URL (the collector, without /v1/traces)');
   }
 
+  const secretsKey = value('SVC_SECRETS_KEY') ?? null;
+  if (secretsKey !== null && secretsKey.length < SECRETS_KEY_MIN) {
+    errors.push(`SVC_SECRETS_KEY: must be at least ${SECRETS_KEY_MIN} characters (got ${secretsKey.length})`);
+  }
+
   const testHooks = parseBoolean(value('SVC_TEST_HOOKS'));
   if (testHooks === null) errors.push('SVC_TEST_HOOKS: must be 1 or 0');
 
@@ -278,6 +283,7 @@ export function parseConfig(
       triggerPauseAfter,
       triggerBackoffMs: triggerBackoffMs as number[],
       relayTraceFile: value('SVC_RELAY_TRACE') || null,
+      secretsKey,
     },
   };
 }
@@ -317,7 +323,10 @@ function parseBrowserSettings(value: (name: string) => string | undefined, error
 }
 
 /** Variables that may instead be read from a file named by `<NAME>_FILE` (container secrets). */
-export const SECRET_FILE_VARIABLES = ['SVC_REMOTE_PASSWORD', 'SVC_AI_API_KEY'] as const;
+export const SECRET_FILE_VARIABLES = ['SVC_REMOTE_PASSWORD', 'SVC_AI_API_KEY', 'SVC_SECRETS_KEY'] as const;
+
+/** A shorter SVC_SECRETS_KEY is too easy to guess for a key of data at rest. */
+export const SECRETS_KEY_MIN = 16;
 
 /**
  * The environment with each `<NAME>_FILE` replaced by the file's content (trimmed) as

@@ -23,6 +23,9 @@ import { TriggerOccurrences1765250000000 } from './migrations/1765250000000-trig
 import { SubmitUserMessage1765300000000 } from './migrations/1765300000000-submit-user-message.js';
 import { SubmitUserMessageChecks1765400000000 } from './migrations/1765400000000-submit-user-message-checks.js';
 import { SubmitUserMessageFirstMeta1765500000000 } from './migrations/1765500000000-submit-user-message-first-meta.js';
+import { TurnApprovals1765630000000 } from './migrations/1765630000000-turn-approvals.js';
+import { BrowserProfileEntity } from './entities/browser-profile.entity.js';
+import { BrowserProfiles1765600000000 } from './migrations/1765600000000-browser-profiles.js';
 
 /** Every entity and migration, in order. Add new ones here. */
 export const ENTITIES = [
@@ -40,6 +43,7 @@ export const ENTITIES = [
   TriggerScheduleEntity,
   TriggerClaimEntity,
   TriggerOccurrenceEntity,
+  BrowserProfileEntity,
 ];
 export const MIGRATIONS = [
   Init1763700000000,
@@ -57,4 +61,6 @@ export const MIGRATIONS = [
   SubmitUserMessage1765300000000,
   SubmitUserMessageChecks1765400000000,
   SubmitUserMessageFirstMeta1765500000000,
+  BrowserProfiles1765600000000,
+  TurnApprovals1765630000000,
 ];
