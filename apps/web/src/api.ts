@@ -17,6 +17,13 @@ export function wsUrl(): string {
   return url.toString();
 }
 
+/** The live view socket of an AI browser page (docs/api/ai-browser-views.md, "Live view"). */
+export function browserViewUrl(viewId: string): string {
+  const url = new URL(`ws/browser/${encodeURIComponent(viewId)}`, appRoot());
+  url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
+  return url.toString();
+}
+
 const TOKEN_KEY = 'svc-token';
 
 export const session = {

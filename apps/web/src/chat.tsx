@@ -4,6 +4,7 @@ import type { EventEnvelope } from '#contracts/events.js';
 import { STREAM_GAP_CHANNEL } from '#contracts/events.js';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError } from './api.js';
+import { BrowserToggle, ChatBrowserPanel } from './browser.js';
 import { ask, confirmAction } from './dialogs.js';
 import { renderMarkdown } from './markdown.js';
 import { go, href } from './route.js';
@@ -443,6 +444,7 @@ export function ChatScreen(props: { space: Space; socket: EventSocket; conversat
           socket={props.socket}
           conversationId={props.conversationId}
           onTurnEnd={reload}
+          browser
         />
       ) : (
         <section class="panel">
@@ -477,6 +479,8 @@ export function Conversation(props: {
   load?: () => Promise<ConversationDto>;
   /** Where a stored message's thoughts are read; default: the conversation records' operation. */
   thoughtsPath?: (messageId: string) => string;
+  /** The assistant's chat: the AI browser switch, and its pages' live view. */
+  browser?: boolean;
 }) {
   const id = props.conversationId;
   const [conversation, setConversation] = useState<ConversationDto | null>(null);
@@ -642,55 +646,61 @@ export function Conversation(props: {
 
   return (
     <section class="panel stack" aria-label={conversation?.title ?? 'Conversation'}>
-      <h2>{conversation?.title ?? '…'}</h2>
-      <div class="messages" role="log" aria-label="Messages" aria-live="polite">
-        {messages.map((m) => (
-          <div key={m.id} class={`msg ${m.role}`}>
-            {m.role === 'assistant' && withSteps.has(m.id) && <PastSteps path={thoughtsPath(m.id)} />}
-            {m.role === 'user' ? <p class="pre-wrap">{m.content}</p> : <Markdown text={m.content} />}
-            {attachmentsOf(m).length > 0 && (
-              <div class="row attachments">
-                {attachmentsOf(m).map((a, i) => (
-                  <img key={i} src={`data:${a.mediaType};base64,${a.data}`} alt={`Attached image ${i + 1}`} />
-                ))}
-              </div>
-            )}
-            {m.error && <p class="error">{m.error}</p>}
-            {m.role === 'assistant' && m.tokenUsage && (
-              <p class="notice usage" title="Token usage and cost of this reply">
-                {usageText(m.tokenUsage)}
-              </p>
-            )}
-          </div>
-        ))}
-        {(generating || live.text || live.steps.length > 0) && (
-          <div class="msg assistant" aria-busy={generating} data-live="true">
-            {live.steps.map((s) => (
-              <StepView key={s.id} step={s} />
-            ))}
-            {live.text ? <Markdown text={live.text} /> : generating && <p class="muted">Working…</p>}
-            {live.notice && (
-              <p class="notice" role="status">
-                {live.notice}
-              </p>
-            )}
-          </div>
-        )}
-        {live.question && (
-          <QuestionCard
-            conversationId={id}
-            question={live.question}
-            onDone={() => setLive((l) => ({ ...l, question: null }))}
-          />
-        )}
-        {live.approval && (
-          <ApprovalCard
-            conversationId={id}
-            approval={live.approval}
-            onDone={() => setLive((l) => ({ ...l, approval: null }))}
-          />
-        )}
-        <div ref={bottom} />
+      <div class="row">
+        <h2 class="grow">{conversation?.title ?? '…'}</h2>
+        {props.browser && <BrowserToggle spaceId={props.space.id} conversationId={id} socket={props.socket} />}
+      </div>
+      <div class="conversation-body">
+        <div class="messages" role="log" aria-label="Messages" aria-live="polite">
+          {messages.map((m) => (
+            <div key={m.id} class={`msg ${m.role}`}>
+              {m.role === 'assistant' && withSteps.has(m.id) && <PastSteps path={thoughtsPath(m.id)} />}
+              {m.role === 'user' ? <p class="pre-wrap">{m.content}</p> : <Markdown text={m.content} />}
+              {attachmentsOf(m).length > 0 && (
+                <div class="row attachments">
+                  {attachmentsOf(m).map((a, i) => (
+                    <img key={i} src={`data:${a.mediaType};base64,${a.data}`} alt={`Attached image ${i + 1}`} />
+                  ))}
+                </div>
+              )}
+              {m.error && <p class="error">{m.error}</p>}
+              {m.role === 'assistant' && m.tokenUsage && (
+                <p class="notice usage" title="Token usage and cost of this reply">
+                  {usageText(m.tokenUsage)}
+                </p>
+              )}
+            </div>
+          ))}
+          {(generating || live.text || live.steps.length > 0) && (
+            <div class="msg assistant" aria-busy={generating} data-live="true">
+              {live.steps.map((s) => (
+                <StepView key={s.id} step={s} />
+              ))}
+              {live.text ? <Markdown text={live.text} /> : generating && <p class="muted">Working…</p>}
+              {live.notice && (
+                <p class="notice" role="status">
+                  {live.notice}
+                </p>
+              )}
+            </div>
+          )}
+          {live.question && (
+            <QuestionCard
+              conversationId={id}
+              question={live.question}
+              onDone={() => setLive((l) => ({ ...l, question: null }))}
+            />
+          )}
+          {live.approval && (
+            <ApprovalCard
+              conversationId={id}
+              approval={live.approval}
+              onDone={() => setLive((l) => ({ ...l, approval: null }))}
+            />
+          )}
+          <div ref={bottom} />
+        </div>
+        {props.browser && <ChatBrowserPanel conversationId={id} socket={props.socket} />}
       </div>
       {usage && <p class="notice">Last turn: {usageText(usage)}</p>}
       {error && (

@@ -153,6 +153,9 @@ export interface AppImSessionUpdatedEvent {
 /** The default chat thread of a digital human. */
 export const appChatConversationId = (appId: string): string => `app-chat:${appId}`;
 
+/** The conversation all runs of an app are kept in: one at a time, each message marked with its run. */
+export const appRunConversationId = (appId: string): string => `app-run:${appId}`;
+
 /** `GET /api/apps/:appId/chat/session-state`. */
 export interface AppChatSessionStateDto {
   isActive: boolean;

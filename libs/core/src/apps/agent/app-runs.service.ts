@@ -6,6 +6,7 @@ import {
   type AppActivityEntryNewEvent,
   AppChannels,
   type AppEscalationNewEvent,
+  appRunConversationId,
   type AppEscalationResolvedEvent,
   type AppStatusChangedEvent,
   type EscalationResponse,
@@ -55,9 +56,6 @@ export const RunTexts = {
   escalationNotFound: (entryId: string) => `No open question: ${entryId}`,
   otherRunActive: 'Another run of this digital human is in progress.',
 } as const;
-
-/** The conversation all runs of an app are kept in: one at a time, each message marked with its run. */
-export const appRunConversationId = (appId: string): string => `app-run:${appId}`;
 
 /**
  * Runs of a digital human (docs/api/digital-humans.md, "Runs"): `startRun` is the one entry point
