@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { chromium } from 'playwright-core';
 import type { BrowserScope } from '#core/browser/ai-browser.js';
 import { BrowserService } from '#core/browser/browser.service.js';
 import type { AppConfig, BrowserSettings } from '#core/config/app-config.js';
@@ -64,6 +65,11 @@ function pages(req: http.IncomingMessage, res: http.ServerResponse, port: () => 
       return;
     case '/download-page':
       return html(`<a href="/file.txt">Get the report</a>`, 'Downloads');
+    case '/framed':
+      return html(
+        `<p>Outer</p><iframe src="http://127.0.0.2:${url.searchParams.get('port')}/inner"></iframe>`,
+        'Framed',
+      );
     case '/to-metadata':
       res.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data' });
       res.end();
@@ -211,7 +217,7 @@ describe('AI browser tools against real Chromium', { skip: browserSkipReason() }
 
   it('snapshot, fill (with read-back), select, click, double click, hover, press_key, upload', async () => {
     await okText('browser_navigate', { url: `${base}/form` });
-    const snap = await okText('browser_snapshot');
+    let snap = await okText('browser_snapshot');
     const lines = snap.split('\n');
     assert.equal(lines[0], '# Page: Form');
     assert.equal(lines[1], `URL: ${base}/form`);
@@ -236,6 +242,9 @@ describe('AI browser tools against real Chromium', { skip: browserSkipReason() }
       }),
       'Successfully filled 2 form fields.',
     );
+    // A new snapshot (its uids replace the earlier ones): no password text in it.
+    snap = await okText('browser_snapshot', { verbose: true });
+    assert.doesNotMatch(snap, /hunter22/);
     writeFileSync(join(workDir, 'cv.txt'), 'my cv');
     assert.equal(
       await okText('browser_upload_file', { uid: uidOf(snap, 'button', 'Attachment'), filePath: 'cv.txt' }),
@@ -490,7 +499,7 @@ describe('AI browser tools against real Chromium', { skip: browserSkipReason() }
     assert.deepEqual(await profiles.cookieDomains('space-1'), ['127.0.0.1']);
   });
 
-  it('policy: a redirect to the metadata address is refused; with an empty allow-list loopback is refused too', async () => {
+  it('policy: a redirect to the metadata address and a frame of an internal address are refused; with an empty allow-list loopback is refused too', async () => {
     const redirected = await call('browser_navigate', { url: `${base}/to-metadata` });
     assert.equal(redirected.isError, true);
     assert.equal(redirected.output, 'Navigation failed: Navigation to "169.254.169.254" blocked by browser policy');
@@ -498,6 +507,23 @@ describe('AI browser tools against real Chromium', { skip: browserSkipReason() }
       (await call('browser_navigate', { url: 'file:///etc/passwd' })).output,
       'Navigation failed: Navigation to "file:/etc/passwd" blocked by browser policy',
     );
+
+    // A frame's document is checked too: 127.0.0.2 is not on the allow-list.
+    const hits: string[] = [];
+    const other = http.createServer((req, res) => {
+      hits.push(req.url ?? '');
+      res.end('internal');
+    });
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.2', resolve));
+    try {
+      const otherPort = (other.address() as AddressInfo).port;
+      await okText('browser_navigate', { url: `${base}/framed?port=${otherPort}` });
+      await okText('browser_wait_for', { text: 'Outer', timeout: 5_000 });
+      await okText('browser_evaluate', { function: '() => new Promise((r) => setTimeout(r, 300))' });
+      assert.deepEqual(hits, [], 'the internal server saw no request');
+    } finally {
+      await new Promise((resolve) => other.close(resolve));
+    }
 
     const strict = serviceWith([]);
     const strictTools = strict.tools(scopeOf('run:r1', null, 'space-2'));
@@ -512,8 +538,9 @@ describe('AI browser tools against real Chromium', { skip: browserSkipReason() }
   });
 
   it('the live view: frames out, input in; while a person controls the page the tools wait', async () => {
+    await okText('browser_navigate', { url: `${base}/form` });
     const page = (await service.livePages({ conversationId: 'c1' })).find((p) => p.active);
-    assert.ok(page);
+    assert.ok(page, 'the conversation has an active page');
     const frames: number[] = [];
     let gotFrame: () => void = () => {};
     const firstFrame = new Promise<void>((resolve) => (gotFrame = resolve));
@@ -524,17 +551,20 @@ describe('AI browser tools against real Chromium', { skip: browserSkipReason() }
       },
       ended: () => {},
     });
-    assert.ok(watch);
-    await watch.input({ type: 'mouse', event: 'mouseMoved', x: 10, y: 10 });
-    await Promise.race([firstFrame, new Promise((r) => setTimeout(r, 10_000))]);
+    assert.ok(watch, 'the page can be watched');
+    // Something to paint, so a frame comes even on a still page.
+    await okText('browser_evaluate', { function: '() => { document.body.style.background = "#eef"; }' });
+    await Promise.race([firstFrame, new Promise((r) => setTimeout(r, 15_000))]);
     assert.ok(frames.length > 0, 'a frame arrived');
     await watch.input({ type: 'ack', seq: frames[0]! });
+    await watch.input({ type: 'mouse', event: 'mouseMoved', x: 10, y: 10 });
     assert.deepEqual(await call('browser_snapshot'), {
       output: 'A person is controlling this page; wait and retry',
       isError: true,
     });
     await watch.close();
-    assert.equal((await call('browser_snapshot')).isError, false);
+    const after = await call('browser_snapshot');
+    assert.equal(after.isError, false, after.output);
   });
 
   it('sign-in: openLogin opens the space profile, finishLogin saves it and closes the page', async () => {
@@ -546,7 +576,60 @@ describe('AI browser tools against real Chromium', { skip: browserSkipReason() }
     assert.equal(await service.watch(viewId, { frame: () => {}, ended: () => {} }), null);
   });
 
+  it('a remote Playwright browser server (SVC_BROWSER_WS_ENDPOINT) drives the same tools, policy included', async () => {
+    const remote = await chromium.launchServer({
+      executablePath: CHROMIUM_PATH,
+      args: ['--no-sandbox', '--disable-gpu'],
+    });
+    const remoteEngine = new PlaywrightBrowserEngine(
+      { ...settings(['127.0.0.1']), executablePath: null, wsEndpoint: remote.wsEndpoint() },
+      profiles,
+      { log: () => {}, warn: () => {} },
+    );
+    const remoteService = new BrowserService(
+      remoteEngine,
+      profiles,
+      new NodeFileStore({ trashDir: join(workDir, '..', 'trash') }),
+      events,
+      new SystemClock(),
+      { browser: settings(['127.0.0.1']) } as AppConfig,
+    );
+    try {
+      const set = remoteService.tools(scopeOf('run:remote', null, 'space-remote'));
+      assert.equal(
+        (await callWith(set, 'browser_navigate', { url: `${base}/form` })).output,
+        `Created page: Form - ${base}/form`,
+      );
+      assert.match((await callWith(set, 'browser_snapshot')).output, /heading "Sign up"/);
+      assert.equal(
+        (await callWith(set, 'browser_navigate', { url: `${base}/to-metadata` })).output,
+        'Navigation failed: Navigation to "169.254.169.254" blocked by browser policy',
+      );
+    } finally {
+      await remoteService.onModuleDestroy();
+      await remote.close();
+    }
+  });
+
+  it('a browser that dies is started again by the next page; the tool in between answers an error', async () => {
+    const set = service.tools(scopeOf('run:crash', null, 'space-crash'));
+    await callWith(set, 'browser_navigate', { url: `${base}/form` });
+    const browser = await (engine as unknown as { browser: Promise<import('playwright-core').Browser> }).browser;
+    await browser.close();
+    assert.equal(
+      (await callWith(set, 'browser_snapshot')).output,
+      'No active browser page. Use browser_navigate first.',
+    );
+    assert.equal(
+      (await callWith(set, 'browser_navigate', { url: `${base}/form` })).output,
+      `Created page: Form - ${base}/form`,
+    );
+    await service.release('run:crash');
+  });
+
   it('stop and release: a page of another conversation is refused; release closes the pages', async () => {
+    // The page of c1 went with the browser of the test before: navigate opens a fresh one.
+    await okText('browser_navigate', { url: `${base}/form` });
     const [page] = await service.livePages({ conversationId: 'c1' });
     assert.deepEqual(await service.stopPage(page!.viewId, 'other'), { stopped: false, reason: 'not-owned' });
     await service.release('conv:c1');

@@ -20,6 +20,8 @@ const NAV_DEFAULT_TIMEOUT_MS = 30_000;
 const WAIT_POLL_MS = 500;
 const WAIT_MAX_MS = 30_000;
 const QUOTE_MAX = 300;
+/** The largest screenshot handed to the model (base64 characters), as the original. */
+const IMAGE_MAX_BASE64 = 500_000;
 
 const ok = (output: string): ToolOutcome => ({ output, isError: false });
 const fail = (output: string): ToolOutcome => ({ output, isError: true });
@@ -44,13 +46,22 @@ export function browserTools(service: BrowserToolHost, scopeKey: string): AgentT
     name: `mcp__${AI_BROWSER_SERVER}__${spec.name}`,
     description: spec.description,
     inputSchema: { type: 'object', properties: spec.properties, required: spec.required ?? [] },
-    async run(input) {
+    async run(input, ctx) {
       const state = service.scope(scopeKey);
       const limit = spec.outerTimeout?.(input) ?? TOOL_TIMEOUT_MS;
+      // A stopped turn does not wait for a long wait_for or browser_run to end.
+      let onAbort: () => void = () => {};
+      const stopped = new Promise<ToolOutcome>((resolve) => {
+        onAbort = () => resolve(fail('The turn was stopped.'));
+        if (ctx.signal.aborted) onAbort();
+        else ctx.signal.addEventListener('abort', onAbort, { once: true });
+      });
       try {
-        return await bounded(spec.run(input ?? {}, state), limit, spec.name);
+        return await Promise.race([bounded(spec.run(input ?? {}, state), limit, spec.name), stopped]);
       } catch (err) {
         return fail(message(err));
+      } finally {
+        ctx.signal.removeEventListener('abort', onAbort);
       }
     },
   }));
@@ -490,10 +501,25 @@ class BrowserToolset {
           await this.write(state, target, shot.data);
           text += `\nSaved to: ${target}`;
         }
+        // The model gets at most IMAGE_MAX_BASE64 characters: lower quality first, then no image.
+        let image = forModel;
+        for (const quality of [60, 40]) {
+          if (base64Length(image.data) <= IMAGE_MAX_BASE64) break;
+          image = await bounded(
+            entry.page.screenshot({ format: 'jpeg', quality, node, fullPage }),
+            OPERATION_TIMEOUT_MS,
+            'screenshot',
+          );
+        }
+        if (base64Length(image.data) > IMAGE_MAX_BASE64) {
+          return ok(
+            `${text}\nThe image is too large to show; save it with filePath, or take the viewport or an element.`,
+          );
+        }
         return {
           output: text,
           isError: false,
-          images: [{ mediaType: forModel.mimeType, data: forModel.data.toString('base64') }],
+          images: [{ mediaType: image.mimeType, data: image.data.toString('base64') }],
         };
       } catch (err) {
         return fail(T.screenshotFailed(message(err)));
@@ -892,6 +918,10 @@ function pageOf(what: string, total: number, offset: number, shown: number, line
   const head = `${what} (${offset + 1}-${offset + shown} of ${total}):`;
   const more = offset + shown < total ? `\nUse offset=${offset + shown} to see more.` : '';
   return `${head}\n${lines.join('\n')}${more}`;
+}
+
+function base64Length(data: Buffer): number {
+  return Math.ceil(data.length / 3) * 4;
 }
 
 function deviceOf(raw: unknown): DeviceMode | null {

@@ -3,6 +3,7 @@ import { beforeEach, describe, it } from 'node:test';
 import type { AppConfig } from '../config/app-config.js';
 import type { AgentTool, ToolContext, ToolOutcome } from '../kernel/tool.js';
 import { SystemClock } from '../ports/clock.port.js';
+import { FakeClock } from '#testing/fakes.js';
 import { ax, FakeBrowserEngine } from '#testing/fake-browser-engine.js';
 import { FakeFileStore } from '#testing/fake-files.js';
 import { RecordingEventBus } from '#testing/fake-agent-ports.js';
@@ -356,6 +357,57 @@ describe('BrowserService over a fake engine', () => {
     );
     await assert.rejects(service.finishLogin(viewId), /No such sign-in session/);
     await assert.rejects(service.openLogin('s9', 'http://127.0.0.1/'), /blocked by browser policy/);
+  });
+});
+
+describe('BrowserService lifetimes', () => {
+  it('idle pages are reaped after 30 minutes, not while watched; a takeover holds the tools off for 5 s', async () => {
+    const engine = new FakeBrowserEngine();
+    engine.site.set(HOME, { title: 'Shop', nodes: ax('RootWebArea', 'Shop', 1) });
+    const clock = new FakeClock();
+    const config = { browser: { allow: [], block: [], maxPages: 5, downloadMaxBytes: 1000 } } as unknown as AppConfig;
+    const service = new BrowserService(
+      engine,
+      new RecordingProfiles(),
+      new FakeFileStore().addFolder(WORK),
+      new RecordingEventBus(),
+      clock,
+      config,
+    );
+    const scope = (key: string): BrowserScope => ({
+      key,
+      kind: 'run',
+      spaceId: 's1',
+      conversationId: null,
+      appId: 'a1',
+      workDir: WORK,
+      profile: 's1',
+    });
+    const ctx = { signal: new AbortController().signal, toolUseId: 't' } as ToolContext;
+    const run = (key: string, name: string, input: Record<string, unknown> = {}) =>
+      service
+        .tools(scope(key))
+        .find((t) => t.name === `mcp__ai-browser__${name}`)!
+        .run(input, ctx);
+    await run('run:a', 'browser_navigate', { url: HOME });
+    await run('run:b', 'browser_navigate', { url: HOME });
+    const [, watched] = engine.pages;
+    assert.deepEqual(await service.livePages({}), [], 'runs without a conversation list nothing');
+    // Run b's page is the second one this process opened.
+    const ids = [...(service as unknown as { pages: Map<string, unknown> }).pages.keys()];
+    const watch = (await service.watch(ids[1]!, { frame: () => {}, ended: () => {} }))!;
+    await watch.input({ type: 'mouse', event: 'mouseMoved', x: 1, y: 1 });
+    assert.equal((await run('run:b', 'browser_snapshot')).output, 'A person is controlling this page; wait and retry');
+    clock.advance(5_001);
+    assert.equal((await run('run:b', 'browser_snapshot')).isError, false);
+    clock.advance(30 * 60_000 + 1);
+    await service.reapIdle();
+    assert.equal(engine.pages[0]!.isClosed(), true, 'the idle page is closed');
+    assert.equal(watched!.isClosed(), false, 'the watched page stays');
+    assert.equal(
+      (await run('run:a', 'browser_snapshot')).output,
+      'No active browser page. Use browser_navigate first.',
+    );
   });
 });
 

@@ -352,7 +352,8 @@ export class BrowserService extends AiBrowser implements BrowserToolHost, OnModu
     void ack().catch(() => undefined);
   }
 
-  private async reapIdle(): Promise<void> {
+  /** Closes pages idle for IDLE_REAP_MS, unless watched or in use (every minute). */
+  async reapIdle(): Promise<void> {
     const now = this.clock.now();
     for (const entry of [...this.pages.values()]) {
       if (entry.viewers.size > 0 || entry.busy > 0) continue;

@@ -5,15 +5,7 @@ import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Transform } from 'node:stream';
-import {
-  type Browser,
-  type BrowserContext,
-  type CDPSession,
-  chromium,
-  type Download,
-  type Page,
-  type Response,
-} from 'playwright-core';
+import type { Browser, BrowserContext, CDPSession, Download, Page, Response } from 'playwright-core';
 import type { BrowserViewerInput } from '#contracts/browser.js';
 import type { BrowserProfiles, BrowserStorageState } from '#core/browser/ai-browser.js';
 import {
@@ -82,14 +74,39 @@ export class PlaywrightBrowserEngine extends BrowserEngine {
   }
 
   async openPage(options: OpenPageOptions): Promise<EnginePage> {
-    const context = await this.context(options.profile, options.device);
-    const page = await context.newPage();
+    let context = await this.context(options.profile, options.device);
+    let page: Page;
+    try {
+      page = await context.newPage();
+    } catch {
+      // The context closed meanwhile (its last page went, or the browser died): a fresh one.
+      context = await this.context(options.profile, options.device);
+      page = await context.newPage();
+    }
     const cdp = await context.newCDPSession(page);
     const enginePage = new PlaywrightEnginePage(page, cdp, options, this.logger);
     this.pages.add(enginePage);
-    enginePage.onClosed(() => this.pages.delete(enginePage));
+    enginePage.onClosed(() => {
+      this.pages.delete(enginePage);
+      void this.closeIfUnused(options.profile, options.device, context);
+    });
     await enginePage.start();
     return enginePage;
+  }
+
+  /** A context whose last page closed is saved to its profile and closed (contexts stay few). */
+  private async closeIfUnused(profile: string, device: DeviceMode, context: BrowserContext): Promise<void> {
+    const key = `${profile}|${device}`;
+    if (context.pages().some((p) => !p.isClosed())) return;
+    const current = this.contexts.get(key);
+    if (!current || (await current.catch(() => null)) !== context) return;
+    this.contexts.delete(key);
+    try {
+      await this.profiles.save(profile, (await context.storageState()) as BrowserStorageState);
+    } catch (err) {
+      this.logger.warn(`AI browser: could not save profile ${profile}: ${(err as Error).message}`);
+    }
+    await context.close().catch(() => undefined);
   }
 
   async storageState(profile: string): Promise<BrowserStorageState | null> {
@@ -168,14 +185,7 @@ export class PlaywrightBrowserEngine extends BrowserEngine {
 
   private launch(): Promise<Browser> {
     if (!this.browser) {
-      const started = this.settings.wsEndpoint
-        ? chromium.connect(this.settings.wsEndpoint, { timeout: 30_000 })
-        : chromium.launch({
-            executablePath: this.settings.executablePath ?? DEFAULT_EXECUTABLE,
-            headless: true,
-            args: [...LAUNCH_ARGS, ...this.sandboxArgs()],
-            timeout: 30_000,
-          });
+      const started = this.start();
       this.browser = started;
       started.then(
         (browser) =>
@@ -193,6 +203,30 @@ export class PlaywrightBrowserEngine extends BrowserEngine {
       );
     }
     return this.browser;
+  }
+
+  /** Playwright loads on first use, so a server that never opens a page never pays for it. */
+  private async start(): Promise<Browser> {
+    const { chromium } = await import('playwright-core');
+    if (this.settings.wsEndpoint) return chromium.connect(this.settings.wsEndpoint, { timeout: 30_000 });
+    const launch = (extra: string[]) =>
+      chromium.launch({
+        executablePath: this.settings.executablePath ?? DEFAULT_EXECUTABLE,
+        headless: true,
+        args: [...LAUNCH_ARGS, ...extra],
+        timeout: 30_000,
+      });
+    const extra = this.sandboxArgs();
+    try {
+      return await launch(extra);
+    } catch (err) {
+      // A container without user namespaces has no sandbox for Chromium to start in.
+      if (extra.length > 0 || !/sandbox/i.test((err as Error).message)) throw err;
+      this.logger.warn(
+        "The AI browser's Chromium runs without its sandbox: the kernel gives it none here (no user namespaces). Allow them, or run the browser as a separate container (SVC_BROWSER_WS_ENDPOINT).",
+      );
+      return launch(['--no-sandbox']);
+    }
   }
 
   private sandboxArgs(): string[] {
@@ -333,14 +367,26 @@ class PlaywrightEnginePage implements EnginePage {
 
   async navigate(url: string, timeoutMs: number): Promise<void> {
     this.lastRefusal = null;
-    try {
-      await this.page.goto(url, { timeout: timeoutMs, waitUntil: 'load' });
-    } catch (err) {
-      // A page still loading at the timeout is a page (the original's rule).
-      if ((err as Error).name === 'TimeoutError') return;
-      if (this.lastRefusal && /ERR_BLOCKED_BY_CLIENT/.test(firstLine(err)))
-        throw new Error(this.lastRefusal, { cause: err });
-      throw new Error(firstLine(err), { cause: err });
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.page.goto(url, { timeout: timeoutMs, waitUntil: 'load' });
+        return;
+      } catch (err) {
+        // A page still loading at the timeout is a page (the original's rule).
+        if ((err as Error).name === 'TimeoutError') return;
+        const text = firstLine(err);
+        // The error page of a refused navigation may still be committing: once it has, go again.
+        if (attempt === 0 && /interrupted by another navigation to "chrome-error:/.test(text)) {
+          await this.page.waitForLoadState('load', { timeout: 2_000 }).catch(() => undefined);
+          continue;
+        }
+        if (this.lastRefusal && /ERR_BLOCKED_BY_CLIENT/.test(text)) {
+          // Let Chromium's error page settle, so the next navigation is not interrupted by it.
+          await this.page.waitForLoadState('load', { timeout: 2_000 }).catch(() => undefined);
+          throw new Error(this.lastRefusal, { cause: err });
+        }
+        throw new Error(text, { cause: err });
+      }
     }
   }
 
