@@ -159,13 +159,19 @@ describe('the catalog digital humans with the AI browser', { skip }, () => {
     const skillRuns: string[] = [];
     for (const app of installed) {
       const before = h.model.requests.length;
-      const started = h.okData<{ outcome: string; reason?: string }>(await h.api.post(`/api/apps/${app.id}/trigger`));
+      const started = h.okData<{ outcome: string; reason?: string; runId: string }>(
+        await h.api.post(`/api/apps/${app.id}/trigger`),
+      );
       if (started.outcome !== 'started') {
         if (/ai-browser/.test(started.reason ?? '')) skippedForBrowser.push(`${app.folder}: ${started.reason}`);
         continue;
       }
+      // The run is over once its last turn is (the model's reply after the report included),
+      // so the next app's requests are its own.
       await waitFor(
-        async () => h.okData<{ runningCount: number }>(await h.api.get(`/api/apps/${app.id}/state`)).runningCount === 0,
+        async () =>
+          h.okData<{ runningCount: number }>(await h.api.get(`/api/apps/${app.id}/state`)).runningCount === 0 &&
+          (await h.api.get(`/api/apps/${app.id}/runs/${started.runId}/session`)).body.data?.active === false,
         60_000,
         `the run of ${app.folder} ends`,
       );

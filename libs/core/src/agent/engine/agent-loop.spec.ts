@@ -117,6 +117,33 @@ describe('AgentLoop', () => {
     assert.equal(turn.completed?.tokenUsage.inputTokens, 200, 'usage adds up over the steps');
   });
 
+  it("a tool's images (a browser screenshot) reach the model after every tool result of the step", async () => {
+    const shot: AgentTool = {
+      name: 'Shot',
+      description: 'A screenshot',
+      inputSchema: { type: 'object' },
+      run: async () => ({
+        output: 'Screenshot of current viewport.',
+        isError: false,
+        images: [{ mediaType: 'image/jpeg', data: 'AAAA' }],
+      }),
+    };
+    const provider = new FakeModelProvider().respond(
+      toolUseResponse([
+        { id: 'tu-1', name: 'Shot', input: {} },
+        { id: 'tu-2', name: 'Echo', input: { text: 'x' } },
+      ]),
+      textResponse('Seen'),
+    );
+    const turn = new RecordingTurn({ tools: new ToolSet([shot, echoTool()]) });
+    assert.equal((await loopWith(provider).run(turn.plan)).status, 'completed');
+    assert.deepEqual(provider.requests[1]!.messages[2]!.content, [
+      { type: 'tool_result', toolUseId: 'tu-1', content: 'Screenshot of current viewport.', isError: false },
+      { type: 'tool_result', toolUseId: 'tu-2', content: 'echo: x', isError: false },
+      { type: 'image', mediaType: 'image/jpeg', data: 'AAAA' },
+    ]);
+  });
+
   it('a retryable failure before anything streamed is retried and announced, then the reply completes', async () => {
     const provider = new FakeModelProvider().respond(
       failedResponse(new ModelCallError('overloaded', 'server_error', 529, true, 1)),

@@ -153,6 +153,8 @@ export class AgentLoop {
       const calls = response.emitter.toolCalls();
       if (calls.length === 0 || response.stopReason !== 'tool_use') return;
       const results: ModelContentBlock[] = [];
+      // Images a tool returned (a browser screenshot) follow every result, as the providers want them.
+      const images: ModelContentBlock[] = [];
       for (const call of calls) {
         if (io.signal.aborted) throw new TurnInterrupted(io.abortReason());
         if (io.approvals?.holds(call.name)) {
@@ -170,8 +172,9 @@ export class AgentLoop {
         const outcome = await this.runTool(state, call.id, call.name, call.input);
         await response.emitter.toolResult(call.id, outcome.output, outcome.isError);
         results.push({ type: 'tool_result', toolUseId: call.id, content: outcome.output, isError: outcome.isError });
+        for (const image of outcome.images ?? []) images.push({ type: 'image', ...image });
       }
-      state.history.push({ role: 'user', content: results });
+      state.history.push({ role: 'user', content: [...results, ...images] });
       await io.saveThoughts(state.thoughts);
       if (step >= maxSteps) throw new StepLimitReached();
     }
