@@ -451,7 +451,9 @@ class BrowserToolset {
     return this.onActive(state, T.noPage, async (entry) => {
       const deadline = Date.now() + ms;
       for (;;) {
-        // Polling leaves the model's latest snapshot (and its uids) as they were.
+        // The page's visible text first (one round trip); else its accessibility snapshot, which
+        // also holds names and values. Polling leaves the model's latest snapshot as it was.
+        if (await this.showsText(entry, text)) return ok(T.textFound(text));
         const snap = await this.takeSnapshot(entry, state, false, false).catch(() => null);
         if (snap && snap.text.includes(text)) return ok(T.textFound(text));
         if (Date.now() + WAIT_POLL_MS > deadline)
@@ -459,6 +461,18 @@ class BrowserToolset {
         await sleep(WAIT_POLL_MS);
       }
     });
+  }
+
+  /** Whether the page's rendered text holds `text` (false when that cannot be read). */
+  private async showsText(entry: PageEntry, text: string): Promise<boolean> {
+    const outcome = await entry.page
+      .evaluate(
+        `() => (document.body ? document.body.innerText : '').includes(${JSON.stringify(text)})`,
+        [],
+        OPERATION_TIMEOUT_MS,
+      )
+      .catch(() => null);
+    return outcome !== null && outcome.ok && outcome.value === true;
   }
 
   private async screenshot(input: Record<string, unknown>, state: ScopeState): Promise<ToolOutcome> {
