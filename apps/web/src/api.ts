@@ -17,7 +17,7 @@ export function wsUrl(): string {
   return url.toString();
 }
 
-/** The live view socket of an AI browser page (docs/api/ai-browser-views.md, "Live view"). */
+/** The live view socket of an AI browser page (docs/api/ai-browser.md, "Live view"). */
 export function browserViewUrl(viewId: string): string {
   const url = new URL(`ws/browser/${encodeURIComponent(viewId)}`, appRoot());
   url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';

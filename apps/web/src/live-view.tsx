@@ -5,7 +5,7 @@ import { browserViewUrl, session } from './api.js';
 type ViewState = { kind: 'connecting' } | { kind: 'live' } | { kind: 'ended'; reason: string };
 
 const BUTTONS = ['left', 'middle', 'right'] as const;
-/** The page's text input takes at most this much per frame (docs/api/ai-browser-views.md). */
+/** The page's text input takes at most this much per frame (docs/api/ai-browser.md). */
 const TEXT_MAX = 10_000;
 
 /** Why the socket closed, in words (close codes of `/ws/browser/:viewId`). */

@@ -152,7 +152,7 @@ export class InfraModule {
       { provide: TriggerStore, useValue: new TypeormTriggerStore(infra.dataSource) },
       { provide: TriggerScheduler, useClass: TriggerScheduler },
       { provide: AppScheduler, useExisting: TriggerScheduler },
-      // Cookie jars of the AI browser, encrypted at rest (docs/api/ai-browser-views.md, "Profiles and sign-in").
+      // Cookie jars of the AI browser, encrypted at rest (docs/api/ai-browser.md, "Profiles and sign-in").
       {
         provide: BrowserProfiles,
         useFactory: () => new TypeormBrowserProfiles(infra.dataSource, resolveSecretsKey(config).value),

@@ -15,7 +15,7 @@ const isCount = (v: unknown): v is number => Number.isInteger(v) && (v as number
 const oneOf = (v: unknown, values: string[]): v is string => typeof v === 'string' && values.includes(v);
 
 /**
- * A viewer's frame of `/ws/browser/:viewId` (docs/api/ai-browser-views.md, "Live view"), checked
+ * A viewer's frame of `/ws/browser/:viewId` (docs/api/ai-browser.md, "Live view"), checked
  * and stripped to its known fields; a string says what is wrong with it.
  */
 export function parseViewerInput(frame: Record<string, unknown>): BrowserViewerInput | string {

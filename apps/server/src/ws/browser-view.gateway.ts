@@ -46,7 +46,7 @@ const AUTH_FAILED_CLOSE_MS = 100;
 const error = (text: string): string => JSON.stringify({ type: 'error', error: text });
 
 /**
- * The live view of one AI browser page, `/ws/browser/:viewId` (docs/api/ai-browser-views.md,
+ * The live view of one AI browser page, `/ws/browser/:viewId` (docs/api/ai-browser.md,
  * "Live view"): the usual sign-in frame first (the same AccessService and lockout rules as `/ws`),
  * then screencast frames out and the viewer's input in. The page may live on another replica:
  * BrowserViewsService relays it. An unknown page closes the socket with 4004 and a reason.

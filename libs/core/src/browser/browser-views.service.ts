@@ -41,7 +41,7 @@ interface Pending {
 }
 
 /**
- * The people-facing side of the AI browser across replicas (docs/api/ai-browser-views.md): lists
+ * The people-facing side of the AI browser across replicas (docs/api/ai-browser.md): lists
  * the live pages of every replica, and sends stop, finish and the live view of a page to the
  * replica that holds it (the page lives where its scope's turn runs). This replica's own pages
  * are the local `AiBrowser`'s; the others' come from the `LivePageRegistry`, and commands for

@@ -8,7 +8,7 @@ export interface ReplicaPages {
 }
 
 /**
- * The deployment's live pages by holding replica (docs/api/ai-browser-views.md, "Replicas").
+ * The deployment's live pages by holding replica (docs/api/ai-browser.md, "Replicas").
  * Each replica announces what it holds on a heartbeat; an announcement is a lease that lapses
  * unless renewed, so a replica that dies drops out of the list within the lease's lifetime.
  */

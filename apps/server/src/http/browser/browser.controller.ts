@@ -10,7 +10,7 @@ import { arr, bool, obj, str } from '../openapi/schema.js';
 import { BROWSER_LIVE_PAGE, BROWSER_LOGIN_SITE, BROWSER_STOP_RESULT } from '../openapi/response-schemas.js';
 import { LivePagesQuery, LoginSessionDto, StopPageDto } from './browser.dto.js';
 
-/** The AI browser's pages, sign-in sessions and stop (docs/api/ai-browser-views.md). */
+/** The AI browser's pages, sign-in sessions and stop (docs/api/ai-browser.md). */
 @Controller('api/browser')
 export class BrowserController {
   constructor(

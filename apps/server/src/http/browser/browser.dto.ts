@@ -1,7 +1,7 @@
 import { IsOptional } from 'class-validator';
 import { ArrayBodyAsEmpty, Check, QueryDto } from '../common/validation.js';
 
-/** Request bodies and queries of the AI browser's routes (docs/api/ai-browser-views.md). */
+/** Request bodies and queries of the AI browser's routes (docs/api/ai-browser.md). */
 
 const isString = (value: unknown): boolean => typeof value === 'string';
 const nonEmptyString = (value: unknown): boolean => typeof value === 'string' && value.trim() !== '';
