@@ -16,9 +16,22 @@ import { PlaywrightBrowserEngine } from '#infra/browser/playwright-browser-engin
 import { NodeFileStore } from '#infra/files/node-file-store.js';
 import { browserSkipReason, CHROMIUM_PATH } from '#testing/browser.js';
 import { RecordingEventBus } from '#testing/fake-agent-ports.js';
+import { REPO_ROOT } from '#testing/test-server.js';
 
-const SKILL_SOURCE =
-  '/work/shared/reference/dhp-catalog/packages/digital-humans/x-publisher/skills/x-read-profile/index.js';
+/** A real skill of the public catalog, read from beside the repository (never copied into it). */
+const SKILL_SOURCE = join(
+  REPO_ROOT,
+  '..',
+  'shared',
+  'reference',
+  'dhp-catalog',
+  'packages',
+  'digital-humans',
+  'x-publisher',
+  'skills',
+  'x-read-profile',
+  'index.js',
+);
 
 /** The pages the browser visits, served on loopback by the test. */
 function pages(req: http.IncomingMessage, res: http.ServerResponse, port: () => number): void {
