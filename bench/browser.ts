@@ -13,7 +13,7 @@
  * Pages are served on loopback by the bench itself. Options: BENCH_ITERATIONS (default 30),
  * BENCH_PAGES (default 8), BENCH_RUNS (default 3).
  */
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -27,6 +27,7 @@ import type { AgentTool, ToolContext } from '#core/kernel/tool.js';
 import { SystemClock } from '#core/ports/clock.port.js';
 import { InMemoryBrowserProfiles } from '#infra/browser/in-memory-browser-profiles.js';
 import { PlaywrightBrowserEngine } from '#infra/browser/playwright-browser-engine.js';
+import { descendantsResidentBytes } from '#infra/browser/process-memory.js';
 import { NodeFileStore } from '#infra/files/node-file-store.js';
 import { CHROMIUM_PATH } from '#testing/browser.js';
 import { RecordingEventBus } from '#testing/fake-agent-ports.js';
@@ -64,35 +65,6 @@ async function timed(n: number, work: (i: number) => Promise<unknown>): Promise<
   }
   samples.sort((a, b) => a - b);
   return { p50: percentile(samples, 50), p99: percentile(samples, 99) };
-}
-
-/** Resident memory (bytes) of this process's descendants: the Chromium the engine started (the reference is closed by then). */
-function descendantsRss(): number {
-  const parentOf = new Map<number, number>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      parentOf.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
-    } catch {
-      /* gone meanwhile */
-    }
-  }
-  const isDescendant = (pid: number): boolean => {
-    for (let p = parentOf.get(pid); p !== undefined && p > 1; p = parentOf.get(p)) if (p === process.pid) return true;
-    return false;
-  };
-  let total = 0;
-  for (const pid of parentOf.keys()) {
-    if (!isDescendant(pid)) continue;
-    try {
-      const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
-      if (kb) total += Number(kb) * 1024;
-    } catch {
-      /* gone meanwhile */
-    }
-  }
-  return total;
 }
 
 interface RunFigures {
@@ -210,7 +182,7 @@ async function oneRun(base: string, workDir: string): Promise<RunFigures> {
     const scopes = Array.from({ length: PAGES }, (_, i) => toolsOf(service.tools(scope(`run:mem-${i}`))));
     for (const open of scopes) await open('browser_navigate', { url: `${base}/form` });
     await new Promise((r) => setTimeout(r, 1_000));
-    const rss = descendantsRss();
+    const rss = descendantsResidentBytes() ?? 0;
     const pagesPerGb = rss > 0 ? (PAGES + 1) / (rss / 1024 ** 3) : 0;
     for (let i = 0; i < PAGES; i++) await service.release(`run:mem-${i}`);
 

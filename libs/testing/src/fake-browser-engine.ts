@@ -84,6 +84,13 @@ export class FakeBrowserEngine extends BrowserEngine {
   }
 
   async shutdown(): Promise<void> {}
+
+  /** Bytes each open page costs in `memoryBytes` (0: the engine says nothing of its memory). */
+  bytesPerPage = 0;
+
+  override async memoryBytes(): Promise<number | null> {
+    return this.bytesPerPage === 0 ? null : this.pages.filter((p) => !p.isClosed()).length * this.bytesPerPage;
+  }
 }
 
 export class FakeEnginePage implements EnginePage {

@@ -166,4 +166,8 @@ export abstract class BrowserEngine {
   /** This server's own addresses (its interfaces), which the policy blocks like loopback. */
   abstract ownAddresses(): string[];
   abstract shutdown(): Promise<void>;
+  /** Resident memory of the browser's processes on this host, in bytes; null where it cannot be known (a remote browser). */
+  memoryBytes(): Promise<number | null> {
+    return Promise.resolve(null);
+  }
 }

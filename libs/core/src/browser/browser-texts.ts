@@ -11,6 +11,8 @@ export const BrowserTexts = {
   navigationFailed: (message: string) => `Navigation failed: ${message}`,
   tooManyPages: (max: number) =>
     `too many browser pages are open on this server (at most ${max}); close one with browser_tab {action: "close"}`,
+  memoryBudget: (mb: number) =>
+    `the browser's memory budget on this server (${mb} MB) is used up; close a page with browser_tab {action: "close"} and retry`,
   textFound: (text: string) => `Text found: "${text}"`,
   textTimeout: (text: string, ms: number) => `Timeout waiting for text: "${text}" (waited ${ms}ms)`,
   elementNotFound: (uid: string) => `Element not found: ${uid}`,

@@ -257,6 +257,37 @@ describe('BrowserService over a fake engine', () => {
     );
   });
 
+  it('over the memory budget a new page first closes the least recently used idle page of another scope, then is refused', async () => {
+    const MB = 1024 * 1024;
+    engine.bytesPerPage = 400 * MB;
+    const budgeted = new BrowserService(engine, profiles, files, events, new SystemClock(), {
+      browser: { allow: [], block: [], maxPages: 10, downloadMaxBytes: 1000, memoryBudgetMb: 1000 },
+    } as unknown as AppConfig);
+    const scoped = (key: string) => budgeted.tools({ ...scope, key, conversationId: key });
+    const navigate = (set: AgentTool[]) =>
+      set.find((t) => t.name === 'mcp__ai-browser__browser_navigate')!.run({ url: HOME }, ctx);
+    const [a, b, c] = [scoped('conv:a'), scoped('conv:b'), scoped('conv:c')];
+    assert.equal((await navigate(a)).isError, false);
+    assert.equal((await navigate(b)).isError, false);
+    assert.equal((await navigate(c)).isError, false, '800 MB used: under the budget');
+    // 1200 MB: c's page needs room; a's page, the oldest idle one, goes.
+    const d = scoped('conv:d');
+    assert.equal((await navigate(d)).isError, false);
+    assert.deepEqual((await budgeted.livePages({})).map((p) => p.conversationId).sort(), [
+      'conv:b',
+      'conv:c',
+      'conv:d',
+    ]);
+    // Every other page watched by a person: none may go, and the new one is refused.
+    for (const page of await budgeted.livePages({})) {
+      await budgeted.watch(page.viewId, { frame: () => undefined, ended: () => undefined });
+    }
+    const refused = await navigate(scoped('conv:e'));
+    assert.equal(refused.isError, true);
+    assert.match(refused.output, /memory budget on this server \(1000 MB\) is used up/);
+    await budgeted.onModuleDestroy();
+  });
+
   it('browser_run: success, failure and timeout texts; evaluate texts; screenshot carries an image', async () => {
     await call('browser_navigate', { url: HOME });
     files.addFile(`${WORK}/.claude/skills/s/index.js`, 'async (p) => p;\n');

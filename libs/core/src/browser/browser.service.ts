@@ -274,6 +274,7 @@ export class BrowserService extends AiBrowser implements BrowserToolHost, OnModu
   ): Promise<PageEntry> {
     const open = [...this.pages.values()].filter((e) => !e.page.isClosed()).length;
     if (open >= this.config.browser.maxPages) throw new Error(BrowserTexts.tooManyPages(this.config.browser.maxPages));
+    await this.withinMemoryBudget(owner.scopeKey);
     const page = await bounded(
       this.engine.openPage({
         profile: owner.profile,
@@ -350,6 +351,29 @@ export class BrowserService extends AiBrowser implements BrowserToolHost, OnModu
     if (!acks || !ack) return;
     for (const key of acks.pending.keys()) if (key <= seq) acks.pending.delete(key);
     void ack().catch(() => undefined);
+  }
+
+  /**
+   * Room for one more page within the memory budget: over it, the least recently used pages of
+   * other scopes that nobody watches or uses are closed first (as the idle reaper would later),
+   * then a page that still does not fit is refused with the tool's error.
+   */
+  private async withinMemoryBudget(forScope: string | null): Promise<void> {
+    const budgetMb = this.config.browser.memoryBudgetMb ?? 0;
+    if (budgetMb <= 0) return;
+    const budget = budgetMb * 1024 * 1024;
+    let used = await this.engine.memoryBytes().catch(() => null);
+    if (used === null || used < budget) return;
+    const idle = [...this.pages.values()]
+      .filter((e) => e.scopeKey !== forScope && e.viewers.size === 0 && e.busy === 0 && !e.page.isClosed())
+      .sort((a, b) => a.lastUsed - b.lastUsed);
+    for (const entry of idle) {
+      this.logger.warn(`closing idle page ${entry.viewId} of ${entry.scopeKey}: the browser is over its memory budget`);
+      await this.closePage(entry.viewId);
+      used = await this.engine.memoryBytes().catch(() => null);
+      if (used === null || used < budget) return;
+    }
+    throw new Error(BrowserTexts.memoryBudget(budgetMb));
   }
 
   /** Closes pages idle for IDLE_REAP_MS, unless watched or in use (every minute). */

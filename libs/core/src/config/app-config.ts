@@ -132,6 +132,12 @@ export interface BrowserSettings {
   maxPages: number;
   /** SVC_BROWSER_DOWNLOAD_MAX_BYTES: the largest file a download may save (default 100 MB). */
   downloadMaxBytes: number;
+  /**
+   * SVC_BROWSER_MEMORY_MB: the resident memory this process's Chromium may use before a new page
+   * first closes idle ones, then is refused (default 4096; 0: no budget). A remote browser's
+   * memory is its own host's concern.
+   */
+  memoryBudgetMb?: number;
 }
 
 export const DEFAULT_STORE_SOURCE = 'https://openkursar.github.io/digital-human-protocol';

@@ -391,7 +391,7 @@ describe('parseConfig', () => {
   });
 
   describe('the AI browser', () => {
-    it('unset: a local /usr/bin/chromium, nothing allowed or blocked, 20 pages, 100 MB downloads', () => {
+    it('unset: a local /usr/bin/chromium, nothing allowed or blocked, 20 pages, 100 MB downloads, a 4 GB budget', () => {
       assert.deepEqual(ok({}).browser, {
         allow: [],
         block: [],
@@ -400,6 +400,7 @@ describe('parseConfig', () => {
         userAgent: null,
         maxPages: 20,
         downloadMaxBytes: 100 * 1024 * 1024,
+        memoryBudgetMb: 4096,
       });
     });
 
@@ -412,6 +413,7 @@ describe('parseConfig', () => {
         SVC_BROWSER_USER_AGENT: 'Mozilla/5.0 Test',
         SVC_BROWSER_MAX_PAGES: '5',
         SVC_BROWSER_DOWNLOAD_MAX_BYTES: '1048576',
+        SVC_BROWSER_MEMORY_MB: '0',
       }).browser;
       assert.deepEqual(browser, {
         allow: ['127.0.0.1', '*.corp.example', '10.0.0.0/8'],
@@ -421,6 +423,7 @@ describe('parseConfig', () => {
         userAgent: 'Mozilla/5.0 Test',
         maxPages: 5,
         downloadMaxBytes: 1048576,
+        memoryBudgetMb: 0,
       });
     });
   });

@@ -311,6 +311,9 @@ function parseBrowserSettings(value: (name: string) => string | undefined, error
   const downloadMaxBytes = parseInteger(value('SVC_BROWSER_DOWNLOAD_MAX_BYTES'), 100 * 1024 * 1024);
   if (downloadMaxBytes === null || downloadMaxBytes < 1)
     errors.push('SVC_BROWSER_DOWNLOAD_MAX_BYTES: must be a positive integer (bytes)');
+  const memoryBudgetMb = parseInteger(value('SVC_BROWSER_MEMORY_MB'), 4096);
+  if (memoryBudgetMb === null || memoryBudgetMb < 0)
+    errors.push('SVC_BROWSER_MEMORY_MB: must be a whole number of megabytes (0: no budget)');
   return {
     allow,
     block,
@@ -319,6 +322,7 @@ function parseBrowserSettings(value: (name: string) => string | undefined, error
     userAgent: value('SVC_BROWSER_USER_AGENT') || null,
     maxPages: maxPages ?? 20,
     downloadMaxBytes: downloadMaxBytes ?? 0,
+    memoryBudgetMb: memoryBudgetMb ?? 4096,
   };
 }
 

@@ -1,3 +1,4 @@
+import { descendantsResidentBytes } from './process-memory.js';
 import { lookup } from 'node:dns/promises';
 import { createWriteStream } from 'node:fs';
 import { mkdir, readdir, rm } from 'node:fs/promises';
@@ -142,6 +143,12 @@ export class PlaywrightBrowserEngine extends BrowserEngine {
     return Object.values(networkInterfaces())
       .flatMap((list) => list ?? [])
       .map((a) => a.address);
+  }
+
+  /** The local Chromium's processes (children of this one); a remote browser's memory is not this host's. */
+  override async memoryBytes(): Promise<number | null> {
+    if (this.settings.wsEndpoint !== null || this.browser === null) return this.settings.wsEndpoint !== null ? null : 0;
+    return descendantsResidentBytes();
   }
 
   async shutdown(): Promise<void> {
