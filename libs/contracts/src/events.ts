@@ -29,6 +29,13 @@ import type {
   ConfigChanged,
 } from './models.js';
 import type { SPACE_CHANGED, SpaceChangedEvent } from './spaces.js';
+import type {
+  TeamBlackboardEvent,
+  TeamChannels,
+  TeamMemberHistoryEvent,
+  TeamMessageEvent,
+  TeamUpdatedEvent,
+} from './teams.js';
 import type { StoreChannels, StoreSyncStatusEvent, StoreUpgradeAvailableEvent } from './store.js';
 
 /** Every pushed event: `{type:'event', channel, data}`. */
@@ -166,6 +173,10 @@ export interface GlobalEventMap {
   [StoreChannels.upgradeAvailable]: StoreUpgradeAvailableEvent;
   [AI_SOURCES_CATALOG_CHANGED]: AiSourcesCatalogChanged;
   [SPACE_CHANGED]: SpaceChangedEvent;
+  [TeamChannels.updated]: TeamUpdatedEvent;
+  [TeamChannels.blackboard]: TeamBlackboardEvent;
+  [TeamChannels.message]: TeamMessageEvent;
+  [TeamChannels.memberHistory]: TeamMemberHistoryEvent;
   // Between replicas only (INTERNAL_CHANNEL_PREFIX: never delivered to sockets).
   [AgentInternalChannels.stop]: { turnIds: string[] };
   [AgentInternalChannels.answer]: { turnId: string };
@@ -216,6 +227,10 @@ export const EVENT_CHANNELS: readonly EventChannel[] = Object.keys({
   'store:upgrade-available': 1,
   'ai-sources:catalog-changed': 1,
   'space:changed': 1,
+  'team:updated': 1,
+  'team:blackboard': 1,
+  'team:message': 1,
+  'team:member-history': 1,
   'internal:agent-stop': 1,
   'internal:agent-answer': 1,
   'internal:config-changed': 1,

@@ -23,6 +23,17 @@ import { TriggerOccurrences1765250000000 } from './migrations/1765250000000-trig
 import { SubmitUserMessage1765300000000 } from './migrations/1765300000000-submit-user-message.js';
 import { SubmitUserMessageChecks1765400000000 } from './migrations/1765400000000-submit-user-message-checks.js';
 import { SubmitUserMessageFirstMeta1765500000000 } from './migrations/1765500000000-submit-user-message-first-meta.js';
+import {
+  TeamActivityEntity,
+  TeamEdgeEntity,
+  TeamEntity,
+  TeamEpochEntity,
+  TeamFindingEntity,
+  TeamMailboxEntity,
+  TeamMemberEntity,
+  TeamTaskEntity,
+} from './entities/team.entities.js';
+import { Teams1765600000000 } from './migrations/1765600000000-teams.js';
 
 /** Every entity and migration, in order. Add new ones here. */
 export const ENTITIES = [
@@ -40,6 +51,14 @@ export const ENTITIES = [
   TriggerScheduleEntity,
   TriggerClaimEntity,
   TriggerOccurrenceEntity,
+  TeamEntity,
+  TeamMemberEntity,
+  TeamEdgeEntity,
+  TeamEpochEntity,
+  TeamTaskEntity,
+  TeamFindingEntity,
+  TeamActivityEntity,
+  TeamMailboxEntity,
 ];
 export const MIGRATIONS = [
   Init1763700000000,
@@ -57,4 +76,5 @@ export const MIGRATIONS = [
   SubmitUserMessage1765300000000,
   SubmitUserMessageChecks1765400000000,
   SubmitUserMessageFirstMeta1765500000000,
+  Teams1765600000000,
 ];
