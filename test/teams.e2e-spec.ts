@@ -111,6 +111,16 @@ function shopTeam(req: RecordedModelRequest): ScriptedReply {
   return textReply('?');
 }
 
+/** A lead who reads the board slowly (so a person's message arrives mid-turn), then ends the run itself. */
+function desk(req: RecordedModelRequest): ScriptedReply {
+  const { text, calls: made } = sinceLastText(req);
+  if (text.includes('Start the run') && made.length === 0)
+    return { steps: [{ delayMs: 2500 }, { toolCall: { name: 'team_read_board', input: {} } }] };
+  if (text.includes('Also check the stock') && made.length === 0)
+    return calls({ name: 'team_complete', input: { summary: 'Stock checked.' } });
+  return textReply('Done.');
+}
+
 /** Two members who answer every message with one: only the forward-depth limit stops them. */
 function pingPong(req: RecordedModelRequest): ScriptedReply {
   const me = whoAmI(req);
@@ -134,7 +144,12 @@ describe('teams: digital humans working together', () => {
     events = await WsTestClient.signedIn(h.server.wsUrl, h.server.password);
     space = okData(await api.post('/api/spaces', { name: 'Shop' }));
     for (const name of ['Lead', 'Researcher', 'Writer', 'Echo']) apps[name] = await install(name);
-    h.model.respond((req) => (inTeam(req, 'Ping') ? pingPong(req) : shopTeam(req)));
+    h.model.respond((req) => {
+      if (inTeam(req, 'Ping')) return pingPong(req);
+      if (inTeam(req, 'Desk')) return desk(req);
+      if (inTeam(req, 'Pausing')) return { steps: [{ hang: true }] };
+      return shopTeam(req);
+    });
   });
   after(async () => {
     events?.close();
@@ -273,11 +288,67 @@ describe('teams: digital humans working together', () => {
     }>(await api.get(`/api/teams/${team.id}/epochs/${epoch.id}/board`));
     assert.deepEqual([board.epoch.endReason, board.epoch.outcome], ['error', 'failed']);
     assert.match(board.epoch.summary, /forward-depth limit/);
+    const escalation = await events.next(
+      (f) => f.type === 'event' && f.channel === 'app:escalation:new' && f.data?.teamId === team.id,
+      10_000,
+    );
+    assert.deepEqual([escalation.data!.appId, escalation.data!.epochId], [apps.Lead, epoch.id]);
+    assert.match(String(escalation.data!.question), /forward-depth limit/);
     assert.equal(board.activities.filter((a) => a.kind === 'message').length, 8, 'eight hops, the ninth refused');
     await waitFor(
       async () => (await h.api.get('/api/agent/sessions')).body.data.length === 0,
       15_000,
       'no member left working',
+    );
+  });
+
+  it('a person’s message reaches a working member at its next step (mid_turn); the lead ends the run with team_complete', async () => {
+    const team = await createTeam({ name: 'Desk', goal: 'Mind the shop.', leadAppId: apps.Lead, members: [] });
+    const epoch = okData<{ id: string }>(await api.post(`/api/teams/${team.id}/run`));
+    await waitFor(async () => h.model.requests.some((r) => inTeam(r, 'Desk')), 15_000, 'the lead is working');
+    const sent = okData<{ epochId: string; delivery: string }>(
+      await api.post(`/api/teams/${team.id}/members/${apps.Lead}/send`, { message: 'Also check the stock.' }),
+    );
+    assert.deepEqual(sent, { epochId: epoch.id, delivery: 'mid_turn' });
+    const sealed = await teamEvent('team:updated', team.id, (f) => f.data?.changed === 'epoch-sealed');
+    assert.equal(teamOf(sealed).status, 'idle');
+    const board = okData<{ epoch: { endReason: string; outcome: string; summary: string } }>(
+      await api.get(`/api/teams/${team.id}/epochs/${epoch.id}/board`),
+    );
+    assert.deepEqual(
+      [board.epoch.endReason, board.epoch.outcome, board.epoch.summary],
+      ['completed', 'output', 'Stock checked.'],
+    );
+    const deskRequests = h.model.requests.filter((r) => inTeam(r, 'Desk'));
+    assert.equal(deskRequests.length >= 2, true);
+    assert.equal(
+      deskRequests.filter((r) => sinceLastText(r).text.includes('[From your user]\nAlso check the stock.')).length >= 1,
+      true,
+      'one turn took the message at its next step',
+    );
+    await waitFor(
+      async () =>
+        okData<Array<{ role: string; content: string }>>(
+          await api.get(`/api/teams/${team.id}/chat-messages?appId=${apps.Lead}`),
+        ).some((m) => m.role === 'user' && m.content === '[From your user]\nAlso check the stock.'),
+      10_000,
+      'the message is in the transcript',
+    );
+  });
+
+  it('pause seals the running run as stopped and stops its members', async () => {
+    const team = await createTeam({ name: 'Pausing', goal: 'Wait.', leadAppId: apps.Lead, members: [] });
+    const epoch = okData<{ id: string }>(await api.post(`/api/teams/${team.id}/run`));
+    await waitFor(async () => h.model.requests.some((r) => inTeam(r, 'Pausing')), 15_000, 'the lead is working');
+    const paused = okData<{ id: string; endReason: string; endedAt: string | null }>(
+      await api.post(`/api/teams/${team.id}/pause`),
+    );
+    assert.deepEqual([paused.id, paused.endReason, paused.endedAt !== null], [epoch.id, 'stopped', true]);
+    assert.equal(okData<{ status: string }>(await api.get(`/api/teams/${team.id}`)).status, 'idle');
+    await waitFor(
+      async () => (await h.api.get('/api/agent/sessions')).body.data.length === 0,
+      15_000,
+      'the lead’s turn stopped',
     );
   });
 

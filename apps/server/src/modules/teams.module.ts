@@ -4,6 +4,7 @@ import { TeamMemberPlanBuilder } from '#core/teams/team-member-plan-builder.js';
 import { TeamWork } from '#core/teams/team-work.js';
 import { TeamsService } from '#core/teams/teams.service.js';
 import { AgentModule } from './agent.module.js';
+import { AppAgentModule } from './app-agent.module.js';
 import { AppsModule } from './apps.module.js';
 import { ConversationsModule } from './conversations.module.js';
 import { SpacesModule } from './spaces.module.js';
@@ -14,7 +15,7 @@ import { SpacesModule } from './spaces.module.js';
  * runs a member's turn. The records' adapter (TeamRepository) is bound in InfraModule.
  */
 @Module({
-  imports: [AppsModule, AgentModule, SpacesModule, ConversationsModule],
+  imports: [AppsModule, AppAgentModule, AgentModule, SpacesModule, ConversationsModule],
   providers: [TeamsService, TeamWork, TeamMemberPlanBuilder, AppData],
   exports: [TeamsService],
 })

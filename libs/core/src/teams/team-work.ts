@@ -11,6 +11,7 @@ import {
   teamMemberConversationId,
 } from '#contracts/teams.js';
 import { AgentService } from '../agent/agent.service.js';
+import { AppRunsService } from '../apps/agent/app-runs.service.js';
 import { ConversationsService } from '../conversations/conversations.service.js';
 import { Clock } from '../ports/clock.port.js';
 import { EventBus } from '../ports/event-bus.port.js';
@@ -61,6 +62,7 @@ export class TeamWork {
     private readonly spaces: SpacesService,
     private readonly bus: EventBus,
     private readonly clock: Clock,
+    private readonly runs: AppRunsService,
   ) {}
 
   /**
@@ -221,9 +223,23 @@ export class TeamWork {
     return this.end(team, epoch, { endReason: 'stopped', outcome: null, summary: 'Stopped.', teamStatus: 'idle' });
   }
 
-  /** A limit broke: the epoch is sealed as an error, naming the limit. */
+  /** A limit broke: the epoch is sealed as an error, naming the limit, and the person is asked (through the lead). */
   async breach(team: TeamDto, epoch: TeamEpochDto, reason: string): Promise<void> {
-    await this.end(team, epoch, { endReason: 'error', outcome: 'failed', summary: reason, teamStatus: 'error' });
+    const sealed = await this.end(team, epoch, {
+      endReason: 'error',
+      outcome: 'failed',
+      summary: reason,
+      teamStatus: 'error',
+    });
+    if (!sealed || !team.leadAppId) return;
+    await this.runs
+      .recordReport(
+        team.leadAppId,
+        epoch.id,
+        { type: 'escalation', summary: `The run of the team "${team.name}" was stopped. ${reason}` },
+        { teamId: team.id, epochId: epoch.id },
+      )
+      .catch((err: Error) => this.logger.warn(`the escalation of a limit breach failed: ${err.message}`));
   }
 
   /** Seals the epoch once (whichever replica gets there first), records it and stops what still runs in it. */

@@ -210,8 +210,16 @@ export class AppRunsService implements OnModuleInit {
 
   // ── what a run's turn reports (called by the app-run plan) ─────────────────────────────
 
-  /** Stores a report; an escalation also opens the question. Answers the tool's output. */
-  async recordReport(appId: string, runId: string, report: RunReport): Promise<string> {
+  /**
+   * Stores a report; an escalation also opens the question. Answers the tool's output. A team
+   * member's escalation names its team and epoch (`from`), carried by `app:escalation:new`.
+   */
+  async recordReport(
+    appId: string,
+    runId: string,
+    report: RunReport,
+    from?: { teamId: string; epochId: string },
+  ): Promise<string> {
     const content: Record<string, unknown> = { summary: report.summary };
     if (report.data !== undefined) content.data = report.data;
     if (report.type === 'complete') return 'Reported. The run is complete; end your turn.';
@@ -235,6 +243,7 @@ export class AppRunsService implements OnModuleInit {
       entryId: entry.id,
       question: report.summary,
       choices,
+      ...(from ? { teamId: from.teamId, epochId: from.epochId } : {}),
     } satisfies AppEscalationNewEvent);
     if (expires) {
       await this.queue.add(
