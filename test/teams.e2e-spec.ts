@@ -148,6 +148,12 @@ describe('teams: digital humans working together', () => {
       if (inTeam(req, 'Ping')) return pingPong(req);
       if (inTeam(req, 'Desk')) return desk(req);
       if (inTeam(req, 'Pausing')) return { steps: [{ hang: true }] };
+      if (inTeam(req, 'Stalled')) {
+        const { text, calls: made } = sinceLastText(req);
+        if (text.includes('Start the run') && made.length === 0)
+          return calls({ name: 'team_post_task', input: { title: 'Count the stock', assignee: 'Researcher' } });
+        return textReply('Will do.');
+      }
       return shopTeam(req);
     });
   });
@@ -333,6 +339,33 @@ describe('teams: digital humans working together', () => {
         ).some((m) => m.role === 'user' && m.content === '[From your user]\nAlso check the stock.'),
       10_000,
       'the message is in the transcript',
+    );
+  });
+
+  it('a run whose members all stopped with tasks open reminds its lead, then seals naming the open tasks', async () => {
+    const team = await createTeam({
+      name: 'Stalled',
+      goal: 'Count the stock.',
+      leadAppId: apps.Lead,
+      members: [{ appId: apps.Researcher, memberName: 'Researcher' }],
+    });
+    const epoch = okData<{ id: string }>(await api.post(`/api/teams/${team.id}/run`));
+    await teamEvent('team:updated', team.id, (f) => f.data?.changed === 'epoch-sealed');
+    const board = okData<{
+      epoch: { endReason: string; outcome: string; summary: string };
+      activities: Array<{ kind: string; actorAppId: string | null; subject: string }>;
+    }>(await api.get(`/api/teams/${team.id}/epochs/${epoch.id}/board`));
+    assert.deepEqual([board.epoch.endReason, board.epoch.outcome], ['completed', 'no_action']);
+    assert.match(board.epoch.summary, /1 task\(s\) still open: Count the stock/);
+    const reminders = board.activities.filter((a) => a.kind === 'message' && a.actorAppId === null);
+    assert.equal(reminders.length, 2);
+    assert.ok(reminders.every((r) => r.subject.startsWith('Reminder: ')));
+    const leadTurns = h.model.requests.filter((r) => inTeam(r, 'Stalled'));
+    assert.equal(leadTurns.filter((r) => sinceLastText(r).text.includes('still open')).length, 2);
+    assert.equal(
+      h.model.requests.some((r) => inTeam(r, 'Stalled') && whoAmI(r) === 'Researcher'),
+      false,
+      'posting a task wakes nobody',
     );
   });
 

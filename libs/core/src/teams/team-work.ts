@@ -19,8 +19,8 @@ import { type MailboxMessage, TeamRepository } from '../ports/team.repository.po
 import { TurnRepository } from '../ports/turn.repository.port.js';
 import { SpacesService } from '../spaces/spaces.service.js';
 import {
-  boardSettled,
   DEFAULT_TEAM_LIMITS,
+  isTerminal,
   limitBreach,
   outcomeOf,
   renderMail,
@@ -193,7 +193,11 @@ export class TeamWork {
     await this.sealIfQuiet(team, epoch, members);
   }
 
-  /** A run epoch with every task settled, no mail waiting and nobody working is over. */
+  /**
+   * A run epoch with nothing waiting and nobody working is over when every task is settled. With
+   * tasks still open nobody would ever act again, so the lead is reminded (REMINDERS times, each
+   * a turn of its own); after that the run is sealed, its summary naming the open tasks.
+   */
   async sealIfQuiet(team: TeamDto, epoch: TeamEpochDto, members: TeamMemberDto[]): Promise<void> {
     if (epoch.lifecycle !== 'run' || epoch.endedAt) return;
     if (await this.teams.anyWaiting(epoch.id)) return;
@@ -201,14 +205,51 @@ export class TeamWork {
       if (await this.turns.findActive(teamMemberConversationId(m.appId, team.id, epoch.id))) return;
     }
     const [tasks, findings] = await Promise.all([this.teams.tasks(epoch.id), this.teams.findings(epoch.id)]);
-    if (!boardSettled(tasks)) return;
+    const open = tasks.filter((t) => !isTerminal(t.status));
+    const lead = members.find((m) => m.appId === team.leadAppId);
+    if (open.length > 0 && lead) {
+      const reminded = (await this.teams.activities(epoch.id)).filter(
+        (a) => a.kind === 'message' && a.actorAppId === null && a.subject.startsWith(REMINDER_SUBJECT),
+      ).length;
+      if (reminded < REMINDERS) {
+        await this.remind(
+          team,
+          epoch,
+          lead,
+          open.map((t) => t.title),
+        );
+        return;
+      }
+    }
     const outcome = outcomeOf(tasks, findings);
     await this.end(team, epoch, {
       endReason: 'completed',
       outcome,
-      summary: outcome === 'output' ? `${tasks.length} task(s), ${findings.length} finding(s).` : 'Nothing to do.',
+      summary:
+        open.length > 0
+          ? `Everyone stopped working with ${open.length} task(s) still open: ${open.map((t) => t.title).join('; ')}.`
+          : outcome === 'output'
+            ? `${tasks.length} task(s), ${findings.length} finding(s).`
+            : 'Nothing to do.',
       teamStatus: 'idle',
     });
+  }
+
+  private async remind(team: TeamDto, epoch: TeamEpochDto, lead: TeamMemberDto, open: string[]): Promise<void> {
+    const body =
+      `Everyone is idle, but these tasks are still open: ${open.join('; ')}. ` +
+      'Follow up with the assignees (team_send), update the tasks, or end the run with team_complete.';
+    await this.record(team.id, epoch.id, 'message', null, lead.appId, `${REMINDER_SUBJECT}${body}`, body);
+    await this.teams.enqueue({
+      id: randomUUID(),
+      epochId: epoch.id,
+      toAppId: lead.appId,
+      fromAppId: null,
+      body,
+      depth: 0,
+      createdAt: new Date(this.clock.now()).toISOString(),
+    });
+    await this.deliver(team, epoch, lead);
   }
 
   /** The lead ends the run (`team_complete`). */
@@ -306,5 +347,9 @@ export class TeamWork {
 }
 
 export { TeamTexts };
+
+/** How often a quiet run with open tasks reminds its lead before it is sealed. */
+const REMINDERS = 2;
+const REMINDER_SUBJECT = 'Reminder: ';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
