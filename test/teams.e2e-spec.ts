@@ -145,6 +145,16 @@ describe('teams: digital humans working together', () => {
     space = okData(await api.post('/api/spaces', { name: 'Shop' }));
     for (const name of ['Lead', 'Researcher', 'Writer', 'Echo']) apps[name] = await install(name);
     h.model.respond((req) => {
+      if (JSON.stringify((req.body as { system?: unknown }).system ?? '').includes('You design small teams')) {
+        return textReply(
+          '```json\n' +
+            JSON.stringify([
+              { memberName: 'Scout', role: 'market research', responsibility: 'Finds this week’s prices.' },
+              { memberName: 'Scribe', role: 'writing', responsibility: 'Writes the report.' },
+            ]) +
+            '\n```',
+        );
+      }
       if (inTeam(req, 'Ping')) return pingPong(req);
       if (inTeam(req, 'Desk')) return desk(req);
       if (inTeam(req, 'Pausing')) return { steps: [{ hang: true }] };
@@ -470,6 +480,45 @@ describe('teams: digital humans working together', () => {
     assert.equal(okData<unknown[]>(await api.get(`/api/teams?spaceId=${other.id}`)).length, 1);
     assert.equal((await api.delete(`/api/spaces/${other.id}`)).status, 200);
     assert.equal((await api.get(`/api/teams/${elsewhere.id}`)).status, 404);
+  });
+
+  it('propose-members asks the model; an AI-sourced team provisions them, and dissolving deletes them', async () => {
+    const missing = await api.post('/api/teams/propose-members', { goal: 'x' });
+    assert.deepEqual([missing.status, missing.body.error], [400, 'Missing required field: owningSpaceId']);
+    const proposal = okData<Array<{ memberName: string; role: string; responsibility: string }>>(
+      await api.post('/api/teams/propose-members', { goal: 'Report on prices', owningSpaceId: space.id }),
+    );
+    assert.deepEqual(
+      proposal.map((p) => p.memberName),
+      ['Scout', 'Scribe'],
+    );
+    const team = okData<{ id: string }>(
+      await api.post('/api/teams', {
+        input: { name: 'Sourced', goal: 'Report on prices', owningSpaceId: space.id, memberSourcing: 'ai' },
+        confirmedProposal: proposal,
+      }),
+    );
+    const { members } = okData<{
+      members: Array<{
+        appId: string;
+        memberName: string;
+        duty: string | null;
+        aiProvisioned: boolean;
+        isLead: boolean;
+      }>;
+    }>(await api.get(`/api/teams/${team.id}/detail`));
+    assert.deepEqual(
+      members.map((m) => [m.memberName, m.aiProvisioned, m.isLead]),
+      [
+        ['Lead', true, true],
+        ['Scout', true, false],
+        ['Scribe', true, false],
+      ],
+    );
+    assert.equal(members[1]!.duty, 'Finds this week’s prices.');
+    for (const m of members) assert.equal((await api.get(`/api/apps/${m.appId}`)).status, 200);
+    assert.equal((await api.delete(`/api/teams/${team.id}`)).status, 200);
+    for (const m of members) assert.equal((await api.get(`/api/apps/${m.appId}`)).status, 404, m.memberName);
   });
 
   async function putEdges(teamId: string, edges: unknown[]) {

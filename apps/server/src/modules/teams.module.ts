@@ -7,6 +7,7 @@ import { AgentModule } from './agent.module.js';
 import { AppAgentModule } from './app-agent.module.js';
 import { AppsModule } from './apps.module.js';
 import { ConversationsModule } from './conversations.module.js';
+import { ModelsModule } from './models.module.js';
 import { SpacesModule } from './spaces.module.js';
 
 /**
@@ -15,7 +16,7 @@ import { SpacesModule } from './spaces.module.js';
  * runs a member's turn. The records' adapter (TeamRepository) is bound in InfraModule.
  */
 @Module({
-  imports: [AppsModule, AppAgentModule, AgentModule, SpacesModule, ConversationsModule],
+  imports: [AppsModule, AppAgentModule, AgentModule, SpacesModule, ConversationsModule, ModelsModule],
   providers: [TeamsService, TeamWork, TeamMemberPlanBuilder, AppData],
   exports: [TeamsService],
 })

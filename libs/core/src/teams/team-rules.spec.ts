@@ -8,6 +8,7 @@ import {
   limitBreach,
   mayMessage,
   outcomeOf,
+  parseProposal,
   renderMail,
   subjectOf,
 } from './team-rules.js';
@@ -65,5 +66,22 @@ describe('team rules', () => {
       ),
       '[From your user]\nGo\n\n[Message from Researcher]\nDone',
     );
+  });
+});
+
+describe('proposed members', () => {
+  it('reads the JSON array of a reply, bare or fenced; drops bad items and repeated names; at most 5', () => {
+    const item = (n: string) => ({ memberName: n, role: 'r', responsibility: 'x' });
+    assert.deepEqual(
+      parseProposal('```json\n[{"memberName":" Ana ","role":"research","responsibility":"Finds."}]\n```'),
+      [{ memberName: 'Ana', role: 'research', responsibility: 'Finds.' }],
+    );
+    assert.deepEqual(
+      parseProposal(JSON.stringify([item('A'), { memberName: 3 }, item('a'), item('B')])).map((m) => m.memberName),
+      ['A', 'B'],
+    );
+    assert.equal(parseProposal(JSON.stringify(['1', '2', '3', '4', '5', '6', '7'].map(item))).length, 5);
+    assert.deepEqual(parseProposal('no idea'), []);
+    assert.deepEqual(parseProposal('[not json]'), []);
   });
 });

@@ -93,3 +93,51 @@ export function renderMail(
     )
     .join('\n\n');
 }
+
+/** A member the model proposes for a goal (`POST /api/teams/propose-members`). */
+export interface ProposedMember {
+  memberName: string;
+  role: string;
+  responsibility: string;
+}
+
+/** At most this many members are proposed (and provisioned). */
+export const MAX_PROPOSED_MEMBERS = 5;
+
+export const PROPOSE_SYSTEM_PROMPT =
+  'You design small teams of AI workers. Answer only with a JSON array of at most 5 objects ' +
+  '{"memberName": short unique name, "role": a few words, "responsibility": one sentence}, nothing else. ' +
+  'Propose only the members the goal needs; a lead is added separately, so do not propose one.';
+
+/**
+ * The members a model's reply proposes: the JSON array in it (bare or fenced), items with the
+ * three texts, names unique (any case), at most MAX_PROPOSED_MEMBERS; anything else is dropped.
+ */
+export function parseProposal(reply: string): ProposedMember[] {
+  const start = reply.indexOf('[');
+  const end = reply.lastIndexOf(']');
+  if (start < 0 || end <= start) return [];
+  let items: unknown;
+  try {
+    items = JSON.parse(reply.slice(start, end + 1));
+  } catch {
+    return [];
+  }
+  if (!Array.isArray(items)) return [];
+  const seen = new Set<string>();
+  const out: ProposedMember[] = [];
+  for (const item of items) {
+    const { memberName, role, responsibility } = (item ?? {}) as Record<string, unknown>;
+    if (typeof memberName !== 'string' || typeof role !== 'string' || typeof responsibility !== 'string') continue;
+    const name = memberName.trim().slice(0, 60);
+    if (name === '' || seen.has(name.toLowerCase())) continue;
+    seen.add(name.toLowerCase());
+    out.push({
+      memberName: name,
+      role: role.trim().slice(0, 120),
+      responsibility: responsibility.trim().slice(0, 500),
+    });
+    if (out.length === MAX_PROPOSED_MEMBERS) break;
+  }
+  return out;
+}

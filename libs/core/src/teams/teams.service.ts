@@ -27,7 +27,9 @@ import { Clock } from '../ports/clock.port.js';
 import { EventBus } from '../ports/event-bus.port.js';
 import { type TeamChanges, TeamRepository } from '../ports/team.repository.port.js';
 import { SpacesService } from '../spaces/spaces.service.js';
-import { TeamTexts } from './team-rules.js';
+import { ModelSourcesService } from '../models/model-sources.service.js';
+import { ModelProvider } from '../ports/model-provider.port.js';
+import { parseProposal, PROPOSE_SYSTEM_PROMPT, type ProposedMember, TeamTexts } from './team-rules.js';
 import { TeamWork } from './team-work.js';
 
 export interface MemberInput {
@@ -89,6 +91,8 @@ export class TeamsService implements OnModuleInit, OnModuleDestroy {
     private readonly agent: AgentService,
     private readonly bus: EventBus,
     private readonly clock: Clock,
+    private readonly models: ModelSourcesService,
+    private readonly provider: ModelProvider,
   ) {}
 
   onModuleInit(): void {
@@ -122,7 +126,12 @@ export class TeamsService implements OnModuleInit, OnModuleDestroy {
     return team;
   }
 
-  async create(input: CreateTeamInput | null | undefined): Promise<TeamDto> {
+  /**
+   * A team with its members; with `memberSourcing: "ai"`, each member of `confirmedProposal`
+   * (as `propose-members` answered it, perhaps edited) is installed as an AI-provisioned
+   * digital human, deleted when the team is dissolved.
+   */
+  async create(input: CreateTeamInput | null | undefined, confirmedProposal?: unknown): Promise<TeamDto> {
     if (!input || typeof input !== 'object') throw DomainError.invalid('Missing required field: input');
     const name = text(input.name, 'name');
     const goal = text(input.goal, 'goal');
@@ -139,6 +148,13 @@ export class TeamsService implements OnModuleInit, OnModuleDestroy {
     const members: TeamMemberDto[] = [];
     for (const raw of (input.members as MemberInput[] | undefined) ?? []) {
       members.push(await this.memberOf(teamId, raw, now));
+    }
+    if (memberSourcing === 'ai' && confirmedProposal !== undefined && confirmedProposal !== null) {
+      if (!Array.isArray(confirmedProposal)) throw DomainError.invalid('confirmedProposal must be an array');
+      const proposal = parseProposal(JSON.stringify(confirmedProposal));
+      if (proposal.length !== confirmedProposal.length)
+        throw DomainError.invalid('confirmedProposal: at most 5 members, each {memberName, role, responsibility}');
+      for (const p of proposal) members.push(await this.provisionMember(teamId, name, owningSpaceId, p, now));
     }
     const names = new Set<string>();
     for (const m of members) {
@@ -217,6 +233,69 @@ export class TeamsService implements OnModuleInit, OnModuleDestroy {
       aiProvisioned: true,
       addedAt: now,
     };
+  }
+
+  /** A proposed member as a digital human of its own, provisioned for this team. */
+  private async provisionMember(
+    teamId: string,
+    teamName: string,
+    spaceId: string,
+    proposed: ProposedMember,
+    now: string,
+  ): Promise<TeamMemberDto> {
+    const app = await this.apps.install(
+      {
+        spec: {
+          spec_version: '1',
+          name: `team-${teamId.slice(0, 8)}-${proposed.memberName.toLowerCase().replace(/[^a-z0-9]+/g, '-')}`,
+          display_name: proposed.memberName,
+          version: '1.0.0',
+          author: 'teams',
+          description: `${proposed.role} in the team "${teamName}".`,
+          type: 'automation',
+          system_prompt: `You are ${proposed.memberName}, ${proposed.role}. Your responsibility: ${proposed.responsibility}`,
+        },
+        spaceId,
+      },
+      false,
+    );
+    return {
+      teamId,
+      appId: app.id,
+      memberName: proposed.memberName,
+      role: proposed.role,
+      duty: proposed.responsibility,
+      isLead: false,
+      aiProvisioned: true,
+      addedAt: now,
+    };
+  }
+
+  /** Asks the current model for at most 5 members (name, role, responsibility) for the goal. */
+  async proposeMembers(goal: unknown, owningSpaceId: unknown): Promise<ProposedMember[]> {
+    const goalText = text(goal, 'goal');
+    await this.spaces.get(text(owningSpaceId, 'owningSpaceId'));
+    const model = await this.models.current();
+    if (!model) throw new DomainError('unavailable', 'No model is configured.', ErrorCodes.NO_MODEL);
+    const parts: string[] = [];
+    try {
+      for await (const event of this.provider.stream(model.endpoint, {
+        model: model.model,
+        system: PROPOSE_SYSTEM_PROMPT,
+        messages: [{ role: 'user', content: [{ type: 'text', text: `The team's goal: ${goalText}` }] }],
+        tools: [],
+        maxOutputTokens: 2048,
+        reasoningEffort: 'off',
+        signal: AbortSignal.timeout(120_000),
+      })) {
+        if (event.type === 'text_end') parts.push(event.text);
+      }
+    } catch (err) {
+      throw new DomainError('unavailable', `The model could not propose members: ${(err as Error).message}`);
+    }
+    const proposal = parseProposal(parts.join('\n'));
+    if (proposal.length === 0) throw new DomainError('unavailable', 'The model proposed no members; try again.');
+    return proposal;
   }
 
   private async memberOf(teamId: string, raw: MemberInput, now: string): Promise<TeamMemberDto> {

@@ -10,6 +10,7 @@ import type {
   TeamEpochDto,
   TeamMemberDto,
 } from '#contracts/teams.js';
+import type { ProposedMember } from '#core/teams/team-rules.js';
 import { TeamsService } from '#core/teams/teams.service.js';
 import { ok } from '../common/envelope.js';
 import { toMessageDto } from '../conversations/conversations.presenter.js';
@@ -20,13 +21,23 @@ import {
   AddMemberDto,
   ChatMessagesQuery,
   CreateTeamDto,
+  ProposeMembersDto,
   PutEdgesDto,
   SendToMemberDto,
   TeamListQuery,
   UpdateMemberDto,
   UpdateTeamDto,
 } from './teams.dto.js';
-import { DELIVERY, EPOCH_BOARD, TEAM, TEAM_DETAIL, TEAM_EDGE, TEAM_EPOCH, TEAM_MEMBER } from './teams.schemas.js';
+import {
+  DELIVERY,
+  EPOCH_BOARD,
+  PROPOSED_MEMBER,
+  TEAM,
+  TEAM_DETAIL,
+  TEAM_EDGE,
+  TEAM_EPOCH,
+  TEAM_MEMBER,
+} from './teams.schemas.js';
 
 /** Teams of digital humans (docs/api/teams.md). A run's progress comes over WebSocket (`team:*`). */
 @Controller('api/teams')
@@ -43,7 +54,14 @@ export class TeamsController {
   @HttpCode(200)
   @ApiData(TEAM, 404, 409)
   async create(@Body() body: CreateTeamDto): Promise<SuccessBody<TeamDto>> {
-    return ok(await this.teams.create(body.input));
+    return ok(await this.teams.create(body.input, body.confirmedProposal));
+  }
+
+  @Post('propose-members')
+  @HttpCode(200)
+  @ApiData(arr(PROPOSED_MEMBER), 404, 503)
+  async propose(@Body() body: ProposeMembersDto): Promise<SuccessBody<ProposedMember[]>> {
+    return ok(await this.teams.proposeMembers(body.goal, body.owningSpaceId));
   }
 
   @Get(':teamId')

@@ -36,6 +36,25 @@ export class CreateTeamDto {
     { required: true },
   )
   input: Record<string, unknown>;
+
+  /** With `memberSourcing: "ai"`: the members to provision, as `propose-members` answered them. */
+  @Documented({
+    type: 'array',
+    items: {
+      type: 'object',
+      properties: { memberName: { type: 'string' }, role: { type: 'string' }, responsibility: { type: 'string' } },
+      required: ['memberName', 'role', 'responsibility'],
+    },
+  })
+  confirmedProposal?: unknown;
+}
+
+export class ProposeMembersDto {
+  @Documented({ type: 'string' }, { required: true })
+  goal: string;
+
+  @Documented({ type: 'string' }, { required: true })
+  owningSpaceId: string;
 }
 
 export class UpdateTeamDto {

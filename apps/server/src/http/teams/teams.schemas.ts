@@ -10,6 +10,7 @@ import type {
   TeamMemberDto,
 } from '#contracts/teams.js';
 import { TASK_STATUSES } from '#contracts/teams.js';
+import type { ProposedMember } from '#core/teams/team-rules.js';
 import { anyValue, arr, bool, component, isoTime, nullable, oneOfValues, shape, str } from '../openapi/schema.js';
 
 /** The response schemas of the Teams operations (docs/api/teams.md). */
@@ -129,3 +130,8 @@ export const DELIVERY = shape<{ epochId: string; delivery: string }>({
   epochId: str(),
   delivery: oneOfValues(['mid_turn', 'queued', 'undelivered']),
 });
+
+export const PROPOSED_MEMBER = component(
+  'ProposedTeamMember',
+  shape<ProposedMember>({ memberName: str(), role: str(), responsibility: str() }),
+);
