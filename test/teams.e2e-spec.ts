@@ -121,6 +121,34 @@ function desk(req: RecordedModelRequest): ScriptedReply {
   return textReply('Done.');
 }
 
+/** The lead hands out one task; its member asks the person which shop, and finishes once answered. */
+function asking(req: RecordedModelRequest): ScriptedReply {
+  const me = whoAmI(req);
+  const { text, calls: made, results } = sinceLastText(req);
+  if (me === 'Lead') {
+    if (!text.includes('Start the run')) return textReply('Thanks.');
+    if (made.length === 0)
+      return calls({ name: 'team_post_task', input: { title: 'Check one shop', assignee: 'Researcher' } });
+    if (made.length === 1) {
+      const { taskId } = JSON.parse(results[0]!) as { taskId: string };
+      return calls({ name: 'team_send', input: { to: 'Researcher', message: `Please do task ${taskId}` } });
+    }
+    return textReply('Handed out.');
+  }
+  const task = TASK_ID.exec(JSON.stringify((req.body as { messages: unknown }).messages))?.[1];
+  if (text.includes('Please do task') && made.length === 0)
+    return calls({
+      name: 'report_to_user',
+      input: { type: 'escalation', summary: 'Which shop?', choices: ['North', 'South'] },
+    });
+  if (text.includes('Answer to your question') && made.length === 0)
+    return calls(
+      { name: 'team_post_finding', input: { content: `Checked ${text.includes('North') ? 'North' : '?'}.` } },
+      { name: 'team_update_task', input: { taskId: task!, status: 'done' } },
+    );
+  return textReply('Waiting.');
+}
+
 /** Two members who answer every message with one: only the forward-depth limit stops them. */
 function pingPong(req: RecordedModelRequest): ScriptedReply {
   const me = whoAmI(req);
@@ -157,6 +185,7 @@ describe('teams: digital humans working together', () => {
       }
       if (inTeam(req, 'Ping')) return pingPong(req);
       if (inTeam(req, 'Desk')) return desk(req);
+      if (inTeam(req, 'Asking')) return asking(req);
       if (inTeam(req, 'Pausing')) return { steps: [{ hang: true }] };
       if (inTeam(req, 'Stalled')) {
         const { text, calls: made } = sinceLastText(req);
@@ -349,6 +378,55 @@ describe('teams: digital humans working together', () => {
         ).some((m) => m.role === 'user' && m.content === '[From your user]\nAlso check the stock.'),
       10_000,
       'the message is in the transcript',
+    );
+  });
+
+  it('a member escalates: the team waits for the person, whose answer resumes that member, and the run then seals', async () => {
+    const team = await createTeam({
+      name: 'Asking',
+      goal: 'Check a shop.',
+      leadAppId: apps.Lead,
+      members: [{ appId: apps.Researcher, memberName: 'Researcher' }],
+    });
+    const epoch = okData<{ id: string }>(await api.post(`/api/teams/${team.id}/run`));
+    const asked = await events.next(
+      (f) => f.type === 'event' && f.channel === 'app:escalation:new' && f.data?.teamId === team.id,
+      30_000,
+    );
+    assert.deepEqual(
+      [asked.data!.appId, asked.data!.epochId, asked.data!.question, asked.data!.choices],
+      [apps.Researcher, epoch.id, 'Which shop?', ['North', 'South']],
+    );
+    await waitFor(
+      async () => okData<{ status: string }>(await api.get(`/api/teams/${team.id}`)).status === 'waiting_user',
+      10_000,
+      'the team waits for the person',
+    );
+    // Quiet while waiting: the run is not sealed.
+    await waitFor(async () => (await h.api.get('/api/agent/sessions')).body.data.length === 0, 15_000, 'idle');
+    assert.equal(
+      okData<Array<{ endedAt: string | null }>>(await api.get(`/api/teams/${team.id}/epochs`))[0]!.endedAt,
+      null,
+    );
+    const answered = okData<{ outcome: string; runId: string; conversationId: string }>(
+      await api.post(`/api/apps/${apps.Researcher}/escalation/${String(asked.data!.entryId)}/respond`, {
+        choice: 'North',
+      }),
+    );
+    assert.deepEqual(
+      [answered.outcome, answered.runId, answered.conversationId],
+      ['started', epoch.id, `app-chat:${apps.Researcher}:team:${team.id}:${epoch.id}`],
+    );
+    const sealed = await teamEvent('team:updated', team.id, (f) => f.data?.changed === 'epoch-sealed');
+    assert.equal(teamOf(sealed).status, 'idle');
+    const board = okData<{
+      epoch: { endReason: string; outcome: string };
+      tasks: Array<{ status: string }>;
+      findings: Array<{ body: string }>;
+    }>(await api.get(`/api/teams/${team.id}/epochs/${epoch.id}/board`));
+    assert.deepEqual(
+      [board.epoch.endReason, board.epoch.outcome, board.tasks.map((t) => t.status), board.findings.map((f) => f.body)],
+      ['completed', 'output', ['done'], ['Checked North.']],
     );
   });
 

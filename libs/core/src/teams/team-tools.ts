@@ -9,6 +9,7 @@ import {
   type TeamEpochDto,
   type TeamMemberDto,
 } from '#contracts/teams.js';
+import { parseReport } from '../apps/agent/report-to-user.tool.js';
 import { type AgentTool, requireString, ToolInputError, type ToolOutcome } from '../kernel/tool.js';
 import type { Clock } from '../ports/clock.port.js';
 import type { EventBus } from '../ports/event-bus.port.js';
@@ -242,6 +243,31 @@ export function teamTools(ctx: MemberToolContext): AgentTool[] {
       },
     },
   ];
+  tools.push({
+    name: 'report_to_user',
+    description:
+      'Ask your user a question you cannot settle with your team (type "escalation", the question as summary, optional choices). ' +
+      'End your turn after it; the answer comes back to you in this conversation. Report progress on the board, not here.',
+    inputSchema: {
+      type: 'object',
+      properties: {
+        type: { type: 'string', enum: ['escalation'] },
+        summary: { type: 'string', description: 'The question.' },
+        choices: { type: 'array', items: { type: 'string' } },
+      },
+      required: ['type', 'summary'],
+    },
+    async run(input) {
+      const report = parseReport(input);
+      if (report.type !== 'escalation')
+        throw new ToolInputError(
+          'In a team, report on the board (team_post_finding, team_update_task); report_to_user asks a question.',
+        );
+      const epoch = await openEpoch(ctx);
+      const team = (await ctx.teams.findById(ctx.team.id)) ?? ctx.team;
+      return ok(await ctx.work.escalate(team, epoch, ctx.me, report));
+    },
+  });
   if (ctx.me.isLead) {
     tools.push({
       name: 'team_complete',

@@ -12,6 +12,8 @@ import {
 } from '#contracts/teams.js';
 import { AgentService } from '../agent/agent.service.js';
 import { AppRunsService } from '../apps/agent/app-runs.service.js';
+import type { AnsweredEscalation, ResumedWork } from '../apps/agent/escalation-answers.js';
+import type { RunReport } from '../apps/agent/report-to-user.tool.js';
 import { ConversationsService } from '../conversations/conversations.service.js';
 import { Clock } from '../ports/clock.port.js';
 import { EventBus } from '../ports/event-bus.port.js';
@@ -200,6 +202,8 @@ export class TeamWork {
    */
   async sealIfQuiet(team: TeamDto, epoch: TeamEpochDto, members: TeamMemberDto[]): Promise<void> {
     if (epoch.lifecycle !== 'run' || epoch.endedAt) return;
+    // A member waits for the person's answer: the run goes on once it comes.
+    if (team.status === 'waiting_user') return;
     if (await this.teams.anyWaiting(epoch.id)) return;
     for (const m of members) {
       if (await this.turns.findActive(teamMemberConversationId(m.appId, team.id, epoch.id))) return;
@@ -257,6 +261,61 @@ export class TeamWork {
     const [tasks, findings] = await Promise.all([this.teams.tasks(epoch.id), this.teams.findings(epoch.id)]);
     const outcome = summary.trim() !== '' ? 'output' : outcomeOf(tasks, findings);
     return this.end(team, epoch, { endReason: 'completed', outcome, summary, teamStatus: 'idle' }, lead.appId);
+  }
+
+  /**
+   * A member asks the person (`report_to_user` with an escalation): the question is the member's
+   * escalation, carrying the team and epoch, and the team waits for the answer (`waiting_user`;
+   * the run does not seal meanwhile). With `escalationRouting: "lead"` a member other than the
+   * lead asks its lead instead, by message.
+   */
+  async escalate(team: TeamDto, epoch: TeamEpochDto, me: TeamMemberDto, report: RunReport): Promise<string> {
+    if (team.escalationRouting === 'lead' && !me.isLead && team.leadAppId) {
+      const lead = (await this.teams.members(team.id)).find((m) => m.appId === team.leadAppId);
+      if (lead) {
+        const sent = await this.send(team, epoch, me, lead, `Question: ${report.summary}`, 1);
+        if ('breach' in sent) return `Not sent: ${sent.breach}`;
+        return `Your question went to your lead ${lead.memberName}. End your turn now; the answer comes as a message.`;
+      }
+    }
+    await this.runs.recordReport(me.appId, epoch.id, report, { teamId: team.id, epochId: epoch.id });
+    await this.record(
+      team.id,
+      epoch.id,
+      'message',
+      me.appId,
+      null,
+      `Asked the user: ${report.summary}`,
+      report.summary,
+    );
+    const updated = await this.teams.update(team.id, { status: 'waiting_user' });
+    if (updated)
+      await this.bus.publish(TeamChannels.updated, { teamId: team.id, team: updated, liveStatus: 'waiting_user' });
+    return 'Your question was sent to the user. End your turn now; their answer comes back to you here.';
+  }
+
+  /** The person answered a member's question: the answer goes to that member in its epoch. */
+  async resumeFromAnswer(answered: AnsweredEscalation): Promise<ResumedWork | null> {
+    const { teamId, epochId } = answered.content;
+    if (typeof teamId !== 'string' || typeof epochId !== 'string') return null;
+    const [team, epoch] = await Promise.all([this.teams.findById(teamId), this.teams.findEpoch(epochId)]);
+    const member = team ? (await this.teams.members(team.id)).find((m) => m.appId === answered.appId) : undefined;
+    if (!team || !epoch || epoch.endedAt || !member) return null;
+    if (team.status === 'waiting_user' && team.currentEpochId === epoch.id) {
+      const updated = await this.teams.update(team.id, { status: 'running' });
+      if (updated)
+        await this.bus.publish(TeamChannels.updated, { teamId: team.id, team: updated, liveStatus: 'running' });
+    }
+    const answer = [answered.response.choice, answered.response.text].filter((t) => t && t.trim() !== '').join('\n');
+    await this.send(
+      team,
+      epoch,
+      null,
+      member,
+      `Answer to your question${answered.question ? ` "${answered.question}"` : ''}:\n${answer}`,
+      0,
+    );
+    return { runId: epoch.id, conversationId: teamMemberConversationId(member.appId, team.id, epoch.id) };
   }
 
   /** Pause: the run stops (`stopped`) and its members' turns with it. */

@@ -17,6 +17,7 @@ import {
   teamMemberConversationId,
 } from '#contracts/teams.js';
 import { AgentService } from '../agent/agent.service.js';
+import { EscalationAnswers } from '../apps/agent/escalation-answers.js';
 import { AppsService } from '../apps/apps.service.js';
 import { isUuid } from '../conversations/conversation-rules.js';
 import { ConversationsService } from '../conversations/conversations.service.js';
@@ -93,9 +94,12 @@ export class TeamsService implements OnModuleInit, OnModuleDestroy {
     private readonly clock: Clock,
     private readonly models: ModelSourcesService,
     private readonly provider: ModelProvider,
+    private readonly answers: EscalationAnswers,
   ) {}
 
   onModuleInit(): void {
+    // A member's question answered over the digital-human route resumes that member.
+    this.answers.register((answered) => this.work.resumeFromAnswer(answered));
     // An uninstalled digital human leaves its teams (each replica hears it; one removes it).
     this.unsubscribe = this.bus.subscribe((event) => {
       if (event.channel !== AppChannels.listChanged) return;

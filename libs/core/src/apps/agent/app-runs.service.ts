@@ -29,6 +29,7 @@ import { SpacesService } from '../../spaces/spaces.service.js';
 import type { ActivityEntry, App, AutomationFields } from '../../kernel/app.js';
 import { automationState } from '../app-rules.js';
 import { AppErrors, AppsService } from '../apps.service.js';
+import { EscalationAnswers } from './escalation-answers.js';
 import type { RunReport } from './report-to-user.tool.js';
 import { escalationExpiryJobId } from '../../kernel/job-ids.js';
 
@@ -78,6 +79,7 @@ export class AppRunsService implements OnModuleInit {
     private readonly clock: Clock,
     private readonly mcp: McpServers,
     private readonly triggers: AppScheduler,
+    private readonly answers: EscalationAnswers,
   ) {}
 
   onModuleInit(): void {
@@ -185,6 +187,11 @@ export class AppRunsService implements OnModuleInit {
     } satisfies AppEscalationResolvedEvent);
     await this.publishStatus(cleared);
     const question = typeof entry?.content.question === 'string' ? entry.content.question : null;
+    // A question asked by other work (a team member) resumes that work instead of a new run.
+    const resumed = entry
+      ? await this.answers.route({ appId: app.id, entryId, question, content: entry.content, response })
+      : null;
+    if (resumed) return { outcome: 'started', ...resumed, response };
     const run = await this.startRun(app.id, {
       type: 'escalation_response',
       data: { entryId, question, ...response },
@@ -233,6 +240,7 @@ export class AppRunsService implements OnModuleInit {
     const expires = typeof hours === 'number' && hours > 0;
     const entry = await this.addActivity(appId, runId, 'escalation', {
       ...content,
+      ...(from ? { teamId: from.teamId, epochId: from.epochId } : {}),
       question: report.summary,
       choices,
       ...(expires ? { deadlineAt: this.clock.now() + Math.round(hours * 3_600_000) } : {}),
