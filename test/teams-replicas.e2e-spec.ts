@@ -25,6 +25,8 @@ describe('a team across two replicas', { skip: testMode() === 'services' ? false
   let replicas: Replicas;
   let a: TestServer;
   let b: TestServer;
+  let space: { id: string };
+  const installed: Record<string, string> = {};
   const api = (s: TestServer) => ({
     get: (p: string) => request(s.url).get(p).set('Authorization', `Bearer ${s.password}`),
     post: (p: string, body: object = {}) =>
@@ -48,11 +50,11 @@ describe('a team across two replicas', { skip: testMode() === 'services' ? false
   });
 
   it('messages sent to one member from both replicas at once: each delivered once, in order per sender', async () => {
-    const space = data<{ id: string }>(await api(a).post('/api/spaces', { name: 'replica team' }));
+    space = data<{ id: string }>(await api(a).post('/api/spaces', { name: 'replica team' }));
     const install = async (name: string) =>
       data<{ appId: string }>(await api(a).post('/api/apps/install', { spec: spec(name), spaceId: space.id })).appId;
-    const lead = await install('Lead');
-    const worker = await install('Worker');
+    const lead = (installed.Lead = await install('Lead'));
+    const worker = (installed.Worker = await install('Worker'));
     const team = data<{ id: string }>(
       await api(a).post('/api/teams', {
         input: {
@@ -118,5 +120,87 @@ describe('a team across two replicas', { skip: testMode() === 'services' ? false
     assert.deepEqual([onA!.id, onA!.endReason], [epoch.id, 'stopped']);
     await waitFor(async () => data<string[]>(await api(b).get('/api/agent/sessions')).length === 0, 15_000);
     onB.close();
+  });
+
+  it('a replica killed while a member works: the turn ends on the other, the lead is reminded, the work finishes there', async () => {
+    const { Lead: lead, Worker: worker } = installed;
+    let taskId = '';
+    let posted = false;
+    let workerTurns = 0;
+    replicas.model.respond((req) => {
+      const messages = JSON.stringify((req.body as { messages: unknown }).messages);
+      const last = (req.body as { messages: Array<{ role: string; content: unknown }> }).messages.at(-1)!;
+      const lastText = JSON.stringify(last.content);
+      if (whoAmI(req) === 'Lead') {
+        if (
+          last.role === 'user' &&
+          lastText.includes('Start the run') &&
+          !posted &&
+          !messages.includes('team_post_task')
+        ) {
+          posted = true;
+          return {
+            steps: [{ toolCall: { name: 'team_post_task', input: { title: 'Take stock', assignee: 'Worker' } } }],
+          };
+        }
+        if (lastText.includes('taskId') && !taskId) {
+          taskId = /"taskId\\?":\\?"([0-9a-f-]{36})/.exec(lastText)?.[1] ?? '';
+          return {
+            steps: [{ toolCall: { name: 'team_send', input: { to: 'Worker', message: `Please do task ${taskId}` } } }],
+          };
+        }
+        if (last.role === 'user' && lastText.includes('still open'))
+          return {
+            steps: [
+              { toolCall: { name: 'team_send', input: { to: 'Worker', message: `Please do task ${taskId} again` } } },
+            ],
+          };
+        return { steps: [{ text: 'Ok.' }] };
+      }
+      if (last.role === 'user' && lastText.includes('Please do task')) {
+        workerTurns++;
+        if (workerTurns === 1) return { steps: [{ text: 'counting' }, { hang: true }] };
+        return { steps: [{ toolCall: { name: 'team_update_task', input: { taskId, status: 'done' } } }] };
+      }
+      return { steps: [{ text: 'Done.' }] };
+    });
+    const team = data<{ id: string }>(
+      await api(a).post('/api/teams', {
+        input: {
+          name: 'Survivors',
+          goal: 'Take stock.',
+          owningSpaceId: space.id,
+          leadAppId: lead,
+          members: [{ appId: worker, memberName: 'Worker' }],
+        },
+      }),
+    );
+    const epoch = data<{ id: string }>(await api(a).post(`/api/teams/${team.id}/run`));
+    const conversationId = `app-chat:${worker}:team:${team.id}:${epoch.id}`;
+    // Kill only once the worker's model call is under way (its first turn hangs there).
+    await waitFor(() => workerTurns === 1, 20_000, 'the worker is working');
+    const replicaId = (await api(a).get(`/api/agent/session/${conversationId}`)).body.data.replicaId as string;
+    const pid = Number(replicaId.split('-')[0]);
+    const [victim, survivor] = pid === a.process.pid ? [a, b] : [b, a];
+    assert.equal(victim.process.pid, pid);
+    const watcher = await WsTestClient.signedIn(survivor.wsUrl, survivor.password);
+    victim.process.kill('SIGKILL');
+    await victim.exited;
+    const sealed = await watcher.next(
+      (f) => f.channel === 'team:updated' && f.data?.teamId === team.id && f.data?.changed === 'epoch-sealed',
+      60_000,
+    );
+    assert.equal((sealed.data!.team as { status: string }).status, 'idle');
+    const board = data<{ epoch: { endReason: string; outcome: string }; tasks: Array<{ status: string }> }>(
+      await api(survivor).get(`/api/teams/${team.id}/epochs/${epoch.id}/board`),
+    );
+    assert.deepEqual(
+      [board.epoch.endReason, board.epoch.outcome, board.tasks.map((t) => t.status)],
+      ['completed', 'output', ['done']],
+    );
+    assert.equal(workerTurns, 2, 'the worker’s second turn ran on the survivor');
+    watcher.close();
+    if (victim === a) a = await replicas.replace(a);
+    else b = await replicas.replace(b);
   });
 });
