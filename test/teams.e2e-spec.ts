@@ -402,6 +402,19 @@ describe('teams: digital humans working together', () => {
       10_000,
       'the team waits for the person',
     );
+    const waiting = okData<{ pendingEscalations: Array<Record<string, unknown>> }>(
+      await api.get(`/api/teams/${team.id}/detail`),
+    ).pendingEscalations;
+    assert.deepEqual(waiting, [
+      {
+        appId: apps.Researcher,
+        memberName: 'Researcher',
+        entryId: asked.data!.entryId,
+        epochId: epoch.id,
+        question: 'Which shop?',
+        choices: ['North', 'South'],
+      },
+    ]);
     // Quiet while waiting: the run is not sealed.
     await waitFor(async () => (await h.api.get('/api/agent/sessions')).body.data.length === 0, 15_000, 'idle');
     assert.equal(
@@ -419,6 +432,10 @@ describe('teams: digital humans working together', () => {
     );
     const sealed = await teamEvent('team:updated', team.id, (f) => f.data?.changed === 'epoch-sealed');
     assert.equal(teamOf(sealed).status, 'idle');
+    assert.deepEqual(
+      okData<{ pendingEscalations: unknown[] }>(await api.get(`/api/teams/${team.id}/detail`)).pendingEscalations,
+      [],
+    );
     const board = okData<{
       epoch: { endReason: string; outcome: string };
       tasks: Array<{ status: string }>;

@@ -93,6 +93,16 @@ export interface TeamActivityDto {
   createdAt: string;
 }
 
+/** A member's question waiting for the person (answered over the digital-human route). */
+export interface TeamPendingEscalationDto {
+  appId: string;
+  memberName: string;
+  entryId: string;
+  epochId: string;
+  question: string;
+  choices: string[];
+}
+
 export interface TeamDetailDto {
   team: TeamDto;
   members: TeamMemberDto[];
@@ -100,7 +110,7 @@ export interface TeamDetailDto {
   tasks: BoardTaskDto[];
   findings: BoardFindingDto[];
   activities: TeamActivityDto[];
-  pendingEscalations: unknown[];
+  pendingEscalations: TeamPendingEscalationDto[];
 }
 
 export interface EpochBoardDto {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import {
   type ActivityKind,
   type DeliveryReceipt,
@@ -11,6 +11,7 @@ import {
   teamMemberConversationId,
 } from '#contracts/teams.js';
 import { AgentService } from '../agent/agent.service.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { AppRunsService } from '../apps/agent/app-runs.service.js';
 import type { AnsweredEscalation, ResumedWork } from '../apps/agent/escalation-answers.js';
 import type { RunReport } from '../apps/agent/report-to-user.tool.js';
@@ -54,7 +55,7 @@ export type SendResult = { delivery: DeliveryReceipt; messageId: string } | { br
 @Injectable()
 export class TeamWork {
   private readonly logger = new Logger('Teams');
-  readonly limits: TeamLimits = DEFAULT_TEAM_LIMITS;
+  readonly limits: TeamLimits;
 
   constructor(
     private readonly teams: TeamRepository,
@@ -65,7 +66,10 @@ export class TeamWork {
     private readonly bus: EventBus,
     private readonly clock: Clock,
     private readonly runs: AppRunsService,
-  ) {}
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.limits = config.teamLimits ?? DEFAULT_TEAM_LIMITS;
+  }
 
   /**
    * Puts a message in `to`'s mailbox and hands it over: `mid_turn` when `to` is working (its

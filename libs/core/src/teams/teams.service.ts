@@ -14,6 +14,7 @@ import {
   type TeamEdgeDto,
   type TeamEpochDto,
   type TeamMemberDto,
+  type TeamPendingEscalationDto,
   teamMemberConversationId,
 } from '#contracts/teams.js';
 import { AgentService } from '../agent/agent.service.js';
@@ -24,6 +25,7 @@ import { ConversationsService } from '../conversations/conversations.service.js'
 import { DomainError } from '../errors/domain-error.js';
 import type { App } from '../kernel/app.js';
 import type { Message } from '../kernel/conversation.js';
+import { AppRepository } from '../ports/app.repository.port.js';
 import { Clock } from '../ports/clock.port.js';
 import { EventBus } from '../ports/event-bus.port.js';
 import { type TeamChanges, TeamRepository } from '../ports/team.repository.port.js';
@@ -95,6 +97,7 @@ export class TeamsService implements OnModuleInit, OnModuleDestroy {
     private readonly models: ModelSourcesService,
     private readonly provider: ModelProvider,
     private readonly answers: EscalationAnswers,
+    private readonly appRecords: AppRepository,
   ) {}
 
   onModuleInit(): void {
@@ -375,7 +378,28 @@ export class TeamsService implements OnModuleInit, OnModuleDestroy {
     const [tasks, findings, activities] = epoch
       ? await Promise.all([this.teams.tasks(epoch.id), this.teams.findings(epoch.id), this.teams.activities(epoch.id)])
       : [[], [], []];
-    return { team, members, edges, tasks, findings, activities, pendingEscalations: [] };
+    return { team, members, edges, tasks, findings, activities, pendingEscalations: await this.pending(team, members) };
+  }
+
+  /** The members' questions of this team still waiting for the person. */
+  private async pending(team: TeamDto, members: TeamMemberDto[]): Promise<TeamPendingEscalationDto[]> {
+    const out: TeamPendingEscalationDto[] = [];
+    for (const m of members) {
+      const entryId = (await this.appRecords.findById(m.appId))?.automation.pendingEscalationId;
+      if (!entryId) continue;
+      const entry = await this.appRecords.findActivity(m.appId, entryId);
+      const c = entry?.content ?? {};
+      if (c.teamId !== team.id || typeof c.epochId !== 'string') continue;
+      out.push({
+        appId: m.appId,
+        memberName: m.memberName,
+        entryId,
+        epochId: c.epochId,
+        question: typeof c.question === 'string' ? c.question : '',
+        choices: Array.isArray(c.choices) ? c.choices.filter((x): x is string => typeof x === 'string') : [],
+      });
+    }
+    return out;
   }
 
   async addMember(teamId: string, raw: MemberInput): Promise<TeamMemberDto> {

@@ -8,10 +8,11 @@ import type {
   TeamEdgeDto,
   TeamEpochDto,
   TeamMemberDto,
+  TeamPendingEscalationDto,
 } from '#contracts/teams.js';
 import { TASK_STATUSES } from '#contracts/teams.js';
 import type { ProposedMember } from '#core/teams/team-rules.js';
-import { anyValue, arr, bool, component, isoTime, nullable, oneOfValues, shape, str } from '../openapi/schema.js';
+import { arr, bool, component, isoTime, nullable, oneOfValues, shape, str } from '../openapi/schema.js';
 
 /** The response schemas of the Teams operations (docs/api/teams.md). */
 
@@ -115,7 +116,16 @@ export const TEAM_DETAIL = shape<TeamDetailDto>({
   tasks: arr(TASK),
   findings: arr(FINDING),
   activities: arr(ACTIVITY),
-  pendingEscalations: arr(anyValue()),
+  pendingEscalations: arr(
+    shape<TeamPendingEscalationDto>({
+      appId: str(),
+      memberName: str(),
+      entryId: str(),
+      epochId: str(),
+      question: str(),
+      choices: arr(str()),
+    }),
+  ),
 });
 
 export const EPOCH_BOARD = shape<EpochBoardDto>({
