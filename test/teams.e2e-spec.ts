@@ -186,6 +186,7 @@ describe('teams: digital humans working together', () => {
       if (inTeam(req, 'Ping')) return pingPong(req);
       if (inTeam(req, 'Desk')) return desk(req);
       if (inTeam(req, 'Asking')) return asking(req);
+      if (inTeam(req, 'Chatty')) return textReply('Hello from the lead.');
       if (inTeam(req, 'Pausing')) return { steps: [{ hang: true }] };
       if (inTeam(req, 'Stalled')) {
         const { text, calls: made } = sinceLastText(req);
@@ -445,6 +446,40 @@ describe('teams: digital humans working together', () => {
       [board.epoch.endReason, board.epoch.outcome, board.tasks.map((t) => t.status), board.findings.map((f) => f.body)],
       ['completed', 'output', ['done'], ['Checked North.']],
     );
+  });
+
+  it('a conversation epoch: a person chats with a member, it stays open when quiet, and is archived on demand', async () => {
+    const team = await createTeam({ name: 'Chatty', goal: 'Answer questions.', leadAppId: apps.Lead, members: [] });
+    const chat = okData<{ id: string; lifecycle: string; title: string | null }>(
+      await api.post(`/api/teams/${team.id}/conversations`, { title: 'Questions' }),
+    );
+    assert.deepEqual([chat.lifecycle, chat.title], ['conversation', 'Questions']);
+    const sent = okData<{ epochId: string; delivery: string }>(
+      await api.post(`/api/teams/${team.id}/members/${apps.Lead}/send`, { message: 'Hi?', epochId: chat.id }),
+    );
+    assert.deepEqual(sent, { epochId: chat.id, delivery: 'queued' });
+    await waitFor(
+      async () =>
+        okData<Array<{ role: string; content: string }>>(
+          await api.get(`/api/teams/${team.id}/chat-messages?appId=${apps.Lead}&epochId=${chat.id}`),
+        ).some((m) => m.role === 'assistant' && m.content === 'Hello from the lead.'),
+      15_000,
+      'the lead answered in the conversation',
+    );
+    await waitFor(async () => (await h.api.get('/api/agent/sessions')).body.data.length === 0, 15_000, 'quiet');
+    const renamed = okData<{ title: string }>(
+      await h.api.patch(`/api/teams/${team.id}/conversations/${chat.id}`, { title: 'Renamed' }),
+    );
+    assert.equal(renamed.title, 'Renamed');
+    const [listed] = okData<Array<{ id: string; endedAt: string | null; title: string }>>(
+      await api.get(`/api/teams/${team.id}/conversations`),
+    );
+    assert.deepEqual([listed!.id, listed!.endedAt, listed!.title], [chat.id, null, 'Renamed'], 'quiet, still open');
+    assert.equal(okData<{ status: string }>(await api.get(`/api/teams/${team.id}`)).status, 'idle');
+    assert.equal((await api.delete(`/api/teams/${team.id}/conversations/${chat.id}`)).status, 200);
+    const after = okData<Array<{ endedAt: string | null }>>(await api.get(`/api/teams/${team.id}/conversations`));
+    assert.notEqual(after[0]!.endedAt, null);
+    assert.equal((await api.delete(`/api/teams/${team.id}/conversations/${randomUUID()}`)).status, 404);
   });
 
   it('a run whose members all stopped with tasks open reminds its lead, then seals naming the open tasks', async () => {

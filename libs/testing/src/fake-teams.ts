@@ -121,6 +121,17 @@ export class FakeTeamRepository extends TeamRepository {
     return true;
   }
 
+  async openConversationEpoch(epoch: TeamEpochDto): Promise<void> {
+    this.epochs.set(epoch.id, { ...epoch, lifecycle: 'conversation', messageCount: 0 });
+  }
+
+  async renameEpoch(epochId: string, title: string | null): Promise<boolean> {
+    const epoch = this.epochs.get(epochId);
+    if (!epoch) return false;
+    epoch.title = title;
+    return true;
+  }
+
   async findEpoch(epochId: string): Promise<TeamEpochDto | null> {
     const epoch = this.epochs.get(epochId);
     if (!epoch) return null;

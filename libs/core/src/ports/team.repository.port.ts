@@ -64,6 +64,10 @@ export abstract class TeamRepository {
    * team already has an open run epoch (whichever replica opened it).
    */
   abstract openRunEpoch(epoch: TeamEpochDto): Promise<boolean>;
+  /** Opens a conversation epoch (any number may be open, beside a run). */
+  abstract openConversationEpoch(epoch: TeamEpochDto): Promise<void>;
+  /** Renames an epoch; false when there is none. */
+  abstract renameEpoch(epochId: string, title: string | null): Promise<boolean>;
   abstract findEpoch(epochId: string): Promise<TeamEpochDto | null>;
   abstract listEpochs(teamId: string): Promise<TeamEpochDto[]>;
   /** The latest epoch of the team (open or sealed), or null. */

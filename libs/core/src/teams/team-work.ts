@@ -322,6 +322,16 @@ export class TeamWork {
     return { runId: epoch.id, conversationId: teamMemberConversationId(member.appId, team.id, epoch.id) };
   }
 
+  /** Archives a conversation epoch: sealed, what still runs in it stops. */
+  async archive(team: TeamDto, epoch: TeamEpochDto): Promise<boolean> {
+    return this.end(team, epoch, {
+      endReason: 'completed',
+      outcome: null,
+      summary: 'Archived.',
+      teamStatus: team.status,
+    });
+  }
+
   /** Pause: the run stops (`stopped`) and its members' turns with it. */
   async stop(team: TeamDto, epoch: TeamEpochDto): Promise<boolean> {
     return this.end(team, epoch, { endReason: 'stopped', outcome: null, summary: 'Stopped.', teamStatus: 'idle' });

@@ -483,6 +483,51 @@ export class TeamsService implements OnModuleInit, OnModuleDestroy {
     return (await this.teams.findEpoch(epoch.id)) ?? epoch;
   }
 
+  /** The team's conversation epochs (a person chatting with the team), newest first. */
+  async listConversations(teamId: string): Promise<TeamEpochDto[]> {
+    return (await this.epochs(teamId)).filter((e) => e.lifecycle === 'conversation');
+  }
+
+  /** Opens a conversation epoch: messages sent with its `epochId` go to its members' transcripts of it; it stays open until archived. */
+  async openConversation(teamId: string, title: unknown): Promise<TeamEpochDto> {
+    await this.get(teamId);
+    const epoch: TeamEpochDto = {
+      id: randomUUID(),
+      teamId,
+      lifecycle: 'conversation',
+      startedAt: new Date(this.clock.now()).toISOString(),
+      endedAt: null,
+      endReason: null,
+      outcome: null,
+      summary: null,
+      triggerType: 'manual',
+      title: optionalText(title, 'title'),
+    };
+    await this.teams.openConversationEpoch(epoch);
+    return epoch;
+  }
+
+  async renameConversation(teamId: string, epochId: string, title: unknown): Promise<TeamEpochDto> {
+    const epoch = await this.conversationOf(teamId, epochId);
+    await this.teams.renameEpoch(epoch.id, text(title, 'title'));
+    return (await this.teams.findEpoch(epoch.id)) ?? epoch;
+  }
+
+  /** Archives (seals) a conversation epoch; its records are kept. */
+  async archiveConversation(teamId: string, epochId: string): Promise<void> {
+    const team = await this.get(teamId);
+    const epoch = await this.conversationOf(teamId, epochId);
+    if (!epoch.endedAt) await this.work.archive(team, epoch);
+  }
+
+  private async conversationOf(teamId: string, epochId: string): Promise<TeamEpochDto> {
+    await this.get(teamId);
+    const epoch = isUuid(epochId) ? await this.teams.findEpoch(epochId.toLowerCase()) : null;
+    if (!epoch || epoch.teamId !== teamId || epoch.lifecycle !== 'conversation')
+      throw DomainError.notFound(TeamTexts.epochNotFound);
+    return epoch;
+  }
+
   async epochs(teamId: string): Promise<TeamEpochDto[]> {
     await this.get(teamId);
     return this.teams.listEpochs(teamId);

@@ -340,6 +340,21 @@ export class TypeormTeamRepository extends TeamRepository {
     }
   }
 
+  async openConversationEpoch(epoch: TeamEpochDto): Promise<void> {
+    await this.ds.query(
+      `INSERT INTO "team_epoch" ("id", "team_id", "lifecycle", "started_at", "trigger_type", "title")
+       VALUES ($1, $2, 'conversation', $3, $4, $5)`,
+      [epoch.id, epoch.teamId, epoch.startedAt, epoch.triggerType, epoch.title],
+    );
+  }
+
+  async renameEpoch(epochId: string, title: string | null): Promise<boolean> {
+    const rows = returningRows(
+      await this.ds.query(`UPDATE "team_epoch" SET "title" = $2 WHERE "id" = $1 RETURNING "id"`, [epochId, title]),
+    );
+    return rows.length > 0;
+  }
+
   async findEpoch(epochId: string): Promise<TeamEpochDto | null> {
     const rows: Row[] = await this.ds.query(`SELECT * FROM "team_epoch" WHERE "id" = $1`, [epochId]);
     return rows[0] ? toEpoch(rows[0]) : null;

@@ -21,6 +21,8 @@ import {
   AddMemberDto,
   ChatMessagesQuery,
   CreateTeamDto,
+  OpenConversationDto,
+  RenameConversationDto,
   ProposeMembersDto,
   PutEdgesDto,
   SendToMemberDto,
@@ -137,6 +139,42 @@ export class TeamsController {
   @ApiData(arr(TEAM_EPOCH))
   async epochs(@Param('teamId') teamId: string): Promise<SuccessBody<TeamEpochDto[]>> {
     return ok(await this.teams.epochs(teamId));
+  }
+
+  @Get(':teamId/conversations')
+  @ApiData(arr(TEAM_EPOCH))
+  async conversations(@Param('teamId') teamId: string): Promise<SuccessBody<TeamEpochDto[]>> {
+    return ok(await this.teams.listConversations(teamId));
+  }
+
+  @Post(':teamId/conversations')
+  @HttpCode(200)
+  @ApiData(TEAM_EPOCH)
+  async openConversation(
+    @Param('teamId') teamId: string,
+    @Body() body: OpenConversationDto,
+  ): Promise<SuccessBody<TeamEpochDto>> {
+    return ok(await this.teams.openConversation(teamId, body.title));
+  }
+
+  @Patch(':teamId/conversations/:epochId')
+  @ApiData(TEAM_EPOCH)
+  async renameConversation(
+    @Param('teamId') teamId: string,
+    @Param('epochId') epochId: string,
+    @Body() body: RenameConversationDto,
+  ): Promise<SuccessBody<TeamEpochDto>> {
+    return ok(await this.teams.renameConversation(teamId, epochId, body.title));
+  }
+
+  @Delete(':teamId/conversations/:epochId')
+  @ApiDone()
+  async archiveConversation(
+    @Param('teamId') teamId: string,
+    @Param('epochId') epochId: string,
+  ): Promise<{ success: true }> {
+    await this.teams.archiveConversation(teamId, epochId);
+    return { success: true };
   }
 
   @Get(':teamId/epochs/:epochId/board')

@@ -142,3 +142,13 @@ export class ChatMessagesQuery {
   @IsString()
   epochId?: string;
 }
+
+export class OpenConversationDto {
+  @Documented({ type: 'string' })
+  title?: unknown;
+}
+
+export class RenameConversationDto {
+  @Documented({ type: 'string' }, { required: true })
+  title: unknown;
+}
