@@ -33,7 +33,7 @@ import {
   TeamMemberEntity,
   TeamTaskEntity,
 } from './entities/team.entities.js';
-import { Teams1765600000000 } from './migrations/1765600000000-teams.js';
+import { Teams1765700000000 } from './migrations/1765700000000-teams.js';
 
 /** Every entity and migration, in order. Add new ones here. */
 export const ENTITIES = [
@@ -76,5 +76,5 @@ export const MIGRATIONS = [
   SubmitUserMessage1765300000000,
   SubmitUserMessageChecks1765400000000,
   SubmitUserMessageFirstMeta1765500000000,
-  Teams1765600000000,
+  Teams1765700000000,
 ];

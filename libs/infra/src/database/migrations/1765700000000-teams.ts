@@ -6,8 +6,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * space deletes its teams; deleting an app removes it from its teams; everything of an epoch
  * goes with it. The partial unique index keeps one open run epoch per team across replicas.
  */
-export class Teams1765600000000 implements MigrationInterface {
-  name = 'Teams1765600000000';
+export class Teams1765700000000 implements MigrationInterface {
+  name = 'Teams1765700000000';
 
   async up(q: QueryRunner): Promise<void> {
     await q.query(
