@@ -27,8 +27,16 @@ FROM ${NODE_IMAGE} AS runtime
 # and forwards SIGTERM to node, which drains and exits 0 within 10 s.
 # bubblewrap is the Bash tool's sandbox; it needs user namespaces, which Docker's default
 # seccomp profile refuses: without them Bash stays off (see the README, SVC_AGENT_BASH).
+# chromium (Debian's, driven by playwright-core) is the AI browser's engine, with CJK fonts so
+# Chinese and Japanese pages render in snapshots and the live view. Build with
+# --build-arg WITH_CHROMIUM=0 for API-only images whose pages run in a remote browser
+# (SVC_BROWSER_WS_ENDPOINT; docs/api/ai-browser.md, "Deployment").
+ARG WITH_CHROMIUM=1
 RUN apt-get update \
  && apt-get install -y --no-install-recommends tini bubblewrap \
+ && if [ "$WITH_CHROMIUM" = "1" ]; then \
+      apt-get install -y --no-install-recommends chromium fonts-wqy-zenhei fonts-liberation; \
+    fi \
  && rm -rf /var/lib/apt/lists/*
 
 ENV NODE_ENV=production \

@@ -22,7 +22,7 @@ describe('skills: installed into their scope, offered to turns, read on use, sla
   let space: { id: string; path: string };
   let notesId: string;
 
-  const skillDir = (name: string) => join(space.path, '.svc', 'skills', name);
+  const skillDir = (name: string) => join(space.path, '.claude', 'skills', name);
   const chat = (message: string) => h.chat(space.id, message);
   const results = toolResults;
 

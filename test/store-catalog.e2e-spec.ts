@@ -179,7 +179,7 @@ describe(`store over the reference catalog (${testMode()})`, { skip: referenceCa
     const apps = okData<AppRecord[]>(await api.get(`/api/apps?spaceId=${spaceId}`));
     assert.equal(apps.length, index.length);
     for (const skill of index.flatMap((e) => e.requires_skills ?? [])) {
-      assert.ok(existsSync(join(spacePath, '.svc', 'skills', skill)), `bundled skill ${skill} installed`);
+      assert.ok(existsSync(join(spacePath, '.claude', 'skills', skill)), `bundled skill ${skill} installed`);
     }
     failure(await api.post('/api/store/install', { spaceId }), 400, /slug/);
     failure(await api.post('/api/store/install', { slug: 'ai-daily-news', spaceId }), 409, /already installed/);

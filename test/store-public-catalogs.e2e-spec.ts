@@ -229,7 +229,7 @@ describe(`store public catalogs (${testMode()})`, () => {
     const app = okData<AppRecord>(await api.get(`/api/apps/${appId}`));
     assert.deepEqual([app.spec.type, app.spec.name], ['skill', 'csv-cleaner']);
     assert.match(app.spec.system_prompt ?? '', /Trim whitespace/);
-    const file = join(spacePath, '.svc', 'skills', 'csv-cleaner', 'SKILL.md');
+    const file = join(spacePath, '.claude', 'skills', 'csv-cleaner', 'SKILL.md');
     assert.ok(existsSync(file));
     assert.equal(readFileSync(file, 'utf8'), CSV_CLEANER_SKILL_MD);
     // A missing SKILL.md fails the install clearly, nothing written.

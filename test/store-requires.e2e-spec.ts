@@ -94,7 +94,7 @@ describe(`store requirements installed with an item (${testMode()})`, () => {
       /skill "nowhere-skill".*nothing was installed/,
     );
     assert.deepEqual(await apps(), []);
-    assert.ok(!existsSync(join(spacePath, '.svc', 'skills', 'helper-skill')));
+    assert.ok(!existsSync(join(spacePath, '.claude', 'skills', 'helper-skill')));
   });
 
   it('a required MCP server the MCP policy refuses fails the install; the skill installed for it goes again', async () => {
@@ -105,7 +105,7 @@ describe(`store requirements installed with an item (${testMode()})`, () => {
       'MCP_COMMAND_BLOCKED',
     );
     assert.deepEqual(await apps(), []);
-    assert.ok(!existsSync(join(spacePath, '.svc', 'skills', 'helper-skill')));
+    assert.ok(!existsSync(join(spacePath, '.claude', 'skills', 'helper-skill')));
   });
 
   it('a required skill comes from the source and installs with the item, in the same workspace', async () => {
@@ -114,7 +114,7 @@ describe(`store requirements installed with an item (${testMode()})`, () => {
     assert.deepEqual(all.map((a) => a.spec.store?.slug).sort(), ['helper-skill', 'needs-skill']);
     assert.ok(all.every((a) => a.spaceId === spaceId));
     assert.ok(all.some((a) => a.id === appId));
-    assert.equal(readFileSync(join(spacePath, '.svc', 'skills', 'helper-skill', 'notes.txt'), 'utf8'), 'notes');
+    assert.equal(readFileSync(join(spacePath, '.claude', 'skills', 'helper-skill', 'notes.txt'), 'utf8'), 'notes');
     // Already there: installing another item that needs it installs no second copy.
     okData(await api.post('/api/store/install', { slug: 'needs-skill-too', spaceId }));
     assert.equal((await apps()).filter((a) => a.spec.store?.slug === 'helper-skill').length, 1);

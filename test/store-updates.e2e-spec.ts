@@ -57,7 +57,7 @@ describe(`store sources and updates (${testMode()})`, () => {
     catalog.set('items/synth-watcher/skills/watch-helper/SKILL.md', `# Helper ${v}`);
   };
   /** The bundled skill as installed into the space's skills folder. */
-  const helperSkill = () => readFileSync(join(spacePath, '.svc', 'skills', 'watch-helper', 'SKILL.md'), 'utf8');
+  const helperSkill = () => readFileSync(join(spacePath, '.claude', 'skills', 'watch-helper', 'SKILL.md'), 'utf8');
   const extraHumans = [
     syntheticEntry('mismatched', '1.0.0'),
     { ...syntheticEntry('bad', '1.0.0'), slug: 'Bad Slug' },

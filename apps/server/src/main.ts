@@ -71,6 +71,7 @@ async function bootstrap(): Promise<void> {
     startAssistantListener,
     authMiddleware,
     installBasePath,
+    routeBrowserViews,
     warnOnUnknownPrefix,
     corsHeaders,
     jsonBody,
@@ -125,6 +126,7 @@ async function bootstrap(): Promise<void> {
   const server = app.getHttpServer() as Server;
   // Prepended listeners run newest first: the prefix check sees URLs after the base path is stripped.
   warnOnUnknownPrefix(server, config.basePath, (message, fields) => logger.warn(message, fields));
+  routeBrowserViews(server);
   installBasePath(server, config.basePath);
   configureApiApp(app, logger, config.basePath);
   // The application whose routes the assistant's listener reaches: this one, or in a worker-only

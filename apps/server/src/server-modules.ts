@@ -24,6 +24,7 @@ export { TurnRunner } from '#core/agent/turn-runner.js';
 export { JobProcessors } from './jobs/job-processors.js';
 export { createFrameAdapter } from './ws/frame-adapter.js';
 export { EventsGateway } from './ws/events.gateway.js';
+export { routeBrowserViews } from './ws/browser-view-frames.js';
 export { SystemService } from '#core/system/system.service.js';
 export { PromMetrics } from '#infra/metrics/prom-metrics.js';
 export { workerProbes } from './http/system/probes.js';

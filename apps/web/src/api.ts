@@ -17,6 +17,13 @@ export function wsUrl(): string {
   return url.toString();
 }
 
+/** The live view socket of an AI browser page (docs/api/ai-browser-views.md, "Live view"). */
+export function browserViewUrl(viewId: string): string {
+  const url = new URL(`ws/browser/${encodeURIComponent(viewId)}`, appRoot());
+  url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
+  return url.toString();
+}
+
 const TOKEN_KEY = 'svc-token';
 
 export const session = {
@@ -56,7 +63,8 @@ interface Envelope<T> {
 }
 
 async function send<T>(method: string, path: string, body?: unknown, raw?: Blob | File): Promise<T> {
-  const headers: Record<string, string> = {};
+  // Names the web app to the server (the audit of a tool approval says who answered).
+  const headers: Record<string, string> = { 'X-Svc-Client': 'web' };
   if (session.token) headers.Authorization = `Bearer ${session.token}`;
   let payload: BodyInit | undefined;
   if (raw) {

@@ -1,8 +1,9 @@
 import type { ActivityEntryDto, AppDto, AutomationStateDto, RunTriggerResult } from '#contracts/apps.js';
-import { appChatConversationId } from '#contracts/apps.js';
+import { appChatConversationId, appRunConversationId } from '#contracts/apps.js';
 import type { ConversationDto, MessageDto } from '#contracts/conversations.js';
 import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError } from './api.js';
+import { AppBrowser } from './browser.js';
 import { Conversation } from './chat.js';
 import { ask, confirmAction } from './dialogs.js';
 import { go, href } from './route.js';
@@ -319,6 +320,15 @@ function SettingsForm(props: { app: AppDto; onSaved: () => void }) {
   );
 }
 
+const TAB_NAMES = { chat: 'Chat', activity: 'Activity', browser: 'Browser', settings: 'Settings' } as const;
+
+/** The conversations whose browser pages are the digital human's: its main chat, its runs', and the threads this browser knows. */
+const appConversationIds = (appId: string): string[] => [
+  appChatConversationId(appId),
+  appRunConversationId(appId),
+  ...rememberedThreads(appId).map((t) => t.id),
+];
+
 function AppPage(props: {
   app: AppDto;
   state?: AutomationStateDto;
@@ -327,7 +337,7 @@ function AppPage(props: {
   reload: () => Promise<void>;
 }) {
   const { app } = props;
-  const [tab, setTab] = useState<'chat' | 'activity' | 'settings'>('chat');
+  const [tab, setTab] = useState<'chat' | 'activity' | 'browser' | 'settings'>('chat');
   const [activity, setActivity] = useState<ActivityEntryDto[]>([]);
   const [escalations, setEscalations] = useState<Escalation[]>([]);
   const [state, setState] = useState<AutomationStateDto | undefined>(props.state);
@@ -443,7 +453,7 @@ function AppPage(props: {
         ))}
       </section>
       <div class="row" role="tablist" aria-label="Sections">
-        {(['chat', 'activity', 'settings'] as const).map((t) => (
+        {(['chat', 'activity', 'browser', 'settings'] as const).map((t) => (
           <button
             key={t}
             role="tab"
@@ -451,7 +461,7 @@ function AppPage(props: {
             class={tab === t ? 'primary' : ''}
             onClick={() => setTab(t)}
           >
-            {t === 'chat' ? 'Chat' : t === 'activity' ? 'Activity' : 'Settings'}
+            {TAB_NAMES[t]}
           </button>
         ))}
       </div>
@@ -474,6 +484,14 @@ function AppPage(props: {
             ))}
           </ol>
         </section>
+      )}
+      {tab === 'browser' && (
+        <AppBrowser
+          appId={app.id}
+          spaceId={spaceId}
+          conversationIds={appConversationIds(app.id)}
+          socket={props.socket}
+        />
       )}
       {tab === 'settings' && (
         <section class="panel">
@@ -526,6 +544,14 @@ interface Thread {
   lastMessage?: string;
 }
 const threadsKey = (appId: string): string => `svc-threads:${appId}`;
+function rememberedThreads(appId: string): Thread[] {
+  try {
+    const list = JSON.parse(localStorage.getItem(threadsKey(appId)) ?? '[]') as unknown;
+    return Array.isArray(list) ? (list as Thread[]) : [];
+  } catch {
+    return [];
+  }
+}
 /** A caller-chosen thread id: a letter or digit, then letters, digits and `. _ : @ -` (128 at most). */
 const threadIdFrom = (name: string): string =>
   name
@@ -542,13 +568,7 @@ const threadIdFrom = (name: string): string =>
 function AppChat(props: { app: AppDto; space: Space; socket: EventSocket }) {
   const { app } = props;
   const main = appChatConversationId(app.id);
-  const [threads, setThreads] = useState<Thread[]>(() => {
-    try {
-      return JSON.parse(localStorage.getItem(threadsKey(app.id)) ?? '[]') as Thread[];
-    } catch {
-      return [];
-    }
-  });
+  const [threads, setThreads] = useState<Thread[]>(() => rememberedThreads(app.id));
   const [current, setCurrent] = useState(main);
   const remember = (list: Thread[]) => {
     setThreads(list);

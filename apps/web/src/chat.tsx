@@ -1,9 +1,10 @@
-import type { AskQuestion, SessionState, Thought, TokenUsageDto } from '#contracts/agent.js';
+import type { AskQuestion, PendingApprovalDto, SessionState, Thought, TokenUsageDto } from '#contracts/agent.js';
 import type { ConversationDto, ConversationSummaryDto, MessageDto } from '#contracts/conversations.js';
 import type { EventEnvelope } from '#contracts/events.js';
 import { STREAM_GAP_CHANNEL } from '#contracts/events.js';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError } from './api.js';
+import { BrowserToggle, ChatBrowserPanel } from './browser.js';
 import { ask, confirmAction } from './dialogs.js';
 import { renderMarkdown } from './markdown.js';
 import { go, href } from './route.js';
@@ -26,9 +27,11 @@ interface Live {
   text: string;
   steps: Step[];
   question: { id: string; questions: AskQuestion[] } | null;
+  /** A tool call an approval policy holds until someone approves or rejects it. */
+  approval: PendingApprovalDto | null;
   notice: string;
 }
-const EMPTY: Live = { text: '', steps: [], question: null, notice: '' };
+const EMPTY: Live = { text: '', steps: [], question: null, approval: null, notice: '' };
 
 const usageText = (u: Partial<TokenUsageDto>): string =>
   `${(u.inputTokens ?? 0).toLocaleString()} in · ${(u.outputTokens ?? 0).toLocaleString()} out` +
@@ -150,6 +153,20 @@ export function applyEvent(live: Live, event: EventEnvelope): Live {
     }
     case 'agent:tool-call': {
       const id = String(d.id);
+      const held: Partial<Pick<Live, 'approval'>> =
+        d.requiresApproval === true
+          ? {
+              approval: {
+                toolId: id,
+                name: String(d.name),
+                input: (d.input ?? {}) as Record<string, unknown>,
+                deadline: String(d.deadline ?? ''),
+              },
+            }
+          : live.approval?.toolId === id
+            ? { approval: null }
+            : {};
+      live = { ...live, ...held };
       // The thought that announced this call carries no tool-use id: link the latest unlinked one of that name.
       const unlinked = [...steps].reverse().find((s) => s.kind === 'tool' && !s.toolUseId && s.name === d.name);
       if (!steps.some((s) => matches(s, id)) && unlinked) {
@@ -164,6 +181,7 @@ export function applyEvent(live: Live, event: EventEnvelope): Live {
     case 'agent:tool-result':
       return {
         ...live,
+        approval: live.approval?.toolId === d.toolId ? null : live.approval,
         steps: update(String(d.toolId), (s) => ({ ...s, result: String(d.result ?? ''), isError: Boolean(d.isError) })),
       };
     case 'agent:ask-question':
@@ -205,6 +223,55 @@ function StepView(props: { step: Step }) {
         </>
       )}
     </details>
+  );
+}
+
+/** A held tool call: what it will run with, and Approve / Reject (docs/api/agent.md, "Tool approvals"). */
+function ApprovalCard(props: { conversationId: string; approval: PendingApprovalDto; onDone: () => void }) {
+  const [reason, setReason] = useState('');
+  const [error, setError] = useState('');
+  const [busy, setBusy] = useState(false);
+  const answer = async (path: 'approve' | 'reject') => {
+    setBusy(true);
+    try {
+      await api.post(`/api/agent/${path}`, {
+        conversationId: props.conversationId,
+        toolId: props.approval.toolId,
+        ...(path === 'reject' && reason.trim() ? { reason: reason.trim() } : {}),
+      });
+      props.onDone();
+    } catch (err) {
+      setError((err as ApiError).message);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const deadline = Date.parse(props.approval.deadline);
+  return (
+    <section class="panel stack" role="group" aria-label="Tool call waiting for approval">
+      <p>
+        The assistant wants to run <strong>{props.approval.name}</strong> with:
+      </p>
+      <pre>{JSON.stringify(props.approval.input, null, 2)}</pre>
+      {Number.isFinite(deadline) && (
+        <p class="muted">Rejected automatically at {new Date(deadline).toLocaleTimeString()} without an answer.</p>
+      )}
+      <label for="approval-reason">Reason (told to the assistant when you reject)</label>
+      <input id="approval-reason" value={reason} onInput={(e) => setReason(e.currentTarget.value)} />
+      <div class="row">
+        <button type="button" class="primary" disabled={busy} onClick={() => void answer('approve')}>
+          Approve
+        </button>
+        <button type="button" disabled={busy} onClick={() => void answer('reject')}>
+          Reject
+        </button>
+      </div>
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
+    </section>
   );
 }
 
@@ -377,6 +444,7 @@ export function ChatScreen(props: { space: Space; socket: EventSocket; conversat
           socket={props.socket}
           conversationId={props.conversationId}
           onTurnEnd={reload}
+          browser
         />
       ) : (
         <section class="panel">
@@ -411,6 +479,8 @@ export function Conversation(props: {
   load?: () => Promise<ConversationDto>;
   /** Where a stored message's thoughts are read; default: the conversation records' operation. */
   thoughtsPath?: (messageId: string) => string;
+  /** The assistant's chat: the AI browser switch, and its pages' live view. */
+  browser?: boolean;
 }) {
   const id = props.conversationId;
   const [conversation, setConversation] = useState<ConversationDto | null>(null);
@@ -458,7 +528,12 @@ export function Conversation(props: {
         setLive((prev) =>
           prev.text || prev.steps.length
             ? prev
-            : { ...EMPTY, steps: stepsFromThoughts(state.thoughts), question: state.pendingQuestion },
+            : {
+                ...EMPTY,
+                steps: stepsFromThoughts(state.thoughts),
+                question: state.pendingQuestion,
+                approval: state.pendingApproval ?? null,
+              },
         );
         replayUntil = Date.now() + REPLAY_WINDOW_MS;
         props.socket.replay(id);
@@ -571,48 +646,61 @@ export function Conversation(props: {
 
   return (
     <section class="panel stack" aria-label={conversation?.title ?? 'Conversation'}>
-      <h2>{conversation?.title ?? '…'}</h2>
-      <div class="messages" role="log" aria-label="Messages" aria-live="polite">
-        {messages.map((m) => (
-          <div key={m.id} class={`msg ${m.role}`}>
-            {m.role === 'assistant' && withSteps.has(m.id) && <PastSteps path={thoughtsPath(m.id)} />}
-            {m.role === 'user' ? <p class="pre-wrap">{m.content}</p> : <Markdown text={m.content} />}
-            {attachmentsOf(m).length > 0 && (
-              <div class="row attachments">
-                {attachmentsOf(m).map((a, i) => (
-                  <img key={i} src={`data:${a.mediaType};base64,${a.data}`} alt={`Attached image ${i + 1}`} />
-                ))}
-              </div>
-            )}
-            {m.error && <p class="error">{m.error}</p>}
-            {m.role === 'assistant' && m.tokenUsage && (
-              <p class="notice usage" title="Token usage and cost of this reply">
-                {usageText(m.tokenUsage)}
-              </p>
-            )}
-          </div>
-        ))}
-        {(generating || live.text || live.steps.length > 0) && (
-          <div class="msg assistant" aria-busy={generating} data-live="true">
-            {live.steps.map((s) => (
-              <StepView key={s.id} step={s} />
-            ))}
-            {live.text ? <Markdown text={live.text} /> : generating && <p class="muted">Working…</p>}
-            {live.notice && (
-              <p class="notice" role="status">
-                {live.notice}
-              </p>
-            )}
-          </div>
-        )}
-        {live.question && (
-          <QuestionCard
-            conversationId={id}
-            question={live.question}
-            onDone={() => setLive((l) => ({ ...l, question: null }))}
-          />
-        )}
-        <div ref={bottom} />
+      <div class="row">
+        <h2 class="grow">{conversation?.title ?? '…'}</h2>
+        {props.browser && <BrowserToggle spaceId={props.space.id} conversationId={id} socket={props.socket} />}
+      </div>
+      <div class="conversation-body">
+        <div class="messages" role="log" aria-label="Messages" aria-live="polite">
+          {messages.map((m) => (
+            <div key={m.id} class={`msg ${m.role}`}>
+              {m.role === 'assistant' && withSteps.has(m.id) && <PastSteps path={thoughtsPath(m.id)} />}
+              {m.role === 'user' ? <p class="pre-wrap">{m.content}</p> : <Markdown text={m.content} />}
+              {attachmentsOf(m).length > 0 && (
+                <div class="row attachments">
+                  {attachmentsOf(m).map((a, i) => (
+                    <img key={i} src={`data:${a.mediaType};base64,${a.data}`} alt={`Attached image ${i + 1}`} />
+                  ))}
+                </div>
+              )}
+              {m.error && <p class="error">{m.error}</p>}
+              {m.role === 'assistant' && m.tokenUsage && (
+                <p class="notice usage" title="Token usage and cost of this reply">
+                  {usageText(m.tokenUsage)}
+                </p>
+              )}
+            </div>
+          ))}
+          {(generating || live.text || live.steps.length > 0) && (
+            <div class="msg assistant" aria-busy={generating} data-live="true">
+              {live.steps.map((s) => (
+                <StepView key={s.id} step={s} />
+              ))}
+              {live.text ? <Markdown text={live.text} /> : generating && <p class="muted">Working…</p>}
+              {live.notice && (
+                <p class="notice" role="status">
+                  {live.notice}
+                </p>
+              )}
+            </div>
+          )}
+          {live.question && (
+            <QuestionCard
+              conversationId={id}
+              question={live.question}
+              onDone={() => setLive((l) => ({ ...l, question: null }))}
+            />
+          )}
+          {live.approval && (
+            <ApprovalCard
+              conversationId={id}
+              approval={live.approval}
+              onDone={() => setLive((l) => ({ ...l, approval: null }))}
+            />
+          )}
+          <div ref={bottom} />
+        </div>
+        {props.browser && <ChatBrowserPanel conversationId={id} socket={props.socket} />}
       </div>
       {usage && <p class="notice">Last turn: {usageText(usage)}</p>}
       {error && (

@@ -14,6 +14,44 @@ export interface Thought {
   isStreaming?: boolean;
   /** The model's tool-use id, linking a tool_use thought to its result. */
   toolUseId?: string;
+  /** A tool call a policy held for a person's answer: when it was asked, and how it was decided. */
+  approval?: ApprovalRecord;
+}
+
+/**
+ * Tool approvals (docs/api/agent.md, "Tool approvals"): the policy of `approvals` in the
+ * configuration or a digital human's user overrides. An empty `tools` list is no policy.
+ */
+export interface ApprovalPolicy {
+  /** Glob patterns of tool names (`Bash`, `mcp__*__send*`). */
+  tools: string[];
+  timeoutSeconds: number;
+}
+
+export const APPROVAL_TIMEOUT_DEFAULT_SECONDS = 600;
+
+/** A tool call waiting for approval, as the session state shows it. */
+export interface PendingApprovalDto {
+  toolId: string;
+  name: string;
+  input: Record<string, unknown>;
+  /** ISO time after which the call is rejected. */
+  deadline: string;
+}
+
+/** How a held call ended: `approved`, `rejected` (by a person), `timeout` or `stopped` (both reject it). */
+export type ApprovalOutcome = 'approved' | 'rejected' | 'timeout' | 'stopped';
+/** Who answered: the API, the web app, the assistant's own API relay, or the server (timeout, stop). */
+export type ApprovalDecider = 'api' | 'web' | 'assistant' | 'server';
+
+/** The audit of one held call, kept on its thought. */
+export interface ApprovalRecord {
+  requestedAt: string;
+  deadline: string;
+  outcome?: ApprovalOutcome;
+  decidedBy?: ApprovalDecider;
+  decidedAt?: string;
+  reason?: string;
 }
 
 /**
@@ -58,6 +96,8 @@ export interface SessionState {
   startedAt: string | null;
   thoughts: Thought[];
   pendingQuestion: { id: string; questions: AskQuestion[] } | null;
+  /** The tool call waiting for a person's answer under an approval policy (additive). */
+  pendingApproval: PendingApprovalDto | null;
   pendingRetry: ApiRetryInfo | null;
   /** Which server process runs the turn (additive; for operators and tests). */
   replicaId: string | null;
@@ -120,7 +160,19 @@ export interface AgentEventPayloads {
     toolResult?: { output: string; isError: boolean; timestamp: string };
     isToolResult?: boolean;
   };
-  'agent:tool-call': { id: string; name: string; status: 'running'; input: Record<string, unknown> };
+  /**
+   * `requiresApproval: true`: the call waits for `POST /api/agent/approve` or `/reject` until
+   * `deadline`; such an event goes to every client, like the status events. After an approval
+   * the call is announced again without the flag as it starts.
+   */
+  'agent:tool-call': {
+    id: string;
+    name: string;
+    status: 'running';
+    input: Record<string, unknown>;
+    requiresApproval?: boolean;
+    deadline?: string;
+  };
   'agent:tool-result': { toolId: string; result: string; isError: boolean };
   'agent:ask-question': { id: string; questions: AskQuestion[] };
   'agent:complete': { duration: number; tokenUsage?: TokenUsageDto };
@@ -141,5 +193,6 @@ export interface AgentEventPayloads {
 /** Coordination between replicas (never delivered to sockets). */
 export const AgentInternalChannels = {
   stop: 'internal:agent-stop',
+  /** A question was answered or a held tool call decided: the replica running the turn wakes. */
   answer: 'internal:agent-answer',
 } as const;

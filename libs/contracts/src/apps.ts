@@ -84,6 +84,8 @@ export const ACTIVITY_TYPES = [
   'milestone',
   'output',
   'escalation',
+  /** A run's tool call held for approval; the entry is updated with the decision (docs/api/agent.md, "Tool approvals"). */
+  'approval',
 ] as const;
 export type ActivityType = (typeof ACTIVITY_TYPES)[number];
 
@@ -153,6 +155,9 @@ export interface AppImSessionUpdatedEvent {
 
 /** The default chat thread of a digital human. */
 export const appChatConversationId = (appId: string): string => `app-chat:${appId}`;
+
+/** The conversation all runs of an app are kept in: one at a time, each message marked with its run. */
+export const appRunConversationId = (appId: string): string => `app-run:${appId}`;
 
 /** `GET /api/apps/:appId/chat/session-state`. */
 export interface AppChatSessionStateDto {

@@ -6,6 +6,9 @@
 /** The in-process MCP server's name: its tools reach the model as `mcp__ai-browser__<tool>`. */
 export const AI_BROWSER_SERVER = 'ai-browser';
 
+/** MCP server ids a spec's `requires.mcps` may name that are part of the server, not installed apps. */
+export const BUILT_IN_MCP_SERVERS: readonly string[] = [AI_BROWSER_SERVER];
+
 export const BrowserChannels = {
   activeViewChanged: 'ai-browser:active-view-changed',
   viewGone: 'ai-browser:view-gone',
@@ -75,3 +78,47 @@ export type BrowserViewerInput =
   | { type: 'key'; event: 'keyDown' | 'keyUp'; key: string; text?: string }
   | { type: 'text'; text: string }
   | { type: 'viewport'; width: number; height: number };
+
+/**
+ * Coordination between replicas (never delivered to sockets): a page lives on the replica that
+ * runs its scope's turn, so stop, finish and the live view of a page held elsewhere travel as
+ * commands to its holder, which answers on `reply`; a relayed live view carries frames out and
+ * input in under its watch id.
+ */
+export const BrowserInternalChannels = {
+  command: 'internal:browser-command',
+  reply: 'internal:browser-reply',
+  watchFrame: 'internal:browser-watch-frame',
+} as const;
+
+/** A command for the replica holding a page. */
+export type BrowserCommand = { requestId: string; replica: string; from: string } & (
+  | { op: 'stop'; viewId: string; conversationId: string | null }
+  | { op: 'finish'; viewId: string }
+  | { op: 'watch'; viewId: string; watchId: string }
+  | { op: 'input'; watchId: string; input: BrowserViewerInput }
+  | { op: 'unwatch'; watchId: string }
+);
+
+/** The holder's answer to a command: its result, or why it failed (`notFound`: no such page there). */
+export interface BrowserCommandReply {
+  requestId: string;
+  replica: string;
+  result?: unknown;
+  error?: { message: string; notFound?: boolean };
+}
+
+/** A relayed live view's traffic from the holder to the viewer's replica. */
+export interface BrowserWatchFrame {
+  watchId: string;
+  replica: string;
+  frame?: BrowserFrame;
+  ended?: string;
+}
+
+/** `GET /api/apps/:appId/browser-login`: a digital human's sign-in site; `signedIn` is a hint (cookies for its domain). */
+export interface BrowserLoginSite {
+  url: string;
+  label: string;
+  signedIn: boolean;
+}

@@ -69,6 +69,8 @@ export const ErrorCodes = {
   NO_UPDATE: 'NO_UPDATE',
   UPDATE_REFUSED: 'UPDATE_REFUSED',
   NOT_FROM_STORE: 'NOT_FROM_STORE',
+  /** An approve or reject with a policy active and no tool call waiting. */
+  NO_APPROVAL_PENDING: 'NO_APPROVAL_PENDING',
 
   // unavailable and internal, by meaning.
   /** A registry or store server did not answer as it should. */

@@ -21,6 +21,16 @@ import type {
   WATCH_RESTART_CHANNEL,
   WatchRestartEvent,
 } from './artifacts.js';
+import type {
+  BrowserActiveViewChangedEvent,
+  BrowserChannels,
+  BrowserCommand,
+  BrowserCommandReply,
+  BrowserConversationReleasedEvent,
+  BrowserInternalChannels,
+  BrowserViewGoneEvent,
+  BrowserWatchFrame,
+} from './browser.js';
 import type { MCP_STATUS_CHANNEL, McpStatusEvent } from './mcp.js';
 import type {
   AI_SOURCES_CATALOG_CHANGED,
@@ -91,8 +101,14 @@ export const CONVERSATION_CHANNELS: ReadonlySet<string> = new Set([
 /** Who receives an event of a channel. */
 export type Audience = 'everyone' | 'subscribers';
 
-export function audienceOf(channel: string): Audience {
+/**
+ * Who receives an event. A tool call waiting for approval (`agent:tool-call` with
+ * `requiresApproval: true`) goes to everyone, as status events do: a person anywhere may answer it.
+ */
+export function audienceOf(channel: string, data?: object): Audience {
   if (STATUS_CHANNELS.has(channel)) return 'everyone';
+  if (channel === 'agent:tool-call' && (data as { requiresApproval?: unknown } | undefined)?.requiresApproval === true)
+    return 'everyone';
   if (CONVERSATION_CHANNELS.has(channel)) return 'subscribers';
   return 'everyone';
 }
@@ -177,11 +193,17 @@ export interface GlobalEventMap {
   [TeamChannels.blackboard]: TeamBlackboardEvent;
   [TeamChannels.message]: TeamMessageEvent;
   [TeamChannels.memberHistory]: TeamMemberHistoryEvent;
+  [BrowserChannels.activeViewChanged]: BrowserActiveViewChangedEvent;
+  [BrowserChannels.viewGone]: BrowserViewGoneEvent;
+  [BrowserChannels.conversationReleased]: BrowserConversationReleasedEvent;
   // Between replicas only (INTERNAL_CHANNEL_PREFIX: never delivered to sockets).
   [AgentInternalChannels.stop]: { turnIds: string[] };
   [AgentInternalChannels.answer]: { turnId: string };
   [CONFIG_CHANGED_CHANNEL]: ConfigChanged;
   [WATCH_RESTART_CHANNEL]: WatchRestartEvent;
+  [BrowserInternalChannels.command]: BrowserCommand;
+  [BrowserInternalChannels.reply]: BrowserCommandReply;
+  [BrowserInternalChannels.watchFrame]: BrowserWatchFrame;
 }
 
 /**
@@ -231,10 +253,16 @@ export const EVENT_CHANNELS: readonly EventChannel[] = Object.keys({
   'team:blackboard': 1,
   'team:message': 1,
   'team:member-history': 1,
+  'ai-browser:active-view-changed': 1,
+  'ai-browser:view-gone': 1,
+  'ai-browser:conversation-released': 1,
   'internal:agent-stop': 1,
   'internal:agent-answer': 1,
   'internal:config-changed': 1,
   'internal:artifact-watch:restart': 1,
+  'internal:browser-command': 1,
+  'internal:browser-reply': 1,
+  'internal:browser-watch-frame': 1,
 } satisfies Record<EventChannel, 1>) as EventChannel[];
 
 /** Whether `channel` is one of EventMap's. */

@@ -56,6 +56,11 @@ import { Replica } from '#core/ports/replica.port.js';
 import { TypeormConversationRepository } from './conversations/typeorm-conversation.repository.js';
 import { NodeFileStore } from './files/node-file-store.js';
 import type { Infrastructure } from './infrastructure.js';
+import { BrowserProfiles } from '#core/browser/ai-browser.js';
+import { TypeormBrowserProfiles } from './browser/typeorm-browser-profiles.js';
+import { LivePageRegistry } from '#core/browser/live-page-registry.js';
+import { LocalLivePageRegistry, RedisLivePageRegistry } from './browser/live-page-registries.js';
+import { resolveSecretsKey } from './config/load-config.js';
 import { ChokidarFileWatcher } from './watch/chokidar-file-watcher.js';
 import { LocalLeaderLease } from './watch/local-leader-lease.js';
 import { NodeFileTreeScanner } from './watch/node-file-tree-scanner.js';
@@ -66,6 +71,8 @@ import { NodeMemoryFiles } from './memory/node-memory-files.js';
 import { NodeSpaceFolders } from './spaces/node-space-folders.js';
 import { CachedSpaceRepository } from './spaces/cached-space.repository.js';
 import { TypeormSpaceRepository } from './spaces/typeorm-space.repository.js';
+import { BrowserEngine } from '#core/browser/browser-engine.port.js';
+import { PlaywrightBrowserEngine } from './browser/playwright-browser-engine.js';
 
 /**
  * Binds every port to its adapter: the only binder, and (through the started Infrastructure and
@@ -148,6 +155,24 @@ export class InfraModule {
       { provide: TriggerScheduler, useClass: TriggerScheduler },
       { provide: AppScheduler, useExisting: TriggerScheduler },
       { provide: TeamRepository, useValue: new TypeormTeamRepository(infra.dataSource) },
+      // Cookie jars of the AI browser, encrypted at rest (docs/api/ai-browser-views.md, "Profiles and sign-in").
+      {
+        provide: BrowserProfiles,
+        useFactory: () => new TypeormBrowserProfiles(infra.dataSource, resolveSecretsKey(config).value),
+      },
+      // Which replica holds which AI browser page: in Redis beside other replicas; alone, this process's own.
+      {
+        provide: LivePageRegistry,
+        useValue: infra.redisClient
+          ? new RedisLivePageRegistry(infra.redisClient, config.redisPrefix)
+          : new LocalLivePageRegistry(),
+      },
+      // Chromium starts on the first page, not here.
+      {
+        provide: BrowserEngine,
+        useFactory: (profiles: BrowserProfiles) => new PlaywrightBrowserEngine(config.browser, profiles, logger),
+        inject: [BrowserProfiles],
+      },
     ];
     return { module: InfraModule, providers, exports: providers.map((p) => p.provide) };
   }

@@ -6,6 +6,8 @@ import {
   type NewTurn,
   type PendingInput,
   type PendingQuestion,
+  type PendingApproval,
+  type ApprovalDecision,
   type TurnRecord,
   TurnRepository,
   type TurnStatus,
@@ -75,6 +77,8 @@ export class FakeTurnRepository extends TurnRepository {
       pendingInputs: [],
       pendingQuestion: null,
       questionAnswer: null,
+      pendingApproval: null,
+      approvalDecision: null,
       pendingRetry: null,
       thoughts: [],
       error: null,
@@ -146,6 +150,29 @@ export class FakeTurnRepository extends TurnRepository {
     return true;
   }
 
+  async setApproval(id: string, pending: PendingApproval | null): Promise<void> {
+    const record = this.records.get(id);
+    if (record) Object.assign(record, { pendingApproval: pending, approvalDecision: null });
+  }
+
+  async decideApproval(
+    conversationId: string,
+    toolId: string | null,
+    decision: ApprovalDecision,
+  ): Promise<TurnRecord | null> {
+    const record = this.active().find(
+      (t) =>
+        t.conversationId === conversationId &&
+        t.pendingApproval !== null &&
+        t.approvalDecision === null &&
+        !t.stopRequested &&
+        (toolId === null || t.pendingApproval.toolId === toolId),
+    );
+    if (!record) return null;
+    record.approvalDecision = decision;
+    return structuredClone(record);
+  }
+
   async setRetry(id: string, retry: Record<string, unknown> | null): Promise<void> {
     const record = this.records.get(id);
     if (record) record.pendingRetry = retry;
@@ -169,7 +196,14 @@ export class FakeTurnRepository extends TurnRepository {
   ): Promise<boolean> {
     const record = this.records.get(id);
     if (!record || !ACTIVE_TURN_STATUSES.includes(record.status)) return false;
-    Object.assign(record, { status, error, endedAt: new Date(), pendingQuestion: null, pendingRetry: null });
+    Object.assign(record, {
+      status,
+      error,
+      endedAt: new Date(),
+      pendingQuestion: null,
+      pendingApproval: null,
+      pendingRetry: null,
+    });
     return true;
   }
 

@@ -3,6 +3,7 @@ import { AgentService } from '#core/agent/agent.service.js';
 import { ChatPlanBuilder } from '#core/agent/chat-plan-builder.js';
 import { TurnPreamble } from '#core/agent/turn-preamble.js';
 import { ConversationEvents } from '#core/agent/conversation-events.js';
+import { ConversationToolsets } from '#core/agent/conversation-toolsets.js';
 import { RecordRetry } from '#core/agent/record-retry.js';
 import { AgentLoop } from '#core/agent/engine/agent-loop.js';
 import { ToolRegistry } from '#core/agent/tool-registry.js';
@@ -13,6 +14,8 @@ import { ModelSourceTester } from '#core/models/model-source-tester.js';
 import { APP_CONFIG, type AppConfig } from '#core/config/app-config.js';
 import { Clock } from '#core/ports/clock.port.js';
 import { ModelProvider } from '#core/ports/model-provider.port.js';
+import { BrowserModule } from './browser.module.js';
+import { ApprovalsModule } from './approvals.module.js';
 import { ConversationsModule } from './conversations.module.js';
 import { McpModule } from './mcp.module.js';
 import { ModelsModule } from './models.module.js';
@@ -25,13 +28,14 @@ import { SpacesModule } from './spaces.module.js';
  * tool sets from ToolRegistry's built-ins.
  */
 @Module({
-  imports: [SpacesModule, ConversationsModule, ModelsModule, McpModule, SkillsModule],
+  imports: [SpacesModule, ConversationsModule, ModelsModule, McpModule, SkillsModule, ApprovalsModule, BrowserModule],
   providers: [
     AgentService,
     TurnRunner,
     TurnReaper,
     ToolRegistry,
     ConversationEvents,
+    ConversationToolsets,
     RecordRetry,
     ChatPlanBuilder,
     TurnPlanBuilders,
@@ -45,7 +49,9 @@ import { SpacesModule } from './spaces.module.js';
     },
   ],
   exports: [
+    ApprovalsModule,
     McpModule,
+    BrowserModule,
     SkillsModule,
     AgentService,
     TurnRunner,

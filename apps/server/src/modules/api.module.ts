@@ -21,6 +21,8 @@ import { HealthController } from '../http/system/health.controller.js';
 import { SystemController } from '../http/system/system.controller.js';
 import { TestHooksController } from '../http/testing/test-hooks.controller.js';
 import { EventsGateway } from '../ws/events.gateway.js';
+import { BrowserViewGateway } from '../ws/browser-view.gateway.js';
+import { AppBrowserLoginController, BrowserController } from '../http/browser/browser.controller.js';
 import { CoreModule } from './core.module.js';
 
 /** Outside the contexts: sign-in, the system's version and settings, backups. */
@@ -44,6 +46,8 @@ const CONTEXT_CONTROLLERS: Type[] = [
   AppExportController,
   HooksController,
   TeamsController,
+  BrowserController,
+  AppBrowserLoginController,
 ];
 
 /** The HTTP API's controllers (the OpenAPI document and the assistant's operations come from them). */
@@ -66,7 +70,7 @@ export class ApiModule {
         ...(config.testHooks ? [TestHooksController] : []),
         ...CONTEXT_CONTROLLERS,
       ],
-      providers: [EventsGateway],
+      providers: [EventsGateway, BrowserViewGateway],
     };
   }
 }

@@ -4,6 +4,8 @@ import { SystemService } from '#core/system/system.service.js';
 import { AgentModule } from './agent.module.js';
 import { AppAgentModule } from './app-agent.module.js';
 import { AppsModule } from './apps.module.js';
+import { ApprovalsModule } from './approvals.module.js';
+import { BrowserViewsModule } from './browser-views.module.js';
 import { ArtifactEventsModule } from './artifact-events.module.js';
 import { ArtifactsModule } from './artifacts.module.js';
 import { ConversationsModule } from './conversations.module.js';
@@ -17,6 +19,7 @@ const CONTEXTS = [
   SpacesModule,
   ConversationsModule,
   ModelsModule,
+  ApprovalsModule,
   ArtifactEventsModule,
   ArtifactsModule,
   AgentModule,
@@ -25,6 +28,7 @@ const CONTEXTS = [
   StoreModule,
   TriggersModule,
   TeamsModule,
+  BrowserViewsModule,
 ];
 
 /**

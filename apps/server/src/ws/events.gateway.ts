@@ -292,7 +292,7 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
   /** Frame serialized once by the bus; here only the audience is decided per socket. */
   private deliver(event: BusEvent, frame: string): void {
     if (event.channel.startsWith(INTERNAL_CHANNEL_PREFIX)) return;
-    const everyone = audienceOf(event.channel) === 'everyone';
+    const everyone = audienceOf(event.channel, event.data) === 'everyone';
     const conversationId = (event.data as { conversationId?: unknown }).conversationId;
     const traced = relayTrace.enabled && typeof conversationId === 'string';
     if (traced) relayTrace.mark(conversationId, (event.data as { seq: number }).seq, 'gateway');

@@ -25,6 +25,7 @@ import { SERVICE_FOLDER, type Space } from '../kernel/space.js';
 import { SpacesService } from '../spaces/spaces.service.js';
 import type { ImageAttachment } from './context-builder.js';
 import { ConversationEvents } from './conversation-events.js';
+import { ConversationToolsets, OPENABLE_TOOLSETS } from './conversation-toolsets.js';
 import { ToolRegistry } from './tool-registry.js';
 import { TurnPlanBuilders } from './turn-plan-builders.js';
 import { endUnfinishedTurn, toWireMessages, TurnTexts } from './turn-endings.js';
@@ -60,6 +61,7 @@ export class AgentService {
     private readonly builders: TurnPlanBuilders,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly mcp: McpServers,
+    private readonly toolsetStates: ConversationToolsets,
   ) {}
 
   /**
@@ -74,6 +76,13 @@ export class AgentService {
     const reasoningEffort = optionalEffort(input.reasoningEffort);
     if (input.thinkingEnabled !== undefined && typeof input.thinkingEnabled !== 'boolean') {
       throw DomainError.invalid('thinkingEnabled must be a boolean');
+    }
+    if (
+      input.aiBrowserEnabled !== undefined &&
+      input.aiBrowserEnabled !== null &&
+      typeof input.aiBrowserEnabled !== 'boolean'
+    ) {
+      throw DomainError.invalid('aiBrowserEnabled must be a boolean');
     }
     const images = parseImages(input.images);
     // The space from the repository (in memory where this process is the database's only
@@ -90,6 +99,8 @@ export class AgentService {
       request: {
         ...(reasoningEffort ? { reasoningEffort } : {}),
         ...(typeof input.thinkingEnabled === 'boolean' ? { thinkingEnabled: input.thinkingEnabled } : {}),
+        // The turn's plan opens or closes the conversation's browser (no extra write on this path).
+        ...(typeof input.aiBrowserEnabled === 'boolean' ? { aiBrowserEnabled: input.aiBrowserEnabled } : {}),
       },
       inSpace: true,
       // The first message of a conversation carries the space's memory as it was then.
@@ -251,13 +262,27 @@ export class AgentService {
         turn?.pendingQuestion && !turn.questionAnswer
           ? { id: turn.pendingQuestion.id, questions: turn.pendingQuestion.questions as AskQuestion[] }
           : null,
+      pendingApproval:
+        turn?.pendingApproval && !turn.approvalDecision
+          ? {
+              toolId: turn.pendingApproval.toolId,
+              name: turn.pendingApproval.name,
+              input: turn.pendingApproval.input,
+              deadline: turn.pendingApproval.deadline,
+            }
+          : null,
       pendingRetry: (turn?.pendingRetry as ApiRetryInfo | null) ?? null,
       replicaId: turn?.replicaId ?? null,
     };
   }
 
-  /** Capabilities a conversation can open. The server's built-in tools are always on; Bash by configuration. */
-  async toolsets(spaceId: string): Promise<ToolsetEntry[]> {
+  /**
+   * Capabilities of a conversation: the server's built-in tools are always on, Bash by
+   * configuration, the MCP servers of the chat; the AI browser when the conversation opened it.
+   */
+  async toolsets(spaceId: string, conversationId: string): Promise<ToolsetEntry[]> {
+    await this.spaces.get(spaceId);
+    const open = await this.toolsetStates.openOf(conversationId);
     return [
       {
         id: 'workspace-files',
@@ -278,7 +303,18 @@ export class AgentService {
         summary: server.summary,
         open: true,
       })),
+      ...OPENABLE_TOOLSETS.map((t) => ({ ...t, open: open.includes(t.id) })),
     ];
+  }
+
+  /** `toolsets/open|close`: the conversation (of that space) opens or closes an openable toolset. */
+  async changeToolset(
+    input: { spaceId: string; conversationId: string; toolsetId: string },
+    open: boolean,
+  ): Promise<ToolsetEntry[]> {
+    await this.conversations.get(input.spaceId, input.conversationId);
+    await this.toolsetStates.set(input.spaceId, input.conversationId, input.toolsetId, open, 'user');
+    return this.toolsets(input.spaceId, input.conversationId);
   }
 
   capabilities(): Record<string, unknown> {

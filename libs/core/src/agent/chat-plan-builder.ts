@@ -1,4 +1,7 @@
 import { Injectable } from '@nestjs/common';
+import { AI_BROWSER_SERVER } from '#contracts/browser.js';
+import { BrowserTurns } from '../browser/browser-turns.js';
+import { ConversationToolsets } from './conversation-toolsets.js';
 import type { Message } from '../kernel/conversation.js';
 import { ConversationsService } from '../conversations/conversations.service.js';
 import { assistantMayUseServiceApi, serviceApiTools } from '../assistant-api/service-api-tool.js';
@@ -39,8 +42,20 @@ export class ChatPlanBuilder extends TurnPlanBuilder {
     private readonly record: RecordRetry,
     private readonly mcp: McpServers,
     private readonly api: AssistantApi,
+    private readonly browser: BrowserTurns,
+    private readonly toolsets: ConversationToolsets,
   ) {
     super();
+  }
+
+  /** Whether this turn has the browser: a message's `aiBrowserEnabled` opens or closes it first. */
+  private async browserOpen(turn: TurnRecord): Promise<boolean> {
+    const wanted = (turn.request as { aiBrowserEnabled?: unknown }).aiBrowserEnabled;
+    if (typeof wanted === 'boolean') {
+      await this.toolsets.set(turn.spaceId, turn.conversationId, AI_BROWSER_SERVER, wanted, 'message');
+      return wanted;
+    }
+    return this.toolsets.isOpen(turn.conversationId, AI_BROWSER_SERVER);
   }
 
   async build(turn: TurnRecord, io: TurnIO): Promise<TurnPlan | TurnRefusal> {
@@ -57,15 +72,21 @@ export class ChatPlanBuilder extends TurnPlanBuilder {
     const serviceApi = assistantMayUseServiceApi(await this.models.configuration())
       ? await serviceApiTools(this.api)
       : [];
-    const tools = this.tools.builtins().with(...(await this.mcp.chatTools(space.id)), ...skills.tools, ...serviceApi);
+    const browser = this.browser.forChat(space, turn.conversationId, await this.browserOpen(turn));
+    const tools = this.tools
+      .builtins()
+      .with(...(await this.mcp.chatTools(space.id)), ...browser.tools, ...skills.tools, ...serviceApi);
     return {
       system: withSkills(
-        systemPrompt({
-          workspacePath: space.path,
-          now: new Date(this.clock.now()),
-          memoryEnabled: this.spaces.preferencesOf(space).memory.enabled,
-          toolNames: tools.names(),
-        }),
+        withParagraph(
+          systemPrompt({
+            workspacePath: space.path,
+            now: new Date(this.clock.now()),
+            memoryEnabled: this.spaces.preferencesOf(space).memory.enabled,
+            toolNames: tools.names(),
+          }),
+          browser.prompt,
+        ),
         skills,
       ),
       tools,
@@ -75,7 +96,9 @@ export class ChatPlanBuilder extends TurnPlanBuilder {
       contextTokens: lastContextTokens(messages),
       io,
       hooks: {
-        ...conversationRecording(this.record.keeping(this.conversations, `turn ${turn.id}`, 'appendMessage'), turn),
+        ...browser.hooks(
+          conversationRecording(this.record.keeping(this.conversations, `turn ${turn.id}`, 'appendMessage'), turn),
+        ),
         // Memory grows with the conversation; the space's cadence decides when to reorganize it.
         afterCompleted: async () => {
           await this.memory.afterTurn(turn.spaceId);
@@ -123,6 +146,11 @@ export function conversationRecording(
       });
     },
   };
+}
+
+/** A system prompt with one more paragraph (none when null). */
+export function withParagraph(system: string, paragraph: string | null): string {
+  return paragraph === null ? system : `${system}\n\n${paragraph}`;
 }
 
 /** The context the previous reply of a conversation ended with (0 after a compaction or when unknown). */

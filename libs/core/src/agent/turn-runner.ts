@@ -1,14 +1,17 @@
 import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { AgentChannels, AgentInternalChannels, type TurnKind } from '#contracts/agent.js';
+import type { ApprovalPolicy } from '#contracts/agent.js';
+import { approvalMatcher } from '../approvals/approval-policy.js';
+import { ApprovalsService } from '../approvals/approvals.service.js';
 import { Clock } from '../ports/clock.port.js';
 import { EventBus } from '../ports/event-bus.port.js';
 import { Replica } from '../ports/replica.port.js';
-import { type TurnRecord, TurnRepository } from '../ports/turn.repository.port.js';
+import { ACTIVE_TURN_STATUSES, type TurnRecord, TurnRepository } from '../ports/turn.repository.port.js';
 import { ConversationEvents } from './conversation-events.js';
 import { RecordRetry } from './record-retry.js';
 import { AgentLoop, type TurnOutcome, TurnInterrupted } from './engine/agent-loop.js';
 import type { Emit } from './engine/step-emitter.js';
-import type { AbortReason, QuestionChannel, TurnIO, TurnPlan } from './engine/turn-plan.js';
+import type { AbortReason, ApprovalChannel, QuestionChannel, TurnIO, TurnPlan } from './engine/turn-plan.js';
 import { endUnfinishedTurn } from './turn-endings.js';
 import { isRefusal } from './turn-plan-builder.js';
 import { TurnPlanBuilders } from './turn-plan-builders.js';
@@ -46,6 +49,8 @@ export class TurnRunner implements OnModuleInit, OnApplicationShutdown {
     private readonly record: RecordRetry = RecordRetry.never(),
     /** The process's one replica id: claimed turns carry it. */
     private readonly replica: Replica = Replica.alone(),
+    /** Approval policies (absent in unit tests: no tool call is ever held). */
+    private readonly approvals?: ApprovalsService,
   ) {}
 
   onModuleInit(): void {
@@ -106,7 +111,11 @@ export class TurnRunner implements OnModuleInit, OnApplicationShutdown {
     const heartbeat = setInterval(() => void this.turns.heartbeat(turnId).catch(() => undefined), HEARTBEAT_MS);
     heartbeat.unref();
     const startedAt = this.clock.now();
-    const io = this.ioOf(turn, local);
+    const policy = await this.approvals?.policyForTurn(turn).catch((err: Error) => {
+      this.logger.warn(`turn ${turnId}: reading the approval policy failed: ${err.message}`);
+      return null;
+    });
+    const io = this.ioOf(turn, local, policy ?? null);
     let plan: TurnPlan | null = null;
     let outcome: TurnOutcome;
     try {
@@ -166,7 +175,7 @@ export class TurnRunner implements OnModuleInit, OnApplicationShutdown {
   }
 
   /** The turn's lines to the world: its conversation's events, its record, its stop signal. */
-  private ioOf(turn: TurnRecord, local: LocalTurn): TurnIO {
+  private ioOf(turn: TurnRecord, local: LocalTurn, policy: ApprovalPolicy | null): TurnIO {
     const kept = this.record.keeping(this.turns, `turn ${turn.id}`, 'takePendingInputs', 'saveThoughts');
     return {
       label: `turn ${turn.id}`,
@@ -178,6 +187,65 @@ export class TurnRunner implements OnModuleInit, OnApplicationShutdown {
       saveRetry: (retry) => this.turns.setRetry(turn.id, retry as Record<string, unknown> | null),
       saveThoughts: (thoughts) => kept.saveThoughts(turn.id, thoughts),
       questions: this.questionsOf(turn.id, local),
+      ...(policy && this.approvals ? { approvals: this.approvalsOf(turn, local, policy, this.approvals) } : {}),
+    };
+  }
+
+  /**
+   * Held tool calls wait in the turn record like questions: the answer may come to any replica
+   * (which wakes this one over the bus); the deadline and a stop reject the call.
+   */
+  private approvalsOf(
+    turn: TurnRecord,
+    local: LocalTurn,
+    policy: ApprovalPolicy,
+    approvals: ApprovalsService,
+  ): ApprovalChannel {
+    const holds = approvalMatcher(policy);
+    return {
+      holds,
+      timeoutSeconds: policy.timeoutSeconds,
+      post: async (pending) => {
+        await this.turns.setApproval(turn.id, pending);
+        await approvals.held(turn, pending);
+      },
+      waitForDecision: async (pending) => {
+        const deadline = Date.parse(pending.deadline);
+        try {
+          for (;;) {
+            if (local.abort.signal.aborted) return 'stopped';
+            const record = await this.turns.findById(turn.id);
+            if (record?.approvalDecision) return record.approvalDecision;
+            // Stopped, or ended meanwhile by another replica (the reaper): nobody can answer any more.
+            if (!record || record.stopRequested || !ACTIVE_TURN_STATUSES.includes(record.status)) return 'stopped';
+            const left = deadline - this.clock.now();
+            if (left <= 0) {
+              // The deadline's rejection is recorded like an answer, so one that came just now is not lost.
+              const expired = await this.turns.decideApproval(turn.conversationId, pending.toolId, {
+                approved: false,
+                by: 'server',
+                at: new Date(this.clock.now()).toISOString(),
+              });
+              if (expired) return 'timeout';
+              continue;
+            }
+            await new Promise<void>((resolve) => {
+              const timer = setTimeout(resolve, Math.min(QUESTION_POLL_MS, left));
+              local.wake = () => {
+                clearTimeout(timer);
+                resolve();
+              };
+            });
+            local.wake = null;
+          }
+        } finally {
+          local.wake = null;
+        }
+      },
+      settle: async (pending, record) => {
+        await this.turns.setApproval(turn.id, null);
+        await approvals.decided(turn, pending, record);
+      },
     };
   }
 

@@ -2,6 +2,7 @@ import type { App } from '../kernel/app.js';
 import type { AppSpec, ConfigField } from '../kernel/app-spec/app-spec.js';
 import { classifyFrequency } from '../kernel/app-spec/schedule-rules.js';
 import { nextOccurrence } from '../triggers/schedule-timing.js';
+import { parseApprovalPolicy } from '../approvals/approval-policy.js';
 import { isMap, specError } from '../kernel/app-spec/spec-fields.js';
 import { validateSpec } from '../kernel/app-spec/validate-spec.js';
 import { automationState, runsAutomatically } from '../kernel/app-state.js';
@@ -95,6 +96,8 @@ const OVERRIDE_CHECKS: Readonly<Record<string, (value: unknown) => OverrideProbl
     problem(['low', 'medium', 'high'].includes(v as string), 'must be one of low, medium, high'),
   spaceMemoryAccess: (v) => problem(typeof v === 'boolean', 'must be true or false'),
   loginNoticeDismissed: (v) => problem(typeof v === 'boolean', 'must be true or false'),
+  // A bad policy is refused by the parser itself, with a 400 naming the field (as POST /api/config does).
+  approvals: (v) => (parseApprovalPolicy(v, 'approvals'), null),
   disabledTools: (v) =>
     problem(Array.isArray(v) && v.every((t) => typeof t === 'string'), 'must be a list of tool names'),
   memory: (v) => {

@@ -1,9 +1,4 @@
-import type {
-  BrowserFrame,
-  BrowserLivePage,
-  BrowserStopResult,
-  BrowserViewerInput,
-} from '#contracts/browser.js';
+import type { BrowserFrame, BrowserLivePage, BrowserStopResult, BrowserViewerInput } from '#contracts/browser.js';
 import type { AgentTool } from '../kernel/tool.js';
 
 /**

@@ -83,12 +83,19 @@ export interface AppConfig {
    * `test-mcp` may reach although loopback, private or link-local (see host-allow-list.ts).
    */
   mcpAllow: string[];
+  /** The AI browser's engine and navigation policy (docs/api/ai-browser.md, "Policy"). */
+  browser: BrowserSettings;
   /** OTEL_EXPORTER_OTLP_ENDPOINT: traces go to this OTLP/HTTP collector; null: no tracing (nothing loaded). */
   tracingEndpoint: string | null;
   /** SVC_TEST_HOOKS=1: test-only operations (publishing raw events). Never in production. */
   testHooks: boolean;
   /** SVC_RELAY_TRACE: bench/agent only; the file the per-stage timestamps of every event go to at exit. */
   relayTraceFile: string | null;
+  /**
+   * SVC_SECRETS_KEY: the secret that encrypts data at rest (browser profiles); null when unset,
+   * then infra generates one into the data folder (`resolveSecretsKey`).
+   */
+  secretsKey: string | null;
 }
 
 /**
@@ -110,6 +117,23 @@ export interface AgentSettings {
   maxRetries: number;
   retryBaseMs: number;
   maxOutputTokens: number;
+}
+
+export interface BrowserSettings {
+  /** SVC_BROWSER_ALLOW: loopback/private hosts, `*.domain`s, IPs and CIDRs the AI browser may open anyway. */
+  allow: string[];
+  /** SVC_BROWSER_BLOCK: hosts, `*.domain`s, IPs and CIDRs the AI browser never opens. */
+  block: string[];
+  /** SVC_BROWSER_EXECUTABLE: the Chromium to launch; null: /usr/bin/chromium. */
+  executablePath: string | null;
+  /** SVC_BROWSER_WS_ENDPOINT: a remote Playwright browser server (`ws://…`) instead of a local Chromium. */
+  wsEndpoint: string | null;
+  /** SVC_BROWSER_USER_AGENT: overrides the user agent derived from the Chromium's version. */
+  userAgent: string | null;
+  /** SVC_BROWSER_MAX_PAGES: pages open at once in this process (default 20). */
+  maxPages: number;
+  /** SVC_BROWSER_DOWNLOAD_MAX_BYTES: the largest file a download may save (default 100 MB). */
+  downloadMaxBytes: number;
 }
 
 export const DEFAULT_STORE_SOURCE = 'https://openkursar.github.io/digital-human-protocol';

@@ -153,6 +153,13 @@ describe('parseConfig', () => {
       ['SVC_SPACE_ROOTS', { SVC_SPACE_ROOTS: '/' }],
       ['SVC_MCP_ALLOW', { SVC_MCP_ALLOW: '10.0.0.0/33' }],
       ['SVC_MCP_ALLOW', { SVC_MCP_ALLOW: 'http://mcp.internal' }],
+      ['SVC_BROWSER_ALLOW', { SVC_BROWSER_ALLOW: '127.0.0.1/40' }],
+      ['SVC_BROWSER_BLOCK', { SVC_BROWSER_BLOCK: 'https://evil.example' }],
+      ['SVC_BROWSER_EXECUTABLE', { SVC_BROWSER_EXECUTABLE: 'chromium' }],
+      ['SVC_BROWSER_WS_ENDPOINT', { SVC_BROWSER_WS_ENDPOINT: 'http://browser:3000' }],
+      ['SVC_BROWSER_MAX_PAGES', { SVC_BROWSER_MAX_PAGES: '0' }],
+      ['SVC_BROWSER_MAX_PAGES', { SVC_BROWSER_MAX_PAGES: 'many' }],
+      ['SVC_BROWSER_DOWNLOAD_MAX_BYTES', { SVC_BROWSER_DOWNLOAD_MAX_BYTES: '0' }],
     ];
     for (const [variable, env] of cases) {
       it(`${variable}=${JSON.stringify(Object.values(env)[0])}`, () => assertRejectedNaming(env, variable));
@@ -381,6 +388,41 @@ describe('parseConfig', () => {
         ok({ SVC_MCP_ALLOW: 'MCP.internal, *.corp.example, 127.0.0.1, 10.0.0.0/8, fd00::/8' }).mcpAllow,
         ['mcp.internal', '*.corp.example', '127.0.0.1', '10.0.0.0/8', 'fd00::/8'],
       );
+    });
+  });
+
+  describe('the AI browser', () => {
+    it('unset: a local /usr/bin/chromium, nothing allowed or blocked, 20 pages, 100 MB downloads', () => {
+      assert.deepEqual(ok({}).browser, {
+        allow: [],
+        block: [],
+        executablePath: null,
+        wsEndpoint: null,
+        userAgent: null,
+        maxPages: 20,
+        downloadMaxBytes: 100 * 1024 * 1024,
+      });
+    });
+
+    it('takes the allow and block lists, the executable, a remote endpoint, the user agent and the caps', () => {
+      const browser = ok({
+        SVC_BROWSER_ALLOW: '127.0.0.1, *.corp.example, 10.0.0.0/8',
+        SVC_BROWSER_BLOCK: 'ads.example',
+        SVC_BROWSER_EXECUTABLE: '/opt/chrome/chrome',
+        SVC_BROWSER_WS_ENDPOINT: 'ws://browser:3000/pw',
+        SVC_BROWSER_USER_AGENT: 'Mozilla/5.0 Test',
+        SVC_BROWSER_MAX_PAGES: '5',
+        SVC_BROWSER_DOWNLOAD_MAX_BYTES: '1048576',
+      }).browser;
+      assert.deepEqual(browser, {
+        allow: ['127.0.0.1', '*.corp.example', '10.0.0.0/8'],
+        block: ['ads.example'],
+        executablePath: '/opt/chrome/chrome',
+        wsEndpoint: 'ws://browser:3000/pw',
+        userAgent: 'Mozilla/5.0 Test',
+        maxPages: 5,
+        downloadMaxBytes: 1048576,
+      });
     });
   });
 });

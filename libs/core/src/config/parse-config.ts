@@ -1,6 +1,7 @@
 import {
   type AppConfig,
   type BashMode,
+  type BrowserSettings,
   DEFAULT_PORT,
   DEFAULT_STORE_CATALOGS,
   DEFAULT_STORE_SOURCE,
@@ -232,9 +233,15 @@ export function parseConfig(
   const mcpAllowRaw = value('SVC_MCP_ALLOW');
   const mcpAllow = parseHostAllowList(mcpAllowRaw);
   if (typeof mcpAllow === 'string') errors.push(`SVC_MCP_ALLOW: ${mcpAllow}`);
+  const browser = parseBrowserSettings(value, errors);
   const tracingEndpoint = value('OTEL_EXPORTER_OTLP_ENDPOINT') ?? null;
   if (tracingEndpoint !== null && !/^https?:\/\/[^/\s]+/.test(tracingEndpoint)) {
     errors.push('OTEL_EXPORTER_OTLP_ENDPOINT: must be an http:// or https:// URL (the collector, without /v1/traces)');
+  }
+
+  const secretsKey = value('SVC_SECRETS_KEY') ?? null;
+  if (secretsKey !== null && secretsKey.length < SECRETS_KEY_MIN) {
+    errors.push(`SVC_SECRETS_KEY: must be at least ${SECRETS_KEY_MIN} characters (got ${secretsKey.length})`);
   }
 
   const testHooks = parseBoolean(value('SVC_TEST_HOOKS'));
@@ -270,6 +277,7 @@ export function parseConfig(
       allowMcpCommands: allowMcpCommands!,
       spaceRoots,
       mcpAllow: typeof mcpAllow === 'string' ? [] : [...mcpAllow.entries],
+      browser,
       tracingEndpoint,
       migrations: migrations as 'run' | 'skip',
       agent,
@@ -281,12 +289,50 @@ export function parseConfig(
       triggerPauseAfter,
       triggerBackoffMs: triggerBackoffMs as number[],
       relayTraceFile: value('SVC_RELAY_TRACE') || null,
+      secretsKey,
     },
   };
 }
 
+function parseBrowserSettings(value: (name: string) => string | undefined, errors: string[]): BrowserSettings {
+  const list = (name: string): string[] => {
+    const parsed = parseHostAllowList(value(name));
+    if (typeof parsed === 'string') {
+      errors.push(`${name}: ${parsed}`);
+      return [];
+    }
+    return [...parsed.entries];
+  };
+  const allow = list('SVC_BROWSER_ALLOW');
+  const block = list('SVC_BROWSER_BLOCK');
+  const executablePath = value('SVC_BROWSER_EXECUTABLE') || null;
+  if (executablePath !== null && !executablePath.startsWith('/'))
+    errors.push('SVC_BROWSER_EXECUTABLE: must be an absolute path');
+  const wsEndpoint = value('SVC_BROWSER_WS_ENDPOINT') || null;
+  if (wsEndpoint !== null && !isUrl(wsEndpoint, ['ws:', 'wss:']))
+    errors.push('SVC_BROWSER_WS_ENDPOINT: must be a ws:// or wss:// URL (a Playwright browser server)');
+  const maxPages = parseInteger(value('SVC_BROWSER_MAX_PAGES'), 20);
+  if (maxPages === null || maxPages < 1 || maxPages > 1000)
+    errors.push('SVC_BROWSER_MAX_PAGES: must be an integer from 1 to 1000');
+  const downloadMaxBytes = parseInteger(value('SVC_BROWSER_DOWNLOAD_MAX_BYTES'), 100 * 1024 * 1024);
+  if (downloadMaxBytes === null || downloadMaxBytes < 1)
+    errors.push('SVC_BROWSER_DOWNLOAD_MAX_BYTES: must be a positive integer (bytes)');
+  return {
+    allow,
+    block,
+    executablePath,
+    wsEndpoint,
+    userAgent: value('SVC_BROWSER_USER_AGENT') || null,
+    maxPages: maxPages ?? 20,
+    downloadMaxBytes: downloadMaxBytes ?? 0,
+  };
+}
+
 /** Variables that may instead be read from a file named by `<NAME>_FILE` (container secrets). */
-export const SECRET_FILE_VARIABLES = ['SVC_REMOTE_PASSWORD', 'SVC_AI_API_KEY'] as const;
+export const SECRET_FILE_VARIABLES = ['SVC_REMOTE_PASSWORD', 'SVC_AI_API_KEY', 'SVC_SECRETS_KEY'] as const;
+
+/** A shorter SVC_SECRETS_KEY is too easy to guess for a key of data at rest. */
+export const SECRETS_KEY_MIN = 16;
 
 /**
  * The environment with each `<NAME>_FILE` replaced by the file's content (trimmed) as

@@ -24,3 +24,8 @@ export interface Space {
 export const DEFAULT_SPACE_ICON = '📁';
 /** The service's own records inside a working folder; hidden from listings, trees and search. */
 export const SERVICE_FOLDER = '.svc';
+/**
+ * A space's skills, where the digital-human protocol puts them (`browser_run` paths such as
+ * `.claude/skills/<id>/index.js` name files there). Earlier versions kept them in `.svc/skills`.
+ */
+export const SPACE_SKILLS_FOLDER = '.claude/skills';

@@ -16,6 +16,8 @@ export interface ToolContext {
 export interface ToolOutcome {
   output: string;
   isError: boolean;
+  /** Images that go with the text (a browser screenshot): base64 data. Absent for text-only tools. */
+  images?: Array<{ mediaType: string; data: string }>;
 }
 
 /** A built-in tool the model can call. Inputs follow the well-known shapes (docs/api.md, "The assistant's tools"). */

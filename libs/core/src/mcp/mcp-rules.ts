@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { ErrorCodes } from '#contracts/errors.js';
+import { BUILT_IN_MCP_SERVERS } from '#contracts/browser.js';
 import { DomainError } from '../errors/domain-error.js';
 import type { App } from '../kernel/app.js';
 import type { McpServerDefinition } from '../kernel/app-spec/app-spec.js';
@@ -95,6 +96,11 @@ export function tailText(text: string, max = MCP_STDERR_MAX_CHARS): string {
 }
 
 /** Whether `app` is the server a `requires.mcps[].id` names: its name, its server name or its store slug. */
+/** Whether an MCP server id a spec requires names one built into the server (`ai-browser`). */
+export function isBuiltInServer(id: string): boolean {
+  return BUILT_IN_MCP_SERVERS.includes(id.trim().toLowerCase());
+}
+
 export function isServerNamed(app: Pick<App, 'spec'>, id: string): boolean {
   const wanted = id.trim().toLowerCase();
   return (
@@ -130,7 +136,8 @@ export function runServers(
   const servers: App[] = [];
   const spaceId = app.spaceId;
   for (const need of app.spec.requires?.mcps ?? []) {
-    if (need.enabled === false) continue;
+    // Part of the server (the AI browser): never "not installed"; the app's permission decides.
+    if (need.enabled === false || isBuiltInServer(need.id)) continue;
     const candidates = installed.filter(
       (a) =>
         a.spec.type === 'mcp' &&

@@ -53,6 +53,8 @@ export abstract class Metrics {
   /** A job failed, or stalled (its worker stopped renewing it). */
   abstract jobFailed(name: string): void;
   abstract jobStalled(): void;
+  /** A tool call held for approval was decided: approved, rejected, timeout or stopped. */
+  abstract toolApproval(outcome: string): void;
 }
 
 /** Counts nothing: for processes and tests that do not care. */
@@ -71,4 +73,5 @@ export class NoopMetrics extends Metrics {
   replayGap(): void {}
   jobFailed(): void {}
   jobStalled(): void {}
+  toolApproval(): void {}
 }

@@ -16,6 +16,25 @@ export interface PendingQuestion {
   askedAt: string;
 }
 
+/** A tool call held for a person's answer (docs/api/agent.md, "Tool approvals"). */
+export interface PendingApproval {
+  toolId: string;
+  name: string;
+  input: Record<string, unknown>;
+  /** ISO time after which the call is rejected. */
+  deadline: string;
+  requestedAt: string;
+}
+
+/** A person's answer to the pending approval, recorded once by whichever replica took it. */
+export interface ApprovalDecision {
+  approved: boolean;
+  /** Who answered (`api`, `web`, `assistant`). */
+  by: string;
+  at: string;
+  reason?: string;
+}
+
 export interface TurnRecord {
   id: string;
   kind: TurnKind;
@@ -29,6 +48,8 @@ export interface TurnRecord {
   pendingInputs: PendingInput[];
   pendingQuestion: PendingQuestion | null;
   questionAnswer: Record<string, unknown> | null;
+  pendingApproval: PendingApproval | null;
+  approvalDecision: ApprovalDecision | null;
   pendingRetry: Record<string, unknown> | null;
   thoughts: unknown[];
   error: string | null;
@@ -67,6 +88,17 @@ export abstract class TurnRepository {
     questionId: string,
     answers: Record<string, unknown>,
   ): Promise<boolean>;
+  /** Holds a tool call for approval (null: nothing waits); any earlier decision is cleared. */
+  abstract setApproval(id: string, pending: PendingApproval | null): Promise<void>;
+  /**
+   * Records a decision on the conversation's pending approval (of `toolId` when given), once:
+   * the turn when it was recorded, null when nothing waits, it was decided already or the turn is stopping.
+   */
+  abstract decideApproval(
+    conversationId: string,
+    toolId: string | null,
+    decision: ApprovalDecision,
+  ): Promise<TurnRecord | null>;
   abstract setRetry(id: string, retry: Record<string, unknown> | null): Promise<void>;
   abstract saveThoughts(id: string, thoughts: unknown[]): Promise<void>;
   /** Flags active turns (one conversation, or all) to stop; returns the flagged turns. */

@@ -7,6 +7,11 @@ export interface GrepOptions {
   caseInsensitive?: boolean;
 }
 
+/** A search stops (its work ended, its promise rejected) when this fires: the turn was stopped. */
+export interface SearchControl {
+  signal?: AbortSignal;
+}
+
 export interface GrepMatch {
   /** Relative to the searched folder, forward slashes. */
   file: string;
@@ -26,11 +31,12 @@ export abstract class WorkspaceSearch {
     folder: GuardedPath,
     pattern: string,
     maxResults: number,
+    control?: SearchControl,
   ): Promise<{ paths: string[]; truncated: boolean }>;
   abstract grep(
     folder: GuardedPath,
     pattern: RegExp,
-    options: GrepOptions,
+    options: GrepOptions & SearchControl,
   ): Promise<{ matches: GrepMatch[]; truncated: boolean }>;
 }
 

@@ -54,18 +54,28 @@ describe('SkillsService', () => {
     service = new SkillsService(store, new FakeStoreFolders(store), spaces, { dataDir: '/data' });
   });
 
+  it('moves the skills kept in .svc/skills by an earlier version to .claude/skills once', async () => {
+    store.addFolder('/work/s1/.svc/skills/old-one');
+    store.addFile('/work/s1/.svc/skills/old-one/SKILL.md', '---\nname: old-one\ndescription: From before\n---\n');
+    assert.deepEqual(
+      (await service.list('s1')).map((s) => [s.name, s.folder]),
+      [['old-one', '/work/s1/.claude/skills/old-one']],
+    );
+    assert.equal(store.files.has('/work/s1/.svc/skills/old-one/SKILL.md'), false);
+  });
+
   it('installs a skill app in its space: SKILL.md from the spec, marked with its owner', async () => {
     await service.installFor(skillApp('app-1', 's1', 'Code Review'));
     assert.equal(
-      store.text('/work/s1/.svc/skills/code-review/SKILL.md'),
+      store.text('/work/s1/.claude/skills/code-review/SKILL.md'),
       '---\nname: "code-review"\ndescription: "Code Review help"\n---\n\nDo Code Review well.\n',
     );
-    assert.equal(store.text('/work/s1/.svc/skills/code-review/.installed-by'), 'app-1');
+    assert.equal(store.text('/work/s1/.claude/skills/code-review/.installed-by'), 'app-1');
     assert.deepEqual(await service.list('s1'), [
       {
         name: 'code-review',
         description: 'Code Review help',
-        folder: '/work/s1/.svc/skills/code-review',
+        folder: '/work/s1/.claude/skills/code-review',
         scope: 'space',
       },
     ]);
@@ -106,7 +116,7 @@ describe('SkillsService', () => {
       (await service.list('s1')).map((s) => [s.name, s.description]),
       [['lint', 'lints']],
     );
-    assert.equal(store.text('/work/s1/.svc/skills/lint/.installed-by'), 'dh-1');
+    assert.equal(store.text('/work/s1/.claude/skills/lint/.installed-by'), 'dh-1');
   });
 
   it('refuses an unsafe file path and a skill without a usable name', async () => {
@@ -133,7 +143,7 @@ describe('SkillsService', () => {
     ];
     await service.installFor(skillApp('app-1', 's1', 'Docs'), [{ id: 'docs', files }]);
     await service.installFor(skillApp('app-1', 's1', 'Docs'), [{ id: 'docs', files: [files[0]!] }]);
-    assert.equal(store.files.has('/work/s1/.svc/skills/docs/docs/old.md'), false);
+    assert.equal(store.files.has('/work/s1/.claude/skills/docs/docs/old.md'), false);
     await service.installFor(skillApp('app-2', 's1', 'Other'));
     await service.removeFor(skillApp('app-1', 's1', 'Docs'));
     assert.deepEqual(

@@ -10,7 +10,7 @@ import { DomainError } from '../errors/domain-error.js';
 import { FileStore } from '../ports/file-store.port.js';
 import { SpaceFolders } from '../ports/space-folders.port.js';
 import { SpaceRepository } from '../ports/space.repository.port.js';
-import { SERVICE_FOLDER } from '../kernel/space.js';
+import { SERVICE_FOLDER, SPACE_SKILLS_FOLDER } from '../kernel/space.js';
 import {
   type InstalledSkill,
   loadedSkillPrompt,
@@ -40,7 +40,7 @@ export interface TurnSkills {
 
 /**
  * Skills (`type: skill` apps and the bundled skills of digital humans): their files live in
- * the skills folder of their scope — a space's `<folder>/.svc/skills/<name>/`, or
+ * the skills folder of their scope — a space's `<folder>/.claude/skills/<name>/`, or
  * `<data>/skills/<name>/` for global ones. Installing writes them, uninstalling removes what
  * that app installed; turns are offered their names and descriptions and read them on use.
  */
@@ -170,10 +170,26 @@ export class SkillsService {
     if (spaceId !== null) {
       const space = await this.spaces.findById(spaceId);
       if (!space) throw DomainError.notFound('Space not found', ErrorCodes.SPACE_NOT_FOUND);
-      root = spaceId === TEMP_SPACE_ID ? root : join(space.path, SERVICE_FOLDER, 'skills');
+      if (spaceId !== TEMP_SPACE_ID) {
+        root = join(space.path, SPACE_SKILLS_FOLDER);
+        await this.moveEarlierSkills(space.path, root);
+      }
     }
     if (create) await this.folders.ensureFolder(root);
     return root;
+  }
+
+  /** A space's skills from before they moved to `.claude/skills` move there once. */
+  private async moveEarlierSkills(spacePath: string, root: string): Promise<void> {
+    const earlier = join(spacePath, SERVICE_FOLDER, 'skills');
+    if (!(await this.folders.isFolder(earlier)) || (await this.folders.isFolder(root))) return;
+    await this.folders.ensureFolder(dirname(root));
+    const roots = [spacePath];
+    await this.files.move(
+      await this.files.resolve({ roots, path: earlier }),
+      await this.files.resolve({ roots, path: root }),
+    );
+    this.logger.log({ msg: 'skills moved to .claude/skills', space: spacePath });
   }
 
   private async scan(root: string, scope: InstalledSkill['scope']): Promise<InstalledSkill[]> {

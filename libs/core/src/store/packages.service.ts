@@ -53,6 +53,7 @@ export class PackagesService {
     filePath: unknown,
     spaceId: string | null | undefined,
     caller: 'user' | 'assistant' = 'user',
+    userConfig?: Record<string, unknown>,
   ): Promise<App> {
     if (typeof filePath !== 'string' || filePath === '') throw DomainError.invalid('filePath is required');
     const contents = await this.files.read(caller === 'assistant' ? await this.insideSpaces(filePath) : filePath);
@@ -60,7 +61,7 @@ export class PackagesService {
     refuseLargeBundle(contents);
     const skills = bundledSkills(contents);
     const raw = parseSpecYaml(contents.specYaml);
-    const app = await this.apps.install({ spec: raw, spaceId: spaceId ?? null, skills });
+    const app = await this.apps.install({ spec: raw, spaceId: spaceId ?? null, skills, userConfig });
     await this.allOrNothing(app, {
       appId: app.id,
       registryId: null,

@@ -37,7 +37,7 @@ import {
 } from '../ports/store.repository.port.js';
 import { normalizeSourceUrl, sourceUrlProblem } from './address-rules.js';
 import { isSafeRelativePath, isSlug } from './catalog-index.js';
-import { isServerNamed } from '../mcp/mcp-rules.js';
+import { isBuiltInServer, isServerNamed } from '../mcp/mcp-rules.js';
 import { skillName } from '../skills/skill-rules.js';
 import { SkillsService } from '../skills/skills.service.js';
 import { isPublicCatalog, PublicCatalogs, slugPart } from './public-catalogs.js';
@@ -64,8 +64,6 @@ import { compareVersions, mergeAuthorUpdate, updateSeverity } from './update-mer
 
 /** Most bytes of bundled skill files fetched for one item. */
 const SKILL_FILES_MAX_BYTES = 10 * 1024 * 1024;
-/** MCP server ids a requirement may name that are part of the product, not Store items. */
-const BUILT_IN_SERVERS = ['ai-browser'];
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Categories of the Digital Human Protocol (its spec/categories.md). */
@@ -379,7 +377,7 @@ export class StoreService {
             ? { id: m.id }
             : null,
       )
-      .filter((m): m is { id: string } => m !== null && !BUILT_IN_SERVERS.includes(m.id.toLowerCase()));
+      .filter((m): m is { id: string } => m !== null && !isBuiltInServer(m.id));
     if (wantSkills.length === 0 && wantMcps.length === 0) return [];
     const inScope = (await this.apps.list({})).filter((a) => a.spaceId === null || a.spaceId === spaceId);
     const skillsHere = new Set((await this.skills.list(spaceId ?? TEMP_SPACE_ID)).map((s) => s.name));

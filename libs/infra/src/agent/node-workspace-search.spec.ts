@@ -59,6 +59,17 @@ describe('NodeWorkspaceSearch', () => {
     assert.ok(stallMs < 500, `event loop blocked for ${stallMs} ms`);
   });
 
+  it("a stopped turn's search ends with it, freeing its slot for the next", async () => {
+    const search = new NodeWorkspaceSearch({ timeLimitMs: 60_000, concurrency: 1 });
+    const stop = new AbortController();
+    const stuck = search.grep(folder, /^(a+)+$/, { maxResults: 10, signal: stop.signal });
+    setTimeout(() => stop.abort(), 200);
+    await assert.rejects(stuck, /stopped with its turn/);
+    // The one slot is free again: the next search runs (not queued behind a 60 s worker).
+    assert.deepEqual((await search.glob(folder, '*.md', 10)).paths, ['notes.md']);
+    await assert.rejects(search.glob(folder, '*.md', 10, { signal: stop.signal }), /abort/i);
+  });
+
   it('a glob with many stars against a long name answers at once', async () => {
     const search = new NodeWorkspaceSearch({ timeLimitMs: 5_000 });
     const { result, stallMs } = await longestStall(() => search.glob(folder, '*a*a*a*a*a*a*a*a*a*a*b', 10));

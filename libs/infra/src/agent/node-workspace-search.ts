@@ -7,6 +7,7 @@ import type { GuardedPath } from '#core/ports/file-store.port.js';
 import {
   type GrepMatch,
   type GrepOptions,
+  type SearchControl,
   SearchTimeLimitError,
   WorkspaceSearch,
 } from '#core/ports/workspace-search.port.js';
@@ -167,8 +168,9 @@ export class NodeWorkspaceSearch extends WorkspaceSearch {
     folder: GuardedPath,
     pattern: string,
     maxResults: number,
+    control: SearchControl = {},
   ): Promise<{ paths: string[]; truncated: boolean }> {
-    return (await this.inWorker({ kind: 'glob', folder: plain(folder), pattern, maxResults })) as {
+    return (await this.inWorker({ kind: 'glob', folder: plain(folder), pattern, maxResults }, control.signal)) as {
       paths: string[];
       truncated: boolean;
     };
@@ -177,7 +179,7 @@ export class NodeWorkspaceSearch extends WorkspaceSearch {
   async grep(
     folder: GuardedPath,
     pattern: RegExp,
-    options: GrepOptions,
+    { signal, ...options }: GrepOptions & SearchControl,
   ): Promise<{ matches: GrepMatch[]; truncated: boolean }> {
     const job: SearchJob = {
       kind: 'grep',
@@ -186,19 +188,20 @@ export class NodeWorkspaceSearch extends WorkspaceSearch {
       flags: pattern.flags,
       options,
     };
-    return (await this.inWorker(job)) as { matches: GrepMatch[]; truncated: boolean };
+    return (await this.inWorker(job, signal)) as { matches: GrepMatch[]; truncated: boolean };
   }
 
-  private async inWorker(job: SearchJob): Promise<unknown> {
+  private async inWorker(job: SearchJob, signal?: AbortSignal): Promise<unknown> {
     await this.acquire();
     try {
-      return await this.runWorker(job);
+      signal?.throwIfAborted();
+      return await this.runWorker(job, signal);
     } finally {
       this.release();
     }
   }
 
-  private runWorker(job: SearchJob): Promise<unknown> {
+  private runWorker(job: SearchJob, signal?: AbortSignal): Promise<unknown> {
     return new Promise((resolve, reject) => {
       const worker = new Worker(new URL('./workspace-search.worker.js', import.meta.url), {
         workerData: job,
@@ -209,9 +212,13 @@ export class NodeWorkspaceSearch extends WorkspaceSearch {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
+        signal?.removeEventListener('abort', stopped);
         done();
         void worker.terminate();
       };
+      // A stopped turn's search ends now, not at the time limit: its worker is terminated.
+      const stopped = (): void => settle(() => reject(new Error('the search was stopped with its turn')));
+      signal?.addEventListener('abort', stopped, { once: true });
       const timer = setTimeout(
         () => settle(() => reject(new SearchTimeLimitError(this.timeLimitMs))),
         this.timeLimitMs,

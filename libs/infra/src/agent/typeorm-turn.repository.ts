@@ -1,7 +1,9 @@
 import type { DataSource, Repository } from 'typeorm';
 import type { TurnKind } from '#contracts/agent.js';
 import {
+  type ApprovalDecision,
   type NewTurn,
+  type PendingApproval,
   type PendingInput,
   type PendingQuestion,
   type TurnRecord,
@@ -27,6 +29,8 @@ const toRecord = (e: AgentTurnEntity): TurnRecord => ({
   pendingInputs: (e.pendingInputs ?? []) as PendingInput[],
   pendingQuestion: e.pendingQuestion as PendingQuestion | null,
   questionAnswer: e.questionAnswer,
+  pendingApproval: e.pendingApproval as PendingApproval | null,
+  approvalDecision: e.approvalDecision as ApprovalDecision | null,
   pendingRetry: e.pendingRetry,
   thoughts: e.thoughts ?? [],
   error: e.error,
@@ -49,6 +53,8 @@ export interface TurnRow {
   pending_inputs: unknown[] | null;
   pending_question: Record<string, unknown> | null;
   question_answer: Record<string, unknown> | null;
+  pending_approval?: Record<string, unknown> | null;
+  approval_decision?: Record<string, unknown> | null;
   pending_retry: Record<string, unknown> | null;
   thoughts: unknown[] | null;
   error: string | null;
@@ -72,6 +78,8 @@ export const turnFromRow = (r: TurnRow): TurnRecord => ({
   pendingInputs: (r.pending_inputs ?? []) as PendingInput[],
   pendingQuestion: r.pending_question as PendingQuestion | null,
   questionAnswer: r.question_answer,
+  pendingApproval: (r.pending_approval ?? null) as PendingApproval | null,
+  approvalDecision: (r.approval_decision ?? null) as ApprovalDecision | null,
   pendingRetry: r.pending_retry,
   thoughts: r.thoughts ?? [],
   error: r.error,
@@ -177,6 +185,29 @@ export class TypeormTurnRepository extends TurnRepository {
     return firstId(rows) !== null;
   }
 
+  async setApproval(id: string, pending: PendingApproval | null): Promise<void> {
+    await this.ds.query(`UPDATE "agent_turn" SET "pending_approval" = $2, "approval_decision" = NULL WHERE "id" = $1`, [
+      id,
+      pending === null ? null : storableJson(pending),
+    ]);
+  }
+
+  async decideApproval(
+    conversationId: string,
+    toolId: string | null,
+    decision: ApprovalDecision,
+  ): Promise<TurnRecord | null> {
+    // One conditional update: of two answers racing on any replicas, one is recorded.
+    const rows = (await this.ds.query(
+      `UPDATE "agent_turn" SET "approval_decision" = $3
+       WHERE "conversation_id" = $1 AND ${ACTIVE} AND "pending_approval" IS NOT NULL AND "approval_decision" IS NULL
+         AND NOT "stop_requested" AND ($2::text IS NULL OR "pending_approval"->>'toolId' = $2) RETURNING *`,
+      [conversationId, toolId, storableJson(decision)],
+    )) as unknown;
+    const row = returningRows<TurnRow>(rows)[0];
+    return row ? turnFromRow(row) : null;
+  }
+
   async setRetry(id: string, retry: Record<string, unknown> | null): Promise<void> {
     await this.ds.query(`UPDATE "agent_turn" SET "pending_retry" = $2 WHERE "id" = $1`, [
       id,
@@ -205,7 +236,7 @@ export class TypeormTurnRepository extends TurnRepository {
     error: string | null = null,
   ): Promise<boolean> {
     const rows = (await this.ds.query(
-      `UPDATE "agent_turn" SET "status" = $2, "error" = $3, "ended_at" = now(), "pending_question" = NULL, "pending_retry" = NULL
+      `UPDATE "agent_turn" SET "status" = $2, "error" = $3, "ended_at" = now(), "pending_question" = NULL, "pending_approval" = NULL, "pending_retry" = NULL
        WHERE "id" = $1 AND ${ACTIVE} RETURNING "id"`,
       [id, status, error === null ? null : storableText(error)],
     )) as unknown;

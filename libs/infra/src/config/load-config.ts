@@ -1,5 +1,5 @@
-import { randomInt } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { randomBytes, randomInt } from 'node:crypto';
+import { linkSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { AppConfig } from '#core/config/app-config.js';
@@ -69,4 +69,41 @@ export function resolveAccessPassword(config: AppConfig): ResolvedPassword {
   writeFileSync(tmp, `${value}\n`, { mode: 0o600 });
   renameSync(tmp, file);
   return { value, source: 'generated', file };
+}
+
+export const SECRETS_KEY_FILE = 'secrets-key';
+
+/**
+ * The key of data at rest (browser profiles): SVC_SECRETS_KEY, else the one kept in the data
+ * folder, else a new random one written there once (0600). Replicas sharing the data folder
+ * race for the file with an exclusive link, so they all end up with the same key.
+ */
+export function resolveSecretsKey(config: AppConfig): { value: string; source: 'env' | 'stored' | 'generated' } {
+  if (config.secretsKey !== null) return { value: config.secretsKey, source: 'env' };
+  const file = join(config.dataDir, SECRETS_KEY_FILE);
+  const stored = readSecretsKey(file);
+  if (stored) return { value: stored, source: 'stored' };
+  mkdirSync(config.dataDir, { recursive: true });
+  const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  writeFileSync(tmp, `${randomBytes(32).toString('hex')}\n`, { mode: 0o600 });
+  try {
+    linkSync(tmp, file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  } finally {
+    rmSync(tmp, { force: true });
+  }
+  const value = readSecretsKey(file);
+  if (!value) throw new Error(`${file}: the generated secrets key could not be read back`);
+  return { value, source: 'generated' };
+}
+
+function readSecretsKey(file: string): string | null {
+  try {
+    const value = readFileSync(file, 'utf8').trim();
+    return value.length > 0 ? value : null;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    return null;
+  }
 }

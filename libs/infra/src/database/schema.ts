@@ -23,6 +23,9 @@ import { TriggerOccurrences1765250000000 } from './migrations/1765250000000-trig
 import { SubmitUserMessage1765300000000 } from './migrations/1765300000000-submit-user-message.js';
 import { SubmitUserMessageChecks1765400000000 } from './migrations/1765400000000-submit-user-message-checks.js';
 import { SubmitUserMessageFirstMeta1765500000000 } from './migrations/1765500000000-submit-user-message-first-meta.js';
+import { TurnApprovals1765630000000 } from './migrations/1765630000000-turn-approvals.js';
+import { BrowserProfileEntity } from './entities/browser-profile.entity.js';
+import { BrowserProfiles1765600000000 } from './migrations/1765600000000-browser-profiles.js';
 import {
   TeamActivityEntity,
   TeamEdgeEntity,
@@ -51,6 +54,7 @@ export const ENTITIES = [
   TriggerScheduleEntity,
   TriggerClaimEntity,
   TriggerOccurrenceEntity,
+  BrowserProfileEntity,
   TeamEntity,
   TeamMemberEntity,
   TeamEdgeEntity,
@@ -76,5 +80,7 @@ export const MIGRATIONS = [
   SubmitUserMessage1765300000000,
   SubmitUserMessageChecks1765400000000,
   SubmitUserMessageFirstMeta1765500000000,
+  BrowserProfiles1765600000000,
+  TurnApprovals1765630000000,
   Teams1765700000000,
 ];

@@ -42,6 +42,7 @@ export class PromMetrics extends Metrics {
   private readonly gaps: Counter;
   private readonly jobsFailed: Counter<'job'>;
   private readonly jobsStalled: Counter;
+  private readonly approvals: Counter<'outcome'>;
   private readonly queues: QueueCountsSource[] = [];
 
   constructor(labels: { role: string; mode: string }) {
@@ -145,6 +146,12 @@ export class PromMetrics extends Metrics {
       help: 'Jobs found stalled (their worker stopped renewing the lock)',
       registers,
     });
+    this.approvals = new Counter({
+      name: 'svc_tool_approvals_total',
+      help: 'Tool calls held for approval, by how they were decided (approved, rejected, timeout, stopped)',
+      labelNames: ['outcome'],
+      registers,
+    });
     const queues = this.queues;
     new Gauge({
       name: 'svc_queue_jobs',
@@ -165,6 +172,7 @@ export class PromMetrics extends Metrics {
     for (const scope of ['ip', 'global'] as const) this.lockouts.inc({ scope }, 0);
     this.gaps.inc(0);
     this.jobsStalled.inc(0);
+    for (const outcome of ['approved', 'rejected', 'timeout', 'stopped']) this.approvals.inc({ outcome }, 0);
   }
 
   /** Adds a queue whose counts are read at each scrape. */
@@ -229,5 +237,8 @@ export class PromMetrics extends Metrics {
   }
   jobStalled(): void {
     this.jobsStalled.inc();
+  }
+  toolApproval(outcome: string): void {
+    this.approvals.inc({ outcome });
   }
 }

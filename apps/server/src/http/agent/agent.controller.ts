@@ -1,4 +1,5 @@
-import { Body, Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
+import { Body, Controller, Get, Headers, HttpCode, Param, Post } from '@nestjs/common';
+import { ApprovalsService } from '#core/approvals/approvals.service.js';
 import type { SessionState, ToolsetEntry } from '#contracts/agent.js';
 import { AgentService } from '#core/agent/agent.service.js';
 import type { McpServerStatusDto } from '#contracts/mcp.js';
@@ -16,7 +17,19 @@ import { arr, bool, str } from '../openapi/schema.js';
 import { Assistant } from '../assistant-api/assistant.decorator.js';
 import { Relayed } from '../assistant-api/relayed.js';
 import type { SuccessBody } from '#contracts/errors.js';
-import { AnswerQuestionDto, SendMessageDto, StopDto, TestMcpDto, ToolsetsDto } from './agent.dto.js';
+import {
+  AnswerQuestionDto,
+  ApproveDto,
+  RejectDto,
+  SendMessageDto,
+  StopDto,
+  TestMcpDto,
+  ToolsetChangeDto,
+  ToolsetsDto,
+} from './agent.dto.js';
+
+/** The web app names itself in this header, so the audit of an approval can say it answered. */
+export const CLIENT_HEADER = 'x-svc-client';
 
 /** Agent operations (docs/api.md, "The assistant"). Starting work answers at once; progress arrives as events. */
 @Controller('api/agent')
@@ -25,6 +38,7 @@ export class AgentController {
     private readonly agent: AgentService,
     private readonly mcp: McpServers,
     private readonly modelSources: ModelSourceTester,
+    private readonly approvals: ApprovalsService,
   ) {}
 
   @Post('message')
@@ -75,20 +89,34 @@ export class AgentController {
     return answered ? { success: true } : { success: false, error: `No pending question found for id: ${body.id}` };
   }
 
-  /** Permissions are auto-allowed on this server: approve and reject change nothing. */
+  /**
+   * Without an approval policy permissions are auto-allowed: approve and reject change nothing.
+   * With one (docs/api/agent.md, "Tool approvals") they decide the conversation's waiting tool
+   * call; 409 when nothing waits.
+   */
   @Post('approve')
   @Assistant()
   @HttpCode(200)
-  @ApiDone()
-  approve(): { success: true } {
+  @ApiDone(400, 409)
+  async approve(
+    @Body() body: ApproveDto,
+    @Headers(CLIENT_HEADER) client: string | undefined,
+    @Relayed() relayed: boolean,
+  ): Promise<{ success: true }> {
+    await this.approvals.answer({ ...body, approved: true, by: deciderOf(client, relayed) });
     return { success: true };
   }
 
   @Post('reject')
   @Assistant()
   @HttpCode(200)
-  @ApiDone()
-  reject(): { success: true } {
+  @ApiDone(400, 409)
+  async reject(
+    @Body() body: RejectDto,
+    @Headers(CLIENT_HEADER) client: string | undefined,
+    @Relayed() relayed: boolean,
+  ): Promise<{ success: true }> {
+    await this.approvals.answer({ ...body, approved: false, by: deciderOf(client, relayed) });
     return { success: true };
   }
 
@@ -97,7 +125,25 @@ export class AgentController {
   @HttpCode(200)
   @ApiData(arr(TOOLSET), 404)
   async toolsets(@Body() body: ToolsetsDto): Promise<SuccessBody<ToolsetEntry[]>> {
-    return { success: true, data: await this.agent.toolsets(body.spaceId) };
+    return { success: true, data: await this.agent.toolsets(body.spaceId, body.conversationId) };
+  }
+
+  /** Opens an openable toolset (`ai-browser`) for the conversation's next turns; `toolsets:changed`. */
+  @Post('toolsets/open')
+  @Assistant()
+  @HttpCode(200)
+  @ApiData(arr(TOOLSET), 404)
+  async openToolset(@Body() body: ToolsetChangeDto): Promise<SuccessBody<ToolsetEntry[]>> {
+    return { success: true, data: await this.agent.changeToolset(body, true) };
+  }
+
+  /** Closes an openable toolset for the conversation's next turns; `toolsets:changed`. */
+  @Post('toolsets/close')
+  @Assistant()
+  @HttpCode(200)
+  @ApiData(arr(TOOLSET), 404)
+  async closeToolset(@Body() body: ToolsetChangeDto): Promise<SuccessBody<ToolsetEntry[]>> {
+    return { success: true, data: await this.agent.changeToolset(body, false) };
   }
 
   /** Connects to the given (`servers`) or installed MCP servers and answers each one's status, tools or error. */
@@ -131,4 +177,9 @@ export class AgentController {
   capabilities(): SuccessBody<Record<string, unknown>> {
     return { success: true, data: this.agent.capabilities() };
   }
+}
+
+function deciderOf(client: string | undefined, relayed: boolean): 'api' | 'web' | 'assistant' {
+  if (relayed) return 'assistant';
+  return client === 'web' ? 'web' : 'api';
 }

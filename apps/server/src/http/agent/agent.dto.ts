@@ -33,6 +33,11 @@ export class SendMessageDto {
 
   @ImagesField()
   images?: unknown[] | null;
+
+  /** Opens (true) or closes (false) the conversation's `ai-browser` toolset from this turn on. */
+  @IsOptional()
+  @Check((v) => typeof v === 'boolean', 'aiBrowserEnabled must be a boolean', { type: 'boolean' })
+  aiBrowserEnabled?: boolean | null;
 }
 
 @ArrayBodyAsEmpty()
@@ -57,6 +62,26 @@ export class AnswerQuestionDto {
   answers: Record<string, unknown>;
 }
 
+/**
+ * `approve` and `reject`: without an approval policy the specification's no-ops, whatever the
+ * body (so nothing is checked here); with one, the approvals service judges the fields (400
+ * naming them) and decides the conversation's waiting call (of `toolId` when given).
+ */
+@ArrayBodyAsEmpty()
+export class ApproveDto {
+  @Documented({ type: 'string', description: 'The conversation whose waiting tool call is answered' })
+  conversationId?: unknown;
+
+  @Documented({ type: 'string', description: 'The tool-use id of agent:tool-call; omitted: whichever call waits' })
+  toolId?: unknown;
+}
+
+@ArrayBodyAsEmpty()
+export class RejectDto extends ApproveDto {
+  @Documented({ type: 'string', description: 'Told to the model: "The user rejected this tool call: <reason>"' })
+  reason?: unknown;
+}
+
 @ArrayBodyAsEmpty()
 export class ToolsetsDto {
   @Check(nonBlank, required('spaceId'), { type: 'string' })
@@ -64,6 +89,11 @@ export class ToolsetsDto {
 
   @Check(nonBlank, required('conversationId'), { type: 'string' })
   conversationId: string;
+}
+
+export class ToolsetChangeDto extends ToolsetsDto {
+  @Check(nonBlank, required('toolsetId'), { type: 'string', description: 'An openable toolset: ai-browser' })
+  toolsetId: string;
 }
 
 /** Both fields are judged by the MCP service (which of them applies depends on `servers`). */

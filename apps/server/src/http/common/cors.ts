@@ -2,7 +2,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 
 /** The methods and headers a cross-origin caller may use (answered on preflight). */
 export const CORS_METHODS = 'GET,POST,PUT,DELETE,OPTIONS';
-export const CORS_HEADERS = 'Content-Type,Authorization';
+// X-Svc-Client: the web app names itself (the audit of tool approvals), wherever it is served from.
+export const CORS_HEADERS = 'Content-Type,Authorization,X-Svc-Client';
 
 /**
  * CORS for every origin, without credentials: `Access-Control-Allow-Origin: *` on every

@@ -43,6 +43,7 @@ export const RAW_BODY_OPERATIONS: ReadonlySet<string> = new Set(['PUT /api/space
 
 /** POST and PUT operations that take no body. */
 export const BODYLESS_OPERATIONS: ReadonlySet<string> = new Set([
+  'POST /api/browser/login-sessions/{viewId}/finish',
   'POST /api/spaces/{spaceId}/open',
   'POST /api/spaces/{spaceId}/memory/consolidate',
   'POST /api/spaces/{spaceId}/artifacts/reconcile',

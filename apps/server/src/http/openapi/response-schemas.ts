@@ -3,9 +3,17 @@
  * few core types controllers answer directly). `shape<T>()` makes the typecheck fail when a
  * type gains or loses a field its schema does not list. Use them with `@ApiData(...)`.
  */
-import type { AskQuestion, SessionState, ThoughtType, ToolsetEntry, ApiRetryInfo } from '#contracts/agent.js';
+import type {
+  AskQuestion,
+  PendingApprovalDto,
+  SessionState,
+  ThoughtType,
+  ToolsetEntry,
+  ApiRetryInfo,
+} from '#contracts/agent.js';
 import type { RemoteStatus, SecurityPolicy } from '#contracts/api.js';
 import type { McpServerStatusDto, McpToolDto } from '#contracts/mcp.js';
+import type { BrowserLivePage, BrowserLoginSite, BrowserStopResult } from '#contracts/browser.js';
 import {
   ACTIVITY_TYPES,
   type ActivityEntryDto,
@@ -221,6 +229,14 @@ export const SESSION_STATE = component(
     startedAt: nullable(isoTime()),
     thoughts: arr({ ...(THOUGHT as object), description: `Types: ${THOUGHT_TYPES.join(', ')}` }),
     pendingQuestion: nullable(obj({ id: str(), questions: arr(ASK_QUESTION) }, ['id', 'questions'])),
+    pendingApproval: nullable(
+      shape<PendingApprovalDto>({
+        toolId: str('The tool-use id of agent:tool-call'),
+        name: str(),
+        input: anyObject('The input the tool will run with'),
+        deadline: isoTime('After this the call is rejected'),
+      }),
+    ),
     pendingRetry: nullable(API_RETRY),
     replicaId: nullable(str('Which server process runs the turn')),
   }),
@@ -410,3 +426,25 @@ export const APP_CHAT_SESSION_STATE = shape<AppChatSessionStateDto>({
 export const APP_ID = obj({ appId: str() }, ['appId']);
 export const RUN_ID = obj({ runId: str() }, ['runId']);
 export const NULL_DATA: Schema = { type: 'null' };
+
+export const BROWSER_LIVE_PAGE = component(
+  'BrowserLivePage',
+  shape<BrowserLivePage>({
+    viewId: str(),
+    conversationId: nullable(str()),
+    spaceId: nullable(str()),
+    url: nullable(str()),
+    title: nullable(str()),
+    owned: bool('The conversation opened this page'),
+    active: bool("The conversation's active page"),
+  }),
+);
+export const BROWSER_STOP_RESULT = shape<BrowserStopResult>({
+  stopped: bool(),
+  reason: opt(oneOfValues(['not-owned', 'in-use'])),
+});
+export const BROWSER_LOGIN_SITE = shape<BrowserLoginSite>({
+  url: str(),
+  label: str(),
+  signedIn: bool('The space profile holds cookies for this domain (a hint, not a verified sign-in)'),
+});

@@ -261,7 +261,12 @@ export class StoreController {
     @Body() body: ImportPackageDto,
     @Relayed() relayed: boolean,
   ): Promise<SuccessBody<{ appId: string }>> {
-    const app = await this.packages.import(body.filePath, body.spaceId, relayed ? 'assistant' : 'user');
+    const app = await this.packages.import(
+      body.filePath,
+      body.spaceId,
+      relayed ? 'assistant' : 'user',
+      body.userConfig,
+    );
     return ok({ appId: app.id });
   }
 

@@ -70,6 +70,11 @@ export class ImportPackageDto {
   @ValidateIf((b: ImportPackageDto) => b.spaceId !== null)
   @IsString()
   spaceId?: string | null;
+
+  /** Settings of the package's `config_schema` (required ones must be given, as for install). */
+  @IsOptional()
+  @IsObject()
+  userConfig?: Record<string, unknown>;
 }
 
 export class AddRegistryDto {

@@ -137,6 +137,9 @@ export const UPDATE_ITEM = component(
       entry: STORE_LISTING,
       strategy: str(),
       severity: SEVERITY,
+      heldReason: str(
+        'Present when an automatic update is held: why it was not applied (the MCP command policy refused it)',
+      ),
     },
     ['appId', 'currentVersion', 'latestVersion', 'entry', 'strategy', 'severity'],
   ),

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { AgentChannels } from '#contracts/agent.js';
+import { AgentChannels, type ApprovalRecord } from '#contracts/agent.js';
+import type { ApprovalDecision } from '../../ports/turn.repository.port.js';
 import {
   failedResponse,
   FakeModelProvider,
@@ -114,6 +115,33 @@ describe('AgentLoop', () => {
     assert.equal(turn.completed?.reply, 'Done');
     assert.equal(turn.completed?.thoughts.length, 3);
     assert.equal(turn.completed?.tokenUsage.inputTokens, 200, 'usage adds up over the steps');
+  });
+
+  it("a tool's images (a browser screenshot) reach the model after every tool result of the step", async () => {
+    const shot: AgentTool = {
+      name: 'Shot',
+      description: 'A screenshot',
+      inputSchema: { type: 'object' },
+      run: async () => ({
+        output: 'Screenshot of current viewport.',
+        isError: false,
+        images: [{ mediaType: 'image/jpeg', data: 'AAAA' }],
+      }),
+    };
+    const provider = new FakeModelProvider().respond(
+      toolUseResponse([
+        { id: 'tu-1', name: 'Shot', input: {} },
+        { id: 'tu-2', name: 'Echo', input: { text: 'x' } },
+      ]),
+      textResponse('Seen'),
+    );
+    const turn = new RecordingTurn({ tools: new ToolSet([shot, echoTool()]) });
+    assert.equal((await loopWith(provider).run(turn.plan)).status, 'completed');
+    assert.deepEqual(provider.requests[1]!.messages[2]!.content, [
+      { type: 'tool_result', toolUseId: 'tu-1', content: 'Screenshot of current viewport.', isError: false },
+      { type: 'tool_result', toolUseId: 'tu-2', content: 'echo: x', isError: false },
+      { type: 'image', mediaType: 'image/jpeg', data: 'AAAA' },
+    ]);
   });
 
   it('a retryable failure before anything streamed is retried and announced, then the reply completes', async () => {
@@ -390,5 +418,64 @@ describe('ToolSet', () => {
   it('refuses two tools of one name', () => {
     assert.throws(() => new ToolSet([tool('A'), tool('A')]), /Two tools are named A/);
     assert.throws(() => new ToolSet([tool('A')]).with(tool('A')), /Two tools are named A/);
+  });
+});
+
+describe('AgentLoop: tool calls held for approval', () => {
+  /** A turn whose approval channel holds Echo and answers with `decide`. */
+  function heldTurn(
+    calls: Array<Record<string, unknown>>,
+    decide: () => Promise<ApprovalDecision | 'timeout' | 'stopped'>,
+  ): { turn: RecordingTurn; settled: ApprovalRecord[] } {
+    const turn = new RecordingTurn({ tools: new ToolSet([echoTool(calls)]) });
+    const settled: ApprovalRecord[] = [];
+    turn.plan.io.approvals = {
+      holds: (name) => name === 'Echo',
+      timeoutSeconds: 5,
+      post: async () => undefined,
+      waitForDecision: decide,
+      settle: async (_pending, record) => void settled.push(record),
+    };
+    return { turn, settled };
+  }
+  const echoCall = () => toolUseResponse([{ id: 'tu-1', name: 'Echo', input: { text: 'hi' } }]);
+
+  it('an approved call is announced held, then as it starts, and runs once', async () => {
+    const calls: Array<Record<string, unknown>> = [];
+    const { turn, settled } = heldTurn(calls, async () => ({ approved: true, by: 'api', at: '2026-01-01T00:00:00Z' }));
+    const outcome = await loopWith(new FakeModelProvider().respond(echoCall(), textResponse('ok'))).run(turn.plan);
+    assert.equal(outcome.status, 'completed');
+    assert.deepEqual(calls, [{ text: 'hi' }]);
+    assert.deepEqual(
+      turn.eventsOn(AgentChannels.toolCall).map((e) => e.requiresApproval ?? false),
+      [true, false],
+    );
+    assert.deepEqual([settled[0]?.outcome, settled[0]?.decidedBy], ['approved', 'api']);
+    const thought = turn.completed!.thoughts.find((t) => t.toolName === 'Echo')!;
+    assert.equal(thought.approval?.outcome, 'approved');
+  });
+
+  it('a rejection or the deadline gives the model the refusal and runs nothing; a stop ends the turn', async () => {
+    for (const [answer, text] of [
+      [{ approved: false, by: 'web', at: 'x', reason: 'no' }, 'The user rejected this tool call: no'],
+      ['timeout', 'The user rejected this tool call: nobody answered within 5 seconds'],
+    ] as const) {
+      const calls: Array<Record<string, unknown>> = [];
+      const { turn } = heldTurn(calls, async () => answer);
+      const provider = new FakeModelProvider().respond(echoCall(), textResponse('ok'));
+      assert.equal((await loopWith(provider).run(turn.plan)).status, 'completed');
+      assert.deepEqual(calls, []);
+      assert.deepEqual(turn.eventsOn(AgentChannels.toolResult), [{ toolId: 'tu-1', result: text, isError: true }]);
+      assert.ok(JSON.stringify(provider.requests[1]!.messages).includes(text));
+    }
+    const calls: Array<Record<string, unknown>> = [];
+    const { turn, settled } = heldTurn(calls, async () => {
+      turn.abort('stop');
+      return 'stopped';
+    });
+    const outcome = await loopWith(new FakeModelProvider().respond(echoCall())).run(turn.plan);
+    assert.equal(outcome.status, 'interrupted');
+    assert.deepEqual(calls, []);
+    assert.equal(settled[0]?.outcome, 'stopped');
   });
 });

@@ -3,6 +3,7 @@ import { Logger } from '@nestjs/common';
 import {
   AgentChannels,
   type ApiRetryInfo,
+  type ApprovalRecord,
   type AskQuestion,
   type Thought,
   type TokenUsageDto,
@@ -19,6 +20,7 @@ import {
 } from '../../ports/model-provider.port.js';
 import { TurnTexts } from '../turn-endings.js';
 import { ToolInputError, type ToolOutcome } from '../../kernel/tool.js';
+import { RejectionReasons, rejectionText } from '../../approvals/approval-policy.js';
 import { COMPACTION_THRESHOLD, compactedHistory, compactionSplit, estimateTokens, transcriptOf } from './compaction.js';
 import { StepEmitter } from './step-emitter.js';
 import type { AbortReason, TurnIO, TurnPlan } from './turn-plan.js';
@@ -151,13 +153,28 @@ export class AgentLoop {
       const calls = response.emitter.toolCalls();
       if (calls.length === 0 || response.stopReason !== 'tool_use') return;
       const results: ModelContentBlock[] = [];
+      // Images a tool returned (a browser screenshot) follow every result, as the providers want them.
+      const images: ModelContentBlock[] = [];
       for (const call of calls) {
         if (io.signal.aborted) throw new TurnInterrupted(io.abortReason());
+        if (io.approvals?.holds(call.name)) {
+          const approval = await this.holdForApproval(state, call);
+          if (approval.outcome !== 'approved') {
+            const refusal = rejectionText(approval.reason ?? RejectionReasons.none);
+            await response.emitter.toolResult(call.id, refusal, true);
+            if (approval.outcome === 'stopped') throw new TurnInterrupted(io.abortReason());
+            results.push({ type: 'tool_result', toolUseId: call.id, content: refusal, isError: true });
+            continue;
+          }
+          // Approved: announced again, without the flag, as it starts.
+          await io.emit(AgentChannels.toolCall, { id: call.id, name: call.name, status: 'running', input: call.input });
+        }
         const outcome = await this.runTool(state, call.id, call.name, call.input);
         await response.emitter.toolResult(call.id, outcome.output, outcome.isError);
         results.push({ type: 'tool_result', toolUseId: call.id, content: outcome.output, isError: outcome.isError });
+        for (const image of outcome.images ?? []) images.push({ type: 'image', ...image });
       }
-      state.history.push({ role: 'user', content: results });
+      state.history.push({ role: 'user', content: [...results, ...images] });
       await io.saveThoughts(state.thoughts);
       if (step >= maxSteps) throw new StepLimitReached();
     }
@@ -230,7 +247,13 @@ export class AgentLoop {
     const { maxRetries, retryBaseMs, maxOutputTokens } = this.limits;
     let retried = false;
     for (let attempt = 0; ; attempt++) {
-      const emitter = new StepEmitter(io.emit, state.thoughts, () => new Date(this.clock.now()), io.fire);
+      const emitter = new StepEmitter(
+        io.emit,
+        state.thoughts,
+        () => new Date(this.clock.now()),
+        io.fire,
+        io.approvals ? (name) => io.approvals!.holds(name) : undefined,
+      );
       let stopReason: StopReason = 'other';
       try {
         for await (const event of this.provider.stream(plan.model.endpoint, {
@@ -321,6 +344,62 @@ export class AgentLoop {
       this.logger.warn(`tool ${name} failed in ${io.label}: ${message}`);
       return { output: `Tool failed: ${message}`, isError: true };
     }
+  }
+
+  /**
+   * A call an approval policy holds: recorded where any replica can answer it, announced to
+   * every client (`agent:tool-call` with `requiresApproval`), then waited on until an answer,
+   * the deadline or a stop. The decision is kept on the call's thought (the audit).
+   */
+  private async holdForApproval(
+    state: LoopState,
+    call: { id: string; name: string; input: Record<string, unknown> },
+  ): Promise<ApprovalRecord> {
+    const { io } = state;
+    const channel = io.approvals!;
+    const now = this.clock.now();
+    const pending = {
+      toolId: call.id,
+      name: call.name,
+      input: call.input,
+      requestedAt: new Date(now).toISOString(),
+      deadline: new Date(now + channel.timeoutSeconds * 1000).toISOString(),
+    };
+    const record: ApprovalRecord = { requestedAt: pending.requestedAt, deadline: pending.deadline };
+    const thought = state.thoughts.find((t) => t.toolUseId === call.id);
+    if (thought) thought.approval = record;
+    await channel.post(pending);
+    await io.saveThoughts(state.thoughts);
+    await io.emit(AgentChannels.toolCall, {
+      id: call.id,
+      name: call.name,
+      status: 'running',
+      input: call.input,
+      requiresApproval: true,
+      deadline: pending.deadline,
+    });
+    const answer = await channel.waitForDecision(pending);
+    const decidedAt = new Date(this.clock.now()).toISOString();
+    if (answer === 'timeout') {
+      Object.assign(record, {
+        outcome: 'timeout',
+        decidedBy: 'server',
+        reason: RejectionReasons.timeout(channel.timeoutSeconds),
+      });
+    } else if (answer === 'stopped') {
+      Object.assign(record, { outcome: 'stopped', decidedBy: 'server', reason: RejectionReasons.stopped });
+    } else {
+      Object.assign(record, {
+        outcome: answer.approved ? 'approved' : 'rejected',
+        decidedBy: answer.by,
+        ...(answer.approved ? {} : { reason: answer.reason ?? RejectionReasons.none }),
+      });
+    }
+    record.decidedAt = answer === 'timeout' || answer === 'stopped' ? decidedAt : answer.at;
+    await channel
+      .settle(pending, record)
+      .catch((err: Error) => this.logger.warn(`recording the approval decision in ${io.label} failed: ${err.message}`));
+    return record;
   }
 
   /** The askUser capability of tools: announce the question, then wait for the answer or a stop. */

@@ -31,6 +31,8 @@ export class StepEmitter {
     private readonly now: () => Date = () => new Date(),
     /** Deltas are fired without a round trip each; defaults to awaiting `emit`. */
     private readonly fire: Fire = (channel, payload) => void emit(channel, payload),
+    /** Calls of these tools wait for approval: the loop announces them once they are held. */
+    private readonly held: (toolName: string) => boolean = () => false,
   ) {}
 
   /**
@@ -129,6 +131,7 @@ export class StepEmitter {
             isToolInput: true,
           });
         }
+        if (this.held(event.name)) return;
         return this.emit(AgentChannels.toolCall, {
           id: event.id,
           name: event.name,

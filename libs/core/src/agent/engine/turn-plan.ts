@@ -1,4 +1,5 @@
-import type { ApiRetryInfo, AskQuestion, Thought, TokenUsageDto } from '#contracts/agent.js';
+import type { ApiRetryInfo, ApprovalRecord, AskQuestion, Thought, TokenUsageDto } from '#contracts/agent.js';
+import type { ApprovalDecision, PendingApproval } from '../../ports/turn.repository.port.js';
 import type { ModelEndpoint, ModelInfo, ModelMessage, ReasoningEffort } from '../../ports/model-provider.port.js';
 import type { Space } from '../../kernel/space.js';
 import type { Emit, Fire } from './step-emitter.js';
@@ -55,6 +56,23 @@ export interface TurnIO {
   saveThoughts(thoughts: Thought[]): Promise<void>;
   /** Absent when nobody can answer questions in this turn. */
   questions?: QuestionChannel;
+  /** Absent when no approval policy holds any tool of this turn. */
+  approvals?: ApprovalChannel;
+}
+
+/**
+ * Where a tool call held by an approval policy waits for a person's answer (docs/api/agent.md,
+ * "Tool approvals"): in the turn record, so any replica can take the answer.
+ */
+export interface ApprovalChannel {
+  /** Whether a call of this tool waits for an answer before it runs. */
+  holds(toolName: string): boolean;
+  timeoutSeconds: number;
+  post(pending: PendingApproval): Promise<void>;
+  /** The answer; `timeout` once the deadline passed unanswered; `stopped` when the turn is stopped first. */
+  waitForDecision(pending: PendingApproval): Promise<ApprovalDecision | 'timeout' | 'stopped'>;
+  /** The call no longer waits; `record` is how it was decided (for the audit). */
+  settle(pending: PendingApproval, record: ApprovalRecord): Promise<void>;
 }
 
 export interface PostedQuestion {

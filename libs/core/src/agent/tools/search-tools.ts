@@ -52,12 +52,12 @@ export function globTool(files: FileStore, search: WorkspaceSearch): AgentTool {
       properties: { pattern: { type: 'string' }, path: { type: 'string' } },
       required: ['pattern'],
     },
-    async run(input, { space }) {
+    async run(input, { space, signal }) {
       const pattern = requireString(input, 'pattern');
       checkPattern('pattern', pattern);
       const folder = await searchRoot(files, space, input.path);
       const { paths, truncated } = await withinLimit(`Glob ${JSON.stringify(pattern)}`, () =>
-        search.glob(folder, pattern, MAX_GLOB_RESULTS),
+        search.glob(folder, pattern, MAX_GLOB_RESULTS, { signal }),
       );
       if (paths.length === 0) return { output: 'No files found', isError: false };
       const listed = paths.map((p) => `${space.path}/${join(folder.relativePath, p)}`).join('\n');
@@ -82,7 +82,7 @@ export function grepTool(files: FileStore, search: WorkspaceSearch): AgentTool {
       },
       required: ['pattern'],
     },
-    async run(input, { space }) {
+    async run(input, { space, signal }) {
       const source = requireString(input, 'pattern');
       let regex: RegExp;
       try {
@@ -100,7 +100,7 @@ export function grepTool(files: FileStore, search: WorkspaceSearch): AgentTool {
       const described =
         glob === undefined ? JSON.stringify(source) : `${JSON.stringify(source)} (glob ${JSON.stringify(glob)})`;
       const { matches, truncated } = await withinLimit(`Grep ${described}`, () =>
-        search.grep(folder, regex, { glob, maxResults: MAX_GREP_RESULTS }),
+        search.grep(folder, regex, { glob, maxResults: MAX_GREP_RESULTS, signal }),
       );
       if (matches.length === 0) return { output: 'No matches found', isError: false };
       const abs = (file: string): string => `${space.path}/${join(folder.relativePath, file)}`;

@@ -16,6 +16,7 @@ import { Clock } from '../../ports/clock.port.js';
 import { EventBus } from '../../ports/event-bus.port.js';
 import type { ReasoningEffort } from '../../ports/model-provider.port.js';
 import type { TurnRecord } from '../../ports/turn.repository.port.js';
+import { BrowserTurns } from '../../browser/browser-turns.js';
 import { AppData } from '../app-data.js';
 import { AppsService } from '../apps.service.js';
 import { threadUpdated } from './app-chat.service.js';
@@ -41,6 +42,7 @@ export class AppChatPlanBuilder extends TurnPlanBuilder implements OnModuleInit 
     private readonly mcp: McpServers,
     private readonly api: AssistantApi,
     private readonly bus: EventBus,
+    private readonly browser: BrowserTurns,
   ) {
     super();
   }
@@ -66,10 +68,12 @@ export class AppChatPlanBuilder extends TurnPlanBuilder implements OnModuleInit 
     const effort: ReasoningEffort =
       conversation.reasoningEffort ?? appChatEffort(app) ?? (request.thinkingEnabled ? 'medium' : 'off');
     await io.takePendingInput();
+    const browser = this.browser.forAppChat(app, space, turn.conversationId);
     const tools = this.tools
       .builtins({ bash: appMayUseShell(app) })
       .with(
         ...(await this.mcp.chatTools(space.id, app)),
+        ...browser.tools,
         ...skills.tools,
         ...(appMayUseServiceApi(app) ? await serviceApiTools(this.api) : []),
       );
@@ -82,7 +86,10 @@ export class AppChatPlanBuilder extends TurnPlanBuilder implements OnModuleInit 
           now: new Date(this.clock.now()),
           memory: await this.data.readMemory(app.id, app.spaceId),
           toolNames: tools.names(),
-          closing: ['You are chatting with your user: answer their messages directly.'],
+          closing: [
+            ...(browser.prompt === null ? [] : [browser.prompt]),
+            'You are chatting with your user: answer their messages directly.',
+          ],
         }),
         skills,
       ),
@@ -92,7 +99,7 @@ export class AppChatPlanBuilder extends TurnPlanBuilder implements OnModuleInit 
       workspace: space,
       contextTokens: lastContextTokens(messages),
       io,
-      hooks: {
+      hooks: browser.hooks({
         ...recording,
         onComplete: async (result) => {
           await recording.onComplete(result);
@@ -101,7 +108,7 @@ export class AppChatPlanBuilder extends TurnPlanBuilder implements OnModuleInit 
             threadUpdated(app.id, turn.conversationId, result.reply),
           );
         },
-      },
+      }),
     };
   }
 }

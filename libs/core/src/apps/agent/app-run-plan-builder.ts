@@ -21,6 +21,7 @@ import { SkillsService } from '../../skills/skills.service.js';
 import { Clock } from '../../ports/clock.port.js';
 import type { TurnRecord } from '../../ports/turn.repository.port.js';
 import type { App } from '../../kernel/app.js';
+import { BrowserTurns } from '../../browser/browser-turns.js';
 import { AppData } from '../app-data.js';
 import { AppsService } from '../apps.service.js';
 import { AppRunsService, type RunRequest, RunTexts } from './app-runs.service.js';
@@ -54,6 +55,7 @@ export class AppRunPlanBuilder extends TurnPlanBuilder implements OnModuleInit {
     private readonly skills: SkillsService,
     private readonly api: AssistantApi,
     private readonly slots: RunSlots,
+    private readonly browser: BrowserTurns,
   ) {
     super();
   }
@@ -97,6 +99,7 @@ export class AppRunPlanBuilder extends TurnPlanBuilder implements OnModuleInit {
     const messages = await this.runs.runMessages(app, runId);
     let final: RunReport | null = null;
     let nudgeNext = false;
+    const browser = this.browser.forRun(app, space, runId, turn.conversationId);
     const tools = this.tools.builtins({ bash: appMayUseShell(app), askUser: false }).with(
       reportToUserTool(async (report) => {
         if (final) return 'You already reported the end of this run; end your turn.';
@@ -104,6 +107,7 @@ export class AppRunPlanBuilder extends TurnPlanBuilder implements OnModuleInit {
         return this.runs.recordReport(app.id, runId, report);
       }),
       ...mcpTools,
+      ...browser.tools,
       ...skills.tools,
       ...(appMayUseServiceApi(app) ? await serviceApiTools(this.api) : []),
     );
@@ -124,6 +128,7 @@ export class AppRunPlanBuilder extends TurnPlanBuilder implements OnModuleInit {
           memory: await this.data.readMemory(app.id, app.spaceId),
           toolNames: tools.names(),
           closing: [
+            ...(browser.prompt === null ? [] : [browser.prompt]),
             'You are running on your own: nobody reads your replies while you work.',
             `End every run by calling ${REPORT_TO_USER}: type "complete" or "output" when done, "escalation" with a question when you need your user to decide; "milestone" reports progress along the way.`,
           ],
@@ -136,40 +141,46 @@ export class AppRunPlanBuilder extends TurnPlanBuilder implements OnModuleInit {
       workspace: space,
       contextTokens: 0,
       io,
-      hooks: {
-        onComplete: async ({ reply, thoughts, tokenUsage, model }) => {
-          release();
-          await record(reply, { model, tokenUsage }, thoughts);
-          if (final) return this.runs.finishRun(app.id, runId, final);
-          if (nudges < MAX_REPORT_NUDGES) nudgeNext = true;
-          else await this.runs.failRun(app.id, runId, RunTexts.noReport);
+      // The run's pages close when it ends: reported, failed, or out of reminders.
+      hooks: browser.hooks(
+        {
+          onComplete: async ({ reply, thoughts, tokenUsage, model }) => {
+            release();
+            await record(reply, { model, tokenUsage }, thoughts);
+            if (final) return this.runs.finishRun(app.id, runId, final);
+            if (nudges < MAX_REPORT_NUDGES) nudgeNext = true;
+            else await this.runs.failRun(app.id, runId, RunTexts.noReport);
+          },
+          onFailure: async ({ reply, thoughts, tokenUsage, error, interrupted }) => {
+            release();
+            await record(reply, { tokenUsage, ...(interrupted ? { interrupted: true } : { error }) }, thoughts);
+            if (final && !interrupted) return this.runs.finishRun(app.id, runId, final);
+            await this.runs.failRun(app.id, runId, error, interrupted !== null);
+          },
+          onCompacted: async ({ summary, preTokens }) => {
+            await this.conversations.appendMessage(turn.conversationId, {
+              role: 'system',
+              content: summary,
+              meta: { kind: COMPACTION_KIND, preTokens, turnId: turn.id, runId },
+            });
+          },
+          afterCompleted: async () => {
+            if (!nudgeNext) return;
+            if (!(await this.runs.nudge(app.id, runId, turn.spaceId, nudges + 1))) {
+              await this.runs.failRun(app.id, runId, RunTexts.noReport);
+              await this.browser.runEnded(runId);
+            }
+          },
         },
-        onFailure: async ({ reply, thoughts, tokenUsage, error, interrupted }) => {
-          release();
-          await record(reply, { tokenUsage, ...(interrupted ? { interrupted: true } : { error }) }, thoughts);
-          if (final && !interrupted) return this.runs.finishRun(app.id, runId, final);
-          await this.runs.failRun(app.id, runId, error, interrupted !== null);
-        },
-        onCompacted: async ({ summary, preTokens }) => {
-          await this.conversations.appendMessage(turn.conversationId, {
-            role: 'system',
-            content: summary,
-            meta: { kind: COMPACTION_KIND, preTokens, turnId: turn.id, runId },
-          });
-        },
-        afterCompleted: async () => {
-          if (!nudgeNext) return;
-          if (!(await this.runs.nudge(app.id, runId, turn.spaceId, nudges + 1))) {
-            await this.runs.failRun(app.id, runId, RunTexts.noReport);
-          }
-        },
-      },
+        () => !nudgeNext,
+      ),
     };
   }
 
   override async endedWithoutPlan(turn: TurnRecord, ending: UnplannedEnding): Promise<void> {
     const { appId, runId } = runRequestOf(turn);
     await this.runs.failRun(appId, runId, ending.error, ending.status === 'interrupted');
+    await this.browser.runEnded(runId);
   }
 }
 

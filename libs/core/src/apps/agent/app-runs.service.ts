@@ -6,13 +6,16 @@ import {
   type AppActivityEntryNewEvent,
   AppChannels,
   type AppEscalationNewEvent,
+  appRunConversationId,
   type AppEscalationResolvedEvent,
   type AppStatusChangedEvent,
   type EscalationResponse,
   type RunTriggerResult,
 } from '#contracts/apps.js';
 import { TEMP_SPACE_ID } from '#contracts/spaces.js';
+import type { ApprovalRecord } from '#contracts/agent.js';
 import { AgentService } from '../../agent/agent.service.js';
+import { ApprovalsService } from '../../approvals/approvals.service.js';
 import type { Message } from '../../kernel/conversation.js';
 import { ConversationsService } from '../../conversations/conversations.service.js';
 import { DomainError } from '../../errors/domain-error.js';
@@ -23,7 +26,7 @@ import { EventBus } from '../../ports/event-bus.port.js';
 import { McpServers } from '../../mcp/mcp-servers.service.js';
 import { JobQueue } from '../../ports/job-queue.port.js';
 import type { RunTrigger } from '../../ports/run-starter.port.js';
-import { TurnRepository } from '../../ports/turn.repository.port.js';
+import { type PendingApproval, type TurnRecord, TurnRepository } from '../../ports/turn.repository.port.js';
 import type { Space } from '../../kernel/space.js';
 import { SpacesService } from '../../spaces/spaces.service.js';
 import type { ActivityEntry, App, AutomationFields } from '../../kernel/app.js';
@@ -55,9 +58,6 @@ export const RunTexts = {
   otherRunActive: 'Another run of this digital human is in progress.',
 } as const;
 
-/** The conversation all runs of an app are kept in: one at a time, each message marked with its run. */
-export const appRunConversationId = (appId: string): string => `app-run:${appId}`;
-
 /**
  * Runs of a digital human (docs/api/digital-humans.md, "Runs"): `startRun` is the one entry point
  * every trigger uses. A run is a turn of kind `app-run` queued as a job in the app's run
@@ -80,9 +80,14 @@ export class AppRunsService implements OnModuleInit {
     private readonly mcp: McpServers,
     private readonly triggers: AppScheduler,
     private readonly answers: EscalationAnswers,
+    private readonly approvals: ApprovalsService,
   ) {}
 
   onModuleInit(): void {
+    this.approvals.watch({
+      held: (turn, pending) => this.approvalHeld(turn, pending),
+      decided: (turn, pending, record) => this.approvalDecided(turn, pending, record),
+    });
     this.triggers.useRunStarter({
       startRun: (appId, trigger, options) => this.startRun(appId, trigger, options),
       skipRun: (appId, reason, details) => this.skipRun(appId, reason, details),
@@ -306,6 +311,41 @@ export class AppRunsService implements OnModuleInit {
     return messages.filter((m) => m.meta.runId === runId);
   }
 
+  // ── tool approvals (docs/api/agent.md, "Tool approvals") ─────────────────────────────────
+
+  /** A run's tool call waits for approval: an `approval` activity entry, and the app waits on its user. */
+  private async approvalHeld(turn: TurnRecord, pending: PendingApproval): Promise<void> {
+    const run = runOf(turn);
+    if (!run) return;
+    await this.addActivity(
+      run.appId,
+      run.runId,
+      'approval',
+      { toolId: pending.toolId, name: pending.name, input: pending.input, deadline: pending.deadline },
+      approvalEntryId(turn.id, pending.toolId),
+    );
+    const updated = await this.records.update(run.appId, { status: 'waiting_user' });
+    if (updated && updated !== 'already-installed') await this.publishStatus(updated);
+  }
+
+  /** The decision goes into the entry (who, when, what, outcome); the run goes on, the app active again. */
+  private async approvalDecided(turn: TurnRecord, pending: PendingApproval, record: ApprovalRecord): Promise<void> {
+    const run = runOf(turn);
+    if (!run) return;
+    const entry = await this.records.mergeActivityContent(run.appId, approvalEntryId(turn.id, pending.toolId), {
+      outcome: record.outcome,
+      decidedBy: record.decidedBy,
+      decidedAt: record.decidedAt,
+      ...(record.reason ? { reason: record.reason } : {}),
+    });
+    if (entry) await this.publishActivity(entry);
+    const app = await this.records.findById(run.appId);
+    // An escalation opened meanwhile keeps the app waiting for its answer.
+    if (app?.status !== 'waiting_user' || app.automation.pendingEscalationId) return;
+    const updated = await this.records.update(run.appId, { status: 'active' });
+    if (updated && updated !== 'already-installed') await this.publishStatus(updated);
+  }
+
   // ── helpers ────────────────────────────────────────────────────────────────────────────
 
   private async resume(appId: string, runId: string, text: string): Promise<void> {
@@ -359,8 +399,9 @@ export class AppRunsService implements OnModuleInit {
     runId: string | null,
     type: ActivityType,
     content: Record<string, unknown>,
+    id: string = randomUUID(),
   ): Promise<ActivityEntry> {
-    const entry: ActivityEntry = { id: randomUUID(), appId, runId, type, ts: this.clock.now(), content };
+    const entry: ActivityEntry = { id, appId, runId, type, ts: this.clock.now(), content };
     await this.records.addActivity(entry);
     await this.publishActivity(entry);
     return entry;
@@ -386,6 +427,15 @@ export class AppRunsService implements OnModuleInit {
     } satisfies AppStatusChangedEvent);
   }
 }
+
+/** The app and run of a run's turn; null for other turns. */
+function runOf(turn: TurnRecord): { appId: string; runId: string } | null {
+  const { appId, runId } = turn.request as Partial<RunRequest>;
+  return turn.kind === 'app-run' && typeof appId === 'string' && typeof runId === 'string' ? { appId, runId } : null;
+}
+
+/** One entry per held call, found again by the replica that records its decision. */
+const approvalEntryId = (turnId: string, toolId: string): string => `approval-${turnId}-${toolId}`;
 
 function triggerMessage(trigger: RunTrigger, now: Date): string {
   if (trigger.type === 'escalation_response') {

@@ -45,6 +45,13 @@ export class AgentTurnEntity {
   @Column({ name: 'question_answer', type: 'jsonb', nullable: true })
   questionAnswer: Record<string, unknown> | null;
 
+  /** A tool call held for a person's answer. */
+  @Column({ name: 'pending_approval', type: 'jsonb', nullable: true })
+  pendingApproval: Record<string, unknown> | null;
+
+  @Column({ name: 'approval_decision', type: 'jsonb', nullable: true })
+  approvalDecision: Record<string, unknown> | null;
+
   @Column({ name: 'pending_retry', type: 'jsonb', nullable: true })
   pendingRetry: Record<string, unknown> | null;
 

@@ -1,0 +1,72 @@
+import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import type { BrowserLivePage, BrowserLoginSite, BrowserStopResult } from '#contracts/browser.js';
+import type { SuccessBody } from '#contracts/errors.js';
+import { AppsService } from '#core/apps/apps.service.js';
+import { BrowserViewsService } from '#core/browser/browser-views.service.js';
+import { SpacesService } from '#core/spaces/spaces.service.js';
+import { ok } from '../common/envelope.js';
+import { ApiData } from '../openapi/api-data.js';
+import { arr, bool, obj, str } from '../openapi/schema.js';
+import { BROWSER_LIVE_PAGE, BROWSER_LOGIN_SITE, BROWSER_STOP_RESULT } from '../openapi/response-schemas.js';
+import { LivePagesQuery, LoginSessionDto, StopPageDto } from './browser.dto.js';
+
+/** The AI browser's pages, sign-in sessions and stop (docs/api/ai-browser-views.md). */
+@Controller('api/browser')
+export class BrowserController {
+  constructor(
+    private readonly views: BrowserViewsService,
+    private readonly spaces: SpacesService,
+  ) {}
+
+  @Get('pages')
+  @ApiData(arr(BROWSER_LIVE_PAGE))
+  async pages(@Query() query: LivePagesQuery): Promise<SuccessBody<BrowserLivePage[]>> {
+    return ok(await this.views.livePages({ spaceId: query.spaceId, conversationId: query.conversationId }));
+  }
+
+  @Post('pages/:viewId/stop')
+  @HttpCode(200)
+  @ApiData(BROWSER_STOP_RESULT, 404)
+  async stop(@Param('viewId') viewId: string, @Body() body: StopPageDto): Promise<SuccessBody<BrowserStopResult>> {
+    return ok(await this.views.stopPage(viewId, body.conversationId ?? null));
+  }
+
+  @Post('login-sessions')
+  @HttpCode(200)
+  @ApiData(obj({ viewId: str('Watch and drive it on /ws/browser/:viewId') }, ['viewId']), 404, 503)
+  async openLogin(@Body() body: LoginSessionDto): Promise<SuccessBody<{ viewId: string }>> {
+    await this.spaces.get(body.spaceId);
+    return ok(await this.views.openLogin(body.spaceId, body.url));
+  }
+
+  @Post('login-sessions/:viewId/finish')
+  @HttpCode(200)
+  @ApiData(obj({ saved: bool() }, ['saved']), 404)
+  async finishLogin(@Param('viewId') viewId: string): Promise<SuccessBody<{ saved: true }>> {
+    return ok(await this.views.finishLogin(viewId));
+  }
+}
+
+/** `GET /api/apps/:appId/browser-login`: a route of its own, so the app's read stays as it is. */
+@Controller('api/apps')
+export class AppBrowserLoginController {
+  constructor(
+    private readonly apps: AppsService,
+    private readonly views: BrowserViewsService,
+  ) {}
+
+  @Get(':appId/browser-login')
+  @ApiData(arr(BROWSER_LOGIN_SITE), 404)
+  async browserLogin(@Param('appId') appId: string): Promise<SuccessBody<BrowserLoginSite[]>> {
+    const app = await this.apps.get(appId);
+    const sites = app.spec.browser_login ?? [];
+    // The profile is the space's (an app in no space has none yet).
+    const signedIn = app.spaceId
+      ? await this.views.signedIn(
+          app.spaceId,
+          sites.map((s) => s.url),
+        )
+      : sites.map(() => false);
+    return ok(sites.map((site, i) => ({ url: site.url, label: site.label, signedIn: signedIn[i]! })));
+  }
+}

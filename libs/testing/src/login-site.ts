@@ -1,0 +1,50 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * A site with a cookie session on 127.0.0.1, for sign-in tests: `/` is a form whose text box
+ * fills the top of the page (so a click there focuses it at any viewport), Enter submits it,
+ * and the answer to the submission sets `session=<user>`.
+ */
+export class LoginSite {
+  private constructor(
+    private readonly server: Server,
+    readonly url: string,
+    /** The user names submitted, in order. */
+    readonly submitted: string[],
+  ) {}
+
+  static async start(): Promise<LoginSite> {
+    const submitted: string[] = [];
+    const server = createServer((req, res) => {
+      if (req.method === 'POST' && req.url === '/login') {
+        let body = '';
+        req.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+        req.on('end', () => {
+          const user = new URLSearchParams(body).get('user') ?? '';
+          submitted.push(user);
+          res.writeHead(200, {
+            'Content-Type': 'text/html; charset=utf-8',
+            'Set-Cookie': `session=${encodeURIComponent(user)}; Path=/; Max-Age=3600; HttpOnly`,
+          });
+          res.end(`<!doctype html><title>Welcome</title><h1>Welcome ${user.replace(/[<&]/g, '')}</h1>`);
+        });
+        return;
+      }
+      res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' });
+      res.end(
+        '<!doctype html><title>Sign in</title><style>body{margin:0}' +
+          'input{position:absolute;left:0;top:0;width:100vw;height:45vh;font-size:40px}' +
+          'button{position:absolute;left:0;top:55vh;width:100vw;height:45vh}</style>' +
+          '<form method="post" action="/login"><input name="user" autocomplete="off"><button>Sign in</button></form>',
+      );
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return new LoginSite(server, `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, submitted);
+  }
+
+  async close(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}
