@@ -58,8 +58,8 @@ export interface ApprovalRecord {
  * What a turn serves, which decides how its plan is built: a chat of a conversation, a chat
  * with a digital human (one of its threads), or a digital human's run.
  */
-export type TurnKind = 'chat' | 'app-chat' | 'app-run';
-export const TURN_KINDS: readonly TurnKind[] = ['chat', 'app-chat', 'app-run'];
+export type TurnKind = 'chat' | 'app-chat' | 'app-run' | 'team-member';
+export const TURN_KINDS: readonly TurnKind[] = ['chat', 'app-chat', 'app-run', 'team-member'];
 
 export interface AskQuestion {
   question: string;

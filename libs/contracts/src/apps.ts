@@ -119,6 +119,9 @@ export interface AppEscalationNewEvent {
   entryId: string;
   question: string;
   choices: string[];
+  /** A team member's escalation (docs/api/teams.md): its team and epoch. */
+  teamId?: string;
+  epochId?: string;
 }
 
 /** The user's answer to a question (docs/api/digital-humans.md, "Events": `choice`, `text`). */

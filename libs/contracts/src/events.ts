@@ -39,6 +39,13 @@ import type {
   ConfigChanged,
 } from './models.js';
 import type { SPACE_CHANGED, SpaceChangedEvent } from './spaces.js';
+import type {
+  TeamBlackboardEvent,
+  TeamChannels,
+  TeamMemberHistoryEvent,
+  TeamMessageEvent,
+  TeamUpdatedEvent,
+} from './teams.js';
 import type { StoreChannels, StoreSyncStatusEvent, StoreUpgradeAvailableEvent } from './store.js';
 
 /** Every pushed event: `{type:'event', channel, data}`. */
@@ -182,6 +189,10 @@ export interface GlobalEventMap {
   [StoreChannels.upgradeAvailable]: StoreUpgradeAvailableEvent;
   [AI_SOURCES_CATALOG_CHANGED]: AiSourcesCatalogChanged;
   [SPACE_CHANGED]: SpaceChangedEvent;
+  [TeamChannels.updated]: TeamUpdatedEvent;
+  [TeamChannels.blackboard]: TeamBlackboardEvent;
+  [TeamChannels.message]: TeamMessageEvent;
+  [TeamChannels.memberHistory]: TeamMemberHistoryEvent;
   [BrowserChannels.activeViewChanged]: BrowserActiveViewChangedEvent;
   [BrowserChannels.viewGone]: BrowserViewGoneEvent;
   [BrowserChannels.conversationReleased]: BrowserConversationReleasedEvent;
@@ -238,6 +249,10 @@ export const EVENT_CHANNELS: readonly EventChannel[] = Object.keys({
   'store:upgrade-available': 1,
   'ai-sources:catalog-changed': 1,
   'space:changed': 1,
+  'team:updated': 1,
+  'team:blackboard': 1,
+  'team:message': 1,
+  'team:member-history': 1,
   'ai-browser:active-view-changed': 1,
   'ai-browser:view-gone': 1,
   'ai-browser:conversation-released': 1,

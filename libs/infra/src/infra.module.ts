@@ -39,6 +39,8 @@ import { AppScheduler } from '#core/ports/app-scheduler.port.js';
 import { TriggerStore } from '#core/ports/trigger-store.port.js';
 import { TriggerScheduler } from '#core/triggers/trigger-scheduler.js';
 import { TypeormTriggerStore } from './triggers/typeorm-trigger.store.js';
+import { TeamRepository } from '#core/ports/team.repository.port.js';
+import { TypeormTeamRepository } from './teams/typeorm-team.repository.js';
 import { TypeormAppRepository } from './apps/typeorm-app.repository.js';
 import { CatalogFetcher } from '#core/ports/catalog-fetcher.port.js';
 import { PackageFiles } from '#core/ports/package-files.port.js';
@@ -152,6 +154,7 @@ export class InfraModule {
       { provide: TriggerStore, useValue: new TypeormTriggerStore(infra.dataSource) },
       { provide: TriggerScheduler, useClass: TriggerScheduler },
       { provide: AppScheduler, useExisting: TriggerScheduler },
+      { provide: TeamRepository, useValue: new TypeormTeamRepository(infra.dataSource) },
       // Cookie jars of the AI browser, encrypted at rest (docs/api/ai-browser.md, "Profiles and sign-in").
       {
         provide: BrowserProfiles,

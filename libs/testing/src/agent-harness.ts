@@ -61,6 +61,9 @@ export class AgentHarness {
     get: (path: string): request.Test => this.auth(request(this.server.url).get(path)),
     post: (path: string, body: object = {}): request.Test => this.auth(request(this.server.url).post(path)).send(body),
     delete: (path: string): request.Test => this.auth(request(this.server.url).delete(path)),
+    put: (path: string, body: object = {}): request.Test => this.auth(request(this.server.url).put(path)).send(body),
+    patch: (path: string, body: object = {}): request.Test =>
+      this.auth(request(this.server.url).patch(path)).send(body),
   };
 
   /** The `data` of a 200 `{success: true}` answer (else the assertion names the answer). */

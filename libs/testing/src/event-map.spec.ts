@@ -13,6 +13,7 @@ import * as mcp from '#contracts/mcp.js';
 import * as models from '#contracts/models.js';
 import * as spaces from '#contracts/spaces.js';
 import * as store from '#contracts/store.js';
+import * as teams from '#contracts/teams.js';
 
 /** Repository root: this file runs as dist/libs/testing/src/event-map.spec.js. */
 const ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
@@ -21,7 +22,7 @@ const CHANNEL = /^[a-z][a-z-]*(?::[a-z_-]+)+$/;
 /** Every channel the contracts name: string constants that look like one, and the `…Channels` objects. */
 function namedChannels(): Map<string, string> {
   const named = new Map<string, string>();
-  const modules = { agent, apps, artifacts, browser, events, mcp, models, spaces, store };
+  const modules = { agent, apps, artifacts, browser, events, mcp, models, spaces, store, teams };
   for (const [file, exports] of Object.entries(modules)) {
     for (const [name, value] of Object.entries(exports)) {
       if (typeof value === 'string' && CHANNEL.test(value)) named.set(`${file}.${name}`, value);

@@ -14,6 +14,7 @@ import { MetricsController } from '../http/metrics/metrics.controller.js';
 import { AiSourcesController } from '../http/models/ai-sources.controller.js';
 import { ConfigController } from '../http/models/config.controller.js';
 import { SpacesController } from '../http/spaces/spaces.controller.js';
+import { TeamsController } from '../http/teams/teams.controller.js';
 import { AppExportController, SkillNamesController, StoreController } from '../http/store/store.controller.js';
 import { BackupController } from '../http/system/backup.controller.js';
 import { HealthController } from '../http/system/health.controller.js';
@@ -44,6 +45,7 @@ const CONTEXT_CONTROLLERS: Type[] = [
   SkillNamesController,
   AppExportController,
   HooksController,
+  TeamsController,
   BrowserController,
   AppBrowserLoginController,
 ];

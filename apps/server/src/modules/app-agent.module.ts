@@ -4,6 +4,7 @@ import { AppChatService } from '#core/apps/agent/app-chat.service.js';
 import { AppRunPlanBuilder } from '#core/apps/agent/app-run-plan-builder.js';
 import { AppRunsService } from '#core/apps/agent/app-runs.service.js';
 import { AppWork } from '#core/apps/agent/app-work.js';
+import { EscalationAnswers } from '#core/apps/agent/escalation-answers.js';
 import { RunSlots } from '#core/apps/agent/run-slots.js';
 import { AppData } from '#core/apps/app-data.js';
 import { APP_CONFIG, type AppConfig } from '#core/config/app-config.js';
@@ -27,12 +28,13 @@ import { SpacesModule } from './spaces.module.js';
     AppRunPlanBuilder,
     AppWork,
     AppData,
+    EscalationAnswers,
     {
       provide: RunSlots,
       useFactory: (config: AppConfig) => new RunSlots(config.appRunsPerProcess),
       inject: [APP_CONFIG],
     },
   ],
-  exports: [AppRunsService, AppChatService],
+  exports: [AppRunsService, AppChatService, EscalationAnswers],
 })
 export class AppAgentModule {}

@@ -12,6 +12,7 @@ import { ConversationsModule } from './conversations.module.js';
 import { ModelsModule } from './models.module.js';
 import { SpacesModule } from './spaces.module.js';
 import { StoreModule } from './store.module.js';
+import { TeamsModule } from './teams.module.js';
 import { TriggersModule } from './triggers.module.js';
 
 const CONTEXTS = [
@@ -26,6 +27,7 @@ const CONTEXTS = [
   AppAgentModule,
   StoreModule,
   TriggersModule,
+  TeamsModule,
   BrowserViewsModule,
 ];
 

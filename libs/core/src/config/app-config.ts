@@ -44,6 +44,8 @@ export interface AppConfig {
   queueConcurrency: number;
   /** SVC_APP_RUNS_PER_PROCESS: digital-human runs a worker process works on at once (the others wait). */
   appRunsPerProcess: number;
+  /** SVC_TEAM_MAX_MESSAGES, SVC_TEAM_MAX_DEPTH, SVC_TEAM_MAX_RUN_MS: a team run's limits (docs/api/teams.md). */
+  teamLimits: { maxMessages: number; maxForwardDepth: number; maxDurationMs: number };
   version: string;
   agent: AgentSettings;
   /** SVC_FILE_WATCH_POLLING=1: poll the disk instead of native events (network volumes). */

@@ -50,6 +50,7 @@ describe('parseConfig', () => {
       assert.equal(config.testHooks, false);
       assert.equal(config.queueConcurrency, 8);
       assert.equal(config.appRunsPerProcess, 2);
+      assert.deepEqual(config.teamLimits, { maxMessages: 200, maxForwardDepth: 8, maxDurationMs: 7_200_000 });
       assert.equal(config.scheduleMinIntervalMs, 60_000);
       assert.equal(config.version, '9.9.9-test');
     });

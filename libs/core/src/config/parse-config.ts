@@ -189,6 +189,11 @@ export function parseConfig(
   };
 
   const appRunsPerProcess = int('SVC_APP_RUNS_PER_PROCESS', 2, 1, 256);
+  const teamLimits = {
+    maxMessages: int('SVC_TEAM_MAX_MESSAGES', 200, 1, 100_000),
+    maxForwardDepth: int('SVC_TEAM_MAX_DEPTH', 8, 1, 1000),
+    maxDurationMs: int('SVC_TEAM_MAX_RUN_MS', 2 * 60 * 60 * 1000, 1000, 7 * 24 * 3_600_000),
+  };
 
   const fileWatchPolling = parseBoolean(value('SVC_FILE_WATCH_POLLING'));
   if (fileWatchPolling === null) errors.push('SVC_FILE_WATCH_POLLING: must be 1 or 0');
@@ -265,6 +270,7 @@ export function parseConfig(
       wsSignInTimeoutMs: wsSignInTimeoutMs!,
       queueConcurrency: queueConcurrency!,
       appRunsPerProcess,
+      teamLimits,
       version: opts.version,
       testHooks: testHooks!,
       metricsPublic: metricsPublic!,

@@ -26,6 +26,17 @@ import { SubmitUserMessageFirstMeta1765500000000 } from './migrations/1765500000
 import { TurnApprovals1765630000000 } from './migrations/1765630000000-turn-approvals.js';
 import { BrowserProfileEntity } from './entities/browser-profile.entity.js';
 import { BrowserProfiles1765600000000 } from './migrations/1765600000000-browser-profiles.js';
+import {
+  TeamActivityEntity,
+  TeamEdgeEntity,
+  TeamEntity,
+  TeamEpochEntity,
+  TeamFindingEntity,
+  TeamMailboxEntity,
+  TeamMemberEntity,
+  TeamTaskEntity,
+} from './entities/team.entities.js';
+import { Teams1765700000000 } from './migrations/1765700000000-teams.js';
 
 /** Every entity and migration, in order. Add new ones here. */
 export const ENTITIES = [
@@ -44,6 +55,14 @@ export const ENTITIES = [
   TriggerClaimEntity,
   TriggerOccurrenceEntity,
   BrowserProfileEntity,
+  TeamEntity,
+  TeamMemberEntity,
+  TeamEdgeEntity,
+  TeamEpochEntity,
+  TeamTaskEntity,
+  TeamFindingEntity,
+  TeamActivityEntity,
+  TeamMailboxEntity,
 ];
 export const MIGRATIONS = [
   Init1763700000000,
@@ -63,4 +82,5 @@ export const MIGRATIONS = [
   SubmitUserMessageFirstMeta1765500000000,
   BrowserProfiles1765600000000,
   TurnApprovals1765630000000,
+  Teams1765700000000,
 ];

@@ -60,6 +60,9 @@ export const BODYLESS_OPERATIONS: ReadonlySet<string> = new Set([
   'POST /api/store/revalidate',
   'POST /api/store/refresh',
   'POST /api/store/updates/check-now',
+  'POST /api/teams/{teamId}/run',
+  'POST /api/teams/{teamId}/pause',
+  'POST /api/teams/{teamId}/members/{appId}/stop',
   // Permissions are auto-allowed on this server: these accept and ignore any body.
   'POST /api/agent/approve',
   'POST /api/agent/reject',

@@ -32,6 +32,7 @@ import { SpacesService } from '../../spaces/spaces.service.js';
 import type { ActivityEntry, App, AutomationFields } from '../../kernel/app.js';
 import { automationState } from '../app-rules.js';
 import { AppErrors, AppsService } from '../apps.service.js';
+import { EscalationAnswers } from './escalation-answers.js';
 import type { RunReport } from './report-to-user.tool.js';
 import { escalationExpiryJobId } from '../../kernel/job-ids.js';
 
@@ -78,6 +79,7 @@ export class AppRunsService implements OnModuleInit {
     private readonly clock: Clock,
     private readonly mcp: McpServers,
     private readonly triggers: AppScheduler,
+    private readonly answers: EscalationAnswers,
     private readonly approvals: ApprovalsService,
   ) {}
 
@@ -190,6 +192,11 @@ export class AppRunsService implements OnModuleInit {
     } satisfies AppEscalationResolvedEvent);
     await this.publishStatus(cleared);
     const question = typeof entry?.content.question === 'string' ? entry.content.question : null;
+    // A question asked by other work (a team member) resumes that work instead of a new run.
+    const resumed = entry
+      ? await this.answers.route({ appId: app.id, entryId, question, content: entry.content, response })
+      : null;
+    if (resumed) return { outcome: 'started', ...resumed, response };
     const run = await this.startRun(app.id, {
       type: 'escalation_response',
       data: { entryId, question, ...response },
@@ -215,8 +222,16 @@ export class AppRunsService implements OnModuleInit {
 
   // ── what a run's turn reports (called by the app-run plan) ─────────────────────────────
 
-  /** Stores a report; an escalation also opens the question. Answers the tool's output. */
-  async recordReport(appId: string, runId: string, report: RunReport): Promise<string> {
+  /**
+   * Stores a report; an escalation also opens the question. Answers the tool's output. A team
+   * member's escalation names its team and epoch (`from`), carried by `app:escalation:new`.
+   */
+  async recordReport(
+    appId: string,
+    runId: string,
+    report: RunReport,
+    from?: { teamId: string; epochId: string },
+  ): Promise<string> {
     const content: Record<string, unknown> = { summary: report.summary };
     if (report.data !== undefined) content.data = report.data;
     if (report.type === 'complete') return 'Reported. The run is complete; end your turn.';
@@ -230,6 +245,7 @@ export class AppRunsService implements OnModuleInit {
     const expires = typeof hours === 'number' && hours > 0;
     const entry = await this.addActivity(appId, runId, 'escalation', {
       ...content,
+      ...(from ? { teamId: from.teamId, epochId: from.epochId } : {}),
       question: report.summary,
       choices,
       ...(expires ? { deadlineAt: this.clock.now() + Math.round(hours * 3_600_000) } : {}),
@@ -240,6 +256,7 @@ export class AppRunsService implements OnModuleInit {
       entryId: entry.id,
       question: report.summary,
       choices,
+      ...(from ? { teamId: from.teamId, epochId: from.epochId } : {}),
     } satisfies AppEscalationNewEvent);
     if (expires) {
       await this.queue.add(

@@ -1,0 +1,213 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put, Query } from '@nestjs/common';
+import type { MessageDto } from '#contracts/conversations.js';
+import type { SuccessBody } from '#contracts/errors.js';
+import type {
+  DeliveryReceipt,
+  EpochBoardDto,
+  TeamDetailDto,
+  TeamDto,
+  TeamEdgeDto,
+  TeamEpochDto,
+  TeamMemberDto,
+} from '#contracts/teams.js';
+import type { ProposedMember } from '#core/teams/team-rules.js';
+import { TeamsService } from '#core/teams/teams.service.js';
+import { ok } from '../common/envelope.js';
+import { toMessageDto } from '../conversations/conversations.presenter.js';
+import { ApiData, ApiDone } from '../openapi/api-data.js';
+import { MESSAGE } from '../openapi/response-schemas.js';
+import { arr } from '../openapi/schema.js';
+import {
+  AddMemberDto,
+  ChatMessagesQuery,
+  CreateTeamDto,
+  OpenConversationDto,
+  RenameConversationDto,
+  ProposeMembersDto,
+  PutEdgesDto,
+  SendToMemberDto,
+  TeamListQuery,
+  UpdateMemberDto,
+  UpdateTeamDto,
+} from './teams.dto.js';
+import {
+  DELIVERY,
+  EPOCH_BOARD,
+  PROPOSED_MEMBER,
+  TEAM,
+  TEAM_DETAIL,
+  TEAM_EDGE,
+  TEAM_EPOCH,
+  TEAM_MEMBER,
+} from './teams.schemas.js';
+
+/** Teams of digital humans (docs/api/teams.md). A run's progress comes over WebSocket (`team:*`). */
+@Controller('api/teams')
+export class TeamsController {
+  constructor(private readonly teams: TeamsService) {}
+
+  @Get()
+  @ApiData(arr(TEAM))
+  async list(@Query() q: TeamListQuery): Promise<SuccessBody<TeamDto[]>> {
+    return ok(await this.teams.list(q.spaceId));
+  }
+
+  @Post()
+  @HttpCode(200)
+  @ApiData(TEAM, 404, 409)
+  async create(@Body() body: CreateTeamDto): Promise<SuccessBody<TeamDto>> {
+    return ok(await this.teams.create(body.input, body.confirmedProposal));
+  }
+
+  @Post('propose-members')
+  @HttpCode(200)
+  @ApiData(arr(PROPOSED_MEMBER), 404, 503)
+  async propose(@Body() body: ProposeMembersDto): Promise<SuccessBody<ProposedMember[]>> {
+    return ok(await this.teams.proposeMembers(body.goal, body.owningSpaceId));
+  }
+
+  @Get(':teamId')
+  @ApiData(TEAM)
+  async get(@Param('teamId') teamId: string): Promise<SuccessBody<TeamDto>> {
+    return ok(await this.teams.get(teamId));
+  }
+
+  @Get(':teamId/detail')
+  @ApiData(TEAM_DETAIL)
+  async detail(@Param('teamId') teamId: string): Promise<SuccessBody<TeamDetailDto>> {
+    return ok(await this.teams.detail(teamId));
+  }
+
+  @Patch(':teamId')
+  @ApiData(TEAM)
+  async update(@Param('teamId') teamId: string, @Body() body: UpdateTeamDto): Promise<SuccessBody<TeamDto>> {
+    return ok(await this.teams.update(teamId, body as Record<string, unknown>));
+  }
+
+  @Delete(':teamId')
+  @ApiDone()
+  async dissolve(@Param('teamId') teamId: string): Promise<{ success: true }> {
+    await this.teams.dissolve(teamId);
+    return { success: true };
+  }
+
+  @Post(':teamId/members')
+  @HttpCode(200)
+  @ApiData(TEAM_MEMBER, 409)
+  async addMember(@Param('teamId') teamId: string, @Body() body: AddMemberDto): Promise<SuccessBody<TeamMemberDto>> {
+    return ok(await this.teams.addMember(teamId, body));
+  }
+
+  @Patch(':teamId/members/:appId')
+  @ApiData(TEAM_MEMBER, 409)
+  async updateMember(
+    @Param('teamId') teamId: string,
+    @Param('appId') appId: string,
+    @Body() body: UpdateMemberDto,
+  ): Promise<SuccessBody<TeamMemberDto>> {
+    return ok(await this.teams.updateMember(teamId, appId, body as Record<string, unknown>));
+  }
+
+  @Delete(':teamId/members/:appId')
+  @ApiDone()
+  async removeMember(@Param('teamId') teamId: string, @Param('appId') appId: string): Promise<{ success: true }> {
+    await this.teams.removeMember(teamId, appId);
+    return { success: true };
+  }
+
+  @Put(':teamId/edges')
+  @ApiData(arr(TEAM_EDGE))
+  async putEdges(@Param('teamId') teamId: string, @Body() body: PutEdgesDto): Promise<SuccessBody<TeamEdgeDto[]>> {
+    return ok(await this.teams.putEdges(teamId, body.edges));
+  }
+
+  @Post(':teamId/run')
+  @HttpCode(200)
+  @ApiData(TEAM_EPOCH, 409)
+  async run(@Param('teamId') teamId: string): Promise<SuccessBody<TeamEpochDto>> {
+    return ok(await this.teams.run(teamId));
+  }
+
+  @Post(':teamId/pause')
+  @HttpCode(200)
+  @ApiData(TEAM_EPOCH, 409)
+  async pause(@Param('teamId') teamId: string): Promise<SuccessBody<TeamEpochDto>> {
+    return ok(await this.teams.pause(teamId));
+  }
+
+  @Get(':teamId/epochs')
+  @ApiData(arr(TEAM_EPOCH))
+  async epochs(@Param('teamId') teamId: string): Promise<SuccessBody<TeamEpochDto[]>> {
+    return ok(await this.teams.epochs(teamId));
+  }
+
+  @Get(':teamId/conversations')
+  @ApiData(arr(TEAM_EPOCH))
+  async conversations(@Param('teamId') teamId: string): Promise<SuccessBody<TeamEpochDto[]>> {
+    return ok(await this.teams.listConversations(teamId));
+  }
+
+  @Post(':teamId/conversations')
+  @HttpCode(200)
+  @ApiData(TEAM_EPOCH)
+  async openConversation(
+    @Param('teamId') teamId: string,
+    @Body() body: OpenConversationDto,
+  ): Promise<SuccessBody<TeamEpochDto>> {
+    return ok(await this.teams.openConversation(teamId, body.title));
+  }
+
+  @Patch(':teamId/conversations/:epochId')
+  @ApiData(TEAM_EPOCH)
+  async renameConversation(
+    @Param('teamId') teamId: string,
+    @Param('epochId') epochId: string,
+    @Body() body: RenameConversationDto,
+  ): Promise<SuccessBody<TeamEpochDto>> {
+    return ok(await this.teams.renameConversation(teamId, epochId, body.title));
+  }
+
+  @Delete(':teamId/conversations/:epochId')
+  @ApiDone()
+  async archiveConversation(
+    @Param('teamId') teamId: string,
+    @Param('epochId') epochId: string,
+  ): Promise<{ success: true }> {
+    await this.teams.archiveConversation(teamId, epochId);
+    return { success: true };
+  }
+
+  @Get(':teamId/epochs/:epochId/board')
+  @ApiData(EPOCH_BOARD)
+  async board(@Param('teamId') teamId: string, @Param('epochId') epochId: string): Promise<SuccessBody<EpochBoardDto>> {
+    return ok(await this.teams.board(teamId, epochId));
+  }
+
+  @Get(':teamId/chat-messages')
+  @ApiData(arr(MESSAGE))
+  async chatMessages(
+    @Param('teamId') teamId: string,
+    @Query() q: ChatMessagesQuery,
+  ): Promise<SuccessBody<MessageDto[]>> {
+    return ok((await this.teams.chatMessages(teamId, q.appId, q.epochId)).map(toMessageDto));
+  }
+
+  @Post(':teamId/members/:appId/send')
+  @HttpCode(200)
+  @ApiData(DELIVERY)
+  async send(
+    @Param('teamId') teamId: string,
+    @Param('appId') appId: string,
+    @Body() body: SendToMemberDto,
+  ): Promise<SuccessBody<{ epochId: string; delivery: DeliveryReceipt }>> {
+    return ok(await this.teams.sendToMember(teamId, appId, body.message, body.epochId));
+  }
+
+  @Post(':teamId/members/:appId/stop')
+  @HttpCode(200)
+  @ApiDone()
+  async stop(@Param('teamId') teamId: string, @Param('appId') appId: string): Promise<{ success: true }> {
+    await this.teams.stopMember(teamId, appId);
+    return { success: true };
+  }
+}

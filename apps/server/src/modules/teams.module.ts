@@ -1,0 +1,23 @@
+import { Module } from '@nestjs/common';
+import { AppData } from '#core/apps/app-data.js';
+import { TeamMemberPlanBuilder } from '#core/teams/team-member-plan-builder.js';
+import { TeamWork } from '#core/teams/team-work.js';
+import { TeamsService } from '#core/teams/teams.service.js';
+import { AgentModule } from './agent.module.js';
+import { AppAgentModule } from './app-agent.module.js';
+import { AppsModule } from './apps.module.js';
+import { ConversationsModule } from './conversations.module.js';
+import { ModelsModule } from './models.module.js';
+import { SpacesModule } from './spaces.module.js';
+
+/**
+ * Teams of digital humans (docs/api/teams.md): records, runs, the mailbox and member turns.
+ * Registers the `team-member` plan builder with the agent engine in every role, so any worker
+ * runs a member's turn. The records' adapter (TeamRepository) is bound in InfraModule.
+ */
+@Module({
+  imports: [AppsModule, AppAgentModule, AgentModule, SpacesModule, ConversationsModule, ModelsModule],
+  providers: [TeamsService, TeamWork, TeamMemberPlanBuilder, AppData],
+  exports: [TeamsService],
+})
+export class TeamsModule {}

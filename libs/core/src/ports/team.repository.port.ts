@@ -1,0 +1,96 @@
+import type {
+  BoardFindingDto,
+  BoardTaskDto,
+  EpochEndReason,
+  EpochOutcome,
+  TeamActivityDto,
+  TeamDto,
+  TeamEdgeDto,
+  TeamEpochDto,
+  TeamMemberDto,
+  TeamStatus,
+} from '#contracts/teams.js';
+
+export type TeamChanges = Partial<
+  Pick<TeamDto, 'name' | 'goal' | 'leadAppId' | 'memberSourcing' | 'collabMode' | 'escalationRouting' | 'status'>
+>;
+export type MemberChanges = Partial<Pick<TeamMemberDto, 'memberName' | 'role' | 'duty'>>;
+export type TaskChanges = Partial<Pick<BoardTaskDto, 'status' | 'resultRef' | 'note'>>;
+
+/** A message waiting in (or taken from) a member's mailbox. */
+export interface MailboxMessage {
+  id: string;
+  epochId: string;
+  toAppId: string;
+  /** Null: the person. */
+  fromAppId: string | null;
+  body: string;
+  depth: number;
+  createdAt: string;
+}
+
+export interface EpochSeal {
+  endReason: EpochEndReason;
+  outcome: EpochOutcome | null;
+  summary: string | null;
+  /** The team's status once sealed. */
+  teamStatus: TeamStatus;
+}
+
+/** Teams, their epochs, boards and mailboxes (docs/api/teams.md): records every replica shares. */
+export abstract class TeamRepository {
+  /** The team with its members, in one transaction; a member name used twice is 'name-taken'. */
+  abstract create(team: TeamDto, members: TeamMemberDto[]): Promise<'created' | 'name-taken'>;
+  abstract findById(teamId: string): Promise<TeamDto | null>;
+  abstract list(spaceId?: string): Promise<TeamDto[]>;
+  abstract update(teamId: string, changes: TeamChanges): Promise<TeamDto | null>;
+  abstract delete(teamId: string): Promise<boolean>;
+
+  abstract members(teamId: string): Promise<TeamMemberDto[]>;
+  abstract addMember(member: TeamMemberDto): Promise<'added' | 'name-taken' | 'already-member'>;
+  abstract updateMember(
+    teamId: string,
+    appId: string,
+    changes: MemberChanges,
+  ): Promise<TeamMemberDto | null | 'name-taken'>;
+  abstract removeMember(teamId: string, appId: string): Promise<boolean>;
+  /** Removes the app from every team it is in; answers those teams' ids. */
+  abstract removeAppEverywhere(appId: string): Promise<string[]>;
+  abstract edges(teamId: string): Promise<TeamEdgeDto[]>;
+  abstract replaceEdges(teamId: string, edges: TeamEdgeDto[]): Promise<void>;
+
+  /**
+   * Opens a run epoch and makes it the team's current one (status running); false when the
+   * team already has an open run epoch (whichever replica opened it).
+   */
+  abstract openRunEpoch(epoch: TeamEpochDto): Promise<boolean>;
+  /** Opens a conversation epoch (any number may be open, beside a run). */
+  abstract openConversationEpoch(epoch: TeamEpochDto): Promise<void>;
+  /** Renames an epoch; false when there is none. */
+  abstract renameEpoch(epochId: string, title: string | null): Promise<boolean>;
+  abstract findEpoch(epochId: string): Promise<TeamEpochDto | null>;
+  abstract listEpochs(teamId: string): Promise<TeamEpochDto[]>;
+  /** The latest epoch of the team (open or sealed), or null. */
+  abstract latestEpoch(teamId: string): Promise<TeamEpochDto | null>;
+  /** Seals an open epoch and settles its team; null when it was already sealed (someone else sealed it). */
+  abstract seal(epochId: string, seal: EpochSeal): Promise<TeamEpochDto | null>;
+  /** Counts one member message in the epoch; answers the new count. */
+  abstract countMessage(epochId: string): Promise<number>;
+
+  abstract addTask(task: BoardTaskDto): Promise<void>;
+  abstract updateTask(epochId: string, taskId: string, changes: TaskChanges): Promise<BoardTaskDto | null>;
+  abstract tasks(epochId: string): Promise<BoardTaskDto[]>;
+  abstract addFinding(finding: BoardFindingDto): Promise<void>;
+  abstract findings(epochId: string): Promise<BoardFindingDto[]>;
+  abstract addActivity(activity: TeamActivityDto): Promise<void>;
+  abstract activities(epochId: string): Promise<TeamActivityDto[]>;
+
+  /** Puts a message at the end of a member's mailbox. */
+  abstract enqueue(message: MailboxMessage): Promise<void>;
+  /** Takes every message waiting for the member, oldest first; each is taken once across replicas. */
+  abstract takeWaiting(epochId: string, toAppId: string): Promise<MailboxMessage[]>;
+  /** Whether any message of the epoch waits (for anyone). */
+  abstract anyWaiting(epochId: string): Promise<boolean>;
+  /** The members of the epoch with waiting messages. */
+  abstract waitingRecipients(epochId: string): Promise<string[]>;
+}
