@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parseSpecYaml } from '#core/kernel/app-spec/spec-yaml.js';
 import { AgentHarness } from '#testing/agent-harness.js';
-import { browserSkipReason } from '#testing/browser.js';
+import { chromiumSkipReason } from '#testing/browser.js';
 import type { RecordedModelRequest } from '#testing/scripted-model-server.js';
 import { REPO_ROOT } from '#testing/test-server.js';
 import { waitFor } from '#testing/wait.js';
@@ -19,7 +19,7 @@ import { waitFor } from '#testing/wait.js';
  * for a missing `ai-browser` server.
  */
 const CATALOG = join(REPO_ROOT, '..', 'shared', 'reference', 'dhp-catalog', 'packages', 'digital-humans');
-const skip = existsSync(CATALOG) ? browserSkipReason() : `no catalog at ${CATALOG}`;
+const skip = existsSync(CATALOG) ? chromiumSkipReason() : `no catalog at ${CATALOG}`;
 
 const BROWSER_TOOLS = [
   'browser_navigate',

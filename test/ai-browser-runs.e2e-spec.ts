@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { AgentHarness } from '#testing/agent-harness.js';
-import { CHROMIUM_PATH } from '#testing/browser.js';
+import { chromiumSkipReason } from '#testing/browser.js';
 import type { RecordedModelRequest, ScriptedReply } from '#testing/scripted-model-server.js';
 import { waitFor } from '#testing/wait.js';
 
@@ -17,13 +17,7 @@ import { waitFor } from '#testing/wait.js';
  * skill in the page and reports what it read. Another space's profile does not have the
  * sign-in. Pages are served on loopback by the test (allowed by SVC_BROWSER_ALLOW).
  */
-const skip = CHROMIUM_PATH
-  ? false
-  : process.env.REQUIRE_BROWSER === '1'
-    ? (() => {
-        throw new Error('REQUIRE_BROWSER=1 but chromium is not installed');
-      })()
-    : 'chromium is not installed (apt-get install chromium)';
+const skip = chromiumSkipReason();
 
 function site(req: IncomingMessage, res: ServerResponse): void {
   const html = (title: string, body: string, headers: Record<string, string> = {}) => {

@@ -33,6 +33,17 @@ export function browserSkipReason(): string | false {
   return false;
 }
 
+/**
+ * Why tests of the server's own AI browser are skipped here, or false to run them: they need
+ * chromium only, and run in both modes (the browser's records differ by mode). REQUIRE_BROWSER=1
+ * (CI) makes a missing chromium a failure.
+ */
+export function chromiumSkipReason(): string | false {
+  if (CHROMIUM_PATH) return false;
+  if (process.env.REQUIRE_BROWSER === '1') throw new Error('REQUIRE_BROWSER=1 but chromium is not installed');
+  return 'chromium is not installed (apt-get install chromium)';
+}
+
 export function launchChromium(): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM_PATH,
