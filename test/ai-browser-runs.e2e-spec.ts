@@ -190,8 +190,12 @@ describe('a digital human run with the AI browser', { skip }, () => {
         '\n```',
     );
     assert.ok(h.model.requests.length > before);
-    // The run's pages closed with it.
-    assert.deepEqual(h.okData(await h.api.get(`/api/browser/pages?spaceId=${space.id}`)), []);
+    // The run's pages close with it (right after its last turn is recorded).
+    await waitFor(
+      async () => h.okData<unknown[]>(await h.api.get(`/api/browser/pages?spaceId=${space.id}`)).length === 0,
+      15_000,
+      "the run's pages close",
+    );
 
     // Another space's profile has no sign-in: its chat, with the browser opened, sees "Please sign in".
     const conv = h.okData<{ id: string }>(await h.api.post(`/api/spaces/${other.id}/conversations`, { title: 'x' }));

@@ -426,6 +426,8 @@ describe('AI browser tools against real Chromium', { skip: browserSkipReason() }
   );
 
   it('tabs: new, list, select, close; the last page cannot be closed', async () => {
+    // The active page shows /jack whichever tests ran before (the catalog skill's may be skipped).
+    await okText('browser_navigate', { url: `${base}/jack` });
     const created = await okText('browser_tab', { action: 'new', url: `${base}/private` });
     assert.equal(created, `Created page: Private - ${base}/private`);
     assert.equal((await call('browser_tab', { action: 'new' })).output, 'url is required for action "new".');

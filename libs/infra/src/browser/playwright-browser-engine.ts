@@ -387,6 +387,12 @@ class PlaywrightEnginePage implements EnginePage {
           await this.page.waitForLoadState('load', { timeout: 2_000 }).catch(() => undefined);
           continue;
         }
+        // The document request held for the policy check and let go can reach Playwright as a
+        // second navigation to the same address: that one is the navigation asked for.
+        if (text.includes(`interrupted by another navigation to "${url}"`)) {
+          await this.page.waitForLoadState('load', { timeout: timeoutMs }).catch(() => undefined);
+          return;
+        }
         if (this.lastRefusal && /ERR_BLOCKED_BY_CLIENT/.test(text)) {
           // Let Chromium's error page settle, so the next navigation is not interrupted by it.
           await this.page.waitForLoadState('load', { timeout: 2_000 }).catch(() => undefined);
