@@ -2,31 +2,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { BrowserLoginSite } from '#contracts/browser.js';
 import { apiClient, okData } from '#testing/api-client.js';
-import { LoginSite } from '#testing/login-site.js';
+import { LoginSite, openLiveView, signInSpec } from '#testing/login-site.js';
 import { testMode } from '#testing/test-env.js';
 import { startServer, type TestServer } from '#testing/test-server.js';
 import { waitFor } from '#testing/wait.js';
-import { type Frame, WsTestClient } from '#testing/ws-client.js';
-
-const spec = (siteUrl: string) => `spec_version: "1"
-name: Site Helper
-version: "1.0.0"
-author: t
-description: d
-type: automation
-system_prompt: Help.
-browser_login:
-  - url: ${siteUrl}
-    label: Loopback site
-`;
-
-/** Opens the live view of `viewId` on `server`, signed in with the frame form the brief names. */
-async function liveView(server: TestServer, viewId: string): Promise<WsTestClient> {
-  const client = await WsTestClient.connect(`${server.wsUrl}/browser/${viewId}`);
-  client.send({ type: 'auth', token: server.password });
-  await client.next((f) => f.type === 'auth:success');
-  return client;
-}
+import type { Frame } from '#testing/ws-client.js';
 
 describe(`AI browser sign-in through the live view (${testMode()})`, () => {
   let site: LoginSite;
@@ -48,17 +28,17 @@ describe(`AI browser sign-in through the live view (${testMode()})`, () => {
     const spaceA = okData<{ id: string }>(await api.post('/api/spaces', { name: 'Signed in' })).id;
     const spaceB = okData<{ id: string }>(await api.post('/api/spaces', { name: 'Not signed in' })).id;
     const appA = okData<{ appId: string }>(
-      await api.post('/api/apps/import-spec', { spaceId: spaceA, yamlContent: spec(site.url) }),
+      await api.post('/api/apps/import-spec', { spaceId: spaceA, yamlContent: signInSpec(site.url, 'Site Helper') }),
     ).appId;
     const appB = okData<{ appId: string }>(
-      await api.post('/api/apps/import-spec', { spaceId: spaceB, yamlContent: spec(site.url) }),
+      await api.post('/api/apps/import-spec', { spaceId: spaceB, yamlContent: signInSpec(site.url, 'Site Helper') }),
     ).appId;
 
     const { viewId } = okData<{ viewId: string }>(
       await api.post('/api/browser/login-sessions', { spaceId: spaceA, url: site.url }),
     );
-    const viewer = await liveView(server, viewId);
-    const second = await liveView(server, viewId);
+    const viewer = await openLiveView(server, viewId);
+    const second = await openLiveView(server, viewId);
     const isFrame = (f: Frame) => f.type === 'frame';
     const frame = await viewer.next(isFrame, 30_000);
     assert.equal(typeof frame.data, 'string');

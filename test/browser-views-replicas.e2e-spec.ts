@@ -2,31 +2,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { BrowserLoginSite } from '#contracts/browser.js';
 import { apiClient, failure, okData } from '#testing/api-client.js';
-import { LoginSite } from '#testing/login-site.js';
+import { LoginSite, openLiveView, signInSpec } from '#testing/login-site.js';
 import { type Replicas, startReplicas } from '#testing/replicas.js';
 import { testMode } from '#testing/test-env.js';
-import type { TestServer } from '#testing/test-server.js';
 import { waitFor } from '#testing/wait.js';
 import { type Frame, WsTestClient } from '#testing/ws-client.js';
-
-const spec = (siteUrl: string) => `spec_version: "1"
-name: Replica Site Helper
-version: "1.0.0"
-author: t
-description: d
-type: automation
-system_prompt: Help.
-browser_login:
-  - url: ${siteUrl}
-    label: Loopback site
-`;
-
-async function liveView(server: TestServer, viewId: string): Promise<WsTestClient> {
-  const client = await WsTestClient.connect(`${server.wsUrl}/browser/${viewId}`);
-  client.send({ type: 'auth', token: server.password });
-  await client.next((f) => f.type === 'auth:success');
-  return client;
-}
 
 describe('AI browser views across two replicas', { skip: testMode() === 'services' ? false : 'needs Redis' }, () => {
   let site: LoginSite;
@@ -46,14 +26,14 @@ describe('AI browser views across two replicas', { skip: testMode() === 'service
     const b = apiClient(replicas.b);
     const spaceId = okData<{ id: string }>(await a.post('/api/spaces', { name: 'Replica sign-in' })).id;
     const appId = okData<{ appId: string }>(
-      await a.post('/api/apps/import-spec', { spaceId, yamlContent: spec(site.url) }),
+      await a.post('/api/apps/import-spec', { spaceId, yamlContent: signInSpec(site.url, 'Replica Site Helper') }),
     ).appId;
     const { viewId } = okData<{ viewId: string }>(
       await a.post('/api/browser/login-sessions', { spaceId, url: site.url }),
     );
 
     // The live view through replica b: frames relayed from a, input relayed to it.
-    const viewer = await liveView(replicas.b, viewId);
+    const viewer = await openLiveView(replicas.b, viewId);
     const frame = await viewer.next((f: Frame) => f.type === 'frame', 30_000);
     viewer.send({ type: 'ack', seq: frame.seq });
     const x = Math.round((frame.width as number) / 2);
@@ -111,7 +91,7 @@ describe('AI browser views across two replicas', { skip: testMode() === 'service
       assert.deepEqual([page!.viewId, page!.owned, page!.active], [viewId, true, true]);
     }
     // The live view opens through either replica (relayed to the holder).
-    const viewer = await liveView(replicas.a, viewId);
+    const viewer = await openLiveView(replicas.a, viewId);
     await viewer.next((f: Frame) => f.type === 'frame', 30_000);
     viewer.close();
     // Another conversation may not stop it; its own may, from either replica.
@@ -165,7 +145,7 @@ describe('AI browser views across two replicas', { skip: testMode() === 'service
       await a.post('/api/browser/login-sessions', { spaceId, url: site.url }),
     );
     // b reaches it while a lives: the live view opens (it would close with 4004 otherwise).
-    const viewer = await liveView(replicas.b, viewId);
+    const viewer = await openLiveView(replicas.b, viewId);
     await viewer.next((f: Frame) => f.type === 'frame', 30_000);
     replicas.a.process.kill('SIGKILL');
     await replicas.a.exited;

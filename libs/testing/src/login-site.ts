@@ -1,5 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { TestServer } from './test-server.js';
+import { WsTestClient } from './ws-client.js';
 
 /**
  * A site with a cookie session on 127.0.0.1, for sign-in tests: `/` is a form whose text box
@@ -47,4 +49,27 @@ export class LoginSite {
     this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
+}
+
+/** A digital human whose `browser_login` names `siteUrl` (labelled "Loopback site"). */
+export function signInSpec(siteUrl: string, name = 'Site Helper'): string {
+  return `spec_version: "1"
+name: ${name}
+version: "1.0.0"
+author: t
+description: d
+type: automation
+system_prompt: Help.
+browser_login:
+  - url: ${siteUrl}
+    label: Loopback site
+`;
+}
+
+/** The live view of `viewId` on `server` (`/ws/browser/:viewId`), signed in with the auth frame. */
+export async function openLiveView(server: TestServer, viewId: string): Promise<WsTestClient> {
+  const client = await WsTestClient.connect(`${server.wsUrl}/browser/${viewId}`);
+  client.send({ type: 'auth', token: server.password });
+  await client.next((f) => f.type === 'auth:success');
+  return client;
 }
