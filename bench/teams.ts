@@ -207,7 +207,11 @@ async function main(): Promise<void> {
     for (const [sender, got] of seen) {
       received += got.length;
       const quota = quotas.get(sender)!;
-      if (got.some((n, i) => n !== i)) outOfOrder++;
+      const at = got.findIndex((n, i) => n !== i);
+      if (at >= 0) {
+        outOfOrder++;
+        note(`${sender} out of order at #${at}: ${got.slice(Math.max(0, at - 3), at + 12).join(' ')}`);
+      }
       missing += quota - new Set(got).size;
     }
 
