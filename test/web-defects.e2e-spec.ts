@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Locator, Page } from 'playwright-core';
 import request from 'supertest';
 import { browserSkipReason, launchChromium } from '#testing/browser.js';
 import { ScriptedModelServer } from '#testing/scripted-model-server.js';
@@ -8,6 +8,25 @@ import { startServer, type TestServer } from '#testing/test-server.js';
 import { waitFor } from '#testing/wait.js';
 
 const WAIT = 30_000;
+
+/** WCAG contrast of an element's computed text colour on its computed background (both opaque). */
+async function contrastOf(locator: Locator): Promise<{ ratio: number; colours: string }> {
+  const [color, background] = await locator.evaluate((el) => {
+    // Runs in the page (this file is typed without the DOM library).
+    type Styles = { getComputedStyle(e: unknown): { color: string; backgroundColor: string } };
+    const style = (globalThis as unknown as Styles).getComputedStyle(el);
+    return [style.color, style.backgroundColor];
+  });
+  const luminance = (css: string): number => {
+    const [r, g, b] = (css.match(/[\d.]+/g) ?? []).slice(0, 3).map((v) => {
+      const c = Number(v) / 255;
+      return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+    });
+    return 0.2126 * r! + 0.7152 * g! + 0.0722 * b!;
+  };
+  const [hi, lo] = [luminance(color), luminance(background)].sort((a, b) => b - a);
+  return { ratio: (hi! + 0.05) / (lo! + 0.05), colours: `${color} on ${background}` };
+}
 
 /** Issue 31 (web app round 3), the High defects: each test fails on the old behaviour. */
 describe('web app in Chromium: issue 31 High defects', { skip: browserSkipReason() }, () => {
@@ -86,6 +105,48 @@ describe('web app in Chromium: issue 31 High defects', { skip: browserSkipReason
     await page.getByRole('log', { name: 'Messages' }).getByText('Noted.').waitFor({ timeout: WAIT });
     const sent = JSON.stringify(model.requests.at(-1)!.body);
     assert.ok(sent.includes('Teal') && sent.includes('Cream, Mint'), sent.slice(0, 2000));
+  });
+
+  it('primary and trash-confirm buttons stay readable on hover, in the light and the dark theme', async () => {
+    await page.getByRole('link', { name: 'Chat' }).click();
+    await page.getByRole('button', { name: 'New conversation', exact: true }).click();
+    await page.getByLabel('Message', { exact: true }).fill('Not sent');
+    const sendButton = page.getByRole('button', { name: 'Send', exact: true });
+    for (const theme of ['light', 'dark']) {
+      await page.getByLabel('Theme').selectOption(theme);
+      await page.mouse.move(0, 0);
+      const still = await contrastOf(sendButton);
+      assert.ok(still.ratio >= 4.5, `${theme} Send: ${still.colours} (${still.ratio.toFixed(2)})`);
+      await sendButton.hover();
+      const hovered = await contrastOf(sendButton);
+      assert.ok(hovered.ratio >= 4.5, `${theme} hovered Send: ${hovered.colours} (${hovered.ratio.toFixed(2)})`);
+      assert.notEqual(hovered.colours, still.colours, `${theme}: hover shows`);
+    }
+    await page.getByLabel('Message', { exact: true }).fill('');
+
+    await page.getByRole('link', { name: 'Files' }).click();
+    await page
+      .getByLabel('Upload files')
+      .setInputFiles([{ name: 'scratch.txt', mimeType: 'text/plain', buffer: Buffer.from('scratch') }]);
+    const tree = page.getByRole('tree', { name: 'Files' });
+    await tree.getByRole('button', { name: 'scratch.txt' }).click();
+    for (const theme of ['light', 'dark']) {
+      await page.getByLabel('Theme').selectOption(theme);
+      await page.getByRole('button', { name: 'Delete', exact: true }).click();
+      const confirm = page.locator('dialog[open]').getByRole('button', { name: 'Move to trash' });
+      await confirm.waitFor({ timeout: WAIT });
+      const still = await contrastOf(confirm);
+      assert.ok(still.ratio >= 4.5, `${theme} trash confirm: ${still.colours} (${still.ratio.toFixed(2)})`);
+      await confirm.hover();
+      const hovered = await contrastOf(confirm);
+      assert.ok(
+        hovered.ratio >= 4.5,
+        `${theme} hovered trash confirm: ${hovered.colours} (${hovered.ratio.toFixed(2)})`,
+      );
+      await page.locator('dialog[open]').getByRole('button', { name: 'Cancel' }).click();
+      await page.locator('dialog[open]').waitFor({ state: 'detached', timeout: WAIT });
+    }
+    await page.getByLabel('Theme').selectOption('system');
   });
 
   // Last: it locks sign-in from 127.0.0.1 for the rest of this server's life.
