@@ -149,6 +149,29 @@ describe('web app in Chromium: issue 31 High defects', { skip: browserSkipReason
     await page.getByLabel('Theme').selectOption('system');
   });
 
+  it('the open file follows a rename: the viewer and Delete use the new name', async () => {
+    await page.getByRole('link', { name: 'Files' }).click();
+    await page
+      .getByLabel('Upload files')
+      .setInputFiles([{ name: 'todo.md', mimeType: 'text/markdown', buffer: Buffer.from('# To do\n') }]);
+    const tree = page.getByRole('tree', { name: 'Files' });
+    await tree.getByRole('button', { name: 'todo.md' }).click();
+    await page.getByRole('heading', { name: 'todo.md' }).waitFor({ timeout: WAIT });
+    await page.getByRole('button', { name: 'Rename', exact: true }).click();
+    const dialog = page.locator('dialog[open]');
+    await dialog.getByRole('textbox').fill('done.md');
+    await dialog.getByRole('button', { name: 'Rename' }).click();
+    await page.getByText('Renamed to done.md.').waitFor({ timeout: WAIT });
+    await page.getByRole('heading', { name: 'done.md' }).waitFor({ timeout: WAIT });
+    await tree.getByRole('button', { name: 'done.md' }).waitFor({ timeout: WAIT });
+
+    await page.getByRole('button', { name: 'Delete', exact: true }).click();
+    await dialog.getByText('Move done.md to the trash?').waitFor({ timeout: WAIT });
+    await dialog.getByRole('button', { name: 'Move to trash' }).click();
+    await page.getByText('done.md moved to the trash.').waitFor({ timeout: WAIT });
+    await tree.getByRole('button', { name: 'done.md' }).waitFor({ state: 'detached', timeout: WAIT });
+  });
+
   // Last: it locks sign-in from 127.0.0.1 for the rest of this server's life.
   it('a sign-in lockout keeps the session, says for how long live updates pause, and retries then', async () => {
     const page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
