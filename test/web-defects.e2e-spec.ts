@@ -172,6 +172,24 @@ describe('web app in Chromium: issue 31 High defects', { skip: browserSkipReason
     await tree.getByRole('button', { name: 'done.md' }).waitFor({ state: 'detached', timeout: WAIT });
   });
 
+  it('"Skip to content" shows when focused and moves focus to the main region without changing the route', async () => {
+    await page.getByRole('link', { name: 'Spaces' }).click();
+    await page.waitForURL(/#\/spaces$/, { timeout: WAIT });
+    const skip = page.getByRole('link', { name: 'Skip to content' });
+    await skip.focus();
+    const box = await skip.boundingBox();
+    assert.ok(box && box.y >= 0 && box.width > 20 && box.height > 10, `visible when focused: ${JSON.stringify(box)}`);
+    const { ratio, colours } = await contrastOf(skip);
+    assert.ok(ratio >= 4.5, `skip link: ${colours}`);
+    await page.keyboard.press('Enter');
+    await waitFor(async () => (await page.evaluate('document.activeElement?.id')) === 'content', WAIT, 'main focused');
+    assert.match(page.url(), /#\/spaces$/);
+    await page.getByRole('list', { name: 'Spaces' }).waitFor({ timeout: WAIT });
+    await page.keyboard.press('Tab');
+    const after = await skip.boundingBox();
+    assert.ok(!after || after.y + after.height <= 0, 'hidden again once focus leaves');
+  });
+
   // Last: it locks sign-in from 127.0.0.1 for the rest of this server's life.
   it('a sign-in lockout keeps the session, says for how long live updates pause, and retries then', async () => {
     const page = await browser.newPage({ viewport: { width: 1280, height: 860 } });

@@ -109,7 +109,15 @@ function Shell(props: { onSignOut: () => void }) {
 
   return (
     <>
-      <a class="sr-only" href="#content">
+      {/* Hash routes own the fragment (`#content` would be a route): the link moves focus itself. */}
+      <a
+        class="skip-link"
+        href={href(...route)}
+        onClick={(e) => {
+          e.preventDefault();
+          document.getElementById('content')?.focus();
+        }}
+      >
         Skip to content
       </a>
       <header class="top">
