@@ -131,7 +131,12 @@ describe('WebSocket sign-in lockout', () => {
     const ws = await WsTestClient.connect(server.wsUrl, { headers: { 'X-Forwarded-For': ip } });
     ws.send({ type: 'auth', payload: { token: server.password } });
     const reply = await ws.next((f) => f.type.startsWith('auth:'));
-    assert.deepEqual(reply, { type: 'auth:failed', error: 'Too many failed attempts. Try again later.' });
+    assert.deepEqual(
+      { ...reply, retryAfterSeconds: undefined },
+      { type: 'auth:failed', error: 'Too many failed attempts. Try again later.', retryAfterSeconds: undefined },
+    );
+    const retryAfter = (reply as { retryAfterSeconds?: number }).retryAfterSeconds ?? 0;
+    assert.ok(retryAfter > 14 * 60 && retryAfter <= 15 * 60, `retry in ${retryAfter} s`);
     await ws.closed;
   });
 });

@@ -72,6 +72,7 @@ function Shell(props: { onSignOut: () => void }) {
   const screen = route[0] ?? 'files';
   const socket = useMemo(() => new EventSocket(props.onSignOut), []);
   const [connection, setConnection] = useState<SocketState>('connecting');
+  const [pausedForMs, setPausedForMs] = useState(0);
   const [spaces, setSpaces] = useState<Space[]>([]);
   const [spaceId, setSpaceId] = useState(localStorage.getItem(SPACE_KEY) ?? TEMP_SPACE_ID);
   const [theme, setTheme] = useState<Theme>((localStorage.getItem(THEME_KEY) as Theme | null) ?? 'system');
@@ -86,7 +87,10 @@ function Shell(props: { onSignOut: () => void }) {
     }
   };
   useEffect(() => {
-    const off = socket.onState((state) => setConnection(state));
+    const off = socket.onState((state, retryInMs) => {
+      setConnection(state);
+      setPausedForMs(state === 'paused' ? (retryInMs ?? 0) : 0);
+    });
     socket.start();
     void reload();
     void api.get<string>('/api/system/version').then(setVersion, () => undefined);
@@ -105,7 +109,15 @@ function Shell(props: { onSignOut: () => void }) {
 
   return (
     <>
-      <a class="sr-only" href="#content">
+      {/* Hash routes own the fragment (`#content` would be a route): the link moves focus itself. */}
+      <a
+        class="skip-link"
+        href={href(...route)}
+        onClick={(e) => {
+          e.preventDefault();
+          document.getElementById('content')?.focus();
+        }}
+      >
         Skip to content
       </a>
       <header class="top">
@@ -129,7 +141,13 @@ function Shell(props: { onSignOut: () => void }) {
           ))}
         </select>
         <span class={`conn ${connection}`} role="status" aria-live="polite">
-          {connection === 'open' ? 'Live' : connection === 'connecting' ? 'Connecting…' : 'Offline, retrying'}
+          {connection === 'open'
+            ? 'Live'
+            : connection === 'connecting'
+              ? 'Connecting…'
+              : connection === 'paused'
+                ? `Live updates paused: sign-in is locked for ${Math.ceil(pausedForMs / 60_000)} min`
+                : 'Offline, retrying'}
         </span>
         <label for="theme" class="sr-only">
           Theme

@@ -275,26 +275,39 @@ function ApprovalCard(props: { conversationId: string; approval: PendingApproval
   );
 }
 
-/** An ask-question card answered in place: one choice per question (several when multiSelect), or free text. */
+/** A question's answer: the options chosen (one at most unless multiSelect) and any text of its own. */
+interface QuestionAnswer {
+  chosen: string[];
+  text: string;
+}
+const NO_ANSWER: QuestionAnswer = { chosen: [], text: '' };
+const answerText = (a: QuestionAnswer): string => [...a.chosen, a.text.trim()].filter(Boolean).join(', ');
+
+/**
+ * An ask-question card answered in place: per question one choice (several when multiSelect) or
+ * text of one's own. The answer cannot be taken back, so every question needs one before it is sent.
+ */
 function QuestionCard(props: {
   conversationId: string;
   question: { id: string; questions: AskQuestion[] };
   onDone: () => void;
 }) {
-  const [answers, setAnswers] = useState<Record<string, string[]>>({});
+  const [answers, setAnswers] = useState<Record<string, QuestionAnswer>>({});
   const [error, setError] = useState('');
+  const [busy, setBusy] = useState(false);
+  const keyOf = (q: AskQuestion) => q.header || q.question;
+  const complete = props.question.questions.every((q) => answerText(answers[keyOf(q)] ?? NO_ANSWER) !== '');
   return (
     <form
       class="panel stack"
       aria-label="Question from the assistant"
       onSubmit={async (e) => {
         e.preventDefault();
+        if (!complete || busy) return;
         const payload = Object.fromEntries(
-          props.question.questions.map((q) => [
-            q.header || q.question,
-            (answers[q.header || q.question] ?? []).join(', '),
-          ]),
+          props.question.questions.map((q) => [keyOf(q), answerText(answers[keyOf(q)] ?? NO_ANSWER)]),
         );
+        setBusy(true);
         try {
           await api.post('/api/agent/answer-question', {
             conversationId: props.conversationId,
@@ -304,30 +317,37 @@ function QuestionCard(props: {
           props.onDone();
         } catch (err) {
           setError((err as ApiError).message);
+        } finally {
+          setBusy(false);
         }
       }}
     >
       {props.question.questions.map((q, i) => {
-        const key = q.header || q.question;
-        const chosen = answers[key] ?? [];
+        const key = keyOf(q);
+        const answer = answers[key] ?? NO_ANSWER;
+        const set = (next: QuestionAnswer) => setAnswers({ ...answers, [key]: next });
         return (
-          <fieldset key={key} class="stack">
+          <fieldset key={key} class="stack" aria-describedby={`q${i}-hint`}>
             <legend>{q.question}</legend>
+            <p id={`q${i}-hint`} class="muted">
+              {q.options.length === 0
+                ? 'Write your answer.'
+                : q.multiSelect
+                  ? 'Choose one or more, or write your own answer.'
+                  : 'Choose one, or write your own answer.'}
+            </p>
             {q.options.map((o) => (
               <label key={o.label} class="row">
                 <input
                   type={q.multiSelect ? 'checkbox' : 'radio'}
                   name={`q${i}`}
-                  checked={chosen.includes(o.label)}
+                  checked={answer.chosen.includes(o.label)}
                   onChange={(e) => {
                     const on = e.currentTarget.checked;
-                    setAnswers({
-                      ...answers,
-                      [key]: q.multiSelect
-                        ? on
-                          ? [...chosen, o.label]
-                          : chosen.filter((c) => c !== o.label)
-                        : [o.label],
+                    if (!q.multiSelect) return set({ chosen: [o.label], text: '' });
+                    set({
+                      ...answer,
+                      chosen: on ? [...answer.chosen, o.label] : answer.chosen.filter((c) => c !== o.label),
                     });
                   }}
                 />
@@ -337,10 +357,21 @@ function QuestionCard(props: {
                 </span>
               </label>
             ))}
+            <label class="stack">
+              {q.options.length === 0 ? 'Your answer' : 'Other answer'}
+              <input
+                value={answer.text}
+                onInput={(e) => {
+                  const text = e.currentTarget.value;
+                  // One answer to a single-choice question: own text replaces the option chosen.
+                  set(q.multiSelect ? { ...answer, text } : { chosen: text.trim() ? [] : answer.chosen, text });
+                }}
+              />
+            </label>
           </fieldset>
         );
       })}
-      <button type="submit" class="primary">
+      <button type="submit" class="primary" disabled={!complete || busy}>
         Answer
       </button>
       {error && (

@@ -59,6 +59,12 @@ async function droppedFiles(data: DataTransfer): Promise<Picked[]> {
 }
 
 const parentOf = (path: string): string => path.slice(0, path.lastIndexOf('/')) || '/';
+/** `entry`'s path relative to its space once `from` has moved to `to` (the same prefix cut). */
+const relativeAfter = (entry: Entry, from: Entry, to: string): string => {
+  const spaceRoot = from.path.slice(0, from.path.length - from.relativePath.length);
+  const path = to + entry.path.slice(from.path.length);
+  return path.startsWith(spaceRoot) ? path.slice(spaceRoot.length) : entry.relativePath;
+};
 const sizeText = (n = 0): string =>
   n < 1024 ? `${n} B` : n < 1024 * 1024 ? `${(n / 1024).toFixed(1)} KB` : `${(n / 1024 / 1024).toFixed(1)} MB`;
 
@@ -190,13 +196,38 @@ export function FilesScreen(props: { space: Space; socket: EventSocket }) {
   const targetFolder = (): string =>
     selected ? (selected.type === 'folder' ? selected.path : parentOf(selected.path)) : root;
 
-  const act = async (work: () => Promise<unknown>, done: string) => {
+  const act = async (work: () => Promise<unknown>, done: string): Promise<boolean> => {
     try {
       await work();
       setStatus(done);
+      return true;
     } catch (err) {
       setStatus((err as ApiError).message);
+      return false;
     }
+  };
+
+  /** A renamed or moved entry: the selection, the open file and the focus follow it to `path`. */
+  const follow = (from: Entry, path: string) => {
+    const moved = (entry: Entry): Entry => {
+      if (entry.path === from.path) {
+        return {
+          ...entry,
+          path,
+          name: path.slice(path.lastIndexOf('/') + 1),
+          relativePath: relativeAfter(entry, from, path),
+        };
+      }
+      if (!entry.path.startsWith(`${from.path}/`)) return entry;
+      return {
+        ...entry,
+        path: path + entry.path.slice(from.path.length),
+        relativePath: relativeAfter(entry, from, path),
+      };
+    };
+    setSelected((s) => (s ? moved(s) : s));
+    setOpened((o) => (o ? { ...o, entry: moved(o.entry) } : o));
+    setFocused((f) => (f === from.path ? path : f));
   };
 
   /**
@@ -301,10 +332,11 @@ export function FilesScreen(props: { space: Space; socket: EventSocket }) {
           if (!selected) return;
           const name = await ask(`Rename ${selected.name}`, 'New name', selected.name, 'Rename');
           if (name && name !== selected.name) {
-            await act(
+            const renamed = await act(
               () => api.post(`${base}/rename`, { oldPath: selected.path, newName: name }),
               `Renamed to ${name}.`,
             );
+            if (renamed) follow(selected, `${parentOf(selected.path).replace(/\/$/, '')}/${name}`);
             void loadFolder(parentOf(selected.path));
           }
         }}
@@ -323,10 +355,13 @@ export function FilesScreen(props: { space: Space; socket: EventSocket }) {
           );
           if (rel === null) return;
           const destination = rel === '/' ? root : `${root}/${rel.replace(/^\/+|\/+$/g, '')}`.replace(/\/$/, '');
-          await act(
-            () => api.post(`${base}/move`, { oldPath: selected.path, newParentPath: destination }),
-            `Moved ${selected.name}.`,
-          );
+          let movedTo = '';
+          await act(async () => {
+            movedTo = (
+              await api.post<{ path: string }>(`${base}/move`, { oldPath: selected.path, newParentPath: destination })
+            ).path;
+          }, `Moved ${selected.name}.`);
+          if (movedTo) follow(selected, movedTo);
           void loadFolder(parentOf(selected.path));
           void loadFolder(destination);
         }}

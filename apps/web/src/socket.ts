@@ -1,8 +1,10 @@
 import type { EventEnvelope, ServerFrame } from '#contracts/events.js';
+import { ErrorTexts } from '#contracts/errors.js';
 import { STREAM_GAP_CHANNEL } from '#contracts/events.js';
 import { session, wsUrl } from './api.js';
 
-export type SocketState = 'connecting' | 'open' | 'closed';
+/** `paused`: sign-in is locked out for a while; the session stays, the socket retries when the lock ends. */
+export type SocketState = 'connecting' | 'open' | 'closed' | 'paused';
 export type EventListener = (event: EventEnvelope) => void;
 
 /** Reconnect delays: 1 s, doubling, at most 30 s (docs/api.md, "Events"). */
@@ -24,6 +26,8 @@ export class EventSocket {
   private delay = FIRST_RETRY_MS;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private stopped = false;
+  /** Set while the lockout refuses sign-in: how long until the socket may try again. */
+  private lockedForMs: number | undefined;
   state: SocketState = 'closed';
   /** Connections opened so far (the browser tests read it). */
   connections = 0;
@@ -104,6 +108,11 @@ export class EventSocket {
           socket.send(JSON.stringify({ type: 'subscribe', payload: { conversationId, afterSeq } }));
         }
       } else if (frame.type === 'auth:failed') {
+        // A lockout says nothing about the token (header-token requests still work): wait it out.
+        if (frame.error === ErrorTexts.locked || frame.retryAfterSeconds !== undefined) {
+          this.lockedForMs = (frame.retryAfterSeconds ?? MAX_RETRY_MS / 1000) * 1000;
+          return;
+        }
         this.stopped = true;
         this.onRefused();
       } else if (frame.type === 'event') {
@@ -115,6 +124,13 @@ export class EventSocket {
       if (this.socket !== socket) return;
       this.socket = null;
       if (this.stopped) return this.setState('closed');
+      if (this.lockedForMs !== undefined) {
+        const lockWait = this.lockedForMs;
+        this.lockedForMs = undefined;
+        this.setState('paused', lockWait);
+        this.timer = setTimeout(() => this.connect(), lockWait);
+        return;
+      }
       const wait = this.delay;
       this.delay = nextDelay(this.delay);
       this.setState('closed', wait);

@@ -136,7 +136,8 @@ export const TERMINAL_FRAME_TYPES: readonly ClientFrameType[] = [
 /** Server → client frames other than events. */
 export type ServerFrame =
   | { type: 'auth:success' }
-  | { type: 'auth:failed'; error: string }
+  /** `retryAfterSeconds`: present when the sign-in lockout refused it (additive). */
+  | { type: 'auth:failed'; error: string; retryAfterSeconds?: number }
   | { type: 'error'; error: string }
   | { type: 'pong' }
   | EventEnvelope;

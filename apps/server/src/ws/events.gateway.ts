@@ -253,8 +253,12 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
       connection.authenticated = false;
       this.countClients();
     }
-    const error = outcome.reason === 'locked' ? ErrorTexts.locked : ErrorTexts.invalidToken;
-    this.send(socket, connection, JSON.stringify({ type: 'auth:failed', error }));
+    // A locked sign-in says for how long, so a client can keep its session and retry then.
+    const refusal =
+      outcome.reason === 'locked'
+        ? { type: 'auth:failed', error: ErrorTexts.locked, retryAfterSeconds: outcome.retryAfterSeconds }
+        : { type: 'auth:failed', error: ErrorTexts.invalidToken };
+    this.send(socket, connection, JSON.stringify(refusal));
     this.logger.info('ws sign-in refused', { connId: connection.id, ip: connection.ip, reason: outcome.reason });
     setTimeout(() => socket.close(4001, 'Authentication failed'), AUTH_FAILED_CLOSE_MS).unref();
   }

@@ -1,0 +1,223 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { Browser, Locator, Page } from 'playwright-core';
+import request from 'supertest';
+import { browserSkipReason, launchChromium } from '#testing/browser.js';
+import { ScriptedModelServer } from '#testing/scripted-model-server.js';
+import { startServer, type TestServer } from '#testing/test-server.js';
+import { waitFor } from '#testing/wait.js';
+
+const WAIT = 30_000;
+
+/** WCAG contrast of an element's computed text colour on its computed background (both opaque). */
+async function contrastOf(locator: Locator): Promise<{ ratio: number; colours: string }> {
+  const [color, background] = await locator.evaluate((el) => {
+    // Runs in the page (this file is typed without the DOM library).
+    type Styles = { getComputedStyle(e: unknown): { color: string; backgroundColor: string } };
+    const style = (globalThis as unknown as Styles).getComputedStyle(el);
+    return [style.color, style.backgroundColor];
+  });
+  const luminance = (css: string): number => {
+    const [r, g, b] = (css.match(/[\d.]+/g) ?? []).slice(0, 3).map((v) => {
+      const c = Number(v) / 255;
+      return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+    });
+    return 0.2126 * r! + 0.7152 * g! + 0.0722 * b!;
+  };
+  const [hi, lo] = [luminance(color), luminance(background)].sort((a, b) => b - a);
+  return { ratio: (hi! + 0.05) / (lo! + 0.05), colours: `${color} on ${background}` };
+}
+
+/** Issue 31 (web app round 3), the High defects: each test fails on the old behaviour. */
+describe('web app in Chromium: issue 31 High defects', { skip: browserSkipReason() }, () => {
+  let server: TestServer;
+  let model: ScriptedModelServer;
+  let browser: Browser;
+  let page: Page;
+
+  before(async () => {
+    model = await ScriptedModelServer.start();
+    server = await startServer({ env: model.serverEnv() });
+    browser = await launchChromium();
+    page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
+    await page.goto(`${server.url}/?token=${encodeURIComponent(server.password)}#/files`);
+    await page.getByRole('navigation', { name: 'Main' }).waitFor({ timeout: WAIT });
+  });
+  after(async () => {
+    await browser?.close();
+    await server?.stop();
+    await model?.close();
+  });
+
+  it('the assistant’s question is answered only when each question has a choice or text', async () => {
+    await page.getByRole('link', { name: 'Chat' }).click();
+    await page.getByRole('button', { name: 'New conversation', exact: true }).click();
+    await page.waitForURL(/#\/chat\/[0-9a-f-]{36}$/, { timeout: WAIT });
+    const questions = [
+      {
+        question: 'Which colour?',
+        header: 'Colour',
+        options: [
+          { label: 'Red', description: 'warm' },
+          { label: 'Blue', description: 'cool' },
+        ],
+        multiSelect: false,
+      },
+      {
+        question: 'Which toppings?',
+        header: 'Toppings',
+        options: [
+          { label: 'Nuts', description: '' },
+          { label: 'Cream', description: '' },
+        ],
+        multiSelect: true,
+      },
+    ];
+    model.enqueue(
+      { steps: [{ toolCall: { id: 'toolu_q', name: 'AskUserQuestion', input: { questions } } }] },
+      { steps: [{ text: 'Noted.' }] },
+    );
+    await page.getByLabel('Message', { exact: true }).fill('Plan dessert with me');
+    await page.getByRole('button', { name: 'Send', exact: true }).click();
+    const card = page.getByRole('form', { name: 'Question from the assistant' });
+    const colour = card.getByRole('group', { name: 'Which colour?' });
+    const toppings = card.getByRole('group', { name: 'Which toppings?' });
+    const submit = card.getByRole('button', { name: 'Answer' });
+    await colour.waitFor({ timeout: WAIT });
+    assert.equal(await submit.isDisabled(), true, 'nothing answered yet');
+
+    await colour.getByLabel(/Red/).check();
+    assert.equal(await submit.isDisabled(), true, 'the second question is still open');
+    await toppings.getByLabel('Other answer').fill('   ');
+    assert.equal(await submit.isDisabled(), true, 'blank text is no answer');
+    await toppings.getByLabel('Nuts').check();
+    await toppings.getByLabel('Cream').check();
+    assert.equal(await submit.isDisabled(), false);
+    await toppings.getByLabel('Nuts').uncheck();
+    await toppings.getByLabel('Cream').uncheck();
+    assert.equal(await submit.isDisabled(), true, 'all choices taken back');
+    await toppings.getByLabel('Cream').check();
+    await toppings.getByLabel('Other answer').fill('Mint');
+    // Own text replaces the single choice of the first question.
+    await colour.getByLabel('Other answer').fill('Teal');
+    assert.equal(await colour.getByLabel(/Red/).isChecked(), false);
+    await submit.click();
+    await page.getByRole('log', { name: 'Messages' }).getByText('Noted.').waitFor({ timeout: WAIT });
+    const sent = JSON.stringify(model.requests.at(-1)!.body);
+    assert.ok(sent.includes('Teal') && sent.includes('Cream, Mint'), sent.slice(0, 2000));
+  });
+
+  it('primary and trash-confirm buttons stay readable on hover, in the light and the dark theme', async () => {
+    await page.getByRole('link', { name: 'Chat' }).click();
+    await page.getByRole('button', { name: 'New conversation', exact: true }).click();
+    await page.getByLabel('Message', { exact: true }).fill('Not sent');
+    const sendButton = page.getByRole('button', { name: 'Send', exact: true });
+    for (const theme of ['light', 'dark']) {
+      await page.getByLabel('Theme').selectOption(theme);
+      await page.mouse.move(0, 0);
+      const still = await contrastOf(sendButton);
+      assert.ok(still.ratio >= 4.5, `${theme} Send: ${still.colours} (${still.ratio.toFixed(2)})`);
+      await sendButton.hover();
+      const hovered = await contrastOf(sendButton);
+      assert.ok(hovered.ratio >= 4.5, `${theme} hovered Send: ${hovered.colours} (${hovered.ratio.toFixed(2)})`);
+      assert.notEqual(hovered.colours, still.colours, `${theme}: hover shows`);
+    }
+    await page.getByLabel('Message', { exact: true }).fill('');
+
+    await page.getByRole('link', { name: 'Files' }).click();
+    await page
+      .getByLabel('Upload files')
+      .setInputFiles([{ name: 'scratch.txt', mimeType: 'text/plain', buffer: Buffer.from('scratch') }]);
+    const tree = page.getByRole('tree', { name: 'Files' });
+    await tree.getByRole('button', { name: 'scratch.txt' }).click();
+    for (const theme of ['light', 'dark']) {
+      await page.getByLabel('Theme').selectOption(theme);
+      await page.getByRole('button', { name: 'Delete', exact: true }).click();
+      const confirm = page.locator('dialog[open]').getByRole('button', { name: 'Move to trash' });
+      await confirm.waitFor({ timeout: WAIT });
+      const still = await contrastOf(confirm);
+      assert.ok(still.ratio >= 4.5, `${theme} trash confirm: ${still.colours} (${still.ratio.toFixed(2)})`);
+      await confirm.hover();
+      const hovered = await contrastOf(confirm);
+      assert.ok(
+        hovered.ratio >= 4.5,
+        `${theme} hovered trash confirm: ${hovered.colours} (${hovered.ratio.toFixed(2)})`,
+      );
+      await page.locator('dialog[open]').getByRole('button', { name: 'Cancel' }).click();
+      await page.locator('dialog[open]').waitFor({ state: 'detached', timeout: WAIT });
+    }
+    await page.getByLabel('Theme').selectOption('system');
+  });
+
+  it('the open file follows a rename: the viewer and Delete use the new name', async () => {
+    await page.getByRole('link', { name: 'Files' }).click();
+    await page
+      .getByLabel('Upload files')
+      .setInputFiles([{ name: 'todo.md', mimeType: 'text/markdown', buffer: Buffer.from('# To do\n') }]);
+    const tree = page.getByRole('tree', { name: 'Files' });
+    await tree.getByRole('button', { name: 'todo.md' }).click();
+    await page.getByRole('heading', { name: 'todo.md' }).waitFor({ timeout: WAIT });
+    await page.getByRole('button', { name: 'Rename', exact: true }).click();
+    const dialog = page.locator('dialog[open]');
+    await dialog.getByRole('textbox').fill('done.md');
+    await dialog.getByRole('button', { name: 'Rename' }).click();
+    await page.getByText('Renamed to done.md.').waitFor({ timeout: WAIT });
+    await page.getByRole('heading', { name: 'done.md' }).waitFor({ timeout: WAIT });
+    await tree.getByRole('button', { name: 'done.md' }).waitFor({ timeout: WAIT });
+
+    await page.getByRole('button', { name: 'Delete', exact: true }).click();
+    await dialog.getByText('Move done.md to the trash?').waitFor({ timeout: WAIT });
+    await dialog.getByRole('button', { name: 'Move to trash' }).click();
+    await page.getByText('done.md moved to the trash.').waitFor({ timeout: WAIT });
+    await tree.getByRole('button', { name: 'done.md' }).waitFor({ state: 'detached', timeout: WAIT });
+  });
+
+  it('"Skip to content" shows when focused and moves focus to the main region without changing the route', async () => {
+    await page.getByRole('link', { name: 'Spaces' }).click();
+    await page.waitForURL(/#\/spaces$/, { timeout: WAIT });
+    const skip = page.getByRole('link', { name: 'Skip to content' });
+    await skip.focus();
+    const box = await skip.boundingBox();
+    assert.ok(box && box.y >= 0 && box.width > 20 && box.height > 10, `visible when focused: ${JSON.stringify(box)}`);
+    const { ratio, colours } = await contrastOf(skip);
+    assert.ok(ratio >= 4.5, `skip link: ${colours}`);
+    await page.keyboard.press('Enter');
+    await waitFor(async () => (await page.evaluate('document.activeElement?.id')) === 'content', WAIT, 'main focused');
+    assert.match(page.url(), /#\/spaces$/);
+    await page.getByRole('list', { name: 'Spaces' }).waitFor({ timeout: WAIT });
+    await page.keyboard.press('Tab');
+    const after = await skip.boundingBox();
+    assert.ok(!after || after.y + after.height <= 0, 'hidden again once focus leaves');
+  });
+
+  // Last: it locks sign-in from 127.0.0.1 for the rest of this server's life.
+  it('a sign-in lockout keeps the session, says for how long live updates pause, and retries then', async () => {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
+    await page.clock.install();
+    let sockets = 0;
+    await page.routeWebSocket(/\/ws$/, (ws) => {
+      sockets += 1;
+      ws.connectToServer();
+    });
+    await page.goto(`${server.url}/?token=${encodeURIComponent(server.password)}#/files`);
+    await page.getByText('Live', { exact: true }).waitFor({ timeout: WAIT });
+
+    for (let i = 0; i < 5; i++) {
+      await request(server.url).post('/api/remote/login').send({ token: 'Wrong-Passw0rd' });
+    }
+    assert.equal((await request(server.url).post('/api/remote/login').send({ token: server.password })).status, 429);
+
+    await page.reload();
+    await page.getByText('Live updates paused: sign-in is locked for 15 min').waitFor({ timeout: WAIT });
+    assert.equal(await page.getByLabel('Access password').count(), 0, 'still signed in');
+    assert.equal(await page.evaluate('sessionStorage.getItem("svc-token")'), server.password);
+    // Header-token requests are not throttled: the app keeps working.
+    await page.getByRole('link', { name: 'Spaces' }).click();
+    await page.getByRole('list', { name: 'Spaces' }).getByText('temporary').waitFor({ timeout: WAIT });
+
+    const before = sockets;
+    await page.clock.fastForward('15:01');
+    await waitFor(() => sockets > before, WAIT, 'a socket after the lock');
+    await page.getByText(/Live updates paused: sign-in is locked for \d+ min/).waitFor({ timeout: WAIT });
+  });
+});
