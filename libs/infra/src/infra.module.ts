@@ -65,7 +65,7 @@ import { ChokidarFileWatcher } from './watch/chokidar-file-watcher.js';
 import { LocalLeaderLease } from './watch/local-leader-lease.js';
 import { NodeFileTreeScanner } from './watch/node-file-tree-scanner.js';
 import { RedisLeaderLease } from './watch/redis-leader-lease.js';
-import { AppLogger } from './logging/logger.js';
+import { AppLogger, registerSecret } from './logging/logger.js';
 import { LocalConsolidationLock, RedisConsolidationLock } from './memory/consolidation-locks.js';
 import { NodeMemoryFiles } from './memory/node-memory-files.js';
 import { NodeSpaceFolders } from './spaces/node-space-folders.js';
@@ -158,7 +158,12 @@ export class InfraModule {
       // Cookie jars of the AI browser, encrypted at rest (docs/api/ai-browser.md, "Profiles and sign-in").
       {
         provide: BrowserProfiles,
-        useFactory: () => new TypeormBrowserProfiles(infra.dataSource, resolveSecretsKey(config).value),
+        useFactory: () => {
+          const key = resolveSecretsKey(config).value;
+          // The key never reaches a log line, not even by accident (redacted like the password).
+          registerSecret(key);
+          return new TypeormBrowserProfiles(infra.dataSource, key);
+        },
       },
       // Which replica holds which AI browser page: in Redis beside other replicas; alone, this process's own.
       {
