@@ -192,7 +192,8 @@ describe('web app in Chromium: the AI browser (sign-in and live view)', { skip: 
       async () => {
         const pages = (await request(server.url).get(`/api/browser/pages?spaceId=${spaceId}`).set(auth())).body
           .data as BrowserLivePage[];
-        return pages.some((p) => p.conversationId === `app-chat:${appId}`);
+        // Listed with its title: the tab names its Watch button after it.
+        return pages.some((p) => p.conversationId === `app-chat:${appId}` && p.title === 'Sign in');
       },
       WAIT,
       "the digital human's chat has a page",
