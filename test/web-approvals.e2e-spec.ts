@@ -107,4 +107,42 @@ describe('web app in Chromium: tool approvals in the chat', { skip: browserSkipR
     const stored = messages.locator('.msg.assistant', { hasText: 'Fine, I left it alone.' });
     await stored.locator('details', { hasText: 'Tool: Write' }).getByText('(failed)').waitFor({ timeout: WAIT });
   });
+
+  it("a digital human's held run call is shown on its page; Approve there lets the run go on", async () => {
+    const install = await request(server.url)
+      .post('/api/apps/install')
+      .set(auth())
+      .send({
+        spaceId: space.id,
+        spec: {
+          spec_version: '1',
+          name: 'Careful Writer',
+          version: '1.0.0',
+          author: 'web-approvals',
+          description: 'Writes reports.',
+          type: 'automation',
+          system_prompt: 'You write reports.',
+          subscriptions: [{ id: 'tick', source: { type: 'schedule', config: { every: '1d' } } }],
+        },
+      });
+    assert.equal(install.status, 200, JSON.stringify(install.body));
+    const appId = install.body.data.appId as string;
+    model.enqueue(writeCall('toolu_run1', 'run-report.txt', 'from a run'), {
+      steps: [{ toolCall: { name: 'report_to_user', input: { type: 'complete', summary: 'Report written' } } }],
+    });
+    await page.goto(`${server.url}/#/apps/${appId}`);
+    await page.getByRole('heading', { name: 'Careful Writer' }).waitFor({ timeout: WAIT });
+    await page.getByRole('button', { name: 'Run now', exact: true }).click();
+    const card = page.getByRole('group', { name: 'Tool call waiting for approval' });
+    await card.waitFor({ timeout: WAIT });
+    await card.getByText('"content": "from a run"').waitFor({ timeout: WAIT });
+    await page.getByText('waiting_user').first().waitFor({ timeout: WAIT });
+    assert.equal(existsSync(join(space.path, 'run-report.txt')), false, 'nothing ran before the answer');
+    await card.getByRole('button', { name: 'Approve', exact: true }).click();
+    await card.waitFor({ state: 'detached', timeout: WAIT });
+    const deadline = Date.now() + WAIT;
+    while (!existsSync(join(space.path, 'run-report.txt')) && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 100));
+    assert.equal(readFileSync(join(space.path, 'run-report.txt'), 'utf8'), 'from a run');
+  });
 });

@@ -1,10 +1,11 @@
 import type { ActivityEntryDto, AppDto, AutomationStateDto, RunTriggerResult } from '#contracts/apps.js';
 import { appChatConversationId, appRunConversationId } from '#contracts/apps.js';
+import type { PendingApprovalDto } from '#contracts/agent.js';
 import type { ConversationDto, MessageDto } from '#contracts/conversations.js';
 import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError } from './api.js';
 import { AppBrowser } from './browser.js';
-import { Conversation } from './chat.js';
+import { ApprovalCard, Conversation } from './chat.js';
 import { ask, confirmAction } from './dialogs.js';
 import { go, href } from './route.js';
 import type { EventSocket } from './socket.js';
@@ -451,6 +452,14 @@ function AppPage(props: {
         {escalations.map((e) => (
           <EscalationCard key={e.entryId} appId={app.id} escalation={e} />
         ))}
+        {pendingApprovals(activity).map((approval) => (
+          <ApprovalCard
+            key={approval.toolId}
+            conversationId={appRunConversationId(app.id)}
+            approval={approval}
+            onDone={() => setStatus('Answered.')}
+          />
+        ))}
       </section>
       <div class="row" role="tablist" aria-label="Sections">
         {(['chat', 'activity', 'browser', 'settings'] as const).map((t) => (
@@ -500,6 +509,21 @@ function AppPage(props: {
       )}
     </div>
   );
+}
+
+/**
+ * A run's tool calls still held for approval: `approval` activity entries whose decision has not
+ * been merged in yet (the decided entry comes back through `app:activity_entry:new` with an outcome).
+ */
+function pendingApprovals(activity: ActivityEntryDto[]): PendingApprovalDto[] {
+  const pending: PendingApprovalDto[] = [];
+  for (const entry of activity) {
+    if (entry.type !== 'approval') continue;
+    const c = entry.content as Partial<PendingApprovalDto> & { outcome?: string };
+    if (c.outcome || !c.toolId || !c.name) continue;
+    pending.push({ toolId: c.toolId, name: c.name, input: c.input ?? {}, deadline: String(c.deadline ?? '') });
+  }
+  return pending;
 }
 
 function EscalationCard(props: { appId: string; escalation: Escalation }) {

@@ -227,7 +227,7 @@ function StepView(props: { step: Step }) {
 }
 
 /** A held tool call: what it will run with, and Approve / Reject (docs/api/agent.md, "Tool approvals"). */
-function ApprovalCard(props: { conversationId: string; approval: PendingApprovalDto; onDone: () => void }) {
+export function ApprovalCard(props: { conversationId: string; approval: PendingApprovalDto; onDone: () => void }) {
   const [reason, setReason] = useState('');
   const [error, setError] = useState('');
   const [busy, setBusy] = useState(false);
@@ -256,8 +256,12 @@ function ApprovalCard(props: { conversationId: string; approval: PendingApproval
       {Number.isFinite(deadline) && (
         <p class="muted">Rejected automatically at {new Date(deadline).toLocaleTimeString()} without an answer.</p>
       )}
-      <label for="approval-reason">Reason (told to the assistant when you reject)</label>
-      <input id="approval-reason" value={reason} onInput={(e) => setReason(e.currentTarget.value)} />
+      <label for={`approval-reason-${props.approval.toolId}`}>Reason (told to the assistant when you reject)</label>
+      <input
+        id={`approval-reason-${props.approval.toolId}`}
+        value={reason}
+        onInput={(e) => setReason(e.currentTarget.value)}
+      />
       <div class="row">
         <button type="button" class="primary" disabled={busy} onClick={() => void answer('approve')}>
           Approve
