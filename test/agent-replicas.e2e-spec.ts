@@ -54,7 +54,7 @@ describe('agent turns across two replicas', { skip: testMode() === 'services' ? 
     onB.close();
   });
 
-  it('when the replica running a turn is killed, the turn ends interrupted within 30 s and nothing recorded is lost', async () => {
+  it('when the replica running a turn is killed, the turn ends interrupted within 30 s, its streamed text kept', async () => {
     const { spaceId, conversationId } = await newConversation();
     model.enqueue({ steps: [{ text: 'about to be killed' }, { hang: true }] });
     const requestsBefore = model.requests.length;
@@ -87,6 +87,11 @@ describe('agent turns across two replicas', { skip: testMode() === 'services' ? 
     const messages = (await api(survivor).get(`/api/spaces/${spaceId}/conversations/${conversationId}`)).body.data
       .messages as Array<{ role: string; content: string }>;
     assert.equal(messages[0]!.content, 'do not lose me');
+    // What the killed replica had streamed is kept as the interrupted reply (rebuilt from the event log).
+    assert.deepEqual(
+      messages.slice(1).map((m) => [m.role, m.content]),
+      [['assistant', 'about to be killed']],
+    );
     // The conversation keeps working on the survivor.
     model.enqueue({ steps: [{ text: 'back again' }] });
     const again = await api(survivor).post('/api/agent/message', { spaceId, conversationId, message: 'again' });

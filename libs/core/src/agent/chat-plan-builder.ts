@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import type { Thought, TokenUsageDto } from '#contracts/agent.js';
 import { AI_BROWSER_SERVER } from '#contracts/browser.js';
 import { BrowserTurns } from '../browser/browser-turns.js';
 import { ConversationToolsets } from './conversation-toolsets.js';
@@ -18,7 +19,7 @@ import { buildHistory, COMPACTION_KIND, systemPrompt } from './context-builder.j
 import type { PlanHooks, TurnIO, TurnPlan } from './engine/turn-plan.js';
 import { RecordRetry } from './record-retry.js';
 import { ToolRegistry } from './tool-registry.js';
-import { isRefusal, TurnPlanBuilder, type TurnRefusal } from './turn-plan-builder.js';
+import { isRefusal, TurnPlanBuilder, type TurnRefusal, type UnplannedEnding } from './turn-plan-builder.js';
 import { conversationPin, TurnPreamble } from './turn-preamble.js';
 
 /**
@@ -46,6 +47,10 @@ export class ChatPlanBuilder extends TurnPlanBuilder {
     private readonly toolsets: ConversationToolsets,
   ) {
     super();
+  }
+
+  override endedWithoutPlan(turn: TurnRecord, ending: UnplannedEnding): Promise<void> {
+    return recordPartialReply(this.conversations, turn, ending);
   }
 
   /** Whether this turn has the browser: a message's `aiBrowserEnabled` opens or closes it first. */
@@ -146,6 +151,33 @@ export function conversationRecording(
       });
     },
   };
+}
+
+const NO_USAGE: TokenUsageDto = {
+  inputTokens: 0,
+  outputTokens: 0,
+  cacheReadTokens: 0,
+  cacheCreationTokens: 0,
+  totalCostUsd: 0,
+  contextWindow: 0,
+};
+
+/**
+ * A turn that ended with no runner behind it (its replica died): what it had streamed and the
+ * steps its record kept become the conversation's interrupted reply, as a live failure's would.
+ */
+export async function recordPartialReply(
+  conversations: Pick<ConversationsService, 'appendMessage'>,
+  turn: TurnRecord,
+  ending: UnplannedEnding,
+): Promise<void> {
+  await conversationRecording(conversations, turn).onFailure({
+    error: ending.error,
+    interrupted: ending.status === 'interrupted' ? 'shutdown' : null,
+    reply: ending.partialReply ?? '',
+    thoughts: turn.thoughts as Thought[],
+    tokenUsage: NO_USAGE,
+  });
 }
 
 /** A system prompt with one more paragraph (none when null). */

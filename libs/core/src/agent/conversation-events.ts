@@ -5,6 +5,7 @@ import { EventBus } from '../ports/event-bus.port.js';
 import { EventLog, type LoggedEvent } from '../ports/event-log.port.js';
 import type { Emit } from './engine/step-emitter.js';
 import { preciseNow, relayTrace } from '../kernel/relay-trace.js';
+import { streamedReply } from './streamed-reply.js';
 
 /**
  * Emits the events of one conversation: stamps `spaceId`, `conversationId` and a `seq` that
@@ -54,6 +55,12 @@ export class ConversationEvents {
   }
 
   /** `emit` bound to one conversation. */
+  /** The reply text the conversation's latest turn streamed, as its event log still holds it ('' when none). */
+  async streamedReply(conversationId: string): Promise<string> {
+    const logged = await this.log.since(conversationId, 0);
+    return streamedReply(logged.events);
+  }
+
   emitterFor(spaceId: string, conversationId: string): Emit {
     return async (channel, payload) => {
       await this.emit(spaceId, conversationId, channel, payload);

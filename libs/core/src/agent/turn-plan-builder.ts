@@ -38,4 +38,6 @@ export abstract class TurnPlanBuilder {
 export interface UnplannedEnding {
   status: 'failed' | 'interrupted';
   error: string;
+  /** What the turn had streamed before its replica died (the reaper rebuilds it from the event log). */
+  partialReply?: string;
 }

@@ -33,6 +33,8 @@ export class TurnReaper {
     for (const turn of stale) {
       // Ours and alive: its heartbeat lagged because the database was away, and it is recording its end.
       if (this.runner?.isRunningHere(turn.id)) continue;
+      // What the dead replica streamed is only in the event log now: read it before the end is announced.
+      const partialReply = await this.events.streamedReply(turn.conversationId).catch(() => '');
       const ended = await endUnfinishedTurn(
         this.turns,
         turn.id,
@@ -46,7 +48,11 @@ export class TurnReaper {
       );
       if (!ended) continue;
       reaped++;
-      await this.builders?.endedWithoutPlan(turn, { status: 'interrupted', error: TurnTexts.replicaLost });
+      await this.builders?.endedWithoutPlan(turn, {
+        status: 'interrupted',
+        error: TurnTexts.replicaLost,
+        partialReply,
+      });
       this.logger.warn(
         `turn ${turn.id} of conversation ${turn.conversationId} lost its replica ${turn.replicaId}; marked interrupted`,
       );

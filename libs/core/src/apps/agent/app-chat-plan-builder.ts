@@ -1,10 +1,16 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { AppChannels } from '#contracts/apps.js';
-import { conversationRecording, lastContextTokens } from '../../agent/chat-plan-builder.js';
+import { conversationRecording, lastContextTokens, recordPartialReply } from '../../agent/chat-plan-builder.js';
 import { buildHistory } from '../../agent/context-builder.js';
 import type { TurnIO, TurnPlan } from '../../agent/engine/turn-plan.js';
 import { ToolRegistry } from '../../agent/tool-registry.js';
-import { isRefusal, refuseTurn, TurnPlanBuilder, type TurnRefusal } from '../../agent/turn-plan-builder.js';
+import {
+  isRefusal,
+  refuseTurn,
+  TurnPlanBuilder,
+  type TurnRefusal,
+  type UnplannedEnding,
+} from '../../agent/turn-plan-builder.js';
 import { TurnPlanBuilders } from '../../agent/turn-plan-builders.js';
 import { conversationPin, TurnPreamble } from '../../agent/turn-preamble.js';
 import { ConversationsService } from '../../conversations/conversations.service.js';
@@ -49,6 +55,10 @@ export class AppChatPlanBuilder extends TurnPlanBuilder implements OnModuleInit 
 
   onModuleInit(): void {
     this.builders.register(this);
+  }
+
+  override endedWithoutPlan(turn: TurnRecord, ending: UnplannedEnding): Promise<void> {
+    return recordPartialReply(this.conversations, turn, ending);
   }
 
   async build(turn: TurnRecord, io: TurnIO): Promise<TurnPlan | TurnRefusal> {
