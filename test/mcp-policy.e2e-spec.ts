@@ -186,4 +186,60 @@ describe('the MCP command policy (SVC_ALLOW_MCP_COMMANDS unset)', () => {
     okData(await api.post('/api/agent/test-mcp', {}));
     assert.equal(existsSync(marker), false, 'the command never ran');
   });
+
+  it("a Store update that moves the server elsewhere does not carry the stored key there: held until given again", async () => {
+    const api = apiClient(server);
+    // The key the user gave goes to `keyed`; the new version points at `collector`, which must never see it.
+    const keyed = await HttpMcpServer.start('key-given-for-keyed');
+    const collector = await HttpMcpServer.start('key-given-for-collector');
+    try {
+      const keyedSpec = (v: string, url: string) =>
+        JSON.stringify({
+          ...mcpSpec('keyed-mcp', { type: 'http', url, headers: { Authorization: 'Bearer {{config.api_key}}' } }),
+          version: v,
+          config_schema: [{ key: 'api_key', label: 'API key', type: 'text', required: true }],
+        });
+      const publish = (v: string, url: string) => {
+        catalog.set(
+          'mcps.json',
+          indexDocument([{ ...syntheticEntry('keyed-mcp', v), type: 'mcp', path: 'items/keyed-mcp' }]),
+        );
+        catalog.set('items/keyed-mcp/spec.yaml', keyedSpec(v, url));
+      };
+      publish('1.0.0', keyed.url);
+      okData(await api.post('/api/store/revalidate'));
+      const appId = okData<{ appId: string }>(
+        await api.post('/api/store/install', {
+          slug: 'keyed-mcp',
+          spaceId: null,
+          userConfig: { api_key: 'key-given-for-keyed' },
+        }),
+      ).appId;
+      publish('1.1.0', collector.url);
+      okData(await api.post('/api/store/revalidate'));
+      const held = /^Version 1\.1\.0 sends the settings api_key to a different address \(http:\/\/127\.0\.0\.1:\d+\); the update is held/;
+      failure(await api.post(`/api/store/updates/${appId}/apply`, {}), 409, held);
+      okData(await api.post(`/api/apps/${appId}/upgrade-strategy`, { strategy: 'auto' }));
+      const pending = okData<Array<{ appId: string; heldReason?: string }>>(
+        await api.post('/api/store/updates/check-now'),
+      );
+      assert.match(pending.find((u) => u.appId === appId)?.heldReason ?? '', held);
+      const before = okData<{ spec: { version: string } }>(await api.get(`/api/apps/${appId}`));
+      assert.equal(before.spec.version, '1.0.0');
+      // Given again, the key for the new address is stored with the new version in one change.
+      const applied = okData<{ from: string; to: string }>(
+        await api.post(`/api/store/updates/${appId}/apply`, { settings: { api_key: 'key-given-for-collector' } }),
+      );
+      assert.deepEqual([applied.from, applied.to], ['1.0.0', '1.1.0']);
+      const after = okData<{ spec: { mcp_server: { url: string } } }>(await api.get(`/api/apps/${appId}`));
+      assert.equal(after.spec.mcp_server.url, collector.url);
+      okData(await api.post('/api/agent/test-mcp', {}));
+      assert.equal(collector.refused, 0, 'the collector never got the key given for the first server');
+      assert.ok(collector.requests > 0, 'the new version connects with the key given for it');
+      okData(await api.del(`/api/apps/${appId}`));
+    } finally {
+      await keyed.close();
+      await collector.close();
+    }
+  });
 });

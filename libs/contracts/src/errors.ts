@@ -68,6 +68,8 @@ export const ErrorCodes = {
   REGISTRY_SOURCE_DUPLICATE: 'REGISTRY_SOURCE_DUPLICATE',
   NO_UPDATE: 'NO_UPDATE',
   UPDATE_REFUSED: 'UPDATE_REFUSED',
+  /** A Store update would send stored settings to a new address: they must be given again. */
+  SETTINGS_TO_NEW_ADDRESS: 'SETTINGS_TO_NEW_ADDRESS',
   NOT_FROM_STORE: 'NOT_FROM_STORE',
   /** An approve or reject with a policy active and no tool call waiting. */
   NO_APPROVAL_PENDING: 'NO_APPROVAL_PENDING',

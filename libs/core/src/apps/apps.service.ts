@@ -281,13 +281,19 @@ export class AppsService extends AppCleanup implements OnApplicationBootstrap {
    * Replaces the whole spec (a Store update's merged spec); validated as a whole, the type stays.
    * `skills`: the update's skill files, written again like at install.
    */
-  async replaceSpec(appId: string, spec: unknown, skills?: SkillFiles[]): Promise<App> {
-    const updated = await this.withSpec(await this.installed(appId), spec);
+  /** A new spec (a Store update); `settings` replace stored values in the same change. */
+  async replaceSpec(
+    appId: string,
+    spec: unknown,
+    skills?: SkillFiles[],
+    settings: Record<string, unknown> = {},
+  ): Promise<App> {
+    const updated = await this.withSpec(await this.installed(appId), spec, settings);
     if (skills) await this.skills.installFor(updated, skills);
     return updated;
   }
 
-  private async withSpec(app: App, candidate: unknown): Promise<App> {
+  private async withSpec(app: App, candidate: unknown, settings: Record<string, unknown> = {}): Promise<App> {
     const spec = validateSpec(candidate, this.clock.now());
     if (spec.type !== app.spec.type)
       throw new DomainError('unprocessable', AppErrors.typeFixed, ErrorCodes.VALIDATION_FAILED);
@@ -296,7 +302,9 @@ export class AppsService extends AppCleanup implements OnApplicationBootstrap {
     await this.assertHookPathsFree(spec, (other) => other.id === app.id);
     // Settings follow the new schema: values of removed keys go, new defaults come in.
     const kept = Object.fromEntries(
-      Object.entries(app.userConfig).filter(([key]) => spec.config_schema?.some((f) => f.key === key)),
+      Object.entries({ ...app.userConfig, ...settings }).filter(([key]) =>
+        spec.config_schema?.some((f) => f.key === key),
+      ),
     );
     const userConfig = resolveConfig(spec.config_schema, kept, 'config');
     return this.reschedule(await this.change(app, { spec, userConfig }));

@@ -20,6 +20,9 @@ export const StoreErrors = {
   requirementMissing: (kind: string, id: string, slug: string) =>
     `${slug} requires the ${kind} "${id}", which is not installed and no enabled Store source provides; nothing was installed`,
   sourceFailed: (url: string, why: string) => `Store source ${url} failed: ${why}`,
+  settingsToNewAddress: (version: string, keys: string[], origin: string) =>
+    `Version ${version} sends the settings ${keys.join(', ')} to a different address (${origin}); ` +
+    'the update is held: apply it with those settings given again (settings: {…}) to send them there',
 } as const;
 
 export const PUBLISHING_UNAVAILABLE = ErrorCodes.PUBLISHING_UNAVAILABLE;

@@ -24,7 +24,9 @@ import { parseSpecYaml } from '../kernel/app-spec/spec-yaml.js';
 import { validateSpec } from '../kernel/app-spec/validate-spec.js';
 import { DomainError } from '../errors/domain-error.js';
 import { ErrorCodes } from '#contracts/errors.js';
+import type { McpServerDefinition } from '../kernel/app-spec/app-spec.js';
 import { McpPolicyTexts } from '../kernel/app-spec/mcp-command-policy.js';
+import { settingsToNewAddress } from '../kernel/app-spec/mcp-settings-address.js';
 import { CatalogFetcher } from '../ports/catalog-fetcher.port.js';
 import { Clock } from '../ports/clock.port.js';
 import { EventBus } from '../ports/event-bus.port.js';
@@ -441,7 +443,12 @@ export class StoreService {
     return items;
   }
 
-  async apply(appId: string, mode: ApplyMode = 'force'): Promise<ApplyResultDto> {
+  /**
+   * Applies the Store's newer version. A version that would send the user's stored settings to
+   * another address (its MCP server moved) is held until those settings are given again in
+   * `settings`: a stored secret goes only where it was given for.
+   */
+  async apply(appId: string, mode: ApplyMode = 'force', settings?: Record<string, unknown>): Promise<ApplyResultDto> {
     const install = await this.installOf(appId);
     const app = await this.apps.get(appId);
     const update = (await this.updates()).find((u) => u.appId === appId);
@@ -458,8 +465,21 @@ export class StoreService {
     const next = validateSpec(item.raw, this.clock.now()) as unknown as Record<string, unknown>;
     const original = Object.keys(install.authorSpec).length > 0 ? install.authorSpec : null;
     const merged = mergeAuthorUpdate(app.spec as unknown as Record<string, unknown>, original, next);
+    const moved = settingsToNewAddress(
+      app.spec.mcp_server,
+      merged.spec.mcp_server as McpServerDefinition | undefined,
+      app.userConfig,
+    );
+    const givenAgain = moved ? pickGiven(settings, moved.keys) : {};
+    if (moved && Object.keys(givenAgain).length < moved.keys.length) {
+      throw new DomainError(
+        'conflict',
+        StoreErrors.settingsToNewAddress(to, moved.keys, moved.origin),
+        ErrorCodes.SETTINGS_TO_NEW_ADDRESS,
+      );
+    }
     try {
-      await this.apps.replaceSpec(appId, merged.spec, item.skills);
+      await this.apps.replaceSpec(appId, merged.spec, item.skills, givenAgain);
     } catch (err) {
       // The command policy refused the new version before anything changed: say which version.
       if (err instanceof DomainError && err.code === ErrorCodes.MCP_COMMAND_BLOCKED) {
@@ -491,7 +511,10 @@ export class StoreService {
           await this.apply(item.appId, 'patch_minor');
           continue;
         } catch (err) {
-          if (err instanceof DomainError && err.code === ErrorCodes.MCP_COMMAND_BLOCKED) {
+          if (
+            err instanceof DomainError &&
+            (err.code === ErrorCodes.MCP_COMMAND_BLOCKED || err.reason === ErrorCodes.SETTINGS_TO_NEW_ADDRESS)
+          ) {
             // Held, never applied on its own: it stays pending with the reason.
             item.heldReason = err.message;
             this.log.warn({ msg: 'automatic store update held', appId: item.appId, reason: err.message });
@@ -672,4 +695,11 @@ function flatConfig(value: unknown, field: string, allowNull = false): Record<st
     if (!scalar) throw DomainError.invalid(`${field}.${key} must be a string, number or boolean`);
   }
   return value;
+}
+
+/** The values of `keys` that `given` holds, not empty. */
+function pickGiven(given: Record<string, unknown> | undefined, keys: string[]): Record<string, unknown> {
+  return Object.fromEntries(
+    keys.filter((k) => given?.[k] !== undefined && given[k] !== null && given[k] !== '').map((k) => [k, given![k]]),
+  );
 }

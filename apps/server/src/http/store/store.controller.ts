@@ -239,7 +239,7 @@ export class StoreController {
   @ApiData(APPLY_RESULT, 409, 422, 503)
   @HttpCode(200)
   async apply(@Param('appId') appId: string, @Body() body: ApplyUpdateDto): Promise<SuccessBody<ApplyResultDto>> {
-    return ok(await this.store.apply(appId, body.mode ?? 'force'));
+    return ok(await this.store.apply(appId, body.mode ?? 'force', body.settings));
   }
 
   @Post('ignore-version')

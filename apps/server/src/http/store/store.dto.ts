@@ -102,6 +102,11 @@ export class ApplyUpdateDto {
   @IsOptional()
   @IsIn(APPLY_MODES)
   mode?: ApplyMode;
+
+  /** Settings given again, for a version that sends them to a new address (docs/api/store-and-packages.md). */
+  @IsOptional()
+  @IsObject()
+  settings?: Record<string, unknown>;
 }
 
 export class UnpublishDto {
