@@ -193,7 +193,9 @@ export class FakeMcpConnector extends McpConnector {
   }
 
   async connect(launch: McpLaunch, onLost: (reason: string) => void): Promise<McpConnection> {
-    this.launches.push(structuredClone(launch));
+    // The address check is a function (not cloneable); the recorded launch keeps the data.
+    const { refuseAddress: _check, ...data } = launch as McpLaunch & { refuseAddress?: unknown };
+    this.launches.push(structuredClone(data) as McpLaunch);
     const key = FakeMcpConnector.keyOf(launch);
     const tools = this.servers.get(key);
     if (!tools) throw new Error(`could not connect to ${key}`);

@@ -19,7 +19,8 @@ import { isMap } from '../kernel/app-spec/spec-fields.js';
 import { ModelSourcesService } from '../models/model-sources.service.js';
 import { type HostAllowList, parseHostAllowList } from '../config/host-allow-list.js';
 import { CatalogFetcher } from '../ports/catalog-fetcher.port.js';
-import { internalAddressProblem } from './mcp-address-guard.js';
+import { isBlockedAddress } from '../kernel/addresses.js';
+import { internalAddressProblem, McpAddressTexts } from './mcp-address-guard.js';
 import { AppRepository } from '../ports/app.repository.port.js';
 import { FileStore } from '../ports/file-store.port.js';
 import { Clock } from '../ports/clock.port.js';
@@ -214,13 +215,22 @@ export class McpServers implements OnModuleInit, OnApplicationShutdown {
     return Promise.all(
       given.map(async ({ name, def }) => {
         const launch = launchOf(def, {}, folder);
-        const refused =
-          launch.transport === 'http'
-            ? await internalAddressProblem(launch.url, this.allow, (host) => this.fetcher.blockedAddressOf(host))
-            : null;
-        return refused !== null ? { name, status: 'failed', tools: [], error: refused } : this.testLaunch(name, launch);
+        if (launch.transport !== 'http') return this.testLaunch(name, launch);
+        const refused = await internalAddressProblem(launch.url, this.allow, (host) =>
+          this.fetcher.blockedAddressOf(host),
+        );
+        if (refused !== null) return { name, status: 'failed', tools: [], error: refused };
+        // Checked again on the addresses the connection itself resolves (a name may rebind meanwhile).
+        return this.testLaunch(name, { ...launch, refuseAddress: (host, address) => this.refusal(host, address) });
       }),
     );
+  }
+
+  /** Why an inline server's resolved address is refused (internal and not allowed by SVC_MCP_ALLOW), or null. */
+  private refusal(host: string, address: string): string | null {
+    const name = host.toLowerCase();
+    if (this.allow.allows(name) || this.allow.allows(name, address) || !isBlockedAddress(address)) return null;
+    return McpAddressTexts.internal(name, address);
   }
 
   /** Connects once to a server given by the caller, lists its tools and closes again. */

@@ -10,7 +10,16 @@ export type McpLaunch =
       /** The app's space folder, which `cwd` must stay inside. */
       root: string;
     }
-  | { transport: 'http'; url: string; headers: Record<string, string> };
+  | {
+      transport: 'http';
+      url: string;
+      headers: Record<string, string>;
+      /**
+       * Checked against each address the connection itself resolves (no DNS rebinding between a
+       * check and the connect): why that address is refused, or null.
+       */
+      refuseAddress?: (host: string, address: string) => string | null;
+    };
 
 /** One tool an MCP server offers, with its JSON schema. */
 export interface McpToolInfo {

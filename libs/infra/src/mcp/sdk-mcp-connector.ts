@@ -7,6 +7,7 @@ import type {
 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { guardedFetch } from '../common/guarded-fetch.js';
 import { loadOnce } from '../common/load-once.js';
 import { boundedText, type McpLaunch, McpTexts, tailText } from '#core/mcp/mcp-rules.js';
 import {
@@ -69,7 +70,10 @@ export class SdkMcpConnector extends McpConnector {
             cwd: launch.cwd,
             stderr: 'pipe',
           })
-        : new StreamableHTTPClientTransport(new URL(launch.url), { requestInit: { headers: launch.headers } });
+        : new StreamableHTTPClientTransport(new URL(launch.url), {
+            requestInit: { headers: launch.headers },
+            ...(launch.refuseAddress ? { fetch: guardedFetch(launch.refuseAddress) } : {}),
+          });
     if (transport instanceof StdioClientTransport) {
       // Only the latest output is kept: it says why a process stopped, and a chatty one cannot fill memory.
       transport.stderr?.on('data', (chunk: Buffer) => {
