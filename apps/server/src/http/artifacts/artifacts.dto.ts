@@ -1,6 +1,7 @@
 import { Transform } from 'class-transformer';
 import { IsInt, IsOptional, IsString, Min } from 'class-validator';
-import { QueryDto } from '../common/validation.js';
+import { JSONSchema } from 'class-validator-jsonschema';
+import { Check, QueryDto } from '../common/validation.js';
 
 /**
  * Request shapes of the file operations. Fields are checked for type here; whether a
@@ -15,16 +16,29 @@ const digitsToNumber = ({ value }: { value: unknown }): unknown =>
 @QueryDto()
 export class ListArtifactsQuery {
   @IsOptional()
+  @JSONSchema({ default: 2, description: 'Levels below the root to list (1: its own entries)' })
   @Transform(digitsToNumber)
   @IsInt({ message: 'maxDepth must be a non-negative integer' })
   @Min(0, { message: 'maxDepth must be a non-negative integer' })
   maxDepth?: number;
 }
 
+/**
+ * The file's path: required (documented so), but judged by the service, whose message for a
+ * missing one is the specification's ("Missing file path").
+ */
 @QueryDto()
 export class PathQuery {
-  @IsOptional()
-  @IsString()
+  @Check(
+    (v) => v === undefined || typeof v === 'string',
+    'path must be a string',
+    {
+      type: 'string',
+      description:
+        "The file's absolute path, inside a space's folder (an upload's may be relative to the space's root)",
+    },
+    { required: true },
+  )
   path?: string;
 }
 
