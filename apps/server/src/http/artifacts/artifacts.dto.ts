@@ -42,31 +42,38 @@ export class PathQuery {
   path?: string;
 }
 
+/**
+ * A string field that the operation requires: documented as required, judged here only as a
+ * string (absent and null go on to the service, whose message for them is the specification's).
+ */
+const RequiredString = (field: string): PropertyDecorator =>
+  Check(
+    (v) => v === undefined || v === null || typeof v === 'string',
+    `${field} must be a string`,
+    { type: 'string' },
+    { required: true },
+  );
+
 export class PathBody {
-  @IsOptional()
-  @IsString()
+  @RequiredString('path')
   path?: string;
 }
 
 export class SaveBody {
-  @IsOptional()
-  @IsString()
+  @RequiredString('path')
   path?: string;
 
-  @IsOptional()
-  @IsString()
+  @RequiredString('content')
   content?: string;
 }
 
 export class ChildrenBody {
-  @IsOptional()
-  @IsString()
+  @RequiredString('dirPath')
   dirPath?: string;
 }
 
 export class CreateFileBody {
-  @IsOptional()
-  @IsString()
+  @RequiredString('name')
   name?: string;
 
   @IsOptional()
@@ -79,8 +86,7 @@ export class CreateFileBody {
 }
 
 export class CreateFolderBody {
-  @IsOptional()
-  @IsString()
+  @RequiredString('name')
   name?: string;
 
   @IsOptional()
@@ -89,8 +95,7 @@ export class CreateFolderBody {
 }
 
 export class MoveBody {
-  @IsOptional()
-  @IsString()
+  @RequiredString('oldPath')
   oldPath?: string;
 
   @IsOptional()
@@ -99,11 +104,9 @@ export class MoveBody {
 }
 
 export class RenameBody {
-  @IsOptional()
-  @IsString()
+  @RequiredString('oldPath')
   oldPath?: string;
 
-  @IsOptional()
-  @IsString()
+  @RequiredString('newName')
   newName?: string;
 }
