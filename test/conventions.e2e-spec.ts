@@ -171,4 +171,16 @@ describe('SVC_BASE_PATH', () => {
     assert.equal((await request(server.url).get('/healthz')).status, 200);
     assert.equal((await request(server.url).get('/svc/healthz')).status, 200);
   });
+
+  it("names the prefix as the OpenAPI document's server, so a generated client calls it there", async () => {
+    const doc = await request(server.url)
+      .get('/svc/api/openapi.json')
+      .set('Authorization', `Bearer ${server.password}`);
+    assert.equal(doc.status, 200);
+    assert.deepEqual(
+      (doc.body.servers as Array<{ url: string }>).map((s) => s.url),
+      ['/svc'],
+    );
+    assert.ok(doc.body.paths['/api/spaces'], 'paths stay relative to the prefix');
+  });
 });

@@ -23,10 +23,19 @@ type Doc = {
         requestBody?: { content: Record<string, { schema: unknown }> };
         responses: Record<string, unknown>;
         security?: unknown[];
+        summary?: string;
+        tags?: string[];
+        operationId?: string;
+        parameters?: Array<{ name: string; in: string; required?: boolean; schema?: { type?: string } }>;
       }
     >
   >;
-  components: { schemas: Record<string, { type?: string; required?: string[]; properties?: Record<string, unknown> }> };
+  tags?: Array<{ name: string; description?: string }>;
+  servers?: Array<{ url: string; description?: string }>;
+  components: {
+    schemas: Record<string, { type?: string; required?: string[]; properties?: Record<string, unknown> }>;
+    securitySchemes?: Record<string, unknown>;
+  };
 };
 
 /** `:id` and wildcard `*path` parameters (`/hooks/*path`: several segments) as OpenAPI `{…}`. */
@@ -85,6 +94,88 @@ describe('OpenAPI document and reference page', () => {
       [],
       'documented operations with no route',
     );
+  });
+
+  it('gives every operation a summary and one tag, an operation group of the document', () => {
+    const groups = new Map((doc.tags ?? []).map((t) => [t.name, t.description]));
+    const problems: string[] = [];
+    for (const [path, item] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(item)) {
+        const key = `${method.toUpperCase()} ${path}`;
+        const summary = op.summary?.trim() ?? '';
+        if (!summary) problems.push(`${key}: no summary (add @ApiOperation({ summary }))`);
+        else if (summary.length > 90 || summary.endsWith('.'))
+          problems.push(`${key}: summary "${summary}" (short, no full stop)`);
+        if (op.tags?.length !== 1)
+          problems.push(`${key}: tags ${JSON.stringify(op.tags)} (add @ApiTags('<group>') to its controller)`);
+        else if (!groups.get(op.tags[0]!))
+          problems.push(`${key}: tag ${op.tags[0]} is not a group of openapi/groups.ts`);
+      }
+    }
+    assert.deepEqual(problems, []);
+    const ids = Object.values(doc.paths).flatMap((item) => Object.values(item).map((op) => op.operationId));
+    assert.equal(new Set(ids).size, ids.length, 'operation ids are unique');
+    const used = new Set(
+      Object.values(doc.paths).flatMap((item) => Object.values(item).flatMap((op) => op.tags ?? [])),
+    );
+    assert.deepEqual(
+      [...groups.keys()].filter((g) => !used.has(g)),
+      [],
+      'the document lists only the groups in use',
+    );
+  });
+
+  it('describes the server, the password scheme and the query parameters as a client generator needs them', () => {
+    assert.deepEqual(doc.servers, [{ url: '/', description: 'This server' }]);
+    const scheme = doc.components.securitySchemes?.password as Record<string, unknown>;
+    assert.deepEqual([scheme.type, scheme.scheme, scheme.bearerFormat], ['http', 'bearer', undefined]);
+    assert.match(String(scheme.description), /access password/);
+    const query = (method: string, path: string) =>
+      Object.fromEntries(
+        (doc.paths[path]?.[method]?.parameters ?? [])
+          .filter((p) => p.in === 'query')
+          .map((p) => [p.name, `${p.required ? 'required' : 'optional'} ${p.schema?.type}`]),
+      );
+    for (const path of ['/api/artifacts/content', '/api/artifacts/detect-type', '/api/artifacts/download']) {
+      assert.deepEqual(query('get', path), { path: 'required string' }, path);
+    }
+    assert.deepEqual(query('put', '/api/spaces/{spaceId}/artifacts/upload'), { path: 'required string' });
+    assert.deepEqual(query('get', '/api/spaces/{spaceId}/artifacts/query'), {
+      q: 'required string',
+      limit: 'optional integer',
+    });
+    assert.deepEqual(query('get', '/api/spaces/{spaceId}/artifacts'), { maxDepth: 'optional integer' });
+    assert.deepEqual(query('get', '/api/spaces/{spaceId}/conversations/{conversationId}'), { from: 'optional string' });
+    assert.deepEqual(query('get', '/api/store/discover-page'), {
+      locale: 'optional string',
+      pageSize: 'optional integer',
+    });
+    assert.deepEqual(query('get', '/api/apps'), { spaceId: 'optional string', status: 'optional string' });
+    assert.deepEqual(query('get', '/api/apps/{appId}/activity'), {
+      limit: 'optional integer',
+      before: 'optional number',
+    });
+    assert.deepEqual(query('delete', '/api/apps/{appId}'), { purge: 'optional boolean' });
+    assert.deepEqual(Object.values(query('get', '/api/store/apps')), [
+      'optional string',
+      'optional string',
+      'optional string',
+      'optional string',
+      'optional string',
+    ]);
+    const queryDtos = ['PathQuery', 'ArtifactSearchQuery', 'AppListQuery', 'DiscoverQueryDto', 'StoreListQuery'];
+    assert.deepEqual(
+      queryDtos.filter((n) => doc.components.schemas[n]),
+      [],
+      'query DTOs are parameters, not schemas',
+    );
+    const hook = doc.paths['/hooks/{path}']!.post!;
+    assert.deepEqual(
+      hook.parameters?.map((p) => [p.name, p.in, p.required]),
+      [['path', 'path', true]],
+    );
+    const download = doc.paths['/api/artifacts/download']!.get!.responses['200'] as { content: object };
+    assert.deepEqual(Object.keys(download.content), ['*/*'], "a download answers the file's own media type");
   });
 
   it('gives every POST and PUT a request body schema with its fields', () => {

@@ -140,7 +140,7 @@ async function bootstrap(): Promise<void> {
   let openApi: Promise<{ doc: OpenAPIObject; json: string }> | null = null;
   const openApiDocument = (): Promise<{ doc: OpenAPIObject; json: string }> =>
     (openApi ??= import('./http/openapi/openapi-document.js').then(({ buildOpenApiDocument }) => {
-      const doc = buildOpenApiDocument(apiApp, config.version);
+      const doc = buildOpenApiDocument(apiApp, config.version, config.basePath);
       return { doc, json: JSON.stringify(doc) };
     }));
   const openApiJson = (req: { method: string }, res: ExpressResponse, next: (err?: unknown) => void): void => {

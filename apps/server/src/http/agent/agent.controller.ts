@@ -27,11 +27,13 @@ import {
   ToolsetChangeDto,
   ToolsetsDto,
 } from './agent.dto.js';
+import { ApiOperation, ApiTags } from '../openapi/swagger-decorators.js';
 
 /** The web app names itself in this header, so the audit of an approval can say it answered. */
 export const CLIENT_HEADER = 'x-svc-client';
 
 /** Agent operations (docs/api.md, "The assistant"). Starting work answers at once; progress arrives as events. */
+@ApiTags('Conversations')
 @Controller('api/agent')
 export class AgentController {
   constructor(
@@ -42,6 +44,11 @@ export class AgentController {
   ) {}
 
   @Post('message')
+  @ApiOperation({
+    summary: 'Send a message to the assistant',
+    description:
+      'Accepted, not answered: the reply streams over the WebSocket (`agent:*` events) and is stored in the conversation. Create the conversation first. A message sent while the conversation is generating joins the running turn.',
+  })
   @Assistant()
   @HttpCode(200)
   @ApiDone(404, 409)
@@ -51,6 +58,7 @@ export class AgentController {
   }
 
   @Get('generating/:conversationId')
+  @ApiOperation({ summary: 'Tell whether a conversation is generating' })
   @Assistant()
   @ApiData(bool('Whether a turn of this conversation is running'))
   async generating(@Param('conversationId') conversationId: string): Promise<SuccessBody<boolean>> {
@@ -58,6 +66,7 @@ export class AgentController {
   }
 
   @Get('sessions')
+  @ApiOperation({ summary: 'List the conversations generating now' })
   @Assistant()
   @ApiData(arr(str(), 'Conversation ids with a running turn'))
   async sessions(): Promise<SuccessBody<string[]>> {
@@ -65,6 +74,7 @@ export class AgentController {
   }
 
   @Get('session/:conversationId')
+  @ApiOperation({ summary: 'Read the session state of a conversation (recovery after a refresh)' })
   @Assistant()
   @ApiData(SESSION_STATE)
   async session(@Param('conversationId') conversationId: string): Promise<SuccessBody<SessionState>> {
@@ -72,6 +82,7 @@ export class AgentController {
   }
 
   @Post('stop')
+  @ApiOperation({ summary: 'Stop generating (one conversation, or everything)' })
   @Assistant()
   @HttpCode(200)
   @ApiDone()
@@ -81,6 +92,11 @@ export class AgentController {
   }
 
   @Post('answer-question')
+  @ApiOperation({
+    summary: 'Answer a pending question of the assistant',
+    description:
+      'Answers the `agent:ask-question` with this `id`. With no matching pending question: `{success:false, error:"No pending question found for id: <id>"}` (HTTP 200).',
+  })
   @Assistant()
   @HttpCode(200)
   @ApiDoneOrFailure()
@@ -95,6 +111,7 @@ export class AgentController {
    * call; 409 when nothing waits.
    */
   @Post('approve')
+  @ApiOperation({ summary: 'Approve a tool call (no-op: permissions are auto-allowed)' })
   @Assistant()
   @HttpCode(200)
   @ApiDone(400, 409)
@@ -108,6 +125,7 @@ export class AgentController {
   }
 
   @Post('reject')
+  @ApiOperation({ summary: 'Reject a tool call (no-op: permissions are auto-allowed)' })
   @Assistant()
   @HttpCode(200)
   @ApiDone(400, 409)
@@ -121,6 +139,7 @@ export class AgentController {
   }
 
   @Post('toolsets/list')
+  @ApiOperation({ summary: 'List the toolsets of a conversation' })
   @Assistant()
   @HttpCode(200)
   @ApiData(arr(TOOLSET), 404)
@@ -130,6 +149,7 @@ export class AgentController {
 
   /** Opens an openable toolset (`ai-browser`) for the conversation's next turns; `toolsets:changed`. */
   @Post('toolsets/open')
+  @ApiOperation({ summary: "Open an openable toolset (ai-browser) for the conversation's next turns" })
   @Assistant()
   @HttpCode(200)
   @ApiData(arr(TOOLSET), 404)
@@ -139,6 +159,7 @@ export class AgentController {
 
   /** Closes an openable toolset for the conversation's next turns; `toolsets:changed`. */
   @Post('toolsets/close')
+  @ApiOperation({ summary: "Close an openable toolset for the conversation's next turns" })
   @Assistant()
   @HttpCode(200)
   @ApiData(arr(TOOLSET), 404)
@@ -148,6 +169,7 @@ export class AgentController {
 
   /** Connects to the given (`servers`) or installed MCP servers and answers each one's status, tools or error. */
   @Post('test-mcp')
+  @ApiOperation({ summary: 'Test connections to MCP servers' })
   @Assistant()
   @HttpCode(200)
   @ApiData(arr(MCP_SERVER_STATUS), 403)
@@ -161,6 +183,7 @@ export class AgentController {
    * Through the assistant's listener only stored sources at their stored addresses are tested (403 otherwise).
    */
   @Post('test-model-source')
+  @ApiOperation({ summary: 'Test a model source with one short request' })
   @Assistant()
   @HttpCode(200)
   @ApiData(MODEL_SOURCE_TEST, 403, 404)
@@ -172,6 +195,7 @@ export class AgentController {
   }
 
   @Get('engine-capabilities')
+  @ApiOperation({ summary: "Read the agent engine's capabilities" })
   @Assistant()
   @ApiData(ENGINE_CAPABILITIES)
   capabilities(): SuccessBody<Record<string, unknown>> {

@@ -9,13 +9,20 @@ import { APP_CHAT_SESSION_STATE, MESSAGE } from '../openapi/response-schemas.js'
 import { arr, bool, int, obj, str } from '../openapi/schema.js';
 import { ok } from '../common/envelope.js';
 import { AppChatClearDto, AppChatSendDto } from './apps.dto.js';
+import { ApiOperation, ApiTags } from '../openapi/swagger-decorators.js';
 
 /** Chat with a digital human (docs/api/digital-humans.md, "Chat"). Results come over WebSocket. */
+@ApiTags('Digital humans')
 @Controller('api/apps/:appId')
 export class AppChatController {
   constructor(private readonly chat: AppChatService) {}
 
   @Post('chat/send')
+  @ApiOperation({
+    summary: 'Chat with a digital human',
+    description:
+      'Generation runs in the background; results arrive over the WebSocket. `conversationId` isolates a thread (for example per end user).',
+  })
   @HttpCode(200)
   @ApiData(obj({ conversationId: str() }, ['conversationId']), 409, 503)
   async send(
@@ -26,12 +33,14 @@ export class AppChatController {
   }
 
   @Get('chat/status')
+  @ApiOperation({ summary: 'Tell whether a digital human is generating' })
   @ApiData(obj({ isGenerating: bool(), conversationId: str() }, ['isGenerating', 'conversationId']))
   async status(@Param('appId') appId: string): Promise<SuccessBody<{ isGenerating: boolean; conversationId: string }>> {
     return ok(await this.chat.status(appId));
   }
 
   @Post('chat/stop')
+  @ApiOperation({ summary: 'Stop every chat session of a digital human' })
   @HttpCode(200)
   @ApiDone()
   async stop(@Param('appId') appId: string): Promise<{ success: true }> {
@@ -40,12 +49,14 @@ export class AppChatController {
   }
 
   @Get('chat/messages')
+  @ApiOperation({ summary: "Read a digital human's default chat" })
   @ApiData(arr(MESSAGE))
   async messages(@Param('appId') appId: string): Promise<SuccessBody<MessageDto[]>> {
     return ok((await this.chat.messages(appId)).map(toMessageDto));
   }
 
   @Post('chat/clear')
+  @ApiOperation({ summary: "Clear a digital human's default chat" })
   @HttpCode(200)
   @ApiDone(409)
   async clear(@Param('appId') appId: string, @Body() _body: AppChatClearDto): Promise<{ success: true }> {
@@ -54,6 +65,7 @@ export class AppChatController {
   }
 
   @Post('chat/restart')
+  @ApiOperation({ summary: "Restart a digital human's chat sessions (history kept)" })
   @HttpCode(200)
   @ApiData(obj({ sessionsClosed: int() }, ['sessionsClosed']))
   async restart(@Param('appId') appId: string): Promise<SuccessBody<{ sessionsClosed: number }>> {
@@ -61,18 +73,21 @@ export class AppChatController {
   }
 
   @Get('chat/session-state')
+  @ApiOperation({ summary: "Read a digital human's chat session state" })
   @ApiData(APP_CHAT_SESSION_STATE)
   async sessionState(@Param('appId') appId: string): Promise<SuccessBody<AppChatSessionStateDto>> {
     return ok(await this.chat.sessionState(appId));
   }
 
   @Get('im-chat/messages')
+  @ApiOperation({ summary: "Read a digital human's message-channel chat" })
   @ApiData(arr(MESSAGE))
   async imMessages(@Param('appId') appId: string): Promise<SuccessBody<MessageDto[]>> {
     return ok((await this.chat.imMessages(appId)).map(toMessageDto));
   }
 
   @Post('im-chat/clear')
+  @ApiOperation({ summary: "Clear a digital human's message-channel chat" })
   @HttpCode(200)
   @ApiDone()
   async imClear(@Param('appId') appId: string): Promise<{ success: true }> {

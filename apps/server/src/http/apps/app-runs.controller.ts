@@ -9,14 +9,20 @@ import { ESCALATION_RESPONSE, MESSAGE, RUN_ID, RUN_TRIGGER_RESULT } from '../ope
 import { arr, bool, obj, str } from '../openapi/schema.js';
 import { ok } from '../common/envelope.js';
 import { EscalationResponseDto, InjectDto } from './apps.dto.js';
+import { ApiOperation, ApiTags } from '../openapi/swagger-decorators.js';
 
 /** Runs and escalations of a digital human (docs/api/digital-humans.md, "Runs"). A run's progress comes over WebSocket. */
+@ApiTags('Digital humans')
 @Controller('api/apps/:appId')
 export class AppRunsController {
   constructor(private readonly runs: AppRunsService) {}
 
   /** Starts a run now (`outcome: started`), or records and answers why not (`outcome: skipped`). */
   @Post('trigger')
+  @ApiOperation({
+    summary: 'Run a digital human now',
+    description: 'Starts a run now (`outcome: started`), or records and answers why not (`outcome: skipped`).',
+  })
   @HttpCode(200)
   @ApiData(RUN_TRIGGER_RESULT, 409, 503)
   async trigger(@Param('appId') appId: string): Promise<SuccessBody<RunTriggerResult>> {
@@ -24,6 +30,7 @@ export class AppRunsController {
   }
 
   @Get('runs/:runId/session')
+  @ApiOperation({ summary: 'Read the session (messages and thoughts) of a run' })
   @ApiData(obj({ runId: str(), active: bool(), messages: arr(MESSAGE) }, ['runId', 'active', 'messages']))
   async session(
     @Param('appId') appId: string,
@@ -34,6 +41,7 @@ export class AppRunsController {
   }
 
   @Post('runs/:runId/continue')
+  @ApiOperation({ summary: "Continue a digital human's run" })
   @HttpCode(200)
   @ApiData(RUN_ID, 409)
   async continueRun(
@@ -44,6 +52,7 @@ export class AppRunsController {
   }
 
   @Post('runs/:runId/inject')
+  @ApiOperation({ summary: "Add a message to a digital human's running run" })
   @HttpCode(200)
   @ApiData(RUN_ID, 409)
   async inject(
@@ -55,6 +64,10 @@ export class AppRunsController {
   }
 
   @Post('escalation/:entryId/respond')
+  @ApiOperation({
+    summary: "Answer a digital human's escalation",
+    description: 'Records the answer and starts a follow-up run.',
+  })
   @HttpCode(200)
   @ApiData(ESCALATION_RESPONSE, 409)
   async respond(

@@ -19,6 +19,7 @@ import { ACTIVITY_ENTRY, APP, APP_ID, AUTOMATION_STATE, NULL_DATA } from '../ope
 import { anyObject, arr, str } from '../openapi/schema.js';
 import { Assistant } from '../assistant-api/assistant.decorator.js';
 import { ok } from '../common/envelope.js';
+import { ApiOperation, ApiTags } from '../openapi/swagger-decorators.js';
 
 /** A number from a query string, or undefined when absent; anything else is a 400 naming it. */
 function queryNumber(value: unknown, name: string): number | undefined {
@@ -32,11 +33,16 @@ function queryNumber(value: unknown, name: string): number | undefined {
  * Digital humans (docs/api/digital-humans.md). Fixed routes come before
  * `:appId`. Chat, runs, trigger and escalation answers are served elsewhere.
  */
+@ApiTags('Digital humans')
 @Controller('api/apps')
 export class AppsController {
   constructor(private readonly apps: AppsService) {}
 
   @Get()
+  @ApiOperation({
+    summary: 'List installed digital humans',
+    description: 'Uninstalled ones are left out unless `status=uninstalled` asks for them.',
+  })
   @Assistant()
   @ApiData(arr(APP))
   async list(@Query() query: AppListQuery): Promise<SuccessBody<AppDto[]>> {
@@ -44,6 +50,7 @@ export class AppsController {
   }
 
   @Post('import-spec')
+  @ApiOperation({ summary: 'Install a digital human from spec YAML' })
   @HttpCode(200)
   @ApiData(APP_ID, 409, 422, 503)
   async importSpec(@Body() body: ImportSpecDto): Promise<SuccessBody<{ appId: string }>> {
@@ -52,6 +59,7 @@ export class AppsController {
   }
 
   @Get(':appId')
+  @ApiOperation({ summary: 'Read a digital human' })
   @Assistant()
   @ApiData(APP)
   async get(@Param('appId') appId: string): Promise<SuccessBody<AppDto>> {
@@ -60,6 +68,7 @@ export class AppsController {
 
   /** Soft delete; `purge=true` also deletes the app's data folder. */
   @Delete(':appId')
+  @ApiOperation({ summary: 'Uninstall a digital human (soft delete)' })
   @ApiData(NULL_DATA)
   async uninstall(@Param('appId') appId: string, @Query() query: UninstallQuery): Promise<SuccessBody<null>> {
     await this.apps.uninstall(appId, query.purge === 'true');
@@ -67,6 +76,7 @@ export class AppsController {
   }
 
   @Delete(':appId/permanent')
+  @ApiOperation({ summary: 'Delete a digital human permanently, with its data' })
   @ApiData(NULL_DATA)
   async deletePermanently(@Param('appId') appId: string): Promise<SuccessBody<null>> {
     await this.apps.deletePermanently(appId);
@@ -74,6 +84,7 @@ export class AppsController {
   }
 
   @Post(':appId/reinstall')
+  @ApiOperation({ summary: 'Reinstall an uninstalled digital human' })
   @HttpCode(200)
   @ApiData(APP)
   async reinstall(@Param('appId') appId: string): Promise<SuccessBody<AppDto>> {
@@ -82,6 +93,7 @@ export class AppsController {
 
   /** The body is the whole config object (full replacement); answers the stored values. */
   @Post(':appId/config')
+  @ApiOperation({ summary: "Replace a digital human's configuration" })
   @HttpCode(200)
   @ApiData(anyObject('The stored configuration values'), 422)
   async config(
@@ -92,6 +104,7 @@ export class AppsController {
   }
 
   @Get(':appId/state')
+  @ApiOperation({ summary: "Read a digital human's real-time automation state" })
   @Assistant()
   @ApiData(AUTOMATION_STATE)
   async state(@Param('appId') appId: string): Promise<SuccessBody<AutomationStateDto>> {
@@ -100,6 +113,7 @@ export class AppsController {
 
   /** Newest first; `before` (epoch ms) pages back. */
   @Get(':appId/activity')
+  @ApiOperation({ summary: "List a digital human's activity entries (newest first)" })
   @Assistant()
   @ApiData(arr(ACTIVITY_ENTRY))
   async activity(
@@ -115,6 +129,7 @@ export class AppsController {
   }
 
   @Post(':appId/pause')
+  @ApiOperation({ summary: 'Pause a digital human' })
   @HttpCode(200)
   @ApiData(APP)
   async pause(@Param('appId') appId: string): Promise<SuccessBody<AppDto>> {
@@ -122,6 +137,7 @@ export class AppsController {
   }
 
   @Post(':appId/resume')
+  @ApiOperation({ summary: 'Resume a paused digital human' })
   @HttpCode(200)
   @ApiData(APP)
   async resume(@Param('appId') appId: string): Promise<SuccessBody<AppDto>> {
@@ -129,6 +145,7 @@ export class AppsController {
   }
 
   @Post(':appId/frequency')
+  @ApiOperation({ summary: 'Change how often a subscription of a digital human runs' })
   @HttpCode(200)
   @ApiData(APP, 422)
   async frequency(@Param('appId') appId: string, @Body() body: FrequencyDto): Promise<SuccessBody<AppDto>> {
@@ -137,6 +154,7 @@ export class AppsController {
 
   /** JSON Merge Patch (RFC 7386) of the spec's top-level fields. */
   @Patch(':appId/spec')
+  @ApiOperation({ summary: "Change a digital human's spec (JSON Merge Patch)" })
   @ApiData(APP, 422)
   async patchSpec(@Param('appId') appId: string, @Body() body: Record<string, unknown>): Promise<SuccessBody<AppDto>> {
     return ok(toAppDto(await this.apps.patchSpec(appId, body)));
@@ -144,6 +162,7 @@ export class AppsController {
 
   /** JSON Merge Patch of the user's overrides; null deletes a key. */
   @Patch(':appId/overrides')
+  @ApiOperation({ summary: "Change a digital human's user overrides (JSON Merge Patch)" })
   @ApiData(APP, 422)
   async patchOverrides(
     @Param('appId') appId: string,
@@ -153,6 +172,7 @@ export class AppsController {
   }
 
   @Post(':appId/permissions/grant')
+  @ApiOperation({ summary: 'Grant a permission to a digital human' })
   @HttpCode(200)
   @ApiData(APP, 422)
   async grant(@Param('appId') appId: string, @Body() body: PermissionDto): Promise<SuccessBody<AppDto>> {
@@ -160,6 +180,7 @@ export class AppsController {
   }
 
   @Post(':appId/permissions/revoke')
+  @ApiOperation({ summary: 'Revoke a permission of a digital human' })
   @HttpCode(200)
   @ApiData(APP, 422)
   async revoke(@Param('appId') appId: string, @Body() body: PermissionDto): Promise<SuccessBody<AppDto>> {
@@ -168,12 +189,14 @@ export class AppsController {
 
   /** The stored spec as a YAML file's text. */
   @Get(':appId/export-spec')
+  @ApiOperation({ summary: "Export a digital human's spec as YAML" })
   @ApiData(str('The spec as YAML text'))
   async exportSpec(@Param('appId') appId: string): Promise<SuccessBody<string>> {
     return ok(await this.apps.exportSpec(appId));
   }
 
   @Post(':appId/move-space')
+  @ApiOperation({ summary: 'Move a digital human to another space (or global)' })
   @HttpCode(200)
   @ApiData(APP)
   async moveSpace(@Param('appId') appId: string, @Body() body: MoveSpaceDto): Promise<SuccessBody<AppDto>> {
@@ -181,6 +204,7 @@ export class AppsController {
   }
 
   @Post(':appId/upgrade-strategy')
+  @ApiOperation({ summary: "Set a digital human's upgrade strategy (auto, notify, manual)" })
   @HttpCode(200)
   @ApiData(APP)
   async upgradeStrategy(@Param('appId') appId: string, @Body() body: UpgradeStrategyDto): Promise<SuccessBody<AppDto>> {
@@ -188,6 +212,7 @@ export class AppsController {
   }
 
   @Post(':appId/clear-memory')
+  @ApiOperation({ summary: "Clear a digital human's memory" })
   @HttpCode(200)
   @ApiData(NULL_DATA)
   async clearMemory(@Param('appId') appId: string): Promise<SuccessBody<null>> {

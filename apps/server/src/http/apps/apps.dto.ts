@@ -1,3 +1,4 @@
+import { JSONSchema } from 'class-validator-jsonschema';
 import { IsDefined, IsIn, IsObject, IsOptional, IsString, MaxLength, ValidateIf } from 'class-validator';
 import { UPGRADE_STRATEGIES, type UpgradeStrategy } from '#contracts/apps.js';
 import { SPEC_YAML_MAX_CHARS } from '#core/kernel/app-spec/spec-yaml.js';
@@ -16,6 +17,7 @@ export class InstallAppDto {
 
   @IsOptional()
   @IsString()
+  @JSONSchema({ type: ['string', 'null'], description: 'A space id; null or absent: a global install' })
   spaceId?: string | null;
 
   @IsOptional()
@@ -140,15 +142,15 @@ export class AppListQuery {
 
 @QueryDto()
 export class UninstallQuery {
-  @Documented({ type: 'string', enum: ['true', 'false'], description: "true also deletes the app's data folder" })
+  @Documented({ type: 'boolean', description: "true also deletes the app's data folder" })
   purge?: string;
 }
 
 @QueryDto()
 export class ActivityQuery {
-  @Documented({ type: 'string', description: 'A number: at most this many entries' })
+  @Documented({ type: 'integer', minimum: 1, description: 'At most this many entries' })
   limit?: string;
 
-  @Documented({ type: 'string', description: 'A number, epoch ms: only entries before it (pages back)' })
+  @Documented({ type: 'number', description: 'Epoch ms: only entries before it (pages back)' })
   before?: string;
 }

@@ -6,8 +6,10 @@ import { ARTIFACT_QUERY } from '../openapi/response-schemas.js';
 import { Assistant } from '../assistant-api/assistant.decorator.js';
 import type { SuccessBody } from '#contracts/errors.js';
 import { ArtifactSearchQuery } from './artifact-search.dto.js';
+import { ApiOperation, ApiTags } from '../openapi/swagger-decorators.js';
 
 /** File search and reconcile (docs/api.md, "Workspaces and files"). */
+@ApiTags('Workspaces and files')
 @Controller('api/spaces/:spaceId/artifacts')
 export class ArtifactSearchController {
   constructor(
@@ -16,6 +18,11 @@ export class ArtifactSearchController {
   ) {}
 
   @Get('query')
+  @ApiOperation({
+    summary: 'Search file names and paths in a space',
+    description:
+      'Only the best matches. `indexing` true: the space is still being indexed, so a repeat may find more; `truncated` true: the space has more paths than the index holds.',
+  })
   @Assistant()
   @ApiData(ARTIFACT_QUERY)
   async query(
@@ -27,6 +34,7 @@ export class ArtifactSearchController {
 
   /** Rebuilds this replica's index from disk, then tells clients and the other replicas to resync. */
   @Post('reconcile')
+  @ApiOperation({ summary: "Resync a space's file list with the disk" })
   @Assistant()
   @HttpCode(200)
   @ApiDone()

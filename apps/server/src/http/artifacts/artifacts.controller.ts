@@ -9,13 +9,20 @@ import { FILE_CONTENT, FILE_TYPE } from '../openapi/response-schemas.js';
 import { Assistant } from '../assistant-api/assistant.decorator.js';
 import type { SuccessBody } from '#contracts/errors.js';
 import { ok } from '../common/envelope.js';
+import { ApiOperation, ApiTags } from '../openapi/swagger-decorators.js';
 
 /** Files by absolute path, inside any space's working folder (docs/api.md, "Workspaces and files"). */
+@ApiTags('Workspaces and files')
 @Controller('api/artifacts')
 export class ArtifactsController {
   constructor(private readonly artifacts: ArtifactsService) {}
 
   @Get('content')
+  @ApiOperation({
+    summary: "Read a file's content",
+    description:
+      'Text as UTF-8, binary types (images, pdf, archives) base64-encoded. Above 10 MB of text or 50 MB of binary: 500 `File too large`; use download.',
+  })
   @Assistant()
   @ApiData(FILE_CONTENT, 403, 404)
   async content(@Query() query: PathQuery): Promise<SuccessBody<FileContent>> {
@@ -24,7 +31,12 @@ export class ArtifactsController {
 
   /** Addition to the interface (docs/api.md, "Uploads and downloads"): the file's bytes, streamed, as an attachment named after the file. */
   @Get('download')
-  @ApiBytes('application/octet-stream', 403, 404)
+  @ApiOperation({
+    summary: "Download a file's bytes",
+    description:
+      "Streamed as an attachment named after the file, with the file's own media type (`application/octet-stream` when unknown).",
+  })
+  @ApiBytes('*/*', 403, 404)
   async download(@Query() query: PathQuery): Promise<StreamableFile> {
     const file = await this.artifacts.openDownload(query.path);
     return new StreamableFile(Readable.from(file.chunks), {
@@ -35,6 +47,7 @@ export class ArtifactsController {
   }
 
   @Get('detect-type')
+  @ApiOperation({ summary: "Detect a file's type" })
   @Assistant()
   @ApiData(FILE_TYPE, 403, 404)
   async detectType(@Query() query: PathQuery): Promise<SuccessBody<FileTypeInfo>> {
@@ -42,6 +55,7 @@ export class ArtifactsController {
   }
 
   @Post('save')
+  @ApiOperation({ summary: "Replace a file's content" })
   @Assistant()
   @HttpCode(200)
   @ApiDone(403)

@@ -1,6 +1,7 @@
 import { Transform } from 'class-transformer';
 import { IsInt, IsOptional, IsString, Min } from 'class-validator';
-import { QueryDto } from '../common/validation.js';
+import { JSONSchema } from 'class-validator-jsonschema';
+import { Check, QueryDto } from '../common/validation.js';
 
 /**
  * Request shapes of the file operations. Fields are checked for type here; whether a
@@ -15,44 +16,64 @@ const digitsToNumber = ({ value }: { value: unknown }): unknown =>
 @QueryDto()
 export class ListArtifactsQuery {
   @IsOptional()
+  @JSONSchema({ default: 2, description: 'Levels below the root to list (1: its own entries)' })
   @Transform(digitsToNumber)
   @IsInt({ message: 'maxDepth must be a non-negative integer' })
   @Min(0, { message: 'maxDepth must be a non-negative integer' })
   maxDepth?: number;
 }
 
+/**
+ * The file's path: required (documented so), but judged by the service, whose message for a
+ * missing one is the specification's ("Missing file path").
+ */
 @QueryDto()
 export class PathQuery {
-  @IsOptional()
-  @IsString()
+  @Check(
+    (v) => v === undefined || typeof v === 'string',
+    'path must be a string',
+    {
+      type: 'string',
+      description:
+        "The file's absolute path, inside a space's folder (an upload's may be relative to the space's root)",
+    },
+    { required: true },
+  )
   path?: string;
 }
 
+/**
+ * A string field that the operation requires: documented as required, judged here only as a
+ * string (absent and null go on to the service, whose message for them is the specification's).
+ */
+const RequiredString = (field: string): PropertyDecorator =>
+  Check(
+    (v) => v === undefined || v === null || typeof v === 'string',
+    `${field} must be a string`,
+    { type: 'string' },
+    { required: true },
+  );
+
 export class PathBody {
-  @IsOptional()
-  @IsString()
+  @RequiredString('path')
   path?: string;
 }
 
 export class SaveBody {
-  @IsOptional()
-  @IsString()
+  @RequiredString('path')
   path?: string;
 
-  @IsOptional()
-  @IsString()
+  @RequiredString('content')
   content?: string;
 }
 
 export class ChildrenBody {
-  @IsOptional()
-  @IsString()
+  @RequiredString('dirPath')
   dirPath?: string;
 }
 
 export class CreateFileBody {
-  @IsOptional()
-  @IsString()
+  @RequiredString('name')
   name?: string;
 
   @IsOptional()
@@ -65,8 +86,7 @@ export class CreateFileBody {
 }
 
 export class CreateFolderBody {
-  @IsOptional()
-  @IsString()
+  @RequiredString('name')
   name?: string;
 
   @IsOptional()
@@ -75,8 +95,7 @@ export class CreateFolderBody {
 }
 
 export class MoveBody {
-  @IsOptional()
-  @IsString()
+  @RequiredString('oldPath')
   oldPath?: string;
 
   @IsOptional()
@@ -85,11 +104,9 @@ export class MoveBody {
 }
 
 export class RenameBody {
-  @IsOptional()
-  @IsString()
+  @RequiredString('oldPath')
   oldPath?: string;
 
-  @IsOptional()
-  @IsString()
+  @RequiredString('newName')
   newName?: string;
 }

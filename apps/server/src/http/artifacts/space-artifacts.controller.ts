@@ -27,6 +27,7 @@ import { arr, int, obj, str } from '../openapi/schema.js';
 import { Assistant } from '../assistant-api/assistant.decorator.js';
 import type { SuccessBody } from '#contracts/errors.js';
 import { ok } from '../common/envelope.js';
+import { ApiOperation, ApiTags } from '../openapi/swagger-decorators.js';
 
 /** How long a refused upload's remaining bytes are read (and discarded) before the answer. */
 const DRAIN_MS = 10_000;
@@ -35,11 +36,13 @@ const DRAIN_MS = 10_000;
  * A space's files (docs/api.md, "Workspaces and files"). `query` and `reconcile` belong to the
  * file-index context and are served by its own controller.
  */
+@ApiTags('Workspaces and files')
 @Controller('api/spaces/:spaceId/artifacts')
 export class SpaceArtifactsController {
   constructor(private readonly artifacts: ArtifactsService) {}
 
   @Get()
+  @ApiOperation({ summary: "List a space's files" })
   @Assistant()
   @ApiData(arr(ARTIFACT_ENTRY), 403)
   async list(
@@ -50,6 +53,7 @@ export class SpaceArtifactsController {
   }
 
   @Delete()
+  @ApiOperation({ summary: 'Move a file or folder to the trash' })
   @Assistant()
   @ApiDone(403)
   async trash(@Param('spaceId') spaceId: string, @Body() body: PathBody): Promise<{ success: true }> {
@@ -58,6 +62,7 @@ export class SpaceArtifactsController {
   }
 
   @Post('children')
+  @ApiOperation({ summary: 'List the entries of a folder in a space' })
   @Assistant()
   @HttpCode(200)
   @ApiData(arr(CHILD_ENTRY), 403)
@@ -66,6 +71,7 @@ export class SpaceArtifactsController {
   }
 
   @Post('file')
+  @ApiOperation({ summary: 'Create or overwrite a file in a space' })
   @Assistant()
   @HttpCode(200)
   @ApiData(PATH_RESULT, 403, 409)
@@ -77,6 +83,7 @@ export class SpaceArtifactsController {
   }
 
   @Post('folder')
+  @ApiOperation({ summary: 'Create a folder in a space' })
   @Assistant()
   @HttpCode(200)
   @ApiData(PATH_RESULT, 403, 409)
@@ -88,6 +95,7 @@ export class SpaceArtifactsController {
   }
 
   @Post('move')
+  @ApiOperation({ summary: 'Move a file or folder in a space' })
   @Assistant()
   @HttpCode(200)
   @ApiData(PATH_RESULT, 403, 409)
@@ -96,6 +104,7 @@ export class SpaceArtifactsController {
   }
 
   @Post('rename')
+  @ApiOperation({ summary: 'Rename a file or folder in a space' })
   @Assistant()
   @HttpCode(200)
   @ApiDone(403, 409)
@@ -109,6 +118,11 @@ export class SpaceArtifactsController {
    * streamed to disk and swapped in atomically; at most 50 MB.
    */
   @Put('upload')
+  @ApiOperation({
+    summary: "Upload a file's bytes to a space",
+    description:
+      "The body is the file's raw bytes (at most 50 MB); `path` names the file inside the space (relative, or absolute inside its folder). An existing file is replaced.",
+  })
   @ApiConsumes('application/octet-stream')
   @ApiBody({ schema: { type: 'string', format: 'binary', description: 'The raw bytes of the file (at most 50 MB)' } })
   @ApiData(obj({ path: str('Absolute path'), size: int('Bytes written') }, ['path', 'size']), 403)
@@ -142,6 +156,7 @@ export class SpaceArtifactsController {
   }
 
   @Get('tree')
+  @ApiOperation({ summary: "Read a space's file tree" })
   @Assistant()
   @ApiData(ARTIFACT_TREE, 403)
   async tree(@Param('spaceId') spaceId: string): Promise<SuccessBody<ArtifactTree>> {

@@ -9,7 +9,9 @@ import { ApiData, ApiDone } from '../openapi/api-data.js';
 import { REMOTE_STATUS } from '../openapi/response-schemas.js';
 import type { SuccessBody } from '#contracts/errors.js';
 import { LoginDto } from './remote.dto.js';
+import { ApiOperation, ApiTags } from '../openapi/swagger-decorators.js';
 
+@ApiTags('Authentication')
 @Controller('api/remote')
 export class RemoteController {
   constructor(
@@ -20,6 +22,11 @@ export class RemoteController {
 
   /** Checks a token under the lockout rules; creates no session. */
   @Post('login')
+  @ApiOperation({
+    summary: 'Check an access password (browser sign-in)',
+    description:
+      'Creates no session: every request still carries `Authorization: Bearer <password>`. Failures count towards the sign-in lockout (429 with `Retry-After`).',
+  })
   @HttpCode(200)
   @ApiDone(429)
   async login(@Body() body: LoginDto, @Req() req: Request): Promise<{ success: true }> {
@@ -28,6 +35,7 @@ export class RemoteController {
   }
 
   @Get('status')
+  @ApiOperation({ summary: 'Read the remote-access status (public)' })
   @ApiData(REMOTE_STATUS)
   async status(): Promise<SuccessBody<RemoteStatus>> {
     return { success: true, data: await this.system.remoteStatus() };

@@ -9,8 +9,10 @@ import { ApiData } from '../openapi/api-data.js';
 import { arr, bool, obj, str } from '../openapi/schema.js';
 import { BROWSER_LIVE_PAGE, BROWSER_LOGIN_SITE, BROWSER_STOP_RESULT } from '../openapi/response-schemas.js';
 import { LivePagesQuery, LoginSessionDto, StopPageDto } from './browser.dto.js';
+import { ApiOperation, ApiTags } from '../openapi/swagger-decorators.js';
 
 /** The AI browser's pages, sign-in sessions and stop (docs/api/ai-browser.md). */
+@ApiTags('AI browser')
 @Controller('api/browser')
 export class BrowserController {
   constructor(
@@ -19,12 +21,14 @@ export class BrowserController {
   ) {}
 
   @Get('pages')
+  @ApiOperation({ summary: "List the AI browser's live pages" })
   @ApiData(arr(BROWSER_LIVE_PAGE))
   async pages(@Query() query: LivePagesQuery): Promise<SuccessBody<BrowserLivePage[]>> {
     return ok(await this.views.livePages({ spaceId: query.spaceId, conversationId: query.conversationId }));
   }
 
   @Post('pages/:viewId/stop')
+  @ApiOperation({ summary: 'Stop an AI browser page' })
   @HttpCode(200)
   @ApiData(BROWSER_STOP_RESULT, 404)
   async stop(@Param('viewId') viewId: string, @Body() body: StopPageDto): Promise<SuccessBody<BrowserStopResult>> {
@@ -32,6 +36,7 @@ export class BrowserController {
   }
 
   @Post('login-sessions')
+  @ApiOperation({ summary: 'Open a browser sign-in session' })
   @HttpCode(200)
   @ApiData(obj({ viewId: str('Watch and drive it on /ws/browser/:viewId') }, ['viewId']), 404, 503)
   async openLogin(@Body() body: LoginSessionDto): Promise<SuccessBody<{ viewId: string }>> {
@@ -40,6 +45,7 @@ export class BrowserController {
   }
 
   @Post('login-sessions/:viewId/finish')
+  @ApiOperation({ summary: 'Finish a browser sign-in session' })
   @HttpCode(200)
   @ApiData(obj({ saved: bool() }, ['saved']), 404)
   async finishLogin(@Param('viewId') viewId: string): Promise<SuccessBody<{ saved: true }>> {
@@ -48,6 +54,7 @@ export class BrowserController {
 }
 
 /** `GET /api/apps/:appId/browser-login`: a route of its own, so the app's read stays as it is. */
+@ApiTags('Digital humans')
 @Controller('api/apps')
 export class AppBrowserLoginController {
   constructor(
@@ -56,6 +63,7 @@ export class AppBrowserLoginController {
   ) {}
 
   @Get(':appId/browser-login')
+  @ApiOperation({ summary: "Read the browser sign-in state of a digital human's sites" })
   @ApiData(arr(BROWSER_LOGIN_SITE), 404)
   async browserLogin(@Param('appId') appId: string): Promise<SuccessBody<BrowserLoginSite[]>> {
     const app = await this.apps.get(appId);

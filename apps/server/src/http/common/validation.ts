@@ -1,5 +1,5 @@
 import { type ArgumentMetadata, ValidationPipe, type ValidationError } from '@nestjs/common';
-import { Allow, IsOptional, ValidateBy } from 'class-validator';
+import { Allow, IsOptional, ValidateBy, ValidateIf } from 'class-validator';
 import { JSONSchema } from 'class-validator-jsonschema';
 import { DomainError } from '#core/errors/domain-error.js';
 
@@ -64,13 +64,26 @@ function firstOfChecks(errors: ValidationError[]): ValidationError[] {
  * A field rule with the exact text the route answers when it fails (`<field> …`, 400; the
  * texts of docs/api.md); `schema` documents the field in the OpenAPI document. The test sees
  * every value, absent and null included (unless the field is also `@IsOptional()`).
+ *
+ * The document marks the field required when the test refuses an absent value; one it lets
+ * through (and the service then judges) is documented as optional, unless `required: true`
+ * says that the service requires it.
  */
-export function Check(test: (value: unknown) => boolean, message: string, schema: Schema): PropertyDecorator {
+export function Check(
+  test: (value: unknown) => boolean,
+  message: string,
+  schema: Schema,
+  options: { required?: boolean } = {},
+): PropertyDecorator {
+  const required = options.required ?? !acceptsAbsent(test);
   return (target, key) => {
     ValidateBy({ name: CHECK, validator: { validate: (value) => test(value), defaultMessage: () => message } })(
       target,
       key,
     );
+    // Optional in the document (class-validator-jsonschema leaves a field with a conditional
+    // rule out of `required`), while the rule still judges every value, null included.
+    if (!required) ValidateIf(() => true)(target, key as string);
     // The whole schema: the design type of a custom rule would otherwise add a `$ref`.
     JSONSchema(() => schema)(target, key as string);
   };
@@ -86,6 +99,14 @@ export function Documented(schema: Schema, options: { required?: boolean } = {})
     // The whole schema: the design type of a custom rule would otherwise add a `$ref`.
     JSONSchema(() => schema)(target, key as string);
   };
+}
+
+function acceptsAbsent(test: (value: unknown) => boolean): boolean {
+  try {
+    return test(undefined);
+  } catch {
+    return false;
+  }
 }
 
 function describe(errors: ValidationError[], parent = ''): string[] {

@@ -29,13 +29,16 @@ import { arr } from '../openapi/schema.js';
 import { Assistant } from '../assistant-api/assistant.decorator.js';
 import type { SuccessBody } from '#contracts/errors.js';
 import { ok } from '../common/envelope.js';
+import { ApiOperation, ApiTags } from '../openapi/swagger-decorators.js';
 
 /** Conversation records (docs/api.md, "Conversations"). */
+@ApiTags('Conversations')
 @Controller('api/spaces/:spaceId/conversations')
 export class ConversationsController {
   constructor(private readonly conversations: ConversationsService) {}
 
   @Get()
+  @ApiOperation({ summary: "List a space's conversations" })
   @Assistant()
   @ApiData(arr(CONVERSATION_SUMMARY))
   async list(@Param('spaceId') spaceId: string): Promise<SuccessBody<ConversationSummaryDto[]>> {
@@ -43,6 +46,7 @@ export class ConversationsController {
   }
 
   @Post()
+  @ApiOperation({ summary: 'Create a conversation' })
   @Assistant()
   @HttpCode(200)
   @ApiData(CREATED_CONVERSATION)
@@ -55,6 +59,11 @@ export class ConversationsController {
   }
 
   @Get(':conversationId')
+  @ApiOperation({
+    summary: 'Read a conversation with its messages',
+    description:
+      'With `from` (a message id), the messages start at it, inclusive, and `messagesFrom` says so; an unknown id gives the whole conversation.',
+  })
   @Assistant()
   @ApiData(CONVERSATION)
   async get(
@@ -67,6 +76,7 @@ export class ConversationsController {
   }
 
   @Put(':conversationId')
+  @ApiOperation({ summary: 'Rename a conversation or pin its model' })
   @Assistant()
   @ApiData(CONVERSATION)
   async update(
@@ -78,6 +88,7 @@ export class ConversationsController {
   }
 
   @Delete(':conversationId')
+  @ApiOperation({ summary: 'Delete a conversation (no undo)' })
   @Assistant()
   @ApiDone()
   async remove(
@@ -90,6 +101,7 @@ export class ConversationsController {
 
   /** Wrong ids give an empty array, not 404 (docs/api.md, "Conversations"). */
   @Get(':conversationId/messages/:messageId/thoughts')
+  @ApiOperation({ summary: 'Read the thoughts of a message' })
   @Assistant()
   @ApiData(arr(THOUGHT, 'Empty for unknown ids'))
   async thoughts(
@@ -101,6 +113,7 @@ export class ConversationsController {
   }
 
   @Post(':conversationId/star')
+  @ApiOperation({ summary: 'Star or unstar a conversation' })
   @Assistant()
   @HttpCode(200)
   @ApiDone()
@@ -115,6 +128,7 @@ export class ConversationsController {
 
   /** Appends a message (with its thoughts when given) at the end; returns the stored message. */
   @Post(':conversationId/messages')
+  @ApiOperation({ summary: 'Append a message to a conversation' })
   @Assistant()
   @HttpCode(200)
   @ApiData(MESSAGE)
@@ -134,6 +148,7 @@ export class ConversationsController {
 
   /** Changes the last message: content replaced, facts merged (null removes one), thoughts replaced. */
   @Put(':conversationId/messages/last')
+  @ApiOperation({ summary: 'Update the last message of a conversation' })
   @Assistant()
   @ApiData(MESSAGE)
   async updateLastMessage(

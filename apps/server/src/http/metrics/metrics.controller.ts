@@ -4,11 +4,13 @@ import { AccessService } from '#core/auth/access.service.js';
 import { APP_CONFIG, type AppConfig } from '#core/config/app-config.js';
 import { PromMetrics } from '#infra/metrics/prom-metrics.js';
 import { sendMetrics } from '../system/probes.js';
+import { ApiOperation, ApiTags } from '../openapi/swagger-decorators.js';
 
 /**
  * Prometheus exposition, outside /api (a worker-only process answers it through workerProbes).
  * The access password is required (header or ?token=) unless SVC_METRICS_PUBLIC=1.
  */
+@ApiTags('Operations')
 @Controller()
 export class MetricsController {
   constructor(
@@ -18,6 +20,7 @@ export class MetricsController {
   ) {}
 
   @Get('metrics')
+  @ApiOperation({ summary: 'Prometheus metrics' })
   async scrape(@Req() req: Request, @Res() res: Response): Promise<void> {
     await sendMetrics({ metrics: this.metrics, access: this.access, config: this.config }, req, res);
   }

@@ -6,14 +6,17 @@ import { AI_SOURCES_CONFIG, CURRENT_SELECTION } from '../openapi/response-schema
 import type { SuccessBody } from '#contracts/errors.js';
 import { ok } from '../common/envelope.js';
 import { SetModelDto, SwitchSourceDto } from './models.dto.js';
+import { ApiOperation, ApiTags } from '../openapi/swagger-decorators.js';
 
 /** Model sources (docs/api.md, "Model sources and the configuration"). Answers carry every secret masked as "***". */
+@ApiTags('Settings and models')
 @Controller('api/ai-sources')
 export class AiSourcesController {
   constructor(private readonly models: ModelSourcesService) {}
 
   /** Adds a source; answers the whole sources configuration. */
   @Post('sources')
+  @ApiOperation({ summary: 'Add a model source', description: 'Answers the whole sources configuration, keys masked.' })
   @HttpCode(200)
   @ApiData(AI_SOURCES_CONFIG)
   async add(@Body() body: unknown): Promise<SuccessBody<AISourcesConfig>> {
@@ -21,18 +24,21 @@ export class AiSourcesController {
   }
 
   @Put('sources/:sourceId')
+  @ApiOperation({ summary: 'Update a model source (omitting apiKey keeps it)' })
   @ApiData(AI_SOURCES_CONFIG)
   async update(@Param('sourceId') sourceId: string, @Body() body: unknown): Promise<SuccessBody<AISourcesConfig>> {
     return ok(await this.models.updateSource(sourceId, body));
   }
 
   @Delete('sources/:sourceId')
+  @ApiOperation({ summary: 'Remove a model source' })
   @ApiData(AI_SOURCES_CONFIG)
   async remove(@Param('sourceId') sourceId: string): Promise<SuccessBody<AISourcesConfig>> {
     return ok(await this.models.removeSource(sourceId));
   }
 
   @Post('switch-source')
+  @ApiOperation({ summary: 'Make a model source current' })
   @HttpCode(200)
   @ApiData(CURRENT_SELECTION)
   async switchSource(@Body() body: SwitchSourceDto): Promise<SuccessBody<CurrentSelection>> {
@@ -40,6 +46,7 @@ export class AiSourcesController {
   }
 
   @Post('set-model')
+  @ApiOperation({ summary: "Set the current source's model" })
   @HttpCode(200)
   @ApiData(CURRENT_SELECTION)
   async setModel(@Body() body: SetModelDto): Promise<SuccessBody<CurrentSelection>> {

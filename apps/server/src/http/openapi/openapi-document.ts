@@ -7,10 +7,11 @@ import { queryDtos } from '../common/validation.js';
 import { ERROR_STATUSES, type ErrorStatus, RESPONSE_EXTENSION, type ResponseDoc } from './api-data.js';
 import { DOCUMENTED_BODIES } from './documented-bodies.js';
 import './response-schemas.js';
+import { API_GROUPS } from './groups.js';
 import { COMPONENTS, type Schema } from './schema.js';
 
 type Operation = {
-  parameters?: Array<{ in?: string }>;
+  parameters?: Array<{ in?: string; name?: string; required?: boolean; description?: string; schema?: unknown }>;
   responses?: Record<string, unknown>;
   [RESPONSE_EXTENSION]?: ResponseDoc;
   security?: Array<Record<string, string[]>>;
@@ -57,7 +58,7 @@ function successSchema(data: Schema | null): Schema {
  * failure statuses in the error envelope. Every operation gets the bearer security unless it
  * is public.
  */
-export function buildOpenApiDocument(app: INestApplication, version: string): OpenAPIObject {
+export function buildOpenApiDocument(app: INestApplication, version: string, basePath = ''): OpenAPIObject {
   const config = new DocumentBuilder()
     .setOpenAPIVersion('3.1.0')
     .setTitle('svc-server API')
@@ -67,14 +68,29 @@ export function buildOpenApiDocument(app: INestApplication, version: string): Op
         'check `success` as well as the status. Events stream over the WebSocket at `/ws`.',
     )
     .setVersion(version)
-    .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'The access password' }, 'password')
+    .addBearerAuth(
+      {
+        type: 'http',
+        scheme: 'bearer',
+        description:
+          'The access password itself (`SVC_REMOTE_PASSWORD`, or the one generated at first start), sent on every ' +
+          'request as `Authorization: Bearer <password>`: not a token obtained by signing in, and not a JWT.',
+      },
+      'password',
+    )
     .addSecurityRequirements('password')
+    // The server's own path prefix (SVC_BASE_PATH): the paths are relative to it.
+    .addServer(basePath || '/', basePath ? `This server, under its path prefix ${basePath}` : 'This server')
     .build();
+  // The builder's bearer default says JWT; the password is a plain string.
+  delete (config.components?.securitySchemes?.password as { bearerFormat?: string } | undefined)?.bearerFormat;
   describeQueryDtos();
   const document = SwaggerModule.createDocument(app, config, {
     operationIdFactory: (controller, method) => `${controller.replace(/Controller$/, '')}_${method}`,
-    autoTagControllers: true,
+    // Tags are the operation groups (groups.ts), set by @ApiTags on each controller.
+    autoTagControllers: false,
   });
+  document.tags = groupTags(document);
 
   const dtoSchemas = validationMetadatasToSchemas({
     classValidatorMetadataStorage: getMetadataStorage(),
@@ -130,7 +146,53 @@ export function buildOpenApiDocument(app: INestApplication, version: string): Op
       op.responses = responses;
     }
   }
+  openFreeFormObjects(document);
+  // DTOs that no operation uses as a body (query DTOs are parameters; some DTOs are internal).
+  dropUnreferenced(schemas, Object.keys(dtoSchemas), document.paths);
   return document;
+}
+
+/** Removes the `candidates` among `schemas` that `root` does not reach through `$ref`s. */
+function dropUnreferenced(schemas: Record<string, unknown>, candidates: string[], root: unknown): void {
+  const reached = new Set<string>();
+  const visit = (value: unknown): void => {
+    if (Array.isArray(value)) value.forEach(visit);
+    else if (value && typeof value === 'object') {
+      for (const [key, child] of Object.entries(value)) {
+        if (key === '$ref' && typeof child === 'string' && child.startsWith('#/components/schemas/')) {
+          const name = child.slice('#/components/schemas/'.length);
+          if (!reached.has(name)) {
+            reached.add(name);
+            visit(schemas[name]);
+          }
+        } else visit(child);
+      }
+    }
+  };
+  visit(root);
+  for (const name of candidates) if (!reached.has(name)) delete schemas[name];
+}
+
+const COMPOSED = ['properties', 'additionalProperties', 'patternProperties', 'oneOf', 'anyOf', 'allOf', '$ref'];
+
+/**
+ * An object schema that lists no properties (a configuration, a spec, a merge patch) takes any
+ * keys: say so (`additionalProperties: true`), as generators read a bare `{type: object}` as an
+ * object with no keys at all (openapi-typescript: `Record<string, never>`).
+ */
+function openFreeFormObjects(value: unknown): void {
+  if (Array.isArray(value)) {
+    value.forEach(openFreeFormObjects);
+    return;
+  }
+  if (!value || typeof value !== 'object') return;
+  const schema = value as Record<string, unknown>;
+  const typed = schema.type === 'object' || (Array.isArray(schema.type) && schema.type.includes('object'));
+  const noProperties = !schema.properties || Object.keys(schema.properties as Record<string, unknown>).length === 0;
+  if (typed && noProperties && COMPOSED.every((k) => k === 'properties' || schema[k] === undefined)) {
+    schema.additionalProperties = true;
+  }
+  for (const child of Object.values(schema)) openFreeFormObjects(child);
 }
 
 /**
@@ -165,7 +227,6 @@ function describeQueryDtos(): void {
 /** Probes and metrics: no envelope; probes need no token, metrics do unless made public. */
 function describeOutsideApi(path: string, op: Operation): void {
   if (path === '/metrics') {
-    op.tags = ['Operations'];
     op.responses = {
       '200': { description: 'Prometheus text exposition', content: { 'text/plain': { schema: { type: 'string' } } } },
       '401': errorResponse('No token or wrong token (unless SVC_METRICS_PUBLIC=1)'),
@@ -174,6 +235,18 @@ function describeOutsideApi(path: string, op: Operation): void {
   }
   op.security = [];
   if (path.startsWith('/hooks/')) {
+    // Express's `*path` (one or more segments) is not seen by the scanner as a path parameter.
+    op.parameters = [
+      {
+        name: 'path',
+        in: 'path',
+        required: true,
+        description:
+          "The subscription's webhook path. A path of several segments (`github/push`) may be sent as one " +
+          'segment with its slashes encoded (`github%2Fpush`): the server reads both alike.',
+        schema: { type: 'string' },
+      },
+    ];
     const plain = (description: string) => ({
       description,
       content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } },
@@ -201,7 +274,6 @@ function describeOutsideApi(path: string, op: Operation): void {
     };
     return;
   }
-  op.tags = ['Operations'];
   const status = { type: 'object', properties: { status: { type: 'string' } }, additionalProperties: true };
   op.responses =
     path === '/readyz'
@@ -213,4 +285,22 @@ function describeOutsideApi(path: string, op: Operation): void {
           },
         }
       : { '200': { description: 'Alive', content: { 'application/json': { schema: status } } } };
+}
+
+/**
+ * The document's tag list: the operation groups that some operation uses, in the order of
+ * API_GROUPS, with their descriptions; a tag that is not a group is listed last, undescribed
+ * (test/openapi.e2e-spec.ts fails for it).
+ */
+function groupTags(document: OpenAPIObject): Array<{ name: string; description?: string }> {
+  const used = new Set<string>();
+  for (const item of Object.values(document.paths)) {
+    for (const method of METHODS)
+      for (const tag of (item as Record<string, Operation | undefined>)[method]?.tags ?? []) used.add(tag);
+  }
+  const groups = Object.entries(API_GROUPS)
+    .filter(([name]) => used.has(name))
+    .map(([name, description]) => ({ name, description }));
+  const others = [...used].filter((name) => !(name in API_GROUPS)).map((name) => ({ name }));
+  return [...groups, ...others];
 }

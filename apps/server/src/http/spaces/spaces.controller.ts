@@ -18,8 +18,10 @@ import { Assistant } from '../assistant-api/assistant.decorator.js';
 import { Relayed } from '../assistant-api/relayed.js';
 import type { SuccessBody } from '#contracts/errors.js';
 import { ok } from '../common/envelope.js';
+import { ApiOperation, ApiTags } from '../openapi/swagger-decorators.js';
 
 /** Spaces (docs/api.md, "Workspaces and files"). Fixed routes come before `:spaceId` so they are never read as ids. */
+@ApiTags('Workspaces and files')
 @Controller('api/spaces')
 export class SpacesController {
   constructor(
@@ -29,6 +31,7 @@ export class SpacesController {
   ) {}
 
   @Get()
+  @ApiOperation({ summary: 'List spaces' })
   @Assistant()
   @ApiData(arr(SPACE))
   async list(): Promise<SuccessBody<SpaceDto[]>> {
@@ -36,6 +39,7 @@ export class SpacesController {
   }
 
   @Post()
+  @ApiOperation({ summary: 'Create a space' })
   @Assistant()
   @HttpCode(200)
   @ApiData(SPACE, 403, 409)
@@ -44,6 +48,7 @@ export class SpacesController {
   }
 
   @Get('default-path')
+  @ApiOperation({ summary: 'Read the folder new spaces are created under' })
   @Assistant()
   @ApiData(str('The folder new spaces are created under'))
   defaultPath(): SuccessBody<string> {
@@ -51,6 +56,7 @@ export class SpacesController {
   }
 
   @Get('svc')
+  @ApiOperation({ summary: 'Read the temporary space' })
   @Assistant()
   @ApiData(SPACE)
   async temporary(): Promise<SuccessBody<SpaceDto>> {
@@ -58,6 +64,7 @@ export class SpacesController {
   }
 
   @Put('reorder')
+  @ApiOperation({ summary: 'Reorder spaces' })
   @Assistant()
   @ApiDone()
   async reorder(@Body() body: ReorderSpacesDto): Promise<{ success: true }> {
@@ -66,6 +73,7 @@ export class SpacesController {
   }
 
   @Get(':spaceId')
+  @ApiOperation({ summary: 'Read a space' })
   @Assistant()
   @ApiData(SPACE)
   async get(@Param('spaceId') spaceId: string): Promise<SuccessBody<SpaceDto>> {
@@ -73,6 +81,7 @@ export class SpacesController {
   }
 
   @Put(':spaceId')
+  @ApiOperation({ summary: 'Rename a space or change its icon' })
   @Assistant()
   @ApiData(SPACE)
   async update(@Param('spaceId') spaceId: string, @Body() body: UpdateSpaceDto): Promise<SuccessBody<SpaceDto>> {
@@ -80,6 +89,7 @@ export class SpacesController {
   }
 
   @Delete(':spaceId')
+  @ApiOperation({ summary: 'Delete a space with its folder, conversations and digital humans (no undo)' })
   @Assistant()
   @ApiDone(403)
   async remove(@Param('spaceId') spaceId: string): Promise<{ success: true }> {
@@ -88,6 +98,7 @@ export class SpacesController {
   }
 
   @Put(':spaceId/working-dir')
+  @ApiOperation({ summary: 'Point a space at another existing folder' })
   @Assistant()
   @ApiData(SPACE, 403)
   async workingDir(
@@ -102,6 +113,7 @@ export class SpacesController {
 
   /** Returns the working folder; a headless server opens nothing. */
   @Post(':spaceId/open')
+  @ApiOperation({ summary: "Read a space's working folder path" })
   @Assistant()
   @HttpCode(200)
   @ApiData(PATH_RESULT)
@@ -110,6 +122,7 @@ export class SpacesController {
   }
 
   @Get(':spaceId/memory')
+  @ApiOperation({ summary: "Read a space's memory state" })
   @Assistant()
   @ApiData(MEMORY_STATE)
   async memoryState(@Param('spaceId') spaceId: string): Promise<SuccessBody<MemoryState>> {
@@ -118,6 +131,7 @@ export class SpacesController {
 
   /** Starts a consolidation in the background; answers once it is queued (or why not). */
   @Post(':spaceId/memory/consolidate')
+  @ApiOperation({ summary: "Start consolidating a space's memory" })
   @Assistant()
   @HttpCode(200)
   @ApiData(CONSOLIDATION_START)
@@ -126,6 +140,7 @@ export class SpacesController {
   }
 
   @Get(':spaceId/preferences')
+  @ApiOperation({ summary: "Read a space's preferences" })
   @Assistant()
   @ApiData(SPACE_PREFERENCES)
   async preferences(@Param('spaceId') spaceId: string): Promise<SuccessBody<SpacePreferences>> {
@@ -134,6 +149,7 @@ export class SpacesController {
 
   /** Merges into the stored preferences and answers the updated space. */
   @Put(':spaceId/preferences')
+  @ApiOperation({ summary: "Change a space's preferences (merged)" })
   @Assistant()
   @ApiData(SPACE)
   async updatePreferences(

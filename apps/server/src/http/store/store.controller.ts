@@ -57,10 +57,12 @@ import {
   UPDATE_ITEM,
 } from './store.schemas.js';
 import { ok } from '../common/envelope.js';
+import { ApiOperation, ApiTags } from '../openapi/swagger-decorators.js';
 
 const done = (): { success: true } => ({ success: true });
 
 /** The Store operations (docs/api/store-and-packages.md). Routes with a fixed path come before `:slug`. */
+@ApiTags('Store')
 @Controller('api/store')
 export class StoreController {
   constructor(
@@ -69,6 +71,10 @@ export class StoreController {
   ) {}
 
   @Post('query')
+  @ApiOperation({
+    summary: 'Browse the Store (paginated)',
+    description: 'The primary browse operation; every filter optional.',
+  })
   @Assistant()
   @ApiData(STORE_QUERY_RESULT)
   @HttpCode(200)
@@ -78,6 +84,7 @@ export class StoreController {
 
   /** Legacy, non-paginated list. */
   @Get('apps')
+  @ApiOperation({ summary: 'List Store entries (legacy, not paginated)' })
   @Assistant()
   @ApiData(arr(STORE_LISTING))
   async list(@Query() query: StoreListQuery): Promise<SuccessBody<StoreListingDto[]>> {
@@ -101,6 +108,7 @@ export class StoreController {
 
   /** A scoped slug (`author/id`) is sent with its slash encoded as %2F. */
   @Get('apps/:slug')
+  @ApiOperation({ summary: 'Read a Store entry with its spec' })
   @Assistant()
   @ApiData(STORE_DETAIL, 503)
   async detail(@Param('slug') slug: string, @Query() query: LocaleQuery): Promise<SuccessBody<StoreDetailDto>> {
@@ -108,6 +116,7 @@ export class StoreController {
   }
 
   @Post('apps/:slug/install')
+  @ApiOperation({ summary: 'Install a Store entry by its slug' })
   @Assistant()
   @ApiData(APP_ID, 403, 409, 422, 503)
   @HttpCode(200)
@@ -120,6 +129,7 @@ export class StoreController {
   }
 
   @Post('install')
+  @ApiOperation({ summary: 'Install a Store entry' })
   @Assistant()
   @ApiData(APP_ID, 403, 404, 409, 422, 503)
   @HttpCode(200)
@@ -129,6 +139,7 @@ export class StoreController {
   }
 
   @Get('app-document')
+  @ApiOperation({ summary: "Read a Store entry's document" })
   @Assistant()
   @ApiData(DOCUMENT, 400, 404, 503)
   async appDocument(@Query() query: AppDocumentQuery): Promise<SuccessBody<{ content: string | null }>> {
@@ -136,6 +147,7 @@ export class StoreController {
   }
 
   @Get('capabilities')
+  @ApiOperation({ summary: "Read the Store's capabilities" })
   @Assistant()
   @ApiData(STORE_CAPABILITIES)
   async capabilities(): Promise<SuccessBody<StoreCapabilitiesDto>> {
@@ -143,6 +155,7 @@ export class StoreController {
   }
 
   @Get('category-taxonomy')
+  @ApiOperation({ summary: "Read the Store's category taxonomy" })
   @Assistant()
   @ApiData(CATEGORY_TAXONOMY)
   async categoryTaxonomy(): Promise<SuccessBody<CategoryTaxonomyDto>> {
@@ -150,6 +163,7 @@ export class StoreController {
   }
 
   @Get('discover-page')
+  @ApiOperation({ summary: "Read the Store's discover page" })
   @Assistant()
   @ApiData(DISCOVER_PAGE, 400)
   async discoverPage(@Query() q: DiscoverQueryDto): Promise<SuccessBody<DiscoverPageDto>> {
@@ -157,6 +171,7 @@ export class StoreController {
   }
 
   @Post('revalidate')
+  @ApiOperation({ summary: 'Revalidate the Store indexes' })
   @Assistant()
   @ApiData(CHANGED)
   @HttpCode(200)
@@ -165,6 +180,7 @@ export class StoreController {
   }
 
   @Post('refresh')
+  @ApiOperation({ summary: 'Download every Store index again' })
   @Assistant()
   @ApiDone()
   @HttpCode(200)
@@ -176,6 +192,7 @@ export class StoreController {
   // ── sources ──
 
   @Get('registries')
+  @ApiOperation({ summary: 'List Store sources' })
   @Assistant()
   @ApiData(arr(REGISTRY_SOURCE))
   async registries(): Promise<SuccessBody<RegistrySourceDto[]>> {
@@ -183,6 +200,7 @@ export class StoreController {
   }
 
   @Post('registries')
+  @ApiOperation({ summary: 'Add a Store source' })
   @Assistant()
   @ApiData(REGISTRY_SOURCE, 409)
   @HttpCode(200)
@@ -192,6 +210,7 @@ export class StoreController {
 
   /** A built-in source answers `{success:false, error}` with 200: an error, not an exception (docs/api.md, "Answers and errors"). */
   @Delete('registries/:registryId')
+  @ApiOperation({ summary: 'Remove a Store source' })
   @Assistant()
   @ApiDoneOrFailure()
   async deleteRegistry(@Param('registryId') id: string): Promise<{ success: true } | FailureBody> {
@@ -200,6 +219,7 @@ export class StoreController {
   }
 
   @Post('registries/:registryId/toggle')
+  @ApiOperation({ summary: 'Turn a Store source on or off' })
   @Assistant()
   @ApiDone()
   @HttpCode(200)
@@ -210,6 +230,7 @@ export class StoreController {
 
   /** Write-only: the config is merged (null deletes a key) and never echoed. */
   @Patch('registries/:registryId/adapter-config')
+  @ApiOperation({ summary: "Set a Store source's adapter configuration (write-only)" })
   @Assistant()
   @ApiDone(400)
   async adapterConfig(@Param('registryId') id: string, @Body() body: unknown): Promise<{ success: true }> {
@@ -220,6 +241,7 @@ export class StoreController {
   // ── updates ──
 
   @Get('updates')
+  @ApiOperation({ summary: 'List available updates' })
   @Assistant()
   @ApiData(arr(UPDATE_ITEM))
   async updates(): Promise<SuccessBody<UpdateItemDto[]>> {
@@ -227,6 +249,7 @@ export class StoreController {
   }
 
   @Post('updates/check-now')
+  @ApiOperation({ summary: 'Check for updates now' })
   @Assistant()
   @ApiData(arr(UPDATE_ITEM))
   @HttpCode(200)
@@ -235,6 +258,7 @@ export class StoreController {
   }
 
   @Post('updates/:appId/apply')
+  @ApiOperation({ summary: 'Apply an update to an installed digital human' })
   @Assistant()
   @ApiData(APPLY_RESULT, 409, 422, 503)
   @HttpCode(200)
@@ -243,6 +267,7 @@ export class StoreController {
   }
 
   @Post('ignore-version')
+  @ApiOperation({ summary: 'Ignore one version of an update' })
   @Assistant()
   @ApiData(NULL_DATA, 404, 409)
   @HttpCode(200)
@@ -254,6 +279,7 @@ export class StoreController {
   // ── packages ──
 
   @Post('import-dhpkg')
+  @ApiOperation({ summary: 'Install a digital human from a package file (.dhpkg) on the server' })
   @Assistant()
   @ApiData(APP_ID, 403, 404, 409, 422, 503)
   @HttpCode(200)
@@ -273,6 +299,7 @@ export class StoreController {
   // ── publishing ──
 
   @Get('my-publications')
+  @ApiOperation({ summary: "List the signed-in creator's publications" })
   @Assistant()
   @ApiData(arr(PUBLICATION), 403, 503)
   async myPublications(): Promise<SuccessBody<PublicationDto[]>> {
@@ -280,6 +307,7 @@ export class StoreController {
   }
 
   @Post('unpublish')
+  @ApiOperation({ summary: 'Unpublish a Store entry' })
   @Assistant()
   @ApiData(NULL_DATA, 400, 403, 404, 503)
   @HttpCode(200)
@@ -289,6 +317,7 @@ export class StoreController {
   }
 
   @Post('publish/preview')
+  @ApiOperation({ summary: 'Preview publishing an installed app' })
   @Assistant()
   @ApiData(PUBLISH_PREVIEW, 404)
   @HttpCode(200)
@@ -299,6 +328,7 @@ export class StoreController {
   }
 
   @Post('publish/find-app')
+  @ApiOperation({ summary: 'Find the installed app a Store slug matches' })
   @Assistant()
   @ApiData(FOUND_APP)
   @HttpCode(200)
@@ -308,11 +338,13 @@ export class StoreController {
 }
 
 /** `GET /api/skills/command-name`: a slash-command name from a title. */
+@ApiTags('Store')
 @Controller('api/skills')
 export class SkillNamesController {
   constructor(private readonly store: StoreService) {}
 
   @Get('command-name')
+  @ApiOperation({ summary: 'Derive a slash-command name from a title' })
   @Assistant()
   @ApiData(str())
   commandName(@Query() query: CommandNameQuery): SuccessBody<string> {
@@ -325,11 +357,13 @@ export class SkillNamesController {
  * them: hence here, beside the packages) and `GET /api/apps/:appId/export`: the package (a zip archive) as a download (`application/octet-stream`,
  * `Content-Disposition: attachment; filename="<slug>-<version>.dhpkg"`; a skill app gives a `.zip`).
  */
+@ApiTags('Digital humans')
 @Controller('api/apps')
 export class AppExportController {
   constructor(private readonly packages: PackagesService) {}
 
   @Post('install')
+  @ApiOperation({ summary: 'Install a digital human from a spec' })
   @HttpCode(200)
   @ApiData(APP_ID, 403, 409, 422, 503)
   async install(@Body() body: InstallAppDto): Promise<SuccessBody<{ appId: string }>> {
@@ -338,6 +372,7 @@ export class AppExportController {
   }
 
   @Get(':appId/export')
+  @ApiOperation({ summary: 'Export an installed digital human as a package (.dhpkg)' })
   @ApiBytes('application/octet-stream', 404, 413)
   async export(@Param('appId') appId: string, @Res() res: Response): Promise<void> {
     const pkg = await this.packages.export(appId);

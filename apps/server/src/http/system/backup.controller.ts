@@ -4,17 +4,20 @@ import { DomainError } from '#core/errors/domain-error.js';
 import { ApiData } from '../openapi/api-data.js';
 import { BACKUP_REPORT } from '../openapi/response-schemas.js';
 import type { SuccessBody } from '#contracts/errors.js';
+import { ApiOperation, ApiTags } from '../openapi/swagger-decorators.js';
 
 /**
  * Operations addition: `POST /api/system/backup` takes a backup of an embedded installation
  * while it serves, into `<data>/backups/<time>/` (the `backup` command calls it when the
  * server runs). With DATABASE_URL, back up with pg_dump and the data volume instead.
  */
+@ApiTags('System')
 @Controller('api/system')
 export class BackupController {
   constructor(private readonly backups: Backups) {}
 
   @Post('backup')
+  @ApiOperation({ summary: 'Write a backup of the data folder and database' })
   @HttpCode(200)
   @ApiData(BACKUP_REPORT)
   async backup(): Promise<SuccessBody<BackupReport>> {

@@ -40,19 +40,23 @@ import {
   TEAM_EPOCH,
   TEAM_MEMBER,
 } from './teams.schemas.js';
+import { ApiOperation, ApiTags } from '../openapi/swagger-decorators.js';
 
 /** Teams of digital humans (docs/api/teams.md). A run's progress comes over WebSocket (`team:*`). */
+@ApiTags('Teams')
 @Controller('api/teams')
 export class TeamsController {
   constructor(private readonly teams: TeamsService) {}
 
   @Get()
+  @ApiOperation({ summary: 'List teams' })
   @ApiData(arr(TEAM))
   async list(@Query() q: TeamListQuery): Promise<SuccessBody<TeamDto[]>> {
     return ok(await this.teams.list(q.spaceId));
   }
 
   @Post()
+  @ApiOperation({ summary: 'Create a team' })
   @HttpCode(200)
   @ApiData(TEAM, 404, 409)
   async create(@Body() body: CreateTeamDto): Promise<SuccessBody<TeamDto>> {
@@ -60,6 +64,7 @@ export class TeamsController {
   }
 
   @Post('propose-members')
+  @ApiOperation({ summary: 'Propose members for a new team' })
   @HttpCode(200)
   @ApiData(arr(PROPOSED_MEMBER), 404, 503)
   async propose(@Body() body: ProposeMembersDto): Promise<SuccessBody<ProposedMember[]>> {
@@ -67,24 +72,28 @@ export class TeamsController {
   }
 
   @Get(':teamId')
+  @ApiOperation({ summary: 'Read a team' })
   @ApiData(TEAM)
   async get(@Param('teamId') teamId: string): Promise<SuccessBody<TeamDto>> {
     return ok(await this.teams.get(teamId));
   }
 
   @Get(':teamId/detail')
+  @ApiOperation({ summary: 'Read a team with its members and edges' })
   @ApiData(TEAM_DETAIL)
   async detail(@Param('teamId') teamId: string): Promise<SuccessBody<TeamDetailDto>> {
     return ok(await this.teams.detail(teamId));
   }
 
   @Patch(':teamId')
+  @ApiOperation({ summary: 'Change a team' })
   @ApiData(TEAM)
   async update(@Param('teamId') teamId: string, @Body() body: UpdateTeamDto): Promise<SuccessBody<TeamDto>> {
     return ok(await this.teams.update(teamId, body as Record<string, unknown>));
   }
 
   @Delete(':teamId')
+  @ApiOperation({ summary: 'Dissolve a team' })
   @ApiDone()
   async dissolve(@Param('teamId') teamId: string): Promise<{ success: true }> {
     await this.teams.dissolve(teamId);
@@ -92,6 +101,7 @@ export class TeamsController {
   }
 
   @Post(':teamId/members')
+  @ApiOperation({ summary: 'Add a member to a team' })
   @HttpCode(200)
   @ApiData(TEAM_MEMBER, 409)
   async addMember(@Param('teamId') teamId: string, @Body() body: AddMemberDto): Promise<SuccessBody<TeamMemberDto>> {
@@ -99,6 +109,7 @@ export class TeamsController {
   }
 
   @Patch(':teamId/members/:appId')
+  @ApiOperation({ summary: 'Change a team member' })
   @ApiData(TEAM_MEMBER, 409)
   async updateMember(
     @Param('teamId') teamId: string,
@@ -109,6 +120,7 @@ export class TeamsController {
   }
 
   @Delete(':teamId/members/:appId')
+  @ApiOperation({ summary: 'Remove a member from a team' })
   @ApiDone()
   async removeMember(@Param('teamId') teamId: string, @Param('appId') appId: string): Promise<{ success: true }> {
     await this.teams.removeMember(teamId, appId);
@@ -116,12 +128,14 @@ export class TeamsController {
   }
 
   @Put(':teamId/edges')
+  @ApiOperation({ summary: "Replace a team's edges" })
   @ApiData(arr(TEAM_EDGE))
   async putEdges(@Param('teamId') teamId: string, @Body() body: PutEdgesDto): Promise<SuccessBody<TeamEdgeDto[]>> {
     return ok(await this.teams.putEdges(teamId, body.edges));
   }
 
   @Post(':teamId/run')
+  @ApiOperation({ summary: 'Start a team run' })
   @HttpCode(200)
   @ApiData(TEAM_EPOCH, 409)
   async run(@Param('teamId') teamId: string): Promise<SuccessBody<TeamEpochDto>> {
@@ -129,6 +143,7 @@ export class TeamsController {
   }
 
   @Post(':teamId/pause')
+  @ApiOperation({ summary: 'Pause a team' })
   @HttpCode(200)
   @ApiData(TEAM_EPOCH, 409)
   async pause(@Param('teamId') teamId: string): Promise<SuccessBody<TeamEpochDto>> {
@@ -136,18 +151,21 @@ export class TeamsController {
   }
 
   @Get(':teamId/epochs')
+  @ApiOperation({ summary: "List a team's runs and conversations" })
   @ApiData(arr(TEAM_EPOCH))
   async epochs(@Param('teamId') teamId: string): Promise<SuccessBody<TeamEpochDto[]>> {
     return ok(await this.teams.epochs(teamId));
   }
 
   @Get(':teamId/conversations')
+  @ApiOperation({ summary: "List a team's conversations" })
   @ApiData(arr(TEAM_EPOCH))
   async conversations(@Param('teamId') teamId: string): Promise<SuccessBody<TeamEpochDto[]>> {
     return ok(await this.teams.listConversations(teamId));
   }
 
   @Post(':teamId/conversations')
+  @ApiOperation({ summary: 'Open a team conversation' })
   @HttpCode(200)
   @ApiData(TEAM_EPOCH)
   async openConversation(
@@ -158,6 +176,7 @@ export class TeamsController {
   }
 
   @Patch(':teamId/conversations/:epochId')
+  @ApiOperation({ summary: 'Rename a team conversation' })
   @ApiData(TEAM_EPOCH)
   async renameConversation(
     @Param('teamId') teamId: string,
@@ -168,6 +187,7 @@ export class TeamsController {
   }
 
   @Delete(':teamId/conversations/:epochId')
+  @ApiOperation({ summary: 'Archive a team conversation' })
   @ApiDone()
   async archiveConversation(
     @Param('teamId') teamId: string,
@@ -178,12 +198,14 @@ export class TeamsController {
   }
 
   @Get(':teamId/epochs/:epochId/board')
+  @ApiOperation({ summary: 'Read the board of a team run' })
   @ApiData(EPOCH_BOARD)
   async board(@Param('teamId') teamId: string, @Param('epochId') epochId: string): Promise<SuccessBody<EpochBoardDto>> {
     return ok(await this.teams.board(teamId, epochId));
   }
 
   @Get(':teamId/chat-messages')
+  @ApiOperation({ summary: "Read a team member's chat messages" })
   @ApiData(arr(MESSAGE))
   async chatMessages(
     @Param('teamId') teamId: string,
@@ -193,6 +215,7 @@ export class TeamsController {
   }
 
   @Post(':teamId/members/:appId/send')
+  @ApiOperation({ summary: 'Send a message to a team member' })
   @HttpCode(200)
   @ApiData(DELIVERY)
   async send(
@@ -204,6 +227,7 @@ export class TeamsController {
   }
 
   @Post(':teamId/members/:appId/stop')
+  @ApiOperation({ summary: 'Stop a team member' })
   @HttpCode(200)
   @ApiDone()
   async stop(@Param('teamId') teamId: string, @Param('appId') appId: string): Promise<{ success: true }> {

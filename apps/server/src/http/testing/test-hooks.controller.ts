@@ -8,6 +8,7 @@ import { NULL_DATA } from '../openapi/response-schemas.js';
 import { arr, str } from '../openapi/schema.js';
 import type { EventChannel, EventMap } from '#contracts/events.js';
 import type { SuccessBody } from '#contracts/errors.js';
+import { ApiOperation, ApiTags } from '../openapi/swagger-decorators.js';
 
 class PublishEventDto {
   @IsString()
@@ -29,6 +30,7 @@ class PublishEventDto {
  * Test-only operations, mounted only with SVC_TEST_HOOKS=1: lets end-to-end tests publish
  * an event through the real bus before any feature emits one. Still behind the token.
  */
+@ApiTags('Testing')
 @Controller('api/test')
 export class TestHooksController {
   constructor(
@@ -38,6 +40,7 @@ export class TestHooksController {
 
   /** Every route the HTTP router holds, as `METHOD /path` (the OpenAPI completeness test reads it). */
   @Get('routes')
+  @ApiOperation({ summary: 'List the registered routes (tests only)' })
   @ApiData(arr(str('METHOD /path')))
   routes(): SuccessBody<string[]> {
     const http = this.adapter.httpAdapter;
@@ -54,6 +57,7 @@ export class TestHooksController {
   }
 
   @Post('events')
+  @ApiOperation({ summary: 'Publish an event (tests only)' })
   @HttpCode(200)
   @ApiData(NULL_DATA)
   async publish(@Body() body: PublishEventDto): Promise<SuccessBody<null>> {
