@@ -5,7 +5,8 @@ import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
 import yazl from 'yazl';
 import type { IngestStatusDto, KnowledgeBaseDto, RawFileDto, SearchHitDto } from '#contracts/knowledge.js';
-import { AgentHarness } from '#testing/agent-harness.js';
+import { AgentHarness, toolResults } from '#testing/agent-harness.js';
+import { textReply, toolCallReply } from '#testing/scripted-model-server.js';
 import { testMode } from '#testing/test-env.js';
 import { waitFor } from '#testing/wait.js';
 import { type Frame, WsTestClient } from '#testing/ws-client.js';
@@ -261,5 +262,59 @@ describe(`knowledge bases (${testMode()})`, () => {
     } finally {
       ws.close();
     }
+  });
+
+  it('a chat turn in a bound space calls kb_search and cites; knowledgeBaseId gives an unbound one; the map is in the prompt', async () => {
+    const kb = okData<KnowledgeBaseDto>(await api.post('/api/tlon', { name: 'Policies' }));
+    okData(await upload(kb.id, 'returns.md', '# Refunds\n\nRefunds are paid within 14 days of the return.\n'));
+    await settled(kb.id);
+    const space = okData<{ id: string }>(await api.post('/api/spaces', { name: 'Support' }));
+
+    // Not bound, not named: no tool.
+    h.model.reset();
+    await h.chat(space.id, 'hello');
+    assert.ok(!h.toolsOf(0).some((t) => t.name === 'kb_search'));
+
+    okData(await api.post(`/api/tlon/${kb.id}/bind-space`, { spaceId: space.id }));
+    h.model.reset();
+    h.model.enqueue(
+      toolCallReply({ name: 'kb_search', input: { query: 'when are refunds paid', topK: 3 } }),
+      textReply('Within 14 days [returns.md › Refunds].'),
+    );
+    const frames = await h.chat(space.id, 'When do I get my refund?');
+    const tool = h.toolsOf(0).find((t) => t.name === 'kb_search');
+    assert.ok(tool, 'kb_search offered');
+    assert.match(h.systemOf(0), /knowledge base/);
+    assert.match(h.systemOf(0), /returns\.md/);
+    const [result] = toolResults(frames);
+    assert.equal(result!.isError, false, result!.result);
+    const hits = JSON.parse(result!.result) as SearchHitDto[];
+    assert.equal(hits[0]!.sourceName, 'returns.md');
+    assert.equal(hits[0]!.heading, 'Refunds');
+    assert.match(hits[0]!.text, /14 days/);
+    assert.ok(hits[0]!.chunkId);
+    const final = frames.filter((f) => f.channel === 'agent:message' && f.data!.isComplete === true).pop();
+    assert.match(String(final!.data!.content), /returns\.md/);
+
+    // A knowledge base named by the message, in a space it is not bound to.
+    const other = okData<{ id: string }>(await api.post('/api/spaces', { name: 'Elsewhere' }));
+    const conv = okData<{ id: string }>(await api.post(`/api/spaces/${other.id}/conversations`, { title: 't' }));
+    h.model.reset();
+    h.model.enqueue(
+      toolCallReply({ name: 'kb_search', input: { query: 'refunds', kbIds: ['someone-else'] } }),
+      textReply('ok'),
+    );
+    const named = await h.turn(conv.id, () =>
+      api.post('/api/agent/message', {
+        spaceId: other.id,
+        conversationId: conv.id,
+        message: 'refunds?',
+        knowledgeBaseId: kb.id,
+      }),
+    );
+    assert.ok(h.toolsOf(0).some((t) => t.name === 'kb_search'));
+    const [refused] = toolResults(named);
+    assert.equal(refused!.isError, true);
+    assert.match(refused!.result, /Not available to you: someone-else/);
   });
 });

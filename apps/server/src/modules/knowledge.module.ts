@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { KnowledgeService } from '#core/knowledge/knowledge.service.js';
+import { KnowledgeTurns } from '#core/knowledge/knowledge-turns.js';
 import { SpacesModule } from './spaces.module.js';
 
 /**
@@ -9,7 +10,7 @@ import { SpacesModule } from './spaces.module.js';
  */
 @Module({
   imports: [SpacesModule],
-  providers: [KnowledgeService],
-  exports: [KnowledgeService],
+  providers: [KnowledgeService, KnowledgeTurns],
+  exports: [KnowledgeService, KnowledgeTurns],
 })
 export class KnowledgeModule {}

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { basename } from 'node:path';
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { ErrorCodes } from '#contracts/errors.js';
 import { KnowledgeChannels } from '#contracts/knowledge.js';
 import type {
@@ -92,7 +92,7 @@ function normalizeRelPath(path: string): string | null {
  * keyword search over the chunk index.
  */
 @Injectable()
-export class KnowledgeService {
+export class KnowledgeService implements OnApplicationBootstrap {
   private readonly logger = new Logger('Knowledge');
 
   constructor(
@@ -105,6 +105,11 @@ export class KnowledgeService {
     private readonly bus: EventBus,
     @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'kbImportRoots'>,
   ) {}
+
+  /** Says at start how knowledge bases search here (docs/api/knowledge.md, "Search"). */
+  onApplicationBootstrap(): void {
+    this.logger.log('knowledge bases: keyword search (tsvector + GIN); vector search is not available in this version');
+  }
 
   // ---- knowledge bases ------------------------------------------------------------------
 
@@ -539,16 +544,23 @@ export class KnowledgeService {
     }));
   }
 
-  /** The active bases a turn may search: those bound to its space or app, and an explicit one. */
+  /**
+   * The bases a turn may search: the active ones bound to its space or app, the default one
+   * (when `withDefault` and active), and the one its message named (whatever its bindings).
+   */
   async forTurn(scope: {
     spaceId: string;
     appId?: string | null;
     kbId?: string | null;
+    withDefault?: boolean;
   }): Promise<KnowledgeBaseRecord[]> {
     const found = new Map<string, KnowledgeBaseRecord>();
-    for (const kb of await this.repo.boundTo('space', scope.spaceId)) if (kb.status === 'active') found.set(kb.id, kb);
-    if (scope.appId)
-      for (const kb of await this.repo.boundTo('app', scope.appId)) if (kb.status === 'active') found.set(kb.id, kb);
+    const add = (kb: KnowledgeBaseRecord) => {
+      if (kb.status === 'active') found.set(kb.id, kb);
+    };
+    (await this.repo.boundTo('space', scope.spaceId)).forEach(add);
+    if (scope.appId) (await this.repo.boundTo('app', scope.appId)).forEach(add);
+    if (scope.withDefault) (await this.repo.list()).filter((kb) => kb.isDefault).forEach(add);
     if (scope.kbId) {
       const kb = await this.repo.get(scope.kbId);
       if (kb) found.set(kb.id, kb);
