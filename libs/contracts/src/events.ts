@@ -31,6 +31,7 @@ import type {
   BrowserViewGoneEvent,
   BrowserWatchFrame,
 } from './browser.js';
+import type { IngestStatusDto, KnowledgeChannels, KnowledgeStatsUpdatedEvent } from './knowledge.js';
 import type { MCP_STATUS_CHANNEL, McpStatusEvent } from './mcp.js';
 import type {
   AI_SOURCES_CATALOG_CHANGED,
@@ -194,6 +195,8 @@ export interface GlobalEventMap {
   [TeamChannels.blackboard]: TeamBlackboardEvent;
   [TeamChannels.message]: TeamMessageEvent;
   [TeamChannels.memberHistory]: TeamMemberHistoryEvent;
+  [KnowledgeChannels.ingestProgress]: IngestStatusDto;
+  [KnowledgeChannels.statsUpdated]: KnowledgeStatsUpdatedEvent;
   [BrowserChannels.activeViewChanged]: BrowserActiveViewChangedEvent;
   [BrowserChannels.viewGone]: BrowserViewGoneEvent;
   [BrowserChannels.conversationReleased]: BrowserConversationReleasedEvent;
@@ -254,6 +257,8 @@ export const EVENT_CHANNELS: readonly EventChannel[] = Object.keys({
   'team:blackboard': 1,
   'team:message': 1,
   'team:member-history': 1,
+  'tlon:ingest-progress': 1,
+  'tlon:stats-updated': 1,
   'ai-browser:active-view-changed': 1,
   'ai-browser:view-gone': 1,
   'ai-browser:conversation-released': 1,

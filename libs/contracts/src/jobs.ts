@@ -19,6 +19,8 @@ export interface JobMap {
   'trigger.schedule': { appId: string; subscriptionId: string; scheduledMs: number };
   /** An accepted webhook delivery (already de-duplicated): starts the app's run. */
   'trigger.webhook': { appId: string; subscriptionId: string; path: string; body: unknown; deliveryId: string | null };
+  /** Ingests one source of a knowledge base at one content hash; the job id names (knowledge base, source, hash, generation). */
+  'knowledge.ingest': { kbId: string; sourceId: string; hash: string; batchId: string };
 }
 
 export type JobName = keyof JobMap;
@@ -31,4 +33,5 @@ export const JOB_NAMES: readonly JobName[] = [
   'app.escalation-expire',
   'trigger.schedule',
   'trigger.webhook',
+  'knowledge.ingest',
 ];

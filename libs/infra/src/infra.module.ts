@@ -41,6 +41,10 @@ import { TriggerScheduler } from '#core/triggers/trigger-scheduler.js';
 import { TypeormTriggerStore } from './triggers/typeorm-trigger.store.js';
 import { TeamRepository } from '#core/ports/team.repository.port.js';
 import { TypeormTeamRepository } from './teams/typeorm-team.repository.js';
+import { DocumentParser, KnowledgeFiles, KnowledgeRepository } from '#core/knowledge/knowledge.ports.js';
+import { BuiltInDocumentParser } from './knowledge/document-parsers.js';
+import { DiskKnowledgeFiles } from './knowledge/disk-knowledge-files.js';
+import { TypeormKnowledgeRepository } from './knowledge/typeorm-knowledge.repository.js';
 import { TypeormAppRepository } from './apps/typeorm-app.repository.js';
 import { CatalogFetcher } from '#core/ports/catalog-fetcher.port.js';
 import { PackageFiles } from '#core/ports/package-files.port.js';
@@ -155,6 +159,10 @@ export class InfraModule {
       { provide: TriggerScheduler, useClass: TriggerScheduler },
       { provide: AppScheduler, useExisting: TriggerScheduler },
       { provide: TeamRepository, useValue: new TypeormTeamRepository(infra.dataSource) },
+      // Knowledge bases (docs/api/knowledge.md): records and chunk index in Postgres, source files in the data folder.
+      { provide: KnowledgeRepository, useValue: new TypeormKnowledgeRepository(infra.dataSource) },
+      { provide: KnowledgeFiles, useValue: new DiskKnowledgeFiles(config.dataDir) },
+      { provide: DocumentParser, useClass: BuiltInDocumentParser },
       // Cookie jars of the AI browser, encrypted at rest (docs/api/ai-browser.md, "Profiles and sign-in").
       {
         provide: BrowserProfiles,

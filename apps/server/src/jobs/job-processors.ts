@@ -4,6 +4,7 @@ import { REAP_EVERY_MS, TurnReaper } from '#core/agent/turn-reaper.js';
 import { TurnRunner } from '#core/agent/turn-runner.js';
 import { AppRunsService } from '#core/apps/agent/app-runs.service.js';
 import { MemoryConsolidationService } from '#core/memory/memory-consolidation.service.js';
+import { KnowledgeService } from '#core/knowledge/knowledge.service.js';
 import { JobQueue } from '#core/ports/job-queue.port.js';
 import { SystemService } from '#core/system/system.service.js';
 import { TriggerScheduler } from '#core/triggers/trigger-scheduler.js';
@@ -26,6 +27,7 @@ export class JobProcessors {
     private readonly runs: AppRunsService,
     private readonly triggers: TriggersService,
     private readonly scheduler: TriggerScheduler,
+    private readonly knowledge: KnowledgeService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -49,6 +51,7 @@ export class JobProcessors {
     );
     this.queue.process('trigger.schedule', (data) => this.triggers.fireSchedule(data));
     this.queue.process('trigger.webhook', (data) => this.triggers.fireWebhook(data));
+    this.queue.process('knowledge.ingest', (data) => this.knowledge.ingestSource(data));
     // Independent of one another (each a few round trips to the job store or the database):
     // together, so the start waits for the slowest rather than for their sum.
     await Promise.all([

@@ -20,6 +20,7 @@ import { ConversationsModule } from './conversations.module.js';
 import { McpModule } from './mcp.module.js';
 import { ModelsModule } from './models.module.js';
 import { SkillsModule } from './skills.module.js';
+import { KnowledgeModule } from './knowledge.module.js';
 import { SpacesModule } from './spaces.module.js';
 
 /**
@@ -28,7 +29,16 @@ import { SpacesModule } from './spaces.module.js';
  * tool sets from ToolRegistry's built-ins.
  */
 @Module({
-  imports: [SpacesModule, ConversationsModule, ModelsModule, McpModule, SkillsModule, ApprovalsModule, BrowserModule],
+  imports: [
+    SpacesModule,
+    ConversationsModule,
+    ModelsModule,
+    McpModule,
+    SkillsModule,
+    ApprovalsModule,
+    BrowserModule,
+    KnowledgeModule,
+  ],
   providers: [
     AgentService,
     TurnRunner,

@@ -15,6 +15,7 @@ import { AiSourcesController } from '../http/models/ai-sources.controller.js';
 import { ConfigController } from '../http/models/config.controller.js';
 import { SpacesController } from '../http/spaces/spaces.controller.js';
 import { TeamsController } from '../http/teams/teams.controller.js';
+import { KnowledgeController } from '../http/knowledge/knowledge.controller.js';
 import { AppExportController, SkillNamesController, StoreController } from '../http/store/store.controller.js';
 import { BackupController } from '../http/system/backup.controller.js';
 import { HealthController } from '../http/system/health.controller.js';
@@ -46,6 +47,7 @@ const CONTEXT_CONTROLLERS: Type[] = [
   AppExportController,
   HooksController,
   TeamsController,
+  KnowledgeController,
   BrowserController,
   AppBrowserLoginController,
 ];

@@ -12,6 +12,7 @@ import { AgentModule } from './agent.module.js';
 import { AppsModule } from './apps.module.js';
 import { ConversationsModule } from './conversations.module.js';
 import { ModelsModule } from './models.module.js';
+import { KnowledgeModule } from './knowledge.module.js';
 import { SpacesModule } from './spaces.module.js';
 
 /**
@@ -20,7 +21,7 @@ import { SpacesModule } from './spaces.module.js';
  * builders with the agent engine in every role, so any worker can run its turns.
  */
 @Module({
-  imports: [AppsModule, AgentModule, SpacesModule, ConversationsModule, ModelsModule],
+  imports: [AppsModule, AgentModule, SpacesModule, ConversationsModule, ModelsModule, KnowledgeModule],
   providers: [
     AppChatService,
     AppChatPlanBuilder,

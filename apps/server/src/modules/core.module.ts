@@ -9,6 +9,7 @@ import { BrowserViewsModule } from './browser-views.module.js';
 import { ArtifactEventsModule } from './artifact-events.module.js';
 import { ArtifactsModule } from './artifacts.module.js';
 import { ConversationsModule } from './conversations.module.js';
+import { KnowledgeModule } from './knowledge.module.js';
 import { ModelsModule } from './models.module.js';
 import { SpacesModule } from './spaces.module.js';
 import { StoreModule } from './store.module.js';
@@ -28,6 +29,7 @@ const CONTEXTS = [
   StoreModule,
   TriggersModule,
   TeamsModule,
+  KnowledgeModule,
   BrowserViewsModule,
 ];
 

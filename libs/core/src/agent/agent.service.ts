@@ -84,6 +84,13 @@ export class AgentService {
     ) {
       throw DomainError.invalid('aiBrowserEnabled must be a boolean');
     }
+    if (
+      input.knowledgeBaseId !== undefined &&
+      input.knowledgeBaseId !== null &&
+      typeof input.knowledgeBaseId !== 'string'
+    ) {
+      throw DomainError.invalid('knowledgeBaseId must be a string');
+    }
     const images = parseImages(input.images);
     // The space from the repository (in memory where this process is the database's only
     // writer); the conversation's checks (it exists, is in this space, has messages) are
@@ -101,6 +108,10 @@ export class AgentService {
         ...(typeof input.thinkingEnabled === 'boolean' ? { thinkingEnabled: input.thinkingEnabled } : {}),
         // The turn's plan opens or closes the conversation's browser (no extra write on this path).
         ...(typeof input.aiBrowserEnabled === 'boolean' ? { aiBrowserEnabled: input.aiBrowserEnabled } : {}),
+        // This turn gets kb_search over that knowledge base, whatever the bindings (docs/api/knowledge.md).
+        ...(typeof input.knowledgeBaseId === 'string' && input.knowledgeBaseId !== ''
+          ? { knowledgeBaseId: input.knowledgeBaseId }
+          : {}),
       },
       inSpace: true,
       // The first message of a conversation carries the space's memory as it was then.

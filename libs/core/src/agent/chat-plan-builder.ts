@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { Thought, TokenUsageDto } from '#contracts/agent.js';
 import { AI_BROWSER_SERVER } from '#contracts/browser.js';
 import { BrowserTurns } from '../browser/browser-turns.js';
+import { KnowledgeTurns } from '../knowledge/knowledge-turns.js';
 import { ConversationToolsets } from './conversation-toolsets.js';
 import type { Message } from '../kernel/conversation.js';
 import { ConversationsService } from '../conversations/conversations.service.js';
@@ -45,6 +46,7 @@ export class ChatPlanBuilder extends TurnPlanBuilder {
     private readonly api: AssistantApi,
     private readonly browser: BrowserTurns,
     private readonly toolsets: ConversationToolsets,
+    private readonly knowledge: KnowledgeTurns,
   ) {
     super();
   }
@@ -78,9 +80,22 @@ export class ChatPlanBuilder extends TurnPlanBuilder {
       ? await serviceApiTools(this.api)
       : [];
     const browser = this.browser.forChat(space, turn.conversationId, await this.browserOpen(turn));
+    // A message's knowledgeBaseId gives this turn that knowledge base, whatever the bindings.
+    const kbId = (turn.request as { knowledgeBaseId?: unknown }).knowledgeBaseId;
+    const knowledge = await this.knowledge.forTurn({
+      spaceId: space.id,
+      kbId: typeof kbId === 'string' ? kbId : null,
+      withDefault: true,
+    });
     const tools = this.tools
       .builtins()
-      .with(...(await this.mcp.chatTools(space.id)), ...browser.tools, ...skills.tools, ...serviceApi);
+      .with(
+        ...(await this.mcp.chatTools(space.id)),
+        ...browser.tools,
+        ...knowledge.tools,
+        ...skills.tools,
+        ...serviceApi,
+      );
     return {
       system: withSkills(
         withParagraph(
@@ -90,7 +105,7 @@ export class ChatPlanBuilder extends TurnPlanBuilder {
             memoryEnabled: this.spaces.preferencesOf(space).memory.enabled,
             toolNames: tools.names(),
           }),
-          browser.prompt,
+          [browser.prompt, knowledge.prompt].filter((p) => p !== null).join('\n\n') || null,
         ),
         skills,
       ),

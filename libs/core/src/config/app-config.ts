@@ -96,6 +96,11 @@ export interface AppConfig {
    * then infra generates one into the data folder (`resolveSecretsKey`).
    */
   secretsKey: string | null;
+  /**
+   * SVC_KB_IMPORT_ROOTS: server folders (absolute, resolved) whose files `POST /api/tlon/:kbId/files`
+   * may copy into a knowledge base by absolute path; empty (unset): only files inside workspaces.
+   */
+  kbImportRoots: string[];
 }
 
 /**

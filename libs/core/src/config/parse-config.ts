@@ -230,6 +230,16 @@ export function parseConfig(
       else spaceRoots.push(opts.resolvePath(root));
     }
   }
+  const kbImportRoots: string[] = [];
+  for (const root of (value('SVC_KB_IMPORT_ROOTS') ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '')) {
+    if (!root.startsWith('/')) errors.push(`SVC_KB_IMPORT_ROOTS: "${root}" is not an absolute path`);
+    else if (root.replace(/\/+$/, '') === '')
+      errors.push('SVC_KB_IMPORT_ROOTS: the filesystem root cannot be an import root');
+    else kbImportRoots.push(opts.resolvePath(root));
+  }
   const mcpAllowRaw = value('SVC_MCP_ALLOW');
   const mcpAllow = parseHostAllowList(mcpAllowRaw);
   if (typeof mcpAllow === 'string') errors.push(`SVC_MCP_ALLOW: ${mcpAllow}`);
@@ -290,6 +300,7 @@ export function parseConfig(
       triggerBackoffMs: triggerBackoffMs as number[],
       relayTraceFile: value('SVC_RELAY_TRACE') || null,
       secretsKey,
+      kbImportRoots,
     },
   };
 }

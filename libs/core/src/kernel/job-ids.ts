@@ -51,3 +51,14 @@ export function webhookDeliveryJobId(claims: readonly HookClaimWindow[], claimed
   const named = claims.map((c) => `${c.key}@${Number.isFinite(c.windowMs) ? Math.floor(claimedAtMs / c.windowMs) : 0}`);
   return `hook-${hex(named.join(' '), 24)}`;
 }
+
+/**
+ * The ingestion of one knowledge-base source at one content hash within one batch (the
+ * knowledge base's ingestion round that counts it): (knowledge base, source, content hash,
+ * batch). The same pending source queued again while its batch runs, by any replica, is one job;
+ * a source already in the index is never queued (KnowledgeService.ingest), so an unchanged re-ingest
+ * does nothing; a later batch (a retry of a failed source, `clear-relearn`) is new work.
+ */
+export function knowledgeIngestJobId(kbId: string, sourceId: string, contentHash: string, batchId: string): string {
+  return `kb-ingest-${kbId}-${sourceId}-${contentHash.slice(0, 16)}-${batchId}`;
+}

@@ -37,6 +37,7 @@ import {
   TeamTaskEntity,
 } from './entities/team.entities.js';
 import { Teams1765700000000 } from './migrations/1765700000000-teams.js';
+import { Knowledge1765900000000 } from './migrations/1765900000000-knowledge.js';
 
 /** Every entity and migration, in order. Add new ones here. */
 export const ENTITIES = [
@@ -83,4 +84,5 @@ export const MIGRATIONS = [
   BrowserProfiles1765600000000,
   TurnApprovals1765630000000,
   Teams1765700000000,
+  Knowledge1765900000000,
 ];

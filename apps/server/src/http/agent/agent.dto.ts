@@ -38,6 +38,11 @@ export class SendMessageDto {
   @IsOptional()
   @Check((v) => typeof v === 'boolean', 'aiBrowserEnabled must be a boolean', { type: 'boolean' })
   aiBrowserEnabled?: boolean | null;
+
+  /** Gives this turn the `kb_search` tool over that knowledge base, whatever its bindings (docs/api/knowledge.md). */
+  @IsOptional()
+  @Check((v) => typeof v === 'string', 'knowledgeBaseId must be a string', { type: 'string' })
+  knowledgeBaseId?: string | null;
 }
 
 @ArrayBodyAsEmpty()

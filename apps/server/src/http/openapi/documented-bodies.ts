@@ -39,7 +39,10 @@ export const DOCUMENTED_BODIES: Record<string, Record<string, unknown>> = {
 };
 
 /** PUT operations whose body is a file's raw bytes (application/octet-stream), not JSON. */
-export const RAW_BODY_OPERATIONS: ReadonlySet<string> = new Set(['PUT /api/spaces/{spaceId}/artifacts/upload']);
+export const RAW_BODY_OPERATIONS: ReadonlySet<string> = new Set([
+  'PUT /api/spaces/{spaceId}/artifacts/upload',
+  'PUT /api/tlon/{kbId}/upload',
+]);
 
 /** POST and PUT operations that take no body. */
 export const BODYLESS_OPERATIONS: ReadonlySet<string> = new Set([
@@ -63,6 +66,8 @@ export const BODYLESS_OPERATIONS: ReadonlySet<string> = new Set([
   'POST /api/teams/{teamId}/run',
   'POST /api/teams/{teamId}/pause',
   'POST /api/teams/{teamId}/members/{appId}/stop',
+  'POST /api/tlon/{kbId}/ingest',
+  'POST /api/tlon/{kbId}/clear-relearn',
   // Permissions are auto-allowed on this server: these accept and ignore any body.
   'POST /api/agent/approve',
   'POST /api/agent/reject',

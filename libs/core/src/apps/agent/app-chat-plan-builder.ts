@@ -23,6 +23,7 @@ import { EventBus } from '../../ports/event-bus.port.js';
 import type { ReasoningEffort } from '../../ports/model-provider.port.js';
 import type { TurnRecord } from '../../ports/turn.repository.port.js';
 import { BrowserTurns } from '../../browser/browser-turns.js';
+import { KnowledgeTurns } from '../../knowledge/knowledge-turns.js';
 import { AppData } from '../app-data.js';
 import { AppsService } from '../apps.service.js';
 import { threadUpdated } from './app-chat.service.js';
@@ -49,6 +50,7 @@ export class AppChatPlanBuilder extends TurnPlanBuilder implements OnModuleInit 
     private readonly api: AssistantApi,
     private readonly bus: EventBus,
     private readonly browser: BrowserTurns,
+    private readonly knowledge: KnowledgeTurns,
   ) {
     super();
   }
@@ -79,11 +81,13 @@ export class AppChatPlanBuilder extends TurnPlanBuilder implements OnModuleInit 
       conversation.reasoningEffort ?? appChatEffort(app) ?? (request.thinkingEnabled ? 'medium' : 'off');
     await io.takePendingInput();
     const browser = this.browser.forAppChat(app, space, turn.conversationId);
+    const knowledge = await this.knowledge.forTurn({ spaceId: space.id, appId: app.id });
     const tools = this.tools
       .builtins({ bash: appMayUseShell(app) })
       .with(
         ...(await this.mcp.chatTools(space.id, app)),
         ...browser.tools,
+        ...knowledge.tools,
         ...skills.tools,
         ...(appMayUseServiceApi(app) ? await serviceApiTools(this.api) : []),
       );
@@ -98,6 +102,7 @@ export class AppChatPlanBuilder extends TurnPlanBuilder implements OnModuleInit 
           toolNames: tools.names(),
           closing: [
             ...(browser.prompt === null ? [] : [browser.prompt]),
+            ...(knowledge.prompt === null ? [] : [knowledge.prompt]),
             'You are chatting with your user: answer their messages directly.',
           ],
         }),

@@ -22,6 +22,7 @@ import { Clock } from '../../ports/clock.port.js';
 import type { TurnRecord } from '../../ports/turn.repository.port.js';
 import type { App } from '../../kernel/app.js';
 import { BrowserTurns } from '../../browser/browser-turns.js';
+import { KnowledgeTurns } from '../../knowledge/knowledge-turns.js';
 import { AppData } from '../app-data.js';
 import { AppsService } from '../apps.service.js';
 import { AppRunsService, type RunRequest, RunTexts } from './app-runs.service.js';
@@ -56,6 +57,7 @@ export class AppRunPlanBuilder extends TurnPlanBuilder implements OnModuleInit {
     private readonly api: AssistantApi,
     private readonly slots: RunSlots,
     private readonly browser: BrowserTurns,
+    private readonly knowledge: KnowledgeTurns,
   ) {
     super();
   }
@@ -100,6 +102,7 @@ export class AppRunPlanBuilder extends TurnPlanBuilder implements OnModuleInit {
     let final: RunReport | null = null;
     let nudgeNext = false;
     const browser = this.browser.forRun(app, space, runId, turn.conversationId);
+    const knowledge = await this.knowledge.forTurn({ spaceId: space.id, appId: app.id });
     const tools = this.tools.builtins({ bash: appMayUseShell(app), askUser: false }).with(
       reportToUserTool(async (report) => {
         if (final) return 'You already reported the end of this run; end your turn.';
@@ -108,6 +111,7 @@ export class AppRunPlanBuilder extends TurnPlanBuilder implements OnModuleInit {
       }),
       ...mcpTools,
       ...browser.tools,
+      ...knowledge.tools,
       ...skills.tools,
       ...(appMayUseServiceApi(app) ? await serviceApiTools(this.api) : []),
     );
@@ -129,6 +133,7 @@ export class AppRunPlanBuilder extends TurnPlanBuilder implements OnModuleInit {
           toolNames: tools.names(),
           closing: [
             ...(browser.prompt === null ? [] : [browser.prompt]),
+            ...(knowledge.prompt === null ? [] : [knowledge.prompt]),
             'You are running on your own: nobody reads your replies while you work.',
             `End every run by calling ${REPORT_TO_USER}: type "complete" or "output" when done, "escalation" with a question when you need your user to decide; "milestone" reports progress along the way.`,
           ],

@@ -1,0 +1,390 @@
+import { randomUUID } from 'node:crypto';
+import type { DataSource, EntityManager } from 'typeorm';
+import type { KnowledgeStatsDto } from '#contracts/knowledge.js';
+import {
+  type IndexOutcome,
+  type IngestRecord,
+  type KeywordHit,
+  type KnowledgeBaseChanges,
+  type KnowledgeBaseRecord,
+  KnowledgeRepository,
+  type NewSource,
+  type SourceRecord,
+} from '#core/knowledge/knowledge.ports.js';
+import { returningRows } from '../database/returning-rows.js';
+
+type Row = Record<string, unknown>;
+
+const iso = (v: unknown): string => (v instanceof Date ? v : new Date(v as string)).toISOString();
+const CHUNK_INSERT_BATCH = 500;
+
+const KB_COLUMNS = `kb.*,
+  COALESCE((SELECT array_agg(b.target_id ORDER BY b.created_at) FROM knowledge_binding b WHERE b.kb_id = kb.id AND b.kind = 'space'), '{}') AS space_ids,
+  COALESCE((SELECT array_agg(b.target_id ORDER BY b.created_at) FROM knowledge_binding b WHERE b.kb_id = kb.id AND b.kind = 'app'), '{}') AS app_ids`;
+
+/** A text[] as the driver answers it (a list; a '{…}' literal through some paths). */
+function textArray(v: unknown): string[] {
+  if (Array.isArray(v)) return v as string[];
+  if (typeof v === 'string' && v.startsWith('{')) {
+    const inner = v.slice(1, -1);
+    return inner === '' ? [] : inner.split(',').map((s) => s.replace(/^"|"$/g, ''));
+  }
+  return [];
+}
+
+const toKb = (r: Row): KnowledgeBaseRecord => ({
+  id: r.id as string,
+  name: r.name as string,
+  icon: (r.icon as string | null) ?? null,
+  description: (r.description as string | null) ?? null,
+  status: r.status as KnowledgeBaseRecord['status'],
+  isDefault: r.is_default as boolean,
+  embedding: (r.embedding as KnowledgeBaseRecord['embedding']) ?? null,
+  generation: Number(r.generation),
+  lastIngestAt: r.last_ingest_at ? iso(r.last_ingest_at) : null,
+  createdAt: iso(r.created_at),
+  updatedAt: iso(r.updated_at),
+  spaceIds: textArray(r.space_ids),
+  appIds: textArray(r.app_ids),
+});
+
+const toSource = (r: Row): SourceRecord => ({
+  id: r.id as string,
+  kbId: r.kb_id as string,
+  relPath: r.rel_path as string,
+  name: r.name as string,
+  origin: r.origin as SourceRecord['origin'],
+  size: Number(r.size),
+  contentHash: r.content_hash as string,
+  indexedHash: (r.indexed_hash as string | null) ?? null,
+  state: r.state as SourceRecord['state'],
+  error: (r.error as string | null) ?? null,
+});
+
+const toIngest = (r: Row): IngestRecord => ({
+  kbId: r.kb_id as string,
+  batchId: r.batch_id as string,
+  total: Number(r.total),
+  completed: Number(r.completed),
+  ...(r.current ? { current: r.current as string } : {}),
+  phase: r.phase as IngestRecord['phase'],
+  errors: (typeof r.errors === 'string' ? JSON.parse(r.errors) : r.errors) as IngestRecord['errors'],
+  waiting: textArray(r.waiting),
+});
+
+/** Knowledge bases, sources, chunks and ingestion status in Postgres (either mode), with SQL. */
+export class TypeormKnowledgeRepository extends KnowledgeRepository {
+  constructor(private readonly ds: DataSource) {
+    super();
+  }
+
+  async create(input: { id: string; name: string; icon: string | null; description: string | null }) {
+    await this.ds.query(`INSERT INTO knowledge_base (id, name, icon, description) VALUES ($1, $2, $3, $4)`, [
+      input.id,
+      input.name,
+      input.icon,
+      input.description,
+    ]);
+    return (await this.get(input.id))!;
+  }
+
+  async list(): Promise<KnowledgeBaseRecord[]> {
+    const rows = (await this.ds.query(
+      `SELECT ${KB_COLUMNS} FROM knowledge_base kb ORDER BY kb.created_at, kb.id`,
+    )) as Row[];
+    return rows.map(toKb);
+  }
+
+  async get(kbId: string): Promise<KnowledgeBaseRecord | null> {
+    if (!/^[0-9a-f-]{36}$/i.test(kbId)) return null;
+    const rows = (await this.ds.query(`SELECT ${KB_COLUMNS} FROM knowledge_base kb WHERE kb.id = $1`, [kbId])) as Row[];
+    return rows[0] ? toKb(rows[0]) : null;
+  }
+
+  async update(kbId: string, changes: KnowledgeBaseChanges): Promise<KnowledgeBaseRecord | null> {
+    const sets: string[] = [];
+    const params: unknown[] = [kbId];
+    const set = (column: string, value: unknown) => {
+      params.push(value);
+      sets.push(`${column} = $${params.length}`);
+    };
+    if (changes.name !== undefined) set('name', changes.name);
+    if (changes.icon !== undefined) set('icon', changes.icon);
+    if (changes.description !== undefined) set('description', changes.description);
+    if (changes.status !== undefined) set('status', changes.status);
+    if (changes.embedding !== undefined)
+      set('embedding', changes.embedding === null ? null : JSON.stringify(changes.embedding));
+    sets.push('updated_at = now()');
+    await this.ds.query(`UPDATE knowledge_base SET ${sets.join(', ')} WHERE id = $1`, params);
+    return this.get(kbId);
+  }
+
+  async delete(kbId: string): Promise<boolean> {
+    if (!/^[0-9a-f-]{36}$/i.test(kbId)) return false;
+    return this.ds.transaction(async (m) => {
+      // Chunks first (by source), so the cascade has little left to do.
+      await m.query(`DELETE FROM knowledge_chunk WHERE kb_id = $1`, [kbId]);
+      const rows = returningRows(await m.query(`DELETE FROM knowledge_base WHERE id = $1 RETURNING id`, [kbId]));
+      return rows.length > 0;
+    });
+  }
+
+  async setDefault(kbId: string | null): Promise<void> {
+    await this.ds.transaction(async (m) => {
+      await m.query(`UPDATE knowledge_base SET is_default = false, updated_at = now() WHERE is_default`);
+      if (kbId !== null)
+        await m.query(`UPDATE knowledge_base SET is_default = true, updated_at = now() WHERE id = $1`, [kbId]);
+    });
+  }
+
+  async bind(kbId: string, kind: 'space' | 'app', targetId: string): Promise<void> {
+    await this.ds.query(
+      `INSERT INTO knowledge_binding (kb_id, kind, target_id) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
+      [kbId, kind, targetId],
+    );
+  }
+
+  async unbind(kbId: string, kind: 'space' | 'app', targetId: string): Promise<void> {
+    await this.ds.query(`DELETE FROM knowledge_binding WHERE kb_id = $1 AND kind = $2 AND target_id = $3`, [
+      kbId,
+      kind,
+      targetId,
+    ]);
+  }
+
+  async boundTo(kind: 'space' | 'app', targetId: string): Promise<KnowledgeBaseRecord[]> {
+    const rows = (await this.ds.query(
+      `SELECT ${KB_COLUMNS} FROM knowledge_base kb
+        WHERE EXISTS (SELECT 1 FROM knowledge_binding b WHERE b.kb_id = kb.id AND b.kind = $1 AND b.target_id = $2)
+        ORDER BY kb.created_at, kb.id`,
+      [kind, targetId],
+    )) as Row[];
+    return rows.map(toKb);
+  }
+
+  async stats(kbId: string): Promise<KnowledgeStatsDto> {
+    const [r] = (await this.ds.query(
+      `SELECT
+         (SELECT count(*)::int FROM knowledge_source WHERE kb_id = $1) AS raw_count,
+         (SELECT count(*)::int FROM knowledge_source WHERE kb_id = $1 AND state IN ('learned', 'no-text')) AS indexed_count,
+         (SELECT COALESCE(sum(size), 0)::bigint FROM knowledge_source WHERE kb_id = $1) AS raw_size,
+         (SELECT count(*)::int FROM knowledge_chunk WHERE kb_id = $1) AS chunk_count,
+         (SELECT last_ingest_at FROM knowledge_base WHERE id = $1) AS last_ingest_at`,
+      [kbId],
+    )) as Row[];
+    return {
+      rawFileCount: Number(r!.raw_count),
+      indexedCount: Number(r!.indexed_count),
+      chunkCount: Number(r!.chunk_count),
+      rawSizeBytes: Number(r!.raw_size),
+      ...(r!.last_ingest_at ? { lastIngestAt: iso(r!.last_ingest_at) } : {}),
+    };
+  }
+
+  async upsertSource(s: NewSource): Promise<SourceRecord> {
+    const rows = returningRows(
+      await this.ds.query(
+        `INSERT INTO knowledge_source (id, kb_id, rel_path, name, origin, size, content_hash)
+         VALUES ($1, $2, $3, $4, $5, $6, $7)
+         ON CONFLICT (kb_id, rel_path) DO UPDATE SET
+           size = EXCLUDED.size, origin = EXCLUDED.origin, content_hash = EXCLUDED.content_hash, updated_at = now(),
+           state = CASE WHEN knowledge_source.content_hash = EXCLUDED.content_hash THEN knowledge_source.state ELSE 'pending' END,
+           error = CASE WHEN knowledge_source.content_hash = EXCLUDED.content_hash THEN knowledge_source.error ELSE NULL END
+         RETURNING *`,
+        [randomUUID(), s.kbId, s.relPath, s.name, s.origin, s.size, s.contentHash],
+      ),
+    ) as Row[];
+    return toSource(rows[0]!);
+  }
+
+  async listSources(kbId: string): Promise<SourceRecord[]> {
+    const rows = (await this.ds.query(`SELECT * FROM knowledge_source WHERE kb_id = $1 ORDER BY rel_path`, [
+      kbId,
+    ])) as Row[];
+    return rows.map(toSource);
+  }
+
+  async getSource(sourceId: string): Promise<SourceRecord | null> {
+    const rows = (await this.ds.query(`SELECT * FROM knowledge_source WHERE id = $1`, [sourceId])) as Row[];
+    return rows[0] ? toSource(rows[0]) : null;
+  }
+
+  async deleteSource(kbId: string, relPath: string): Promise<SourceRecord | null> {
+    return this.ds.transaction(async (m) => {
+      const rows = returningRows(
+        await m.query(`DELETE FROM knowledge_source WHERE kb_id = $1 AND rel_path = $2 RETURNING *`, [kbId, relPath]),
+      ) as Row[];
+      return rows[0] ? toSource(rows[0]) : null;
+    });
+  }
+
+  async resetSources(kbId: string): Promise<number> {
+    return this.ds.transaction(async (m) => {
+      await m.query(`DELETE FROM knowledge_chunk WHERE kb_id = $1`, [kbId]);
+      await m.query(
+        `UPDATE knowledge_source SET state = 'pending', error = NULL, indexed_hash = NULL, updated_at = now() WHERE kb_id = $1`,
+        [kbId],
+      );
+      const rows = returningRows(
+        await m.query(
+          `UPDATE knowledge_base SET generation = generation + 1, updated_at = now() WHERE id = $1 RETURNING generation`,
+          [kbId],
+        ),
+      ) as Row[];
+      return Number(rows[0]?.generation ?? 0);
+    });
+  }
+
+  async indexSource(sourceId: string, contentHash: string, outcome: IndexOutcome): Promise<boolean> {
+    return this.ds.transaction(async (m) => {
+      const rows = (await m.query(`SELECT kb_id, content_hash FROM knowledge_source WHERE id = $1 FOR UPDATE`, [
+        sourceId,
+      ])) as Row[];
+      const row = rows[0];
+      if (!row || row.content_hash !== contentHash) return false;
+      const kbId = row.kb_id as string;
+      await m.query(`DELETE FROM knowledge_chunk WHERE source_id = $1`, [sourceId]);
+      if (outcome.state === 'learned') await this.insertChunks(m, kbId, sourceId, outcome.chunks);
+      await m.query(
+        `UPDATE knowledge_source SET state = $2, error = $3, indexed_hash = $4, updated_at = now() WHERE id = $1`,
+        [sourceId, outcome.state, outcome.state === 'failed' ? outcome.error : null, contentHash],
+      );
+      return true;
+    });
+  }
+
+  private async insertChunks(
+    m: EntityManager,
+    kbId: string,
+    sourceId: string,
+    chunks: Array<{ heading: string | null; text: string; tsv: string }>,
+  ): Promise<void> {
+    for (let start = 0; start < chunks.length; start += CHUNK_INSERT_BATCH) {
+      const batch = chunks.slice(start, start + CHUNK_INSERT_BATCH);
+      await m.query(
+        `INSERT INTO knowledge_chunk (id, kb_id, source_id, ord, heading, text, tsv)
+         SELECT t.id, $1, $2, t.ord, t.heading, t.text, t.tsv::tsvector
+           FROM unnest($3::uuid[], $4::int[], $5::text[], $6::text[], $7::text[]) AS t(id, ord, heading, text, tsv)`,
+        [
+          kbId,
+          sourceId,
+          batch.map(() => randomUUID()),
+          batch.map((_, i) => start + i),
+          batch.map((c) => c.heading),
+          batch.map((c) => c.text.replace(/\0/g, '')),
+          batch.map((c) => c.tsv),
+        ],
+      );
+    }
+  }
+
+  async markIngested(kbId: string): Promise<void> {
+    await this.ds.query(`UPDATE knowledge_base SET last_ingest_at = now() WHERE id = $1`, [kbId]);
+  }
+
+  async firstLines(kbId: string): Promise<Map<string, string>> {
+    const rows = (await this.ds.query(
+      `SELECT source_id, left(text, 400) AS text FROM knowledge_chunk WHERE kb_id = $1 AND ord = 0`,
+      [kbId],
+    )) as Row[];
+    const out = new Map<string, string>();
+    for (const r of rows) {
+      const line = (r.text as string)
+        .split('\n')
+        .map((l) => l.trim())
+        .find((l) => l !== '' && !l.startsWith('#') && /[\p{L}\p{N}]/u.test(l));
+      if (line) out.set(r.source_id as string, line.length > 160 ? `${line.slice(0, 159)}…` : line);
+    }
+    return out;
+  }
+
+  async keywordSearch(kbIds: string[], tsquery: string, limit: number): Promise<KeywordHit[]> {
+    const rows = (await this.ds.query(
+      `SELECT c.id, c.kb_id, c.heading, c.text, s.name, s.rel_path, ts_rank_cd(c.tsv, q, 1) AS score
+         FROM knowledge_chunk c
+         JOIN knowledge_source s ON s.id = c.source_id,
+              CAST($2 AS tsquery) AS q
+        WHERE c.kb_id = ANY($1::uuid[]) AND c.tsv @@ q
+        ORDER BY score DESC, c.id
+        LIMIT $3`,
+      [kbIds, tsquery, limit],
+    )) as Row[];
+    return rows.map((r) => ({
+      chunkId: r.id as string,
+      kbId: r.kb_id as string,
+      sourceName: r.name as string,
+      sourcePath: r.rel_path as string,
+      heading: (r.heading as string | null) ?? null,
+      text: r.text as string,
+      score: Number(r.score),
+    }));
+  }
+
+  async ingestStatus(kbId: string): Promise<IngestRecord | null> {
+    const rows = (await this.ds.query(`SELECT * FROM knowledge_ingest WHERE kb_id = $1`, [kbId])) as Row[];
+    return rows[0] ? toIngest(rows[0]) : null;
+  }
+
+  async startBatch(kbId: string, batchId: string, sourceIds: string[]): Promise<IngestRecord> {
+    return this.ds.transaction(async (m) => {
+      await m.query(`INSERT INTO knowledge_ingest (kb_id, batch_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`, [
+        kbId,
+        batchId,
+      ]);
+      const [row] = (await m.query(`SELECT * FROM knowledge_ingest WHERE kb_id = $1 FOR UPDATE`, [kbId])) as Row[];
+      const current = toIngest(row!);
+      let next: Row[];
+      if (current.phase === 'running' && current.waiting.length > 0) {
+        const added = sourceIds.filter((id) => !current.waiting.includes(id));
+        next = returningRows(
+          await m.query(
+            `UPDATE knowledge_ingest SET waiting = waiting || $2::text[], total = total + $3, updated_at = now()
+              WHERE kb_id = $1 RETURNING *`,
+            [kbId, added, added.length],
+          ),
+        ) as Row[];
+      } else {
+        next = returningRows(
+          await m.query(
+            `UPDATE knowledge_ingest SET batch_id = $2, waiting = $3::text[], total = $4, completed = 0, current = NULL,
+                    phase = $5, errors = '[]', updated_at = now()
+              WHERE kb_id = $1 RETURNING *`,
+            [kbId, batchId, sourceIds, sourceIds.length, sourceIds.length > 0 ? 'running' : 'done'],
+          ),
+        ) as Row[];
+      }
+      return toIngest(next[0]!);
+    });
+  }
+
+  async finishItem(
+    kbId: string,
+    batchId: string,
+    sourceId: string,
+    current: string,
+    error: { file: string; message: string } | null,
+    announce: (status: IngestRecord) => Promise<void>,
+  ): Promise<IngestRecord | null> {
+    return this.ds.transaction(async (m) => {
+      const rows = returningRows(
+        await m.query(
+          `UPDATE knowledge_ingest SET
+              waiting = array_remove(waiting, $3),
+              completed = completed + 1,
+              current = $4,
+              errors = CASE WHEN $5::jsonb IS NULL THEN errors ELSE errors || $5::jsonb END,
+              phase = CASE WHEN cardinality(array_remove(waiting, $3)) = 0 THEN 'done' ELSE 'running' END,
+              updated_at = now()
+            WHERE kb_id = $1 AND batch_id = $2 AND $3 = ANY(waiting)
+            RETURNING *`,
+          [kbId, batchId, sourceId, current, error === null ? null : JSON.stringify([error])],
+        ),
+      ) as Row[];
+      if (!rows[0]) return null;
+      const status = toIngest(rows[0]);
+      // Announced while the row is held: the next count waits for this one to be out.
+      await announce(status);
+      return status;
+    });
+  }
+}
