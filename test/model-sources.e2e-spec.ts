@@ -380,7 +380,7 @@ describe(`model source seeded from SVC_AI_* (${testMode()})`, () => {
 
   let seeded: AISource;
 
-  it('a start with SVC_AI_* replaces the stored sources with one current, masked source', async () => {
+  it('a start with SVC_AI_* adds one current, masked source and keeps those added over the API', async () => {
     const plain = await start();
     await ok(
       api(plain).post('/api/ai-sources/sources', {
@@ -394,8 +394,11 @@ describe(`model source seeded from SVC_AI_* (${testMode()})`, () => {
 
     const server = await start(seedEnv);
     const aiSources = await sourcesOf(server);
-    assert.equal(aiSources.sources.length, 1);
-    seeded = aiSources.sources[0]!;
+    assert.deepEqual(
+      aiSources.sources.map((s) => s.name),
+      ['Old', 'openai (env)'],
+    );
+    seeded = aiSources.sources[1]!;
     assert.equal(aiSources.currentId, seeded.id);
     assert.match(seeded.id, UUID);
     assert.deepEqual(
@@ -417,10 +420,12 @@ describe(`model source seeded from SVC_AI_* (${testMode()})`, () => {
     await stop(server);
   });
 
-  it('a restart with the same variables keeps exactly that one source', async () => {
+  it('a restart with the same variables keeps that source, current again, and the others', async () => {
     const server = await start(seedEnv);
     const aiSources = await sourcesOf(server);
-    assert.deepEqual(aiSources, { version: 2, currentId: seeded.id, sources: [seeded] });
+    assert.deepEqual(aiSources.sources[1], seeded);
+    assert.equal(aiSources.currentId, seeded.id);
+    assert.equal(aiSources.sources.length, 2);
     // Add another source, then restart without SVC_AI_*: the stored sources stay.
     await ok(
       api(server).post('/api/ai-sources/sources', {
@@ -436,16 +441,18 @@ describe(`model source seeded from SVC_AI_* (${testMode()})`, () => {
     const kept = await sourcesOf(plain);
     assert.deepEqual(
       kept.sources.map((s) => s.name),
-      ['openai (env)', 'Extra'],
+      ['Old', 'openai (env)', 'Extra'],
     );
     assert.equal(kept.currentId, seeded.id);
+    // Switched to another source over the API: a start with SVC_AI_* makes its own current again.
+    await ok(api(plain).post('/api/ai-sources/switch-source', { sourceId: kept.sources[0]!.id }));
     await stop(plain);
   });
 
   it(
     services
-      ? 'replicas starting together end with exactly one env source'
-      : 'restarting with SVC_AI_* again leaves one source',
+      ? 'replicas starting together end with exactly one env source, current'
+      : 'restarting with SVC_AI_* again leaves one env source, current',
     async () => {
       const servers = services
         ? await Promise.all([start(seedEnv), start(seedEnv), start(seedEnv)])
@@ -453,12 +460,13 @@ describe(`model source seeded from SVC_AI_* (${testMode()})`, () => {
       for (const server of servers) {
         const aiSources = await sourcesOf(server);
         assert.deepEqual(
-          aiSources.sources.map((s) => s.id),
-          [seeded.id],
+          aiSources.sources.map((s) => s.name),
+          ['Old', 'openai (env)', 'Extra'],
         );
+        assert.equal(aiSources.sources[1]!.id, seeded.id);
         assert.equal(aiSources.currentId, seeded.id);
-        assert.equal(aiSources.sources[0]!.apiKey, '***');
-        assert.equal(aiSources.sources[0]!.createdAt, seeded.createdAt);
+        assert.equal(aiSources.sources[1]!.apiKey, '***');
+        assert.equal(aiSources.sources[1]!.createdAt, seeded.createdAt);
       }
       await Promise.all(servers.map((s) => stop(s)));
     },
