@@ -237,7 +237,9 @@ async function dockerfileChecks() {
       const image = words(from.args)
         .find((w) => !w.startsWith('--'))
         .replace(/^\$\{?(\w+)\}?$/, (_, name) => argDefaults[name] ?? name);
-      if (image !== 'node:20-bookworm-slim') problems.push(`FROM ${image}: expected node:20-bookworm-slim`);
+      // A maintained Node LTS (22 or 24); Node 20 reached its end of life in April 2026.
+      if (!/^node:(22|24)-bookworm-slim$/.test(image))
+        problems.push(`FROM ${image}: expected node:22-bookworm-slim (or node:24-bookworm-slim), a maintained LTS`);
     }
 
     const runtime = instructions.slice(instructions.lastIndexOf(froms.at(-1)));
