@@ -2,7 +2,9 @@
 # One image for every role (SVC_ROLE=all|api|worker).
 # Build: docker build -t svc-server .    Run: see docker-compose.yml or deploy/.
 
-ARG NODE_IMAGE=node:20-bookworm-slim
+# Node 22 LTS (maintained to April 2027; Node 20 reached its end of life in April 2026). CI also
+# runs the unit tests and one end-to-end file on Node 22 (.ci/run).
+ARG NODE_IMAGE=node:22-bookworm-slim
 
 # ---- build: full install (dev deps for tsc), compile to dist/ ----
 FROM ${NODE_IMAGE} AS build

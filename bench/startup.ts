@@ -22,7 +22,7 @@ async function once(): Promise<Record<string, number>> {
   const spawned = Date.now();
   const server = await startServer({ waitForListening: false });
   const deadline = Date.now() + 120_000;
-  while (!server.output().includes('"msg":"svc-server listening"')) {
+  while (!server.output().includes('"msg":"svc-server listening on ')) {
     if (Date.now() > deadline || server.process.exitCode !== null) {
       await server.stop();
       throw new Error(`the server did not start:\n${server.output()}`);
@@ -46,7 +46,7 @@ async function once(): Promise<Record<string, number>> {
     'embedded database (own ms)': database,
     'database ready': at(/^embedded database started$/),
     'schema ready': at(/migrations applied|schema is current|migrations skipped/),
-    listening: at(/^svc-server listening$/),
+    listening: at(/^svc-server listening on /),
   };
 }
 

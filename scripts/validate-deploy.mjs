@@ -33,11 +33,15 @@ import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
 import { Job } from 'kubernetes-models/batch/v1/Job';
 import { Ingress } from 'kubernetes-models/networking.k8s.io/v1/Ingress';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
+import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler';
+import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy';
+import { renderChart } from './helm-template.mjs';
 import { parse as parseYaml, parseAllDocuments } from 'yaml';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const K8S_DIR = join(ROOT, 'deploy', 'kubernetes');
 const NGINX_DIR = join(ROOT, 'deploy', 'nginx');
+const CHART_DIR = join(ROOT, 'deploy', 'helm', 'svc-server');
 const DUMMY_PASSWORD = 'validate-deploy-dummy';
 const APP_PORT = 8080;
 
@@ -237,7 +241,9 @@ async function dockerfileChecks() {
       const image = words(from.args)
         .find((w) => !w.startsWith('--'))
         .replace(/^\$\{?(\w+)\}?$/, (_, name) => argDefaults[name] ?? name);
-      if (image !== 'node:20-bookworm-slim') problems.push(`FROM ${image}: expected node:20-bookworm-slim`);
+      // A maintained Node LTS (22 or 24); Node 20 reached its end of life in April 2026.
+      if (!/^node:(22|24)-bookworm-slim$/.test(image))
+        problems.push(`FROM ${image}: expected node:22-bookworm-slim (or node:24-bookworm-slim), a maintained LTS`);
     }
 
     const runtime = instructions.slice(instructions.lastIndexOf(froms.at(-1)));
@@ -305,6 +311,8 @@ const MODELS = {
   'batch/v1/Job': Job,
   'networking.k8s.io/v1/Ingress': Ingress,
   'policy/v1/PodDisruptionBudget': PodDisruptionBudget,
+  'autoscaling/v2/HorizontalPodAutoscaler': HorizontalPodAutoscaler,
+  'networking.k8s.io/v1/NetworkPolicy': NetworkPolicy,
 };
 const OVERLAY_DIR = join(ROOT, 'deploy', 'overlays', 'scaled');
 
@@ -551,6 +559,210 @@ async function kubernetesChecks() {
   });
 }
 
+// ---------------------------------------------------------------- helm
+
+/** The values a first install must give (or an existing Secret): dummy ones for rendering. */
+const HELM_REQUIRED = [
+  `auth.password=${DUMMY_PASSWORD}`,
+  'database.url=postgres://svc:dummy@postgres:5432/svc',
+  'redis.url=redis://redis:6379',
+];
+
+/** A ServiceMonitor (monitoring.coreos.com/v1, no schema in kubernetes-models): the fields Prometheus Operator needs. */
+function serviceMonitorProblems(obj, objects) {
+  const problems = [];
+  const selector = obj.spec?.selector?.matchLabels ?? {};
+  const services = objects.filter(
+    (o) => o.kind === 'Service' && Object.entries(selector).every(([k, v]) => o.metadata?.labels?.[k] === v),
+  );
+  if (services.length !== 1) problems.push(`ServiceMonitor selects ${services.length} Services (expected 1)`);
+  const endpoint = obj.spec?.endpoints?.[0] ?? {};
+  if (endpoint.path !== '/metrics') problems.push('ServiceMonitor endpoint path must be /metrics');
+  if (!services[0]?.spec?.ports?.some((p) => p.name === endpoint.port))
+    problems.push(`ServiceMonitor port ${endpoint.port} is not a port of its Service`);
+  return problems;
+}
+
+function renderHelm(valuesFiles, set) {
+  const { chart, yaml } = renderChart(CHART_DIR, { valuesFiles, set });
+  const objects = parseAllDocuments(yaml)
+    .map((d) => {
+      if (d.errors.length > 0) throw new Error(`rendered YAML: ${d.errors[0].message}`);
+      return d.toJS();
+    })
+    .filter(Boolean);
+  return { chart, yaml, objects };
+}
+
+async function helmChecks() {
+  const scaledValues = join(CHART_DIR, 'ci', 'scaled-values.yaml');
+  const renders = {};
+  await check('helm: Chart.yaml appVersion is package.json version', () => {
+    const chart = parseYaml(read('deploy', 'helm', 'svc-server', 'Chart.yaml'));
+    const version = JSON.parse(read('package.json')).version;
+    if (String(chart.appVersion) !== version)
+      throw new Error(`appVersion ${chart.appVersion}, package.json ${version}`);
+    return `appVersion ${version}`;
+  });
+  for (const [label, files, set] of [
+    ['default values', [], HELM_REQUIRED],
+    ['ci/scaled-values.yaml', [scaledValues], []],
+  ]) {
+    await check(`helm: render (${label}) and schema (kubernetes-models)`, () => {
+      const rendered = renderHelm(files, set);
+      renders[label] = rendered;
+      const problems = [];
+      for (const obj of rendered.objects) {
+        if (obj.kind === 'ServiceMonitor') {
+          problems.push(...serviceMonitorProblems(obj, rendered.objects));
+          continue;
+        }
+        const Model = MODELS[`${obj.apiVersion}/${obj.kind}`];
+        if (!Model) {
+          problems.push(`no schema wired up for ${obj.apiVersion}/${obj.kind}`);
+          continue;
+        }
+        try {
+          new Model(obj).validate();
+        } catch (error) {
+          const details = (error.errors ?? [error]).map((e) => `${e.instancePath ?? ''} ${e.message}`.trim());
+          problems.push(`${obj.kind} ${obj.metadata?.name}: ${details.join('; ')}`);
+        }
+      }
+      assertNone(problems);
+      return rendered.objects.map((o) => o.kind).join(', ');
+    });
+  }
+  await check('helm: a first install without secrets is refused with a message', () => {
+    try {
+      renderHelm([], []);
+    } catch (error) {
+      if (/auth\.password is required/.test(error.message)) return 'auth.password is required …';
+      throw error;
+    }
+    throw new Error('rendered without auth.password and without an existing Secret');
+  });
+
+  const byKind = (objects, kind) => objects.filter((o) => o.kind === kind);
+  for (const label of Object.keys(renders)) {
+    const { objects } = renders[label];
+    await check(`helm (${label}): Deployments, migrations hook, Service, PDBs`, () => {
+      const scaled = label !== 'default values';
+      const secrets = new Set(byKind(objects, 'Secret').map((o) => o.metadata.name));
+      if (scaled) secrets.add('svc-server-secrets'); // auth.existingSecret
+      const pvcs = new Map(byKind(objects, 'PersistentVolumeClaim').map((o) => [o.metadata.name, o]));
+      if (scaled) pvcs.set('svc-data', { spec: { accessModes: ['ReadWriteMany'] } }); // persistence.existingClaim
+      const refs = { secrets, configMaps: new Set(byKind(objects, 'ConfigMap').map((o) => o.metadata.name)), pvcs };
+      const problems = [];
+      const deployments = byKind(objects, 'Deployment');
+      for (const role of ['api', 'worker']) {
+        const d = deployments.find((o) => o.metadata.labels?.['app.kubernetes.io/component'] === role);
+        if (!d) {
+          problems.push(`no ${role} Deployment`);
+          continue;
+        }
+        problems.push(...podProblems(d, role, refs));
+        const env = d.spec.template.spec.containers[0].env ?? [];
+        if (role === 'api' && env.find((e) => e.name === 'SVC_MIGRATIONS')?.value !== 'skip')
+          problems.push('api: SVC_MIGRATIONS must be skip');
+        const hpa = byKind(objects, 'HorizontalPodAutoscaler').find(
+          (h) => h.spec.scaleTargetRef.name === d.metadata.name,
+        );
+        if (scaled && !hpa) problems.push(`${role}: no HorizontalPodAutoscaler`);
+        if (hpa && d.spec.replicas !== undefined) problems.push(`${role}: replicas set beside an HPA`);
+        const pdb = byKind(objects, 'PodDisruptionBudget').find((p) =>
+          Object.entries(p.spec.selector.matchLabels).every(([k, v]) => d.spec.template.metadata.labels[k] === v),
+        );
+        if (!pdb) problems.push(`${role}: no PodDisruptionBudget`);
+      }
+      const job = byKind(objects, 'Job')[0];
+      if (!job) problems.push('no migrations Job');
+      else {
+        const hooks = String(job.metadata.annotations?.['helm.sh/hook'] ?? '');
+        if (!hooks.includes('pre-upgrade')) problems.push('the migrations Job must be a pre-upgrade hook');
+        if (!(job.spec.template.spec.containers[0].command ?? []).includes('migrate'))
+          problems.push('the Job must run migrate');
+        if (!job.metadata.name.endsWith(JSON.parse(read('package.json')).version.replace(/\./g, '-')))
+          problems.push(`the Job's name must carry the image version (${job.metadata.name})`);
+      }
+      const service = byKind(objects, 'Service').find(
+        (o) => o.spec.selector?.['app.kubernetes.io/component'] === 'api',
+      );
+      if (!service) problems.push('no Service selecting the api pods');
+      if (scaled) {
+        const ingress = byKind(objects, 'Ingress')[0];
+        const config = byKind(objects, 'ConfigMap')[0]?.data ?? {};
+        if (!ingress) problems.push('no Ingress');
+        else if (ingress.spec.rules[0].http.paths[0].path !== '/svc') problems.push('Ingress path must be /svc');
+        if (config.SVC_BASE_PATH !== '/svc') problems.push('a kept ingress prefix must set SVC_BASE_PATH=/svc');
+        if (byKind(objects, 'NetworkPolicy').length !== 2) problems.push('expected two NetworkPolicies (api, worker)');
+        if (byKind(objects, 'ServiceMonitor').length !== 1) problems.push('expected a ServiceMonitor');
+      }
+      assertNone(problems);
+      return `${deployments.length} Deployments, Job ${job?.metadata.name}`;
+    });
+  }
+
+  await check('helm: kept in step with deploy/kubernetes (containers, probes, env, security)', () => {
+    const helm = renders['default values']?.objects;
+    if (!helm) throw new Error('the default render failed');
+    const kustomize = loadManifests().objects.map(({ obj }) => obj);
+    // What both must agree on, per role: the pod shape without names, images and sizes.
+    const shape = (d) => {
+      const pod = d.spec.template.spec;
+      const c = pod.containers[0];
+      return JSON.stringify({
+        env: c.env,
+        ports: c.ports,
+        probes: [c.startupProbe, c.readinessProbe, c.livenessProbe],
+        lifecycle: c.lifecycle,
+        securityContext: c.securityContext,
+        podSecurity: { ...pod.securityContext, fsGroupChangePolicy: undefined },
+        grace: pod.terminationGracePeriodSeconds,
+        serviceLinks: pod.enableServiceLinks,
+        token: pod.automountServiceAccountToken,
+        mounts: c.volumeMounts,
+        strategy: d.spec.strategy,
+      });
+    };
+    const problems = [];
+    for (const role of ['api', 'worker']) {
+      const of = (objs) =>
+        objs.find((o) => o.kind === 'Deployment' && o.metadata.labels?.['app.kubernetes.io/component'] === role);
+      const [a, b] = [of(helm), of(kustomize)];
+      if (!a || !b) problems.push(`${role}: missing in ${a ? 'kustomize' : 'helm'}`);
+      else if (shape(a) !== shape(b)) problems.push(`${role}: helm ${shape(a)}\n    kustomize ${shape(b)}`);
+    }
+    const jobCommand = (objs) =>
+      JSON.stringify(objs.find((o) => o.kind === 'Job')?.spec.template.spec.containers[0].command);
+    if (jobCommand(helm) !== jobCommand(kustomize)) problems.push('the migrations Jobs run different commands');
+    const configKeys = (objs) =>
+      Object.keys(objs.find((o) => o.kind === 'ConfigMap')?.data ?? {})
+        .filter((k) => k !== 'SVC_METRICS_PUBLIC')
+        .sort()
+        .join(',');
+    if (configKeys(helm) !== configKeys(kustomize))
+      problems.push(`ConfigMap keys: helm ${configKeys(helm)}, kustomize ${configKeys(kustomize)}`);
+    assertNone(problems);
+    return 'api and worker pods, the migrations command and the settings agree';
+  });
+
+  await check('helm: helm lint and helm template', () => {
+    const bin = findExecutable('helm');
+    // helm is no Debian package and no npm package renders charts: scripts/helm-template.mjs did above.
+    if (!bin) return 'helm not installed; rendered by scripts/helm-template.mjs';
+    runOk(bin, ['lint', CHART_DIR, ...HELM_REQUIRED.flatMap((s) => ['--set', s])]);
+    const rendered = parseAllDocuments(
+      runOk(bin, ['template', 'svc', CHART_DIR, ...HELM_REQUIRED.flatMap((s) => ['--set', s])]),
+    ).filter((d) => d.contents).length;
+    if (rendered !== renders['default values']?.objects.length)
+      throw new Error(
+        `helm rendered ${rendered} objects, scripts/helm-template.mjs ${renders['default values']?.objects.length}`,
+      );
+    return `${rendered} objects, as scripts/helm-template.mjs`;
+  });
+}
+
 // ---------------------------------------------------------------- nginx
 
 async function nginxChecks() {
@@ -603,6 +815,7 @@ async function nginxChecks() {
 await composeChecks();
 await dockerfileChecks();
 await kubernetesChecks();
+await helmChecks();
 await nginxChecks();
 
 console.log(failures === 0 ? 'deploy validation passed' : `deploy validation FAILED: ${failures} check(s)`);

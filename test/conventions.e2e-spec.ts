@@ -30,7 +30,10 @@ describe('conventions, errors, limits, versioning', () => {
     const a = await WsTestClient.signedIn(server.wsUrl, server.password);
     const b = await WsTestClient.signedIn(server.wsUrl, server.password);
     const during = (await request(server.url).get('/api/remote/status')).body;
-    assert.deepEqual(during, { success: true, data: { active: true, clients: before + 2, version: '1.0.0' } });
+    assert.deepEqual(during, {
+      success: true,
+      data: { active: true, clients: before + 2, version: '1.0.0', serverVersion: packageVersion },
+    });
     a.close();
     b.close();
     await Promise.all([a.closed, b.closed]);

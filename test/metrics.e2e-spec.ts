@@ -6,6 +6,7 @@ import request from 'supertest';
 import { ScriptedModelServer } from '#testing/scripted-model-server.js';
 import { testMode } from '#testing/test-env.js';
 import { createSharedServices, type SharedServices, startServer, type TestServer } from '#testing/test-server.js';
+import { waitFor } from '#testing/wait.js';
 import { WsTestClient } from '#testing/ws-client.js';
 
 /** The metric families an operator relies on (docs/operations.md, "Metrics"). */
@@ -29,6 +30,12 @@ const FAMILIES = [
   'svc_file_watch_lag_seconds',
   'svc_event_replay_gaps_total',
   'svc_process_resident_memory_bytes',
+  'svc_agent_turns_total',
+  'svc_app_runs_started_total',
+  'svc_app_runs_finished_total',
+  'svc_webhook_deliveries_total',
+  'svc_schedule_ticks_total',
+  'svc_mcp_servers',
 ];
 
 /** The value of the first sample whose line starts with `prefix` (name plus some labels). */
@@ -140,7 +147,68 @@ describe('metrics', () => {
     assert.equal(sample(text, 'svc_auth_sign_in_failures_total', { reason: 'invalid' }), 1);
     assert.ok((sample(text, 'svc_file_watch_lag_seconds_count') ?? 0) >= 1);
     assert.ok(sample(text, 'svc_queue_jobs', { state: 'completed' }) !== null, 'queue counts read at scrape');
+    assert.equal(sample(text, 'svc_agent_turns_total', { kind: 'chat', outcome: 'completed' }), 1);
+    assert.equal(sample(text, 'svc_agent_turns_total', { kind: 'chat', outcome: 'failed' }), 1);
+    for (const result of ['received', 'duplicate', 'queued', 'refused']) {
+      assert.equal(sample(text, 'svc_webhook_deliveries_total', { result }), 0, `webhook ${result} series`);
+    }
+    assert.equal(sample(text, 'svc_schedule_ticks_total', { outcome: 'fired' }), 0);
+    assert.equal(sample(text, 'svc_mcp_servers', { status: 'connected' }), 0);
+    // Gauges do not end in _total (Prometheus keeps the suffix for counters; promtool checks it).
+    const gaugesTotal = [...text.matchAll(/^# TYPE (\S+) gauge$/gm)]
+      .map((m) => m[1]!)
+      .filter((n) => n.endsWith('_total'));
+    assert.deepEqual(gaugesTotal, [], 'gauges named like counters');
+    assert.match(text, /^# TYPE svc_nodejs_active_handles gauge$/m, 'the per-type gauges stay');
+
+    // Logs: the retried 503 is logged once as a retry, the failed turn at warn (docs/operations.md, "Logs").
+    const lines = server
+      .output()
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as { level: string; msg: string });
+    assert.equal(lines.filter((l) => l.msg === 'model call failed; retrying').length, 1, 'one line per retry');
+    assert.equal(lines.filter((l) => l.msg === 'model call failed').length, 0, 'not logged again by the provider');
+    assert.deepEqual(
+      lines.filter((l) => l.msg === 'turn failed').map((l) => l.level),
+      ['warn'],
+    );
     ws.close();
+  });
+
+  it('counts webhook deliveries (received, duplicate) and runs by trigger type and outcome', async () => {
+    const spec = {
+      spec_version: '1',
+      name: 'Metered Hook',
+      version: '1.0.0',
+      author: 'tests',
+      description: 'Counts.',
+      type: 'automation',
+      system_prompt: 'Do the work.',
+      subscriptions: [{ id: 'hook', source: { type: 'webhook', config: { path: 'metered-hook' } } }],
+    };
+    const installed = await request(server.url).post('/api/apps/install').set(auth()).send({ spec });
+    assert.equal(installed.status, 200, JSON.stringify(installed.body));
+    for (let i = 0; i < 2; i++) {
+      await request(server.url)
+        .post('/hooks/metered-hook')
+        .set('X-Webhook-Id', 'metered-delivery-1')
+        .send({ event: 'ping' })
+        .expect(200);
+    }
+    const scrape = async () => (await request(server.url).get('/metrics').set(auth())).text;
+    // The run gets the scripted default reply (no report): reminded, then failed.
+    await waitFor(
+      async () => (sample(await scrape(), 'svc_app_runs_finished_total', { trigger: 'webhook' }) ?? 0) >= 1,
+      30_000,
+      'the run to end',
+    );
+    const text = await scrape();
+    assert.equal(sample(text, 'svc_webhook_deliveries_total', { result: 'received' }), 1);
+    assert.equal(sample(text, 'svc_webhook_deliveries_total', { result: 'duplicate' }), 1);
+    assert.equal(sample(text, 'svc_app_runs_started_total', { trigger: 'webhook' }), 1);
+    assert.equal(sample(text, 'svc_app_runs_finished_total', { trigger: 'webhook', outcome: 'failed' }), 1);
+    assert.ok((sample(text, 'svc_agent_turns_total', { kind: 'app-run' }) ?? 0) >= 1, 'run turns by kind');
   });
 
   it('labels lockouts by the lock met: the address (ip) or everyone (global)', async () => {

@@ -1,14 +1,12 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
 import type { AISource, AISourcesConfig, AppConfiguration } from '#contracts/models.js';
 import { testMode } from '#testing/test-env.js';
-import { createSharedServices, type SharedServices, startServer, type TestServer } from '#testing/test-server.js';
+import { startServer, type TestServer } from '#testing/test-server.js';
 import { WsTestClient } from '#testing/ws-client.js';
 
+// The SVC_AI_* seed across restarts: test/model-sources-seed.e2e-spec.ts.
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const KEYS = ['sk-ant-e2e-first-key', 'sk-e2e-second-key', 'ghp_e2e_token_value', 'sk-e2e-config-key'];
 
@@ -341,126 +339,4 @@ describe(`model sources over HTTP and WebSocket (${testMode()})`, () => {
   it('never writes a key to the log', () => {
     for (const key of KEYS) assert.ok(!server.output().includes(key), `a secret in the log: ${key}`);
   });
-});
-
-describe(`model source seeded from SVC_AI_* (${testMode()})`, () => {
-  const services = testMode() === 'services';
-  const seedEnv = {
-    SVC_AI_PROVIDER: 'openai',
-    SVC_AI_API_URL: 'http://127.0.0.1:9/v1',
-    SVC_AI_API_KEY: 'sk-test',
-    SVC_AI_MODEL: 'm1',
-  };
-  let shared: SharedServices | undefined;
-  let dataDir: string | undefined;
-  const running: TestServer[] = [];
-
-  before(async () => {
-    if (services) shared = await createSharedServices();
-    else dataDir = mkdtempSync(join(tmpdir(), 'svc-e2e-models-'));
-  });
-  after(async () => {
-    await Promise.all(running.map((s) => s.stop()));
-    await shared?.dispose();
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
-  });
-
-  /** Embedded: the same data folder; services: the same database and Redis prefix. */
-  async function start(env: Record<string, string | undefined> = {}): Promise<TestServer> {
-    const server = await startServer({ ...(shared ? { services: shared } : { dataDir }), env });
-    running.push(server);
-    return server;
-  }
-  async function stop(server: TestServer): Promise<void> {
-    await server.stop();
-    running.splice(running.indexOf(server), 1);
-  }
-  const sourcesOf = async (server: TestServer) =>
-    (await ok<AppConfiguration>(api(server).get('/api/config'))).aiSources;
-
-  let seeded: AISource;
-
-  it('a start with SVC_AI_* replaces the stored sources with one current, masked source', async () => {
-    const plain = await start();
-    await ok(
-      api(plain).post('/api/ai-sources/sources', {
-        name: 'Old',
-        provider: 'anthropic',
-        apiUrl: 'https://a.example',
-        model: 'x',
-      }),
-    );
-    await stop(plain);
-
-    const server = await start(seedEnv);
-    const aiSources = await sourcesOf(server);
-    assert.equal(aiSources.sources.length, 1);
-    seeded = aiSources.sources[0]!;
-    assert.equal(aiSources.currentId, seeded.id);
-    assert.match(seeded.id, UUID);
-    assert.deepEqual(
-      { ...seeded, id: undefined, createdAt: undefined, updatedAt: undefined },
-      {
-        id: undefined,
-        name: 'openai (env)',
-        provider: 'openai',
-        authType: 'api-key',
-        apiUrl: 'http://127.0.0.1:9/v1',
-        apiKey: '***',
-        model: 'm1',
-        availableModels: [{ id: 'm1', name: 'm1' }],
-        createdAt: undefined,
-        updatedAt: undefined,
-      },
-    );
-    assert.ok(!server.output().includes('sk-test'), 'the key is not logged');
-    await stop(server);
-  });
-
-  it('a restart with the same variables keeps exactly that one source', async () => {
-    const server = await start(seedEnv);
-    const aiSources = await sourcesOf(server);
-    assert.deepEqual(aiSources, { version: 2, currentId: seeded.id, sources: [seeded] });
-    // Add another source, then restart without SVC_AI_*: the stored sources stay.
-    await ok(
-      api(server).post('/api/ai-sources/sources', {
-        name: 'Extra',
-        provider: 'anthropic',
-        apiUrl: 'https://a.example',
-        model: 'x',
-      }),
-    );
-    await stop(server);
-
-    const plain = await start();
-    const kept = await sourcesOf(plain);
-    assert.deepEqual(
-      kept.sources.map((s) => s.name),
-      ['openai (env)', 'Extra'],
-    );
-    assert.equal(kept.currentId, seeded.id);
-    await stop(plain);
-  });
-
-  it(
-    services
-      ? 'replicas starting together end with exactly one env source'
-      : 'restarting with SVC_AI_* again leaves one source',
-    async () => {
-      const servers = services
-        ? await Promise.all([start(seedEnv), start(seedEnv), start(seedEnv)])
-        : [await start(seedEnv)];
-      for (const server of servers) {
-        const aiSources = await sourcesOf(server);
-        assert.deepEqual(
-          aiSources.sources.map((s) => s.id),
-          [seeded.id],
-        );
-        assert.equal(aiSources.currentId, seeded.id);
-        assert.equal(aiSources.sources[0]!.apiKey, '***');
-        assert.equal(aiSources.sources[0]!.createdAt, seeded.createdAt);
-      }
-      await Promise.all(servers.map((s) => stop(s)));
-    },
-  );
 });

@@ -1,5 +1,14 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  truncateSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -48,6 +57,7 @@ describe(`packages (${testMode()})`, () => {
   let api: ReturnType<typeof apiClient>;
   let dir: string;
   let spaceId: string;
+  let spacePath: string;
 
   const file = (name: string, data: Buffer | string) => {
     const path = join(dir, name);
@@ -65,7 +75,9 @@ describe(`packages (${testMode()})`, () => {
     dir = mkdtempSync(join(tmpdir(), 'svc-pkg-'));
     server = await startServer();
     api = apiClient(server);
-    spaceId = okData<{ id: string }>(await api.post('/api/spaces', { name: 'Packages' })).id;
+    ({ id: spaceId, path: spacePath } = okData<{ id: string; path: string }>(
+      await api.post('/api/spaces', { name: 'Packages' }),
+    ));
   });
   after(async () => {
     await server?.stop();
@@ -87,6 +99,37 @@ describe(`packages (${testMode()})`, () => {
     const files = await zipEntries(res.body as Buffer);
     assert.deepEqual([...files.keys()].sort(), ['skills/helper/SKILL.md', 'skills/helper/index.js', 'spec.yaml']);
     assert.equal(files.get('skills/helper/index.js')!.toString(), 'export default 1;');
+    okData(await api.del(`/api/apps/${appId}/permanent`));
+  });
+
+  it('installs a bundled skill shipped as its own spec file (skills/<id>/<id>.yaml, type: skill) as a SKILL.md skill', async () => {
+    const spec = syntheticSpec('spec-skilled', '1.0.0', {
+      requires: { skills: [{ id: 'tidy-notes', bundled: true, files: ['tidy-notes.yaml'] }] },
+    });
+    const skillYaml = [
+      'spec_version: "1"',
+      'name: tidy-notes',
+      'version: "1.0.0"',
+      'description: Tidies meeting notes into decisions and actions.',
+      'type: skill',
+      'system_prompt: List decisions first, then actions with owners. TIDY-MARKER',
+      '',
+    ].join('\n');
+    const pkg = await zip([
+      { name: 'spec.yaml', data: spec },
+      { name: 'skills/tidy-notes/tidy-notes.yaml', data: skillYaml },
+    ]);
+    const { appId } = okData<{ appId: string }>(
+      await api.post('/api/store/import-dhpkg', { filePath: file('spec-skill.dhpkg', pkg), spaceId }),
+    );
+    const skillFolder = join(spacePath, '.claude', 'skills', 'tidy-notes');
+    const markdown = readFileSync(join(skillFolder, 'SKILL.md'), 'utf8');
+    assert.match(
+      markdown,
+      /^---\nname: "tidy-notes"\ndescription: "Tidies meeting notes into decisions and actions\."\n---/,
+    );
+    assert.match(markdown, /TIDY-MARKER/);
+    assert.ok(existsSync(join(skillFolder, 'tidy-notes.yaml')), 'the spec file stays beside it');
     okData(await api.del(`/api/apps/${appId}/permanent`));
   });
 

@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -88,5 +89,10 @@ describe('web app in Chromium through nginx under /svc/ (prefix stripped)', { sk
     await page.getByRole('list', { name: 'Spaces' }).getByText('temporary').waitFor({ timeout: WAIT });
     if (failed.length > 0) throw new Error(`failed requests: ${failed.join(', ')}`);
     await page.close();
+    // The example needs no SVC_BASE_PATH, and the server agrees: no prefix warning (docs/operations.md).
+    assert.ok(
+      !server.output().includes('a path prefix this server does not serve'),
+      'the server warned about the stripped-prefix example',
+    );
   });
 });

@@ -17,7 +17,38 @@ import type { AssistantListener } from './http/assistant-api/assistant-listener.
 /** SIGTERM must end the process within 10 s (docs/operations.md, "Start and stop"); keep a margin. */
 const SHUTDOWN_DEADLINE_MS = 9_000;
 
+/** `main.js --help`: the commands and the main variables (README, "Configuration", has them all). */
+const USAGE = `Usage: node dist/apps/server/src/main.js [command] [argument]
+
+Commands:
+  serve                   start the server (the default)
+  migrate                 apply the database migrations and exit
+  migrate-to-postgres     copy the embedded database into DATABASE_URL and exit
+  backup [folder]         write a backup of the database and the data folder
+  restore <folder>        restore a backup into SVC_DATA_DIR
+  --help, -h              show this text
+
+Main variables (all of them: README.md, "Configuration"):
+  PORT (or SVC_SERVER_PORT)   listening port, default 8080
+  HOST                        listening address, default 0.0.0.0
+  SVC_REMOTE_PASSWORD         access password, 8 to 64 characters (generated and kept when unset)
+  SVC_DATA_DIR                the data folder, default ./data (/data in the container)
+  DATABASE_URL                postgres://... (unset: an embedded database in the data folder)
+  REDIS_URL                   redis://... for several replicas (unset: one process per data folder)
+  SVC_ROLE                    all, api or worker, default all
+  SVC_MIGRATIONS              skip: do not migrate at start (run \`migrate\` first)
+  SVC_AI_PROVIDER, SVC_AI_API_URL, SVC_AI_API_KEY, SVC_AI_MODEL
+                              a model source added at start and made current
+  SVC_BASE_PATH               a path prefix the server serves under (proxies that keep it)
+  SVC_TRUST_PROXY             1: the client address from X-Forwarded-For
+  LOG_LEVEL                   error, warn, info (default) or debug
+`;
+
 async function bootstrap(): Promise<void> {
+  if (process.argv.slice(2).some((a) => a === '--help' || a === '-h' || a === 'help')) {
+    process.stdout.write(USAGE);
+    process.exit(0);
+  }
   let config: AppConfig;
   try {
     config = loadConfig();
@@ -216,11 +247,11 @@ async function bootstrap(): Promise<void> {
     assistantApi.connect(listener.url, listener.token, () =>
       listener.operations().then((ops) => ops.map((o) => `${o.method} ${o.template}`)),
     );
-    logger.info('assistant API listening', { url: listener.url });
+    logger.debug('assistant API listening', { url: listener.url });
   }
 
   await consuming;
-  logger.info('svc-server listening', {
+  logger.info(listeningLine(config, port, workerOnly), {
     port,
     host: config.host,
     role: config.role,
@@ -270,6 +301,19 @@ async function bootstrap(): Promise<void> {
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+/**
+ * The start-up line that says where to go (docs/operations.md, "Start and stop"): the address a
+ * browser on this machine opens (a wildcard host shows as localhost), with the base path.
+ */
+function listeningLine(config: AppConfig, port: number, workerOnly: boolean): string {
+  const wildcard = ['0.0.0.0', '::', ''].includes(config.host);
+  const host = wildcard ? 'localhost' : config.host.includes(':') ? `[${config.host}]` : config.host;
+  const url = `http://${host}:${port}${config.basePath}/`;
+  return workerOnly
+    ? `svc-server listening on ${url} (worker: probes and metrics only)`
+    : `svc-server listening on ${url} (web app and API)`;
 }
 
 bootstrap().catch((err: unknown) => {

@@ -3,7 +3,10 @@
 export interface RemoteStatus {
   active: boolean;
   clients: number;
+  /** The remote-access protocol version, fixed at 1.0.0 by the specification (not the release). */
   version: string;
+  /** The server's release (package.json `version`, as `GET /api/system/version`); an addition to the spec's shape. */
+  serverVersion: string;
 }
 
 export interface SecurityPolicy {

@@ -155,6 +155,8 @@ export const ErrorTexts = {
   locked: 'Too many failed attempts. Try again later.',
   notAuthenticated: 'Not authenticated',
   terminalUnavailable: 'Terminal is not available on this server',
+  /** The HTTP terminal operations' answer (403), as the original's where it has no terminal. */
+  terminalUnavailableHere: 'Terminal is not available on this host',
   bodyTooLarge: 'Request body too large',
 } as const;
 

@@ -110,7 +110,9 @@ export class Infrastructure {
     }
 
     this.dataSource = createDataSource(databaseUrl);
-    await this.dataSource.initialize();
+    await (config.databaseUrl !== null && mode !== 'embedded'
+      ? reachOrExplain('DATABASE_URL', config.databaseUrl, this.dataSource.initialize())
+      : this.dataSource.initialize());
     this.closers.push(() => this.dataSource.destroy().then(() => undefined));
     if (config.migrations === 'skip') {
       logger.info('migrations skipped (SVC_MIGRATIONS=skip); the schema must already be current');
@@ -125,7 +127,11 @@ export class Infrastructure {
     if (usesRedis && config.redisUrl !== null) {
       const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 3 });
       const redisErrors = new LogThrottle((f) => logger.warn('redis error', f));
-      redis.on('error', (err) => redisErrors.note({ error: err.message }));
+      let lastRedisError: Error | null = null;
+      redis.on('error', (err) => {
+        lastRedisError = err;
+        redisErrors.note({ error: err.message });
+      });
       this.redis = redis;
       this.closers.push(() =>
         redis.quit().then(
@@ -133,7 +139,11 @@ export class Infrastructure {
           () => redis.disconnect(),
         ),
       );
-      await redis.ping();
+      await reachOrExplain(
+        'REDIS_URL',
+        config.redisUrl,
+        redis.ping().catch((err: unknown) => Promise.reject(lastRedisError ?? err)),
+      );
       const bus = new RedisEventBus(config.redisUrl, config.redisPrefix, logger);
       this.closers.push(() => bus.close());
       await bus.whenReady();
@@ -235,4 +245,35 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
       timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
     }),
   ]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * Start-up's first round trip to an external service: a failure says which variable names it and
+ * the host it points at (never the credentials in the URL), e.g. "DATABASE_URL: cannot reach
+ * db.internal:5432 (connect ECONNREFUSED ...)".
+ */
+export async function reachOrExplain<T>(variable: string, url: string, attempt: Promise<T>): Promise<T> {
+  try {
+    return await attempt;
+  } catch (err) {
+    // The cause's text is in the message; attached as `cause` it would be printed twice at start-up.
+    // eslint-disable-next-line preserve-caught-error
+    throw new Error(`${variable}: cannot reach ${hostOfUrl(url)} (${(err as Error)?.message ?? String(err)})`);
+  }
+}
+
+/** host:port of a service URL, without user or password. */
+export function hostOfUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    const port =
+      u.port ||
+      ({ 'postgres:': '5432', 'postgresql:': '5432', 'redis:': '6379', 'rediss:': '6379' } as Record<string, string>)[
+        u.protocol
+      ] ||
+      '';
+    return `${u.hostname}${port ? `:${port}` : ''}`;
+  } catch {
+    return 'an unreadable URL';
+  }
 }

@@ -148,7 +148,7 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
 
   if (options.waitForListening === false) return server;
   const deadline = Date.now() + 60_000;
-  while (!output.includes('"msg":"svc-server listening"')) {
+  while (!output.includes('"msg":"svc-server listening on ')) {
     if (child.exitCode !== null || child.signalCode !== null) {
       await server.stop();
       throw new Error(`server exited before listening (code ${child.exitCode}):\n${output}`);

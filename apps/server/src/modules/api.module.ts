@@ -20,6 +20,7 @@ import { AppExportController, SkillNamesController, StoreController } from '../h
 import { BackupController } from '../http/system/backup.controller.js';
 import { HealthController } from '../http/system/health.controller.js';
 import { SystemController } from '../http/system/system.controller.js';
+import { TerminalController } from '../http/terminal/terminal.controller.js';
 import { TestHooksController } from '../http/testing/test-hooks.controller.js';
 import { EventsGateway } from '../ws/events.gateway.js';
 import { BrowserViewGateway } from '../ws/browser-view.gateway.js';
@@ -50,6 +51,7 @@ const CONTEXT_CONTROLLERS: Type[] = [
   KnowledgeController,
   BrowserController,
   AppBrowserLoginController,
+  TerminalController,
 ];
 
 /** The HTTP API's controllers (the OpenAPI document and the assistant's operations come from them). */

@@ -4,6 +4,7 @@ import type { ApprovalPolicy } from '#contracts/agent.js';
 import { approvalMatcher } from '../approvals/approval-policy.js';
 import { ApprovalsService } from '../approvals/approvals.service.js';
 import { Clock } from '../ports/clock.port.js';
+import { Metrics, NoopMetrics } from '../ports/metrics.port.js';
 import { EventBus } from '../ports/event-bus.port.js';
 import { Replica } from '../ports/replica.port.js';
 import { ACTIVE_TURN_STATUSES, type TurnRecord, TurnRepository } from '../ports/turn.repository.port.js';
@@ -51,6 +52,8 @@ export class TurnRunner implements OnModuleInit, OnApplicationShutdown {
     private readonly replica: Replica = Replica.alone(),
     /** Approval policies (absent in unit tests: no tool call is ever held). */
     private readonly approvals?: ApprovalsService,
+    /** Turns counted by kind and outcome (docs/operations.md, "Metrics"). */
+    private readonly metrics: Metrics = new NoopMetrics(),
   ) {}
 
   onModuleInit(): void {
@@ -134,7 +137,8 @@ export class TurnRunner implements OnModuleInit, OnApplicationShutdown {
         outcome = this.loop.failureOf(err, io);
       }
       if (outcome.status === 'failed')
-        this.logger.log('turn failed', { turnId, kind: turn.kind, error: outcome.error });
+        this.logger.warn('turn failed', { turnId, kind: turn.kind, error: outcome.error });
+      this.metrics.turnFinished(turn.kind, outcome.status);
       await this.finish(turn, io.emit, startedAt, outcome);
     } catch (err) {
       this.logger.error(`turn ${turnId} could not record its end: ${(err as Error).message}`);

@@ -5,6 +5,7 @@ import { DomainError } from '../errors/domain-error.js';
 import {
   type AiSourcesDocument,
   applySeed,
+  isSeededSource,
   bumpedTime,
   changedSourceIds,
   mergeSource,
@@ -225,11 +226,14 @@ describe('seeding', () => {
     assert.notEqual(seedSourceId({ ...def, provider: 'anthropic' }), id);
   });
 
-  it('replaces every stored source with the seeded one, current; a second run changes nothing', () => {
+  it('adds the seeded source beside the stored ones and makes it current; a second run changes nothing', () => {
     const def = { provider: 'openai' as const, apiUrl: 'http://h/v1', apiKey: 'sk-test', model: 'm1' };
     const first = applySeed(doc([source('a'), source('b')], 'b'), def, T0)!;
-    assert.equal(first.sources.length, 1);
-    const seeded = first.sources[0]!;
+    assert.deepEqual(
+      first.sources.map((s) => s.id),
+      ['a', 'b', seedSourceId(def)],
+    );
+    const seeded = first.sources[2]!;
     assert.deepEqual(seeded, {
       id: seedSourceId(def),
       name: 'openai (env)',
@@ -244,9 +248,13 @@ describe('seeding', () => {
     });
     assert.equal(first.currentId, seeded.id);
     assert.equal(applySeed({ ...first, revision: 2 }, def, T0 + 1000), null);
+    // Switched to another source over the API: a restart makes the seeded one current again.
+    const again = applySeed({ ...first, currentId: 'a', revision: 3 }, def, T0 + 2000)!;
+    assert.equal(again.currentId, seeded.id);
+    assert.deepEqual(again.sources, first.sources);
   });
 
-  it('a new key keeps the id and createdAt and bumps updatedAt; other sources beside it are removed', () => {
+  it('a new key keeps the id and createdAt and bumps updatedAt; other sources beside it are kept', () => {
     const def = { provider: 'openai' as const, apiUrl: 'http://h/v1', apiKey: 'sk-1', model: 'm1' };
     const first = applySeed(doc([]), def, T0)!;
     const rotated = applySeed({ ...first, revision: 1 }, { ...def, apiKey: 'sk-2' }, T0 + 60_000)!;
@@ -254,11 +262,28 @@ describe('seeding', () => {
     assert.equal(rotated.sources[0]!.apiKey, 'sk-2');
     assert.equal(rotated.sources[0]!.createdAt, first.sources[0]!.createdAt);
     assert.equal(rotated.sources[0]!.updatedAt, new Date(T0 + 60_000).toISOString());
-    const crowded = applySeed({ ...first, sources: [...first.sources, source('x')], revision: 1 }, def, T0)!;
+    const crowded = { ...first, sources: [...first.sources, source('x')], revision: 1 };
+    assert.equal(applySeed(crowded, def, T0), null);
+  });
+
+  it('new values of the variables update the earlier seeded source in place; API sources stay', () => {
+    const def = { provider: 'openai' as const, apiUrl: 'http://h/v1', apiKey: 'sk-1', model: 'm1' };
+    const first = applySeed(doc([source('a')], 'a'), def, T0)!;
+    const moved = applySeed(
+      { ...first, sources: [...first.sources, source('z')], revision: 1 },
+      { ...def, model: 'm2' },
+      T0 + 1,
+    )!;
+    const newId = seedSourceId({ ...def, model: 'm2' });
     assert.deepEqual(
-      crowded.sources.map((s) => s.id),
-      [first.sources[0]!.id],
+      moved.sources.map((s) => s.id),
+      ['a', newId, 'z'],
     );
+    assert.equal(moved.currentId, newId);
+    assert.equal(moved.sources[1]!.model, 'm2');
+    assert.equal(moved.sources[1]!.createdAt, first.sources[1]!.createdAt);
+    assert.equal(isSeededSource(moved.sources[1]!), true);
+    assert.equal(isSeededSource(source('a')), false);
   });
 });
 

@@ -345,9 +345,20 @@ export function seedSourceId(def: { provider: string; apiUrl: string; model: str
 }
 
 /**
- * The sources after seeding: exactly the seeded source, current. A stored copy of it
- * keeps its createdAt (and its updatedAt when nothing changed), so a restart with the
- * same variables changes nothing. Returns null when the stored document already is that.
+ * Whether a stored source came from SVC_AI_*: its id is the seed id of its own provider, URL
+ * and model (ids of sources added through the API are random UUIDs, never of this layout).
+ */
+export function isSeededSource(source: Pick<AISource, 'id' | 'provider' | 'apiUrl' | 'model'>): boolean {
+  return source.id === seedSourceId(source);
+}
+
+/**
+ * The sources after seeding (CONTRACT §1): the seeded source is added, or updated in place when
+ * a source from these variables is stored (the one of the same id, else one seeded from earlier
+ * values of the variables, which it replaces at its position), and becomes current. Sources added
+ * through the API are kept. A stored copy keeps its createdAt (and its updatedAt when nothing
+ * changed), so a restart with the same variables changes nothing: null when the stored document
+ * already is that.
  */
 export function applySeed(
   doc: AiSourcesDocument,
@@ -356,21 +367,29 @@ export function applySeed(
 ): AISourcesConfig | null {
   const id = seedSourceId(def);
   const stored = doc.sources.find((s) => s.id === id);
+  const earlier = stored ? undefined : doc.sources.find(isSeededSource);
   const stamp = new Date(now).toISOString();
   const seeded: AISource = {
     id,
-    name: `${def.provider} (env)`,
+    name: stored?.name ?? `${def.provider} (env)`,
     provider: def.provider,
     authType: 'api-key',
     apiUrl: def.apiUrl,
     apiKey: def.apiKey,
     model: def.model,
-    availableModels: [{ id: def.model, name: def.model }],
-    createdAt: stored?.createdAt ?? stamp,
+    availableModels: stored?.availableModels.some((m) => m.id === def.model)
+      ? stored.availableModels
+      : [{ id: def.model, name: def.model }],
+    createdAt: stored?.createdAt ?? earlier?.createdAt ?? stamp,
     updatedAt: stored?.updatedAt ?? stamp,
   };
   if (stored && !sameSource(stored, seeded)) seeded.updatedAt = bumpedTime(stored.updatedAt, now);
-  const unchanged =
-    stored !== undefined && doc.sources.length === 1 && doc.currentId === id && sameSource(stored, seeded);
-  return unchanged ? null : { version: 2, currentId: id, sources: [seeded] };
+  const unchanged = stored !== undefined && doc.currentId === id && sameSource(stored, seeded);
+  if (unchanged) return null;
+  // One source from the variables: the earlier one (its values since changed) makes way at its place.
+  const replaced = stored ?? earlier;
+  const sources = replaced
+    ? doc.sources.map((s) => (s.id === replaced.id ? seeded : s)).filter((s) => s === seeded || !isSeededSource(s))
+    : [...doc.sources, seeded];
+  return { version: 2, currentId: id, sources };
 }

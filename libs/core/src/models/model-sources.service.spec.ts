@@ -75,6 +75,7 @@ describe('ModelSourcesService', () => {
         provider: 'anthropic',
         apiUrl: 'https://api.anthropic.com',
         apiKey: 'sk-keep-me',
+        source: { id: 'a', name: 'Renamed' },
       });
       await service.updateSource('a', { apiKey: 'sk-new' });
       assert.equal((await service.current())!.source.apiKey, 'sk-new');
@@ -249,16 +250,19 @@ describe('ModelSourcesService', () => {
     };
     const seededId = seedSourceId({ provider: 'openai', apiUrl: 'http://127.0.0.1:9/v1', model: 'm1' });
 
-    it('replaces the stored sources with one current source; a restart writes nothing', async () => {
+    it('adds one current source beside the stored ones; a restart writes nothing', async () => {
       await service.addSource({ ...SOURCE, id: 'old' });
       await make(seed).onApplicationBootstrap();
       const after = await service.sourcesConfig();
       assert.equal(after.currentId, seededId);
       assert.deepEqual(
         after.sources.map((s) => [s.id, s.name, s.provider, s.apiUrl, s.apiKey, s.model]),
-        [[seededId, 'openai (env)', 'openai', 'http://127.0.0.1:9/v1', '***', 'm1']],
+        [
+          ['old', SOURCE.name, SOURCE.provider, SOURCE.apiUrl, '', SOURCE.model],
+          [seededId, 'openai (env)', 'openai', 'http://127.0.0.1:9/v1', '***', 'm1'],
+        ],
       );
-      assert.deepEqual(after.sources[0]!.availableModels, [{ id: 'm1', name: 'm1' }]);
+      assert.deepEqual(after.sources[1]!.availableModels, [{ id: 'm1', name: 'm1' }]);
       assert.equal((await service.current())!.source.apiKey, 'sk-test');
       const writes = settings.writes;
       clock.advance(60_000);

@@ -101,8 +101,8 @@ export class ModelSourcesService implements OnApplicationBootstrap {
   }
 
   /**
-   * When SVC_AI_API_URL or SVC_AI_API_KEY is set, the seeded source replaces the stored
-   * sources and becomes current. Its id is derived from the seed, so replicas starting
+   * When SVC_AI_API_URL or SVC_AI_API_KEY is set, the seeded source is added (or updated in
+   * place) and becomes current; sources added through the API stay (CONTRACT §1). Its id is derived from the seed, so replicas starting
    * together write the same single source; an unchanged restart writes nothing.
    */
   async seedFromEnvironment(): Promise<void> {
@@ -117,7 +117,7 @@ export class ModelSourcesService implements OnApplicationBootstrap {
     this.logger.log(
       `model source from SVC_AI_*: provider ${def.provider} at ${originOf(def.apiUrl)}, model ${def.model}, ` +
         `id ${seedSourceId(def)}` +
-        (changed.length > 0 ? ' (stored sources replaced)' : ' (already stored)'),
+        (changed.length > 0 ? ' (stored and made current)' : ' (already stored and current)'),
     );
     await this.announce(changed);
   }
@@ -150,7 +150,16 @@ export class ModelSourcesService implements OnApplicationBootstrap {
     const selection = selectForPin(await this.sources.read(), pin);
     if (!selection) return null;
     const { source, model } = selection;
-    return { source, model, endpoint: { provider: source.provider, apiUrl: source.apiUrl, apiKey: source.apiKey } };
+    return {
+      source,
+      model,
+      endpoint: {
+        provider: source.provider,
+        apiUrl: source.apiUrl,
+        apiKey: source.apiKey,
+        source: { id: source.id, name: source.name },
+      },
+    };
   }
 
   /** A stored source by id, secrets in clear (for testing it, never for a response or a log); null when missing. */

@@ -9,6 +9,16 @@ export type LockoutScope = 'ip' | 'global';
 
 export type TurnOutcome = 'completed' | 'failed' | 'interrupted';
 
+/**
+ * What became of a webhook delivery: `received` (signature and body accepted), `duplicate` (a
+ * repeat, answered alike, no run), `queued` (waiting for the app's run in progress), `refused`
+ * (over the app's queue bound: 429).
+ */
+export type WebhookDeliveryResult = 'received' | 'duplicate' | 'queued' | 'refused';
+
+/** A schedule's occurrence: `fired` (a run was asked for) or `skipped` (running, paused, too soon). */
+export type ScheduleTickOutcome = 'fired' | 'skipped';
+
 export interface ModelCallReport {
   provider: string;
   /** Wall time of the call, headers to last event (or to the failure), in seconds. */
@@ -55,6 +65,18 @@ export abstract class Metrics {
   abstract jobStalled(): void;
   /** A tool call held for approval was decided: approved, rejected, timeout or stopped. */
   abstract toolApproval(outcome: string): void;
+  /** A turn ended, by its kind (chat, app-chat, app-run, team-member) and outcome. */
+  abstract turnFinished(kind: string, outcome: TurnOutcome): void;
+  /** A digital human's run started; `trigger`: its trigger type (schedule, webhook, file, manual, …). */
+  abstract runStarted(trigger: string): void;
+  /** A run ended, with the trigger type that started it. */
+  abstract runFinished(trigger: string, outcome: TurnOutcome): void;
+  /** A webhook delivery, by what became of it. */
+  abstract webhookDelivery(result: WebhookDeliveryResult): void;
+  /** A schedule occurrence came due. */
+  abstract scheduleTick(outcome: ScheduleTickOutcome): void;
+  /** This process's MCP server connections, counted by status (connecting, connected, failed, stopped). */
+  abstract mcpServers(countsByStatus: Readonly<Record<string, number>>): void;
 }
 
 /** Counts nothing: for processes and tests that do not care. */
@@ -74,4 +96,10 @@ export class NoopMetrics extends Metrics {
   jobFailed(): void {}
   jobStalled(): void {}
   toolApproval(): void {}
+  turnFinished(): void {}
+  runStarted(): void {}
+  runFinished(): void {}
+  webhookDelivery(): void {}
+  scheduleTick(): void {}
+  mcpServers(): void {}
 }

@@ -23,6 +23,8 @@ export interface ModelEndpoint {
   provider: ModelProviderKind;
   apiUrl: string;
   apiKey: string;
+  /** The stored model source this endpoint is, when it is one: for log lines (which key to check), never sent. */
+  source?: { id: string; name: string };
 }
 
 export type ModelContentBlock =

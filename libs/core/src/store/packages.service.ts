@@ -20,7 +20,7 @@ import {
 } from './archive-rules.js';
 import { StoreCatalog } from './store-catalog.js';
 import { commandName } from './store-query.js';
-import { skillMarkdown } from '../skills/skill-rules.js';
+import { SKILL_FILE, skillMarkdown } from '../skills/skill-rules.js';
 import { isSameOrInside } from '../spaces/space-rules.js';
 
 export interface ExportedPackage {
@@ -250,7 +250,35 @@ function bundledSkills(contents: PackageContents): BundledSkill[] {
     skill.files.push({ path: at.file, base64: Buffer.from(f.data).toString('base64') });
     byId.set(at.id, skill);
   }
-  return [...byId.values()];
+  return [...byId.values()].map(withSkillMarkdown);
+}
+
+/**
+ * A bundled skill shipped as its own spec file (`skills/<id>/<id>.yaml` with `type: skill`, as
+ * the protocol's bundled example does) rather than a SKILL.md: its SKILL.md is written from that
+ * spec (name, description, system_prompt), as a skill app's is on export, so it installs like
+ * any other. The spec file stays beside it. A skill with a SKILL.md is left as it is.
+ */
+export function withSkillMarkdown(skill: BundledSkill): BundledSkill {
+  if (skill.files.some((f) => f.path === SKILL_FILE)) return skill;
+  const specFile = skill.files.find((f) => [`${skill.id}.yaml`, `${skill.id}.yml`, 'spec.yaml'].includes(f.path));
+  if (!specFile) return skill;
+  let raw: unknown;
+  try {
+    raw = parseSpecYaml(Buffer.from(specFile.base64, 'base64').toString('utf8'));
+  } catch {
+    return skill; // not YAML: installed as shipped
+  }
+  if (!isMap(raw) || raw.type !== 'skill') return skill;
+  const markdown = skillMarkdown({
+    name: typeof raw.name === 'string' && raw.name.trim() !== '' ? raw.name : skill.id,
+    description: typeof raw.description === 'string' ? raw.description : '',
+    system_prompt: typeof raw.system_prompt === 'string' ? raw.system_prompt : '',
+  });
+  return {
+    ...skill,
+    files: [{ path: SKILL_FILE, base64: Buffer.from(markdown).toString('base64') }, ...skill.files],
+  };
 }
 
 /** A copy of the spec without secrets: webhook shared secrets and MCP environment values are emptied. */

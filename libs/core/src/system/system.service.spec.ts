@@ -27,7 +27,12 @@ describe('SystemService', () => {
     const { service, here, other } = setup();
     here.setLocalCount(2);
     other.setLocalCount(3);
-    assert.deepEqual(await service.remoteStatus(), { active: true, clients: 5, version: '1.0.0' });
+    assert.deepEqual(await service.remoteStatus(), {
+      active: true,
+      clients: 5,
+      version: '1.0.0',
+      serverVersion: '9.8.7',
+    });
     here.setLocalCount(0);
     assert.equal((await service.remoteStatus()).clients, 3);
   });

@@ -25,7 +25,12 @@ export class SystemService {
   }
 
   async remoteStatus(): Promise<RemoteStatus> {
-    return { active: true, clients: await this.connections.totalCount(), version: REMOTE_PROTOCOL_VERSION };
+    return {
+      active: true,
+      clients: await this.connections.totalCount(),
+      version: REMOTE_PROTOCOL_VERSION,
+      serverVersion: this.config.version,
+    };
   }
 
   /**

@@ -7,6 +7,7 @@ import type { ScheduleConfig } from '../kernel/app-spec/schedule-rules.js';
 import { AppRepository } from '../ports/app.repository.port.js';
 import { Clock } from '../ports/clock.port.js';
 import { EventBus } from '../ports/event-bus.port.js';
+import { Metrics, NoopMetrics } from '../ports/metrics.port.js';
 import { JobQueue } from '../ports/job-queue.port.js';
 import type { RunStarter, RunTrigger } from '../ports/run-starter.port.js';
 import { TriggerStore } from '../ports/trigger-store.port.js';
@@ -95,6 +96,8 @@ export class TriggersService {
     private readonly queue: JobQueue,
     private readonly bus: EventBus,
     private readonly clock: Clock,
+    /** Schedule ticks fired and skipped (docs/operations.md, "Metrics"). */
+    private readonly metrics: Metrics = new NoopMetrics(),
   ) {
     scheduler.alsoOnReconcile(() => this.recoverOccurrences());
     scheduler.onPausedOccurrences((skipped) => this.recordPausedOccurrences(skipped));
@@ -145,6 +148,7 @@ export class TriggersService {
 
   /** On resume: one `run_skipped` entry per subscription for the ticks that fell while paused. */
   private async recordPausedOccurrences(skipped: PausedOccurrences): Promise<void> {
+    for (let i = 0; i < skipped.count; i++) this.metrics.scheduleTick('skipped');
     await this.runs.skipRun(
       skipped.appId,
       TriggerTexts.skippedWhilePaused(skipped.count, skipped.firstMs, skipped.lastMs),
@@ -197,7 +201,7 @@ export class TriggersService {
     occ: { key: string; subscriptionId: string; scheduledMs: number; attempt: number },
   ): Promise<void> {
     if (!(await this.store.beginOccurrence(occ.key, occ.attempt, this.clock.now()))) return;
-    await this.startGuarded(
+    const started = await this.startGuarded(
       app,
       {
         type: 'schedule',
@@ -205,11 +209,12 @@ export class TriggersService {
       },
       occurrenceRunId(occ.key),
     );
+    this.metrics.scheduleTick(started ? 'fired' : 'skipped');
     await this.store.settleOccurrence(occ.key, this.clock.now());
   }
 
-  /** Starts a run unless repeated failures call for waiting (a skip) or pausing the app. */
-  private async startGuarded(loaded: App, trigger: RunTrigger, runId?: string): Promise<void> {
+  /** Starts a run unless repeated failures call for waiting (a skip) or pausing the app; whether it started. */
+  private async startGuarded(loaded: App, trigger: RunTrigger, runId?: string): Promise<boolean> {
     const recent = await this.records.listActivity(loaded.id, { limit: 50 });
     const failures = consecutiveFailures(recent);
     // Read after the activity: the caller's copy of the app may predate the run whose failure
@@ -224,13 +229,13 @@ export class TriggersService {
     );
     if (decision.action === 'wait') {
       await this.runs.skipRun(app.id, TriggerTexts.backingOff(failures, decision.untilMs));
-      return;
+      return false;
     }
     if (decision.action === 'pause') {
       await this.pauseAfterFailures(app, failures);
-      return;
+      return false;
     }
-    await this.start(app.id, trigger, runId);
+    return this.start(app.id, trigger, runId);
   }
 
   private async pauseAfterFailures(app: App, failures: number): Promise<void> {
@@ -250,9 +255,10 @@ export class TriggersService {
     this.logger.warn('digital human paused after repeated failed runs', { appId: app.id, failures });
   }
 
-  private async start(appId: string, trigger: RunTrigger, runId?: string): Promise<void> {
+  private async start(appId: string, trigger: RunTrigger, runId?: string): Promise<boolean> {
     try {
-      await this.runs.startRun(appId, trigger, runId === undefined ? {} : { runId });
+      const result = await this.runs.startRun(appId, trigger, runId === undefined ? {} : { runId });
+      return result.outcome === 'started';
     } catch (err) {
       // Uninstalled or deleted meanwhile: nothing to start.
       this.logger.warn('trigger could not start a run', {
@@ -260,6 +266,7 @@ export class TriggersService {
         trigger: trigger.type,
         error: (err as Error).message,
       });
+      return false;
     }
   }
 

@@ -1,4 +1,5 @@
 import { AgentChannels } from '#contracts/agent.js';
+import { MCP_STATUS_CHANNEL } from '#contracts/mcp.js';
 import type { ConversationChannel, EventChannel, EventMap } from '#contracts/events.js';
 import type { BusEventHandler } from '#core/ports/event-bus.port.js';
 import { EventBus } from '#core/ports/event-bus.port.js';
@@ -82,6 +83,15 @@ export class MeteredEventBus extends EventBus {
 
   private observeAgent(channel: string, data: object): void {
     const d = data as Record<string, unknown>;
+    if (channel === MCP_STATUS_CHANNEL) {
+      // Each process announces all of its own connections at every change: the gauge is that list.
+      const counts: Record<string, number> = {};
+      for (const server of (d.servers as Array<{ status?: unknown }> | undefined) ?? []) {
+        if (typeof server?.status === 'string') counts[server.status] = (counts[server.status] ?? 0) + 1;
+      }
+      this.metrics.mcpServers(counts);
+      return;
+    }
     const conversationId = typeof d.conversationId === 'string' ? d.conversationId : '';
     if (channel === AgentChannels.error) {
       this.endings.set(conversationId, d.errorType === 'interrupted' ? 'interrupted' : 'failed');

@@ -72,15 +72,23 @@ export class MeteredModelProvider extends ModelProvider {
         this.awaitingRetry.set(retryKey, kind);
       }
       if (kind !== 'aborted') {
-        this.logger.info('model call failed', {
+        // A retryable failure is logged once, by the turn loop that retries it ("model call failed;
+        // retrying"), or at the turn's end when it gives up: here only at debug. A failure that is
+        // final at once is a warning; a refused key names the source whose key to check.
+        const fields = {
           provider,
           model: request.model,
           host: hostOf(endpoint.apiUrl),
+          source: endpoint.source?.id,
           status,
           kind,
           retryable: failure?.retryable ?? false,
           error: redact(String((err as Error)?.message ?? err), endpoint.apiKey).slice(0, 300),
-        });
+        };
+        if (failure?.retryable) this.logger.debug('model call failed', fields);
+        else if (kind === 'authentication_failed') {
+          this.logger.warn(`model call refused (${status ?? 'auth'}): ${authHint(endpoint)}`, fields);
+        } else this.logger.warn('model call failed', fields);
       }
       throw err;
     } finally {
@@ -88,6 +96,14 @@ export class MeteredModelProvider extends ModelProvider {
       span?.end({ status: 'ok' });
     }
   }
+}
+
+/** What to do about a refused key, naming the source it belongs to. */
+export function authHint(endpoint: ModelEndpoint): string {
+  const which = endpoint.source
+    ? `model source "${endpoint.source.name}" (${endpoint.source.id})`
+    : `the model source at ${hostOf(endpoint.apiUrl)}`;
+  return `the provider refused the API key: check the key of ${which} (Settings, or PUT /api/ai-sources/sources/:id; SVC_AI_API_KEY for the source from the environment)`;
 }
 
 function hostOf(url: string): string {

@@ -3,8 +3,10 @@ import {
   type LockoutScope,
   Metrics,
   type ModelCallReport,
+  type ScheduleTickOutcome,
   type TokenCounts,
   type TurnOutcome,
+  type WebhookDeliveryResult,
 } from '#core/ports/metrics.port.js';
 
 /** Per-state job counts of one queue, read at scrape time. */
@@ -18,6 +20,18 @@ const FAST_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025
 const SLOW_BUCKETS = [0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
 const TOKEN_KINDS = ['input', 'output', 'cache_read', 'cache_creation'] as const;
 const QUEUE_STATES = ['waiting', 'active', 'delayed', 'failed', 'completed'] as const;
+const WEBHOOK_RESULTS = ['received', 'duplicate', 'queued', 'refused'] as const;
+const MCP_STATES = ['connecting', 'connected', 'failed', 'stopped'] as const;
+/**
+ * prom-client's default gauges whose names end in `_total`, which Prometheus keeps for counters
+ * (promtool: "non-counter metrics should not have _total suffix"). Left out: the same counts are
+ * the sums of the per-type gauges beside them (`svc_nodejs_active_handles{type}` and the like).
+ */
+const DEFAULT_GAUGES_NAMED_LIKE_COUNTERS = [
+  'svc_nodejs_active_handles_total',
+  'svc_nodejs_active_requests_total',
+  'svc_nodejs_active_resources_total',
+];
 
 /**
  * Metrics on prom-client, in a registry of their own (so two servers in one test process
@@ -43,6 +57,12 @@ export class PromMetrics extends Metrics {
   private readonly jobsFailed: Counter<'job'>;
   private readonly jobsStalled: Counter;
   private readonly approvals: Counter<'outcome'>;
+  private readonly turnsByKind: Counter<'kind' | 'outcome'>;
+  private readonly runsStarted: Counter<'trigger'>;
+  private readonly runsFinished: Counter<'trigger' | 'outcome'>;
+  private readonly webhooks: Counter<'result'>;
+  private readonly scheduleTicks: Counter<'outcome'>;
+  private readonly mcpServerGauge: Gauge<'status'>;
   private readonly queues: QueueCountsSource[] = [];
 
   constructor(labels: { role: string; mode: string }) {
@@ -50,6 +70,7 @@ export class PromMetrics extends Metrics {
     const registers = [this.registry];
     this.registry.setDefaultLabels({ role: labels.role });
     collectDefaultMetrics({ register: this.registry, prefix: 'svc_' });
+    for (const name of DEFAULT_GAUGES_NAMED_LIKE_COUNTERS) this.registry.removeSingleMetric(name);
     new Gauge({
       name: 'svc_info',
       help: 'Constant 1, labelled with how this process runs',
@@ -152,6 +173,42 @@ export class PromMetrics extends Metrics {
       labelNames: ['outcome'],
       registers,
     });
+    this.turnsByKind = new Counter({
+      name: 'svc_agent_turns_total',
+      help: 'Finished assistant turns by kind (chat, app-chat, app-run, team-member) and outcome',
+      labelNames: ['kind', 'outcome'],
+      registers,
+    });
+    this.runsStarted = new Counter({
+      name: 'svc_app_runs_started_total',
+      help: "Digital humans' runs started, by trigger type (schedule, webhook, file, manual, …)",
+      labelNames: ['trigger'],
+      registers,
+    });
+    this.runsFinished = new Counter({
+      name: 'svc_app_runs_finished_total',
+      help: "Digital humans' runs ended, by trigger type and outcome (completed, failed, interrupted)",
+      labelNames: ['trigger', 'outcome'],
+      registers,
+    });
+    this.webhooks = new Counter({
+      name: 'svc_webhook_deliveries_total',
+      help: 'Webhook deliveries by result: received (accepted), duplicate (a repeat, no run), queued (waiting for the run in progress), refused (queue full, 429)',
+      labelNames: ['result'],
+      registers,
+    });
+    this.scheduleTicks = new Counter({
+      name: 'svc_schedule_ticks_total',
+      help: 'Schedule occurrences by outcome: fired (a run asked for) or skipped (running, paused, too soon)',
+      labelNames: ['outcome'],
+      registers,
+    });
+    this.mcpServerGauge = new Gauge({
+      name: 'svc_mcp_servers',
+      help: "This process's MCP server connections by status (connecting, connected, failed, stopped)",
+      labelNames: ['status'],
+      registers,
+    });
     const queues = this.queues;
     new Gauge({
       name: 'svc_queue_jobs',
@@ -173,6 +230,9 @@ export class PromMetrics extends Metrics {
     this.gaps.inc(0);
     this.jobsStalled.inc(0);
     for (const outcome of ['approved', 'rejected', 'timeout', 'stopped']) this.approvals.inc({ outcome }, 0);
+    for (const result of WEBHOOK_RESULTS) this.webhooks.inc({ result }, 0);
+    for (const outcome of ['fired', 'skipped'] as const) this.scheduleTicks.inc({ outcome }, 0);
+    for (const status of MCP_STATES) this.mcpServerGauge.set({ status }, 0);
   }
 
   /** Adds a queue whose counts are read at each scrape. */
@@ -240,5 +300,25 @@ export class PromMetrics extends Metrics {
   }
   toolApproval(outcome: string): void {
     this.approvals.inc({ outcome });
+  }
+  turnFinished(kind: string, outcome: TurnOutcome): void {
+    this.turnsByKind.inc({ kind, outcome });
+  }
+  runStarted(trigger: string): void {
+    this.runsStarted.inc({ trigger });
+  }
+  runFinished(trigger: string, outcome: TurnOutcome): void {
+    this.runsFinished.inc({ trigger, outcome });
+  }
+  webhookDelivery(result: WebhookDeliveryResult): void {
+    this.webhooks.inc({ result });
+  }
+  scheduleTick(outcome: ScheduleTickOutcome): void {
+    this.scheduleTicks.inc({ outcome });
+  }
+  mcpServers(countsByStatus: Readonly<Record<string, number>>): void {
+    for (const status of new Set([...MCP_STATES, ...Object.keys(countsByStatus)])) {
+      this.mcpServerGauge.set({ status }, countsByStatus[status] ?? 0);
+    }
   }
 }

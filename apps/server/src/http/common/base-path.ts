@@ -28,8 +28,10 @@ export function unknownPrefixOf(path: string): string | null {
 /**
  * Behind a proxy that keeps a path prefix the server was not told about, `/svc/api/...`
  * answers the web page with 200 and `/svc/ws` fails: a misconfiguration that looks like
- * success. Logs one clear warning per prefix seen (in the path, or an X-Forwarded-Prefix
- * header that does not match SVC_BASE_PATH). Runs after the base path was stripped.
+ * success. Logs one clear warning per prefix seen in the path. Runs after the base path was
+ * stripped. An `X-Forwarded-Prefix` header alone is no sign of trouble: a proxy that strips the
+ * prefix (deploy/nginx/svc.conf) sends it, and that setup needs no SVC_BASE_PATH (the web app
+ * derives its URLs from its own address); docs/operations.md, "Behind a reverse proxy".
  */
 export function warnOnUnknownPrefix(
   server: Server,
@@ -59,15 +61,6 @@ export function warnOnUnknownPrefix(
             `(nginx: proxy_pass http://upstream/;) or set SVC_BASE_PATH=${prefix}`,
         );
       }
-    }
-    const forwarded = req.headers['x-forwarded-prefix'];
-    const value = (Array.isArray(forwarded) ? forwarded[0] : forwarded)?.replace(/\/+$/, '');
-    if (value && value !== basePath) {
-      once(
-        value,
-        { header: 'X-Forwarded-Prefix' },
-        `the proxy serves this server under ${value}: set SVC_BASE_PATH=${value} so the web page builds its URLs with it`,
-      );
     }
   };
   server.prependListener('request', check);

@@ -33,6 +33,13 @@ export class HttpExceptionFilter implements ExceptionFilter {
     if (res.headersSent) return;
 
     if (exception instanceof DomainError) {
+      if (exception.kind === 'internal') {
+        this.logger.error('internal error', {
+          reqId: (req as { id?: unknown }).id,
+          method: req.method,
+          err: exception.message,
+        });
+      }
       const retryAfter = exception.details.retryAfterSeconds;
       if (typeof retryAfter === 'number') res.setHeader('Retry-After', String(retryAfter));
       sendFailure(res, STATUS_BY_KIND[exception.kind], exception.message, exception.code);

@@ -2,6 +2,7 @@ import { Controller, HttpCode, Param, Post, Req, Res } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '../openapi/swagger-decorators.js';
 import express, { type Request, type Response } from 'express';
 import { ErrorTexts } from '#contracts/errors.js';
+import { Metrics } from '#core/ports/metrics.port.js';
 import { TriggersService, type WebhookRefusal } from '#core/triggers/triggers.service.js';
 import { WEBHOOK_MAX_BYTES } from '#core/triggers/webhook-rules.js';
 import { sendFailure } from '../common/envelope.js';
@@ -39,7 +40,10 @@ function readRaw(req: Request, res: Response): Promise<Buffer | 'too-large' | 'u
 @ApiTags('Webhooks')
 @Controller('hooks')
 export class HooksController {
-  constructor(private readonly triggers: TriggersService) {}
+  constructor(
+    private readonly triggers: TriggersService,
+    private readonly metrics: Metrics,
+  ) {}
 
   /** `*path`: one or more segments (`/hooks/github/push`); Express hands them over as a list. */
   @Post('*path')
@@ -59,6 +63,8 @@ export class HooksController {
     if (raw === 'unreadable') return sendFailure(res, 400, 'Invalid request body');
     const outcome = await this.triggers.deliverWebhook(path, raw, req.headers);
     if (outcome.accepted) {
+      // svc_webhook_deliveries_total: `queued` and `refused` belong to the delivery queue (CONTRACT §4).
+      this.metrics.webhookDelivery(outcome.duplicate ? 'duplicate' : 'received');
       res.status(200).json({ ok: true, received: true });
       return;
     }

@@ -71,4 +71,11 @@ export const BODYLESS_OPERATIONS: ReadonlySet<string> = new Set([
   // Permissions are auto-allowed on this server: these accept and ignore any body.
   'POST /api/agent/approve',
   'POST /api/agent/reject',
+  // No terminal on this host: every Terminal operation answers 403 whatever the body.
+  'POST /api/terminal/list',
+  'POST /api/terminal/create',
+  'POST /api/terminal/input',
+  'POST /api/terminal/resize',
+  'POST /api/terminal/kill',
+  'POST /api/terminal/replay',
 ]);

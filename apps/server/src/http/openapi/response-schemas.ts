@@ -74,7 +74,12 @@ const epochMs = (description?: string) => int(description ?? 'Epoch milliseconds
 
 export const REMOTE_STATUS = component(
   'RemoteStatus',
-  shape<RemoteStatus>({ active: bool(), clients: int('Signed-in WebSocket connections'), version: str() }),
+  shape<RemoteStatus>({
+    active: bool(),
+    clients: int('Signed-in WebSocket connections'),
+    version: str('The remote-access protocol version, always 1.0.0 (not the release)'),
+    serverVersion: str("The server's release, as GET /api/system/version answers it"),
+  }),
 );
 export const SECURITY_POLICY = component(
   'SecurityPolicy',

@@ -94,7 +94,7 @@ export class AppRunPlanBuilder extends TurnPlanBuilder implements OnModuleInit {
     mcpTools: AgentTool[],
     release: () => void,
   ): Promise<TurnPlan> {
-    const { runId, nudges } = runRequestOf(turn);
+    const { runId, nudges, triggerType } = runRequestOf(turn);
     const { space } = ground;
     const skills = await this.skills.forTurn(space.id, null);
     await io.takePendingInput();
@@ -152,15 +152,15 @@ export class AppRunPlanBuilder extends TurnPlanBuilder implements OnModuleInit {
           onComplete: async ({ reply, thoughts, tokenUsage, model }) => {
             release();
             await record(reply, { model, tokenUsage }, thoughts);
-            if (final) return this.runs.finishRun(app.id, runId, final);
+            if (final) return this.runs.finishRun(app.id, runId, final, triggerType);
             if (nudges < MAX_REPORT_NUDGES) nudgeNext = true;
-            else await this.runs.failRun(app.id, runId, RunTexts.noReport);
+            else await this.runs.failRun(app.id, runId, RunTexts.noReport, false, triggerType);
           },
           onFailure: async ({ reply, thoughts, tokenUsage, error, interrupted }) => {
             release();
             await record(reply, { tokenUsage, ...(interrupted ? { interrupted: true } : { error }) }, thoughts);
-            if (final && !interrupted) return this.runs.finishRun(app.id, runId, final);
-            await this.runs.failRun(app.id, runId, error, interrupted !== null);
+            if (final && !interrupted) return this.runs.finishRun(app.id, runId, final, triggerType);
+            await this.runs.failRun(app.id, runId, error, interrupted !== null, triggerType);
           },
           onCompacted: async ({ summary, preTokens }) => {
             await this.conversations.appendMessage(turn.conversationId, {
@@ -171,8 +171,8 @@ export class AppRunPlanBuilder extends TurnPlanBuilder implements OnModuleInit {
           },
           afterCompleted: async () => {
             if (!nudgeNext) return;
-            if (!(await this.runs.nudge(app.id, runId, turn.spaceId, nudges + 1))) {
-              await this.runs.failRun(app.id, runId, RunTexts.noReport);
+            if (!(await this.runs.nudge(app.id, runId, turn.spaceId, nudges + 1, triggerType))) {
+              await this.runs.failRun(app.id, runId, RunTexts.noReport, false, triggerType);
               await this.browser.runEnded(runId);
             }
           },
@@ -183,13 +183,19 @@ export class AppRunPlanBuilder extends TurnPlanBuilder implements OnModuleInit {
   }
 
   override async endedWithoutPlan(turn: TurnRecord, ending: UnplannedEnding): Promise<void> {
-    const { appId, runId } = runRequestOf(turn);
-    await this.runs.failRun(appId, runId, ending.error, ending.status === 'interrupted');
+    const { appId, runId, triggerType } = runRequestOf(turn);
+    await this.runs.failRun(appId, runId, ending.error, ending.status === 'interrupted', triggerType);
     await this.browser.runEnded(runId);
   }
 }
 
 function runRequestOf(turn: TurnRecord): RunRequest {
-  const r = turn.request as Partial<RunRequest>;
-  return { appId: String(r.appId ?? ''), runId: String(r.runId ?? turn.id), nudges: Number(r.nudges ?? 0) };
+  const r = turn.request as Partial<RunRequest> & { trigger?: { type?: unknown } };
+  const triggerType = r.triggerType ?? (typeof r.trigger?.type === 'string' ? r.trigger.type : 'unknown');
+  return {
+    appId: String(r.appId ?? ''),
+    runId: String(r.runId ?? turn.id),
+    nudges: Number(r.nudges ?? 0),
+    triggerType,
+  };
 }

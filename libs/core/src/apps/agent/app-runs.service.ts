@@ -25,6 +25,7 @@ import { Clock } from '../../ports/clock.port.js';
 import { EventBus } from '../../ports/event-bus.port.js';
 import { McpServers } from '../../mcp/mcp-servers.service.js';
 import { JobQueue } from '../../ports/job-queue.port.js';
+import { Metrics, NoopMetrics } from '../../ports/metrics.port.js';
 import type { RunTrigger } from '../../ports/run-starter.port.js';
 import { type PendingApproval, type TurnRecord, TurnRepository } from '../../ports/turn.repository.port.js';
 import type { Space } from '../../kernel/space.js';
@@ -44,6 +45,8 @@ export interface RunRequest {
   runId: string;
   /** Reminders to report already given in this run. */
   nudges: number;
+  /** The type of the trigger that started the run (`continue` for a continued one): for metrics. */
+  triggerType?: string;
 }
 
 export const RunTexts = {
@@ -81,6 +84,8 @@ export class AppRunsService implements OnModuleInit {
     private readonly triggers: AppScheduler,
     private readonly answers: EscalationAnswers,
     private readonly approvals: ApprovalsService,
+    /** Runs started and finished, by trigger type (docs/operations.md, "Metrics"). */
+    private readonly metrics: Metrics = new NoopMetrics(),
   ) {}
 
   onModuleInit(): void {
@@ -119,7 +124,7 @@ export class AppRunsService implements OnModuleInit {
       content: triggerMessage(trigger, new Date(this.clock.now())),
       meta: { runId, trigger: trigger.type },
     });
-    const request: RunRequest = { appId: app.id, runId, nudges: 0 };
+    const request: RunRequest = { appId: app.id, runId, nudges: 0, triggerType: trigger.type };
     const turn = await this.agent.queueTurn({
       kind: 'app-run',
       spaceId: space.id,
@@ -127,6 +132,7 @@ export class AppRunsService implements OnModuleInit {
       request: { ...request, trigger, messageId: stored.id },
     });
     if (!turn) return this.skip(app, RunTexts.alreadyRunning);
+    this.metrics.runStarted(trigger.type);
     await this.setAutomation(app.id, { runningCount: 1, lastRunAtMs: this.clock.now() });
     return { outcome: 'started', runId, conversationId };
   }
@@ -269,7 +275,8 @@ export class AppRunsService implements OnModuleInit {
   }
 
   /** The run ended as it should: `complete` is written here (an output or escalation was already). */
-  async finishRun(appId: string, runId: string, final: RunReport): Promise<void> {
+  async finishRun(appId: string, runId: string, final: RunReport, triggerType = 'unknown'): Promise<void> {
+    this.metrics.runFinished(triggerType, 'completed');
     if (!(await this.records.findById(appId))) return; // deleted meanwhile: nothing to record
     if (final.type === 'complete') {
       const content: Record<string, unknown> = { summary: final.summary };
@@ -280,21 +287,28 @@ export class AppRunsService implements OnModuleInit {
   }
 
   /** The run failed (model error, no report, stopped, replica lost): `run_error` with the reason. */
-  async failRun(appId: string, runId: string, error: string, interrupted = false): Promise<void> {
+  async failRun(
+    appId: string,
+    runId: string,
+    error: string,
+    interrupted = false,
+    triggerType = 'unknown',
+  ): Promise<void> {
+    this.metrics.runFinished(triggerType, interrupted ? 'interrupted' : 'failed');
     if (!(await this.records.findById(appId))) return;
     await this.addActivity(appId, runId, 'run_error', { error, ...(interrupted ? { interrupted: true } : {}) });
     await this.setAutomation(appId, { runningCount: 0, lastStatus: 'error', lastError: error });
   }
 
   /** Queues the next turn of a run that ended without reporting; false when that is not possible. */
-  async nudge(appId: string, runId: string, spaceId: string, nudges: number): Promise<boolean> {
+  async nudge(appId: string, runId: string, spaceId: string, nudges: number, triggerType?: string): Promise<boolean> {
     const conversationId = appRunConversationId(appId);
     const stored = await this.conversations.appendMessage(conversationId, {
       role: 'user',
       content: RunTexts.nudge,
       meta: { runId, nudge: nudges },
     });
-    const request: RunRequest = { appId, runId, nudges };
+    const request: RunRequest = { appId, runId, nudges, ...(triggerType ? { triggerType } : {}) };
     const turn = await this.agent.queueTurn({
       kind: 'app-run',
       spaceId,
@@ -360,7 +374,7 @@ export class AppRunsService implements OnModuleInit {
       throw new DomainError('conflict', RunTexts.notRunning, ErrorCodes.RUN_STATE_CONFLICT);
     const conversation = await this.conversations.findById(conversationId);
     const space = await this.spaces.get(conversation!.spaceId);
-    const request: RunRequest = { appId: app.id, runId, nudges: 0 };
+    const request: RunRequest = { appId: app.id, runId, nudges: 0, triggerType: 'continue' };
     await this.agent.submitMessage({
       kind: 'app-run',
       space,
@@ -370,7 +384,10 @@ export class AppRunsService implements OnModuleInit {
       meta: { runId },
       request: { ...request },
     });
-    if (!active) await this.setAutomation(app.id, { runningCount: 1, lastRunAtMs: this.clock.now() });
+    if (!active) {
+      this.metrics.runStarted('continue');
+      await this.setAutomation(app.id, { runningCount: 1, lastRunAtMs: this.clock.now() });
+    }
   }
 
   private async skip(app: App, reason: string, details: Record<string, unknown> = {}): Promise<RunTriggerResult> {
