@@ -10,6 +10,7 @@ import type {
 import {
   type EpochSeal,
   type MailboxMessage,
+  type MailTranscript,
   type MemberChanges,
   type TaskChanges,
   type TeamChanges,
@@ -205,10 +206,22 @@ export class FakeTeamRepository extends TeamRepository {
     this.mailbox.push({ ...message, taken: false });
   }
 
-  async takeWaiting(epochId: string, toAppId: string): Promise<MailboxMessage[]> {
+  /** What takeWaiting wrote into transcripts, by conversation id. */
+  readonly transcripts = new Map<string, Array<{ content: string; meta: Record<string, unknown> }>>();
+
+  async takeWaiting(epochId: string, toAppId: string, into: MailTranscript): Promise<MailboxMessage[]> {
     const waiting = this.mailbox.filter((m) => m.epochId === epochId && m.toAppId === toAppId && !m.taken);
+    if (waiting.length === 0) return [];
     for (const m of waiting) m.taken = true;
-    return waiting.map(({ taken: _taken, ...m }) => m);
+    const mail = waiting.map(({ taken: _taken, ...m }) => m);
+    const written = this.transcripts.get(into.conversationId) ?? [];
+    written.push(into.render(mail));
+    this.transcripts.set(into.conversationId, written);
+    return mail;
+  }
+
+  async hasWaiting(epochId: string, toAppId: string): Promise<boolean> {
+    return this.mailbox.some((m) => m.epochId === epochId && m.toAppId === toAppId && !m.taken);
   }
 
   async anyWaiting(epochId: string): Promise<boolean> {

@@ -29,6 +29,15 @@ export interface MailboxMessage {
   createdAt: string;
 }
 
+/**
+ * Where taken mail goes, in the same transaction as the take: one user message appended at the
+ * end of the member's transcript (`conversationId`), its content and meta rendered from the mail.
+ */
+export interface MailTranscript {
+  conversationId: string;
+  render: (mail: MailboxMessage[]) => { content: string; meta: Record<string, unknown> };
+}
+
 export interface EpochSeal {
   endReason: EpochEndReason;
   outcome: EpochOutcome | null;
@@ -87,8 +96,15 @@ export abstract class TeamRepository {
 
   /** Puts a message at the end of a member's mailbox. */
   abstract enqueue(message: MailboxMessage): Promise<void>;
-  /** Takes every message waiting for the member, oldest first; each is taken once across replicas. */
-  abstract takeWaiting(epochId: string, toAppId: string): Promise<MailboxMessage[]>;
+  /**
+   * Takes every message waiting for the member, oldest first, and writes them as one message at
+   * the end of its transcript, in one transaction: each is taken once across replicas, and mail
+   * taken by two takers lands in the transcript in the order it was sent (the transcript's row is
+   * locked first). Nothing is taken when the transcript does not exist.
+   */
+  abstract takeWaiting(epochId: string, toAppId: string, into: MailTranscript): Promise<MailboxMessage[]>;
+  /** Whether any message waits for that member. */
+  abstract hasWaiting(epochId: string, toAppId: string): Promise<boolean>;
   /** Whether any message of the epoch waits (for anyone). */
   abstract anyWaiting(epochId: string): Promise<boolean>;
   /** The members of the epoch with waiting messages. */

@@ -48,9 +48,11 @@ export type SendResult = { delivery: DeliveryReceipt; messageId: string } | { br
  * can deliver a message, end a member's turn or seal the run:
  * - one turn at a time per member per epoch is the agent's own rule (one active turn per
  *   conversation, a unique index), each member's transcript being its own conversation;
- * - a message waits in the member's mailbox (a table) until a turn takes it: the running turn
- *   at its next step, else a new turn started for it, else the one started when the running
- *   turn ends (`afterTurn`, on whichever replica ran it).
+ * - a message waits in the member's mailbox (a table) until a turn of the member takes it (only
+ *   its turns do, so the turn gate orders the takes): the running turn at its next step, else a
+ *   turn queued for it, which takes it when it starts, else the one queued when the running
+ *   turn ends (`afterTurn`, on whichever replica ran it). A take writes the mail into the
+ *   transcript in the same transaction, so a sender's messages arrive in order.
  */
 @Injectable()
 export class TeamWork {
@@ -124,58 +126,56 @@ export class TeamWork {
     return { delivery: await this.deliver(team, epoch, to), messageId };
   }
 
-  /** Hands `to`'s waiting mail over: to its running turn (next step), or to a new turn. */
+  /**
+   * Hands `to`'s waiting mail over: `mid_turn` when `to` has a running turn (it takes the mail
+   * at its next step), else `queued`: a turn of `to` is queued (or was already), and takes the
+   * mail when it starts. Only a turn of the member takes its mail (the turn gate: one active
+   * turn per transcript), so what a sender sends arrives in the order it was sent.
+   */
   async deliver(team: TeamDto, epoch: TeamEpochDto, to: TeamMemberDto): Promise<DeliveryReceipt> {
     const conversationId = teamMemberConversationId(to.appId, team.id, epoch.id);
-    if (await this.turns.findActive(conversationId)) return 'mid_turn';
+    const active = await this.turns.findActive(conversationId);
+    if (active) return active.status === 'running' ? 'mid_turn' : 'queued';
     await this.drain(team, epoch, to);
     return 'queued';
   }
 
   /**
-   * Starts a turn for the member's waiting mail. Should a turn have started meanwhile (another
-   * replica), the agent hands the text to it as input for its next step.
+   * Queues a turn of the member for its waiting mail (the turn takes the mail when it starts).
+   * Should a turn be active meanwhile (another replica), that one takes it.
    */
   async drain(team: TeamDto, epoch: TeamEpochDto, member: TeamMemberDto): Promise<void> {
     if (epoch.endedAt) return;
-    const mail = await this.teams.takeWaiting(epoch.id, member.appId);
-    if (mail.length === 0) return;
-    const members = await this.teams.members(team.id);
+    if (!(await this.teams.hasWaiting(epoch.id, member.appId))) return;
     const conversationId = teamMemberConversationId(member.appId, team.id, epoch.id);
     const space = await this.spaces.get(team.owningSpaceId);
     await this.conversations.openWithId(space.id, conversationId, {
       title: `${member.memberName} · ${team.name}`,
       appId: member.appId,
     });
-    const request: MemberTurnRequest = {
-      teamId: team.id,
-      epochId: epoch.id,
-      appId: member.appId,
-      depth: Math.max(...mail.map((m) => m.depth)),
-    };
-    await this.agent.submitMessage({
-      kind: 'team-member',
-      space,
-      conversationId,
-      message: this.render(mail, members),
-      images: [],
-      meta: { teamId: team.id, epochId: epoch.id, appId: member.appId },
-      request: { ...request },
-    });
-    await this.bus.publish(TeamChannels.memberHistory, { teamId: team.id, appId: member.appId, epochId: epoch.id });
+    const request: MemberTurnRequest = { teamId: team.id, epochId: epoch.id, appId: member.appId, depth: 0 };
+    await this.agent.queueTurn({ kind: 'team-member', spaceId: space.id, conversationId, request: { ...request } });
   }
 
-  /** Mail taken by a running turn at its step: recorded in its transcript; answers the text for the model. */
-  async takeForRunningTurn(req: MemberTurnRequest): Promise<{ text: string; depth: number } | null> {
-    const mail = await this.teams.takeWaiting(req.epochId, req.appId);
-    if (mail.length === 0) return null;
+  /**
+   * The member's turn takes its waiting mail (at its start, or at a step): written at the end of
+   * its transcript in the same transaction (live: while it runs); answers the text for the model.
+   */
+  async takeMail(req: MemberTurnRequest, live: boolean): Promise<{ text: string; depth: number } | null> {
     const members = await this.teams.members(req.teamId);
-    const text = this.render(mail, members);
-    await this.conversations.appendMessage(teamMemberConversationId(req.appId, req.teamId, req.epochId), {
-      role: 'user',
-      content: text,
-      meta: { teamId: req.teamId, epochId: req.epochId, appId: req.appId, live: true },
+    let text = '';
+    const mail = await this.teams.takeWaiting(req.epochId, req.appId, {
+      conversationId: teamMemberConversationId(req.appId, req.teamId, req.epochId),
+      render: (taken) => {
+        text = this.render(taken, members);
+        return {
+          content: text,
+          meta: { teamId: req.teamId, epochId: req.epochId, appId: req.appId, ...(live ? { live: true } : {}) },
+        };
+      },
     });
+    if (mail.length === 0) return null;
+    await this.bus.publish(TeamChannels.memberHistory, { teamId: req.teamId, appId: req.appId, epochId: req.epochId });
     return { text, depth: Math.max(...mail.map((m) => m.depth)) };
   }
 

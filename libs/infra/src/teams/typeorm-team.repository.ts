@@ -11,11 +11,14 @@ import type {
 import {
   type EpochSeal,
   type MailboxMessage,
+  type MailTranscript,
   type MemberChanges,
   type TaskChanges,
   type TeamChanges,
   TeamRepository,
 } from '#core/ports/team.repository.port.js';
+import { conversationKey } from '#core/conversations/conversation-rules.js';
+import { storableJson, storableText } from '#core/errors/text-rules.js';
 import { returningRows } from '../database/returning-rows.js';
 
 type Row = Record<string, unknown>;
@@ -489,18 +492,44 @@ export class TypeormTeamRepository extends TeamRepository {
     );
   }
 
-  async takeWaiting(epochId: string, toAppId: string): Promise<MailboxMessage[]> {
-    // SKIP LOCKED: two replicas draining one mailbox at once each take different rows, never the same twice.
-    const rows = returningRows<Row>(
-      await this.ds.query(
-        `UPDATE "team_mailbox" SET "taken_at" = now()
-         WHERE "seq" IN (SELECT "seq" FROM "team_mailbox"
-           WHERE "epoch_id" = $1 AND "to_app_id" = $2 AND "taken_at" IS NULL ORDER BY "seq" FOR UPDATE SKIP LOCKED)
-         RETURNING *`,
+  async takeWaiting(epochId: string, toAppId: string, into: MailTranscript): Promise<MailboxMessage[]> {
+    const conversationId = conversationKey(into.conversationId);
+    if (conversationId === null) return [];
+    return this.ds.transaction(async (m) => {
+      // The transcript's row first: takers of one member's mail queue up here, so what one takes
+      // is in the transcript before the next one looks (order kept across replicas).
+      const conversation: Row[] = await m.query(`SELECT "id" FROM "conversation" WHERE "id" = $1 FOR UPDATE`, [
+        conversationId,
+      ]);
+      if (conversation.length === 0) return [];
+      const rows: Row[] = await m.query(
+        `SELECT * FROM "team_mailbox" WHERE "epoch_id" = $1 AND "to_app_id" = $2 AND "taken_at" IS NULL
+         ORDER BY "seq" FOR UPDATE`,
         [epochId, toAppId],
-      ),
+      );
+      if (rows.length === 0) return [];
+      const mail = rows.map(toMail);
+      const { content, meta } = into.render(mail);
+      await m.query(
+        `INSERT INTO "conversation_message" ("id", "conversation_id", "position", "role", "content", "meta")
+         SELECT gen_random_uuid(), $1::text, COALESCE(MAX("position") + 1, 0), 'user', $2::text, $3::jsonb
+         FROM "conversation_message" WHERE "conversation_id" = $1::text`,
+        [conversationId, storableText(content), storableJson(meta)],
+      );
+      await m.query(`UPDATE "conversation" SET "updated_at" = now() WHERE "id" = $1`, [conversationId]);
+      await m.query(`UPDATE "team_mailbox" SET "taken_at" = now() WHERE "seq" = ANY($1::bigint[])`, [
+        rows.map((r) => String(r.seq)),
+      ]);
+      return mail;
+    });
+  }
+
+  async hasWaiting(epochId: string, toAppId: string): Promise<boolean> {
+    const rows: Row[] = await this.ds.query(
+      `SELECT 1 FROM "team_mailbox" WHERE "epoch_id" = $1 AND "to_app_id" = $2 AND "taken_at" IS NULL LIMIT 1`,
+      [epochId, toAppId],
     );
-    return rows.sort((a, b) => Number(a.seq) - Number(b.seq)).map(toMail);
+    return rows.length > 0;
   }
 
   async anyWaiting(epochId: string): Promise<boolean> {
