@@ -19,6 +19,8 @@ export interface JobMap {
   'trigger.schedule': { appId: string; subscriptionId: string; scheduledMs: number };
   /** An accepted webhook delivery (already de-duplicated): starts the app's run. */
   'trigger.webhook': { appId: string; subscriptionId: string; path: string; body: unknown; deliveryId: string | null };
+  /** A team run's time limit: seals the run epoch when it is still open; the job id names the epoch and its due time. */
+  'team.run-deadline': { teamId: string; epochId: string };
 }
 
 export type JobName = keyof JobMap;
@@ -31,4 +33,5 @@ export const JOB_NAMES: readonly JobName[] = [
   'app.escalation-expire',
   'trigger.schedule',
   'trigger.webhook',
+  'team.run-deadline',
 ];

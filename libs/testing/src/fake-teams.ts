@@ -147,6 +147,12 @@ export class FakeTeamRepository extends TeamRepository {
     return (found as TeamEpochDto[]).sort((a, b) => b.startedAt.localeCompare(a.startedAt));
   }
 
+  async openRunEpochs(): Promise<TeamEpochDto[]> {
+    return [...this.epochs.values()]
+      .filter((e) => e.lifecycle === 'run' && !e.endedAt)
+      .map(({ messageCount: _count, ...e }) => e);
+  }
+
   async latestEpoch(teamId: string): Promise<TeamEpochDto | null> {
     return (await this.listEpochs(teamId))[0] ?? null;
   }

@@ -18,6 +18,6 @@ import { SpacesModule } from './spaces.module.js';
 @Module({
   imports: [AppsModule, AppAgentModule, AgentModule, SpacesModule, ConversationsModule, ModelsModule],
   providers: [TeamsService, TeamWork, TeamMemberPlanBuilder, AppData],
-  exports: [TeamsService],
+  exports: [TeamsService, TeamWork],
 })
 export class TeamsModule {}

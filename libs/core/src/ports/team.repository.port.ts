@@ -81,6 +81,8 @@ export abstract class TeamRepository {
   abstract listEpochs(teamId: string): Promise<TeamEpochDto[]>;
   /** The latest epoch of the team (open or sealed), or null. */
   abstract latestEpoch(teamId: string): Promise<TeamEpochDto | null>;
+  /** Every run epoch still open, of every team. */
+  abstract openRunEpochs(): Promise<TeamEpochDto[]>;
   /** Seals an open epoch and settles its team; null when it was already sealed (someone else sealed it). */
   abstract seal(epochId: string, seal: EpochSeal): Promise<TeamEpochDto | null>;
   /** Counts one member message in the epoch; answers the new count. */

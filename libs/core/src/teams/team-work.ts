@@ -18,6 +18,8 @@ import type { RunReport } from '../apps/agent/report-to-user.tool.js';
 import { ConversationsService } from '../conversations/conversations.service.js';
 import { Clock } from '../ports/clock.port.js';
 import { EventBus } from '../ports/event-bus.port.js';
+import { JobQueue } from '../ports/job-queue.port.js';
+import { teamRunDeadlineJobId } from '../kernel/job-ids.js';
 import { type MailboxMessage, TeamRepository } from '../ports/team.repository.port.js';
 import { TurnRepository } from '../ports/turn.repository.port.js';
 import { SpacesService } from '../spaces/spaces.service.js';
@@ -30,6 +32,7 @@ import {
   subjectOf,
   type TeamLimits,
   TeamTexts,
+  timeLimitText,
 } from './team-rules.js';
 
 /** What a member's turn asks for: the team, the epoch, the member, and how deep its chain of messages is. */
@@ -69,6 +72,7 @@ export class TeamWork {
     private readonly clock: Clock,
     private readonly runs: AppRunsService,
     @Inject(APP_CONFIG) config: AppConfig,
+    private readonly queue: JobQueue,
   ) {
     this.limits = config.teamLimits ?? DEFAULT_TEAM_LIMITS;
   }
@@ -320,6 +324,48 @@ export class TeamWork {
       0,
     );
     return { runId: epoch.id, conversationId: teamMemberConversationId(member.appId, team.id, epoch.id) };
+  }
+
+  /**
+   * Arms a run's time limit: a delayed job whose id names the epoch and the moment it is due, so
+   * the run is sealed by whichever replica consumes it, after restarts too, and arming it again
+   * (any replica, any number of times) queues it once.
+   */
+  async armDeadline(epoch: TeamEpochDto): Promise<void> {
+    if (epoch.lifecycle !== 'run' || epoch.endedAt) return;
+    const dueMs = Date.parse(epoch.startedAt) + this.limits.maxDurationMs;
+    await this.queue.add(
+      'team.run-deadline',
+      { teamId: epoch.teamId, epochId: epoch.id },
+      { jobId: teamRunDeadlineJobId(epoch.id, dueMs), delayMs: Math.max(0, dueMs - this.clock.now()) },
+    );
+  }
+
+  /** Every open run's time limit armed again (a job store restarted empty loses delayed jobs); at a worker's start. */
+  async armOpenDeadlines(): Promise<void> {
+    for (const epoch of await this.teams.openRunEpochs()) {
+      await this.armDeadline(epoch).catch((err: Error) =>
+        this.logger.warn(`arming the time limit of run ${epoch.id}: ${err.message}`),
+      );
+    }
+  }
+
+  /** The `team.run-deadline` job: a run still open past its time limit is sealed as an error. */
+  async deadlineReached(data: { teamId: string; epochId: string }): Promise<void> {
+    const [team, epoch] = await Promise.all([this.teams.findById(data.teamId), this.teams.findEpoch(data.epochId)]);
+    if (!team || !epoch || epoch.endedAt || epoch.lifecycle !== 'run') return;
+    const dueMs = Date.parse(epoch.startedAt) + this.limits.maxDurationMs;
+    const now = this.clock.now();
+    if (now < dueMs) {
+      // Early (a clock apart, or the limit was raised since): armed again for the time left.
+      await this.queue.add(
+        'team.run-deadline',
+        { teamId: team.id, epochId: epoch.id },
+        { jobId: teamRunDeadlineJobId(epoch.id, now), delayMs: dueMs - now },
+      );
+      return;
+    }
+    await this.breach(team, epoch, timeLimitText(this.limits));
   }
 
   /** Archives a conversation epoch: sealed, what still runs in it stops. */

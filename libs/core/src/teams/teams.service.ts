@@ -469,6 +469,7 @@ export class TeamsService implements OnModuleInit, OnModuleDestroy {
     if (!(await this.teams.openRunEpoch(epoch)))
       throw DomainError.conflict(TeamTexts.runActive, ErrorCodes.TEAM_RUN_STATE);
     const running = (await this.teams.findById(teamId)) ?? team;
+    await this.work.armDeadline(epoch);
     await this.announce(teamId, 'epoch-opened', running);
     await this.work.send(running, epoch, null, lead, `The team's goal: ${team.goal}\nStart the run.`, 0);
     return epoch;

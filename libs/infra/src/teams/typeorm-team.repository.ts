@@ -375,6 +375,13 @@ export class TypeormTeamRepository extends TeamRepository {
     return (await this.listEpochs(teamId))[0] ?? null;
   }
 
+  async openRunEpochs(): Promise<TeamEpochDto[]> {
+    const rows: Row[] = await this.ds.query(
+      `SELECT * FROM "team_epoch" WHERE "lifecycle" = 'run' AND "ended_at" IS NULL ORDER BY "started_at"`,
+    );
+    return rows.map(toEpoch);
+  }
+
   async seal(epochId: string, seal: EpochSeal): Promise<TeamEpochDto | null> {
     return this.ds.transaction(async (m) => {
       const rows = returningRows<Row>(
