@@ -122,6 +122,22 @@ export interface EpochBoardDto {
 }
 
 /** How a teammate's message was handed over (`team_send`, `POST …/members/:appId/send`). */
+/** What fires a team's trigger: the sources of a digital human's subscriptions that teams take. */
+export type TeamTriggerType = 'schedule' | 'webhook';
+
+/**
+ * A team's trigger (docs/api/teams.md, "Triggers"): its firing opens a run epoch. `source.config`
+ * as a subscription's (schedule `{every|cron, timezone?, workday_calendar?}`, webhook
+ * `{path, secret?}`; a secret is answered as `"********"`); `nextRunAt` of a schedule.
+ */
+export interface TeamTriggerDto {
+  id: string;
+  teamId: string;
+  source: { type: TeamTriggerType; config: Record<string, unknown> };
+  nextRunAt: string | null;
+  createdAt: string;
+}
+
 export type DeliveryReceipt = 'mid_turn' | 'queued' | 'undelivered';
 
 /** Global event channels of teams (docs/api/teams.md, "Events"). */

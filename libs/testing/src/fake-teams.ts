@@ -15,6 +15,7 @@ import {
   type TaskChanges,
   type TeamChanges,
   TeamRepository,
+  type TeamTriggerRecord,
 } from '#core/ports/team.repository.port.js';
 
 /** TeamRepository in memory, with the adapter's rules (unique names, one open run, each message taken once). */
@@ -236,5 +237,37 @@ export class FakeTeamRepository extends TeamRepository {
 
   async waitingRecipients(epochId: string): Promise<string[]> {
     return [...new Set(this.mailbox.filter((m) => m.epochId === epochId && !m.taken).map((m) => m.toAppId))];
+  }
+
+  readonly triggerRows: TeamTriggerRecord[] = [];
+
+  async addTrigger(trigger: TeamTriggerRecord): Promise<void> {
+    this.triggerRows.push({ ...trigger });
+  }
+
+  async triggers(teamId: string): Promise<TeamTriggerRecord[]> {
+    return this.triggerRows.filter((t) => t.teamId === teamId);
+  }
+
+  async findTrigger(triggerId: string): Promise<TeamTriggerRecord | null> {
+    return this.triggerRows.find((t) => t.id === triggerId) ?? null;
+  }
+
+  async deleteTrigger(teamId: string, triggerId: string): Promise<boolean> {
+    const at = this.triggerRows.findIndex((t) => t.teamId === teamId && t.id === triggerId);
+    if (at < 0) return false;
+    this.triggerRows.splice(at, 1);
+    return true;
+  }
+
+  async triggersOfType(type: TeamTriggerRecord['type']): Promise<TeamTriggerRecord[]> {
+    return this.triggerRows.filter((t) => t.type === type);
+  }
+
+  async advanceTrigger(triggerId: string, fromMs: number, toMs: number | null): Promise<boolean> {
+    const trigger = this.triggerRows.find((t) => t.id === triggerId && t.nextMs === fromMs);
+    if (!trigger) return false;
+    trigger.nextMs = toMs;
+    return true;
   }
 }

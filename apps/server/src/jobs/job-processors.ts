@@ -6,6 +6,7 @@ import { AppRunsService } from '#core/apps/agent/app-runs.service.js';
 import { MemoryConsolidationService } from '#core/memory/memory-consolidation.service.js';
 import { JobQueue } from '#core/ports/job-queue.port.js';
 import { SystemService } from '#core/system/system.service.js';
+import { TeamTriggers } from '#core/teams/team-triggers.js';
 import { TeamWork } from '#core/teams/team-work.js';
 import { TriggerScheduler } from '#core/triggers/trigger-scheduler.js';
 import { TriggersService } from '#core/triggers/triggers.service.js';
@@ -28,6 +29,7 @@ export class JobProcessors {
     private readonly triggers: TriggersService,
     private readonly scheduler: TriggerScheduler,
     private readonly teams: TeamWork,
+    private readonly teamTriggers: TeamTriggers,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -52,6 +54,7 @@ export class JobProcessors {
     this.queue.process('trigger.schedule', (data) => this.triggers.fireSchedule(data));
     this.queue.process('trigger.webhook', (data) => this.triggers.fireWebhook(data));
     this.queue.process('team.run-deadline', (data) => this.teams.deadlineReached(data));
+    this.queue.process('team.trigger-schedule', (data) => this.teamTriggers.fireSchedule(data));
     // Independent of one another (each a few round trips to the job store or the database):
     // together, so the start waits for the slowest rather than for their sum.
     await Promise.all([

@@ -9,7 +9,18 @@ import type {
   TeamEpochDto,
   TeamMemberDto,
   TeamStatus,
+  TeamTriggerType,
 } from '#contracts/teams.js';
+
+/** A team's trigger as stored: `nextMs` a schedule's next occurrence. */
+export interface TeamTriggerRecord {
+  id: string;
+  teamId: string;
+  type: TeamTriggerType;
+  config: Record<string, unknown>;
+  nextMs: number | null;
+  createdAt: string;
+}
 
 export type TeamChanges = Partial<
   Pick<TeamDto, 'name' | 'goal' | 'leadAppId' | 'memberSourcing' | 'collabMode' | 'escalationRouting' | 'status'>
@@ -111,4 +122,13 @@ export abstract class TeamRepository {
   abstract anyWaiting(epochId: string): Promise<boolean>;
   /** The members of the epoch with waiting messages. */
   abstract waitingRecipients(epochId: string): Promise<string[]>;
+
+  abstract addTrigger(trigger: TeamTriggerRecord): Promise<void>;
+  abstract triggers(teamId: string): Promise<TeamTriggerRecord[]>;
+  abstract findTrigger(triggerId: string): Promise<TeamTriggerRecord | null>;
+  abstract deleteTrigger(teamId: string, triggerId: string): Promise<boolean>;
+  /** Every team's triggers of that type. */
+  abstract triggersOfType(type: TeamTriggerType): Promise<TeamTriggerRecord[]>;
+  /** Moves a schedule on from `fromMs` to `toMs`: the claim of the occurrence `fromMs` (false: someone else has it). */
+  abstract advanceTrigger(triggerId: string, fromMs: number, toMs: number | null): Promise<boolean>;
 }

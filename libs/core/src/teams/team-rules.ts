@@ -31,6 +31,7 @@ export const TeamTexts = {
   runActive: 'A run is already running for this team',
   noRunning: 'No run is running for this team',
   epochNotFound: 'Epoch not found',
+  triggerNotFound: 'Trigger not found',
   leadNotMember: 'leadAppId must name a member of this team',
   runEnded: 'The run has ended; nothing more can be sent or posted in it.',
 } as const;

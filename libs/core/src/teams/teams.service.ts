@@ -6,6 +6,7 @@ import {
   type CollabMode,
   type DeliveryReceipt,
   type EpochBoardDto,
+  type EpochTrigger,
   type EscalationRouting,
   type MemberSourcing,
   TeamChannels,
@@ -448,8 +449,14 @@ export class TeamsService implements OnModuleInit, OnModuleDestroy {
     return this.teams.edges(teamId);
   }
 
-  /** Opens a run epoch and wakes the lead with the goal; 409 while a run is running. */
-  async run(teamId: string): Promise<TeamEpochDto> {
+  /**
+   * Opens a run epoch and wakes the lead with the goal; 409 while a run is running. A trigger
+   * names its type, a title for the epoch and what fired it (added to the lead's message).
+   */
+  async run(
+    teamId: string,
+    fired: { triggerType: EpochTrigger; title?: string; note?: string } = { triggerType: 'manual' },
+  ): Promise<TeamEpochDto> {
     const team = await this.get(teamId);
     const members = await this.teams.members(teamId);
     const lead = members.find((m) => m.appId === team.leadAppId) ?? members.find((m) => m.isLead);
@@ -463,15 +470,16 @@ export class TeamsService implements OnModuleInit, OnModuleDestroy {
       endReason: null,
       outcome: null,
       summary: null,
-      triggerType: 'manual',
-      title: null,
+      triggerType: fired.triggerType,
+      title: fired.title ?? null,
     };
     if (!(await this.teams.openRunEpoch(epoch)))
       throw DomainError.conflict(TeamTexts.runActive, ErrorCodes.TEAM_RUN_STATE);
     const running = (await this.teams.findById(teamId)) ?? team;
     await this.work.armDeadline(epoch);
     await this.announce(teamId, 'epoch-opened', running);
-    await this.work.send(running, epoch, null, lead, `The team's goal: ${team.goal}\nStart the run.`, 0);
+    const note = fired.note ? `\n${fired.note}` : '';
+    await this.work.send(running, epoch, null, lead, `The team's goal: ${team.goal}${note}\nStart the run.`, 0);
     return epoch;
   }
 

@@ -16,6 +16,7 @@ import {
   type TaskChanges,
   type TeamChanges,
   TeamRepository,
+  type TeamTriggerRecord,
 } from '#core/ports/team.repository.port.js';
 import { conversationKey } from '#core/conversations/conversation-rules.js';
 import { storableJson, storableText } from '#core/errors/text-rules.js';
@@ -110,6 +111,15 @@ const toMail = (r: Row): MailboxMessage => ({
   fromAppId: (r.from_app_id as string | null) ?? null,
   body: r.body as string,
   depth: Number(r.depth),
+  createdAt: iso(r.created_at),
+});
+
+const toTrigger = (r: Row): TeamTriggerRecord => ({
+  id: r.id as string,
+  teamId: r.team_id as string,
+  type: r.type as TeamTriggerRecord['type'],
+  config: (r.config as Record<string, unknown>) ?? {},
+  nextMs: r.next_ms === null || r.next_ms === undefined ? null : Number(r.next_ms),
   createdAt: iso(r.created_at),
 });
 
@@ -553,5 +563,53 @@ export class TypeormTeamRepository extends TeamRepository {
       [epochId],
     );
     return rows.map((r) => r.to_app_id as string);
+  }
+
+  async addTrigger(t: TeamTriggerRecord): Promise<void> {
+    await this.ds.query(
+      `INSERT INTO "team_trigger" ("id", "team_id", "type", "config", "next_ms", "created_at")
+       VALUES ($1, $2, $3, $4::jsonb, $5, $6)`,
+      [t.id, t.teamId, t.type, storableJson(t.config), t.nextMs, t.createdAt],
+    );
+  }
+
+  async triggers(teamId: string): Promise<TeamTriggerRecord[]> {
+    const rows: Row[] = await this.ds.query(
+      `SELECT * FROM "team_trigger" WHERE "team_id" = $1 ORDER BY "created_at", "id"`,
+      [teamId],
+    );
+    return rows.map(toTrigger);
+  }
+
+  async findTrigger(triggerId: string): Promise<TeamTriggerRecord | null> {
+    const rows: Row[] = await this.ds.query(`SELECT * FROM "team_trigger" WHERE "id" = $1`, [triggerId]);
+    return rows[0] ? toTrigger(rows[0]) : null;
+  }
+
+  async deleteTrigger(teamId: string, triggerId: string): Promise<boolean> {
+    const rows = returningRows(
+      await this.ds.query(`DELETE FROM "team_trigger" WHERE "team_id" = $1 AND "id" = $2 RETURNING "id"`, [
+        teamId,
+        triggerId,
+      ]),
+    );
+    return rows.length > 0;
+  }
+
+  async triggersOfType(type: TeamTriggerRecord['type']): Promise<TeamTriggerRecord[]> {
+    const rows: Row[] = await this.ds.query(`SELECT * FROM "team_trigger" WHERE "type" = $1 ORDER BY "created_at"`, [
+      type,
+    ]);
+    return rows.map(toTrigger);
+  }
+
+  async advanceTrigger(triggerId: string, fromMs: number, toMs: number | null): Promise<boolean> {
+    const rows = returningRows(
+      await this.ds.query(
+        `UPDATE "team_trigger" SET "next_ms" = $3 WHERE "id" = $1 AND "next_ms" = $2 RETURNING "id"`,
+        [triggerId, fromMs, toMs],
+      ),
+    );
+    return rows.length > 0;
   }
 }

@@ -9,18 +9,22 @@ import type {
   TeamEdgeDto,
   TeamEpochDto,
   TeamMemberDto,
+  TeamTriggerDto,
 } from '#contracts/teams.js';
 import type { ProposedMember } from '#core/teams/team-rules.js';
+import { TeamTriggers } from '#core/teams/team-triggers.js';
 import { TeamsService } from '#core/teams/teams.service.js';
 import { ok } from '../common/envelope.js';
 import { toMessageDto } from '../conversations/conversations.presenter.js';
 import { ApiData, ApiDone } from '../openapi/api-data.js';
 import { MESSAGE } from '../openapi/response-schemas.js';
 import { arr } from '../openapi/schema.js';
+import { ApiOperation, ApiTags } from '../openapi/swagger-decorators.js';
 import {
   AddMemberDto,
   ChatMessagesQuery,
   CreateTeamDto,
+  CreateTeamTriggerDto,
   OpenConversationDto,
   RenameConversationDto,
   ProposeMembersDto,
@@ -39,12 +43,17 @@ import {
   TEAM_EDGE,
   TEAM_EPOCH,
   TEAM_MEMBER,
+  TEAM_TRIGGER,
 } from './teams.schemas.js';
 
 /** Teams of digital humans (docs/api/teams.md). A run's progress comes over WebSocket (`team:*`). */
+@ApiTags('Teams')
 @Controller('api/teams')
 export class TeamsController {
-  constructor(private readonly teams: TeamsService) {}
+  constructor(
+    private readonly teams: TeamsService,
+    private readonly triggers: TeamTriggers,
+  ) {}
 
   @Get()
   @ApiData(arr(TEAM))
@@ -208,6 +217,41 @@ export class TeamsController {
   @ApiDone()
   async stop(@Param('teamId') teamId: string, @Param('appId') appId: string): Promise<{ success: true }> {
     await this.teams.stopMember(teamId, appId);
+    return { success: true };
+  }
+
+  @Get(':teamId/triggers')
+  @ApiOperation({ summary: 'List a team’s triggers (schedules and webhooks that open a run)' })
+  @ApiData(arr(TEAM_TRIGGER))
+  async listTriggers(@Param('teamId') teamId: string): Promise<SuccessBody<TeamTriggerDto[]>> {
+    return ok(await this.triggers.list(teamId));
+  }
+
+  @Post(':teamId/triggers')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Add a trigger to a team: a schedule or a webhook whose firing opens a run epoch',
+    description:
+      '`source` as a digital human’s subscription: `{type: "schedule", config: {every | cron, timezone?, ' +
+      'workday_calendar?}}` or `{type: "webhook", config: {path, secret?}}` (deliveries to `POST /hooks/<path>`). ' +
+      'Each firing opens one run epoch across replicas (`triggerType` set); while a run is running it is skipped.',
+  })
+  @ApiData(TEAM_TRIGGER, 404, 409)
+  async addTrigger(
+    @Param('teamId') teamId: string,
+    @Body() body: CreateTeamTriggerDto,
+  ): Promise<SuccessBody<TeamTriggerDto>> {
+    return ok(await this.triggers.create(teamId, body.source));
+  }
+
+  @Delete(':teamId/triggers/:triggerId')
+  @ApiOperation({ summary: 'Remove a team’s trigger' })
+  @ApiDone(404)
+  async removeTrigger(
+    @Param('teamId') teamId: string,
+    @Param('triggerId') triggerId: string,
+  ): Promise<{ success: true }> {
+    await this.triggers.remove(teamId, triggerId);
     return { success: true };
   }
 }
