@@ -122,6 +122,20 @@ export interface EpochBoardDto {
 }
 
 /** How a teammate's message was handed over (`team_send`, `POST …/members/:appId/send`). */
+/**
+ * A file the members produced in an epoch (docs/api/teams.md, "Artifacts"): a task's `resultRef`
+ * (`task_result`, `sourceId` the task), a finding's `ref` (`finding`, the finding), or a file a
+ * member's turn wrote with `Write`/`Edit` (`file`, the turn's message), as recorded.
+ */
+export interface TeamArtifactDto {
+  kind: 'task_result' | 'finding' | 'file';
+  ref: string;
+  appId: string;
+  sourceId: string | null;
+  title: string;
+  createdAt: string;
+}
+
 /** What fires a team's trigger: the sources of a digital human's subscriptions that teams take. */
 export type TeamTriggerType = 'schedule' | 'webhook';
 

@@ -15,6 +15,7 @@ import {
   type TeamEdgeDto,
   type TeamEpochDto,
   type TeamMemberDto,
+  type TeamArtifactDto,
   type TeamPendingEscalationDto,
   teamMemberConversationId,
 } from '#contracts/teams.js';
@@ -553,6 +554,58 @@ export class TeamsService implements OnModuleInit, OnModuleDestroy {
       this.teams.activities(epochId),
     ]);
     return { epoch, tasks, findings, members, activities };
+  }
+
+  /**
+   * The files the members produced in an epoch: tasks' `resultRef`s, findings' `ref`s, and files
+   * their turns wrote (`Write`/`Edit` calls that did not fail, as their transcripts record them),
+   * each path once per kind (its latest record): tasks', then findings', then files.
+   */
+  async artifacts(teamId: string, epochId: string): Promise<TeamArtifactDto[]> {
+    const { epoch, tasks, findings, members } = await this.board(teamId, epochId);
+    const out = new Map<string, TeamArtifactDto>();
+    const add = (a: TeamArtifactDto) => {
+      out.delete(`${a.kind}\n${a.ref}`);
+      out.set(`${a.kind}\n${a.ref}`, a);
+    };
+    for (const t of tasks) {
+      if (t.resultRef)
+        add({
+          kind: 'task_result',
+          ref: t.resultRef,
+          appId: t.assigneeAppId,
+          sourceId: t.id,
+          title: t.title,
+          createdAt: t.updatedAt,
+        });
+    }
+    for (const f of findings) {
+      if (f.ref)
+        add({
+          kind: 'finding',
+          ref: f.ref,
+          appId: f.authorAppId,
+          sourceId: f.id,
+          title: f.body.split('\n')[0]!.slice(0, 80),
+          createdAt: f.createdAt,
+        });
+    }
+    for (const m of members) {
+      const conversation = await this.conversations.findById(teamMemberConversationId(m.appId, teamId, epoch.id));
+      if (!conversation) continue;
+      const { messages } = await this.conversations.get(conversation.spaceId, conversation.id);
+      for (const message of messages.filter((x) => x.role === 'assistant')) {
+        const thoughts = await this.conversations.thoughts(conversation.spaceId, conversation.id, message.id);
+        const failed = new Set(thoughts.filter((t) => t.type === 'tool_result' && t.isError).map((t) => t.toolUseId));
+        for (const t of thoughts) {
+          const path = t.toolInput?.file_path;
+          if (t.type !== 'tool_use' || (t.toolName !== 'Write' && t.toolName !== 'Edit')) continue;
+          if (typeof path !== 'string' || (t.toolUseId && failed.has(t.toolUseId))) continue;
+          add({ kind: 'file', ref: path, appId: m.appId, sourceId: message.id, title: t.toolName, createdAt: t.timestamp });
+        }
+      }
+    }
+    return [...out.values()];
   }
 
   /** A member's transcript in an epoch (the current or latest one unless named). */

@@ -9,6 +9,7 @@ import type {
   TeamEdgeDto,
   TeamEpochDto,
   TeamMemberDto,
+  TeamArtifactDto,
   TeamTriggerDto,
 } from '#contracts/teams.js';
 import type { ProposedMember } from '#core/teams/team-rules.js';
@@ -43,6 +44,7 @@ import {
   TEAM_EDGE,
   TEAM_EPOCH,
   TEAM_MEMBER,
+  TEAM_ARTIFACT,
   TEAM_TRIGGER,
 } from './teams.schemas.js';
 
@@ -190,6 +192,21 @@ export class TeamsController {
   @ApiData(EPOCH_BOARD)
   async board(@Param('teamId') teamId: string, @Param('epochId') epochId: string): Promise<SuccessBody<EpochBoardDto>> {
     return ok(await this.teams.board(teamId, epochId));
+  }
+
+  @Get(':teamId/epochs/:epochId/artifacts')
+  @ApiOperation({
+    summary: 'List the files the members produced in an epoch',
+    description:
+      'Tasks’ `resultRef`s, findings’ `ref`s and files the members’ turns wrote (`Write`/`Edit`), as recorded; ' +
+      'each path once per kind: the tasks’, then the findings’, then the files.',
+  })
+  @ApiData(arr(TEAM_ARTIFACT))
+  async artifacts(
+    @Param('teamId') teamId: string,
+    @Param('epochId') epochId: string,
+  ): Promise<SuccessBody<TeamArtifactDto[]>> {
+    return ok(await this.teams.artifacts(teamId, epochId));
   }
 
   @Get(':teamId/chat-messages')

@@ -9,6 +9,7 @@ import type {
   TeamEpochDto,
   TeamMemberDto,
   TeamPendingEscalationDto,
+  TeamArtifactDto,
   TeamTriggerDto,
 } from '#contracts/teams.js';
 import { TASK_STATUSES } from '#contracts/teams.js';
@@ -160,6 +161,18 @@ export const TEAM_TRIGGER = component(
       ['type', 'config'],
     ),
     nextRunAt: nullable(isoTime('a schedule’s next occurrence')),
+    createdAt: isoTime(),
+  }),
+);
+
+export const TEAM_ARTIFACT = component(
+  'TeamArtifact',
+  shape<TeamArtifactDto>({
+    kind: oneOfValues(['task_result', 'finding', 'file']),
+    ref: str('a path in the team’s space (as the member wrote it)'),
+    appId: str(),
+    sourceId: nullable(str('the task, the finding, or the message of the turn that wrote the file')),
+    title: str(),
     createdAt: isoTime(),
   }),
 );
