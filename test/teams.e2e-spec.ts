@@ -104,6 +104,7 @@ function shopTeam(req: RecordedModelRequest): ScriptedReply {
   if (me === 'Writer') {
     if (!task || made.length > 0) return textReply('Noted.');
     return calls(
+      { name: 'Write', input: { file_path: 'report.md', content: '# Prices\nUp 3% this week.\n' } },
       { name: 'team_update_task', input: { taskId: task, status: 'done', resultRef: 'report.md' } },
       { name: 'team_send', input: { to: 'Lead', message: 'The report is written.' } },
     );
@@ -287,6 +288,18 @@ describe('teams: digital humans working together', () => {
         kind,
       );
     assert.equal(board.activities.at(-1)!.kind, 'run_end');
+    const artifacts = okData<Array<{ kind: string; ref: string; appId: string; title: string }>>(
+      await api.get(`/api/teams/${team.id}/epochs/${epoch.id}/artifacts`),
+    );
+    assert.deepEqual(
+      artifacts.map((a) => [a.kind, a.ref, a.appId, a.title]),
+      [
+        ['task_result', 'notes/prices.md', apps.Researcher, 'Research prices'],
+        ['task_result', 'report.md', apps.Writer, 'Write the report'],
+        ['finding', 'notes/prices.md', apps.Researcher, 'Prices rose 3% this week.'],
+        ['file', 'report.md', apps.Writer, 'Write'],
+      ],
+    );
 
     const teamMessage = await teamEvent('team:message', team.id, (f) => f.data?.fromMemberName === 'Researcher');
     assert.deepEqual([teamMessage.data!.toMemberName, teamMessage.data!.epochId], ['Writer', epoch.id]);

@@ -18,7 +18,19 @@ export interface JobMap {
   /** One occurrence of a schedule subscription; the job id names (app, subscription, time). */
   'trigger.schedule': { appId: string; subscriptionId: string; scheduledMs: number };
   /** An accepted webhook delivery (already de-duplicated): starts the app's run. */
-  'trigger.webhook': { appId: string; subscriptionId: string; path: string; body: unknown; deliveryId: string | null };
+  'trigger.webhook': {
+    appId: string;
+    subscriptionId: string;
+    path: string;
+    body: unknown;
+    deliveryId: string | null;
+    /** Set when the subscription is not a digital human's: the kind of its owner (`team`), `appId` its id. */
+    owner?: string;
+  };
+  /** One occurrence of a team's schedule trigger; the job id names (trigger, time). */
+  'team.trigger-schedule': { teamId: string; triggerId: string; scheduledMs: number };
+  /** A team run's time limit: seals the run epoch when it is still open; the job id names the epoch and its due time. */
+  'team.run-deadline': { teamId: string; epochId: string };
   /** Ingests one source of a knowledge base at one content hash; the job id names (knowledge base, source, hash, generation). */
   'knowledge.ingest': { kbId: string; sourceId: string; hash: string; batchId: string };
 }
@@ -34,4 +46,6 @@ export const JOB_NAMES: readonly JobName[] = [
   'trigger.schedule',
   'trigger.webhook',
   'knowledge.ingest',
+  'team.run-deadline',
+  'team.trigger-schedule',
 ];

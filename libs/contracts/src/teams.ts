@@ -122,6 +122,36 @@ export interface EpochBoardDto {
 }
 
 /** How a teammate's message was handed over (`team_send`, `POST …/members/:appId/send`). */
+/**
+ * A file the members produced in an epoch (docs/api/teams.md, "Artifacts"): a task's `resultRef`
+ * (`task_result`, `sourceId` the task), a finding's `ref` (`finding`, the finding), or a file a
+ * member's turn wrote with `Write`/`Edit` (`file`, the turn's message), as recorded.
+ */
+export interface TeamArtifactDto {
+  kind: 'task_result' | 'finding' | 'file';
+  ref: string;
+  appId: string;
+  sourceId: string | null;
+  title: string;
+  createdAt: string;
+}
+
+/** What fires a team's trigger: the sources of a digital human's subscriptions that teams take. */
+export type TeamTriggerType = 'schedule' | 'webhook';
+
+/**
+ * A team's trigger (docs/api/teams.md, "Triggers"): its firing opens a run epoch. `source.config`
+ * as a subscription's (schedule `{every|cron, timezone?, workday_calendar?}`, webhook
+ * `{path, secret?}`; a secret is answered as `"********"`); `nextRunAt` of a schedule.
+ */
+export interface TeamTriggerDto {
+  id: string;
+  teamId: string;
+  source: { type: TeamTriggerType; config: Record<string, unknown> };
+  nextRunAt: string | null;
+  createdAt: string;
+}
+
 export type DeliveryReceipt = 'mid_turn' | 'queued' | 'undelivered';
 
 /** Global event channels of teams (docs/api/teams.md, "Events"). */

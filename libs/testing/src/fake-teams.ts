@@ -10,10 +10,12 @@ import type {
 import {
   type EpochSeal,
   type MailboxMessage,
+  type MailTranscript,
   type MemberChanges,
   type TaskChanges,
   type TeamChanges,
   TeamRepository,
+  type TeamTriggerRecord,
 } from '#core/ports/team.repository.port.js';
 
 /** TeamRepository in memory, with the adapter's rules (unique names, one open run, each message taken once). */
@@ -146,6 +148,12 @@ export class FakeTeamRepository extends TeamRepository {
     return (found as TeamEpochDto[]).sort((a, b) => b.startedAt.localeCompare(a.startedAt));
   }
 
+  async openRunEpochs(): Promise<TeamEpochDto[]> {
+    return [...this.epochs.values()]
+      .filter((e) => e.lifecycle === 'run' && !e.endedAt)
+      .map(({ messageCount: _count, ...e }) => e);
+  }
+
   async latestEpoch(teamId: string): Promise<TeamEpochDto | null> {
     return (await this.listEpochs(teamId))[0] ?? null;
   }
@@ -205,10 +213,22 @@ export class FakeTeamRepository extends TeamRepository {
     this.mailbox.push({ ...message, taken: false });
   }
 
-  async takeWaiting(epochId: string, toAppId: string): Promise<MailboxMessage[]> {
+  /** What takeWaiting wrote into transcripts, by conversation id. */
+  readonly transcripts = new Map<string, Array<{ content: string; meta: Record<string, unknown> }>>();
+
+  async takeWaiting(epochId: string, toAppId: string, into: MailTranscript): Promise<MailboxMessage[]> {
     const waiting = this.mailbox.filter((m) => m.epochId === epochId && m.toAppId === toAppId && !m.taken);
+    if (waiting.length === 0) return [];
     for (const m of waiting) m.taken = true;
-    return waiting.map(({ taken: _taken, ...m }) => m);
+    const mail = waiting.map(({ taken: _taken, ...m }) => m);
+    const written = this.transcripts.get(into.conversationId) ?? [];
+    written.push(into.render(mail));
+    this.transcripts.set(into.conversationId, written);
+    return mail;
+  }
+
+  async hasWaiting(epochId: string, toAppId: string): Promise<boolean> {
+    return this.mailbox.some((m) => m.epochId === epochId && m.toAppId === toAppId && !m.taken);
   }
 
   async anyWaiting(epochId: string): Promise<boolean> {
@@ -217,5 +237,37 @@ export class FakeTeamRepository extends TeamRepository {
 
   async waitingRecipients(epochId: string): Promise<string[]> {
     return [...new Set(this.mailbox.filter((m) => m.epochId === epochId && !m.taken).map((m) => m.toAppId))];
+  }
+
+  readonly triggerRows: TeamTriggerRecord[] = [];
+
+  async addTrigger(trigger: TeamTriggerRecord): Promise<void> {
+    this.triggerRows.push({ ...trigger });
+  }
+
+  async triggers(teamId: string): Promise<TeamTriggerRecord[]> {
+    return this.triggerRows.filter((t) => t.teamId === teamId);
+  }
+
+  async findTrigger(triggerId: string): Promise<TeamTriggerRecord | null> {
+    return this.triggerRows.find((t) => t.id === triggerId) ?? null;
+  }
+
+  async deleteTrigger(teamId: string, triggerId: string): Promise<boolean> {
+    const at = this.triggerRows.findIndex((t) => t.teamId === teamId && t.id === triggerId);
+    if (at < 0) return false;
+    this.triggerRows.splice(at, 1);
+    return true;
+  }
+
+  async triggersOfType(type: TeamTriggerRecord['type']): Promise<TeamTriggerRecord[]> {
+    return this.triggerRows.filter((t) => t.type === type);
+  }
+
+  async advanceTrigger(triggerId: string, fromMs: number, toMs: number | null): Promise<boolean> {
+    const trigger = this.triggerRows.find((t) => t.id === triggerId && t.nextMs === fromMs);
+    if (!trigger) return false;
+    trigger.nextMs = toMs;
+    return true;
   }
 }

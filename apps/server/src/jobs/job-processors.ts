@@ -7,6 +7,8 @@ import { MemoryConsolidationService } from '#core/memory/memory-consolidation.se
 import { KnowledgeService } from '#core/knowledge/knowledge.service.js';
 import { JobQueue } from '#core/ports/job-queue.port.js';
 import { SystemService } from '#core/system/system.service.js';
+import { TeamTriggers } from '#core/teams/team-triggers.js';
+import { TeamWork } from '#core/teams/team-work.js';
 import { TriggerScheduler } from '#core/triggers/trigger-scheduler.js';
 import { TriggersService } from '#core/triggers/triggers.service.js';
 
@@ -28,6 +30,8 @@ export class JobProcessors {
     private readonly triggers: TriggersService,
     private readonly scheduler: TriggerScheduler,
     private readonly knowledge: KnowledgeService,
+    private readonly teams: TeamWork,
+    private readonly teamTriggers: TeamTriggers,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -52,6 +56,8 @@ export class JobProcessors {
     this.queue.process('trigger.schedule', (data) => this.triggers.fireSchedule(data));
     this.queue.process('trigger.webhook', (data) => this.triggers.fireWebhook(data));
     this.queue.process('knowledge.ingest', (data) => this.knowledge.ingestSource(data));
+    this.queue.process('team.run-deadline', (data) => this.teams.deadlineReached(data));
+    this.queue.process('team.trigger-schedule', (data) => this.teamTriggers.fireSchedule(data));
     // Independent of one another (each a few round trips to the job store or the database):
     // together, so the start waits for the slowest rather than for their sum.
     await Promise.all([
@@ -61,6 +67,8 @@ export class JobProcessors {
       // Delayed schedule jobs come back from the Postgres rows if the job store lost them, and
       // occurrences claimed by a replica that died before their run are taken over.
       this.scheduler.startReconciling(this.config.triggerReconcileMs),
+      // Open team runs' time limits, should the job store have lost their delayed jobs.
+      this.teams.armOpenDeadlines(),
     ]);
   }
 }

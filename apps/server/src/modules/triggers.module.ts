@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { FileTriggersService } from '#core/triggers/file-triggers.service.js';
+import { WebhookOwners } from '#core/triggers/webhook-owners.js';
 import { TriggersService } from '#core/triggers/triggers.service.js';
 import { AppAgentModule } from './app-agent.module.js';
 import { AppsModule } from './apps.module.js';
@@ -11,7 +12,7 @@ import { ArtifactEventsModule } from './artifact-events.module.js';
  */
 @Module({
   imports: [AppsModule, AppAgentModule, ArtifactEventsModule],
-  providers: [TriggersService, FileTriggersService],
-  exports: [TriggersService],
+  providers: [TriggersService, FileTriggersService, WebhookOwners],
+  exports: [TriggersService, WebhookOwners],
 })
 export class TriggersModule {}

@@ -27,6 +27,16 @@ export function escalationExpiryJobId(entryId: string): string {
   return `escalation-expire-${entryId}`;
 }
 
+/** A team run's time limit, by its epoch and the moment it is due (ms). */
+export function teamRunDeadlineJobId(epochId: string, dueMs: number): string {
+  return `team-deadline-${epochId}-${dueMs}`;
+}
+
+/** One occurrence of a team's schedule trigger (trigger, scheduled time). */
+export function teamScheduleJobId(triggerId: string, scheduledMs: number): string {
+  return `team-sched-${triggerId}-${scheduledMs}`;
+}
+
 /** One run of a space's memory consolidation: the space, then a fresh token that also names the lease holder. */
 export function consolidationJobId(spaceId: string): string {
   return `memory-consolidate-${spaceId}-${randomUUID()}`;

@@ -9,7 +9,18 @@ import type {
   TeamEpochDto,
   TeamMemberDto,
   TeamStatus,
+  TeamTriggerType,
 } from '#contracts/teams.js';
+
+/** A team's trigger as stored: `nextMs` a schedule's next occurrence. */
+export interface TeamTriggerRecord {
+  id: string;
+  teamId: string;
+  type: TeamTriggerType;
+  config: Record<string, unknown>;
+  nextMs: number | null;
+  createdAt: string;
+}
 
 export type TeamChanges = Partial<
   Pick<TeamDto, 'name' | 'goal' | 'leadAppId' | 'memberSourcing' | 'collabMode' | 'escalationRouting' | 'status'>
@@ -27,6 +38,15 @@ export interface MailboxMessage {
   body: string;
   depth: number;
   createdAt: string;
+}
+
+/**
+ * Where taken mail goes, in the same transaction as the take: one user message appended at the
+ * end of the member's transcript (`conversationId`), its content and meta rendered from the mail.
+ */
+export interface MailTranscript {
+  conversationId: string;
+  render: (mail: MailboxMessage[]) => { content: string; meta: Record<string, unknown> };
 }
 
 export interface EpochSeal {
@@ -72,6 +92,8 @@ export abstract class TeamRepository {
   abstract listEpochs(teamId: string): Promise<TeamEpochDto[]>;
   /** The latest epoch of the team (open or sealed), or null. */
   abstract latestEpoch(teamId: string): Promise<TeamEpochDto | null>;
+  /** Every run epoch still open, of every team. */
+  abstract openRunEpochs(): Promise<TeamEpochDto[]>;
   /** Seals an open epoch and settles its team; null when it was already sealed (someone else sealed it). */
   abstract seal(epochId: string, seal: EpochSeal): Promise<TeamEpochDto | null>;
   /** Counts one member message in the epoch; answers the new count. */
@@ -87,10 +109,26 @@ export abstract class TeamRepository {
 
   /** Puts a message at the end of a member's mailbox. */
   abstract enqueue(message: MailboxMessage): Promise<void>;
-  /** Takes every message waiting for the member, oldest first; each is taken once across replicas. */
-  abstract takeWaiting(epochId: string, toAppId: string): Promise<MailboxMessage[]>;
+  /**
+   * Takes every message waiting for the member, oldest first, and writes them as one message at
+   * the end of its transcript, in one transaction: each is taken once across replicas, and mail
+   * taken by two takers lands in the transcript in the order it was sent (the transcript's row is
+   * locked first). Nothing is taken when the transcript does not exist.
+   */
+  abstract takeWaiting(epochId: string, toAppId: string, into: MailTranscript): Promise<MailboxMessage[]>;
+  /** Whether any message waits for that member. */
+  abstract hasWaiting(epochId: string, toAppId: string): Promise<boolean>;
   /** Whether any message of the epoch waits (for anyone). */
   abstract anyWaiting(epochId: string): Promise<boolean>;
   /** The members of the epoch with waiting messages. */
   abstract waitingRecipients(epochId: string): Promise<string[]>;
+
+  abstract addTrigger(trigger: TeamTriggerRecord): Promise<void>;
+  abstract triggers(teamId: string): Promise<TeamTriggerRecord[]>;
+  abstract findTrigger(triggerId: string): Promise<TeamTriggerRecord | null>;
+  abstract deleteTrigger(teamId: string, triggerId: string): Promise<boolean>;
+  /** Every team's triggers of that type. */
+  abstract triggersOfType(type: TeamTriggerType): Promise<TeamTriggerRecord[]>;
+  /** Moves a schedule on from `fromMs` to `toMs`: the claim of the occurrence `fromMs` (false: someone else has it). */
+  abstract advanceTrigger(triggerId: string, fromMs: number, toMs: number | null): Promise<boolean>;
 }

@@ -80,7 +80,12 @@ export class TeamMemberPlanBuilder extends TurnPlanBuilder implements OnModuleIn
     if (epoch.endedAt) return refuseTurn('The run has ended.', { errorCode: 'NOT_FOUND' });
     const app = await this.apps.get(me.appId).catch(() => null);
     if (!app) return refuseTurn('The digital human of this member no longer exists.', { errorCode: 'NOT_FOUND' });
+    // The mail waiting now opens this turn (written into the transcript as it is taken).
+    const opening = await this.work.takeMail(req, false);
     const { conversation, messages } = await this.conversations.get(turn.spaceId, turn.conversationId);
+    // A turn queued for mail that an earlier turn took meanwhile has nothing to answer.
+    if (!opening && messages[messages.length - 1]?.role !== 'user')
+      return refuseTurn('Nothing waits in this member\'s mailbox.', { errorCode: 'NOT_FOUND' });
     const ground = await this.preamble.prepareWithSkills({
       turn,
       io,
@@ -90,13 +95,13 @@ export class TeamMemberPlanBuilder extends TurnPlanBuilder implements OnModuleIn
     if (isRefusal(ground)) return ground;
     const { space, skills } = ground;
     await io.takePendingInput();
-    let depth = req.depth;
+    let depth = Math.max(req.depth, opening?.depth ?? 0);
     const memberIo: TurnIO = {
       ...io,
       // Mail that came while this turn works joins its next step, like a person's input.
       takePendingInput: async () => {
         const inputs = await io.takePendingInput();
-        const mail = await this.work.takeForRunningTurn(req);
+        const mail = await this.work.takeMail(req, true);
         if (!mail) return inputs;
         depth = Math.max(depth, mail.depth);
         return [...inputs, mail.text];

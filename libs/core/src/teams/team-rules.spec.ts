@@ -6,6 +6,7 @@ import {
   DEFAULT_TEAM_LIMITS,
   findMember,
   limitBreach,
+  timeLimitText,
   mayMessage,
   outcomeOf,
   parseProposal,
@@ -50,7 +51,10 @@ describe('team rules', () => {
     assert.equal(limitBreach(DEFAULT_TEAM_LIMITS, ok), null);
     assert.match(limitBreach(DEFAULT_TEAM_LIMITS, { ...ok, count: 201 })!, /200 member messages/);
     assert.match(limitBreach(DEFAULT_TEAM_LIMITS, { ...ok, depth: 9 })!, /8 hops/);
-    assert.match(limitBreach(DEFAULT_TEAM_LIMITS, { ...ok, elapsedMs: 3 * 3_600_000 })!, /120 minutes/);
+    assert.match(limitBreach(DEFAULT_TEAM_LIMITS, { ...ok, elapsedMs: 3 * 3_600_000 })!, /more than 2 hour\(s\)/);
+    const short = { ...DEFAULT_TEAM_LIMITS, maxDurationMs: 3000 };
+    assert.match(limitBreach(short, { ...ok, elapsedMs: 3001 })!, /more than 3 second\(s\) \(the time limit per run\)/);
+    assert.match(timeLimitText({ ...short, maxDurationMs: 90 * 60_000 }), /more than 90 minute\(s\)/);
   });
 
   it('subjects are one line of at most 80 characters; mail names its sender', () => {

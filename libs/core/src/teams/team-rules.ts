@@ -31,6 +31,7 @@ export const TeamTexts = {
   runActive: 'A run is already running for this team',
   noRunning: 'No run is running for this team',
   epochNotFound: 'Epoch not found',
+  triggerNotFound: 'Trigger not found',
   leadNotMember: 'leadAppId must name a member of this team',
   runEnded: 'The run has ended; nothing more can be sent or posted in it.',
 } as const;
@@ -71,9 +72,20 @@ export function limitBreach(
     return `The run sent more than ${limits.maxMessages} member messages (the limit per run).`;
   if (facts.depth > limits.maxForwardDepth)
     return `A chain of messages went more than ${limits.maxForwardDepth} hops deep (the forward-depth limit): the members may be going back and forth.`;
-  if (facts.elapsedMs > limits.maxDurationMs)
-    return `The run went on for more than ${Math.round(limits.maxDurationMs / 60_000)} minutes (the time limit per run).`;
+  if (facts.elapsedMs > limits.maxDurationMs) return timeLimitText(limits);
   return null;
+}
+
+/** The breach of a run's time limit, in words. */
+export function timeLimitText(limits: TeamLimits): string {
+  const ms = limits.maxDurationMs;
+  const span =
+    ms % 3_600_000 === 0
+      ? `${ms / 3_600_000} hour(s)`
+      : ms >= 60_000
+        ? `${Math.round(ms / 60_000)} minute(s)`
+        : `${Math.round(ms / 1000)} second(s)`;
+  return `The run went on for more than ${span} (the time limit per run).`;
 }
 
 /** An activity's subject: one line, at most 80 characters. */

@@ -18,6 +18,8 @@ import type { RunReport } from '../apps/agent/report-to-user.tool.js';
 import { ConversationsService } from '../conversations/conversations.service.js';
 import { Clock } from '../ports/clock.port.js';
 import { EventBus } from '../ports/event-bus.port.js';
+import { JobQueue } from '../ports/job-queue.port.js';
+import { teamRunDeadlineJobId } from '../kernel/job-ids.js';
 import { type MailboxMessage, TeamRepository } from '../ports/team.repository.port.js';
 import { TurnRepository } from '../ports/turn.repository.port.js';
 import { SpacesService } from '../spaces/spaces.service.js';
@@ -30,6 +32,7 @@ import {
   subjectOf,
   type TeamLimits,
   TeamTexts,
+  timeLimitText,
 } from './team-rules.js';
 
 /** What a member's turn asks for: the team, the epoch, the member, and how deep its chain of messages is. */
@@ -48,9 +51,11 @@ export type SendResult = { delivery: DeliveryReceipt; messageId: string } | { br
  * can deliver a message, end a member's turn or seal the run:
  * - one turn at a time per member per epoch is the agent's own rule (one active turn per
  *   conversation, a unique index), each member's transcript being its own conversation;
- * - a message waits in the member's mailbox (a table) until a turn takes it: the running turn
- *   at its next step, else a new turn started for it, else the one started when the running
- *   turn ends (`afterTurn`, on whichever replica ran it).
+ * - a message waits in the member's mailbox (a table) until a turn of the member takes it (only
+ *   its turns do, so the turn gate orders the takes): the running turn at its next step, else a
+ *   turn queued for it, which takes it when it starts, else the one queued when the running
+ *   turn ends (`afterTurn`, on whichever replica ran it). A take writes the mail into the
+ *   transcript in the same transaction, so a sender's messages arrive in order.
  */
 @Injectable()
 export class TeamWork {
@@ -67,6 +72,7 @@ export class TeamWork {
     private readonly clock: Clock,
     private readonly runs: AppRunsService,
     @Inject(APP_CONFIG) config: AppConfig,
+    private readonly queue: JobQueue,
   ) {
     this.limits = config.teamLimits ?? DEFAULT_TEAM_LIMITS;
   }
@@ -124,58 +130,56 @@ export class TeamWork {
     return { delivery: await this.deliver(team, epoch, to), messageId };
   }
 
-  /** Hands `to`'s waiting mail over: to its running turn (next step), or to a new turn. */
+  /**
+   * Hands `to`'s waiting mail over: `mid_turn` when `to` has a running turn (it takes the mail
+   * at its next step), else `queued`: a turn of `to` is queued (or was already), and takes the
+   * mail when it starts. Only a turn of the member takes its mail (the turn gate: one active
+   * turn per transcript), so what a sender sends arrives in the order it was sent.
+   */
   async deliver(team: TeamDto, epoch: TeamEpochDto, to: TeamMemberDto): Promise<DeliveryReceipt> {
     const conversationId = teamMemberConversationId(to.appId, team.id, epoch.id);
-    if (await this.turns.findActive(conversationId)) return 'mid_turn';
+    const active = await this.turns.findActive(conversationId);
+    if (active) return active.status === 'running' ? 'mid_turn' : 'queued';
     await this.drain(team, epoch, to);
     return 'queued';
   }
 
   /**
-   * Starts a turn for the member's waiting mail. Should a turn have started meanwhile (another
-   * replica), the agent hands the text to it as input for its next step.
+   * Queues a turn of the member for its waiting mail (the turn takes the mail when it starts).
+   * Should a turn be active meanwhile (another replica), that one takes it.
    */
   async drain(team: TeamDto, epoch: TeamEpochDto, member: TeamMemberDto): Promise<void> {
     if (epoch.endedAt) return;
-    const mail = await this.teams.takeWaiting(epoch.id, member.appId);
-    if (mail.length === 0) return;
-    const members = await this.teams.members(team.id);
+    if (!(await this.teams.hasWaiting(epoch.id, member.appId))) return;
     const conversationId = teamMemberConversationId(member.appId, team.id, epoch.id);
     const space = await this.spaces.get(team.owningSpaceId);
     await this.conversations.openWithId(space.id, conversationId, {
       title: `${member.memberName} · ${team.name}`,
       appId: member.appId,
     });
-    const request: MemberTurnRequest = {
-      teamId: team.id,
-      epochId: epoch.id,
-      appId: member.appId,
-      depth: Math.max(...mail.map((m) => m.depth)),
-    };
-    await this.agent.submitMessage({
-      kind: 'team-member',
-      space,
-      conversationId,
-      message: this.render(mail, members),
-      images: [],
-      meta: { teamId: team.id, epochId: epoch.id, appId: member.appId },
-      request: { ...request },
-    });
-    await this.bus.publish(TeamChannels.memberHistory, { teamId: team.id, appId: member.appId, epochId: epoch.id });
+    const request: MemberTurnRequest = { teamId: team.id, epochId: epoch.id, appId: member.appId, depth: 0 };
+    await this.agent.queueTurn({ kind: 'team-member', spaceId: space.id, conversationId, request: { ...request } });
   }
 
-  /** Mail taken by a running turn at its step: recorded in its transcript; answers the text for the model. */
-  async takeForRunningTurn(req: MemberTurnRequest): Promise<{ text: string; depth: number } | null> {
-    const mail = await this.teams.takeWaiting(req.epochId, req.appId);
-    if (mail.length === 0) return null;
+  /**
+   * The member's turn takes its waiting mail (at its start, or at a step): written at the end of
+   * its transcript in the same transaction (live: while it runs); answers the text for the model.
+   */
+  async takeMail(req: MemberTurnRequest, live: boolean): Promise<{ text: string; depth: number } | null> {
     const members = await this.teams.members(req.teamId);
-    const text = this.render(mail, members);
-    await this.conversations.appendMessage(teamMemberConversationId(req.appId, req.teamId, req.epochId), {
-      role: 'user',
-      content: text,
-      meta: { teamId: req.teamId, epochId: req.epochId, appId: req.appId, live: true },
+    let text = '';
+    const mail = await this.teams.takeWaiting(req.epochId, req.appId, {
+      conversationId: teamMemberConversationId(req.appId, req.teamId, req.epochId),
+      render: (taken) => {
+        text = this.render(taken, members);
+        return {
+          content: text,
+          meta: { teamId: req.teamId, epochId: req.epochId, appId: req.appId, ...(live ? { live: true } : {}) },
+        };
+      },
     });
+    if (mail.length === 0) return null;
+    await this.bus.publish(TeamChannels.memberHistory, { teamId: req.teamId, appId: req.appId, epochId: req.epochId });
     return { text, depth: Math.max(...mail.map((m) => m.depth)) };
   }
 
@@ -320,6 +324,48 @@ export class TeamWork {
       0,
     );
     return { runId: epoch.id, conversationId: teamMemberConversationId(member.appId, team.id, epoch.id) };
+  }
+
+  /**
+   * Arms a run's time limit: a delayed job whose id names the epoch and the moment it is due, so
+   * the run is sealed by whichever replica consumes it, after restarts too, and arming it again
+   * (any replica, any number of times) queues it once.
+   */
+  async armDeadline(epoch: TeamEpochDto): Promise<void> {
+    if (epoch.lifecycle !== 'run' || epoch.endedAt) return;
+    const dueMs = Date.parse(epoch.startedAt) + this.limits.maxDurationMs;
+    await this.queue.add(
+      'team.run-deadline',
+      { teamId: epoch.teamId, epochId: epoch.id },
+      { jobId: teamRunDeadlineJobId(epoch.id, dueMs), delayMs: Math.max(0, dueMs - this.clock.now()) },
+    );
+  }
+
+  /** Every open run's time limit armed again (a job store restarted empty loses delayed jobs); at a worker's start. */
+  async armOpenDeadlines(): Promise<void> {
+    for (const epoch of await this.teams.openRunEpochs()) {
+      await this.armDeadline(epoch).catch((err: Error) =>
+        this.logger.warn(`arming the time limit of run ${epoch.id}: ${err.message}`),
+      );
+    }
+  }
+
+  /** The `team.run-deadline` job: a run still open past its time limit is sealed as an error. */
+  async deadlineReached(data: { teamId: string; epochId: string }): Promise<void> {
+    const [team, epoch] = await Promise.all([this.teams.findById(data.teamId), this.teams.findEpoch(data.epochId)]);
+    if (!team || !epoch || epoch.endedAt || epoch.lifecycle !== 'run') return;
+    const dueMs = Date.parse(epoch.startedAt) + this.limits.maxDurationMs;
+    const now = this.clock.now();
+    if (now < dueMs) {
+      // Early (a clock apart, or the limit was raised since): armed again for the time left.
+      await this.queue.add(
+        'team.run-deadline',
+        { teamId: team.id, epochId: epoch.id },
+        { jobId: teamRunDeadlineJobId(epoch.id, now), delayMs: dueMs - now },
+      );
+      return;
+    }
+    await this.breach(team, epoch, timeLimitText(this.limits));
   }
 
   /** Archives a conversation epoch: sealed, what still runs in it stops. */

@@ -6,6 +6,7 @@ import {
   type CollabMode,
   type DeliveryReceipt,
   type EpochBoardDto,
+  type EpochTrigger,
   type EscalationRouting,
   type MemberSourcing,
   TeamChannels,
@@ -14,6 +15,7 @@ import {
   type TeamEdgeDto,
   type TeamEpochDto,
   type TeamMemberDto,
+  type TeamArtifactDto,
   type TeamPendingEscalationDto,
   teamMemberConversationId,
 } from '#contracts/teams.js';
@@ -448,8 +450,14 @@ export class TeamsService implements OnModuleInit, OnModuleDestroy {
     return this.teams.edges(teamId);
   }
 
-  /** Opens a run epoch and wakes the lead with the goal; 409 while a run is running. */
-  async run(teamId: string): Promise<TeamEpochDto> {
+  /**
+   * Opens a run epoch and wakes the lead with the goal; 409 while a run is running. A trigger
+   * names its type, a title for the epoch and what fired it (added to the lead's message).
+   */
+  async run(
+    teamId: string,
+    fired: { triggerType: EpochTrigger; title?: string; note?: string } = { triggerType: 'manual' },
+  ): Promise<TeamEpochDto> {
     const team = await this.get(teamId);
     const members = await this.teams.members(teamId);
     const lead = members.find((m) => m.appId === team.leadAppId) ?? members.find((m) => m.isLead);
@@ -463,14 +471,16 @@ export class TeamsService implements OnModuleInit, OnModuleDestroy {
       endReason: null,
       outcome: null,
       summary: null,
-      triggerType: 'manual',
-      title: null,
+      triggerType: fired.triggerType,
+      title: fired.title ?? null,
     };
     if (!(await this.teams.openRunEpoch(epoch)))
       throw DomainError.conflict(TeamTexts.runActive, ErrorCodes.TEAM_RUN_STATE);
     const running = (await this.teams.findById(teamId)) ?? team;
+    await this.work.armDeadline(epoch);
     await this.announce(teamId, 'epoch-opened', running);
-    await this.work.send(running, epoch, null, lead, `The team's goal: ${team.goal}\nStart the run.`, 0);
+    const note = fired.note ? `\n${fired.note}` : '';
+    await this.work.send(running, epoch, null, lead, `The team's goal: ${team.goal}${note}\nStart the run.`, 0);
     return epoch;
   }
 
@@ -544,6 +554,58 @@ export class TeamsService implements OnModuleInit, OnModuleDestroy {
       this.teams.activities(epochId),
     ]);
     return { epoch, tasks, findings, members, activities };
+  }
+
+  /**
+   * The files the members produced in an epoch: tasks' `resultRef`s, findings' `ref`s, and files
+   * their turns wrote (`Write`/`Edit` calls that did not fail, as their transcripts record them),
+   * each path once per kind (its latest record): tasks', then findings', then files.
+   */
+  async artifacts(teamId: string, epochId: string): Promise<TeamArtifactDto[]> {
+    const { epoch, tasks, findings, members } = await this.board(teamId, epochId);
+    const out = new Map<string, TeamArtifactDto>();
+    const add = (a: TeamArtifactDto) => {
+      out.delete(`${a.kind}\n${a.ref}`);
+      out.set(`${a.kind}\n${a.ref}`, a);
+    };
+    for (const t of tasks) {
+      if (t.resultRef)
+        add({
+          kind: 'task_result',
+          ref: t.resultRef,
+          appId: t.assigneeAppId,
+          sourceId: t.id,
+          title: t.title,
+          createdAt: t.updatedAt,
+        });
+    }
+    for (const f of findings) {
+      if (f.ref)
+        add({
+          kind: 'finding',
+          ref: f.ref,
+          appId: f.authorAppId,
+          sourceId: f.id,
+          title: f.body.split('\n')[0]!.slice(0, 80),
+          createdAt: f.createdAt,
+        });
+    }
+    for (const m of members) {
+      const conversation = await this.conversations.findById(teamMemberConversationId(m.appId, teamId, epoch.id));
+      if (!conversation) continue;
+      const { messages } = await this.conversations.get(conversation.spaceId, conversation.id);
+      for (const message of messages.filter((x) => x.role === 'assistant')) {
+        const thoughts = await this.conversations.thoughts(conversation.spaceId, conversation.id, message.id);
+        const failed = new Set(thoughts.filter((t) => t.type === 'tool_result' && t.isError).map((t) => t.toolUseId));
+        for (const t of thoughts) {
+          const path = t.toolInput?.file_path;
+          if (t.type !== 'tool_use' || (t.toolName !== 'Write' && t.toolName !== 'Edit')) continue;
+          if (typeof path !== 'string' || (t.toolUseId && failed.has(t.toolUseId))) continue;
+          add({ kind: 'file', ref: path, appId: m.appId, sourceId: message.id, title: t.toolName, createdAt: t.timestamp });
+        }
+      }
+    }
+    return [...out.values()];
   }
 
   /** A member's transcript in an epoch (the current or latest one unless named). */

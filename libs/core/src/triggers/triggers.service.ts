@@ -37,8 +37,12 @@ import {
   webhookClaims,
 } from './webhook-rules.js';
 import { webhookDeliveryJobId } from '../kernel/job-ids.js';
+import { WebhookOwners } from './webhook-owners.js';
 
 type Headers = Record<string, string | string[] | undefined>;
+
+/** Whose webhook a path names: a digital human's (`kind` null) or another context's. */
+type WebhookTarget = { ownerId: string; subscriptionId: string; config: Record<string, unknown>; kind: string | null };
 
 /** Why a webhook delivery was refused. */
 export type WebhookRefusal = 'unknown-path' | 'too-large' | 'bad-signature' | 'not-json' | 'bad-body';
@@ -98,6 +102,8 @@ export class TriggersService {
     private readonly clock: Clock,
     /** Schedule ticks fired and skipped (docs/operations.md, "Metrics"). */
     private readonly metrics: Metrics = new NoopMetrics(),
+    /** Webhook subscriptions of other contexts (teams); absent in unit tests. */
+    private readonly owned: WebhookOwners = new WebhookOwners(),
   ) {
     scheduler.alsoOnReconcile(() => this.recoverOccurrences());
     scheduler.onPausedOccurrences((skipped) => this.recordPausedOccurrences(skipped));
@@ -279,7 +285,7 @@ export class TriggersService {
    */
   async deliverWebhook(rawPath: string, rawBody: Buffer, headers: Headers): Promise<WebhookOutcome> {
     const path = normalizeHookPath(rawPath);
-    const target = await this.findWebhook(path);
+    const target = (await this.findWebhook(path)) ?? (await this.findOwnedWebhook(path));
     if (!target) return { accepted: false, refusal: 'unknown-path', error: WebhookTexts.notFound(path) };
     if (rawBody.length > WEBHOOK_MAX_BYTES)
       return { accepted: false, refusal: 'too-large', error: 'Request body is too large' };
@@ -303,16 +309,23 @@ export class TriggersService {
     if (unsafe) return { accepted: false, refusal: 'bad-body', error: `${unsafe.field} ${unsafe.reason}` };
     const id = deliveryId(headers);
     const now = this.clock.now();
-    const claims = webhookClaims(target.app.id, target.subscriptionId, rawBody, id);
+    const claims = webhookClaims(target.ownerId, target.subscriptionId, rawBody, id);
     for (const claim of claims) {
-      if (!(await this.store.claim(claim.key, target.app.id, now, claim.windowMs))) {
+      if (!(await this.store.claim(claim.key, target.ownerId, now, claim.windowMs))) {
         return { accepted: true, duplicate: true };
       }
     }
     try {
       await this.queue.add(
         'trigger.webhook',
-        { appId: target.app.id, subscriptionId: target.subscriptionId, path, body, deliveryId: id },
+        {
+          appId: target.ownerId,
+          subscriptionId: target.subscriptionId,
+          path,
+          body,
+          deliveryId: id,
+          ...(target.kind ? { owner: target.kind } : {}),
+        },
         { jobId: webhookDeliveryJobId(claims, now) },
       );
     } catch (err) {
@@ -329,6 +342,15 @@ export class TriggersService {
 
   /** The queued run of an accepted delivery. */
   async fireWebhook(job: JobMap['trigger.webhook']): Promise<void> {
+    if (job.owner) {
+      const { appId: ownerId, subscriptionId, path, body, deliveryId } = job;
+      await this.owned
+        .fire(job.owner, { ownerId, subscriptionId, path, body, deliveryId })
+        .catch((err: Error) =>
+          this.logger.warn('a webhook delivery could not start its work', { owner: job.owner, error: err.message }),
+        );
+      return;
+    }
     await this.start(job.appId, {
       type: 'webhook',
       data: { subscriptionId: job.subscriptionId, path: job.path, deliveryId: job.deliveryId, body: job.body },
@@ -336,18 +358,22 @@ export class TriggersService {
   }
 
   /** The installed, not paused app whose webhook subscription has this path. */
-  private async findWebhook(
-    path: string,
-  ): Promise<{ app: App; subscriptionId: string; config: Record<string, unknown> } | null> {
+  private async findWebhook(path: string): Promise<WebhookTarget | null> {
     if (path === '') return null;
     for (const app of await this.records.list({})) {
       if (!isScheduled(app)) continue;
       const sub = (app.spec.subscriptions ?? []).find(
         (s) => s.source.type === 'webhook' && s.source.config.path === path,
       );
-      if (sub) return { app, subscriptionId: sub.id, config: sub.source.config };
+      if (sub) return { ownerId: app.id, subscriptionId: sub.id, config: sub.source.config, kind: null };
     }
     return null;
+  }
+
+  /** A webhook subscription another context owns (a team's), when no digital human's has the path. */
+  private async findOwnedWebhook(path: string): Promise<WebhookTarget | null> {
+    if (path === '') return null;
+    return this.owned.find(path);
   }
 
   // ── files ─────────────────────────────────────────────────────────────────────────────

@@ -35,8 +35,10 @@ import {
   TeamMailboxEntity,
   TeamMemberEntity,
   TeamTaskEntity,
+  TeamTriggerEntity,
 } from './entities/team.entities.js';
 import { Teams1765700000000 } from './migrations/1765700000000-teams.js';
+import { TeamTriggers1765750000000 } from './migrations/1765750000000-team-triggers.js';
 import { Knowledge1765900000000 } from './migrations/1765900000000-knowledge.js';
 
 /** Every entity and migration, in order. Add new ones here. */
@@ -64,6 +66,7 @@ export const ENTITIES = [
   TeamFindingEntity,
   TeamActivityEntity,
   TeamMailboxEntity,
+  TeamTriggerEntity,
 ];
 export const MIGRATIONS = [
   Init1763700000000,
@@ -84,5 +87,6 @@ export const MIGRATIONS = [
   BrowserProfiles1765600000000,
   TurnApprovals1765630000000,
   Teams1765700000000,
+  TeamTriggers1765750000000,
   Knowledge1765900000000,
 ];

@@ -11,11 +11,15 @@ import type {
 import {
   type EpochSeal,
   type MailboxMessage,
+  type MailTranscript,
   type MemberChanges,
   type TaskChanges,
   type TeamChanges,
   TeamRepository,
+  type TeamTriggerRecord,
 } from '#core/ports/team.repository.port.js';
+import { conversationKey } from '#core/conversations/conversation-rules.js';
+import { storableJson, storableText } from '#core/errors/text-rules.js';
 import { returningRows } from '../database/returning-rows.js';
 
 type Row = Record<string, unknown>;
@@ -107,6 +111,15 @@ const toMail = (r: Row): MailboxMessage => ({
   fromAppId: (r.from_app_id as string | null) ?? null,
   body: r.body as string,
   depth: Number(r.depth),
+  createdAt: iso(r.created_at),
+});
+
+const toTrigger = (r: Row): TeamTriggerRecord => ({
+  id: r.id as string,
+  teamId: r.team_id as string,
+  type: r.type as TeamTriggerRecord['type'],
+  config: (r.config as Record<string, unknown>) ?? {},
+  nextMs: r.next_ms === null || r.next_ms === undefined ? null : Number(r.next_ms),
   createdAt: iso(r.created_at),
 });
 
@@ -372,6 +385,13 @@ export class TypeormTeamRepository extends TeamRepository {
     return (await this.listEpochs(teamId))[0] ?? null;
   }
 
+  async openRunEpochs(): Promise<TeamEpochDto[]> {
+    const rows: Row[] = await this.ds.query(
+      `SELECT * FROM "team_epoch" WHERE "lifecycle" = 'run' AND "ended_at" IS NULL ORDER BY "started_at"`,
+    );
+    return rows.map(toEpoch);
+  }
+
   async seal(epochId: string, seal: EpochSeal): Promise<TeamEpochDto | null> {
     return this.ds.transaction(async (m) => {
       const rows = returningRows<Row>(
@@ -489,18 +509,44 @@ export class TypeormTeamRepository extends TeamRepository {
     );
   }
 
-  async takeWaiting(epochId: string, toAppId: string): Promise<MailboxMessage[]> {
-    // SKIP LOCKED: two replicas draining one mailbox at once each take different rows, never the same twice.
-    const rows = returningRows<Row>(
-      await this.ds.query(
-        `UPDATE "team_mailbox" SET "taken_at" = now()
-         WHERE "seq" IN (SELECT "seq" FROM "team_mailbox"
-           WHERE "epoch_id" = $1 AND "to_app_id" = $2 AND "taken_at" IS NULL ORDER BY "seq" FOR UPDATE SKIP LOCKED)
-         RETURNING *`,
+  async takeWaiting(epochId: string, toAppId: string, into: MailTranscript): Promise<MailboxMessage[]> {
+    const conversationId = conversationKey(into.conversationId);
+    if (conversationId === null) return [];
+    return this.ds.transaction(async (m) => {
+      // The transcript's row first: takers of one member's mail queue up here, so what one takes
+      // is in the transcript before the next one looks (order kept across replicas).
+      const conversation: Row[] = await m.query(`SELECT "id" FROM "conversation" WHERE "id" = $1 FOR UPDATE`, [
+        conversationId,
+      ]);
+      if (conversation.length === 0) return [];
+      const rows: Row[] = await m.query(
+        `SELECT * FROM "team_mailbox" WHERE "epoch_id" = $1 AND "to_app_id" = $2 AND "taken_at" IS NULL
+         ORDER BY "seq" FOR UPDATE`,
         [epochId, toAppId],
-      ),
+      );
+      if (rows.length === 0) return [];
+      const mail = rows.map(toMail);
+      const { content, meta } = into.render(mail);
+      await m.query(
+        `INSERT INTO "conversation_message" ("id", "conversation_id", "position", "role", "content", "meta")
+         SELECT gen_random_uuid(), $1::text, COALESCE(MAX("position") + 1, 0), 'user', $2::text, $3::jsonb
+         FROM "conversation_message" WHERE "conversation_id" = $1::text`,
+        [conversationId, storableText(content), storableJson(meta)],
+      );
+      await m.query(`UPDATE "conversation" SET "updated_at" = now() WHERE "id" = $1`, [conversationId]);
+      await m.query(`UPDATE "team_mailbox" SET "taken_at" = now() WHERE "seq" = ANY($1::bigint[])`, [
+        rows.map((r) => String(r.seq)),
+      ]);
+      return mail;
+    });
+  }
+
+  async hasWaiting(epochId: string, toAppId: string): Promise<boolean> {
+    const rows: Row[] = await this.ds.query(
+      `SELECT 1 FROM "team_mailbox" WHERE "epoch_id" = $1 AND "to_app_id" = $2 AND "taken_at" IS NULL LIMIT 1`,
+      [epochId, toAppId],
     );
-    return rows.sort((a, b) => Number(a.seq) - Number(b.seq)).map(toMail);
+    return rows.length > 0;
   }
 
   async anyWaiting(epochId: string): Promise<boolean> {
@@ -517,5 +563,53 @@ export class TypeormTeamRepository extends TeamRepository {
       [epochId],
     );
     return rows.map((r) => r.to_app_id as string);
+  }
+
+  async addTrigger(t: TeamTriggerRecord): Promise<void> {
+    await this.ds.query(
+      `INSERT INTO "team_trigger" ("id", "team_id", "type", "config", "next_ms", "created_at")
+       VALUES ($1, $2, $3, $4::jsonb, $5, $6)`,
+      [t.id, t.teamId, t.type, storableJson(t.config), t.nextMs, t.createdAt],
+    );
+  }
+
+  async triggers(teamId: string): Promise<TeamTriggerRecord[]> {
+    const rows: Row[] = await this.ds.query(
+      `SELECT * FROM "team_trigger" WHERE "team_id" = $1 ORDER BY "created_at", "id"`,
+      [teamId],
+    );
+    return rows.map(toTrigger);
+  }
+
+  async findTrigger(triggerId: string): Promise<TeamTriggerRecord | null> {
+    const rows: Row[] = await this.ds.query(`SELECT * FROM "team_trigger" WHERE "id" = $1`, [triggerId]);
+    return rows[0] ? toTrigger(rows[0]) : null;
+  }
+
+  async deleteTrigger(teamId: string, triggerId: string): Promise<boolean> {
+    const rows = returningRows(
+      await this.ds.query(`DELETE FROM "team_trigger" WHERE "team_id" = $1 AND "id" = $2 RETURNING "id"`, [
+        teamId,
+        triggerId,
+      ]),
+    );
+    return rows.length > 0;
+  }
+
+  async triggersOfType(type: TeamTriggerRecord['type']): Promise<TeamTriggerRecord[]> {
+    const rows: Row[] = await this.ds.query(`SELECT * FROM "team_trigger" WHERE "type" = $1 ORDER BY "created_at"`, [
+      type,
+    ]);
+    return rows.map(toTrigger);
+  }
+
+  async advanceTrigger(triggerId: string, fromMs: number, toMs: number | null): Promise<boolean> {
+    const rows = returningRows(
+      await this.ds.query(
+        `UPDATE "team_trigger" SET "next_ms" = $3 WHERE "id" = $1 AND "next_ms" = $2 RETURNING "id"`,
+        [triggerId, fromMs, toMs],
+      ),
+    );
+    return rows.length > 0;
   }
 }

@@ -9,18 +9,23 @@ import type {
   TeamEdgeDto,
   TeamEpochDto,
   TeamMemberDto,
+  TeamArtifactDto,
+  TeamTriggerDto,
 } from '#contracts/teams.js';
 import type { ProposedMember } from '#core/teams/team-rules.js';
+import { TeamTriggers } from '#core/teams/team-triggers.js';
 import { TeamsService } from '#core/teams/teams.service.js';
 import { ok } from '../common/envelope.js';
 import { toMessageDto } from '../conversations/conversations.presenter.js';
 import { ApiData, ApiDone } from '../openapi/api-data.js';
 import { MESSAGE } from '../openapi/response-schemas.js';
 import { arr } from '../openapi/schema.js';
+import { ApiOperation, ApiTags } from '../openapi/swagger-decorators.js';
 import {
   AddMemberDto,
   ChatMessagesQuery,
   CreateTeamDto,
+  CreateTeamTriggerDto,
   OpenConversationDto,
   RenameConversationDto,
   ProposeMembersDto,
@@ -39,14 +44,18 @@ import {
   TEAM_EDGE,
   TEAM_EPOCH,
   TEAM_MEMBER,
+  TEAM_ARTIFACT,
+  TEAM_TRIGGER,
 } from './teams.schemas.js';
-import { ApiOperation, ApiTags } from '../openapi/swagger-decorators.js';
 
 /** Teams of digital humans (docs/api/teams.md). A run's progress comes over WebSocket (`team:*`). */
 @ApiTags('Teams')
 @Controller('api/teams')
 export class TeamsController {
-  constructor(private readonly teams: TeamsService) {}
+  constructor(
+    private readonly teams: TeamsService,
+    private readonly triggers: TeamTriggers,
+  ) {}
 
   @Get()
   @ApiOperation({ summary: 'List teams' })
@@ -204,6 +213,21 @@ export class TeamsController {
     return ok(await this.teams.board(teamId, epochId));
   }
 
+  @Get(':teamId/epochs/:epochId/artifacts')
+  @ApiOperation({
+    summary: 'List the files the members produced in an epoch',
+    description:
+      'Tasks’ `resultRef`s, findings’ `ref`s and files the members’ turns wrote (`Write`/`Edit`), as recorded; ' +
+      'each path once per kind: the tasks’, then the findings’, then the files.',
+  })
+  @ApiData(arr(TEAM_ARTIFACT))
+  async artifacts(
+    @Param('teamId') teamId: string,
+    @Param('epochId') epochId: string,
+  ): Promise<SuccessBody<TeamArtifactDto[]>> {
+    return ok(await this.teams.artifacts(teamId, epochId));
+  }
+
   @Get(':teamId/chat-messages')
   @ApiOperation({ summary: "Read a team member's chat messages" })
   @ApiData(arr(MESSAGE))
@@ -232,6 +256,41 @@ export class TeamsController {
   @ApiDone()
   async stop(@Param('teamId') teamId: string, @Param('appId') appId: string): Promise<{ success: true }> {
     await this.teams.stopMember(teamId, appId);
+    return { success: true };
+  }
+
+  @Get(':teamId/triggers')
+  @ApiOperation({ summary: 'List a team’s triggers (schedules and webhooks that open a run)' })
+  @ApiData(arr(TEAM_TRIGGER))
+  async listTriggers(@Param('teamId') teamId: string): Promise<SuccessBody<TeamTriggerDto[]>> {
+    return ok(await this.triggers.list(teamId));
+  }
+
+  @Post(':teamId/triggers')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Add a trigger to a team: a schedule or a webhook whose firing opens a run epoch',
+    description:
+      '`source` as a digital human’s subscription: `{type: "schedule", config: {every | cron, timezone?, ' +
+      'workday_calendar?}}` or `{type: "webhook", config: {path, secret?}}` (deliveries to `POST /hooks/<path>`). ' +
+      'Each firing opens one run epoch across replicas (`triggerType` set); while a run is running it is skipped.',
+  })
+  @ApiData(TEAM_TRIGGER, 404, 409)
+  async addTrigger(
+    @Param('teamId') teamId: string,
+    @Body() body: CreateTeamTriggerDto,
+  ): Promise<SuccessBody<TeamTriggerDto>> {
+    return ok(await this.triggers.create(teamId, body.source));
+  }
+
+  @Delete(':teamId/triggers/:triggerId')
+  @ApiOperation({ summary: 'Remove a team’s trigger' })
+  @ApiDone(404)
+  async removeTrigger(
+    @Param('teamId') teamId: string,
+    @Param('triggerId') triggerId: string,
+  ): Promise<{ success: true }> {
+    await this.triggers.remove(teamId, triggerId);
     return { success: true };
   }
 }

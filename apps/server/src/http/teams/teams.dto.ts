@@ -152,3 +152,18 @@ export class RenameConversationDto {
   @Documented({ type: 'string' }, { required: true })
   title: unknown;
 }
+
+export class CreateTeamTriggerDto {
+  @Documented(
+    {
+      type: 'object',
+      properties: {
+        type: { type: 'string', enum: ['schedule', 'webhook'] },
+        config: { type: 'object' },
+      },
+      required: ['type', 'config'],
+    },
+    { required: true },
+  )
+  source: Record<string, unknown>;
+}

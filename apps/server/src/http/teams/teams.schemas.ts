@@ -9,10 +9,12 @@ import type {
   TeamEpochDto,
   TeamMemberDto,
   TeamPendingEscalationDto,
+  TeamArtifactDto,
+  TeamTriggerDto,
 } from '#contracts/teams.js';
 import { TASK_STATUSES } from '#contracts/teams.js';
 import type { ProposedMember } from '#core/teams/team-rules.js';
-import { arr, bool, component, isoTime, nullable, oneOfValues, shape, str } from '../openapi/schema.js';
+import { anyObject, arr, bool, component, isoTime, nullable, obj, oneOfValues, shape, str } from '../openapi/schema.js';
 
 /** The response schemas of the Teams operations (docs/api/teams.md). */
 
@@ -144,4 +146,33 @@ export const DELIVERY = shape<{ epochId: string; delivery: string }>({
 export const PROPOSED_MEMBER = component(
   'ProposedTeamMember',
   shape<ProposedMember>({ memberName: str(), role: str(), responsibility: str() }),
+);
+
+export const TEAM_TRIGGER = component(
+  'TeamTrigger',
+  shape<TeamTriggerDto>({
+    id: str(),
+    teamId: str(),
+    source: obj(
+      {
+        type: oneOfValues(['schedule', 'webhook']),
+        config: anyObject('schedule {every|cron, timezone?, workday_calendar?}; webhook {path, secret?} (secret masked)'),
+      },
+      ['type', 'config'],
+    ),
+    nextRunAt: nullable(isoTime('a schedule’s next occurrence')),
+    createdAt: isoTime(),
+  }),
+);
+
+export const TEAM_ARTIFACT = component(
+  'TeamArtifact',
+  shape<TeamArtifactDto>({
+    kind: oneOfValues(['task_result', 'finding', 'file']),
+    ref: str('a path in the team’s space (as the member wrote it)'),
+    appId: str(),
+    sourceId: nullable(str('the task, the finding, or the message of the turn that wrote the file')),
+    title: str(),
+    createdAt: isoTime(),
+  }),
 );

@@ -264,3 +264,33 @@ export class TeamMailboxEntity {
   @Column({ name: 'taken_at', type: 'timestamptz', nullable: true })
   takenAt: Date | null;
 }
+
+/**
+ * A team's trigger (docs/api/teams.md, "Triggers"): a schedule or a webhook whose firing opens a
+ * run epoch. A schedule keeps its next occurrence here (`next_ms`); moving it on is the claim
+ * of an occurrence, so it fires once across replicas.
+ */
+@Entity({ name: 'team_trigger' })
+@Index('IDX_team_trigger_team', ['teamId'])
+export class TeamTriggerEntity {
+  @PrimaryColumn({ type: 'uuid', primaryKeyConstraintName: 'PK_team_trigger' })
+  id: string;
+
+  @ForeignKey(() => TeamEntity, { name: 'FK_team_trigger_team', onDelete: 'CASCADE' })
+  @Column({ name: 'team_id', type: 'uuid' })
+  teamId: string;
+
+  /** `schedule` or `webhook`. */
+  @Column({ type: 'text' })
+  type: string;
+
+  @Column({ type: 'jsonb' })
+  config: Record<string, unknown>;
+
+  /** A schedule's next occurrence (ms); null for a webhook. */
+  @Column({ name: 'next_ms', type: 'bigint', nullable: true })
+  nextMs: string | null;
+
+  @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' })
+  createdAt: Date;
+}
