@@ -46,6 +46,7 @@ import type {
   TeamMessageEvent,
   TeamUpdatedEvent,
 } from './teams.js';
+import { ChannelEventChannels, type ImChannelInstanceUpdatedEvent } from './channels.js';
 import type { StoreChannels, StoreSyncStatusEvent, StoreUpgradeAvailableEvent } from './store.js';
 
 /** Every pushed event: `{type:'event', channel, data}`. */
@@ -194,6 +195,7 @@ export interface GlobalEventMap {
   [TeamChannels.blackboard]: TeamBlackboardEvent;
   [TeamChannels.message]: TeamMessageEvent;
   [TeamChannels.memberHistory]: TeamMemberHistoryEvent;
+  [ChannelEventChannels.instanceUpdated]: ImChannelInstanceUpdatedEvent;
   [BrowserChannels.activeViewChanged]: BrowserActiveViewChangedEvent;
   [BrowserChannels.viewGone]: BrowserViewGoneEvent;
   [BrowserChannels.conversationReleased]: BrowserConversationReleasedEvent;
@@ -254,6 +256,7 @@ export const EVENT_CHANNELS: readonly EventChannel[] = Object.keys({
   'team:blackboard': 1,
   'team:message': 1,
   'team:member-history': 1,
+  'im-channels:instance-updated': 1,
   'ai-browser:active-view-changed': 1,
   'ai-browser:view-gone': 1,
   'ai-browser:conversation-released': 1,

@@ -19,6 +19,28 @@ export interface JobMap {
   'trigger.schedule': { appId: string; subscriptionId: string; scheduledMs: number };
   /** An accepted webhook delivery (already de-duplicated): starts the app's run. */
   'trigger.webhook': { appId: string; subscriptionId: string; path: string; body: unknown; deliveryId: string | null };
+  /** A channel message (already claimed once per instance and platform message id): dispatch it. */
+  'channel.inbound': { instanceId: string; message: ChannelInboundJob };
+  /** A reply to a channel thread, in parts already split to the platform's limit, sent in order. */
+  'channel.reply': {
+    instanceId: string;
+    chatType: 'direct' | 'group';
+    chatId: string;
+    replyTo: string | null;
+    parts: string[];
+  };
+}
+
+/** A platform message as a provider normalised it. */
+export interface ChannelInboundJob {
+  messageId: string;
+  chatId: string;
+  chatType: 'direct' | 'group';
+  chatName?: string;
+  from: { id: string; name?: string };
+  text: string;
+  mentioned: boolean;
+  images?: Array<{ mediaType: string; data: string }>;
 }
 
 export type JobName = keyof JobMap;
@@ -31,4 +53,6 @@ export const JOB_NAMES: readonly JobName[] = [
   'app.escalation-expire',
   'trigger.schedule',
   'trigger.webhook',
+  'channel.inbound',
+  'channel.reply',
 ];

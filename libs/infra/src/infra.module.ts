@@ -41,6 +41,10 @@ import { TriggerScheduler } from '#core/triggers/trigger-scheduler.js';
 import { TypeormTriggerStore } from './triggers/typeorm-trigger.store.js';
 import { TeamRepository } from '#core/ports/team.repository.port.js';
 import { TypeormTeamRepository } from './teams/typeorm-team.repository.js';
+import { ChannelRepository } from '#core/ports/channel.repository.port.js';
+import { ChannelProviders } from '#core/channels/channel-provider.port.js';
+import { TypeormChannelRepository } from './channels/typeorm-channel.repository.js';
+import { BuiltinChannelProviders } from './channels/channel-providers.js';
 import { TypeormAppRepository } from './apps/typeorm-app.repository.js';
 import { CatalogFetcher } from '#core/ports/catalog-fetcher.port.js';
 import { PackageFiles } from '#core/ports/package-files.port.js';
@@ -155,6 +159,11 @@ export class InfraModule {
       { provide: TriggerScheduler, useClass: TriggerScheduler },
       { provide: AppScheduler, useExisting: TriggerScheduler },
       { provide: TeamRepository, useValue: new TypeormTeamRepository(infra.dataSource) },
+      { provide: ChannelRepository, useValue: new TypeormChannelRepository(infra.dataSource) },
+      {
+        provide: ChannelProviders,
+        useFactory: () => new BuiltinChannelProviders(config.channels ?? { allow: [], publicUrl: null }),
+      },
       // Cookie jars of the AI browser, encrypted at rest (docs/api/ai-browser.md, "Profiles and sign-in").
       {
         provide: BrowserProfiles,

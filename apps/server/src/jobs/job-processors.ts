@@ -8,6 +8,7 @@ import { JobQueue } from '#core/ports/job-queue.port.js';
 import { SystemService } from '#core/system/system.service.js';
 import { TriggerScheduler } from '#core/triggers/trigger-scheduler.js';
 import { TriggersService } from '#core/triggers/triggers.service.js';
+import { ChannelsService } from '#core/channels/channels.service.js';
 
 export const HEARTBEAT_EVERY_MS = 30_000;
 
@@ -26,6 +27,7 @@ export class JobProcessors {
     private readonly runs: AppRunsService,
     private readonly triggers: TriggersService,
     private readonly scheduler: TriggerScheduler,
+    private readonly channels: ChannelsService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -49,6 +51,8 @@ export class JobProcessors {
     );
     this.queue.process('trigger.schedule', (data) => this.triggers.fireSchedule(data));
     this.queue.process('trigger.webhook', (data) => this.triggers.fireWebhook(data));
+    this.queue.process('channel.inbound', (data) => this.channels.dispatch(data));
+    this.queue.process('channel.reply', (data) => this.channels.sendReply(data));
     // Independent of one another (each a few round trips to the job store or the database):
     // together, so the start waits for the slowest rather than for their sum.
     await Promise.all([

@@ -51,3 +51,13 @@ export function webhookDeliveryJobId(claims: readonly HookClaimWindow[], claimed
   const named = claims.map((c) => `${c.key}@${Number.isFinite(c.windowMs) ? Math.floor(claimedAtMs / c.windowMs) : 0}`);
   return `hook-${hex(named.join(' '), 24)}`;
 }
+
+/** One platform message of a channel instance (its claim is taken first; the id keeps a retried add single). */
+export function channelInboundJobId(instanceId: string, messageId: string): string {
+  return `channel-in-${instanceId}-${hex(messageId, 24)}`;
+}
+
+/** The reply of one turn to its channel thread. */
+export function channelReplyJobId(key: string): string {
+  return `channel-reply-${hex(key, 32)}`;
+}

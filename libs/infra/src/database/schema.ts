@@ -37,6 +37,8 @@ import {
   TeamTaskEntity,
 } from './entities/team.entities.js';
 import { Teams1765700000000 } from './migrations/1765700000000-teams.js';
+import { ChannelClaimEntity, ChannelInstanceEntity, ChannelThreadEntity } from './entities/channel.entities.js';
+import { Channels1765800000000 } from './migrations/1765800000000-channels.js';
 
 /** Every entity and migration, in order. Add new ones here. */
 export const ENTITIES = [
@@ -63,6 +65,9 @@ export const ENTITIES = [
   TeamFindingEntity,
   TeamActivityEntity,
   TeamMailboxEntity,
+  ChannelInstanceEntity,
+  ChannelThreadEntity,
+  ChannelClaimEntity,
 ];
 export const MIGRATIONS = [
   Init1763700000000,
@@ -83,4 +88,5 @@ export const MIGRATIONS = [
   BrowserProfiles1765600000000,
   TurnApprovals1765630000000,
   Teams1765700000000,
+  Channels1765800000000,
 ];
