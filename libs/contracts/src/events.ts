@@ -47,6 +47,7 @@ import type {
   TeamMessageEvent,
   TeamUpdatedEvent,
 } from './teams.js';
+import { ChannelEventChannels, type ImChannelInstanceUpdatedEvent } from './channels.js';
 import type { StoreChannels, StoreSyncStatusEvent, StoreUpgradeAvailableEvent } from './store.js';
 
 /** Every pushed event: `{type:'event', channel, data}`. */
@@ -197,6 +198,7 @@ export interface GlobalEventMap {
   [TeamChannels.memberHistory]: TeamMemberHistoryEvent;
   [KnowledgeChannels.ingestProgress]: IngestStatusDto;
   [KnowledgeChannels.statsUpdated]: KnowledgeStatsUpdatedEvent;
+  [ChannelEventChannels.instanceUpdated]: ImChannelInstanceUpdatedEvent;
   [BrowserChannels.activeViewChanged]: BrowserActiveViewChangedEvent;
   [BrowserChannels.viewGone]: BrowserViewGoneEvent;
   [BrowserChannels.conversationReleased]: BrowserConversationReleasedEvent;
@@ -259,6 +261,7 @@ export const EVENT_CHANNELS: readonly EventChannel[] = Object.keys({
   'team:member-history': 1,
   'tlon:ingest-progress': 1,
   'tlon:stats-updated': 1,
+  'im-channels:instance-updated': 1,
   'ai-browser:active-view-changed': 1,
   'ai-browser:view-gone': 1,
   'ai-browser:conversation-released': 1,

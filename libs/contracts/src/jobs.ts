@@ -33,6 +33,28 @@ export interface JobMap {
   'team.run-deadline': { teamId: string; epochId: string };
   /** Ingests one source of a knowledge base at one content hash; the job id names (knowledge base, source, hash, generation). */
   'knowledge.ingest': { kbId: string; sourceId: string; hash: string; batchId: string };
+  /** A channel message (already claimed once per instance and platform message id): dispatch it. */
+  'channel.inbound': { instanceId: string; message: ChannelInboundJob };
+  /** A reply to a channel thread, in parts already split to the platform's limit, sent in order. */
+  'channel.reply': {
+    instanceId: string;
+    chatType: 'direct' | 'group';
+    chatId: string;
+    replyTo: string | null;
+    parts: string[];
+  };
+}
+
+/** A platform message as a provider normalised it. */
+export interface ChannelInboundJob {
+  messageId: string;
+  chatId: string;
+  chatType: 'direct' | 'group';
+  chatName?: string;
+  from: { id: string; name?: string };
+  text: string;
+  mentioned: boolean;
+  images?: Array<{ mediaType: string; data: string }>;
 }
 
 export type JobName = keyof JobMap;
@@ -48,4 +70,6 @@ export const JOB_NAMES: readonly JobName[] = [
   'knowledge.ingest',
   'team.run-deadline',
   'team.trigger-schedule',
+  'channel.inbound',
+  'channel.reply',
 ];

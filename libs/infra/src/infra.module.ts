@@ -45,6 +45,10 @@ import { DocumentParser, KnowledgeFiles, KnowledgeRepository } from '#core/knowl
 import { BuiltInDocumentParser } from './knowledge/document-parsers.js';
 import { DiskKnowledgeFiles } from './knowledge/disk-knowledge-files.js';
 import { TypeormKnowledgeRepository } from './knowledge/typeorm-knowledge.repository.js';
+import { ChannelRepository } from '#core/ports/channel.repository.port.js';
+import { ChannelProviders } from '#core/channels/channel-provider.port.js';
+import { TypeormChannelRepository } from './channels/typeorm-channel.repository.js';
+import { BuiltinChannelProviders } from './channels/channel-providers.js';
 import { TypeormAppRepository } from './apps/typeorm-app.repository.js';
 import { CatalogFetcher } from '#core/ports/catalog-fetcher.port.js';
 import { PackageFiles } from '#core/ports/package-files.port.js';
@@ -163,6 +167,11 @@ export class InfraModule {
       { provide: KnowledgeRepository, useValue: new TypeormKnowledgeRepository(infra.dataSource) },
       { provide: KnowledgeFiles, useValue: new DiskKnowledgeFiles(config.dataDir) },
       { provide: DocumentParser, useClass: BuiltInDocumentParser },
+      { provide: ChannelRepository, useValue: new TypeormChannelRepository(infra.dataSource) },
+      {
+        provide: ChannelProviders,
+        useFactory: () => new BuiltinChannelProviders(config.channels ?? { allow: [], publicUrl: null }),
+      },
       // Cookie jars of the AI browser, encrypted at rest (docs/api/ai-browser.md, "Profiles and sign-in").
       {
         provide: BrowserProfiles,

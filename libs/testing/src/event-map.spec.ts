@@ -7,6 +7,7 @@ import * as agent from '#contracts/agent.js';
 import * as apps from '#contracts/apps.js';
 import * as artifacts from '#contracts/artifacts.js';
 import * as browser from '#contracts/browser.js';
+import * as channels from '#contracts/channels.js';
 import * as events from '#contracts/events.js';
 import { CONVERSATION_CHANNELS, EVENT_CHANNELS, isEventChannel, STATUS_CHANNELS } from '#contracts/events.js';
 import * as knowledge from '#contracts/knowledge.js';
@@ -23,7 +24,7 @@ const CHANNEL = /^[a-z][a-z-]*(?::[a-z_-]+)+$/;
 /** Every channel the contracts name: string constants that look like one, and the `…Channels` objects. */
 function namedChannels(): Map<string, string> {
   const named = new Map<string, string>();
-  const modules = { agent, apps, artifacts, browser, events, knowledge, mcp, models, spaces, store, teams };
+  const modules = { agent, apps, artifacts, browser, channels, events, knowledge, mcp, models, spaces, store, teams };
   for (const [file, exports] of Object.entries(modules)) {
     for (const [name, value] of Object.entries(exports)) {
       if (typeof value === 'string' && CHANNEL.test(value)) named.set(`${file}.${name}`, value);

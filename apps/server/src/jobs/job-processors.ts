@@ -11,6 +11,7 @@ import { TeamTriggers } from '#core/teams/team-triggers.js';
 import { TeamWork } from '#core/teams/team-work.js';
 import { TriggerScheduler } from '#core/triggers/trigger-scheduler.js';
 import { TriggersService } from '#core/triggers/triggers.service.js';
+import { ChannelsService } from '#core/channels/channels.service.js';
 
 export const HEARTBEAT_EVERY_MS = 30_000;
 
@@ -32,6 +33,7 @@ export class JobProcessors {
     private readonly knowledge: KnowledgeService,
     private readonly teams: TeamWork,
     private readonly teamTriggers: TeamTriggers,
+    private readonly channels: ChannelsService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -58,6 +60,8 @@ export class JobProcessors {
     this.queue.process('knowledge.ingest', (data) => this.knowledge.ingestSource(data));
     this.queue.process('team.run-deadline', (data) => this.teams.deadlineReached(data));
     this.queue.process('team.trigger-schedule', (data) => this.teamTriggers.fireSchedule(data));
+    this.queue.process('channel.inbound', (data) => this.channels.dispatch(data));
+    this.queue.process('channel.reply', (data) => this.channels.sendReply(data));
     // Independent of one another (each a few round trips to the job store or the database):
     // together, so the start waits for the slowest rather than for their sum.
     await Promise.all([

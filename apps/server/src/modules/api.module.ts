@@ -10,6 +10,12 @@ import { SpaceArtifactsController } from '../http/artifacts/space-artifacts.cont
 import { RemoteController } from '../http/auth/remote.controller.js';
 import { ConversationsController } from '../http/conversations/conversations.controller.js';
 import { HooksController } from '../http/hooks/hooks.controller.js';
+import {
+  AppImChatController,
+  ChannelHooksController,
+  ChannelsController,
+  ImSessionsController,
+} from '../http/channels/channels.controller.js';
 import { MetricsController } from '../http/metrics/metrics.controller.js';
 import { AiSourcesController } from '../http/models/ai-sources.controller.js';
 import { ConfigController } from '../http/models/config.controller.js';
@@ -46,9 +52,13 @@ const CONTEXT_CONTROLLERS: Type[] = [
   StoreController,
   SkillNamesController,
   AppExportController,
+  ChannelHooksController,
   HooksController,
   TeamsController,
   KnowledgeController,
+  ChannelsController,
+  ImSessionsController,
+  AppImChatController,
   BrowserController,
   AppBrowserLoginController,
   TerminalController,

@@ -1,6 +1,8 @@
 import { Module } from '@nestjs/common';
 import { AppChatPlanBuilder } from '#core/apps/agent/app-chat-plan-builder.js';
 import { AppChatService } from '#core/apps/agent/app-chat.service.js';
+import { AppChannelChat } from '#core/apps/agent/app-channel-chat.js';
+import { ChannelChat } from '#core/ports/channel-chat.port.js';
 import { AppRunPlanBuilder } from '#core/apps/agent/app-run-plan-builder.js';
 import { AppRunsService } from '#core/apps/agent/app-runs.service.js';
 import { AppWork } from '#core/apps/agent/app-work.js';
@@ -30,12 +32,14 @@ import { SpacesModule } from './spaces.module.js';
     AppWork,
     AppData,
     EscalationAnswers,
+    AppChannelChat,
+    { provide: ChannelChat, useExisting: AppChannelChat },
     {
       provide: RunSlots,
       useFactory: (config: AppConfig) => new RunSlots(config.appRunsPerProcess),
       inject: [APP_CONFIG],
     },
   ],
-  exports: [AppRunsService, AppChatService, EscalationAnswers],
+  exports: [AppRunsService, AppChatService, EscalationAnswers, ChannelChat],
 })
 export class AppAgentModule {}

@@ -14,6 +14,7 @@ import { ModelsModule } from './models.module.js';
 import { SpacesModule } from './spaces.module.js';
 import { StoreModule } from './store.module.js';
 import { TeamsModule } from './teams.module.js';
+import { ChannelsModule } from './channels.module.js';
 import { TriggersModule } from './triggers.module.js';
 
 const CONTEXTS = [
@@ -30,6 +31,7 @@ const CONTEXTS = [
   TriggersModule,
   TeamsModule,
   KnowledgeModule,
+  ChannelsModule,
   BrowserViewsModule,
 ];
 

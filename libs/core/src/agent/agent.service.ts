@@ -149,7 +149,7 @@ export class AgentService {
     request: Record<string, unknown>;
     inSpace?: boolean;
     firstMeta?: () => Promise<Record<string, unknown>>;
-  }): Promise<void> {
+  }): Promise<'started' | 'merged'> {
     const { kind, space, conversationId, message, images, firstMeta } = submission;
     const messageId = randomUUID();
     const request = { ...submission.request, messageId };
@@ -179,12 +179,13 @@ export class AgentService {
     if (submitted === 'first') throw new Error('submit_user_message answered "first" unasked');
     if (submitted.turn) {
       await this.announceTurn(submitted.turn);
-      return;
+      return 'started';
     }
     // A turn is active: the message (stored as live input) goes to it at its next step.
-    if (await this.handToRunningTurn(space, conversationId, messageId, message)) return;
+    if (await this.handToRunningTurn(space, conversationId, messageId, message)) return 'merged';
     // The turn ended between the two writes: start a new one for the stored message.
     await this.queueTurn({ kind, spaceId: space.id, conversationId, request });
+    return 'started';
   }
 
   /**

@@ -85,6 +85,8 @@ export interface AppConfig {
   mcpAllow: string[];
   /** The AI browser's engine and navigation policy (docs/api/ai-browser.md, "Policy"). */
   browser: BrowserSettings;
+  /** Message channels (docs/api/channels.md); absent: the defaults (nothing private allowed, no public URL). */
+  channels?: ChannelSettings;
   /** OTEL_EXPORTER_OTLP_ENDPOINT: traces go to this OTLP/HTTP collector; null: no tracing (nothing loaded). */
   tracingEndpoint: string | null;
   /** SVC_TEST_HOOKS=1: test-only operations (publishing raw events). Never in production. */
@@ -122,6 +124,16 @@ export interface AgentSettings {
   maxRetries: number;
   retryBaseMs: number;
   maxOutputTokens: number;
+}
+
+export interface ChannelSettings {
+  /**
+   * SVC_CHANNEL_ALLOW: loopback/private hosts, `*.domain`s, IPs and CIDRs a channel may call
+   * anyway (a webhook instance's callback URL, a platform API root), as SVC_BROWSER_ALLOW.
+   */
+  allow: string[];
+  /** SVC_PUBLIC_URL: the server's public address; platforms that push (Telegram webhooks) are told to call it. */
+  publicUrl: string | null;
 }
 
 export interface BrowserSettings {

@@ -244,6 +244,11 @@ export function parseConfig(
   const mcpAllow = parseHostAllowList(mcpAllowRaw);
   if (typeof mcpAllow === 'string') errors.push(`SVC_MCP_ALLOW: ${mcpAllow}`);
   const browser = parseBrowserSettings(value, errors);
+  const channelAllow = parseHostAllowList(value('SVC_CHANNEL_ALLOW'));
+  if (typeof channelAllow === 'string') errors.push(`SVC_CHANNEL_ALLOW: ${channelAllow}`);
+  const publicUrl = value('SVC_PUBLIC_URL') || null;
+  if (publicUrl !== null && !isUrl(publicUrl, ['http:', 'https:']))
+    errors.push('SVC_PUBLIC_URL: must be an http:// or https:// URL');
   const tracingEndpoint = value('OTEL_EXPORTER_OTLP_ENDPOINT') ?? null;
   if (tracingEndpoint !== null && !/^https?:\/\/[^/\s]+/.test(tracingEndpoint)) {
     errors.push('OTEL_EXPORTER_OTLP_ENDPOINT: must be an http:// or https:// URL (the collector, without /v1/traces)');
@@ -288,6 +293,10 @@ export function parseConfig(
       spaceRoots,
       mcpAllow: typeof mcpAllow === 'string' ? [] : [...mcpAllow.entries],
       browser,
+      channels: {
+        allow: typeof channelAllow === 'string' ? [] : [...channelAllow.entries],
+        publicUrl: publicUrl === null ? null : publicUrl.replace(/\/+$/, ''),
+      },
       tracingEndpoint,
       migrations: migrations as 'run' | 'skip',
       agent,

@@ -72,3 +72,13 @@ export function webhookDeliveryJobId(claims: readonly HookClaimWindow[], claimed
 export function knowledgeIngestJobId(kbId: string, sourceId: string, contentHash: string, batchId: string): string {
   return `kb-ingest-${kbId}-${sourceId}-${contentHash.slice(0, 16)}-${batchId}`;
 }
+
+/** One platform message of a channel instance (its claim is taken first; the id keeps a retried add single). */
+export function channelInboundJobId(instanceId: string, messageId: string): string {
+  return `channel-in-${instanceId}-${hex(messageId, 24)}`;
+}
+
+/** The reply of one turn to its channel thread. */
+export function channelReplyJobId(key: string): string {
+  return `channel-reply-${hex(key, 32)}`;
+}

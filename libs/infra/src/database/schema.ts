@@ -40,6 +40,8 @@ import {
 import { Teams1765700000000 } from './migrations/1765700000000-teams.js';
 import { TeamTriggers1765750000000 } from './migrations/1765750000000-team-triggers.js';
 import { Knowledge1765900000000 } from './migrations/1765900000000-knowledge.js';
+import { ChannelClaimEntity, ChannelInstanceEntity, ChannelThreadEntity } from './entities/channel.entities.js';
+import { Channels1765800000000 } from './migrations/1765800000000-channels.js';
 
 /** Every entity and migration, in order. Add new ones here. */
 export const ENTITIES = [
@@ -67,6 +69,9 @@ export const ENTITIES = [
   TeamActivityEntity,
   TeamMailboxEntity,
   TeamTriggerEntity,
+  ChannelInstanceEntity,
+  ChannelThreadEntity,
+  ChannelClaimEntity,
 ];
 export const MIGRATIONS = [
   Init1763700000000,
@@ -88,5 +93,6 @@ export const MIGRATIONS = [
   TurnApprovals1765630000000,
   Teams1765700000000,
   TeamTriggers1765750000000,
+  Channels1765800000000,
   Knowledge1765900000000,
 ];

@@ -78,20 +78,4 @@ export class AppChatController {
   async sessionState(@Param('appId') appId: string): Promise<SuccessBody<AppChatSessionStateDto>> {
     return ok(await this.chat.sessionState(appId));
   }
-
-  @Get('im-chat/messages')
-  @ApiOperation({ summary: "Read a digital human's message-channel chat" })
-  @ApiData(arr(MESSAGE))
-  async imMessages(@Param('appId') appId: string): Promise<SuccessBody<MessageDto[]>> {
-    return ok((await this.chat.imMessages(appId)).map(toMessageDto));
-  }
-
-  @Post('im-chat/clear')
-  @ApiOperation({ summary: "Clear a digital human's message-channel chat" })
-  @HttpCode(200)
-  @ApiDone()
-  async imClear(@Param('appId') appId: string): Promise<{ success: true }> {
-    await this.chat.imClear(appId);
-    return { success: true };
-  }
 }

@@ -57,7 +57,6 @@ export const BODYLESS_OPERATIONS: ReadonlySet<string> = new Set([
   'POST /api/apps/{appId}/clear-memory',
   'POST /api/apps/{appId}/chat/stop',
   'POST /api/apps/{appId}/chat/restart',
-  'POST /api/apps/{appId}/im-chat/clear',
   'POST /api/apps/{appId}/trigger',
   'POST /api/apps/{appId}/runs/{runId}/continue',
   'POST /api/store/revalidate',

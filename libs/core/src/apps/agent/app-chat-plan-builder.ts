@@ -26,7 +26,9 @@ import { BrowserTurns } from '../../browser/browser-turns.js';
 import { KnowledgeTurns } from '../../knowledge/knowledge-turns.js';
 import { AppData } from '../app-data.js';
 import { AppsService } from '../apps.service.js';
+import type { ChannelTurnOrigin } from '#contracts/channels.js';
 import { threadUpdated } from './app-chat.service.js';
+import { AppChannelChat } from './app-channel-chat.js';
 import { appChatEffort, appMayUseShell, appModelPin, appSystemPrompt } from './app-prompt.js';
 
 /**
@@ -51,6 +53,7 @@ export class AppChatPlanBuilder extends TurnPlanBuilder implements OnModuleInit 
     private readonly bus: EventBus,
     private readonly browser: BrowserTurns,
     private readonly knowledge: KnowledgeTurns,
+    private readonly channels: AppChannelChat,
   ) {
     super();
   }
@@ -76,21 +79,28 @@ export class AppChatPlanBuilder extends TurnPlanBuilder implements OnModuleInit 
     });
     if (isRefusal(ground)) return ground;
     const { space, skills } = ground;
-    const request = turn.request as { thinkingEnabled?: boolean };
+    const request = turn.request as { thinkingEnabled?: boolean; channel?: ChannelTurnOrigin; guest?: boolean };
+    const origin = request.channel ?? null;
     const effort: ReasoningEffort =
       conversation.reasoningEffort ?? appChatEffort(app) ?? (request.thinkingEnabled ? 'medium' : 'off');
     await io.takePendingInput();
     const browser = this.browser.forAppChat(app, space, turn.conversationId);
     const knowledge = await this.knowledge.forTurn({ spaceId: space.id, appId: app.id });
-    const tools = this.tools
-      .builtins({ bash: appMayUseShell(app) })
-      .with(
-        ...(await this.mcp.chatTools(space.id, app)),
-        ...browser.tools,
-        ...knowledge.tools,
-        ...skills.tools,
-        ...(appMayUseServiceApi(app) ? await serviceApiTools(this.api) : []),
-      );
+    // A message channel's guest (docs/api/channels.md, "Owners and guests") chats only: no tool
+    // that writes or runs (searching a knowledge base only reads). A channel thread has nobody to
+    // answer AskUserQuestion.
+    const tools =
+      origin !== null && request.guest === true
+        ? this.tools.builtins({ bash: false, askUser: false }).without('Write', 'Edit').with(...knowledge.tools)
+        : this.tools
+            .builtins({ bash: appMayUseShell(app), ...(origin !== null ? { askUser: false } : {}) })
+            .with(
+              ...(await this.mcp.chatTools(space.id, app)),
+              ...browser.tools,
+              ...knowledge.tools,
+              ...skills.tools,
+              ...(appMayUseServiceApi(app) ? await serviceApiTools(this.api) : []),
+            );
     const recording = conversationRecording(this.conversations, turn);
     return {
       system: withSkills(
@@ -118,6 +128,17 @@ export class AppChatPlanBuilder extends TurnPlanBuilder implements OnModuleInit 
         ...recording,
         onComplete: async (result) => {
           await recording.onComplete(result);
+          if (origin !== null) {
+            // The channels context sends it to the chat and announces the thread's update.
+            await this.channels.replied({
+              appId: app.id,
+              conversationId: turn.conversationId,
+              turnId: turn.id,
+              origin,
+              reply: result.reply,
+            });
+            return;
+          }
           await this.bus.publish(
             AppChannels.imSessionUpdated,
             threadUpdated(app.id, turn.conversationId, result.reply),

@@ -28,6 +28,7 @@ export interface AppChatSendInput {
 
 export const AppChatTexts = {
   threadTaken: 'conversationId is taken by a conversation that is not a thread of this digital human',
+  channelThread: 'conversationId names a message channel thread, which only its chat writes to',
 } as const;
 
 /** The channel name of threads opened over HTTP (`app:im-session-updated`). */
@@ -60,6 +61,12 @@ export class AppChatService {
       typeof input.conversationId === 'string' && input.conversationId.trim() !== ''
         ? input.conversationId
         : appChatConversationId(app.id);
+    // The HTTP chat never writes into a message channel's thread (docs/api/channels.md).
+    if (
+      threadId.startsWith(`app-chat:${app.id}:`) &&
+      /^[^:]+:(direct|group):/.test(threadId.slice(`app-chat:${app.id}:`.length))
+    )
+      throw new DomainError('conflict', AppChatTexts.channelThread, ErrorCodes.CHAT_THREAD_TAKEN);
     const space = await this.threadSpace(app, threadId, spaceId);
     await this.conversations.openWithId(space.id, threadId, {
       title: app.spec.display_name ?? app.spec.name,
@@ -122,16 +129,6 @@ export class AppChatService {
     const app = await this.apps.get(appId);
     const session = await this.agent.session(appChatConversationId(app.id));
     return { isActive: session.active, thoughts: session.thoughts, spaceId: session.spaceId ?? app.spaceId };
-  }
-
-  /** The message-channel thread: no channel is connected in this server, so it is empty. */
-  async imMessages(appId: string): Promise<Message[]> {
-    await this.apps.get(appId);
-    return [];
-  }
-
-  async imClear(appId: string): Promise<void> {
-    await this.apps.get(appId);
   }
 
   private async usable(appId: string): Promise<App> {

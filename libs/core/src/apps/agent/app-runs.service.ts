@@ -1,6 +1,6 @@
 import { ErrorCodes } from '#contracts/errors.js';
 import { randomUUID } from 'node:crypto';
-import { Injectable, type OnModuleInit } from '@nestjs/common';
+import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import {
   type ActivityType,
   type AppActivityEntryNewEvent,
@@ -33,6 +33,7 @@ import { SpacesService } from '../../spaces/spaces.service.js';
 import type { ActivityEntry, App, AutomationFields } from '../../kernel/app.js';
 import { automationState } from '../app-rules.js';
 import { AppErrors, AppsService } from '../apps.service.js';
+import { AppChannelChat } from './app-channel-chat.js';
 import { EscalationAnswers } from './escalation-answers.js';
 import type { RunReport } from './report-to-user.tool.js';
 import { escalationExpiryJobId } from '../../kernel/job-ids.js';
@@ -70,6 +71,8 @@ export const RunTexts = {
  */
 @Injectable()
 export class AppRunsService implements OnModuleInit {
+  private readonly logger = new Logger('AppRuns');
+
   constructor(
     private readonly apps: AppsService,
     private readonly records: AppRepository,
@@ -84,6 +87,7 @@ export class AppRunsService implements OnModuleInit {
     private readonly triggers: AppScheduler,
     private readonly answers: EscalationAnswers,
     private readonly approvals: ApprovalsService,
+    private readonly channels: AppChannelChat,
     /** Runs started and finished, by trigger type (docs/operations.md, "Metrics"). */
     private readonly metrics: Metrics = new NoopMetrics(),
   ) {}
@@ -243,6 +247,7 @@ export class AppRunsService implements OnModuleInit {
     if (report.type === 'complete') return 'Reported. The run is complete; end your turn.';
     if (report.type !== 'escalation') {
       await this.addActivity(appId, runId, report.type, content);
+      if (report.type === 'output') await this.pushResult(appId, runId, 'output', report.summary);
       return report.type === 'milestone' ? 'Progress reported.' : 'Output reported. The run is complete.';
     }
     const choices = report.choices ?? [];
@@ -282,8 +287,16 @@ export class AppRunsService implements OnModuleInit {
       const content: Record<string, unknown> = { summary: final.summary };
       if (final.data !== undefined) content.data = final.data;
       await this.addActivity(appId, runId, 'run_complete', content);
+      await this.pushResult(appId, runId, 'complete', final.summary);
     }
     await this.setAutomation(appId, { runningCount: 0, lastStatus: 'ok', lastError: null });
+  }
+
+  /** A run's result goes to the app's proactive channel threads (docs/api/channels.md); never fails the run. */
+  private async pushResult(appId: string, runId: string, type: 'output' | 'complete', summary: string): Promise<void> {
+    await this.channels.runResult({ appId, runId, type, summary }).catch((err: Error) => {
+      this.logger.warn(`pushing the result of run ${runId} to channels failed: ${err.message}`);
+    });
   }
 
   /** The run failed (model error, no report, stopped, replica lost): `run_error` with the reason. */

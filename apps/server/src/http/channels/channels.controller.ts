@@ -1,0 +1,216 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Req, Res } from '@nestjs/common';
+import express, { type Request, type Response } from 'express';
+import type { ChannelInstanceDto, ChannelProviderDto, ChannelStatusDto, ImSessionDto } from '#contracts/channels.js';
+import type { MessageDto } from '#contracts/conversations.js';
+import { ErrorTexts, type SuccessBody } from '#contracts/errors.js';
+import type { ChannelHookRefusal } from '#core/channels/channel-provider.port.js';
+import { ChannelsService } from '#core/channels/channels.service.js';
+import { WEBHOOK_MAX_BYTES } from '#core/triggers/webhook-rules.js';
+import { ok, sendFailure } from '../common/envelope.js';
+import { toMessageDto } from '../conversations/conversations.presenter.js';
+import { ApiData, ApiDone } from '../openapi/api-data.js';
+import { ApiOperation, ApiTags } from '../openapi/swagger-decorators.js';
+import { MESSAGE } from '../openapi/response-schemas.js';
+import { arr, bool, obj } from '../openapi/schema.js';
+import {
+  CreateInstanceDto,
+  ImChatQuery,
+  ImChatThreadDto,
+  ReconnectDto,
+  SessionKeyDto,
+  SessionsQuery,
+  SetCustomNameDto,
+  SetProactiveDto,
+  StatusQuery,
+  UpdateInstanceDto,
+} from './channels.dto.js';
+import { CHANNEL_INSTANCE, CHANNEL_PROVIDER, CHANNEL_STATUS, IM_SESSION } from './channels.schemas.js';
+
+/** Channel instances (docs/api/channels.md): a chat platform's bot bound to a digital human. */
+@ApiTags('Message channels')
+@Controller('api/im-channels')
+export class ChannelsController {
+  constructor(private readonly channels: ChannelsService) {}
+
+  @Get('providers')
+  @ApiOperation({ summary: 'List the channel providers and the configuration fields each needs' })
+  @ApiData(arr(CHANNEL_PROVIDER))
+  providers(): SuccessBody<ChannelProviderDto[]> {
+    return ok(this.channels.listProviders());
+  }
+
+  @Get('instances')
+  @ApiOperation({ summary: 'List channel instances (credentials masked)' })
+  @ApiData(arr(CHANNEL_INSTANCE))
+  async list(): Promise<SuccessBody<ChannelInstanceDto[]>> {
+    return ok(await this.channels.listInstances());
+  }
+
+  @Post('instances')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Connect a chat platform account to a digital human' })
+  @ApiData(CHANNEL_INSTANCE, 404)
+  async create(@Body() body: CreateInstanceDto): Promise<SuccessBody<ChannelInstanceDto>> {
+    return ok(await this.channels.createInstance(body));
+  }
+
+  @Patch('instances/:instanceId')
+  @ApiOperation({ summary: 'Change a channel instance ("***" keeps a credential)' })
+  @ApiData(CHANNEL_INSTANCE)
+  async update(
+    @Param('instanceId') instanceId: string,
+    @Body() body: UpdateInstanceDto,
+  ): Promise<SuccessBody<ChannelInstanceDto>> {
+    return ok(await this.channels.updateInstance(instanceId, body));
+  }
+
+  @Delete('instances/:instanceId')
+  @ApiOperation({ summary: 'Delete a channel instance and its threads list' })
+  @ApiDone()
+  async remove(@Param('instanceId') instanceId: string): Promise<{ success: true }> {
+    await this.channels.deleteInstance(instanceId);
+    return { success: true };
+  }
+
+  @Get('status')
+  @ApiOperation({ summary: 'The connection state of every instance, or of one' })
+  @ApiData(arr(CHANNEL_STATUS), 404)
+  async status(@Query() q: StatusQuery): Promise<SuccessBody<ChannelStatusDto[]>> {
+    return ok(await this.channels.status(q.instanceId));
+  }
+
+  @Post('reconnect')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Start an instance afresh (reconnect, clear an offline reason)' })
+  @ApiDone(404)
+  async reconnect(@Body() body: ReconnectDto): Promise<{ success: true }> {
+    await this.channels.reconnect(body.instanceId);
+    return { success: true };
+  }
+}
+
+/** The chats of channel instances, each a thread of the digital human (docs/api/channels.md, "Threads"). */
+@ApiTags('Message channels')
+@Controller('api/im-sessions')
+export class ImSessionsController {
+  constructor(private readonly channels: ChannelsService) {}
+
+  @Get()
+  @ApiOperation({ summary: "List channel threads (all, or one digital human's)" })
+  @ApiData(arr(IM_SESSION))
+  async list(@Query() q: SessionsQuery): Promise<SuccessBody<ImSessionDto[]>> {
+    return ok(await this.channels.sessions(q.appId));
+  }
+
+  @Post('set-proactive')
+  @HttpCode(200)
+  @ApiOperation({ summary: "Mark a thread to receive the digital human's run results" })
+  @ApiDone(404)
+  async setProactive(@Body() body: SetProactiveDto): Promise<{ success: true }> {
+    await this.channels.setProactive(body, body.proactive);
+    return { success: true };
+  }
+
+  @Post('set-custom-name')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Name a channel thread' })
+  @ApiDone(404)
+  async setCustomName(@Body() body: SetCustomNameDto): Promise<{ success: true }> {
+    await this.channels.setCustomName(body, body.name);
+    return { success: true };
+  }
+
+  @Post('remove')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Forget a channel thread (its conversation is kept)' })
+  @ApiDone(404)
+  async remove(@Body() body: SessionKeyDto): Promise<{ success: true }> {
+    await this.channels.removeSession(body);
+    return { success: true };
+  }
+}
+
+/** A digital human's channel threads, read and controlled over HTTP (never written to). */
+@ApiTags('Message channels')
+@Controller('api/apps/:appId/im-chat')
+export class AppImChatController {
+  constructor(private readonly channels: ChannelsService) {}
+
+  @Get('messages')
+  @ApiOperation({ summary: "A channel thread's messages" })
+  @ApiData(arr(MESSAGE))
+  async messages(@Param('appId') appId: string, @Query() q: ImChatQuery): Promise<SuccessBody<MessageDto[]>> {
+    return ok((await this.channels.threadMessages(appId, q.instanceId, q.chatType, q.chatId)).map(toMessageDto));
+  }
+
+  @Post('clear')
+  @HttpCode(200)
+  @ApiOperation({ summary: "Stop a channel thread's turn and start it afresh" })
+  @ApiDone()
+  async clear(@Param('appId') appId: string, @Body() body: ImChatThreadDto): Promise<{ success: true }> {
+    await this.channels.clearThread(appId, body.instanceId, body.chatType, body.chatId);
+    return { success: true };
+  }
+
+  @Post('stop')
+  @HttpCode(200)
+  @ApiOperation({ summary: "Stop a channel thread's turn" })
+  @ApiData(obj({ stopped: bool() }, ['stopped']))
+  async stop(@Param('appId') appId: string, @Body() body: ImChatThreadDto): Promise<SuccessBody<{ stopped: boolean }>> {
+    return ok({ stopped: await this.channels.stopThread(appId, body.instanceId, body.chatType, body.chatId) });
+  }
+}
+
+const HOOK_REFUSAL_STATUS: Record<ChannelHookRefusal, number> = {
+  'bad-signature': 401,
+  'bad-body': 400,
+  'unknown-instance': 404,
+};
+
+/** The raw bytes of any body up to 256 KB (the signature is over exactly these). */
+const rawBody = express.raw({ type: () => true, limit: WEBHOOK_MAX_BYTES });
+
+function readRaw(req: Request, res: Response): Promise<Buffer | 'too-large' | 'unreadable'> {
+  return new Promise((resolve) => {
+    rawBody(req, res, (err?: unknown) => {
+      if (err) {
+        const e = err as { type?: string; status?: number };
+        resolve(e.type === 'entity.too.large' || e.status === 413 ? 'too-large' : 'unreadable');
+        return;
+      }
+      resolve(Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0));
+    });
+  });
+}
+
+/**
+ * Webhook-style channel transports (docs/api/channels.md): `POST /hooks/channels/<instanceId>`,
+ * no access password; the instance's provider checks the platform's signature. Registered
+ * before the webhook triggers' `/hooks/*path`.
+ */
+@ApiTags('Message channels')
+@Controller('hooks/channels')
+export class ChannelHooksController {
+  constructor(private readonly channels: ChannelsService) {}
+
+  @Post(':instanceId')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Deliver a platform message to a channel instance',
+    description:
+      'No access password; signed as the provider requires (the generic webhook: `X-Hub-Signature-256: ' +
+      'sha256=<hmac>` of the raw body with the instance secret), else 401. Answers `{ok: true, received: true}` ' +
+      'at once; the same platform message id starts at most one turn.',
+  })
+  async deliver(@Param('instanceId') instanceId: string, @Req() req: Request, @Res() res: Response): Promise<void> {
+    const raw = await readRaw(req, res);
+    if (raw === 'too-large') return sendFailure(res, 413, ErrorTexts.bodyTooLarge);
+    if (raw === 'unreadable') return sendFailure(res, 400, 'Invalid request body');
+    const outcome = await this.channels.receiveWebhook(instanceId, raw, req.headers);
+    if (outcome.accepted) {
+      res.status(200).json(outcome.response);
+      return;
+    }
+    sendFailure(res, HOOK_REFUSAL_STATUS[outcome.refusal], outcome.error);
+  }
+}

@@ -1,0 +1,628 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import { AppChannels, type AppImSessionUpdatedEvent } from '#contracts/apps.js';
+import {
+  ChannelEventChannels,
+  type ChannelInstanceDto,
+  type ChannelProviderDto,
+  type ChannelState,
+  type ChannelStatusDto,
+  type ChannelTurnOrigin,
+  type ChatType,
+  channelThreadId,
+  type GuestPolicy,
+  type ImSessionDto,
+  type ReplyScope,
+} from '#contracts/channels.js';
+import { ErrorCodes } from '#contracts/errors.js';
+import type { JobMap } from '#contracts/jobs.js';
+import { DomainError } from '../errors/domain-error.js';
+import type { Message } from '../kernel/conversation.js';
+import { channelInboundJobId, channelReplyJobId } from '../kernel/job-ids.js';
+import {
+  type ChannelInstanceRecord,
+  ChannelRepository,
+  type ChannelThreadRecord,
+  type InstanceChanges,
+} from '../ports/channel.repository.port.js';
+import { ChannelChat, type ChannelReply, type RunResult } from '../ports/channel-chat.port.js';
+import { EventBus } from '../ports/event-bus.port.js';
+import { JobQueue } from '../ports/job-queue.port.js';
+import {
+  ChannelError,
+  type ChannelHookRefusal,
+  type ChannelProvider,
+  ChannelProviders,
+  type InboundMessage,
+} from './channel-provider.port.js';
+import {
+  ChannelTexts,
+  chatIdProblem,
+  GUEST_POLICIES,
+  inScope,
+  LAST_MESSAGE_CHARS,
+  maskConfig,
+  mergeConfig,
+  messageClaimKey,
+  missingConfigField,
+  parseCommand,
+  pushClaimKey,
+  REPLY_SCOPES,
+  senderRole,
+  splitReply,
+  stripMentions,
+} from './channel-rules.js';
+
+export interface CreateInstanceInput {
+  type: string;
+  name: string;
+  appId: string;
+  teamId?: string | null;
+  config: Record<string, unknown>;
+  replyScope?: string;
+  owners?: string[];
+  guestPolicy?: string;
+  streaming?: boolean;
+  enabled?: boolean;
+}
+
+export type UpdateInstanceInput = Partial<Omit<CreateInstanceInput, 'type'>>;
+
+export interface ThreadKey {
+  appId: string;
+  instanceId: string;
+  chatId: string;
+}
+
+type Headers = Record<string, string | string[] | undefined>;
+
+export type ChannelHookOutcome =
+  { accepted: true; response: unknown } | { accepted: false; refusal: ChannelHookRefusal; error: string };
+
+/** Back-off between the attempts to send one part of a reply (then the instance goes offline). */
+export const REPLY_RETRY_MS = [250, 1_000, 3_000, 8_000] as const;
+
+/** Something that (re)starts an instance's connection when it changes: the lease keeper. */
+export interface InstanceWatcher {
+  changed(instanceId: string): Promise<void>;
+}
+
+/**
+ * Message channels (docs/api/channels.md): instances, their chats' threads, and the way a
+ * platform message becomes a turn of the digital human's chat and its reply goes back. A
+ * platform message is claimed once (a row keyed by instance and message id) before its job is
+ * queued with an id from the same pair, so it starts at most one turn across replicas; the
+ * turn runs through ChannelChat (registered by the digital-human context), whose listener hands
+ * replies and run results back here.
+ */
+@Injectable()
+export class ChannelsService implements OnModuleInit {
+  private readonly logger = new Logger('Channels');
+  /** Instances whose missing app was logged already (once per instance and process). */
+  private readonly loggedMissingApp = new Set<string>();
+  private readonly watchers: InstanceWatcher[] = [];
+
+  constructor(
+    private readonly records: ChannelRepository,
+    private readonly providers: ChannelProviders,
+    private readonly chat: ChannelChat,
+    private readonly queue: JobQueue,
+    private readonly bus: EventBus,
+  ) {}
+
+  onModuleInit(): void {
+    this.chat.listen({
+      replied: (reply) => this.replied(reply),
+      runResult: (result) => this.pushRunResult(result),
+    });
+  }
+
+  watch(watcher: InstanceWatcher): void {
+    this.watchers.push(watcher);
+  }
+
+  // ── providers and instances ─────────────────────────────────────────────────────────────
+
+  listProviders(): ChannelProviderDto[] {
+    return this.providers.all().map((p) => p.describe());
+  }
+
+  async listInstances(): Promise<ChannelInstanceDto[]> {
+    return (await this.records.listInstances()).map((r) => this.present(r));
+  }
+
+  async getInstance(id: string): Promise<ChannelInstanceDto> {
+    return this.present(await this.instance(id));
+  }
+
+  async createInstance(input: CreateInstanceInput): Promise<ChannelInstanceDto> {
+    const provider = this.provider(input.type);
+    const config = { ...provider.defaultConfig, ...input.config };
+    this.checkConfig(provider, config);
+    if ((await this.chat.appName(input.appId)) === null)
+      throw DomainError.notFound(`App not found: ${input.appId}`, ErrorCodes.APP_NOT_FOUND);
+    const record = await this.records.createInstance({
+      id: randomUUID(),
+      type: provider.type,
+      name: requiredName(input.name),
+      enabled: input.enabled ?? true,
+      appId: input.appId,
+      teamId: input.teamId ?? null,
+      config,
+      replyScope: replyScopeOf(input.replyScope) ?? 'all',
+      owners: ownersOf(input.owners) ?? [],
+      guestPolicy: guestPolicyOf(input.guestPolicy) ?? 'chat-only',
+      streaming: input.streaming ?? false,
+      state: this.initialState(provider, input.enabled ?? true),
+      reason: null,
+    });
+    await this.publishInstance(record);
+    await this.notifyWatchers(record.id);
+    return this.present(record);
+  }
+
+  async updateInstance(id: string, input: UpdateInstanceInput): Promise<ChannelInstanceDto> {
+    const current = await this.instance(id);
+    const provider = this.provider(current.type);
+    const changes: InstanceChanges = {};
+    if (input.name !== undefined) changes.name = requiredName(input.name);
+    if (input.enabled !== undefined) changes.enabled = input.enabled;
+    if (input.appId !== undefined) {
+      if ((await this.chat.appName(input.appId)) === null)
+        throw DomainError.notFound(`App not found: ${input.appId}`, ErrorCodes.APP_NOT_FOUND);
+      changes.appId = input.appId;
+    }
+    if (input.teamId !== undefined) changes.teamId = input.teamId;
+    if (input.config !== undefined) {
+      changes.config = mergeConfig(current.config, input.config);
+      this.checkConfig(provider, changes.config);
+    }
+    if (input.replyScope !== undefined) changes.replyScope = replyScopeOf(input.replyScope)!;
+    if (input.owners !== undefined) changes.owners = ownersOf(input.owners)!;
+    if (input.guestPolicy !== undefined) changes.guestPolicy = guestPolicyOf(input.guestPolicy)!;
+    if (input.streaming !== undefined) changes.streaming = input.streaming;
+    let updated = await this.records.updateInstance(id, changes);
+    if (!updated) throw this.instanceNotFound(id);
+    if (changes.enabled !== undefined || changes.config !== undefined) {
+      // A changed credential or a re-enabled instance gets a fresh start (and a fresh reason).
+      const state = this.initialState(provider, updated.enabled);
+      updated = (await this.records.setState(id, state, null)) ?? updated;
+    }
+    await this.publishInstance(updated);
+    await this.notifyWatchers(id);
+    return this.present(updated);
+  }
+
+  async deleteInstance(id: string): Promise<void> {
+    if (!(await this.records.deleteInstance(id))) throw this.instanceNotFound(id);
+    await this.bus.publish(ChannelEventChannels.instanceUpdated, { instanceId: id, instance: null });
+    await this.notifyWatchers(id);
+  }
+
+  async status(instanceId?: string): Promise<ChannelStatusDto[]> {
+    const all = instanceId ? [await this.instance(instanceId)] : await this.records.listInstances();
+    const out: ChannelStatusDto[] = [];
+    for (const r of all) {
+      out.push({
+        id: r.id,
+        type: r.type,
+        enabled: r.enabled,
+        connected: r.enabled && r.state === 'online',
+        state: r.state,
+        appId: r.appId,
+        appName: await this.chat.appName(r.appId),
+        reason: r.reason,
+      });
+    }
+    return out;
+  }
+
+  /** Starts the instance afresh: a webhook instance is online again; a connection reconnects. */
+  async reconnect(instanceId: string): Promise<void> {
+    const record = await this.instance(instanceId);
+    const provider = this.provider(record.type);
+    await this.setState(record.id, this.initialState(provider, record.enabled), null);
+    await this.notifyWatchers(record.id);
+  }
+
+  /** Sets an instance's state (and reason); publishes the change. */
+  async setState(instanceId: string, state: ChannelState, reason: string | null): Promise<void> {
+    const changed = await this.records.setState(instanceId, state, reason);
+    if (changed) await this.publishInstance(changed);
+  }
+
+  // ── threads (im-sessions) ───────────────────────────────────────────────────────────────
+
+  async sessions(appId?: string): Promise<ImSessionDto[]> {
+    return (await this.records.listThreads(appId)).map(presentThread);
+  }
+
+  async setProactive(key: ThreadKey, proactive: boolean): Promise<void> {
+    await this.thread(key);
+    await this.records.updateThread(key.instanceId, key.chatId, { proactive });
+  }
+
+  async setCustomName(key: ThreadKey, name: string): Promise<void> {
+    await this.thread(key);
+    const trimmed = name.trim();
+    await this.records.updateThread(key.instanceId, key.chatId, { customName: trimmed === '' ? null : trimmed });
+  }
+
+  async removeSession(key: ThreadKey): Promise<void> {
+    await this.thread(key);
+    await this.records.removeThread(key.instanceId, key.chatId);
+  }
+
+  /** A channel thread's messages; an empty list when the chat has none yet. */
+  async threadMessages(appId: string, instanceId?: string, chatType?: string, chatId?: string): Promise<Message[]> {
+    await this.appExists(appId);
+    if (!instanceId || !chatId) return [];
+    const thread = await this.records.findThread(instanceId, chatId);
+    if (!thread || thread.appId !== appId || (chatType && thread.chatType !== chatType)) return [];
+    return this.chat.messages(thread.conversationId);
+  }
+
+  async stopThread(appId: string, instanceId?: string, chatType?: string, chatId?: string): Promise<boolean> {
+    const thread = await this.threadOf(appId, instanceId, chatType, chatId);
+    if (!thread) return false;
+    await this.chat.stop(thread.conversationId);
+    return true;
+  }
+
+  async clearThread(appId: string, instanceId?: string, chatType?: string, chatId?: string): Promise<void> {
+    const thread = await this.threadOf(appId, instanceId, chatType, chatId);
+    if (thread) await this.chat.clear(thread.conversationId);
+  }
+
+  // ── inbound ─────────────────────────────────────────────────────────────────────────────
+
+  /** `POST /hooks/channels/<instanceId>`: a webhook-style provider checks and reads the request. */
+  async receiveWebhook(instanceId: string, raw: Buffer, headers: Headers): Promise<ChannelHookOutcome> {
+    const instance = await this.records.findInstance(instanceId).catch(() => null);
+    const provider = instance ? this.providers.find(instance.type) : null;
+    if (!instance || !provider?.parseWebhook)
+      return { accepted: false, refusal: 'unknown-instance', error: ChannelTexts.instanceNotFound(instanceId) };
+    const parsed = await provider.parseWebhook(instance, raw, headers);
+    if (parsed.kind === 'refused') return { accepted: false, refusal: parsed.refusal, error: parsed.error };
+    if (instance.enabled) for (const message of parsed.messages) await this.accept(instance.id, message);
+    return { accepted: true, response: parsed.response ?? { ok: true, received: true } };
+  }
+
+  /**
+   * A platform message, from any transport: claimed once per instance and message id, then
+   * queued. A repeat (the same id again, from any replica) does nothing.
+   */
+  async accept(instanceId: string, message: InboundMessage): Promise<boolean> {
+    const key = messageClaimKey(instanceId, message.messageId);
+    if (!(await this.records.claim(key))) return false;
+    try {
+      await this.queue.add(
+        'channel.inbound',
+        { instanceId, message },
+        { jobId: channelInboundJobId(instanceId, message.messageId) },
+      );
+    } catch (err) {
+      // Not queued: not kept as received, so the platform's retry is taken.
+      await this.records.release(key);
+      throw err;
+    }
+    return true;
+  }
+
+  /** The queued message: the dispatch rules, then a turn of the chat's thread (or a command). */
+  async dispatch(job: JobMap['channel.inbound']): Promise<void> {
+    const instance = await this.records.findInstance(job.instanceId);
+    if (!instance || !instance.enabled) return;
+    const provider = this.providers.find(instance.type);
+    if (!provider) return;
+    const m = job.message;
+    const appName = await this.chat.appName(instance.appId);
+    if (appName === null) {
+      if (!this.loggedMissingApp.has(instance.id)) {
+        this.loggedMissingApp.add(instance.id);
+        this.logger.warn(`channel ${instance.id}: a message for a digital human that no longer exists was ignored`);
+      }
+      return;
+    }
+    if (!inScope(instance.replyScope, m.chatType)) return;
+    if (chatIdProblem(m.chatId) !== null) return;
+    let text = m.text;
+    if (m.chatType === 'group') {
+      if (!m.mentioned) return;
+      text = stripMentions(text);
+    }
+    if (text.trim() === '' && (m.images ?? []).length === 0) return;
+    const threadId = channelThreadId(instance.appId, instance.type, m.chatType, m.chatId);
+    const origin: ChannelTurnOrigin = {
+      instanceId: instance.id,
+      channel: instance.type,
+      chatType: m.chatType,
+      chatId: m.chatId,
+      replyTo: m.messageId,
+    };
+    await this.records.touchThread({
+      instanceId: instance.id,
+      chatId: m.chatId,
+      appId: instance.appId,
+      channel: instance.type,
+      chatType: m.chatType,
+      conversationId: threadId,
+      displayName: m.chatName ?? m.from.name ?? m.chatId,
+      lastMessageAt: new Date(),
+    });
+    await this.publishSession(origin, instance.appId, text);
+    const command = parseCommand(text);
+    if (command === 'stop') {
+      await this.chat.stop(threadId);
+      await this.queueReply(origin, ChannelTexts.stopped, `stop:${instance.id}:${m.messageId}`, provider);
+      return;
+    }
+    if (command === 'clear') {
+      await this.chat.clear(threadId);
+      await this.queueReply(origin, ChannelTexts.cleared, `clear:${instance.id}:${m.messageId}`, provider);
+      return;
+    }
+    let role = senderRole(instance, m.from.id, m.chatType);
+    if (role === 'claims-ownership') {
+      if (await this.records.claimOwner(instance.id, m.from.id)) {
+        role = 'owner';
+        const claimed = await this.records.findInstance(instance.id);
+        if (claimed) await this.publishInstance(claimed);
+      } else {
+        const fresh = await this.records.findInstance(instance.id);
+        role = senderRole(fresh ?? instance, m.from.id, 'group');
+      }
+    }
+    if (role === 'denied') {
+      await this.queueReply(origin, ChannelTexts.denied, `deny:${instance.id}:${m.messageId}`, provider);
+      return;
+    }
+    const message = m.chatType === 'group' ? `[${m.from.name ?? m.from.id}] ${text}` : text;
+    await provider
+      .sendTyping?.(instance, { chatId: m.chatId, chatType: m.chatType, replyTo: m.messageId })
+      .catch(() => undefined);
+    const outcome = await this.chat.submit({
+      appId: instance.appId,
+      threadId,
+      message,
+      images: m.images ?? [],
+      origin,
+      guest: role === 'guest',
+      title: `${appName} · ${m.chatName ?? m.from.name ?? m.chatId}`,
+    });
+    if (outcome === 'merged')
+      await this.queueReply(origin, ChannelTexts.merged, `merged:${instance.id}:${m.messageId}`, provider);
+  }
+
+  // ── outbound ────────────────────────────────────────────────────────────────────────────
+
+  /** A thread's turn replied (on the replica that ran it): the reply is queued once, by turn. */
+  private async replied(reply: ChannelReply): Promise<void> {
+    const instance = await this.records.findInstance(reply.origin.instanceId);
+    const provider = instance ? this.providers.find(instance.type) : null;
+    if (!instance || !provider) return;
+    const text = reply.reply.trim() === '' ? ChannelTexts.emptyReply : reply.reply;
+    await this.queueReply(reply.origin, text, `turn:${reply.turnId}`, provider);
+    await this.publishSession(reply.origin, reply.appId, text);
+  }
+
+  /** A run's result goes to every thread of the app marked proactive, once per run. */
+  private async pushRunResult(result: RunResult): Promise<void> {
+    const threads = (await this.records.listThreads(result.appId)).filter((t) => t.proactive);
+    for (const thread of threads) {
+      const instance = await this.records.findInstance(thread.instanceId);
+      const provider = instance ? this.providers.find(instance.type) : null;
+      if (!instance || !provider || !instance.enabled) continue;
+      if (!(await this.records.claim(pushClaimKey(result.runId, thread.instanceId, thread.chatId)))) continue;
+      const origin: ChannelTurnOrigin = {
+        instanceId: thread.instanceId,
+        channel: thread.channel,
+        chatType: thread.chatType,
+        chatId: thread.chatId,
+        replyTo: '',
+      };
+      await this.queueReply(
+        origin,
+        result.summary,
+        `push:${result.runId}:${thread.instanceId}:${thread.chatId}`,
+        provider,
+      );
+    }
+  }
+
+  private async queueReply(
+    origin: ChannelTurnOrigin,
+    text: string,
+    key: string,
+    provider: ChannelProvider,
+  ): Promise<void> {
+    await this.queue.add(
+      'channel.reply',
+      {
+        instanceId: origin.instanceId,
+        chatType: origin.chatType,
+        chatId: origin.chatId,
+        replyTo: origin.replyTo === '' ? null : origin.replyTo,
+        parts: splitReply(text, provider.maxMessageLength),
+      },
+      { jobId: channelReplyJobId(key) },
+    );
+  }
+
+  /**
+   * Sends a reply's parts in order, each retried with back-off; a platform that refuses for
+   * good (credentials) or stays down takes the instance offline with the reason.
+   */
+  async sendReply(job: JobMap['channel.reply'], sleep = defaultSleep): Promise<void> {
+    const instance = await this.records.findInstance(job.instanceId);
+    const provider = instance ? this.providers.find(instance.type) : null;
+    if (!instance || !provider) return;
+    const target = { chatId: job.chatId, chatType: job.chatType, replyTo: job.replyTo };
+    for (const part of job.parts) {
+      for (let attempt = 0; ; attempt++) {
+        try {
+          await provider.send(instance, target, part);
+          if (instance.state === 'offline' && !provider.connect) await this.setState(instance.id, 'online', null);
+          break;
+        } catch (err) {
+          const reason = err instanceof Error ? err.message : String(err);
+          const permanent = err instanceof ChannelError && err.permanent;
+          if (permanent || attempt >= REPLY_RETRY_MS.length) {
+            this.logger.warn(`channel ${instance.id}: a reply could not be sent: ${reason}`);
+            await this.setState(instance.id, 'offline', reason);
+            return;
+          }
+          await sleep(REPLY_RETRY_MS[attempt]!);
+        }
+      }
+    }
+  }
+
+  // ── helpers ─────────────────────────────────────────────────────────────────────────────
+
+  present(r: ChannelInstanceRecord): ChannelInstanceDto {
+    const provider = this.providers.find(r.type);
+    return {
+      id: r.id,
+      type: r.type,
+      name: r.name,
+      enabled: r.enabled,
+      appId: r.appId,
+      teamId: r.teamId,
+      config: maskConfig(r.config, provider?.configFields ?? []),
+      replyScope: r.replyScope,
+      owners: [...r.owners],
+      guestPolicy: r.guestPolicy,
+      streaming: r.streaming,
+      state: r.state,
+      reason: r.reason,
+      createdAt: r.createdAt.toISOString(),
+      updatedAt: r.updatedAt.toISOString(),
+    };
+  }
+
+  private async publishInstance(r: ChannelInstanceRecord): Promise<void> {
+    await this.bus.publish(ChannelEventChannels.instanceUpdated, { instanceId: r.id, instance: this.present(r) });
+  }
+
+  private async publishSession(origin: ChannelTurnOrigin, appId: string, text: string): Promise<void> {
+    await this.bus.publish(AppChannels.imSessionUpdated, {
+      appId,
+      channel: origin.channel,
+      chatId: origin.chatId,
+      chatType: origin.chatType,
+      instanceId: origin.instanceId,
+      lastMessage: text.slice(0, LAST_MESSAGE_CHARS),
+    } satisfies AppImSessionUpdatedEvent);
+  }
+
+  private async notifyWatchers(instanceId: string): Promise<void> {
+    for (const w of this.watchers) await w.changed(instanceId);
+  }
+
+  private initialState(provider: ChannelProvider, enabled: boolean): ChannelState {
+    if (!enabled) return 'offline';
+    return provider.connect ? 'connecting' : 'online';
+  }
+
+  private provider(type: string): ChannelProvider {
+    const provider = typeof type === 'string' ? this.providers.find(type) : null;
+    if (!provider)
+      throw DomainError.invalid(
+        ChannelTexts.unknownType(
+          String(type),
+          this.providers.all().map((p) => p.type),
+        ),
+      );
+    return provider;
+  }
+
+  private checkConfig(provider: ChannelProvider, config: Record<string, unknown>): void {
+    const missing = missingConfigField(config, provider.configFields);
+    if (missing !== null) throw DomainError.invalid(ChannelTexts.missingField(missing));
+    const problem = provider.configProblem?.(config) ?? null;
+    if (problem !== null) throw DomainError.invalid(problem);
+  }
+
+  private async instance(id: string): Promise<ChannelInstanceRecord> {
+    const record = isUuid(id) ? await this.records.findInstance(id) : null;
+    if (!record) throw this.instanceNotFound(id);
+    return record;
+  }
+
+  private instanceNotFound(id: string): DomainError {
+    return DomainError.notFound(ChannelTexts.instanceNotFound(id), ErrorCodes.CHANNEL_INSTANCE_NOT_FOUND);
+  }
+
+  private async appExists(appId: string): Promise<void> {
+    if (!(await this.chat.appExists(appId)))
+      throw DomainError.notFound(`App not found: ${appId}`, ErrorCodes.APP_NOT_FOUND);
+  }
+
+  private async thread(key: ThreadKey): Promise<ChannelThreadRecord> {
+    const thread = isUuid(key.instanceId) ? await this.records.findThread(key.instanceId, key.chatId) : null;
+    if (!thread || thread.appId !== key.appId)
+      throw DomainError.notFound(ChannelTexts.sessionNotFound, ErrorCodes.CHANNEL_SESSION_NOT_FOUND);
+    return thread;
+  }
+
+  private async threadOf(
+    appId: string,
+    instanceId?: string,
+    chatType?: string,
+    chatId?: string,
+  ): Promise<ChannelThreadRecord | null> {
+    await this.appExists(appId);
+    if (!instanceId || !chatId || !isUuid(instanceId)) return null;
+    const thread = await this.records.findThread(instanceId, chatId);
+    if (!thread || thread.appId !== appId || (chatType && thread.chatType !== chatType)) return null;
+    return thread;
+  }
+}
+
+function presentThread(t: ChannelThreadRecord): ImSessionDto {
+  return {
+    appId: t.appId,
+    channel: t.channel,
+    instanceId: t.instanceId,
+    chatType: t.chatType,
+    chatId: t.chatId,
+    displayName: t.displayName,
+    customName: t.customName,
+    proactive: t.proactive,
+    lastMessageAt: t.lastMessageAt?.toISOString() ?? null,
+  };
+}
+
+const defaultSleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+const isUuid = (id: string): boolean => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id);
+
+function requiredName(name: unknown): string {
+  if (typeof name !== 'string' || name.trim() === '') throw DomainError.invalid('name must not be empty');
+  if (name.length > 200) throw DomainError.invalid('name must be at most 200 characters');
+  return name.trim();
+}
+
+function replyScopeOf(value: unknown): ReplyScope | undefined {
+  if (value === undefined) return undefined;
+  if (!REPLY_SCOPES.includes(value as ReplyScope))
+    throw DomainError.invalid(`replyScope must be one of ${REPLY_SCOPES.join(', ')}`);
+  return value as ReplyScope;
+}
+
+function guestPolicyOf(value: unknown): GuestPolicy | undefined {
+  if (value === undefined) return undefined;
+  if (!GUEST_POLICIES.includes(value as GuestPolicy))
+    throw DomainError.invalid(`guestPolicy must be one of ${GUEST_POLICIES.join(', ')}`);
+  return value as GuestPolicy;
+}
+
+function ownersOf(value: unknown): string[] | undefined {
+  if (value === undefined) return undefined;
+  if (!Array.isArray(value) || value.some((v) => typeof v !== 'string' || v.trim() === ''))
+    throw DomainError.invalid('owners must be a list of platform user ids');
+  return [...new Set((value as string[]).map((v) => v.trim()))];
+}
+
+export type { ChatType };

@@ -1,0 +1,56 @@
+import type { ChannelTurnOrigin } from '#contracts/channels.js';
+import type { Message } from '../kernel/conversation.js';
+
+/** A message of a channel thread, to run as a turn of the digital human's chat. */
+export interface ChannelTurnInput {
+  appId: string;
+  threadId: string;
+  message: string;
+  /** Images handed to the turn as the web app's are (base64 with their media type). */
+  images: Array<{ mediaType: string; data: string }>;
+  origin: ChannelTurnOrigin;
+  /** A guest (not an owner) under `chat-only`: no tool that writes or runs. */
+  guest: boolean;
+  title: string;
+}
+
+/** A channel thread's turn ended with this reply. */
+export interface ChannelReply {
+  appId: string;
+  conversationId: string;
+  turnId: string;
+  origin: ChannelTurnOrigin;
+  reply: string;
+}
+
+/** A digital human's run reported its result (`output`, or `complete`). */
+export interface RunResult {
+  appId: string;
+  runId: string;
+  type: 'output' | 'complete';
+  summary: string;
+}
+
+export interface ChannelChatListener {
+  replied(reply: ChannelReply): Promise<void>;
+  runResult(result: RunResult): Promise<void>;
+}
+
+/**
+ * What message channels need of digital humans' chat (docs/api/channels.md): the digital-human
+ * context registers it, so channels start app-chat turns without the two contexts importing
+ * each other in a circle. Replies and run results come back through a listener.
+ */
+export abstract class ChannelChat {
+  /** The app's display name; null when it does not exist or is uninstalled. */
+  abstract appName(appId: string): Promise<string | null>;
+  /** The app exists (installed or not). */
+  abstract appExists(appId: string): Promise<boolean>;
+  /** Records the message and starts a turn, or hands it to the running turn ('merged'). */
+  abstract submit(input: ChannelTurnInput): Promise<'started' | 'merged'>;
+  abstract stop(threadId: string): Promise<void>;
+  /** Stops the thread and deletes it; the next message starts afresh. */
+  abstract clear(threadId: string): Promise<void>;
+  abstract messages(threadId: string): Promise<Message[]>;
+  abstract listen(listener: ChannelChatListener): void;
+}

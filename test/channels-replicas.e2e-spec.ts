@@ -1,0 +1,109 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { Redis } from 'ioredis';
+import request from 'supertest';
+import { FakeTelegramServer } from '#testing/fake-telegram-server.js';
+import { type Replicas, startReplicas } from '#testing/replicas.js';
+import { lastUserTextOf, textReply } from '#testing/scripted-model-server.js';
+import { testMode } from '#testing/test-env.js';
+import type { TestServer } from '#testing/test-server.js';
+import { sleep, waitFor } from '#testing/wait.js';
+
+const TOKEN = '777000:TEST-replicas';
+
+/**
+ * Telegram long polling across two replicas: one holds the instance's lease and polls; when it
+ * is killed, the other takes the connection over within 30 s and no message is answered twice.
+ */
+describe('message channels across replicas', { skip: testMode() === 'services' ? false : 'needs Redis' }, () => {
+  let replicas: Replicas;
+  let tg: FakeTelegramServer;
+  let redis: Redis;
+  let instanceId: string;
+  const chat = { id: 901, type: 'private' as const, first_name: 'Dana' };
+  const dana = { id: 901, first_name: 'Dana' };
+  const api = (s: TestServer) => ({
+    get: (path: string) => request(s.url).get(path).set('Authorization', `Bearer ${s.password}`),
+    post: (path: string, body: object) =>
+      request(s.url).post(path).set('Authorization', `Bearer ${s.password}`).send(body),
+  });
+  const data = <T>(res: request.Response): T => {
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    return res.body.data as T;
+  };
+  /** Each message `n` is answered `echo: n`. */
+  const answers = (n: string) => tg.sentTo(chat.id).filter((m) => m.text === `echo: ${n}`).length;
+
+  before(async () => {
+    tg = await FakeTelegramServer.start(TOKEN);
+    replicas = await startReplicas({ env: { SVC_CHANNEL_ALLOW: '127.0.0.1' } });
+    replicas.model.respond((req) => textReply(`echo: ${lastUserTextOf(req.body)}`));
+    redis = new Redis(replicas.services.redisUrl);
+    const a = api(replicas.a);
+    const spaceId = data<{ id: string }>(await a.post('/api/spaces', { name: 'Replicated channels' })).id;
+    const spec = {
+      spec_version: '1',
+      name: 'Echo',
+      version: '1.0.0',
+      author: 'alice',
+      description: 'Echoes.',
+      type: 'automation',
+      system_prompt: 'Echo.',
+      subscriptions: [{ id: 'tick', source: { type: 'schedule', config: { every: '1d' } } }],
+    };
+    const appId = data<{ appId: string }>(await a.post('/api/apps/install', { spec, spaceId })).appId;
+    instanceId = data<{ id: string }>(
+      await a.post('/api/im-channels/instances', {
+        type: 'telegram',
+        name: 'Echo bot',
+        appId,
+        config: { botToken: TOKEN, apiRoot: tg.apiRoot },
+      }),
+    ).id;
+  });
+  after(async () => {
+    redis?.disconnect();
+    await replicas?.stop();
+    await tg?.close();
+  });
+
+  it('one replica polls; killed, the other takes over within 30 s; every message answered once', async (t) => {
+    await waitFor(
+      async () =>
+        data<Array<{ state: string }>>(
+          await api(replicas.a).get(`/api/im-channels/status?instanceId=${instanceId}`),
+        )[0]!.state === 'online',
+      30_000,
+      'online',
+    );
+    // One at a time (a burst would be merged into one turn, as a chat's messages are).
+    for (let i = 1; i <= 5; i++) {
+      await tg.userMessage({ chat, from: dana, text: `m${i}` });
+      await tg.until(() => answers(`m${i}`) >= 1, 30_000, `the answer to m${i}`);
+    }
+    const holderKey = `${replicas.services.redisPrefix}:lease:channel-connection:${instanceId}`;
+    const holder = await redis.get(holderKey);
+    assert.ok(holder, `the lease ${holderKey} is held`);
+    const pid = Number(holder.split('-')[0]);
+    const victim = [replicas.a, replicas.b].find((s) => s.process.pid === pid);
+    assert.ok(victim, 'the holder is one of the replicas');
+    victim.process.kill('SIGKILL');
+    await victim.exited;
+    const killedAt = Date.now();
+    for (let i = 6; i <= 10; i++) {
+      await tg.userMessage({ chat, from: dana, text: `m${i}` });
+      await tg.until(() => answers(`m${i}`) >= 1, 60_000, `the answer to m${i} after the kill`);
+    }
+    const firstPoll = tg.pollTimes.find((at) => at > killedAt);
+    assert.ok(firstPoll !== undefined, 'polling resumed');
+    const takeoverMs = firstPoll - killedAt;
+    t.diagnostic(`telegram polling taken over ${takeoverMs} ms after the holder was killed`);
+    assert.ok(takeoverMs <= 30_000, `taken over within 30 s (${takeoverMs} ms)`);
+    await sleep(2000);
+    for (let i = 1; i <= 10; i++) assert.equal(answers(`m${i}`), 1, `m${i} answered once`);
+    assert.equal(tg.conflicts, 0, 'never two pollers at once');
+    const survivor = victim === replicas.a ? replicas.b : replicas.a;
+    await replicas.replace(victim);
+    assert.ok(survivor);
+  });
+});
