@@ -79,6 +79,8 @@ export const ChannelEventChannels = {
 export interface ImChannelInstanceUpdatedEvent {
   instanceId: string;
   instance: ChannelInstanceDto | null;
+  /** Set when someone asked the instance to reconnect (`POST /api/im-channels/reconnect`). */
+  reconnect?: true;
 }
 
 /** The conversation of a chat's thread. */

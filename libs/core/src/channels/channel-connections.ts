@@ -51,10 +51,10 @@ export class ChannelConnections implements OnApplicationBootstrap, OnModuleDestr
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    this.channels.watch({ changed: (id) => this.reconcile(id) });
+    this.channels.watch({ changed: (id, reconnect) => this.reconcile(id, reconnect) });
     this.unsubscribe = this.bus.subscribe((event) => {
       if (event.channel === ChannelEventChannels.instanceUpdated && typeof event.data.instanceId === 'string')
-        void this.reconcile(event.data.instanceId);
+        void this.reconcile(event.data.instanceId, event.data.reconnect === true);
     });
     const all = await this.records.listInstances().catch(() => []);
     for (const instance of all) await this.reconcile(instance.id);
@@ -75,8 +75,13 @@ export class ChannelConnections implements OnApplicationBootstrap, OnModuleDestr
     return this.held.get(instanceId)?.leader === true;
   }
 
-  /** Brings this replica's campaign and connection for the instance in line with its record. */
-  async reconcile(instanceId: string): Promise<void> {
+  /**
+   * Brings this replica's campaign and connection for the instance in line with its record: a
+   * changed configuration, or an explicit reconnect request, restarts a held connection. (The
+   * `connecting` state alone is not such a request: the connection writes it itself, and a stale
+   * read of it would start a second attempt, against a platform that refused the first.)
+   */
+  async reconcile(instanceId: string, reconnect = false): Promise<void> {
     if (this.stopped) return;
     const record = await this.records.findInstance(instanceId).catch(() => null);
     const provider = record ? this.providers.find(record.type) : null;
@@ -95,7 +100,7 @@ export class ChannelConnections implements OnApplicationBootstrap, OnModuleDestr
       return;
     }
     if (!held.leader || held.starting) return;
-    const restart = configKey(record!) !== held.configKey || record!.state === 'connecting';
+    const restart = configKey(record!) !== held.configKey || reconnect;
     if (restart) this.serially(held, () => this.restart(instanceId, held));
   }
 

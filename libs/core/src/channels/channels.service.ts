@@ -84,7 +84,8 @@ export const REPLY_RETRY_MS = [250, 1_000, 3_000, 8_000] as const;
 
 /** Something that (re)starts an instance's connection when it changes: the lease keeper. */
 export interface InstanceWatcher {
-  changed(instanceId: string): Promise<void>;
+  /** `reconnect`: someone asked for a fresh connection (not just a record change). */
+  changed(instanceId: string, reconnect?: boolean): Promise<void>;
 }
 
 /**
@@ -221,8 +222,10 @@ export class ChannelsService implements OnModuleInit {
   async reconnect(instanceId: string): Promise<void> {
     const record = await this.instance(instanceId);
     const provider = this.provider(record.type);
-    await this.setState(record.id, this.initialState(provider, record.enabled), null);
-    await this.notifyWatchers(record.id);
+    // The request is said explicitly: a connection's own `connecting` state is no request to restart it.
+    const changed = await this.records.setState(record.id, this.initialState(provider, record.enabled), null);
+    if (changed) await this.publishInstance(changed, true);
+    await this.notifyWatchers(record.id, true);
   }
 
   /** Sets an instance's state (and reason); publishes the change. */
@@ -501,8 +504,12 @@ export class ChannelsService implements OnModuleInit {
     };
   }
 
-  private async publishInstance(r: ChannelInstanceRecord): Promise<void> {
-    await this.bus.publish(ChannelEventChannels.instanceUpdated, { instanceId: r.id, instance: this.present(r) });
+  private async publishInstance(r: ChannelInstanceRecord, reconnect = false): Promise<void> {
+    await this.bus.publish(ChannelEventChannels.instanceUpdated, {
+      instanceId: r.id,
+      instance: this.present(r),
+      ...(reconnect ? { reconnect: true as const } : {}),
+    });
   }
 
   private async publishSession(origin: ChannelTurnOrigin, appId: string, text: string): Promise<void> {
@@ -516,8 +523,8 @@ export class ChannelsService implements OnModuleInit {
     } satisfies AppImSessionUpdatedEvent);
   }
 
-  private async notifyWatchers(instanceId: string): Promise<void> {
-    for (const w of this.watchers) await w.changed(instanceId);
+  private async notifyWatchers(instanceId: string, reconnect = false): Promise<void> {
+    for (const w of this.watchers) await w.changed(instanceId, reconnect);
   }
 
   private initialState(provider: ChannelProvider, enabled: boolean): ChannelState {

@@ -235,8 +235,10 @@ function describeOutsideApi(path: string, op: Operation): void {
   }
   op.security = [];
   if (path.startsWith('/hooks/')) {
-    // Express's `*path` (one or more segments) is not seen by the scanner as a path parameter.
-    op.parameters = [
+    // A message channel's inbound hook keeps its generated `instanceId`; the triggers' `*path`
+    // (one or more segments) is not seen by the scanner as a path parameter.
+    const channel = path.startsWith('/hooks/channels/');
+    if (!channel) op.parameters = [
       {
         name: 'path',
         in: 'path',
@@ -269,7 +271,11 @@ function describeOutsideApi(path: string, op: Operation): void {
       },
       '400': plain('Body is not JSON'),
       '401': plain('Invalid webhook signature'),
-      '404': plain('No webhook at this path (or its digital human is paused or uninstalled)'),
+      '404': plain(
+        channel
+          ? 'No channel instance with this id (or it is turned off)'
+          : 'No webhook at this path (or its digital human is paused or uninstalled)',
+      ),
       '413': plain('Body over 256 KB'),
     };
     return;
