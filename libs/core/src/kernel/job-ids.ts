@@ -51,3 +51,8 @@ export function webhookDeliveryJobId(claims: readonly HookClaimWindow[], claimed
   const named = claims.map((c) => `${c.key}@${Number.isFinite(c.windowMs) ? Math.floor(claimedAtMs / c.windowMs) : 0}`);
   return `hook-${hex(named.join(' '), 24)}`;
 }
+
+/** The job that starts an app's next queued delivery, once per delivery (`seq`, plus a back-off time when delayed). */
+export function deliveryDrainJobId(appId: string, key: string): string {
+  return `hook-drain-${hex(`${appId} ${key}`, 24)}`;
+}

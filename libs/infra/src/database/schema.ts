@@ -16,7 +16,13 @@ import { Apps1764100000000 } from './migrations/1764100000000-apps.js';
 import { SpaceOwnsFolder1764200000000 } from './migrations/1764200000000-space-owns-folder.js';
 import { StoreIndexEntity, StoreInstallEntity, StoreSourceEntity } from './entities/store.entity.js';
 import { Store1764900000000 } from './migrations/1764900000000-store.js';
-import { TriggerClaimEntity, TriggerOccurrenceEntity, TriggerScheduleEntity } from './entities/trigger.entities.js';
+import {
+  TriggerClaimEntity,
+  TriggerDeliveryEntity,
+  TriggerDeliveryRefusalEntity,
+  TriggerOccurrenceEntity,
+  TriggerScheduleEntity,
+} from './entities/trigger.entities.js';
 import { Triggers1765000000000 } from './migrations/1765000000000-triggers.js';
 import { AppConversations1765100000000 } from './migrations/1765100000000-app-conversations.js';
 import { TriggerOccurrences1765250000000 } from './migrations/1765250000000-trigger-occurrences.js';
@@ -37,6 +43,7 @@ import {
   TeamTaskEntity,
 } from './entities/team.entities.js';
 import { Teams1765700000000 } from './migrations/1765700000000-teams.js';
+import { TriggerDeliveries1766000000000 } from './migrations/1766000000000-trigger-deliveries.js';
 
 /** Every entity and migration, in order. Add new ones here. */
 export const ENTITIES = [
@@ -63,6 +70,8 @@ export const ENTITIES = [
   TeamFindingEntity,
   TeamActivityEntity,
   TeamMailboxEntity,
+  TriggerDeliveryEntity,
+  TriggerDeliveryRefusalEntity,
 ];
 export const MIGRATIONS = [
   Init1763700000000,
@@ -83,4 +92,5 @@ export const MIGRATIONS = [
   BrowserProfiles1765600000000,
   TurnApprovals1765630000000,
   Teams1765700000000,
+  TriggerDeliveries1766000000000,
 ];
