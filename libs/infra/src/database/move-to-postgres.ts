@@ -5,6 +5,7 @@ import type { AppLogger } from '../logging/logger.js';
 import { DataFolderLock } from './data-folder-lock.js';
 import { createDataSource, migrateUnderLock } from './database.js';
 import { EmbeddedPostgres } from './embedded-postgres.js';
+import { COMPATIBLE_MIGRATIONS_KEY } from './schema-status.js';
 
 const BATCH_ROWS = 500;
 
@@ -34,6 +35,9 @@ export async function runMoveToPostgres(config: AppConfig, logger: AppLogger): P
     // Both at the current schema: the source may come from an older release.
     await migrateUnderLock(source);
     await migrateUnderLock(target);
+    // Migrating wrote which migrations are backward compatible: not a record of the target's;
+    // the source's own copy of it is copied below.
+    await target.query(`DELETE FROM "app_setting" WHERE "key" = $1`, [COMPATIBLE_MIGRATIONS_KEY]);
     const tables = source.entityMetadatas.map((m) => m.tableName);
     for (const table of tables) {
       const [{ count }] = (await target.query(`SELECT count(*)::int AS count FROM "${table}"`)) as Array<{
