@@ -33,8 +33,11 @@ async function bootstrap(): Promise<void> {
   const logger = new AppLogger(createPino(config.logLevel));
   process.on('unhandledRejection', (reason) => logger.error('unhandled rejection', { err: describeError(reason) }));
 
-  // Subcommands (each exits): migrate, wait-for-migrations, migrate-to-postgres, backup [folder], restore <folder>.
-  const [command, argument] = process.argv.slice(2);
+  // Subcommands (each exits): migrate, wait-for-migrations, migrate-to-postgres, backup [folder], restore <folder> [--force].
+  const args = process.argv.slice(2);
+  const command = args[0];
+  const force = args.includes('--force');
+  const argument = args.slice(1).find((a) => !a.startsWith('--'));
   if (command !== undefined && command !== 'serve') {
     const { CommandError, runBackupCommand, runRestoreCommand } = await import('#infra/backup/backup-commands.js');
     const { runMigrateCommand, runWaitForMigrations } = await import('#infra/database/migrate-command.js');
@@ -45,7 +48,7 @@ async function bootstrap(): Promise<void> {
       else if (command === 'migrate-to-postgres') await runMoveToPostgres(config, logger);
       else if (command === 'backup') {
         await runBackupCommand(config, resolveAccessPassword(config).value, argument, logger);
-      } else if (command === 'restore') await runRestoreCommand(config, argument, logger);
+      } else if (command === 'restore') await runRestoreCommand(config, argument, logger, force);
       else {
         throw new CommandError(
           `unknown command "${command}" (expected serve, migrate, wait-for-migrations, migrate-to-postgres, backup or restore)`,

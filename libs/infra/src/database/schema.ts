@@ -44,6 +44,7 @@ import {
 } from './entities/team.entities.js';
 import { Teams1765700000000 } from './migrations/1765700000000-teams.js';
 import { TriggerDeliveries1766000000000 } from './migrations/1766000000000-trigger-deliveries.js';
+import { SpacePathsRelative1766000000100 } from './migrations/1766000000100-space-paths-relative.js';
 
 /** Every entity and migration, in order. Add new ones here. */
 export const ENTITIES = [
@@ -93,4 +94,5 @@ export const MIGRATIONS = [
   TurnApprovals1765630000000,
   Teams1765700000000,
   TriggerDeliveries1766000000000,
+  SpacePathsRelative1766000000100,
 ];
