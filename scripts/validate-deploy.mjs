@@ -486,22 +486,41 @@ async function kubernetesChecks() {
     assertNone(problems);
   });
 
-  await check('kubernetes: migrations Job, api pods skip migrations', () => {
+  await check('kubernetes: migrations Job named for the version; api waits for it, the worker applies them', () => {
     const problems = [];
-    const job = byKind('Job').find((o) => o.metadata?.name === 'svc-migrate');
-    if (!job) throw new Error('no Job svc-migrate');
+    const tag = (kustomization.obj.images ?? []).find((i) => i.name === 'svc-server')?.newTag ?? '';
+    const jobName = `svc-migrate-${String(tag)
+      .replace(/[^a-z0-9]+/gi, '-')
+      .toLowerCase()}`;
+    const job = byKind('Job').find((o) => o.metadata?.name === jobName);
+    if (!job) throw new Error(`no Job ${jobName} (its name carries the image tag ${tag} of kustomization.yaml)`);
     const c = job.spec?.template?.spec?.containers?.[0] ?? {};
-    if (!(c.command ?? []).includes('migrate')) problems.push('svc-migrate must run `main.js migrate`');
+    if (!(c.command ?? []).includes('migrate')) problems.push(`${jobName} must run \`main.js migrate\``);
     const envFrom = c.envFrom ?? [];
-    if (!refs.secrets.has(envFrom.find((e) => e.secretRef)?.secretRef?.name)) problems.push('svc-migrate: secretRef');
+    if (!refs.secrets.has(envFrom.find((e) => e.secretRef)?.secretRef?.name)) problems.push(`${jobName}: secretRef`);
     if (!refs.configMaps.has(envFrom.find((e) => e.configMapRef)?.configMapRef?.name))
-      problems.push('svc-migrate: configMapRef');
+      problems.push(`${jobName}: configMapRef`);
     if (!(job.spec?.ttlSecondsAfterFinished > 0))
-      problems.push('svc-migrate: ttlSecondsAfterFinished lets the next apply re-create it');
-    const apiEnv = deployments.get('svc-api')?.spec?.template?.spec?.containers?.[0]?.env ?? [];
-    if (apiEnv.find((e) => e.name === 'SVC_MIGRATIONS')?.value !== 'skip')
-      problems.push('svc-api: SVC_MIGRATIONS must be skip');
+      problems.push(`${jobName}: ttlSecondsAfterFinished lets a finished Job go`);
+    // The api pods wait for the schema; the worker applies pending migrations itself at start under
+    // the Job's advisory lock (so a first `helm install --wait`, whose hook runs after the pods are
+    // ready, cannot deadlock), and neither serves on an old schema (/readyz).
+    for (const name of ['svc-api', 'svc-worker']) {
+      const pod = deployments.get(name)?.spec?.template?.spec ?? {};
+      const env = pod.containers?.[0]?.env ?? [];
+      const skip = env.find((e) => e.name === 'SVC_MIGRATIONS')?.value === 'skip';
+      if (name === 'svc-api' && !skip) problems.push(`${name}: SVC_MIGRATIONS must be skip`);
+      if (name === 'svc-worker' && skip) problems.push(`${name}: the worker applies migrations (no SVC_MIGRATIONS=skip)`);
+      const init = (pod.initContainers ?? []).find((i) => (i.command ?? []).includes('wait-for-migrations'));
+      if (name === 'svc-api') {
+        if (!init) problems.push(`${name}: an init container must run \`main.js wait-for-migrations\``);
+        else if (!refs.secrets.has((init.envFrom ?? []).find((e) => e.secretRef)?.secretRef?.name))
+          problems.push(`${name}: the init container needs the Secret (DATABASE_URL)`);
+      }
+      if (pod.containers?.[0]?.readinessProbe?.httpGet?.path !== '/readyz') problems.push(`${name}: readiness /readyz`);
+    }
     assertNone(problems);
+    return `Job ${jobName}; api: init container wait-for-migrations, SVC_MIGRATIONS=skip; worker migrates; /readyz`;
   });
 
   await check('kubernetes: PodDisruptionBudgets and Ingress', () => {

@@ -164,7 +164,7 @@ describe(`conversation ids as text (${testMode()})`, () => {
   it('ConversationsService.openWithId creates a thread once, concurrently too; another space’s id is a conflict', async () => {
     const service = new ConversationsService(
       new TypeormConversationRepository(ds!),
-      new TypeormSpaceRepository(ds!),
+      new TypeormSpaceRepository(ds!, '/tmp/svc-test-data'),
       new SystemClock(),
     );
     const id = `app-chat:${randomUUID()}`;

@@ -684,7 +684,7 @@ describe(`ConversationsService on the real repository: the agent engine's operat
 
   before(async () => {
     db = await freshDataSource();
-    spaces = new TypeormSpaceRepository(db.ds);
+    spaces = new TypeormSpaceRepository(db.ds, '/tmp/svc-test-data');
     service = new ConversationsService(new TypeormConversationRepository(db.ds), spaces, new SystemClock());
     await spaces.insert({
       id: spaceId,

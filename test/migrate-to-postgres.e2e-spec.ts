@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -74,6 +74,14 @@ describe(
       const move = await moveRecords();
       assert.equal(move.code, 0, move.output);
       assert.match(move.output, /embedded records copied to Postgres/);
+      // The embedded copy is kept out of the way: a start without DATABASE_URL refuses and says why.
+      assert.equal(existsSync(join(dataDir, 'db')), false);
+      const kept = readdirSync(dataDir).filter((n) => n.startsWith('db.migrated-'));
+      assert.equal(kept.length, 1, readdirSync(dataDir).join(', '));
+      const embeddedAgain = await startServer({ dataDir, env: EMBEDDED, waitForListening: false });
+      assert.notEqual((await embeddedAgain.exited).code, 0);
+      assert.match(embeddedAgain.output(), /moved to Postgres.*start with DATABASE_URL/);
+      await embeddedAgain.stop();
 
       const server = await startServer({
         dataDir,
@@ -101,6 +109,9 @@ describe(
     });
 
     it('refuses a target that already has records', async () => {
+      // The way back the refusal names: the kept copy renamed to db.
+      const kept = readdirSync(dataDir).find((n) => n.startsWith('db.migrated-'))!;
+      renameSync(join(dataDir, kept), join(dataDir, 'db'));
       const again = await moveRecords();
       assert.equal(again.code, 1);
       assert.match(again.output, /already has records/);

@@ -64,21 +64,25 @@ async function bootstrap(): Promise<void> {
   const logger = new AppLogger(createPino(config.logLevel));
   process.on('unhandledRejection', (reason) => logger.error('unhandled rejection', { err: describeError(reason) }));
 
-  // Subcommands (each exits): migrate, migrate-to-postgres, backup [folder], restore <folder>.
-  const [command, argument] = process.argv.slice(2);
+  // Subcommands (each exits): migrate, wait-for-migrations, migrate-to-postgres, backup [folder], restore <folder> [--force].
+  const args = process.argv.slice(2);
+  const command = args[0];
+  const force = args.includes('--force');
+  const argument = args.slice(1).find((a) => !a.startsWith('--'));
   if (command !== undefined && command !== 'serve') {
     const { CommandError, runBackupCommand, runRestoreCommand } = await import('#infra/backup/backup-commands.js');
-    const { runMigrateCommand } = await import('#infra/database/migrate-command.js');
+    const { runMigrateCommand, runWaitForMigrations } = await import('#infra/database/migrate-command.js');
     const { runMoveToPostgres } = await import('#infra/database/move-to-postgres.js');
     try {
       if (command === 'migrate') await runMigrateCommand(config, logger);
+      else if (command === 'wait-for-migrations') await runWaitForMigrations(config, logger);
       else if (command === 'migrate-to-postgres') await runMoveToPostgres(config, logger);
       else if (command === 'backup') {
         await runBackupCommand(config, resolveAccessPassword(config).value, argument, logger);
-      } else if (command === 'restore') await runRestoreCommand(config, argument, logger);
+      } else if (command === 'restore') await runRestoreCommand(config, argument, logger, force);
       else {
         throw new CommandError(
-          `unknown command "${command}" (expected serve, migrate, migrate-to-postgres, backup or restore)`,
+          `unknown command "${command}" (expected serve, migrate, wait-for-migrations, migrate-to-postgres, backup or restore)`,
         );
       }
     } catch (err) {

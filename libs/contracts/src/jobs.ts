@@ -17,13 +17,18 @@ export interface JobMap {
   'app.escalation-expire': { appId: string; entryId: string; runId: string };
   /** One occurrence of a schedule subscription; the job id names (app, subscription, time). */
   'trigger.schedule': { appId: string; subscriptionId: string; scheduledMs: number };
-  /** An accepted webhook delivery (already de-duplicated): starts the app's run. */
+  /**
+   * An accepted webhook delivery (already de-duplicated and queued in Postgres as `seq`): starts
+   * the app's next queued delivery when the app is free. Jobs queued by older versions carry
+   * the delivery itself (`subscriptionId`, `path`, `body`, `deliveryId`) and no `seq`.
+   */
   'trigger.webhook': {
     appId: string;
-    subscriptionId: string;
-    path: string;
-    body: unknown;
-    deliveryId: string | null;
+    seq?: string;
+    subscriptionId?: string;
+    path?: string;
+    body?: unknown;
+    deliveryId?: string | null;
     /** Set when the subscription is not a digital human's: the kind of its owner (`team`), `appId` its id. */
     owner?: string;
   };

@@ -202,6 +202,6 @@ export class InfraModule {
 
 /** Spaces from the database; kept in memory where this process is the database's only writer (embedded). */
 function spaceRepository(infra: Infrastructure): SpaceRepository {
-  const stored = new TypeormSpaceRepository(infra.dataSource);
+  const stored = new TypeormSpaceRepository(infra.dataSource, infra.config.dataDir);
   return infra.replica.mode === 'embedded' ? new CachedSpaceRepository(stored) : stored;
 }

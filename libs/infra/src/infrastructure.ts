@@ -11,6 +11,7 @@ import { type ReadinessReport, ReadinessProbe } from '#core/ports/readiness.port
 import type { SettingsRepository } from '#core/ports/settings.repository.port.js';
 import { MemoryLockoutStore } from './auth/memory-lockout.store.js';
 import { EmbeddedBackups } from './backup/embedded-backup.js';
+import { schemaProblem, schemaStatus } from './database/schema-status.js';
 import { RedisLockoutStore } from './auth/redis-lockout.store.js';
 import { DataFolderLock } from './database/data-folder-lock.js';
 import { createDataSource, migrateUnderLock } from './database/database.js';
@@ -122,6 +123,9 @@ export class Infrastructure {
       if (applied.length > 0) logger.info('migrations applied', { migrations: applied, ms: Date.now() - started });
       else logger.info('database schema is current; no migrations to apply');
     }
+    // Never ready on a schema this code cannot serve (SVC_MIGRATIONS=skip before the migrations
+    // Job ran, or a newer release's incompatible migrations): said at start, and /readyz keeps checking.
+    this.noteSchema(schemaProblem(await schemaStatus(this.dataSource)));
     this.settings = new TypeormSettingsRepository(this.dataSource);
 
     if (usesRedis && config.redisUrl !== null) {
@@ -183,6 +187,17 @@ export class Infrastructure {
     return this.redis;
   }
 
+  /** What was last found wrong with the schema (null: nothing); a change is logged once. */
+  private schemaIssue: string | null | undefined = undefined;
+
+  private noteSchema(problem: string | null): void {
+    if (problem === this.schemaIssue) return;
+    const before = this.schemaIssue;
+    this.schemaIssue = problem;
+    if (problem !== null) this.logger.error(`not ready: ${problem}`);
+    else if (before !== undefined) this.logger.info('the database schema now matches this version; ready');
+  }
+
   /** Pings each dependency this process uses. */
   async checkReadiness(): Promise<ReadinessReport> {
     const checks: ReadinessReport['checks'] = {};
@@ -204,6 +219,11 @@ export class Infrastructure {
         ),
       ),
       this.redis ? run('redis', () => this.redis!.ping()) : Promise.resolve(),
+      run('schema', async () => {
+        const problem = schemaProblem(await schemaStatus(this.dataSource));
+        this.noteSchema(problem);
+        if (problem !== null) throw new Error(problem);
+      }),
       run('queue', async () => {
         if (this.config.role !== 'api' && !this.jobQueue.isConsuming()) throw new Error('queue is not consuming');
         await this.jobQueue.ping();

@@ -134,5 +134,7 @@ export class RecordingAppScheduler extends AppScheduler {
     this.forgotten.push(appId);
   }
 
+  async runEnded(): Promise<void> {}
+
   useRunStarter(): void {}
 }

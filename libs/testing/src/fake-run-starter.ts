@@ -22,6 +22,14 @@ export class RecordingRunStarter implements RunStarter {
     return { outcome: 'started', runId, conversationId: `app-run:${appId}` };
   }
 
+  /** Busy apps (`busy`) answer `waiting`; others start as `startRun` does. */
+  readonly busy = new Set<string>();
+
+  async startQueuedRun(appId: string, trigger: RunTrigger, runId: string): Promise<'started' | 'waiting' | 'skipped'> {
+    if (this.busy.has(appId) || this.paused.has(appId)) return 'waiting';
+    return (await this.startRun(appId, trigger, { runId })).outcome;
+  }
+
   async skipRun(appId: string, reason: string, details?: Record<string, unknown>): Promise<RunTriggerResult> {
     this.skipped.push({ appId, reason, ...(details ? { details } : {}) });
     return { outcome: 'skipped', runId: null, reason };

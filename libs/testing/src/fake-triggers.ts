@@ -3,6 +3,8 @@ import { type JobOptions, type JobProcessor, JobQueue, type JobRepeat } from '#c
 import {
   type OccurrenceClaim,
   type OccurrenceMove,
+  type QueuedDelivery,
+  type RefusedDeliveries,
   type ScheduleRow,
   TriggerStore,
 } from '#core/ports/trigger-store.port.js';
@@ -97,6 +99,60 @@ export class MemoryTriggerStore extends TriggerStore {
     for (const [key, at] of this.claims) if (at < beforeMs) this.claims.delete(key);
     for (const [key, o] of this.occurrences)
       if (o.settledAtMs !== null && o.claimedAtMs < beforeMs) this.occurrences.delete(key);
+  }
+
+  readonly deliveries: QueuedDelivery[] = [];
+  readonly refusals = new Map<string, RefusedDeliveries>();
+  private deliverySeq = 0;
+
+  async enqueueDelivery(d: Omit<QueuedDelivery, 'seq' | 'startedMs'>, max: number | null): Promise<string | null> {
+    if (max !== null && (await this.countDeliveries(d.appId)) >= max) return null;
+    const seq = String(++this.deliverySeq);
+    this.deliveries.push({ ...structuredClone(d), seq, startedMs: null });
+    return seq;
+  }
+
+  async nextDelivery(appId: string): Promise<QueuedDelivery | null> {
+    const found = this.deliveries.find((d) => d.appId === appId);
+    return found ? structuredClone(found) : null;
+  }
+
+  async markDelivery(seq: string, startedMs: number | null): Promise<void> {
+    const found = this.deliveries.find((d) => d.seq === seq);
+    if (found) found.startedMs = startedMs;
+  }
+
+  async removeDelivery(seq: string): Promise<void> {
+    const i = this.deliveries.findIndex((d) => d.seq === seq);
+    if (i >= 0) this.deliveries.splice(i, 1);
+  }
+
+  async countDeliveries(appId: string): Promise<number> {
+    return this.deliveries.filter((d) => d.appId === appId).length;
+  }
+
+  async deliveryApps(): Promise<string[]> {
+    return [...new Set(this.deliveries.map((d) => d.appId))];
+  }
+
+  async dropDeliveries(appId: string): Promise<void> {
+    for (let i = this.deliveries.length - 1; i >= 0; i--)
+      if (this.deliveries[i]!.appId === appId) this.deliveries.splice(i, 1);
+    this.refusals.delete(appId);
+  }
+
+  async countRefusal(appId: string, nowMs: number): Promise<void> {
+    const r = this.refusals.get(appId);
+    this.refusals.set(
+      appId,
+      r ? { ...r, count: r.count + 1, lastMs: nowMs } : { count: 1, firstMs: nowMs, lastMs: nowMs },
+    );
+  }
+
+  async takeRefusals(appId: string): Promise<RefusedDeliveries | null> {
+    const r = this.refusals.get(appId) ?? null;
+    this.refusals.delete(appId);
+    return r;
   }
 }
 

@@ -43,6 +43,7 @@ export class JobProcessors {
       pauseAfter: this.config.triggerPauseAfter,
       claimLeaseMs: this.config.triggerClaimLeaseMs,
       minIntervalMs: this.config.scheduleMinIntervalMs,
+      webhookQueueMax: this.config.webhookQueueMax,
     });
     this.queue.process('system.heartbeat', () => this.system.recordHeartbeat());
     this.queue.process('agent.turn', (data) => this.turns.run(data.turnId, data.kind));

@@ -46,6 +46,30 @@ spec:
       {{- end }}
       securityContext:
         {{- toYaml .root.Values.podSecurityContext | nindent 8 }}
+      {{- if eq .component "api" }}
+      # Not started before the schema matches this version (`main.js wait-for-migrations`): the
+      # worker (or the migrations hook) applies them; /readyz keeps checking after.
+      initContainers:
+        - name: wait-for-migrations
+          image: {{ include "svc.image" .root | quote }}
+          imagePullPolicy: {{ .root.Values.image.pullPolicy }}
+          command: ["node", "dist/apps/server/src/main.js", "wait-for-migrations"]
+          envFrom:
+            - configMapRef:
+                name: {{ include "svc.fullname" .root }}
+            - secretRef:
+                name: {{ include "svc.secretName" .root }}
+          resources:
+            requests:
+              cpu: 50m
+              memory: 96Mi
+            limits:
+              memory: 256Mi
+          securityContext:
+            allowPrivilegeEscalation: false
+            capabilities:
+              drop: ["ALL"]
+      {{- end }}
       containers:
         - name: server
           image: {{ include "svc.image" .root | quote }}

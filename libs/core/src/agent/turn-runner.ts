@@ -155,6 +155,9 @@ export class TurnRunner implements OnModuleInit, OnApplicationShutdown {
         .afterCompleted?.()
         .catch((err: Error) => this.logger.warn(`the work after turn ${turnId} failed: ${err.message}`));
     }
+    await plan?.hooks
+      .afterEnded?.()
+      .catch((err: Error) => this.logger.warn(`the work after turn ${turnId} failed: ${err.message}`));
   }
 
   private async finish(turn: TurnRecord, emit: Emit, startedAt: number, outcome: TurnOutcome): Promise<void> {

@@ -58,6 +58,8 @@ export interface AppConfig {
   scheduleMinIntervalMs: number;
   /** SVC_TRIGGER_CLAIM_LEASE_MS: a claimed schedule occurrence whose run has not started after this long is taken over. */
   triggerClaimLeaseMs: number;
+  /** SVC_WEBHOOK_QUEUE_MAX (default 100): deliveries that may wait per app; past it a delivery is answered 429. */
+  webhookQueueMax: number;
   /** SVC_TRIGGER_BACKOFF_MS: pause before the next scheduled run after 1, 2, … failed runs in a row (last value repeats). */
   triggerBackoffMs: number[];
   /** SVC_TRIGGER_PAUSE_AFTER: this many failed runs in a row pause a digital human with `lastError`. */

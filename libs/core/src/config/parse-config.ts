@@ -201,6 +201,7 @@ export function parseConfig(
   const triggerReconcileMs = int('SVC_TRIGGER_RECONCILE_MS', 30_000, 200, 3_600_000);
   const triggerClaimLeaseMs = int('SVC_TRIGGER_CLAIM_LEASE_MS', 60_000, 1000, 3_600_000);
   const triggerPauseAfter = int('SVC_TRIGGER_PAUSE_AFTER', 5, 1, 100);
+  const webhookQueueMax = int('SVC_WEBHOOK_QUEUE_MAX', 100, 1, 100_000);
   const scheduleMinIntervalMs = int('SVC_SCHEDULE_MIN_INTERVAL', 60, 0, 86_400) * 1000;
   const backoffText = value('SVC_TRIGGER_BACKOFF_MS') ?? '30000,60000,300000,900000';
   const triggerBackoffMs = backoffText.split(',').map((part) => parseInteger(part.trim(), -1));
@@ -306,6 +307,7 @@ export function parseConfig(
       scheduleMinIntervalMs,
       triggerClaimLeaseMs,
       triggerPauseAfter,
+      webhookQueueMax,
       triggerBackoffMs: triggerBackoffMs as number[],
       relayTraceFile: value('SVC_RELAY_TRACE') || null,
       secretsKey,

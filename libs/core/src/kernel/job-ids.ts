@@ -82,3 +82,8 @@ export function channelInboundJobId(instanceId: string, messageId: string): stri
 export function channelReplyJobId(key: string): string {
   return `channel-reply-${hex(key, 32)}`;
 }
+
+/** The job that starts an app's next queued delivery, once per delivery (`seq`, plus a back-off time when delayed). */
+export function deliveryDrainJobId(appId: string, key: string): string {
+  return `hook-drain-${hex(`${appId} ${key}`, 24)}`;
+}

@@ -12,6 +12,8 @@ export abstract class AppScheduler {
   abstract sync(app: App): Promise<void>;
   /** The app is gone or uninstalled: drop every trigger of it. */
   abstract forget(appId: string): Promise<void>;
+  /** A run of the app ended (its turn is recorded as ended): the next queued delivery may start. */
+  abstract runEnded(appId: string): Promise<void>;
   /** The apps context hands over, once at start, how a firing trigger starts, skips and pauses its runs. */
   abstract useRunStarter(starter: RunStarter): void;
 }
@@ -20,5 +22,6 @@ export abstract class AppScheduler {
 export class NoAppScheduler extends AppScheduler {
   async sync(): Promise<void> {}
   async forget(): Promise<void> {}
+  async runEnded(): Promise<void> {}
   useRunStarter(): void {}
 }

@@ -16,6 +16,12 @@ export interface RunTrigger {
 export interface RunStarter {
   /** Starts a run now, or records why it was skipped; `runId` names the run when the caller chose it. */
   startRun(appId: string, trigger: RunTrigger, options?: { runId?: string }): Promise<RunTriggerResult>;
+  /**
+   * Starts the run of a queued delivery under `runId` when the app is free: `waiting` (nothing
+   * recorded) while a run is in progress or the app is not active (paused, waiting for an
+   * answer), `skipped` when a reason was recorded instead (a server it requires is off).
+   */
+  startQueuedRun(appId: string, trigger: RunTrigger, runId: string): Promise<'started' | 'waiting' | 'skipped'>;
   /** Records a `run_skipped` entry with the reason (backing off, paused). */
   skipRun(appId: string, reason: string, details?: Record<string, unknown>): Promise<RunTriggerResult>;
   /** The messages of one run in the app's run conversation (none when it never started). */

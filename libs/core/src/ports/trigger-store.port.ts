@@ -42,6 +42,32 @@ export interface OccurrenceMove {
   key: string;
 }
 
+/**
+ * An accepted delivery (a webhook, a file batch) waiting for its app's next run: the app's
+ * deliveries start one run each, one at a time, in `seq` order (docs/api/triggers.md, "Queued deliveries").
+ */
+export interface QueuedDelivery {
+  /** Insertion order across the table (a bigint as text). */
+  seq: string;
+  appId: string;
+  subscriptionId: string;
+  kind: 'webhook' | 'file';
+  /** The run's id, chosen at intake: a replica finding the delivery half-started can tell whether its run began. */
+  runId: string;
+  /** The run's trigger data. */
+  payload: Record<string, unknown>;
+  receivedMs: number;
+  /** When a dispatcher began starting its run; null while it waits. */
+  startedMs: number | null;
+}
+
+/** Deliveries refused while an app's queue was full, since the last one was reported. */
+export interface RefusedDeliveries {
+  count: number;
+  firstMs: number;
+  lastMs: number;
+}
+
 export abstract class TriggerStore {
   /** Rows of one app, or of every app. */
   abstract schedules(appId?: string): Promise<ScheduleRow[]>;
@@ -89,4 +115,29 @@ export abstract class TriggerStore {
   abstract releaseClaims(keys: readonly string[], nowMs: number): Promise<void>;
   /** Forgets claims, and settled occurrences, older than `beforeMs`. */
   abstract pruneClaims(beforeMs: number): Promise<void>;
+
+  /**
+   * Adds a delivery at the end of its app's queue unless `max` deliveries already wait there
+   * (null: no bound). The new `seq`, or null when the queue is full. Atomic across replicas.
+   */
+  abstract enqueueDelivery(
+    delivery: Omit<QueuedDelivery, 'seq' | 'startedMs'>,
+    max: number | null,
+  ): Promise<string | null>;
+  /** The app's first waiting delivery. */
+  abstract nextDelivery(appId: string): Promise<QueuedDelivery | null>;
+  /** Marks a delivery as being started as of `nowMs` (null: waiting again). */
+  abstract markDelivery(seq: string, startedMs: number | null): Promise<void>;
+  /** The delivery's run started (or was skipped with a reason recorded): it leaves the queue. */
+  abstract removeDelivery(seq: string): Promise<void>;
+  /** How many deliveries wait for the app. */
+  abstract countDeliveries(appId: string): Promise<number>;
+  /** Apps with deliveries waiting. */
+  abstract deliveryApps(): Promise<string[]>;
+  /** The app is gone: its waiting deliveries and refusal count go. */
+  abstract dropDeliveries(appId: string): Promise<void>;
+  /** One more delivery refused at `nowMs` because the app's queue was full. */
+  abstract countRefusal(appId: string, nowMs: number): Promise<void>;
+  /** The refusals counted since the last call (and forgets them); null when none. */
+  abstract takeRefusals(appId: string): Promise<RefusedDeliveries | null>;
 }

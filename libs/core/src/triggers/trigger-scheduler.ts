@@ -64,6 +64,7 @@ export class TriggerScheduler extends AppScheduler implements OnModuleDestroy {
   private readonly alsoOnEachPass: Array<() => Promise<void>> = [];
   private readonly pausedHandlers: Array<(skipped: PausedOccurrences) => Promise<void>> = [];
   private starter: RunStarter | null = null;
+  private readonly runEndHandlers: Array<(appId: string) => Promise<void>> = [];
 
   constructor(
     private readonly store: TriggerStore,
@@ -165,6 +166,16 @@ export class TriggerScheduler extends AppScheduler implements OnModuleDestroy {
 
   async forget(appId: string): Promise<void> {
     await this.store.dropSchedules(appId);
+    await this.store.dropDeliveries(appId);
+  }
+
+  async runEnded(appId: string): Promise<void> {
+    for (const handler of this.runEndHandlers) await handler(appId);
+  }
+
+  /** Work done when a run of an app ended (starting its next queued delivery). */
+  onRunEnded(handler: (appId: string) => Promise<void>): void {
+    this.runEndHandlers.push(handler);
   }
 
   /** The real next occurrence after `afterMs`; warns once per year the working-day table lacks. */
@@ -230,6 +241,10 @@ export class TriggerScheduler extends AppScheduler implements OnModuleDestroy {
     const ids = new Set(all.filter((a) => isScheduled(a) || a.status === 'paused').map((a) => a.id));
     for (const row of await this.store.schedules()) {
       if (!ids.has(row.appId)) await this.store.dropSchedules(row.appId);
+    }
+    const present = new Set(all.filter((a) => a.status !== 'uninstalled').map((a) => a.id));
+    for (const appId of await this.store.deliveryApps()) {
+      if (!present.has(appId)) await this.store.dropDeliveries(appId);
     }
     for (const app of apps) await this.sync(app);
     await this.store.pruneClaims(this.clock.now() - CLAIMS_KEPT_MS);

@@ -18,6 +18,7 @@ const T0 = Date.UTC(2026, 5, 1, 8, 0, 0);
 /** What the apps context registers with the scheduler, over the fakes. */
 const starterOf = (runs: AppRunsService, apps: AppsService): RunStarter => ({
   startRun: (appId, trigger, options) => runs.startRun(appId, trigger, options),
+  startQueuedRun: (appId, trigger, runId) => runs.startQueuedRun(appId, trigger, runId),
   skipRun: (appId, reason, details) => runs.skipRun(appId, reason, details),
   runMessages: (app, runId) => runs.runMessages(app, runId),
   pause: (appId) => apps.pause(appId),

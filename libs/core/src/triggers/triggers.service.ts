@@ -30,14 +30,22 @@ import {
 } from './trigger-scheduler.js';
 import {
   WEBHOOK_MAX_BYTES,
+  WEBHOOK_QUEUE_MAX,
+  WEBHOOK_RETRY_AFTER_S,
   WebhookTexts,
   deliveryId,
+  eventHeaders,
+  mediaType,
   normalizeHookPath,
   signatureValid,
   webhookClaims,
+  webhookJsonText,
 } from './webhook-rules.js';
 import { webhookDeliveryJobId } from '../kernel/job-ids.js';
 import { WebhookOwners } from './webhook-owners.js';
+import { deliveryDrainJobId } from '../kernel/job-ids.js';
+import { randomUUID } from 'node:crypto';
+import type { QueuedDelivery } from '../ports/trigger-store.port.js';
 
 type Headers = Record<string, string | string[] | undefined>;
 
@@ -45,12 +53,18 @@ type Headers = Record<string, string | string[] | undefined>;
 type WebhookTarget = { ownerId: string; subscriptionId: string; config: Record<string, unknown>; kind: string | null };
 
 /** Why a webhook delivery was refused. */
-export type WebhookRefusal = 'unknown-path' | 'too-large' | 'bad-signature' | 'not-json' | 'bad-body';
+export type WebhookRefusal = 'unknown-path' | 'too-large' | 'bad-signature' | 'not-json' | 'bad-body' | 'queue-full';
 
 /** What a webhook delivery gets back: accepted (a repeat is accepted alike) or refused, with the reason's text. */
 export type WebhookOutcome = WebhookAccepted | WebhookRefused;
 export type WebhookAccepted = { accepted: true; duplicate: boolean };
-export type WebhookRefused = { accepted: false; refusal: WebhookRefusal; error: string };
+export type WebhookRefused = { accepted: false; refusal: WebhookRefusal; error: string; retryAfterS?: number };
+
+/** How long one replica may hold an app's dispatch turn (starting its next queued delivery). */
+const DISPATCH_LEASE_MS = 60_000;
+/** A replica finding another one dispatching tries again this often, this many times. */
+const DISPATCH_RETRY_MS = 200;
+const DISPATCH_TRIES = 25;
 
 export const TriggerTexts = {
   backingOff: (failures: number, untilMs: number) =>
@@ -73,6 +87,8 @@ export interface TriggerPolicy {
   claimLeaseMs: number;
   /** The operator's floor between two runs of one schedule (SVC_SCHEDULE_MIN_INTERVAL): a spec may ask for more, never less. */
   minIntervalMs: number;
+  /** Deliveries that may wait per app (SVC_WEBHOOK_QUEUE_MAX); past it a delivery is answered 429. */
+  webhookQueueMax: number;
 }
 
 export const DEFAULT_TRIGGER_POLICY: TriggerPolicy = {
@@ -80,6 +96,7 @@ export const DEFAULT_TRIGGER_POLICY: TriggerPolicy = {
   pauseAfter: PAUSE_AFTER_FAILURES,
   claimLeaseMs: 60_000,
   minIntervalMs: 60_000,
+  webhookQueueMax: WEBHOOK_QUEUE_MAX,
 };
 
 /**
@@ -106,6 +123,8 @@ export class TriggersService {
     private readonly owned: WebhookOwners = new WebhookOwners(),
   ) {
     scheduler.alsoOnReconcile(() => this.recoverOccurrences());
+    scheduler.alsoOnReconcile(() => this.drainAll());
+    scheduler.onRunEnded((appId) => this.drainDeliveries(appId));
     scheduler.onPausedOccurrences((skipped) => this.recordPausedOccurrences(skipped));
   }
 
@@ -281,7 +300,7 @@ export class TriggersService {
   /**
    * `POST /hooks/<path>`: finds the subscription, checks the signature over the raw body,
    * claims the delivery in shared state (a repeat is answered alike and starts nothing) and
-   * queues the run.
+   * puts it at the end of the app's queue (answered 429 when the queue is full).
    */
   async deliverWebhook(rawPath: string, rawBody: Buffer, headers: Headers): Promise<WebhookOutcome> {
     const path = normalizeHookPath(rawPath);
@@ -293,9 +312,11 @@ export class TriggersService {
     if (typeof secret === 'string' && secret !== '' && !signatureValid(secret, rawBody, headers)) {
       return { accepted: false, refusal: 'bad-signature', error: WebhookTexts.badSignature };
     }
+    const contentType = mediaType(headers);
+    const text = webhookJsonText(rawBody, contentType);
+    if (text === null) return { accepted: false, refusal: 'not-json', error: WebhookTexts.notJson };
     // The body rules of every JSON request: a bounded depth, and no NUL or unpaired surrogate
     // (neither can be stored), checked before anything is claimed.
-    const text = rawBody.toString('utf8');
     if (jsonDepthExceeds(text, MAX_JSON_DEPTH)) {
       return { accepted: false, refusal: 'bad-body', error: WebhookTexts.tooDeep(MAX_JSON_DEPTH) };
     }
@@ -307,6 +328,11 @@ export class TriggersService {
     }
     const unsafe = findUnsafeText(body, 'body');
     if (unsafe) return { accepted: false, refusal: 'bad-body', error: `${unsafe.field} ${unsafe.reason}` };
+    const event = eventHeaders(headers);
+    const unsafeHeader = findUnsafeText(event, 'headers');
+    if (unsafeHeader) {
+      return { accepted: false, refusal: 'bad-body', error: `${unsafeHeader.field} ${unsafeHeader.reason}` };
+    }
     const id = deliveryId(headers);
     const now = this.clock.now();
     const claims = webhookClaims(target.ownerId, target.subscriptionId, rawBody, id);
@@ -315,35 +341,79 @@ export class TriggersService {
         return { accepted: true, duplicate: true };
       }
     }
-    try {
-      await this.queue.add(
-        'trigger.webhook',
-        {
-          appId: target.ownerId,
-          subscriptionId: target.subscriptionId,
-          path,
-          body,
-          deliveryId: id,
-          ...(target.kind ? { owner: target.kind } : {}),
-        },
-        { jobId: webhookDeliveryJobId(claims, now) },
-      );
-    } catch (err) {
-      // Recorded and queued as one step: a delivery whose run was not queued is not kept as
-      // received, so the sender's retry is taken, not answered as a repeat.
-      await this.store.releaseClaims(
+    const release = () =>
+      this.store.releaseClaims(
         claims.map((c) => c.key),
         now,
       );
+    if (target.kind !== null) {
+      // Another context's subscription (a team's): its owner decides what a delivery starts.
+      try {
+        await this.queue.add(
+          'trigger.webhook',
+          { appId: target.ownerId, subscriptionId: target.subscriptionId, path, body, deliveryId: id, owner: target.kind },
+          { jobId: webhookDeliveryJobId(claims, now) },
+        );
+      } catch (err) {
+        await release();
+        throw err;
+      }
+      return { accepted: true, duplicate: false };
+    }
+    const appId = target.ownerId;
+    let seq: string | null;
+    try {
+      seq = await this.store.enqueueDelivery(
+        {
+          appId,
+          subscriptionId: target.subscriptionId,
+          kind: 'webhook',
+          runId: randomUUID(),
+          payload: {
+            subscriptionId: target.subscriptionId,
+            path,
+            deliveryId: id,
+            ...(contentType ? { contentType } : {}),
+            headers: event,
+            body,
+          },
+          receivedMs: now,
+        },
+        this.policy.webhookQueueMax,
+      );
+      if (seq !== null)
+        await this.queue.add('trigger.webhook', { appId, seq }, { jobId: deliveryDrainJobId(appId, seq) });
+    } catch (err) {
+      // Recorded and queued as one step: a delivery that was not queued is not kept as
+      // received, so the sender's retry is taken, not answered as a repeat.
+      await release();
       throw err;
+    }
+    if (seq === null) {
+      // Refused, so the sender retries later: neither kept as received nor run.
+      await release();
+      await this.store.countRefusal(appId, now);
+      this.logger.warn('a webhook delivery was refused: the queue of its digital human is full', {
+        appId,
+        max: this.policy.webhookQueueMax,
+      });
+      return {
+        accepted: false,
+        refusal: 'queue-full',
+        error: WebhookTexts.queueFull(this.policy.webhookQueueMax),
+        retryAfterS: WEBHOOK_RETRY_AFTER_S,
+      };
     }
     return { accepted: true, duplicate: false };
   }
 
-  /** The queued run of an accepted delivery. */
+  /**
+   * The job of an accepted delivery: starts the app's next queued delivery if the app is free.
+   * A job queued before deliveries waited in Postgres carries its delivery whole: it joins the queue.
+   */
   async fireWebhook(job: JobMap['trigger.webhook']): Promise<void> {
     if (job.owner) {
-      const { appId: ownerId, subscriptionId, path, body, deliveryId } = job;
+      const { appId: ownerId, subscriptionId = '', path = '', body = null, deliveryId = null } = job;
       await this.owned
         .fire(job.owner, { ownerId, subscriptionId, path, body, deliveryId })
         .catch((err: Error) =>
@@ -351,9 +421,132 @@ export class TriggersService {
         );
       return;
     }
-    await this.start(job.appId, {
-      type: 'webhook',
-      data: { subscriptionId: job.subscriptionId, path: job.path, deliveryId: job.deliveryId, body: job.body },
+    if (job.seq === undefined && job.subscriptionId !== undefined) {
+      await this.store.enqueueDelivery(
+        {
+          appId: job.appId,
+          subscriptionId: job.subscriptionId,
+          kind: 'webhook',
+          runId: randomUUID(),
+          payload: {
+            subscriptionId: job.subscriptionId,
+            path: job.path ?? '',
+            deliveryId: job.deliveryId ?? null,
+            body: job.body ?? null,
+          },
+          receivedMs: this.clock.now(),
+        },
+        null,
+      );
+    }
+    await this.drainDeliveries(job.appId);
+  }
+
+  /** Every app with deliveries waiting (each reconcile pass: a restart, a missed run end). */
+  async drainAll(): Promise<void> {
+    for (const appId of await this.store.deliveryApps()) await this.drainDeliveries(appId);
+  }
+
+  /**
+   * Starts the app's first queued delivery when the app is free; one replica at a time per app
+   * (a claim with a lease), so deliveries start in order. Called when a delivery is queued, when
+   * a run of the app ends, and on each reconcile pass.
+   */
+  async drainDeliveries(appId: string): Promise<void> {
+    for (let attempt = 0; attempt < DISPATCH_TRIES; attempt++) {
+      if (!(await this.store.nextDelivery(appId))) return;
+      const lock = `queue:${appId}`;
+      const at = this.clock.now();
+      if (await this.store.claim(lock, appId, at, DISPATCH_LEASE_MS)) {
+        try {
+          await this.dispatchNext(appId);
+        } finally {
+          await this.store.releaseClaims([lock], at);
+        }
+        return;
+      }
+      // Another replica is dispatching: it may have looked before this delivery was queued.
+      await new Promise((resolve) => setTimeout(resolve, DISPATCH_RETRY_MS));
+    }
+  }
+
+  private async dispatchNext(appId: string): Promise<void> {
+    for (;;) {
+      const next = await this.store.nextDelivery(appId);
+      if (!next) return;
+      const app = await this.records.findById(appId);
+      if (!app || app.status === 'uninstalled') {
+        await this.store.dropDeliveries(appId);
+        return;
+      }
+      // Half-started before its dispatcher stopped: its run may have begun.
+      if (next.startedMs !== null && (await this.runs.runMessages(app, next.runId)).length > 0) {
+        await this.store.removeDelivery(next.seq);
+        continue;
+      }
+      if (app.status !== 'active') return; // paused or waiting for an answer: the deliveries wait
+      const decision = failureDecision(
+        consecutiveFailures(await this.records.listActivity(app.id, { limit: 50 })),
+        app.automation.lastRunAtMs,
+        this.clock.now(),
+        this.policy.backoffMs,
+        this.policy.pauseAfter,
+      );
+      if (decision.action === 'wait') {
+        // Backing off after failed runs: the delivery waits until then (nothing is skipped).
+        await this.queue.add(
+          'trigger.webhook',
+          { appId, seq: next.seq },
+          {
+            jobId: deliveryDrainJobId(appId, `${next.seq}-${decision.untilMs}`),
+            delayMs: decision.untilMs - this.clock.now(),
+          },
+        );
+        return;
+      }
+      if (decision.action === 'pause') {
+        await this.pauseAfterFailures(app, consecutiveFailures(await this.records.listActivity(app.id, { limit: 50 })));
+        return;
+      }
+      const outcome = await this.startDelivery(next);
+      if (outcome === 'waiting') return;
+      await this.store.removeDelivery(next.seq);
+      if (outcome === 'started') {
+        await this.reportRefusals(appId);
+        return;
+      }
+    }
+  }
+
+  /** Starts one queued delivery's run; `waiting` when the app is busy (the delivery stays first). */
+  private async startDelivery(next: QueuedDelivery): Promise<'started' | 'waiting' | 'skipped'> {
+    await this.store.markDelivery(next.seq, this.clock.now());
+    let outcome: 'started' | 'waiting' | 'skipped';
+    try {
+      outcome = await this.runs.startQueuedRun(next.appId, { type: next.kind, data: next.payload }, next.runId);
+    } catch (err) {
+      await this.store.markDelivery(next.seq, null);
+      this.logger.warn('a queued delivery could not start its run', {
+        appId: next.appId,
+        trigger: next.kind,
+        error: (err as Error).message,
+      });
+      return 'waiting';
+    }
+    if (outcome === 'waiting') await this.store.markDelivery(next.seq, null);
+    return outcome;
+  }
+
+  /** One `run_skipped` entry for the deliveries refused while the queue was full. */
+  private async reportRefusals(appId: string): Promise<void> {
+    const refused = await this.store.takeRefusals(appId);
+    if (!refused) return;
+    const max = this.policy.webhookQueueMax;
+    await this.runs.skipRun(appId, WebhookTexts.refused(refused.count, max, refused.firstMs, refused.lastMs), {
+      refusedCount: refused.count,
+      queueMax: max,
+      firstRefusedAt: new Date(refused.firstMs).toISOString(),
+      lastRefusedAt: new Date(refused.lastMs).toISOString(),
     });
   }
 
@@ -378,18 +571,26 @@ export class TriggersService {
 
   // ── files ─────────────────────────────────────────────────────────────────────────────
 
-  /** One debounced burst of matching changes: one run, once (the burst's key is claimed). */
+  /**
+   * One debounced burst of matching changes: one run, once (the burst's key is claimed). It
+   * joins the app's queue, so a burst arriving while the app runs waits for the next run.
+   */
   async fireFileBurst(appId: string, subscriptionId: string, burstKey: string, changes: unknown[]): Promise<void> {
-    if (
-      !(await this.store.claim(
-        `file:${appId}:${digest(subscriptionId, 12)}:${burstKey}`,
-        appId,
-        this.clock.now(),
-        Infinity,
-      ))
-    ) {
+    const now = this.clock.now();
+    if (!(await this.store.claim(`file:${appId}:${digest(subscriptionId, 12)}:${burstKey}`, appId, now, Infinity))) {
       return;
     }
-    await this.start(appId, { type: 'file', data: { subscriptionId, changes } });
+    await this.store.enqueueDelivery(
+      {
+        appId,
+        subscriptionId,
+        kind: 'file',
+        runId: randomUUID(),
+        payload: { subscriptionId, changes },
+        receivedMs: now,
+      },
+      null,
+    );
+    await this.drainDeliveries(appId);
   }
 }

@@ -13,7 +13,10 @@ export const WEBHOOK_SAME_ID_MS = 7 * 24 * 3_600_000;
 export const WebhookTexts = {
   badSignature: 'Invalid webhook signature',
   notFound: (path: string) => `No webhook at /hooks/${path}`,
-  notJson: 'Webhook bodies must be JSON',
+  notJson: 'Webhook bodies must be JSON (or form-encoded with a JSON `payload` field)',
+  queueFull: (max: number) => `Too many deliveries are waiting for this digital human (${max}); retry later`,
+  refused: (count: number, max: number, firstMs: number, lastMs: number) =>
+    `${count} webhook ${count === 1 ? 'delivery was' : 'deliveries were'} refused (429) while ${max} waited for this digital human (${new Date(firstMs).toISOString()} to ${new Date(lastMs).toISOString()}).`,
   tooDeep: (levels: number) => `JSON body is nested deeper than ${levels} levels`,
 } as const;
 
@@ -44,6 +47,61 @@ export function signatureValid(secret: string, rawBody: Buffer, headers: Headers
   if (presented === null || !/^[0-9a-f]{64}$/i.test(presented)) return false;
   const expected = createHmac('sha256', secret).update(rawBody).digest();
   return timingSafeEqual(expected, Buffer.from(presented, 'hex'));
+}
+
+/** Deliveries that may wait per app by default (SVC_WEBHOOK_QUEUE_MAX); past it a delivery is answered 429. */
+export const WEBHOOK_QUEUE_MAX = 100;
+/** `Retry-After` (seconds) of a delivery refused because its app's queue is full. */
+export const WEBHOOK_RETRY_AFTER_S = 60;
+
+/**
+ * Headers a run receives with the body (lower case): what names the event and the delivery.
+ * An allow-list: credentials, cookies and signatures never reach the run.
+ */
+export const WEBHOOK_EVENT_HEADERS: readonly string[] = [
+  'x-github-event',
+  'x-github-delivery',
+  'x-github-hook-id',
+  'x-github-hook-installation-target-type',
+  'x-github-hook-installation-target-id',
+  'x-gitlab-event',
+  'x-gitlab-event-uuid',
+  'x-gitea-event',
+  'x-gitea-delivery',
+  'x-event-key',
+  'x-request-uuid',
+  'x-webhook-id',
+  'x-webhook-event',
+  'x-event-type',
+  'x-event-id',
+  'x-shopify-topic',
+  'x-shopify-webhook-id',
+  'user-agent',
+];
+
+/** The allow-listed event headers a delivery carries, each once, at most 512 characters. */
+export function eventHeaders(headers: Headers): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of WEBHOOK_EVENT_HEADERS) {
+    const value = header(headers, name);
+    if (value !== null) out[name] = value.slice(0, 512);
+  }
+  return out;
+}
+
+/** The media type of a request, lower case, without parameters; '' when none. */
+export function mediaType(headers: Headers): string {
+  return (header(headers, 'content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+}
+
+/**
+ * The JSON text of a delivery: the body itself, or for `application/x-www-form-urlencoded`
+ * (GitHub's other content type) its `payload` field; null when a form has no `payload`.
+ */
+export function webhookJsonText(rawBody: Buffer, type: string): string | null {
+  const text = rawBody.toString('utf8');
+  if (type !== 'application/x-www-form-urlencoded') return text;
+  return new URLSearchParams(text).get('payload');
 }
 
 /** The sender's delivery id: `X-Webhook-Id`, else `X-GitHub-Delivery`. */

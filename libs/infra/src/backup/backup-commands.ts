@@ -6,7 +6,7 @@ import { DataFolderLock } from '../database/data-folder-lock.js';
 import { EmbeddedPostgres } from '../database/embedded-postgres.js';
 import { deploymentOf } from '../deployment.js';
 import type { AppLogger } from '../logging/logger.js';
-import { restoreEmbeddedBackup, writeEmbeddedBackup } from './embedded-backup.js';
+import { ownerOnly, type RestoreReport, restoreEmbeddedBackup, writeEmbeddedBackup } from './embedded-backup.js';
 
 export class CommandError extends Error {}
 
@@ -38,6 +38,7 @@ export async function runBackupCommand(
     if (target) {
       cpSync(report.path, resolve(target), { recursive: true, verbatimSymlinks: true });
       rmSync(report.path, { recursive: true, force: true });
+      ownerOnly(resolve(target));
       report = { ...report, path: resolve(target) };
     }
   } else {
@@ -56,21 +57,43 @@ export async function runBackupCommand(
   return report;
 }
 
-/** `svc-server restore <folder>`: into an empty SVC_DATA_DIR, with the server stopped. */
+/**
+ * `svc-server restore <folder> [--force]`: into an empty SVC_DATA_DIR (or over a used one with
+ * `--force`), with the server stopped. Says what it restored and which spaces' folders outside
+ * the data folder it could not find.
+ */
 export async function runRestoreCommand(
   config: AppConfig,
   source: string | undefined,
   logger: AppLogger,
-): Promise<void> {
+  force = false,
+): Promise<RestoreReport> {
   if (deploymentOf(config).mode !== 'embedded') {
     throw new CommandError('DATABASE_URL is set: restore the database with pg_restore and the data volume');
   }
-  if (!source) throw new CommandError('restore: name the backup folder (svc-server restore <folder>)');
+  if (!source) throw new CommandError('restore: name the backup folder (svc-server restore <folder> [--force])');
   const lock = DataFolderLock.acquire(config.dataDir);
+  let report: RestoreReport;
   try {
-    await restoreEmbeddedBackup(resolve(source), config.dataDir);
+    report = await restoreEmbeddedBackup(resolve(source), config.dataDir, force).catch((err: Error) => {
+      throw new CommandError(err.message);
+    });
   } finally {
     lock.release();
   }
-  logger.info('backup restored', { from: resolve(source), dataDir: config.dataDir });
+  logger.info('backup restored', {
+    from: resolve(source),
+    dataDir: config.dataDir,
+    spaces: report.spaces,
+    records: report.records,
+    files: report.files,
+  });
+  if (report.missingFolders.length > 0) {
+    logger.warn(
+      `${report.missingFolders.length} space folder(s) outside the data folder were not found here; ` +
+        'copy them to the same path (or change the spaces’ folders) before using those spaces',
+      { spaces: report.missingFolders },
+    );
+  }
+  return report;
 }

@@ -1,5 +1,6 @@
 import { DataSource } from 'typeorm';
 import { ENTITIES, MIGRATIONS } from './schema.js';
+import { recordCompatibleMigrations } from './schema-status.js';
 
 /** Arbitrary constant: the advisory lock key under which replicas take turns migrating. */
 const MIGRATION_LOCK_KEY = 4_707_202_611;
@@ -32,6 +33,13 @@ export async function migrateUnderLock(ds: DataSource): Promise<string[]> {
     await runner.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
     try {
       const applied = await ds.runMigrations({ transaction: 'each' });
+      // Older replicas still running find which of the newer migrations they may serve on.
+      await recordCompatibleMigrations(
+        ds,
+        ds.migrations
+          .filter((m) => (m as { backwardCompatible?: boolean }).backwardCompatible === true)
+          .map((m) => m.name ?? m.constructor.name),
+      );
       return applied.map((m) => m.name);
     } finally {
       await runner.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]);

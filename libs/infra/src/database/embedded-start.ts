@@ -4,6 +4,7 @@ import type { AppLogger } from '../logging/logger.js';
 import { DataFolderLock } from './data-folder-lock.js';
 import { EmbeddedPostgres } from './embedded-postgres.js';
 import { freshSnapshot } from './fresh-database-snapshot.js';
+import { movedToPostgresProblem } from './moved-to-postgres.js';
 
 /** The embedded database being started, with the data folder lock taken before it. */
 export interface EmbeddedStart {
@@ -21,6 +22,8 @@ export interface EmbeddedStart {
  */
 export function startEmbeddedDatabase(config: AppConfig, logger: AppLogger): EmbeddedStart {
   const startedAt = Date.now();
+  const moved = movedToPostgresProblem(config.dataDir);
+  if (moved !== null) throw new Error(moved);
   const lock = DataFolderLock.acquire(config.dataDir);
   const database = EmbeddedPostgres.start(config.dataDir, {
     // A new data folder starts from the migrated database built with the code.

@@ -1,10 +1,12 @@
-import { existsSync } from 'node:fs';
+import { existsSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AppConfig } from '#core/config/app-config.js';
 import type { AppLogger } from '../logging/logger.js';
 import { DataFolderLock } from './data-folder-lock.js';
 import { createDataSource, migrateUnderLock } from './database.js';
 import { EmbeddedPostgres } from './embedded-postgres.js';
+import { EMBEDDED_MIGRATED_PREFIX } from './moved-to-postgres.js';
+import { COMPATIBLE_MIGRATIONS_KEY } from './schema-status.js';
 
 const BATCH_ROWS = 500;
 
@@ -34,6 +36,9 @@ export async function runMoveToPostgres(config: AppConfig, logger: AppLogger): P
     // Both at the current schema: the source may come from an older release.
     await migrateUnderLock(source);
     await migrateUnderLock(target);
+    // Migrating wrote which migrations are backward compatible: not a record of the target's;
+    // the source's own copy of it is copied below.
+    await target.query(`DELETE FROM "app_setting" WHERE "key" = $1`, [COMPATIBLE_MIGRATIONS_KEY]);
     const tables = source.entityMetadatas.map((m) => m.tableName);
     for (const table of tables) {
       const [{ count }] = (await target.query(`SELECT count(*)::int AS count FROM "${table}"`)) as Array<{
@@ -55,11 +60,18 @@ export async function runMoveToPostgres(config: AppConfig, logger: AppLogger): P
       copied[table] = rows.length;
     }
     logger.info('embedded records copied to Postgres', { tables: copied });
-    return copied;
   } finally {
     if (source.isInitialized) await source.destroy();
     if (target.isInitialized) await target.destroy();
     await embedded.stop();
+  }
+  try {
+    // Out of the way, so a start without DATABASE_URL cannot serve the pre-migration copy.
+    const moved = `${EMBEDDED_MIGRATED_PREFIX}${new Date().toISOString().replace(/[:.]/g, '-')}`;
+    renameSync(join(config.dataDir, 'db'), join(config.dataDir, moved));
+    logger.info(`the embedded database was renamed ${moved}; start the server with DATABASE_URL from now on`);
+  } finally {
     lock.release();
   }
+  return copied;
 }

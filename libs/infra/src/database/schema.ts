@@ -16,7 +16,13 @@ import { Apps1764100000000 } from './migrations/1764100000000-apps.js';
 import { SpaceOwnsFolder1764200000000 } from './migrations/1764200000000-space-owns-folder.js';
 import { StoreIndexEntity, StoreInstallEntity, StoreSourceEntity } from './entities/store.entity.js';
 import { Store1764900000000 } from './migrations/1764900000000-store.js';
-import { TriggerClaimEntity, TriggerOccurrenceEntity, TriggerScheduleEntity } from './entities/trigger.entities.js';
+import {
+  TriggerClaimEntity,
+  TriggerDeliveryEntity,
+  TriggerDeliveryRefusalEntity,
+  TriggerOccurrenceEntity,
+  TriggerScheduleEntity,
+} from './entities/trigger.entities.js';
 import { Triggers1765000000000 } from './migrations/1765000000000-triggers.js';
 import { AppConversations1765100000000 } from './migrations/1765100000000-app-conversations.js';
 import { TriggerOccurrences1765250000000 } from './migrations/1765250000000-trigger-occurrences.js';
@@ -42,6 +48,8 @@ import { TeamTriggers1765750000000 } from './migrations/1765750000000-team-trigg
 import { Knowledge1765900000000 } from './migrations/1765900000000-knowledge.js';
 import { ChannelClaimEntity, ChannelInstanceEntity, ChannelThreadEntity } from './entities/channel.entities.js';
 import { Channels1765800000000 } from './migrations/1765800000000-channels.js';
+import { TriggerDeliveries1766000000000 } from './migrations/1766000000000-trigger-deliveries.js';
+import { SpacePathsRelative1766000000100 } from './migrations/1766000000100-space-paths-relative.js';
 
 /** Every entity and migration, in order. Add new ones here. */
 export const ENTITIES = [
@@ -72,6 +80,8 @@ export const ENTITIES = [
   ChannelInstanceEntity,
   ChannelThreadEntity,
   ChannelClaimEntity,
+  TriggerDeliveryEntity,
+  TriggerDeliveryRefusalEntity,
 ];
 export const MIGRATIONS = [
   Init1763700000000,
@@ -95,4 +105,6 @@ export const MIGRATIONS = [
   TeamTriggers1765750000000,
   Channels1765800000000,
   Knowledge1765900000000,
+  TriggerDeliveries1766000000000,
+  SpacePathsRelative1766000000100,
 ];

@@ -1,12 +1,29 @@
+import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { DataSource, Repository } from 'typeorm';
 import { type NewSpace, SpaceRepository, type SpacePatch } from '#core/ports/space.repository.port.js';
 import type { Space } from '#core/kernel/space.js';
 import { SpaceEntity } from '../database/entities/space.entity.js';
 
-const toSpace = (e: SpaceEntity): Space => ({
+/**
+ * How a space's folder is stored: relative to the data folder when inside it (`spaces/<id>`,
+ * `temp`), so a data folder can move, be restored elsewhere or be mounted at another path;
+ * absolute otherwise (a `customPath` or `working-dir` outside it).
+ */
+export function storedSpacePath(path: string, dataDir: string): string {
+  const rel = relative(resolve(dataDir), resolve(path));
+  if (rel === '' || rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel)) return path;
+  return rel.split(sep).join('/');
+}
+
+/** The absolute folder of a stored path: a relative one is under this process's data folder. */
+export function spaceFolderOf(stored: string, dataDir: string): string {
+  return isAbsolute(stored) ? stored : join(resolve(dataDir), ...stored.split('/'));
+}
+
+const toSpace = (e: SpaceEntity, dataDir: string): Space => ({
   id: e.id,
   name: e.name,
-  path: e.path,
+  path: spaceFolderOf(e.path, dataDir),
   icon: e.icon,
   color: e.color,
   isTemp: e.isTemp,
@@ -20,19 +37,22 @@ const toSpace = (e: SpaceEntity): Space => ({
 export class TypeormSpaceRepository extends SpaceRepository {
   private readonly repo: Repository<SpaceEntity>;
 
-  constructor(private readonly ds: DataSource) {
+  constructor(
+    private readonly ds: DataSource,
+    private readonly dataDir: string,
+  ) {
     super();
     this.repo = ds.getRepository(SpaceEntity);
   }
 
   async listAll(): Promise<Space[]> {
     const rows = await this.repo.find({ order: { sortOrder: 'ASC', createdAt: 'ASC' } });
-    return rows.map(toSpace);
+    return rows.map((r) => toSpace(r, this.dataDir));
   }
 
   async findById(id: string): Promise<Space | null> {
     const row = await this.repo.findOneBy({ id });
-    return row ? toSpace(row) : null;
+    return row ? toSpace(row, this.dataDir) : null;
   }
 
   async insert(space: NewSpace): Promise<Space> {
@@ -45,7 +65,7 @@ export class TypeormSpaceRepository extends SpaceRepository {
         space.name,
         space.icon,
         space.color,
-        space.path,
+        storedSpacePath(space.path, this.dataDir),
         space.isTemp,
         JSON.stringify(space.preferences),
         space.ownsFolder ?? false,
@@ -58,7 +78,15 @@ export class TypeormSpaceRepository extends SpaceRepository {
     await this.ds.query(
       `INSERT INTO "space" ("id", "name", "icon", "color", "path", "is_temp", "sort_order", "preferences")
        VALUES ($1, $2, $3, $4, $5, $6, -1, $7) ON CONFLICT ("id") DO NOTHING`,
-      [space.id, space.name, space.icon, space.color, space.path, space.isTemp, JSON.stringify(space.preferences)],
+      [
+        space.id,
+        space.name,
+        space.icon,
+        space.color,
+        storedSpacePath(space.path, this.dataDir),
+        space.isTemp,
+        JSON.stringify(space.preferences),
+      ],
     );
   }
 
@@ -67,7 +95,7 @@ export class TypeormSpaceRepository extends SpaceRepository {
     if (patch.name !== undefined) fields.name = patch.name;
     if (patch.icon !== undefined) fields.icon = patch.icon;
     if (patch.color !== undefined) fields.color = patch.color;
-    if (patch.path !== undefined) fields.path = patch.path;
+    if (patch.path !== undefined) fields.path = storedSpacePath(patch.path, this.dataDir);
     if (patch.ownsFolder !== undefined) fields.ownsFolder = patch.ownsFolder;
     if (patch.preferences !== undefined) fields.preferences = patch.preferences as Record<string, unknown>;
     if (Object.keys(fields).length > 0) {

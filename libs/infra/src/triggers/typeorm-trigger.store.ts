@@ -2,6 +2,8 @@ import type { DataSource } from 'typeorm';
 import {
   type OccurrenceClaim,
   type OccurrenceMove,
+  type QueuedDelivery,
+  type RefusedDeliveries,
   type ScheduleRow,
   TriggerStore,
 } from '#core/ports/trigger-store.port.js';
@@ -32,6 +34,28 @@ const toOccurrence = (r: OccurrenceRecord): OccurrenceClaim => ({
   attempt: Number(r.attempt),
   claimedAtMs: Number(r.claimed_at_ms),
   startedAtMs: r.started_at_ms === null ? null : Number(r.started_at_ms),
+});
+
+interface DeliveryRecord {
+  seq: string;
+  app_id: string;
+  subscription_id: string;
+  kind: string;
+  run_id: string;
+  payload: Record<string, unknown>;
+  received_ms: string;
+  started_ms: string | null;
+}
+
+const toDelivery = (r: DeliveryRecord): QueuedDelivery => ({
+  seq: String(r.seq),
+  appId: r.app_id,
+  subscriptionId: r.subscription_id,
+  kind: r.kind === 'file' ? 'file' : 'webhook',
+  runId: r.run_id,
+  payload: r.payload,
+  receivedMs: Number(r.received_ms),
+  startedMs: r.started_ms === null ? null : Number(r.started_ms),
 });
 
 const toRow = (r: ScheduleRecord): ScheduleRow => ({
@@ -167,5 +191,80 @@ export class TypeormTriggerStore extends TriggerStore {
     await this.ds.query(`DELETE FROM "trigger_occurrence" WHERE "settled_at_ms" IS NOT NULL AND "claimed_at_ms" < $1`, [
       String(beforeMs),
     ]);
+  }
+
+  async enqueueDelivery(d: Omit<QueuedDelivery, 'seq' | 'startedMs'>, max: number | null): Promise<string | null> {
+    const insert = `INSERT INTO "trigger_delivery" ("app_id", "subscription_id", "kind", "run_id", "payload", "received_ms")
+      SELECT $1::uuid, $2::text, $3::text, $4::uuid, $5::jsonb, $6::bigint`;
+    const params = [d.appId, d.subscriptionId, d.kind, d.runId, JSON.stringify(d.payload), String(d.receivedMs)];
+    if (max === null) {
+      return returningRows<{ seq: string }>(await this.ds.query(`${insert} RETURNING "seq"`, params))[0]?.seq ?? null;
+    }
+    // The count and the insert under the app's lock, so replicas accepting together never pass the bound.
+    return this.ds.transaction(async (m) => {
+      await m.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`trigger_delivery:${d.appId}`]);
+      const rows: unknown = await m.query(
+        `${insert} WHERE (SELECT count(*) FROM "trigger_delivery" WHERE "app_id" = $1::uuid) < $7::bigint RETURNING "seq"`,
+        [...params, max],
+      );
+      const seq = returningRows<{ seq: string }>(rows)[0]?.seq;
+      return seq === undefined ? null : String(seq);
+    });
+  }
+
+  async nextDelivery(appId: string): Promise<QueuedDelivery | null> {
+    const rows: DeliveryRecord[] = await this.ds.query(
+      `SELECT * FROM "trigger_delivery" WHERE "app_id" = $1 ORDER BY "seq" LIMIT 1`,
+      [appId],
+    );
+    return rows[0] ? toDelivery(rows[0]) : null;
+  }
+
+  async markDelivery(seq: string, startedMs: number | null): Promise<void> {
+    await this.ds.query(`UPDATE "trigger_delivery" SET "started_ms" = $2 WHERE "seq" = $1`, [
+      seq,
+      startedMs === null ? null : String(startedMs),
+    ]);
+  }
+
+  async removeDelivery(seq: string): Promise<void> {
+    await this.ds.query(`DELETE FROM "trigger_delivery" WHERE "seq" = $1`, [seq]);
+  }
+
+  async countDeliveries(appId: string): Promise<number> {
+    const rows: Array<{ n: number }> = await this.ds.query(
+      `SELECT count(*)::int AS n FROM "trigger_delivery" WHERE "app_id" = $1`,
+      [appId],
+    );
+    return Number(rows[0]?.n ?? 0);
+  }
+
+  async deliveryApps(): Promise<string[]> {
+    const rows: Array<{ app_id: string }> = await this.ds.query(`SELECT DISTINCT "app_id" FROM "trigger_delivery"`);
+    return rows.map((r) => r.app_id);
+  }
+
+  async dropDeliveries(appId: string): Promise<void> {
+    await this.ds.query(`DELETE FROM "trigger_delivery" WHERE "app_id" = $1`, [appId]);
+    await this.ds.query(`DELETE FROM "trigger_delivery_refusal" WHERE "app_id" = $1`, [appId]);
+  }
+
+  async countRefusal(appId: string, nowMs: number): Promise<void> {
+    await this.ds.query(
+      `INSERT INTO "trigger_delivery_refusal" ("app_id", "refused", "first_ms", "last_ms") VALUES ($1, 1, $2, $2)
+       ON CONFLICT ("app_id") DO UPDATE SET "refused" = "trigger_delivery_refusal"."refused" + 1, "last_ms" = EXCLUDED."last_ms"`,
+      [appId, String(nowMs)],
+    );
+  }
+
+  async takeRefusals(appId: string): Promise<RefusedDeliveries | null> {
+    const rows = returningRows<{ refused: number; first_ms: string; last_ms: string }>(
+      await this.ds.query(
+        `DELETE FROM "trigger_delivery_refusal" WHERE "app_id" = $1 RETURNING "refused", "first_ms", "last_ms"`,
+        [appId],
+      ),
+    );
+    const row = rows[0];
+    return row ? { count: Number(row.refused), firstMs: Number(row.first_ms), lastMs: Number(row.last_ms) } : null;
   }
 }

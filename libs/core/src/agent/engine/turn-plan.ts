@@ -123,4 +123,6 @@ export interface PlanHooks {
   onCompacted?(compaction: { summary: string; preTokens: number }): Promise<void>;
   /** Runs once the completed turn was marked completed and announced (the runner calls it). */
   afterCompleted?(): Promise<void>;
+  /** Runs once the turn, whatever its end, was recorded as ended (after `afterCompleted`). */
+  afterEnded?(): Promise<void>;
 }

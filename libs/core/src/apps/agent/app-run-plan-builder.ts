@@ -176,6 +176,8 @@ export class AppRunPlanBuilder extends TurnPlanBuilder implements OnModuleInit {
               await this.browser.runEnded(runId);
             }
           },
+          // A nudge queued the run's next turn (the app is still busy); otherwise the next delivery may start.
+          afterEnded: () => this.runs.runEnded(app.id),
         },
         () => !nudgeNext,
       ),
@@ -186,6 +188,7 @@ export class AppRunPlanBuilder extends TurnPlanBuilder implements OnModuleInit {
     const { appId, runId, triggerType } = runRequestOf(turn);
     await this.runs.failRun(appId, runId, ending.error, ending.status === 'interrupted', triggerType);
     await this.browser.runEnded(runId);
+    await this.runs.runEnded(appId);
   }
 }
 

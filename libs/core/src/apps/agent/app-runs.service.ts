@@ -99,6 +99,7 @@ export class AppRunsService implements OnModuleInit {
     });
     this.triggers.useRunStarter({
       startRun: (appId, trigger, options) => this.startRun(appId, trigger, options),
+      startQueuedRun: (appId, trigger, runId) => this.startQueuedRun(appId, trigger, runId),
       skipRun: (appId, reason, details) => this.skipRun(appId, reason, details),
       runMessages: (app, runId) => this.runMessages(app, runId),
       pause: (appId) => this.apps.pause(appId),
@@ -111,18 +112,35 @@ export class AppRunsService implements OnModuleInit {
    * taking the occurrence over can tell whether its run started); a new one otherwise.
    */
   async startRun(appId: string, trigger: RunTrigger, options: { runId?: string } = {}): Promise<RunTriggerResult> {
+    const result = await this.begin(appId, trigger, options.runId ?? randomUUID(), false);
+    return result === 'waiting' ? this.skipRun(appId, RunTexts.alreadyRunning) : result;
+  }
+
+  /** A queued delivery's run: waits (nothing recorded) while the app is busy or not active. */
+  async startQueuedRun(appId: string, trigger: RunTrigger, runId: string): Promise<'started' | 'waiting' | 'skipped'> {
+    const result = await this.begin(appId, trigger, runId, true);
+    return result === 'waiting' ? 'waiting' : result.outcome;
+  }
+
+  /** `queued`: a run in progress or an app not active answers `waiting` instead of a `run_skipped` entry. */
+  private async begin(
+    appId: string,
+    trigger: RunTrigger,
+    runId: string,
+    queued: boolean,
+  ): Promise<RunTriggerResult | 'waiting'> {
     const app = await this.apps.get(appId);
     if (app.status === 'uninstalled')
       throw new DomainError('conflict', AppErrors.uninstalled, ErrorCodes.APP_UNINSTALLED);
-    if (app.status !== 'active') return this.skip(app, RunTexts.notRunning);
+    if (app.status !== 'active') return queued ? 'waiting' : this.skip(app, RunTexts.notRunning);
+    const conversationId = appRunConversationId(app.id);
+    if (queued && (await this.turns.findActive(conversationId))) return 'waiting';
     // A run does not start while a server it requires is not installed, turned off or failing.
     const mcpBlocked = await this.mcp.runBlocker(app);
     if (mcpBlocked !== null) return this.skip(app, mcpBlocked);
     const space = await this.runSpace(app);
-    const conversationId = appRunConversationId(app.id);
     await this.conversations.openWithId(space.id, conversationId, { title: `${app.spec.name} runs`, appId: app.id });
-    if (await this.turns.findActive(conversationId)) return this.skip(app, RunTexts.alreadyRunning);
-    const runId = options.runId ?? randomUUID();
+    if (await this.turns.findActive(conversationId)) return 'waiting';
     const stored = await this.conversations.appendMessage(conversationId, {
       role: 'user',
       content: triggerMessage(trigger, new Date(this.clock.now())),
@@ -135,7 +153,7 @@ export class AppRunsService implements OnModuleInit {
       conversationId,
       request: { ...request, trigger, messageId: stored.id },
     });
-    if (!turn) return this.skip(app, RunTexts.alreadyRunning);
+    if (!turn) return 'waiting';
     this.metrics.runStarted(trigger.type);
     await this.setAutomation(app.id, { runningCount: 1, lastRunAtMs: this.clock.now() });
     return { outcome: 'started', runId, conversationId };
@@ -297,6 +315,11 @@ export class AppRunsService implements OnModuleInit {
     await this.channels.runResult({ appId, runId, type, summary }).catch((err: Error) => {
       this.logger.warn(`pushing the result of run ${runId} to channels failed: ${err.message}`);
     });
+  }
+
+  /** The run's turn ended for good (recorded as ended): the app's next queued delivery may start. */
+  async runEnded(appId: string): Promise<void> {
+    await this.triggers.runEnded(appId);
   }
 
   /** The run failed (model error, no report, stopped, replica lost): `run_error` with the reason. */

@@ -15,7 +15,7 @@ export class SpaceEntity {
   @Column({ type: 'text', nullable: true })
   color: string | null;
 
-  /** Absolute working folder. */
+  /** Working folder: relative to the data folder when inside it (`spaces/<id>`, `temp`), else absolute. */
   @Column({ type: 'text' })
   path: string;
 
