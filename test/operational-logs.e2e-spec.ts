@@ -92,21 +92,24 @@ describe('logs that tell what happened', () => {
     ws.close();
 
     assert.ok(await eventually('turn failed'), 'a failed-turn line');
-    const calls = lines().filter((l) => l.msg === 'model call failed');
+    // A retryable failure is logged once by the loop that retries it (the provider's own line is
+    // debug); a refused key is a warning that says which source's key to check.
+    const calls = lines().filter((l) => l.msg === 'model call failed' || /^model call refused/.test(l.msg));
     assert.deepEqual(
       calls.map((l) => [l.level, l.provider, l.status, l.kind]),
       [
-        ['info', 'anthropic', 503, 'server_error'],
-        ['info', 'anthropic', 401, 'authentication_failed'],
+        ['debug', 'anthropic', 503, 'server_error'],
+        ['warn', 'anthropic', 401, 'authentication_failed'],
       ],
     );
+    assert.match(calls[1]!.msg, /^model call refused \(401\): /);
     const retry = find('model call failed; retrying');
     assert.ok(retry);
     assert.equal(retry.attempt, 1);
     assert.equal(retry.status, 503);
     const turn = find('turn failed');
     assert.ok(turn, 'a failed-turn line');
-    assert.equal(turn.level, 'info');
+    assert.equal(turn.level, 'warn');
     for (const line of [...calls, retry, turn]) {
       assert.equal(typeof line.turnId, 'string', `${line.msg} has turnId`);
       assert.equal(typeof line.jobId, 'string', `${line.msg} has jobId`);

@@ -22,11 +22,14 @@ function documentationFiles(): string[] {
   return files;
 }
 
-/** Values shown for SVC_REMOTE_PASSWORD (`=value`, `: value`, quoted or not); variables and `...` left out. */
+/**
+ * Values shown for SVC_REMOTE_PASSWORD (`=value`, `: value`, quoted or not); variables, `...`,
+ * placeholders and the Helm chart's template expressions (`{{ … }}`) left out.
+ */
 function examplesIn(text: string): string[] {
   return [...text.matchAll(/SVC_REMOTE_PASSWORD\s*[=:]\s*['"]?([^'"\s`]+)/g)]
     .map((m) => m[1]!)
-    .filter((v) => !v.startsWith('$') && !/^\.+$/.test(v) && !v.startsWith('<'));
+    .filter((v) => !v.startsWith('$') && !/^\.+$/.test(v) && !v.startsWith('<') && !v.startsWith('{{'));
 }
 
 describe('safer defaults', () => {
