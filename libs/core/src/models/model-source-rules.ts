@@ -353,7 +353,7 @@ export function isSeededSource(source: Pick<AISource, 'id' | 'provider' | 'apiUr
 }
 
 /**
- * The sources after seeding (CONTRACT §1): the seeded source is added, or updated in place when
+ * The sources after seeding (README, "Configuration": `SVC_AI_*`): the seeded source is added, or updated in place when
  * a source from these variables is stored (the one of the same id, else one seeded from earlier
  * values of the variables, which it replaces at its position), and becomes current. Sources added
  * through the API are kept. A stored copy keeps its createdAt (and its updatedAt when nothing

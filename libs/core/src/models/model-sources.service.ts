@@ -102,7 +102,7 @@ export class ModelSourcesService implements OnApplicationBootstrap {
 
   /**
    * When SVC_AI_API_URL or SVC_AI_API_KEY is set, the seeded source is added (or updated in
-   * place) and becomes current; sources added through the API stay (CONTRACT §1). Its id is derived from the seed, so replicas starting
+   * place) and becomes current; sources added through the API stay (README, "Configuration": `SVC_AI_*`). Its id is derived from the seed, so replicas starting
    * together write the same single source; an unchanged restart writes nothing.
    */
   async seedFromEnvironment(): Promise<void> {
