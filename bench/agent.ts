@@ -6,15 +6,20 @@
  *  1. POST /api/agent/message → agent:turn-start latency, p50/p99 of BENCH_TURNS (default 40)
  *     turns in a row, per mode, after one turn in another conversation that warms the server's
  *     code paths (that first turn after start is printed on its own);
- *  2. for each socket count of BENCH_SOCKETS (default "10,100"), a reply relayed to that many
+ *     beside an authenticated GET /api/system/version after each turn on the same keep-alive
+ *     connection, the reference (target: turn-start p99 ≤ 3× its p99);
+ *  2. for each socket count of BENCH_SOCKETS (default "10,100,1000"), a reply relayed to that many
  *     subscribed sockets: delta throughput (a burst of at least BENCH_BURST_DELIVERIES chunk
  *     deliveries, default 200,000, i.e. 20,000 chunks to 10 sockets, the model writing as fast
  *     as it can; deltas delivered per second from the model's first chunk to the last delivery,
  *     the whole turn's rate and each relay's CPU time per delivered delta beside it) and p50/p99
  *     relay latency (a BENCH_CHUNKS-chunk reply, default 5,000, the model writing at a steady
  *     BENCH_RATE, default 1,000 chunks/s; from the model endpoint writing a chunk to each socket
- *     receiving it), against a bare `ws` relay of the same model stream in the same run, and the
- *     ratios (throughput ×, p99 ×, p99 added over bare in ms). The measuring clients read both
+ *     receiving it; at most BENCH_PACED_DELIVERIES chunks × sockets), against two bare `ws`
+ *     relays of the same model stream in the same run (bench/bare-ws-relay: the naive one, one
+ *     `send` per frame per socket, and the coalescing one, the server's corked once-per-tick
+ *     writes without records or auth, the reference of the targets), and the ratios
+ *     (throughput ×, p99 ×, p99 added over bare in ms). The measuring clients read both
  *     relays' frames the same lean way (see `scanFrame`);
  *  3. where each chunk waits: per-stage p50/p99 of the paced relay (model write → event built →
  *     log append → bus publish → gateway → frame written to the last socket → client receive),
@@ -52,9 +57,27 @@ const CHUNKS = Number(process.env.BENCH_CHUNKS ?? 5000);
  * sockets lasted ~0.3 s, short enough for one scheduling hiccup to move the figure by a third.
  */
 const BURST_DELIVERIES = Number(process.env.BENCH_BURST_DELIVERIES ?? 200_000);
-const burstChunks = (sockets: number): number => Math.max(CHUNKS, Math.ceil(BURST_DELIVERIES / sockets));
+/**
+ * Chunks of a throughput burst to `sockets`: at least BURST_DELIVERIES deliveries, and CHUNKS
+ * chunks as long as that stays within BENCH_MAX_BURST_DELIVERIES (default 1,000,000): 5,000 chunks
+ * to 1,000 sockets (5 million frames; the naive bare relay wrote each with a syscall of its own)
+ * took the loaded 2-core machine over ten minutes a relay, so 1,000 sockets get 1,000 chunks.
+ */
+const MAX_BURST_DELIVERIES = Number(process.env.BENCH_MAX_BURST_DELIVERIES ?? 1_000_000);
+const burstChunks = (sockets: number): number =>
+  Math.max(Math.ceil(BURST_DELIVERIES / sockets), Math.min(CHUNKS, Math.ceil(MAX_BURST_DELIVERIES / sockets)));
 /** Empty (`BENCH_SOCKETS=`): no relay section, e.g. to measure turn-start on its own. */
-const SOCKET_COUNTS = (process.env.BENCH_SOCKETS ?? '10,100').split(',').filter(Boolean).map(Number);
+const SOCKET_COUNTS = (process.env.BENCH_SOCKETS ?? '10,100,1000').split(',').filter(Boolean).map(Number);
+/**
+ * Deliveries a paced (latency) reply makes at most: 5,000 chunks to 1,000 sockets would be 5
+ * million frames in 5 s, more than the measuring clients (one process, one event loop) can read,
+ * so the figure would be theirs; at 1,000 sockets the paced reply is 500 chunks.
+ */
+const PACED_DELIVERIES = Number(process.env.BENCH_PACED_DELIVERIES ?? 500_000);
+const pacedAsk = (sockets: number): Ask => {
+  const chunks = Math.min(CHUNKS, Math.ceil(PACED_DELIVERIES / sockets));
+  return chunks === CHUNKS ? 'paced' : `paced*${chunks}`;
+};
 /** Chunks per second the model writes: a steady producer, so latency measures the relay, not a backlog. */
 const RATE = Number(process.env.BENCH_RATE ?? 1000);
 const CONCURRENT = Number(process.env.BENCH_CONCURRENT ?? 200);
@@ -229,6 +252,8 @@ interface ModeResult {
   turnStart: number[];
   /** POST /api/agent/message → its answer (after the turn's job is queued). */
   answered: number[];
+  /** The reference of turn-start: an authenticated GET /api/system/version after each turn, same connection. */
+  versionGet: number[];
   relays: Relay[];
   concurrent: ConcurrentFigures;
   stages: Map<number, StageFigures>;
@@ -259,6 +284,15 @@ async function measureServer(label: string, server: TestServer, trace: string): 
   await (await fetch(`${server.url}/api/system/version`, { headers: auth })).arrayBuffer();
   note(`${label}: the connection opened by GET /api/system/version in ${ms(now() - opening)}`);
   const answered: number[] = [];
+  /** Authenticated GET /api/system/version on the same keep-alive connection, one after each turn: the reference. */
+  const versionGet: number[] = [];
+  const timedVersion = async (): Promise<number> => {
+    const started = now();
+    const res = await fetch(`${server.url}/api/system/version`, { headers: auth });
+    await res.arrayBuffer();
+    if (res.status !== 200) throw new Error(`GET /api/system/version answered ${res.status}`);
+    return now() - started;
+  };
   /** One turn: POST → its agent:turn-start, and POST → the POST's answer. */
   const timedTurn = async (conversationId: string, message: string): Promise<[number, number]> => {
     // The moment the event arrives, whether or not the POST has answered yet (it answers once
@@ -288,6 +322,7 @@ async function measureServer(label: string, server: TestServer, trace: string): 
     const [start, answer] = await timedTurn(conv, `m${i}`);
     turnStart.push(start);
     answered.push(answer);
+    versionGet.push(await timedVersion());
   }
   ws.close();
   if (process.env.BENCH_TURN_DETAIL)
@@ -304,7 +339,7 @@ async function measureServer(label: string, server: TestServer, trace: string): 
       `burst*${burstChunks(sockets)}`,
       sockets,
     );
-    const paced = await relayThroughServer(server, await newConversation(), space.id, 'paced', sockets);
+    const paced = await relayThroughServer(server, await newConversation(), space.id, pacedAsk(sockets), sockets);
     relays.push({
       sockets,
       figures: {
@@ -330,7 +365,7 @@ async function measureServer(label: string, server: TestServer, trace: string): 
   const stamps = existsSync(trace) ? (JSON.parse(readFileSync(trace, 'utf8')) as Record<string, number[]>) : {};
   const stages = new Map(relays.map((r) => [r.sockets, stageFigures(stamps, r.conversationId, r.meters)]));
   for (const r of relays) r.meters = [];
-  return { mode: label, firstTurn, turnStart, answered, relays, concurrent, stages };
+  return { mode: label, firstTurn, turnStart, answered, versionGet, relays, concurrent, stages };
 }
 
 /** Opens N sockets signed in and subscribed to one conversation; `onFrame` sees every frame. */
@@ -569,14 +604,17 @@ function stageFigures(stamps: Record<string, number[]>, conversationId: string, 
   return columns.map((c) => ({ p50: pct(c, 50), p99: pct(c, 99) }));
 }
 
-/** Reference: a bare ws relay (its own process) reads the same model stream and sends each chunk to N clients. */
-async function measureBareRelay(model: Model, count: number): Promise<RelayFigures> {
-  const burst = await bareRelay(model, `burst*${burstChunks(count)}`, count);
-  const paced = await bareRelay(model, 'paced', count);
+/**
+ * Reference: a bare ws relay (its own process) reads the same model stream and sends each chunk
+ * to N clients; `coalesce`: the server's way, each client's frames of a tick in one corked write.
+ */
+async function measureBareRelay(model: Model, count: number, coalesce: boolean): Promise<RelayFigures> {
+  const burst = await bareRelay(model, `burst*${burstChunks(count)}`, count, coalesce);
+  const paced = await bareRelay(model, pacedAsk(count), count, coalesce);
   return { ...burst, p50: paced.p50, p99: paced.p99 };
 }
 
-async function bareRelay(model: Model, kind: Ask, count: number): Promise<RelayFigures> {
+async function bareRelay(model: Model, kind: Ask, count: number, coalesce: boolean): Promise<RelayFigures> {
   const child = spawn(process.execPath, [fileURLToPath(new URL('./bare-ws-relay.js', import.meta.url))], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -609,7 +647,7 @@ async function bareRelay(model: Model, kind: Ask, count: number): Promise<RelayF
     const cpu0 = processCpuMicros(child.pid);
     const benchCpu0 = ownCpuMicros();
     const started = await fetch(
-      `http://127.0.0.1:${port}/relay?model=${encodeURIComponent(model.url)}&kind=${encodeURIComponent(kind)}`,
+      `http://127.0.0.1:${port}/relay?model=${encodeURIComponent(model.url)}&kind=${encodeURIComponent(kind)}&coalesce=${coalesce ? 1 : 0}`,
     );
     if (started.status !== 202) throw new Error(`the bare relay answered ${started.status}`);
     await Promise.all(done);
@@ -665,7 +703,12 @@ async function runOnce(
   model: Model,
   modelEnv: Record<string, string>,
   run: number,
-): Promise<{ results: ModeResult[]; bare: Map<number, RelayFigures>; failed: boolean }> {
+): Promise<{
+  results: ModeResult[];
+  bare: Map<number, RelayFigures>;
+  coalescing: Map<number, RelayFigures>;
+  failed: boolean;
+}> {
   const results: ModeResult[] = [];
   for (const mode of MODES) {
     note(`run ${run}: ${mode}`);
@@ -673,8 +716,12 @@ async function runOnce(
     if (result) results.push(result);
   }
   const bare = new Map<number, RelayFigures>();
-  note(`run ${run}: bare ws relay`);
-  for (const sockets of SOCKET_COUNTS) bare.set(sockets, await measureBareRelay(model, sockets));
+  const coalescing = new Map<number, RelayFigures>();
+  note(`run ${run}: bare ws relays (naive, coalescing)`);
+  for (const sockets of SOCKET_COUNTS) {
+    bare.set(sockets, await measureBareRelay(model, sockets, false));
+    coalescing.set(sockets, await measureBareRelay(model, sockets, true));
+  }
 
   out(`
 === run ${run} of ${RUNS} (load average ${loadavg()
@@ -687,13 +734,19 @@ async function runOnce(
         `   (the POST's own answer: p50 ${ms(pct(r.answered, 50))}, p99 ${ms(pct(r.answered, 99))};` +
         ` the server's first turn after start, not in these: ${ms(r.firstTurn)})`,
     );
+  for (const r of results)
+    out(
+      `  ${r.mode.padEnd(9)} reference, GET /api/system/version on the same connection: p50 ${ms(pct(r.versionGet, 50))}   p99 ${ms(pct(r.versionGet, 99))}` +
+        `   → turn-start p99 ${(pct(r.turnStart, 99) / pct(r.versionGet, 99)).toFixed(2)}× its p99`,
+    );
 
   for (const sockets of SOCKET_COUNTS) {
     const ref = bare.get(sockets)!;
+    const co = coalescing.get(sockets)!;
     out(`
-${CHUNKS}-chunk reply relayed to ${sockets} subscribed sockets`);
+${pacedAsk(sockets) === 'paced' ? CHUNKS : pacedAsk(sockets).split('*')[1]}-chunk paced reply (${burstChunks(sockets)}-chunk burst) relayed to ${sockets} subscribed sockets`);
     out(
-      `  ${'relay'.padEnd(13)} ${'deltas/s'.padStart(9)} ${'p50'.padStart(9)} ${'p99'.padStart(9)}   vs bare: throughput ×, p99 ×, p99 added`,
+      `  ${'relay'.padEnd(13)} ${'deltas/s'.padStart(9)} ${'p50'.padStart(9)} ${'p99'.padStart(9)}   vs coalescing bare (vs naive bare): throughput ×, p99 ×, p99 added`,
     );
     out(`  (deltas/s: delivered to all sockets, model as fast as it can; p50/p99: model at ${RATE} chunks/s)`);
     const row = (name: string, f: RelayFigures, ratio: string): void => {
@@ -701,14 +754,16 @@ ${CHUNKS}-chunk reply relayed to ${sockets} subscribed sockets`);
         `  ${name.padEnd(13)} ${Math.round(f.throughput).toString().padStart(9)} ${ms(f.p50).padStart(9)} ${ms(f.p99).padStart(9)}   ${ratio}   (whole turn ${Math.round(f.turnThroughput)}/s; CPU/delta: relay ${f.cpuPerDelta.toFixed(1)} µs, bench ${f.benchCpuPerDelta.toFixed(1)} µs)`,
       );
     };
-    row('bare ws', ref, 'reference');
+    const vs = (f: RelayFigures, b: RelayFigures): string =>
+      `${(f.throughput / b.throughput).toFixed(2)}x, ${(f.p99 / b.p99).toFixed(2)}x, ${(f.p99 - b.p99).toFixed(1)} ms`;
+    row('bare ws', ref, 'naive reference');
+    row('bare coalesc.', co, `reference (vs naive: ${vs(co, ref)})`);
     for (const r of results) {
       const f = r.relays.find((x) => x.sockets === sockets)!.figures;
       row(
         `svc ${r.mode}`,
         f,
-        `${(f.throughput / ref.throughput).toFixed(2)}x, ${(f.p99 / ref.p99).toFixed(2)}x, ${(f.p99 - ref.p99).toFixed(1)} ms` +
-          (f.dropped ? `  (${f.dropped} slow sockets dropped by the 4 MiB rule)` : ''),
+        `${vs(f, co)} (${vs(f, ref)})` + (f.dropped ? `  (${f.dropped} slow sockets dropped by the 4 MiB rule)` : ''),
       );
     }
     for (const r of results) {
@@ -730,7 +785,7 @@ ${CONCURRENT} concurrent streaming turns (${CONCURRENT_CHUNKS} chunks each), eve
     );
     if (c.lost + c.reordered + c.duplicated > 0) failed = true;
   }
-  return { results, bare, failed };
+  return { results, bare, coalescing, failed };
 }
 
 const out = (line: string): boolean => process.stdout.write(`${line}\n`);
@@ -772,6 +827,20 @@ async function main(): Promise<void> {
       (m) => !embedded || m <= 20,
     );
     line(
+      `${mode}: GET /api/system/version p99 (reference)`,
+      per.map((r) => pct(r.versionGet, 99)),
+      'ms',
+      '(none)',
+      () => true,
+    );
+    line(
+      `${mode}: turn-start p99 × GET version p99`,
+      per.map((r) => pct(r.turnStart, 99) / pct(r.versionGet, 99)),
+      'x',
+      '≤ 3×',
+      (m) => m <= 3,
+    );
+    line(
       `${mode}: first turn after start, POST → turn-start`,
       per.map((r) => r.firstTurn),
       'ms',
@@ -783,8 +852,33 @@ async function main(): Promise<void> {
         (r) => r.results.find((x) => x.mode === mode)?.relays.find((x) => x.sockets === sockets)?.figures,
       );
       const bare = runs.map((r) => r.bare.get(sockets)!);
+      const co = runs.map((r) => r.coalescing.get(sockets)!);
       const ok = svc.every((f) => f !== undefined);
       if (!ok) continue;
+      line(
+        `${mode}, ${sockets} sockets: throughput × coalescing bare`,
+        svc.map((f, i) => f!.throughput / co[i]!.throughput),
+        'x',
+        '≥ 0.8×',
+        (m) => m >= 0.8,
+      );
+      if (sockets <= 10) {
+        line(
+          `${mode}, ${sockets} sockets: p99 added over coalescing bare`,
+          svc.map((f, i) => f!.p99 - co[i]!.p99),
+          'ms',
+          '≤ 2 ms',
+          (m) => m <= 2,
+        );
+      } else {
+        line(
+          `${mode}, ${sockets} sockets: p99 × coalescing bare`,
+          svc.map((f, i) => f!.p99 / co[i]!.p99),
+          'x',
+          '≤ 2×',
+          (m) => m <= 2,
+        );
+      }
       const throughput = svc.map((f, i) => f!.throughput / bare[i]!.throughput);
       line(
         `${mode}, ${sockets} sockets: throughput × bare`,

@@ -3,7 +3,15 @@
  * test (sharing the bench's process would leave it one event loop with the bench's clients).
  * Prints its port; `GET /relay?model=<url>&kind=<reply>` reads that model stream (Anthropic
  * wire, as the server does) and sends each text chunk to every connected client as
- * `{"delta": …}`, one `send` per frame per client, then `{"end": true}`.
+ * `{"delta": …}`, then `{"end": true}`.
+ *
+ * Two ways, as `&coalesce=` says:
+ *  - naive (the default): one `send` per frame per client, at once. It backlogs at 100 sockets
+ *    (one syscall per frame per socket), so its p99 there is seconds: a weak reference;
+ *  - coalescing (`coalesce=1`): the server's own way of writing (events.gateway's `send`/`flush`):
+ *    each client's frames of one tick are queued and written at the end of the tick
+ *    (setImmediate), its TCP socket corked around them, so they leave in one write. No records,
+ *    no auth, no envelope: the practical limit of Node for this job.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -17,6 +25,7 @@ const server = http.createServer((req, res) => {
     return;
   }
   res.writeHead(202).end();
+  broadcast = url.searchParams.get('coalesce') === '1' ? coalesced : naive;
   relay(model, url.searchParams.get('kind') ?? 'burst').catch((err: unknown) => {
     process.stderr.write(`bare relay failed: ${String(err)}\n`);
     process.exit(1);
@@ -24,9 +33,28 @@ const server = http.createServer((req, res) => {
 });
 const wss = new WebSocketServer({ server });
 
-function broadcast(frame: string): void {
+function naive(frame: string): void {
   for (const client of wss.clients) client.send(frame);
 }
+
+/** The frames of this tick, written to every client when it ends. */
+let held: string[] = [];
+function flush(): void {
+  const frames = held;
+  held = [];
+  for (const client of wss.clients) {
+    const tcp = (client as unknown as { _socket?: { cork(): void; uncork(): void } })._socket;
+    tcp?.cork();
+    for (const frame of frames) client.send(frame);
+    tcp?.uncork();
+  }
+}
+function coalesced(frame: string): void {
+  held.push(frame);
+  if (held.length === 1) setImmediate(flush);
+}
+
+let broadcast: (frame: string) => void = naive;
 
 async function relay(model: string, kind: string): Promise<void> {
   const res = await fetch(`${model}/v1/messages`, { method: 'POST', body: `{"bench":"bench:${kind}"}` });

@@ -16,23 +16,35 @@
  * Defaults: 10 apps, 2s, 45 s (≈ 220 ticks), 200 webhooks. The whole measurement runs
  * `--runs N` times (default 3), each on fresh replicas and a fresh database; the summary gives
  * the median of the runs for each figure, beside its target (docs/performance.md, "Targets").
+ *
+ *   node dist/bench/triggers.js --burst [--runs N]
+ *
+ * The burst instead: BENCH_BURST (1,000) distinct signed deliveries spread evenly over
+ * BENCH_BURST_APPS (10) digital humans, sent as fast as they are answered from BENCH_CONNECTIONS
+ * (50) keep-alive connections, spread evenly over BENCH_BURST_REPLICAS (2) replicas. The queue bound stays at its default
+ * (SVC_WEBHOOK_QUEUE_MAX 100, i.e. 100 deliveries per app fit); a 429 is retried after its
+ * `Retry-After`, as a sender does, and counted. Then waits until every run has ended and checks
+ * each delivery started exactly one run. Prints accepted, refused-then-retried, runs started,
+ * runs completed, lost, duplicated, intake rate (acknowledged deliveries per second, first send
+ * → last acknowledgment) and time to drain (last acknowledgment → last run completed, server
+ * clock); exits 1 on any loss or duplicate.
  */
 import { createHmac } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
 import { ScriptedModelServer } from '#testing/scripted-model-server.js';
 import { createSharedServices, startServer, type TestServer } from '#testing/test-server.js';
 import { completeEveryRun, startedRuns } from '#testing/trigger-runs.js';
 import { sleep, waitFor } from '#testing/wait.js';
+import { burst, type BurstFigures, median, SECRET, spec } from './webhook-burst.js';
 
 const APPS = Number(process.env.BENCH_APPS ?? 10);
 const PERIOD = process.env.BENCH_PERIOD ?? '2s';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 45);
 const HOOKS = Number(process.env.BENCH_HOOKS ?? 200);
 const HOOK_APPS = 10;
-const SECRET = 'bench-secret';
 
 const periodMs = (() => {
   const m = /^(\d+)([smh])$/.exec(PERIOD);
@@ -45,17 +57,6 @@ function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((x, y) => x - y);
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 }
-
-const spec = (tag: string, subscriptions: object[]) => ({
-  spec_version: '1',
-  name: `Bench ${tag}`,
-  version: '1.0.0',
-  author: 'bench',
-  description: 'Trigger benchmark.',
-  type: 'automation',
-  system_prompt: `[[${tag}]] Report at once.`,
-  subscriptions,
-});
 
 interface Figures {
   expected: number;
@@ -81,13 +82,8 @@ function runsOption(): number {
   return n;
 }
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((x, y) => x - y);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-}
-
 async function main(): Promise<void> {
+  if (process.argv.includes('--burst')) return burstMain();
   const runs = runsOption();
   const all: Figures[] = [];
   for (let i = 1; i <= runs; i++) {
@@ -134,7 +130,8 @@ async function measure(): Promise<Figures> {
   };
   const replicas: TestServer[] = [];
   try {
-    replicas.push(await startServer({ services, dataDir, env }), await startServer({ services, dataDir, env }));
+    replicas.push(await startServer({ services, dataDir, env }));
+    replicas.push(await startServer({ services, dataDir, env }));
     const [a, b] = replicas as [TestServer, TestServer];
     const post = (s: TestServer, p: string, body: object) =>
       request(s.url).post(p).set('Authorization', `Bearer ${s.password}`).send(body);
@@ -240,6 +237,70 @@ async function measure(): Promise<Figures> {
     await model.close();
     await services.dispose();
     rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+// ── burst ───────────────────────────────────────────────────────────────────────────────
+
+const BURST = Number(process.env.BENCH_BURST ?? 1000);
+const BURST_APPS = Number(process.env.BENCH_BURST_APPS ?? 10);
+/** Replicas the burst's senders are spread over (all-role; `bench/cluster --only webhooks` runs it on 3 with a kill). */
+const BURST_REPLICAS = Number(process.env.BENCH_BURST_REPLICAS ?? 2);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+/** No run started or ended for this long: the waiting stops and what has not run counts as lost. */
+const STALL_MS = Number(process.env.BENCH_STALL_S ?? 120) * 1000;
+
+async function burstMain(): Promise<void> {
+  const runs = runsOption();
+  const all: BurstFigures[] = [];
+  for (let i = 1; i <= runs; i++) {
+    const f = await burst(i, {
+      deliveries: BURST,
+      apps: BURST_APPS,
+      connections: CONNECTIONS,
+      replicas: BURST_REPLICAS,
+      stallMs: STALL_MS,
+    });
+    all.push(f);
+    console.log(
+      `run ${i}/${runs} (load ${f.load}): accepted ${f.accepted}/${BURST}, refused-then-retried ${f.refusals} ` +
+        `(${f.refusedDeliveries} deliveries), runs started ${f.started}, completed ${f.completed} ` +
+        `(failed ${f.failed}, skipped ${f.skipped}), lost ${f.lost}, duplicated ${f.duplicated}, ` +
+        `intake ${f.intakePerS.toFixed(1)} deliveries/s (${f.sendS.toFixed(1)} s), drain ${f.drainS.toFixed(1)} s ` +
+        `(first send → last run ${f.totalS.toFixed(1)} s)`,
+    );
+  }
+  const m = (pick: (f: BurstFigures) => number) => median(all.map(pick));
+  const each = (pick: (f: BurstFigures) => number, digits = 0) => all.map((f) => pick(f).toFixed(digits)).join(', ');
+  const rows: Array<[string, string, string, string]> = [
+    ['deliveries accepted', each((f) => f.accepted), `${m((f) => f.accepted)}`, `${BURST}`],
+    ['refused (429) then retried', each((f) => f.refusals), `${m((f) => f.refusals)}`, ''],
+    ['runs started', each((f) => f.started), `${m((f) => f.started)}`, `${BURST}`],
+    ['runs completed', each((f) => f.completed), `${m((f) => f.completed)}`, `${BURST}`],
+    ['lost', each((f) => f.lost), `${m((f) => f.lost)}`, '0'],
+    ['duplicated', each((f) => f.duplicated), `${m((f) => f.duplicated)}`, '0'],
+    ['intake (acknowledged deliveries/s)', each((f) => f.intakePerS, 1), m((f) => f.intakePerS).toFixed(1), ''],
+    ['time to drain (last ack → last run ended)', each((f) => f.drainS, 1), `${m((f) => f.drainS).toFixed(1)} s`, ''],
+    ['first send → last run ended', each((f) => f.totalS, 1), `${m((f) => f.totalS).toFixed(1)} s`, ''],
+  ];
+  console.log(
+    `\ntrigger burst: ${BURST_REPLICAS} replicas (Postgres + Redis), ${BURST} deliveries to ${BURST_APPS} apps from ${CONNECTIONS} ` +
+      `connections (SVC_WEBHOOK_QUEUE_MAX default); median of ${runs} run(s); load average now ` +
+      loadavg()
+        .map((x) => x.toFixed(1))
+        .join(', '),
+  );
+  const width = Math.max(...rows.map((r) => r[0].length));
+  const runsWidth = Math.max(...rows.map((r) => r[1].length));
+  for (const [name, values, med, target] of rows) {
+    console.log(
+      `  ${name.padEnd(width)}  ${values.padEnd(runsWidth)}  median ${med}${target ? `   must be ${target}` : ''}`,
+    );
+  }
+  const bad = all.some((f) => f.lost > 0 || f.duplicated > 0 || f.accepted !== BURST || f.completed !== f.started);
+  if (bad) {
+    console.log('FAILED: a delivery was lost, duplicated, not accepted or its run did not complete');
+    process.exitCode = 1;
   }
 }
 

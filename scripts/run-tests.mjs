@@ -30,13 +30,45 @@ const unitFiles = pick(walk(join(dist, 'libs'), '.spec.js').concat(walk(join(dis
 const e2eFiles = pick(walk(join(dist, 'test'), '.e2e-spec.js')).sort();
 
 const totals = { passed: 0, failed: 0, skipped: 0 };
+/** Each failed test's pass, name and error, printed again at the very end (CI logs keep the tail). */
+const failures = [];
 
-function runNodeTest(label, files, env) {
+/**
+ * The failed tests of a TAP report with the first lines of their diagnostics (error, location,
+ * stack), leaving out suites that failed only because a test inside them did.
+ */
+function failuresOf(tap) {
+  const lines = tap.split('\n');
+  const found = [];
+  for (let i = 0; i < lines.length; i++) {
+    const head = /^(\s*)not ok \d+ - (.*)$/.exec(lines[i]);
+    if (!head) continue;
+    const indent = head[1];
+    const block = [];
+    for (let j = i + 1; j < lines.length && !lines[j].startsWith(`${indent}  ...`); j++) {
+      if (lines[j].startsWith(`${indent}  `)) block.push(lines[j].slice(indent.length + 2));
+    }
+    if (block.some((l) => /^failureType: 'subtestsFailed'/.test(l))) continue;
+    const noise = /^---$|^duration_ms:|node:internal|node:async_hooks|primordials|\(<anonymous>\)/;
+    found.push({ name: head[2], details: block.filter((l) => !noise.test(l.trim() || '-')).slice(0, 24) });
+  }
+  return found;
+}
+
+/**
+ * Runs files under `node --test`. `buffered`: the run's report is held and printed whole when it
+ * ends, so two runs going at once (the two e2e passes) print one block each instead of
+ * interleaved lines.
+ */
+function runNodeTest(label, files, env, buffered = false) {
   return new Promise((resolve) => {
     if (files.length === 0) return resolve();
     const tapDir = mkdtempSync(join(tmpdir(), 'svc-tap-'));
     const tap = join(tapDir, 'out.tap');
-    console.log(`\n=== ${label}: ${files.length} file(s) ===`);
+    const held = [];
+    const print = (text) => (buffered ? held.push(text) : process.stdout.write(text));
+    print(`\n=== ${label}: ${files.length} file(s) ===\n`);
+    if (buffered) console.log(`=== ${label}: ${files.length} file(s) started (its report follows when it ends) ===`);
     const child = spawn(
       process.execPath,
       [
@@ -49,8 +81,12 @@ function runNodeTest(label, files, env) {
         `--test-reporter-destination=${tap}`,
         ...files,
       ],
-      { stdio: 'inherit', env: { ...process.env, ...env } },
+      { stdio: buffered ? ['ignore', 'pipe', 'pipe'] : 'inherit', env: { ...process.env, ...env } },
     );
+    if (buffered) {
+      child.stdout.on('data', (d) => held.push(d.toString()));
+      child.stderr.on('data', (d) => held.push(d.toString()));
+    }
     child.on('exit', (code) => {
       let text = '';
       try {
@@ -65,7 +101,9 @@ function runNodeTest(label, files, env) {
       totals.passed += passed;
       totals.failed += failed;
       totals.skipped += count('skipped') + count('todo');
-      console.log(`=== ${label}: ${passed} passed, ${failed} failed ===`);
+      for (const failure of failuresOf(text)) failures.push({ label, ...failure });
+      print(`=== ${label}: ${passed} passed, ${failed} failed ===\n`);
+      if (buffered) process.stdout.write(held.join(''));
       rmSync(tapDir, { recursive: true, force: true });
       resolve();
     });
@@ -90,22 +128,39 @@ if (e2eFiles.length > 0) {
   process.env.SVC_TEST_MODE = 'embedded';
   const template = await prepareEmbeddedTemplate();
   process.env.SVC_TEST_MODE = previousMode;
-  await runNodeTest('e2e (embedded: PGlite, BullMQ on Postgres backend, in-process events)', e2eFiles, {
-    SVC_TEST_MODE: 'embedded',
-    SVC_TEST_DB_TEMPLATE: template,
-  });
-  rmSync(template, { recursive: true, force: true });
-
   const services = await servicesAvailable();
-  if (services.ok) {
-    await runNodeTest('e2e (services: Postgres + Redis)', e2eFiles, { SVC_TEST_MODE: 'services' });
-  } else if (process.env.REQUIRE_SERVICES === '1') {
+  // The two passes share nothing (the embedded one has its own databases, the services one a
+  // fresh database and Redis prefix per server; the fault tests own their Postgres and Redis),
+  // so SVC_TEST_PASSES=together runs them at once on a machine with cores to spare. One after the
+  // other stays the default: on 2 cores the slowest files come close to the per-test limit.
+  const together = services.ok && process.env.SVC_TEST_PASSES === 'together';
+  const embeddedPass = () =>
+    runNodeTest(
+      'e2e (embedded: PGlite, BullMQ on Postgres backend, in-process events)',
+      e2eFiles,
+      { SVC_TEST_MODE: 'embedded', SVC_TEST_DB_TEMPLATE: template },
+      together,
+    );
+  const servicesPass = () =>
+    runNodeTest('e2e (services: Postgres + Redis)', e2eFiles, { SVC_TEST_MODE: 'services' }, together);
+  if (together) {
+    await Promise.all([embeddedPass(), servicesPass()]);
+  } else {
+    await embeddedPass();
+    if (services.ok) await servicesPass();
+  }
+  rmSync(template, { recursive: true, force: true });
+  if (!services.ok && process.env.REQUIRE_SERVICES === '1') {
     console.log(`\nSERVICES RUN FAILED: REQUIRE_SERVICES=1 but ${services.reason}`);
     totals.failed += 1;
-  } else {
+  } else if (!services.ok) {
     console.log(`\nSERVICES RUN SKIPPED: ${services.reason}. Set REQUIRE_SERVICES=1 to make this an error.`);
   }
 }
 
+if (failures.length > 0) {
+  console.log(`\n=== failures (${failures.length}), repeated here with their errors ===`);
+  for (const f of failures) console.log(`\n✖ [${f.label}] ${f.name}\n${f.details.map((l) => `    ${l}`).join('\n')}`);
+}
 console.log(`\n${totals.passed} passed, ${totals.failed} failed${totals.skipped ? `, ${totals.skipped} skipped` : ''}`);
 process.exit(totals.failed > 0 ? 1 : 0);

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import request from 'supertest';
+import { apiClient } from '#testing/api-client.js';
 import { ScriptedModelServer } from '#testing/scripted-model-server.js';
 import { testMode } from '#testing/test-env.js';
 import { createSharedServices, startServer, type TestServer } from '#testing/test-server.js';
@@ -16,9 +16,9 @@ for (const provider of ['anthropic', 'openai'] as const) {
     let server: TestServer;
     let spaceId: string;
     let spacePath: string;
-    const auth = () => ({ Authorization: `Bearer ${server.password}` });
-    const post = (path: string, body: object) => request(server.url).post(path).set(auth()).send(body);
-    const get = (path: string) => request(server.url).get(path).set(auth());
+    const api = () => apiClient(server);
+    const post = (path: string, body: object) => api().post(path, body);
+    const get = (path: string) => api().get(path);
 
     async function conversation(): Promise<string> {
       const res = await post(`/api/spaces/${spaceId}/conversations`, { title: 't' });
@@ -550,7 +550,7 @@ for (const provider of ['anthropic', 'openai'] as const) {
           const lost = await post('/api/agent/message', { spaceId: elsewhere, conversationId: later, message: 'x' });
           assert.equal(lost.status, 404);
         } finally {
-          await request(server.url).delete(`/api/spaces/${elsewhere}`).set(auth());
+          await api().del(`/api/spaces/${elsewhere}`);
         }
         const laterWs = await subscribed(later);
         await send(later, 'where, again?');
@@ -561,12 +561,7 @@ for (const provider of ['anthropic', 'openai'] as const) {
         assert.match(String(laterKept[0]!.memorySnapshot), /ALBATROSS/);
         // With memory turned off (the space as the request sees it follows the change), none.
         assert.equal(
-          (
-            await request(server.url)
-              .put(`/api/spaces/${spaceId}/preferences`)
-              .set(auth())
-              .send({ memory: { enabled: false } })
-          ).status,
+          (await api().put(`/api/spaces/${spaceId}/preferences`, { memory: { enabled: false } })).status,
           200,
         );
         try {
@@ -577,10 +572,7 @@ for (const provider of ['anthropic', 'openai'] as const) {
           offWs.close();
           assert.equal((await userMessages(off))[0]!.memorySnapshot, undefined);
         } finally {
-          await request(server.url)
-            .put(`/api/spaces/${spaceId}/preferences`)
-            .set(auth())
-            .send({ memory: { enabled: true } });
+          await api().put(`/api/spaces/${spaceId}/preferences`, { memory: { enabled: true } });
         }
       } finally {
         rmSync(join(spacePath, '.svc', 'memory.md'), { force: true });
@@ -619,7 +611,7 @@ for (const provider of ['anthropic', 'openai'] as const) {
       });
       assert.equal(noSpace.status, 404);
       assert.equal(noSpace.body.error, 'Space not found');
-      assert.equal((await request(server.url).delete(`/api/spaces/${elsewhere}`).set(auth())).status, 200);
+      assert.equal((await api().del(`/api/spaces/${elsewhere}`)).status, 200);
       const gone = await post('/api/agent/message', { spaceId: elsewhere, conversationId: id, message: 'x' });
       assert.equal(gone.status, 404);
       assert.equal(gone.body.error, 'Space not found');
@@ -703,21 +695,18 @@ describe('agent without a model source', () => {
   after(() => server.stop());
 
   it('accepts the message, then ends the turn with an error saying how to configure a model', async () => {
-    const auth = { Authorization: `Bearer ${server.password}` };
-    const space = (await request(server.url).get('/api/spaces/svc').set(auth)).body.data;
-    const conv = (await request(server.url).post(`/api/spaces/${space.id}/conversations`).set(auth).send({})).body.data;
+    const api = apiClient(server);
+    const space = (await api.get('/api/spaces/svc')).body.data;
+    const conv = (await api.post(`/api/spaces/${space.id}/conversations`, {})).body.data;
     const ws = await WsTestClient.signedIn(server.wsUrl, server.password);
-    const res = await request(server.url)
-      .post('/api/agent/message')
-      .set(auth)
-      .send({ spaceId: space.id, conversationId: conv.id, message: 'hi' });
+    const res = await api.post('/api/agent/message', { spaceId: space.id, conversationId: conv.id, message: 'hi' });
     assert.deepEqual(res.body, { success: true });
     const error = await ws.event('agent:error', 10_000);
     assert.match(error.data!.error as string, /No model is configured/);
     assert.match(error.data!.error as string, /\/api\/ai-sources\/sources/);
     await ws.event('agent:complete');
     await sleep(100);
-    assert.equal((await request(server.url).get(`/api/agent/generating/${conv.id}`).set(auth)).body.data, false);
+    assert.equal((await api.get(`/api/agent/generating/${conv.id}`)).body.data, false);
     ws.close();
   });
 });
@@ -735,18 +724,14 @@ describe('SIGTERM during a turn', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'svc-sigterm-'));
     try {
       const server = await startServer({ env, dataDir, services });
-      const auth = { Authorization: `Bearer ${server.password}` };
-      const space = (await request(server.url).get('/api/spaces/svc').set(auth)).body.data;
-      const conv = (await request(server.url).post(`/api/spaces/${space.id}/conversations`).set(auth).send({})).body
-        .data;
+      const api = apiClient(server);
+      const space = (await api.get('/api/spaces/svc')).body.data;
+      const conv = (await api.post(`/api/spaces/${space.id}/conversations`, {})).body.data;
       const ws = await WsTestClient.signedIn(server.wsUrl, server.password);
       ws.send({ type: 'subscribe', payload: { conversationId: conv.id } });
       await ws.roundTrip();
       model.enqueue({ steps: [{ text: 'half a reply' }, { hang: true }] });
-      await request(server.url)
-        .post('/api/agent/message')
-        .set(auth)
-        .send({ spaceId: space.id, conversationId: conv.id, message: 'long job' });
+      await api.post('/api/agent/message', { spaceId: space.id, conversationId: conv.id, message: 'long job' });
       await ws.event('agent:message', 10_000);
       const sent = Date.now();
       server.process.kill('SIGTERM');
@@ -759,9 +744,10 @@ describe('SIGTERM during a turn', () => {
       await server.stop();
 
       const again = await startServer({ env, dataDir, services });
-      assert.equal((await request(again.url).get(`/api/agent/generating/${conv.id}`).set(auth)).body.data, false);
-      const messages = (await request(again.url).get(`/api/spaces/${space.id}/conversations/${conv.id}`).set(auth)).body
-        .data.messages as Array<{ role: string; content: string }>;
+      const againApi = apiClient(again);
+      assert.equal((await againApi.get(`/api/agent/generating/${conv.id}`)).body.data, false);
+      const messages = (await againApi.get(`/api/spaces/${space.id}/conversations/${conv.id}`)).body.data
+        .messages as Array<{ role: string; content: string }>;
       assert.deepEqual(
         messages.map((m) => [m.role, m.content]),
         [

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import request from 'supertest';
+import { apiClient, failure, okData } from '#testing/api-client.js';
 import { testMode } from '#testing/test-env.js';
 import { createSharedServices, type SharedServices, startServer, type TestServer } from '#testing/test-server.js';
 import { waitFor } from '#testing/wait.js';
@@ -51,24 +51,7 @@ describe('digital humans (apps)', () => {
   let tempPath: string;
   let appId: string;
 
-  const auth = (r: request.Test) => r.set('Authorization', `Bearer ${server.password}`);
-  const api = {
-    get: (p: string) => auth(request(server.url).get(p)),
-    post: (p: string, body: object = {}) => auth(request(server.url).post(p)).send(body),
-    patch: (p: string, body: object) => auth(request(server.url).patch(p)).send(body),
-    del: (p: string) => auth(request(server.url).delete(p)),
-  };
-  const okData = <T>(res: request.Response): T => {
-    assert.equal(res.status, 200, JSON.stringify(res.body));
-    assert.equal(res.body.success, true, JSON.stringify(res.body));
-    return res.body.data as T;
-  };
-  const failure = (res: request.Response, status: number, field: RegExp, code?: string) => {
-    assert.equal(res.status, status, JSON.stringify(res.body));
-    assert.equal(res.body.success, false);
-    assert.match(res.body.error, field);
-    if (code) assert.equal(res.body.code, code);
-  };
+  let api: ReturnType<typeof apiClient>;
   const appEvent = (channel: string, id: string, match: (f: Frame) => boolean = () => true) =>
     ws.next((f) => f.type === 'event' && f.channel === channel && f.data?.appId === id && match(f));
   const listIds = async (query = ''): Promise<string[]> =>
@@ -78,6 +61,7 @@ describe('digital humans (apps)', () => {
 
   before(async () => {
     server = await startServer();
+    api = apiClient(server);
     ws = await WsTestClient.signedIn(server.wsUrl, server.password);
     spaceA = okData(await api.post('/api/spaces', { name: 'Apps A' }));
     spaceB = okData(await api.post('/api/spaces', { name: 'Apps B' }));
@@ -225,7 +209,7 @@ describe('digital humans (apps)', () => {
   });
 
   it('pause and resume change the status and announce the state', async () => {
-    const paused = okData<{ status: string }>(await api.post(`/api/apps/${appId}/pause`));
+    const paused = okData<{ status: string }>(await api.post(`/api/apps/${appId}/pause`, {}));
     assert.equal(paused.status, 'paused');
     const pausedEvent = await appEvent(
       'app:status_changed',
@@ -235,7 +219,7 @@ describe('digital humans (apps)', () => {
     assert.equal((pausedEvent.data!.state as { nextRunAtMs: unknown }).nextRunAtMs, null);
     assert.deepEqual(await listIds('?status=paused'), [appId]);
     assert.equal(okData<{ status: string }>(await api.get(`/api/apps/${appId}/state`)).status, 'paused');
-    const resumed = okData<{ status: string }>(await api.post(`/api/apps/${appId}/resume`));
+    const resumed = okData<{ status: string }>(await api.post(`/api/apps/${appId}/resume`, {}));
     assert.equal(resumed.status, 'active');
     const resumedEvent = await appEvent(
       'app:status_changed',
@@ -243,7 +227,7 @@ describe('digital humans (apps)', () => {
       (f) => (f.data!.state as { status: string }).status === 'idle',
     );
     assert.equal(typeof (resumedEvent.data!.state as { nextRunAtMs: unknown }).nextRunAtMs, 'number');
-    failure(await api.post(`/api/apps/${appId}/resume`), 409, /not paused/);
+    failure(await api.post(`/api/apps/${appId}/resume`, {}), 409, /not paused/);
   });
 
   it('frequency rewrites the subscription in the stored spec', async () => {
@@ -380,7 +364,7 @@ describe('digital humans (apps)', () => {
     const dataGlobal = join(tempPath, '.svc', 'apps', appId);
     assert.equal(existsSync(dataA), false);
     assert.ok(existsSync(join(dataGlobal, 'memory.md')));
-    assert.deepEqual(okData(await api.post(`/api/apps/${appId}/clear-memory`)), null);
+    assert.deepEqual(okData(await api.post(`/api/apps/${appId}/clear-memory`, {})), null);
     assert.equal(existsSync(join(dataGlobal, 'memory.md')), false);
     assert.equal(existsSync(join(dataGlobal, 'memory')), false);
     assert.ok(existsSync(join(dataGlobal, 'notes.txt')));
@@ -406,7 +390,7 @@ describe('digital humans (apps)', () => {
       noModelId,
       (f) => (f.data!.entry as { type: string }).type === 'run_error',
     );
-    const started = okData<{ outcome: string; runId: string }>(await api.post(`/api/apps/${noModelId}/trigger`));
+    const started = okData<{ outcome: string; runId: string }>(await api.post(`/api/apps/${noModelId}/trigger`, {}));
     assert.equal(started.outcome, 'started');
     const entry = (await failed).data!.entry as { runId: string; content: { error: string } };
     assert.equal(entry.runId, started.runId);
@@ -433,9 +417,9 @@ describe('digital humans (apps)', () => {
     const gone = okData<{ status: string; uninstalledAt: number }>(await api.get(`/api/apps/${appId}`));
     assert.equal(gone.status, 'uninstalled');
     assert.equal(typeof gone.uninstalledAt, 'number');
-    failure(await api.post(`/api/apps/${appId}/pause`), 409, /uninstalled/);
+    failure(await api.post(`/api/apps/${appId}/pause`, {}), 409, /uninstalled/);
 
-    const back = okData<{ status: string }>(await api.post(`/api/apps/${appId}/reinstall`));
+    const back = okData<{ status: string }>(await api.post(`/api/apps/${appId}/reinstall`, {}));
     assert.equal(back.status, 'active');
     await appEvent('app:list_changed', appId, (f) => f.data!.change === 'installed');
     assert.ok((await listIds()).includes(appId));
@@ -483,10 +467,8 @@ describe('digital humans across two replicas', { skip: testMode() === 'services'
     await services?.dispose();
   });
 
-  const call = (server: TestServer, method: 'get' | 'post', path: string, body?: object) => {
-    const r = request(server.url)[method](path).set('Authorization', `Bearer ${server.password}`);
-    return body ? r.send(body) : r;
-  };
+  const call = (server: TestServer, method: 'get' | 'post', path: string, body?: object) =>
+    method === 'get' ? apiClient(server).get(path) : apiClient(server).post(path, body);
 
   it('installed on one replica, paused on the other: both answer alike and every socket hears it', async () => {
     const res = await call(a, 'post', '/api/apps/install', {

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
-import request from 'supertest';
+import { apiClient } from '#testing/api-client.js';
 import type { LeaderLease } from '#core/ports/leader-lease.port.js';
 import { LocalLeaderLease } from '#infra/watch/local-leader-lease.js';
 import { RedisLeaderLease } from '#infra/watch/redis-leader-lease.js';
@@ -27,14 +27,8 @@ interface Space {
 const BATCH = 'artifact:changed-batch';
 const TREE = 'artifact:tree-update';
 
-const api = (server: TestServer) => ({
-  get: (p: string) => request(server.url).get(p).set('Authorization', `Bearer ${server.password}`),
-  post: (p: string, body: object = {}) =>
-    request(server.url).post(p).set('Authorization', `Bearer ${server.password}`).send(body),
-});
-
 async function createSpace(server: TestServer, name: string): Promise<Space> {
-  const res = await api(server).post('/api/spaces', { name });
+  const res = await apiClient(server).post('/api/spaces', { name });
   assert.equal(res.status, 200, JSON.stringify(res.body));
   return res.body.data as Space;
 }
@@ -105,7 +99,7 @@ describe('artifact events', () => {
   });
 
   it('a file created through the API arrives as a change batch and a tree update of its folder', async () => {
-    const res = await api(server).post(`/api/spaces/${space.id}/artifacts/file`, {
+    const res = await apiClient(server).post(`/api/spaces/${space.id}/artifacts/file`, {
       name: 'from-api.md',
       content: '# hi',
     });
@@ -142,7 +136,7 @@ describe('artifact events', () => {
   });
 
   it('a file written straight to disk in the temporary space arrives too, with its new folders', async () => {
-    const temp = (await api(server).get('/api/spaces/svc')).body.data as Space;
+    const temp = (await apiClient(server).get('/api/spaces/svc')).body.data as Space;
     const folder = join(temp.path, `disk-${uniqueSuffix()}`);
     mkdirSync(join(folder, 'deeper'), { recursive: true });
     writeFileSync(join(folder, 'deeper', 'note.txt'), 'written with fs');
@@ -269,13 +263,13 @@ describe('artifact events', () => {
 
   it('reconcile tells every client to resync', async () => {
     ws.frames.length = 0;
-    const res = await api(server).post(`/api/spaces/${space.id}/artifacts/reconcile`);
+    const res = await apiClient(server).post(`/api/spaces/${space.id}/artifacts/reconcile`, {});
     assert.equal(res.status, 200);
     assert.deepEqual(res.body, { success: true });
     const batch = await ws.event(BATCH, 5_000);
     assert.deepEqual(batch.data, { spaceId: space.id, changes: [], resync: true });
     assert.equal(
-      (await api(server).post('/api/spaces/00000000-0000-4000-8000-000000000000/artifacts/reconcile')).status,
+      (await apiClient(server).post('/api/spaces/00000000-0000-4000-8000-000000000000/artifacts/reconcile', {})).status,
       404,
     );
   });
@@ -283,9 +277,7 @@ describe('artifact events', () => {
   it('a deleted space is no longer watched; a new one is', async () => {
     const other = await createSpace(server, 'Short-lived');
     await watching(ws, other);
-    const res = await request(server.url)
-      .delete(`/api/spaces/${other.id}`)
-      .set('Authorization', `Bearer ${server.password}`);
+    const res = await apiClient(server).del(`/api/spaces/${other.id}`);
     assert.equal(res.status, 200);
     await sleep(1_000);
     mkdirSync(other.path, { recursive: true });
@@ -399,9 +391,15 @@ describe('two replicas on one shared data folder', { skip: testMode() === 'servi
     onB.frames.length = 0;
 
     writeFileSync(join(space.path, 'on-disk.txt'), 'x');
-    const created = await api(a).post(`/api/spaces/${space.id}/artifacts/file`, { name: 'via-a.txt', content: 'a' });
+    const created = await apiClient(a).post(`/api/spaces/${space.id}/artifacts/file`, {
+      name: 'via-a.txt',
+      content: 'a',
+    });
     assert.equal(created.status, 200);
-    const created2 = await api(b).post(`/api/spaces/${space.id}/artifacts/file`, { name: 'via-b.txt', content: 'b' });
+    const created2 = await apiClient(b).post(`/api/spaces/${space.id}/artifacts/file`, {
+      name: 'via-b.txt',
+      content: 'b',
+    });
     assert.equal(created2.status, 200);
     for (const ws of [onA, onB]) {
       await waitFor(

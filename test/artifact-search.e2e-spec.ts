@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import request from 'supertest';
+import { apiClient } from '#testing/api-client.js';
 import { startServer, type TestServer } from '#testing/test-server.js';
 import { sleep, waitFor } from '#testing/wait.js';
 import { WsTestClient } from '#testing/ws-client.js';
@@ -30,9 +30,8 @@ describe('artifact search', () => {
   let server: TestServer;
   let ws: WsTestClient;
 
-  const get = (p: string) => request(server.url).get(p).set('Authorization', `Bearer ${server.password}`);
-  const post = (p: string, body: object = {}) =>
-    request(server.url).post(p).set('Authorization', `Bearer ${server.password}`).send(body);
+  const get = (p: string) => apiClient(server).get(p);
+  const post = (p: string, body: object = {}) => apiClient(server).post(p, body);
 
   async function createSpace(name: string, files: string[] = []): Promise<Space> {
     const res = await post('/api/spaces', { name });

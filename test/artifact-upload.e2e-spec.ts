@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
+import { apiClient, authHeaders } from '#testing/api-client.js';
 import { startServer, type TestServer } from '#testing/test-server.js';
 import { waitFor } from '#testing/wait.js';
 import { WsTestClient } from '#testing/ws-client.js';
@@ -25,19 +26,14 @@ const namesIn = (folder: string): string[] => readdirSync(folder).sort();
 describe('streaming upload and download (addition to spec doc 2)', () => {
   let server: TestServer;
   let space: { id: string; path: string };
-  const auth = () => ({ Authorization: `Bearer ${server.password}` });
+  const auth = () => authHeaders(server);
   const uploadUrl = (path: string, spaceId = space.id) =>
     `/api/spaces/${spaceId}/artifacts/upload?path=${encodeURIComponent(path)}`;
   const upload = (path: string, body: Buffer, spaceId = space.id) =>
-    request(server.url)
-      .put(uploadUrl(path, spaceId))
-      .set(auth())
-      .set('Content-Type', 'application/octet-stream')
-      .send(body);
+    apiClient(server).put(uploadUrl(path, spaceId), body).set('Content-Type', 'application/octet-stream');
   const download = (path: string) =>
-    request(server.url)
+    apiClient(server)
       .get(`/api/artifacts/download?path=${encodeURIComponent(path)}`)
-      .set(auth())
       .buffer(true)
       .parse((res, done) => {
         const parts: Buffer[] = [];
@@ -55,7 +51,7 @@ describe('streaming upload and download (addition to spec doc 2)', () => {
 
   before(async () => {
     server = await startServer();
-    const res = await request(server.url).post('/api/spaces').set(auth()).send({ name: 'Uploads' });
+    const res = await apiClient(server).post('/api/spaces', { name: 'Uploads' });
     assert.equal(res.status, 200, JSON.stringify(res.body));
     space = res.body.data;
   });
@@ -183,7 +179,7 @@ describe('streaming upload and download (addition to spec doc 2)', () => {
   it('refuses hostile and bad paths with a clear error and writes nothing', async () => {
     const outside = mkdtempSync(join(tmpdir(), 'svc-upload-outside-'));
     symlinkSync(outside, join(space.path, 'escape'));
-    const other = (await request(server.url).post('/api/spaces').set(auth()).send({ name: 'Other' })).body.data as {
+    const other = (await apiClient(server).post('/api/spaces', { name: 'Other' })).body.data as {
       path: string;
     };
     const before = namesIn(space.path);
@@ -202,16 +198,12 @@ describe('streaming upload and download (addition to spec doc 2)', () => {
       expectFailure(await upload(path, Buffer.from('x')), status, error);
     }
     expectFailure(
-      await request(server.url).put(`/api/spaces/${space.id}/artifacts/upload`).set(auth()).send(Buffer.from('x')),
+      await apiClient(server).put(`/api/spaces/${space.id}/artifacts/upload`, Buffer.from('x')),
       400,
       'path is required',
     );
     expectFailure(await upload('nul\u0000.bin', Buffer.from('x')), 400, /path/);
-    expectFailure(
-      await request(server.url).put(uploadUrl('json.bin')).set(auth()).send({ content: 'x' }),
-      400,
-      /raw bytes/,
-    );
+    expectFailure(await apiClient(server).put(uploadUrl('json.bin'), { content: 'x' }), 400, /raw bytes/);
     expectFailure(await upload('x.bin', Buffer.from('x'), '00000000-0000-4000-8000-000000000000'), 404);
     const unauthenticated = await request(server.url).put(uploadUrl('x.bin')).send(Buffer.from('x'));
     assert.equal(unauthenticated.status, 401);
@@ -222,7 +214,7 @@ describe('streaming upload and download (addition to spec doc 2)', () => {
   });
 
   it('download answers 400, 403 and 404 like the content operation', async () => {
-    expectFailure(await request(server.url).get('/api/artifacts/download').set(auth()), 400, 'Missing file path');
+    expectFailure(await apiClient(server).get('/api/artifacts/download'), 400, 'Missing file path');
     expectFailure(await download(join(space.path, 'missing.bin')), 404, 'File not found');
     expectFailure(await download(join(space.path, 'docs')), 400, 'Path is a directory');
     expectFailure(await download('/etc/passwd'), 403, /Access denied/);

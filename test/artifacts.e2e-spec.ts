@@ -12,6 +12,7 @@ import {
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
+import { apiClient } from '#testing/api-client.js';
 import { startServer, type TestServer } from '#testing/test-server.js';
 
 /** A 1×1 transparent PNG. */
@@ -37,11 +38,11 @@ describe('space files and files by path', () => {
   let server: TestServer;
   let spaceId: string;
   let root: string;
-  const auth = () => ({ Authorization: `Bearer ${server.password}` });
-  const api = () => request(server.url);
-  const get = (path: string) => api().get(path).set(auth());
-  const post = (path: string, body: object) => api().post(path).set(auth()).send(body);
-  const del = (path: string, body: object) => api().delete(path).set(auth()).send(body);
+  /** Calls without the password. */
+  const unsigned = () => request(server.url);
+  const get = (path: string) => apiClient(server).get(path);
+  const post = (path: string, body: object) => apiClient(server).post(path, body);
+  const del = (path: string, body: object) => apiClient(server).del(path, body);
   const spaceUrl = (rest = '') => `/api/spaces/${spaceId}/artifacts${rest}`;
 
   /** A fresh space whose folder is empty, for tests that look at whole listings. */
@@ -532,9 +533,9 @@ describe('space files and files by path', () => {
   });
 
   it('requires the access password', async () => {
-    assert.equal((await api().get(spaceUrl())).status, 401);
+    assert.equal((await unsigned().get(spaceUrl())).status, 401);
     assert.equal(
-      (await api().get(`/api/artifacts/content?path=${encodeURIComponent(join(root, 'read.md'))}`)).status,
+      (await unsigned().get(`/api/artifacts/content?path=${encodeURIComponent(join(root, 'read.md'))}`)).status,
       401,
     );
   });

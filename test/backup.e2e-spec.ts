@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import request from 'supertest';
+import { apiClient } from '#testing/api-client.js';
 import { testMode } from '#testing/test-env.js';
 import { startServer, type TestServer } from '#testing/test-server.js';
 
@@ -25,20 +25,12 @@ describe('backup and restore', () => {
     before(async () => {
       dataDir = tempDir('backup-data');
       server = await startServer({ dataDir });
-      const auth = { Authorization: `Bearer ${server.password}` };
-      const space = await request(server.url).post('/api/spaces').set(auth).send({ name: 'Backed up' }).expect(200);
+      const api = apiClient(server);
+      const space = await api.post('/api/spaces', { name: 'Backed up' }).expect(200);
       ids.space = space.body.data.id;
       spacePath = space.body.data.path;
-      await request(server.url)
-        .post(`/api/spaces/${ids.space}/artifacts/file`)
-        .set(auth)
-        .send({ name: 'plan.md', content: 'keep me' })
-        .expect(200);
-      const conv = await request(server.url)
-        .post(`/api/spaces/${ids.space}/conversations`)
-        .set(auth)
-        .send({ title: 'Before the backup' })
-        .expect(200);
+      await api.post(`/api/spaces/${ids.space}/artifacts/file`, { name: 'plan.md', content: 'keep me' }).expect(200);
+      const conv = await api.post(`/api/spaces/${ids.space}/conversations`, { title: 'Before the backup' }).expect(200);
       ids.conversation = conv.body.data.id;
     });
     after(() => server?.stop());
@@ -60,8 +52,7 @@ describe('backup and restore', () => {
       assert.ok(existsSync(join(target, 'backup.json')));
 
       // A change after the backup is not in it.
-      const auth = { Authorization: `Bearer ${server.password}` };
-      await request(server.url).post('/api/spaces').set(auth).send({ name: 'After the backup' }).expect(200);
+      await apiClient(server).post('/api/spaces', { name: 'After the backup' }).expect(200);
       await server.stop();
 
       const restoredDir = tempDir('restored');
@@ -71,13 +62,12 @@ describe('backup and restore', () => {
 
       const restored = await startServer({ dataDir: restoredDir });
       try {
-        const spaces = await request(restored.url).get('/api/spaces').set(auth).expect(200);
+        const spaces = await apiClient(restored).get('/api/spaces').expect(200);
         const names = (spaces.body.data as Array<{ name: string }>).map((s) => s.name);
         assert.ok(names.includes('Backed up'));
         assert.ok(!names.includes('After the backup'));
-        const conv = await request(restored.url)
+        const conv = await apiClient(restored)
           .get(`/api/spaces/${ids.space}/conversations/${ids.conversation}`)
-          .set(auth)
           .expect(200);
         assert.equal(conv.body.data.title, 'Before the backup');
         const file = join(restoredDir, spacePath.slice(dataDir.length), 'plan.md');

@@ -320,6 +320,28 @@ describe(`message channels: the generic webhook (${testMode()})`, () => {
     assert.equal(status[0]!.state, 'online');
   });
 
+  it('a turn that fails tells the chat what it had written and why, once', async () => {
+    h.model.enqueue({
+      steps: [
+        { text: 'Half an ans' },
+        { streamError: { type: 'invalid_request_error', message: 'the model fell over' } },
+      ],
+    });
+    const failed = event(
+      'agent:error',
+      (f) => f.data?.conversationId === threadOf('direct', 'chat-owner') && /fell over/.test(String(f.data?.error)),
+    );
+    assert.equal((await deliver(instanceId, direct('fail-1', 'Answer this'))).status, 200);
+    const error = (await failed).data!.error as string;
+    await callback.until((r) => r.some((x) => x.replyTo === 'fail-1'), 15_000, 'the failure notice');
+    await sleep(500);
+    const notices = callback.replies.filter((x) => x.replyTo === 'fail-1');
+    assert.deepEqual(
+      notices.map((x) => x.text),
+      [`Half an ans\n\n(${error})`],
+    );
+  });
+
   it("pushes a run's result once to each thread marked proactive; im-sessions set and remove", async () => {
     const key = { appId, instanceId, chatId: 'chat-owner' };
     assert.equal(

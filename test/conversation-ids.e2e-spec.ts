@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import request from 'supertest';
+import { apiClient } from '#testing/api-client.js';
 import { DataSource } from 'typeorm';
 import { ConversationsService } from '#core/conversations/conversations.service.js';
 import { DomainError } from '#core/errors/domain-error.js';
@@ -231,8 +231,7 @@ describe(`a conversation with a non-UUID id over HTTP (${testMode()})`, () => {
 
   it('is read, appended to and deleted through the conversation routes; unknown ids stay 404', async () => {
     const first = await startServer({ dataDir, ...(services ? { services } : {}) });
-    const auth = { Authorization: `Bearer ${first.password}` };
-    const space = (await request(first.url).post('/api/spaces').set(auth).send({ name: 'ids' })).body.data.id as string;
+    const space = (await apiClient(first).post('/api/spaces', { name: 'ids' })).body.data.id as string;
     await first.stop();
 
     const id = `app-chat:${randomUUID()}`;
@@ -244,26 +243,26 @@ describe(`a conversation with a non-UUID id over HTTP (${testMode()})`, () => {
 
     const server = await startServer({ dataDir, ...(services ? { services } : {}) });
     try {
-      const http = request(server.url);
+      const http = apiClient(server);
       const path = `/api/spaces/${space}/conversations/${encodeURIComponent(id)}`;
-      const got = await http.get(path).set(auth);
+      const got = await http.get(path);
       assert.equal(got.status, 200, JSON.stringify(got.body));
       assert.equal(got.body.data.id, id);
       assert.deepEqual(
         got.body.data.messages.map((m: { content: string }) => m.content),
         ['hello app'],
       );
-      const appended = await http.post(`${path}/messages`).set(auth).send({ role: 'assistant', content: 'hi' });
+      const appended = await http.post(`${path}/messages`, { role: 'assistant', content: 'hi' });
       assert.equal(appended.status, 200, JSON.stringify(appended.body));
-      assert.equal((await http.get(path).set(auth)).body.data.messageCount, 2);
+      assert.equal((await http.get(path)).body.data.messageCount, 2);
 
       for (const unknown of [`app-chat:${randomUUID()}`, 'never-created', 'bad%20id']) {
-        const res = await http.get(`/api/spaces/${space}/conversations/${unknown}`).set(auth);
+        const res = await http.get(`/api/spaces/${space}/conversations/${unknown}`);
         assert.equal(res.status, 404, unknown);
         assert.equal(res.body.error, 'Conversation not found');
       }
-      assert.equal((await http.delete(path).set(auth)).status, 200);
-      assert.equal((await http.get(path).set(auth)).status, 404);
+      assert.equal((await http.del(path)).status, 200);
+      assert.equal((await http.get(path)).status, 404);
     } finally {
       await server.stop();
     }

@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
-import request from 'supertest';
+import type request from 'supertest';
+import { apiClient } from '#testing/api-client.js';
 import type { DataSource } from 'typeorm';
 import type { Thought } from '#core/kernel/conversation.js';
 import { ConversationsService } from '#core/conversations/conversations.service.js';
@@ -51,46 +52,22 @@ interface ConversationBody {
 
 /** A small client for the conversation routes of one server. */
 function client(server: TestServer) {
-  const auth = { Authorization: `Bearer ${server.password}` };
+  const api = apiClient(server);
   const base = (space: string) => `/api/spaces/${encodeURIComponent(space)}/conversations`;
-  const http = request(server.url);
   return {
-    http,
-    auth,
+    api,
     base,
-    list: (space: string) => http.get(base(space)).set(auth),
-    create: (space: string, body?: object) => {
-      const req = http.post(base(space)).set(auth);
-      return body === undefined ? req : req.send(body);
-    },
+    list: (space: string) => api.get(base(space)),
+    create: (space: string, body?: object) => api.post(base(space), body),
     get: (space: string, id: string, from?: string) =>
-      http
-        .get(`${base(space)}/${id}`)
-        .query(from === undefined ? {} : { from })
-        .set(auth),
-    update: (space: string, id: string, body: object) =>
-      http
-        .put(`${base(space)}/${id}`)
-        .set(auth)
-        .send(body),
-    remove: (space: string, id: string) => http.delete(`${base(space)}/${id}`).set(auth),
-    star: (space: string, id: string, body: object) =>
-      http
-        .post(`${base(space)}/${id}/star`)
-        .set(auth)
-        .send(body),
-    append: (space: string, id: string, body: object) =>
-      http
-        .post(`${base(space)}/${id}/messages`)
-        .set(auth)
-        .send(body),
-    updateLast: (space: string, id: string, body: object) =>
-      http
-        .put(`${base(space)}/${id}/messages/last`)
-        .set(auth)
-        .send(body),
+      api.get(`${base(space)}/${id}`).query(from === undefined ? {} : { from }),
+    update: (space: string, id: string, body: object) => api.put(`${base(space)}/${id}`, body),
+    remove: (space: string, id: string) => api.del(`${base(space)}/${id}`),
+    star: (space: string, id: string, body: object) => api.post(`${base(space)}/${id}/star`, body),
+    append: (space: string, id: string, body: object) => api.post(`${base(space)}/${id}/messages`, body),
+    updateLast: (space: string, id: string, body: object) => api.put(`${base(space)}/${id}/messages/last`, body),
     thoughts: (space: string, id: string, messageId: string) =>
-      http.get(`${base(space)}/${id}/messages/${messageId}/thoughts`).set(auth),
+      api.get(`${base(space)}/${id}/messages/${messageId}/thoughts`),
   };
 }
 
@@ -115,7 +92,7 @@ describe(`conversation records over HTTP (${testMode()})`, () => {
 
   /** A user-created space (POST /api/spaces); the temporary space when that route is missing. */
   async function newSpace(name: string): Promise<string> {
-    const res = await api.http.post('/api/spaces').set(api.auth).send({ name });
+    const res = await api.api.post('/api/spaces', { name });
     return res.status === 200 && (res.body as Body).success ? (res.body.data as { id: string }).id : TEMP;
   }
 

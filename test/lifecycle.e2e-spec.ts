@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import request from 'supertest';
+import { apiClient } from '#testing/api-client.js';
 import { testMode } from '#testing/test-env.js';
 import { createSharedServices, startServer, type TestServer } from '#testing/test-server.js';
 
@@ -49,13 +50,13 @@ describe('generated access password', { skip: testMode() === 'services' ? 'embed
     assert.equal(statSync(file).mode & 0o777, 0o600);
     assert.equal(first.output().split(password).length - 1, 1, 'printed exactly once');
     assert.match(first.output(), /SVC_REMOTE_PASSWORD/);
-    const ok = await request(first.url).get('/api/system/version').set('Authorization', `Bearer ${password}`);
+    const ok = await apiClient(first, password).get('/api/system/version');
     assert.equal(ok.status, 200);
     await first.stop();
 
     const second = await startServer({ dataDir, env: { SVC_REMOTE_PASSWORD: undefined } });
     assert.ok(!second.output().includes(password), 'not printed again');
-    const again = await request(second.url).get('/api/system/version').set('Authorization', `Bearer ${password}`);
+    const again = await apiClient(second, password).get('/api/system/version');
     assert.equal(again.status, 200);
     await second.stop();
   });
@@ -118,7 +119,7 @@ describe('roles', { skip: testMode() === 'services' ? false : 'needs Redis' }, (
     const api = await startServer({ services, env: { SVC_ROLE: 'api' } });
     const worker = await startServer({ services, env: { SVC_ROLE: 'worker' } });
     try {
-      const version = await request(api.url).get('/api/system/version').set('Authorization', `Bearer ${api.password}`);
+      const version = await apiClient(api).get('/api/system/version');
       assert.equal(version.status, 200);
       const apiReady = await request(api.url).get('/readyz');
       assert.equal(apiReady.status, 200);

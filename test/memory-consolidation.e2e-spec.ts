@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import request from 'supertest';
+import { apiClient } from '#testing/api-client.js';
 import { ScriptedModelServer } from '#testing/scripted-model-server.js';
 import { testMode } from '#testing/test-env.js';
 import { type Replicas, startReplicas } from '#testing/replicas.js';
@@ -44,9 +44,8 @@ const NEW_MIGRATION = [
 describe('memory consolidation', () => {
   let model: ScriptedModelServer;
   let server: TestServer;
-  const auth = () => ({ Authorization: `Bearer ${server.password}` });
-  const post = (path: string, body: object = {}) => request(server.url).post(path).set(auth()).send(body);
-  const get = (path: string) => request(server.url).get(path).set(auth());
+  const post = (path: string, body: object = {}) => apiClient(server).post(path, body);
+  const get = (path: string) => apiClient(server).get(path);
 
   async function space(name: string): Promise<{ id: string; path: string }> {
     const res = await post('/api/spaces', { name });
@@ -246,7 +245,7 @@ describe('memory consolidation', () => {
     writeMemory(path, OLD_MEMORY);
     const config = await get('/api/config');
     for (const source of config.body.data.aiSources.sources as Array<{ id: string }>) {
-      assert.equal((await request(server.url).delete(`/api/ai-sources/sources/${source.id}`).set(auth())).status, 200);
+      assert.equal((await apiClient(server).del(`/api/ai-sources/sources/${source.id}`)).status, 200);
     }
     assert.equal((await consolidate(id)).body.data.started, true);
     const after = await finished(id);
@@ -268,9 +267,8 @@ describe(
     let model: ScriptedModelServer;
     let a: TestServer;
     let b: TestServer;
-    const post = (s: TestServer, p: string, body: object = {}) =>
-      request(s.url).post(p).set('Authorization', `Bearer ${s.password}`).send(body);
-    const get = (s: TestServer, p: string) => request(s.url).get(p).set('Authorization', `Bearer ${s.password}`);
+    const post = (s: TestServer, p: string, body: object = {}) => apiClient(s).post(p, body);
+    const get = (s: TestServer, p: string) => apiClient(s).get(p);
     before(async () => {
       replicas = await startReplicas();
       ({ model, a, b } = replicas);

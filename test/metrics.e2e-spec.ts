@@ -3,6 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
+import { apiClient } from '#testing/api-client.js';
 import { ScriptedModelServer } from '#testing/scripted-model-server.js';
 import { testMode } from '#testing/test-env.js';
 import { createSharedServices, type SharedServices, startServer, type TestServer } from '#testing/test-server.js';
@@ -53,7 +54,7 @@ describe('metrics', () => {
   let model: ScriptedModelServer;
   let services: SharedServices | undefined;
   let server: TestServer;
-  const auth = () => ({ Authorization: `Bearer ${server.password}` });
+  const api = () => apiClient(server);
 
   before(async () => {
     model = await ScriptedModelServer.start();
@@ -81,19 +82,16 @@ describe('metrics', () => {
     assert.deepEqual([none.status, none.body], [401, { success: false, error: 'No authorization token' }]);
     const wrong = await request(server.url).get('/metrics').set('Authorization', 'Bearer wrong-one');
     assert.equal(wrong.status, 401);
-    const ok = await request(server.url).get('/metrics').set(auth());
+    const ok = await api().get('/metrics');
     assert.equal(ok.status, 200);
     assert.match(String(ok.headers['content-type']), /^text\/plain/);
   });
 
   it('counts requests, sockets, events, model calls, turns, tokens, sign-in failures and file changes', async () => {
-    const space = await request(server.url).post('/api/spaces').set(auth()).send({ name: 'metered' });
+    const space = await api().post('/api/spaces', { name: 'metered' });
     assert.equal(space.status, 200);
     const spaceId = space.body.data.id as string;
-    const conv = await request(server.url)
-      .post(`/api/spaces/${spaceId}/conversations`)
-      .set(auth())
-      .send({ title: 'm' });
+    const conv = await api().post(`/api/spaces/${spaceId}/conversations`, { title: 'm' });
     const conversationId = conv.body.data.id as string;
     const ws = await WsTestClient.signedIn(server.wsUrl, server.password);
     ws.send({ type: 'subscribe', payload: { conversationId } });
@@ -101,18 +99,10 @@ describe('metrics', () => {
 
     // One turn that succeeds with usage, one whose model call fails twice (retried once).
     model.enqueue({ steps: [{ text: 'Hi there' }, { usage: { input: 1000, output: 20 } }] });
-    await request(server.url)
-      .post('/api/agent/message')
-      .set(auth())
-      .send({ spaceId, conversationId, message: 'hello' })
-      .expect(200);
+    await api().post('/api/agent/message', { spaceId, conversationId, message: 'hello' }).expect(200);
     await ws.event('agent:complete', 15_000);
     model.enqueue({ status: 503 }, { status: 503 });
-    await request(server.url)
-      .post('/api/agent/message')
-      .set(auth())
-      .send({ spaceId, conversationId, message: 'again' })
-      .expect(200);
+    await api().post('/api/agent/message', { spaceId, conversationId, message: 'again' }).expect(200);
     await ws.event('agent:error', 15_000);
     await ws.event('agent:complete', 15_000);
 
@@ -120,7 +110,7 @@ describe('metrics', () => {
     writeFileSync(join(space.body.data.path as string, 'note.txt'), 'hello');
     await ws.event('artifact:changed-batch', 15_000);
 
-    const text = (await request(server.url).get('/metrics').set(auth())).text;
+    const text = (await api().get('/metrics')).text;
     const missing = FAMILIES.filter((family) => !new RegExp(`^# TYPE ${family} `, 'm').test(text));
     assert.deepEqual(missing, [], 'metric families');
 
@@ -187,7 +177,7 @@ describe('metrics', () => {
       system_prompt: 'Do the work.',
       subscriptions: [{ id: 'hook', source: { type: 'webhook', config: { path: 'metered-hook' } } }],
     };
-    const installed = await request(server.url).post('/api/apps/install').set(auth()).send({ spec });
+    const installed = await api().post('/api/apps/install', { spec });
     assert.equal(installed.status, 200, JSON.stringify(installed.body));
     for (let i = 0; i < 2; i++) {
       await request(server.url)
@@ -196,7 +186,7 @@ describe('metrics', () => {
         .send({ event: 'ping' })
         .expect(200);
     }
-    const scrape = async () => (await request(server.url).get('/metrics').set(auth())).text;
+    const scrape = async () => (await api().get('/metrics')).text;
     // The run gets the scripted default reply (no report): reminded, then failed.
     await waitFor(
       async () => (sample(await scrape(), 'svc_app_runs_finished_total', { trigger: 'webhook' }) ?? 0) >= 1,
@@ -218,7 +208,7 @@ describe('metrics', () => {
       const login = (ip: string) =>
         request(other.url).post('/api/remote/login').set('X-Forwarded-For', ip).send({ token: 'wrong' });
       const lockouts = async () => {
-        const text = (await request(other.url).get('/metrics').set('Authorization', `Bearer ${other.password}`)).text;
+        const text = (await apiClient(other).get('/metrics')).text;
         return {
           ip: sample(text, 'svc_auth_lockouts_total', { scope: 'ip' }),
           global: sample(text, 'svc_auth_lockouts_total', { scope: 'global' }),

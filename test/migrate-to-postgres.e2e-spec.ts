@@ -18,7 +18,7 @@ describe(
   () => {
     let dataDir: string;
     let target: TestDatabase;
-    const ids = { space: '', conversation: '' };
+    const ids = { space: '', conversation: '', knowledgeBase: '' };
 
     before(async () => {
       dataDir = mkdtempSync(join(tmpdir(), 'svc-move-'));
@@ -47,6 +47,9 @@ describe(
           .set(auth)
           .send({ name: 'main', provider: 'openai', apiUrl: 'http://127.0.0.1:9/v1', apiKey: 'sk-moved', model: 'm1' })
           .expect(ok);
+        // Knowledge bases are kept through plain SQL (no TypeORM entity): they move too.
+        const kb = await request(embedded.url).post('/api/tlon').set(auth).send({ name: 'Moved handbook' }).expect(ok);
+        ids.knowledgeBase = kb.body.data.id;
       } finally {
         await embedded.stop();
       }
@@ -103,6 +106,8 @@ describe(
         assert.equal(conv.body.data.messages[0].content, 'ünïcødé and "quotes" survive');
         const config = await request(server.url).get('/api/config').set(auth);
         assert.match(JSON.stringify(config.body), /"model":"m1"/);
+        const kb = await request(server.url).get(`/api/tlon/${ids.knowledgeBase}`).set(auth);
+        assert.equal(kb.body.data?.name, 'Moved handbook', JSON.stringify(kb.body));
       } finally {
         await server.stop();
       }

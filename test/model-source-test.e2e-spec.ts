@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import request from 'supertest';
+import { apiClient } from '#testing/api-client.js';
 import { ScriptedModelServer } from '#testing/scripted-model-server.js';
 import { testMode } from '#testing/test-env.js';
 import { startServer, type TestServer } from '#testing/test-server.js';
@@ -15,16 +15,12 @@ describe(`testing a model source (${testMode()})`, () => {
   let model: ScriptedModelServer;
   let server: TestServer;
   let sourceId: string;
-  const post = (body: unknown) =>
-    request(server.url)
-      .post('/api/agent/test-model-source')
-      .set('Authorization', `Bearer ${server.password}`)
-      .send(body as object);
+  const post = (body: unknown) => apiClient(server).post('/api/agent/test-model-source', body);
 
   before(async () => {
     model = await ScriptedModelServer.start({ apiKey: GOOD_KEY });
     server = await startServer({ env: model.serverEnv() });
-    const config = await request(server.url).get('/api/config').set('Authorization', `Bearer ${server.password}`);
+    const config = await apiClient(server).get('/api/config');
     sourceId = config.body.data.aiSources.currentId as string;
     assert.ok(sourceId, 'the SVC_AI_* source is stored');
   });

@@ -3,23 +3,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import request from 'supertest';
+import type request from 'supertest';
+import { apiClient } from '#testing/api-client.js';
 import type { AISource, AppConfiguration } from '#contracts/models.js';
 import { testMode } from '#testing/test-env.js';
 import { createSharedServices, type SharedServices, startServer, type TestServer } from '#testing/test-server.js';
 
-// The SVC_AI_* seed across restarts (CONTRACT §1): a file of its own, as it starts the server five times.
+// The SVC_AI_* seed across restarts (docs/api.md, "Model sources"): a file of its own, as it starts the server five times.
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-function api(server: TestServer) {
-  const auth = (r: request.Test) => r.set('Authorization', `Bearer ${server.password}`);
-  return {
-    get: (p: string) => auth(request(server.url).get(p)),
-    post: (p: string, body?: unknown) => auth(request(server.url).post(p)).send(body as object),
-    put: (p: string, body: unknown) => auth(request(server.url).put(p)).send(body as object),
-    del: (p: string) => auth(request(server.url).delete(p)),
-  };
-}
-
 async function ok<T>(res: request.Response | Promise<request.Response>): Promise<T> {
   const r = await res;
   assert.equal(r.status, 200, JSON.stringify(r.body));
@@ -60,14 +51,14 @@ describe(`model source seeded from SVC_AI_* (${testMode()})`, () => {
     running.splice(running.indexOf(server), 1);
   }
   const sourcesOf = async (server: TestServer) =>
-    (await ok<AppConfiguration>(api(server).get('/api/config'))).aiSources;
+    (await ok<AppConfiguration>(apiClient(server).get('/api/config'))).aiSources;
 
   let seeded: AISource;
 
   it('a start with SVC_AI_* adds one current, masked source and keeps those added over the API', async () => {
     const plain = await start();
     await ok(
-      api(plain).post('/api/ai-sources/sources', {
+      apiClient(plain).post('/api/ai-sources/sources', {
         name: 'Old',
         provider: 'anthropic',
         apiUrl: 'https://a.example',
@@ -112,7 +103,7 @@ describe(`model source seeded from SVC_AI_* (${testMode()})`, () => {
     assert.equal(aiSources.sources.length, 2);
     // Add another source, then restart without SVC_AI_*: the stored sources stay.
     await ok(
-      api(server).post('/api/ai-sources/sources', {
+      apiClient(server).post('/api/ai-sources/sources', {
         name: 'Extra',
         provider: 'anthropic',
         apiUrl: 'https://a.example',
@@ -129,7 +120,7 @@ describe(`model source seeded from SVC_AI_* (${testMode()})`, () => {
     );
     assert.equal(kept.currentId, seeded.id);
     // Switched to another source over the API: a start with SVC_AI_* makes its own current again.
-    await ok(api(plain).post('/api/ai-sources/switch-source', { sourceId: kept.sources[0]!.id }));
+    await ok(apiClient(plain).post('/api/ai-sources/switch-source', { sourceId: kept.sources[0]!.id }));
     await stop(plain);
   });
 

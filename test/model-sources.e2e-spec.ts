@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
+import { apiClient } from '#testing/api-client.js';
 import type { AISource, AISourcesConfig, AppConfiguration } from '#contracts/models.js';
 import { testMode } from '#testing/test-env.js';
 import { startServer, type TestServer } from '#testing/test-server.js';
@@ -9,16 +10,6 @@ import { WsTestClient } from '#testing/ws-client.js';
 // The SVC_AI_* seed across restarts: test/model-sources-seed.e2e-spec.ts.
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const KEYS = ['sk-ant-e2e-first-key', 'sk-e2e-second-key', 'ghp_e2e_token_value', 'sk-e2e-config-key'];
-
-function api(server: TestServer) {
-  const auth = (r: request.Test) => r.set('Authorization', `Bearer ${server.password}`);
-  return {
-    get: (p: string) => auth(request(server.url).get(p)),
-    post: (p: string, body?: unknown) => auth(request(server.url).post(p)).send(body as object),
-    put: (p: string, body: unknown) => auth(request(server.url).put(p)).send(body as object),
-    del: (p: string) => auth(request(server.url).delete(p)),
-  };
-}
 
 async function ok<T>(res: request.Response | Promise<request.Response>): Promise<T> {
   const r = await res;
@@ -79,7 +70,7 @@ describe(`model sources over HTTP and WebSocket (${testMode()})`, () => {
   });
 
   it('starts with no sources; the routes need the access password', async () => {
-    const config = await ok<AppConfiguration>(api(server).get('/api/config'));
+    const config = await ok<AppConfiguration>(apiClient(server).get('/api/config'));
     assert.deepEqual(config.aiSources, { version: 2, currentId: null, sources: [] });
     assert.equal((await request(server.url).get('/api/config')).status, 401);
     assert.equal((await request(server.url).post('/api/ai-sources/sources').send(anthropic)).status, 401);
@@ -89,29 +80,37 @@ describe(`model sources over HTTP and WebSocket (${testMode()})`, () => {
     for (const field of ['name', 'provider', 'apiUrl', 'model']) {
       const body: Record<string, unknown> = { ...anthropic };
       delete body[field];
-      await fails(api(server).post('/api/ai-sources/sources', body), 400, new RegExp(`^${field} is required`));
+      await fails(apiClient(server).post('/api/ai-sources/sources', body), 400, new RegExp(`^${field} is required`));
     }
     await fails(
-      api(server).post('/api/ai-sources/sources', { ...anthropic, provider: 'gemini' }),
+      apiClient(server).post('/api/ai-sources/sources', { ...anthropic, provider: 'gemini' }),
       400,
       /^provider must be one of/,
     );
-    await fails(api(server).post('/api/ai-sources/sources', { ...anthropic, apiUrl: 'file:///etc' }), 400, /^apiUrl/);
     await fails(
-      api(server).post('/api/ai-sources/sources', { ...anthropic, apiKey: 7 }),
+      apiClient(server).post('/api/ai-sources/sources', { ...anthropic, apiUrl: 'file:///etc' }),
+      400,
+      /^apiUrl/,
+    );
+    await fails(
+      apiClient(server).post('/api/ai-sources/sources', { ...anthropic, apiKey: 7 }),
       400,
       /^apiKey must be a string/,
     );
-    await fails(api(server).post('/api/ai-sources/sources', { ...anthropic, authType: 'oauth' }), 400, /^authType/);
-    await fails(api(server).post('/api/ai-sources/sources', [anthropic]), 400, /^body must be a JSON object/);
-    assert.deepEqual((await ok<AppConfiguration>(api(server).get('/api/config'))).aiSources.sources, []);
+    await fails(
+      apiClient(server).post('/api/ai-sources/sources', { ...anthropic, authType: 'oauth' }),
+      400,
+      /^authType/,
+    );
+    await fails(apiClient(server).post('/api/ai-sources/sources', [anthropic]), 400, /^body must be a JSON object/);
+    assert.deepEqual((await ok<AppConfiguration>(apiClient(server).get('/api/config'))).aiSources.sources, []);
   });
 
   let first: AISource;
   let second: AISource;
 
   it('adds sources: the first becomes current, keys are masked, a socket hears catalog-changed', async () => {
-    const added = await ok<AISourcesConfig>(api(server).post('/api/ai-sources/sources', anthropic));
+    const added = await ok<AISourcesConfig>(apiClient(server).post('/api/ai-sources/sources', anthropic));
     assertMasked(added);
     assert.equal(added.version, 2);
     assert.equal(added.sources.length, 1);
@@ -140,7 +139,7 @@ describe(`model sources over HTTP and WebSocket (${testMode()})`, () => {
     // A client-chosen id; the current source stays.
     const chosen = '6f1c1a38-3c1e-4c55-9d0e-0a4c6a1f0b01';
     const both = await ok<AISourcesConfig>(
-      api(server).post('/api/ai-sources/sources', {
+      apiClient(server).post('/api/ai-sources/sources', {
         ...openai,
         id: chosen,
         availableModels: [{ id: 'llama3', name: 'Llama 3' }, { id: 'qwen' }],
@@ -155,11 +154,11 @@ describe(`model sources over HTTP and WebSocket (${testMode()})`, () => {
       { id: 'qwen', name: 'qwen' },
     ]);
     assert.deepEqual((await socket.event('ai-sources:catalog-changed')).data, { sourceIds: [chosen] });
-    await fails(api(server).post('/api/ai-sources/sources', { ...openai, id: chosen }), 409, /already exists/);
+    await fails(apiClient(server).post('/api/ai-sources/sources', { ...openai, id: chosen }), 409, /already exists/);
   });
 
   it('GET /api/config masks every key', async () => {
-    const config = await ok<AppConfiguration>(api(server).get('/api/config'));
+    const config = await ok<AppConfiguration>(apiClient(server).get('/api/config'));
     assertMasked(config);
     assert.deepEqual(
       config.aiSources.sources.map((s) => s.apiKey),
@@ -170,7 +169,7 @@ describe(`model sources over HTTP and WebSocket (${testMode()})`, () => {
   it('PUT merges fields; an omitted or masked apiKey is kept, "" clears it; updatedAt is bumped', async () => {
     await drain();
     const updated = await ok<AISourcesConfig>(
-      api(server).put(`/api/ai-sources/sources/${first.id}`, { name: 'Claude (work)', model: 'claude-opus-4-1' }),
+      apiClient(server).put(`/api/ai-sources/sources/${first.id}`, { name: 'Claude (work)', model: 'claude-opus-4-1' }),
     );
     assertMasked(updated);
     const s = updated.sources.find((x) => x.id === first.id)!;
@@ -186,41 +185,45 @@ describe(`model sources over HTTP and WebSocket (${testMode()})`, () => {
     );
     assert.deepEqual((await socket.event('ai-sources:catalog-changed')).data, { sourceIds: [first.id] });
 
-    const masked = await ok<AISourcesConfig>(api(server).put(`/api/ai-sources/sources/${first.id}`, { apiKey: '***' }));
+    const masked = await ok<AISourcesConfig>(
+      apiClient(server).put(`/api/ai-sources/sources/${first.id}`, { apiKey: '***' }),
+    );
     assert.equal(masked.sources.find((x) => x.id === first.id)!.apiKey, '***', 'sending "***" back keeps the key');
-    const cleared = await ok<AISourcesConfig>(api(server).put(`/api/ai-sources/sources/${second.id}`, { apiKey: '' }));
+    const cleared = await ok<AISourcesConfig>(
+      apiClient(server).put(`/api/ai-sources/sources/${second.id}`, { apiKey: '' }),
+    );
     assert.equal(cleared.sources.find((x) => x.id === second.id)!.apiKey, '');
     const restored = await ok<AISourcesConfig>(
-      api(server).put(`/api/ai-sources/sources/${second.id}`, { apiKey: KEYS[1] }),
+      apiClient(server).put(`/api/ai-sources/sources/${second.id}`, { apiKey: KEYS[1] }),
     );
     assert.equal(restored.sources.find((x) => x.id === second.id)!.apiKey, '***');
 
-    await fails(api(server).put(`/api/ai-sources/sources/${first.id}`, { provider: 'x' }), 400, /^provider/);
-    await fails(api(server).put(`/api/ai-sources/sources/${first.id}`, { model: '' }), 400, /^model/);
+    await fails(apiClient(server).put(`/api/ai-sources/sources/${first.id}`, { provider: 'x' }), 400, /^provider/);
+    await fails(apiClient(server).put(`/api/ai-sources/sources/${first.id}`, { model: '' }), 400, /^model/);
     await fails(
-      api(server).put('/api/ai-sources/sources/00000000-0000-4000-8000-000000000000', { name: 'x' }),
+      apiClient(server).put('/api/ai-sources/sources/00000000-0000-4000-8000-000000000000', { name: 'x' }),
       404,
       'Source not found: 00000000-0000-4000-8000-000000000000',
     );
   });
 
   it('switch-source and set-model answer {currentId, currentModel}', async () => {
-    assert.deepEqual(await ok(api(server).post('/api/ai-sources/switch-source', { sourceId: second.id })), {
+    assert.deepEqual(await ok(apiClient(server).post('/api/ai-sources/switch-source', { sourceId: second.id })), {
       currentId: second.id,
       currentModel: 'llama3',
     });
-    assert.deepEqual(await ok(api(server).post('/api/ai-sources/set-model', { modelId: 'qwen' })), {
+    assert.deepEqual(await ok(apiClient(server).post('/api/ai-sources/set-model', { modelId: 'qwen' })), {
       currentId: second.id,
       currentModel: 'qwen',
     });
     await drain();
     // A model not listed yet is added to the current source's list.
-    assert.deepEqual(await ok(api(server).post('/api/ai-sources/set-model', { modelId: 'mistral' })), {
+    assert.deepEqual(await ok(apiClient(server).post('/api/ai-sources/set-model', { modelId: 'mistral' })), {
       currentId: second.id,
       currentModel: 'mistral',
     });
     assert.deepEqual((await socket.event('ai-sources:catalog-changed')).data, { sourceIds: [second.id] });
-    const config = await ok<AppConfiguration>(api(server).get('/api/config'));
+    const config = await ok<AppConfiguration>(apiClient(server).get('/api/config'));
     const current = config.aiSources.sources.find((s) => s.id === second.id)!;
     assert.equal(config.aiSources.currentId, second.id);
     assert.equal(current.model, 'mistral');
@@ -229,14 +232,18 @@ describe(`model sources over HTTP and WebSocket (${testMode()})`, () => {
       ['llama3', 'qwen', 'mistral'],
     );
 
-    await fails(api(server).post('/api/ai-sources/switch-source', { sourceId: 'nope' }), 404, 'Source not found: nope');
-    await fails(api(server).post('/api/ai-sources/switch-source', {}), 400, /^sourceId/);
-    await fails(api(server).post('/api/ai-sources/set-model', { modelId: 5 }), 400, /^modelId/);
+    await fails(
+      apiClient(server).post('/api/ai-sources/switch-source', { sourceId: 'nope' }),
+      404,
+      'Source not found: nope',
+    );
+    await fails(apiClient(server).post('/api/ai-sources/switch-source', {}), 400, /^sourceId/);
+    await fails(apiClient(server).post('/api/ai-sources/set-model', { modelId: 5 }), 400, /^modelId/);
   });
 
   it('POST /api/config merges branches, masks nested secrets, keeps "***" secrets, refuses the password', async () => {
     const merged = await ok<AppConfiguration>(
-      api(server).post('/api/config', {
+      apiClient(server).post('/api/config', {
         mcpServers: { github: { command: 'gh-mcp', env: { GITHUB_TOKEN: KEYS[2], LOG_LEVEL: 'info' } } },
         memory: { enabled: true, cadence: 'balanced' },
       }),
@@ -250,7 +257,7 @@ describe(`model sources over HTTP and WebSocket (${testMode()})`, () => {
 
     // Sending back what was read (masked) with one change keeps every secret.
     const echoed = await ok<AppConfiguration>(
-      api(server).post('/api/config', { ...merged, memory: { enabled: false } }),
+      apiClient(server).post('/api/config', { ...merged, memory: { enabled: false } }),
     );
     assertMasked(echoed);
     assert.deepEqual(echoed.memory, { enabled: false });
@@ -262,36 +269,38 @@ describe(`model sources over HTTP and WebSocket (${testMode()})`, () => {
     );
 
     await fails(
-      api(server).post('/api/config', { remoteAccess: { password: 'An0ther-Password' } }),
+      apiClient(server).post('/api/config', { remoteAccess: { password: 'An0ther-Password' } }),
       400,
       /^remoteAccess\.password/,
     );
-    await fails(api(server).post('/api/config', [1, 2]), 400, /^body must be a JSON object/);
+    await fails(apiClient(server).post('/api/config', [1, 2]), 400, /^body must be a JSON object/);
     await fails(
-      api(server).post('/api/config', { memory: { enabled: true }, aiSources: { currentId: 'not-a-source' } }),
+      apiClient(server).post('/api/config', { memory: { enabled: true }, aiSources: { currentId: 'not-a-source' } }),
       400,
       /^aiSources\.currentId/,
     );
     await fails(
-      api(server).post('/api/config', { aiSources: { sources: [{ name: 'x', provider: 'openai', model: 'm' }] } }),
+      apiClient(server).post('/api/config', {
+        aiSources: { sources: [{ name: 'x', provider: 'openai', model: 'm' }] },
+      }),
       400,
       /^aiSources\.sources\[0\]\.apiUrl is required/,
     );
-    const unchanged = await ok<AppConfiguration>(api(server).get('/api/config'));
+    const unchanged = await ok<AppConfiguration>(apiClient(server).get('/api/config'));
     assert.deepEqual(unchanged.memory, { enabled: false }, 'a refused request changes nothing');
     assert.equal(unchanged.aiSources.sources.length, 2);
     assert.equal('remoteAccess' in unchanged, false);
 
-    await ok(api(server).post('/api/config', { memory: null }));
-    assert.equal('memory' in (await ok<AppConfiguration>(api(server).get('/api/config'))), false);
+    await ok(apiClient(server).post('/api/config', { memory: null }));
+    assert.equal('memory' in (await ok<AppConfiguration>(apiClient(server).get('/api/config'))), false);
   });
 
   it('an aiSources branch replaces the sources; masked keys stay, new ones are stored', async () => {
     await drain();
-    const config = await ok<AppConfiguration>(api(server).get('/api/config'));
+    const config = await ok<AppConfiguration>(apiClient(server).get('/api/config'));
     const kept = config.aiSources.sources.find((s) => s.id === first.id)!;
     const replaced = await ok<AppConfiguration>(
-      api(server).post('/api/config', {
+      apiClient(server).post('/api/config', {
         aiSources: {
           version: 2,
           currentId: first.id,
@@ -320,8 +329,8 @@ describe(`model sources over HTTP and WebSocket (${testMode()})`, () => {
 
   it('DELETE removes a source; removing the current one makes the first remaining current', async () => {
     await drain();
-    await ok(api(server).post('/api/ai-sources/switch-source', { sourceId: second.id }));
-    const left = await ok<AISourcesConfig>(api(server).del(`/api/ai-sources/sources/${second.id}`));
+    await ok(apiClient(server).post('/api/ai-sources/switch-source', { sourceId: second.id }));
+    const left = await ok<AISourcesConfig>(apiClient(server).del(`/api/ai-sources/sources/${second.id}`));
     assertMasked(left);
     assert.deepEqual(
       left.sources.map((s) => s.id),
@@ -329,11 +338,15 @@ describe(`model sources over HTTP and WebSocket (${testMode()})`, () => {
     );
     assert.equal(left.currentId, first.id);
     assert.deepEqual((await socket.event('ai-sources:catalog-changed')).data, { sourceIds: [second.id] });
-    await fails(api(server).del(`/api/ai-sources/sources/${second.id}`), 404, `Source not found: ${second.id}`);
-    const none = await ok<AISourcesConfig>(api(server).del(`/api/ai-sources/sources/${first.id}`));
+    await fails(apiClient(server).del(`/api/ai-sources/sources/${second.id}`), 404, `Source not found: ${second.id}`);
+    const none = await ok<AISourcesConfig>(apiClient(server).del(`/api/ai-sources/sources/${first.id}`));
     assert.deepEqual(none, { version: 2, currentId: null, sources: [] });
-    await fails(api(server).post('/api/ai-sources/set-model', { modelId: 'm' }), 404, /No model source is configured/);
-    await fails(api(server).post('/api/ai-sources/switch-source', { sourceId: 'x' }), 404, 'Source not found: x');
+    await fails(
+      apiClient(server).post('/api/ai-sources/set-model', { modelId: 'm' }),
+      404,
+      /No model source is configured/,
+    );
+    await fails(apiClient(server).post('/api/ai-sources/switch-source', { sourceId: 'x' }), 404, 'Source not found: x');
   });
 
   it('never writes a key to the log', () => {

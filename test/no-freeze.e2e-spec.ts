@@ -1,9 +1,13 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import request from 'supertest';
+import yazl from 'yazl';
+import { apiClient } from '#testing/api-client.js';
+import { syntheticSpec } from '#testing/catalog-server.js';
 import { LatencyProbe } from '#testing/latency-probe.js';
 import { ScriptedModelServer } from '#testing/scripted-model-server.js';
 import { testMode } from '#testing/test-env.js';
@@ -207,5 +211,48 @@ describe(`no input freezes the server: file changes (${testMode()})`, () => {
     assert.ok(figures.max < MAX_STALL_MS, `/api/remote/status took ${figures.max} ms`);
     // Still serving: the space's files can be listed.
     okData(await h.api.get(`/api/spaces/${space.id}/artifacts/query?q=f1`));
+  });
+});
+
+describe(`no input freezes the server: package import (${testMode()})`, () => {
+  let server: TestServer;
+  let dir: string;
+
+  before(async () => {
+    server = await startServer();
+    dir = mkdtempSync(join(tmpdir(), 'svc-big-package-'));
+  });
+  after(async () => {
+    await server?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** A package at the documented limits: 1,990 entries of 100 KB (199 MB unpacked, a few hundred KB packed). */
+  async function bigPackage(path: string): Promise<void> {
+    const z = new yazl.ZipFile();
+    z.addBuffer(Buffer.from(syntheticSpec('bulky', '1.0.0')), 'spec.yaml');
+    const block = Buffer.alloc(100 * 1024, 'lorem ipsum dolor sit amet ');
+    for (let i = 0; i < 1_989; i++) z.addBuffer(block, `assets/part-${i}.txt`);
+    z.end();
+    const chunks: Buffer[] = [];
+    for await (const c of z.outputStream) chunks.push(c as Buffer);
+    writeFileSync(path, Buffer.concat(chunks));
+  }
+
+  it('a package of 1,990 entries of 100 KB imports while the server keeps answering', async (t) => {
+    const api = apiClient(server);
+    const filePath = join(dir, 'bulky.dhpkg');
+    await bigPackage(filePath);
+    const probe = LatencyProbe.start(server.url);
+    const started = Date.now();
+    const res = await api.post('/api/store/import-dhpkg', { filePath });
+    const took = Date.now() - started;
+    await sleep(300);
+    const figures = probe.stop();
+    report(t, `package import (${took} ms)`, figures);
+    assert.equal(res.status, 200, JSON.stringify(res.body).slice(0, 300));
+    assert.ok(figures.p99 < P99_STALL_MS, `/api/remote/status p99 ${figures.p99} ms`);
+    assert.ok(figures.max < MAX_STALL_MS, `/api/remote/status took ${figures.max} ms`);
+    assert.ok(took < CALL_DEADLINE_MS, `the import took ${took} ms`);
   });
 });

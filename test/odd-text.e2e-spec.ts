@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import request from 'supertest';
+import type request from 'supertest';
+import { apiClient } from '#testing/api-client.js';
 import { ScriptedModelServer } from '#testing/scripted-model-server.js';
 import { startServer, type TestServer } from '#testing/test-server.js';
 import { WsTestClient } from '#testing/ws-client.js';
@@ -16,10 +17,9 @@ describe('odd text: input refused with 400, tool and model output always recorde
   let server: TestServer;
   let spaceId: string;
   let spacePath: string;
-  const auth = () => ({ Authorization: `Bearer ${server.password}` });
   const post = (path: string, body: object | string) =>
-    request(server.url).post(path).set(auth()).set('Content-Type', 'application/json').send(body);
-  const get = (path: string) => request(server.url).get(path).set(auth());
+    apiClient(server).post(path).set('Content-Type', 'application/json').send(body);
+  const get = (path: string) => apiClient(server).get(path);
 
   async function conversation(): Promise<string> {
     const res = await post(`/api/spaces/${spaceId}/conversations`, { title: 't' });
@@ -123,15 +123,7 @@ describe('odd text: input refused with 400, tool and model output always recorde
       ['space name', () => post('/api/spaces', { name: `a${NUL}` }), 'name'],
       ['space icon', () => post('/api/spaces', { name: 'ok', icon: `${NUL}` }), 'icon'],
       ['space color', () => post('/api/spaces', { name: 'ok', color: `#${NUL}` }), 'color'],
-      [
-        'space rename',
-        () =>
-          request(server.url)
-            .put(`/api/spaces/${spaceId}`)
-            .set(auth())
-            .send({ name: `a${NUL}` }),
-        'name',
-      ],
+      ['space rename', () => apiClient(server).put(`/api/spaces/${spaceId}`, { name: `a${NUL}` }), 'name'],
       ['conversation title', () => post(`/api/spaces/${spaceId}/conversations`, { title: `t${NUL}` }), 'title'],
       [
         'message content',

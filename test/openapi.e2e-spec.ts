@@ -24,6 +24,7 @@ type Doc = {
         responses: Record<string, unknown>;
         security?: unknown[];
         summary?: string;
+        description?: string;
         tags?: string[];
         operationId?: string;
         parameters?: Array<{ name: string; in: string; required?: boolean; schema?: { type?: string } }>;
@@ -96,7 +97,7 @@ describe('OpenAPI document and reference page', () => {
     );
   });
 
-  it('gives every operation a summary and one tag, an operation group of the document', () => {
+  it('gives every operation a summary, a description that says more, and one tag, an operation group of the document', () => {
     const groups = new Map((doc.tags ?? []).map((t) => [t.name, t.description]));
     const problems: string[] = [];
     for (const [path, item] of Object.entries(doc.paths)) {
@@ -106,6 +107,9 @@ describe('OpenAPI document and reference page', () => {
         if (!summary) problems.push(`${key}: no summary (add @ApiOperation({ summary }))`);
         else if (summary.length > 90 || summary.endsWith('.'))
           problems.push(`${key}: summary "${summary}" (short, no full stop)`);
+        const description = op.description?.trim() ?? '';
+        if (!description || description === summary)
+          problems.push(`${key}: no description beyond its summary (add @ApiOperation({ description }))`);
         if (op.tags?.length !== 1)
           problems.push(`${key}: tags ${JSON.stringify(op.tags)} (add @ApiTags('<group>') to its controller)`);
         else if (!groups.get(op.tags[0]!))

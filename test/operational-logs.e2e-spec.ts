@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
+import { apiClient } from '#testing/api-client.js';
 import { ScriptedModelServer } from '#testing/scripted-model-server.js';
 import { startServer, type TestServer } from '#testing/test-server.js';
 import { WsTestClient } from '#testing/ws-client.js';
@@ -23,7 +24,6 @@ type Line = Record<string, unknown> & { level: string; msg: string };
 describe('logs that tell what happened', () => {
   let model: ScriptedModelServer;
   let server: TestServer;
-  const auth = () => ({ Authorization: `Bearer ${server.password}` });
   const lines = (): Line[] =>
     server
       .output()
@@ -71,18 +71,17 @@ describe('logs that tell what happened', () => {
   });
 
   it('logs failed model calls (provider, status, attempt) and the failed turn, with job and turn ids', async () => {
-    const space = await request(server.url).post('/api/spaces').set(auth()).send({ name: 'logs' });
+    const space = await apiClient(server).post('/api/spaces', { name: 'logs' });
     const spaceId = space.body.data.id as string;
-    const conv = await request(server.url).post(`/api/spaces/${spaceId}/conversations`).set(auth()).send({});
+    const conv = await apiClient(server).post(`/api/spaces/${spaceId}/conversations`, {});
     const conversationId = conv.body.data.id as string;
     const ws = await WsTestClient.signedIn(server.wsUrl, server.password);
     ws.send({ type: 'subscribe', payload: { conversationId } });
     await ws.roundTrip();
     // One retryable failure, then an authentication failure that ends the turn.
     model.enqueue({ status: 503 }, { status: 401, error: `invalid x-api-key ${API_KEY}` });
-    await request(server.url)
+    await apiClient(server)
       .post('/api/agent/message')
-      .set(auth())
       .set('X-Request-Id', 'send-message-1')
       .send({ spaceId, conversationId, message: 'hello' })
       .expect(200);
@@ -119,11 +118,7 @@ describe('logs that tell what happened', () => {
 
   it('logs sign-in failures and the lockout with the address and request id, never the attempt', async () => {
     for (const [i, token] of WRONG_TOKENS.entries()) {
-      await request(server.url)
-        .post('/api/remote/login')
-        .set('X-Request-Id', `login-${i}`)
-        .send({ token })
-        .expect(401);
+      await request(server.url).post('/api/remote/login').set('X-Request-Id', `login-${i}`).send({ token }).expect(401);
     }
     const locked = await request(server.url).post('/api/remote/login').send({ token: server.password });
     assert.equal(locked.status, 429);

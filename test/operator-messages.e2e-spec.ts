@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
+import { apiClient } from '#testing/api-client.js';
 import { testMode } from '#testing/test-env.js';
 import { SERVER_ENTRY, startServer, type TestServer } from '#testing/test-server.js';
 
@@ -10,7 +11,6 @@ const TERMINAL_OPERATIONS = ['list', 'create', 'input', 'resize', 'kill', 'repla
 /** What an operator and a client read first: the start-up line, --help, failures naming their variable, the terminal's answer. */
 describe(`operator messages and the terminal operations (${testMode()})`, () => {
   let server: TestServer;
-  const auth = () => ({ Authorization: `Bearer ${server.password}` });
 
   before(async () => {
     server = await startServer();
@@ -33,11 +33,11 @@ describe(`operator messages and the terminal operations (${testMode()})`, () => 
 
   it('answers every terminal operation 403 "Terminal is not available on this host"', async () => {
     for (const op of TERMINAL_OPERATIONS) {
-      const res = await request(server.url).post(`/api/terminal/${op}`).set(auth()).send({ sessionId: 'x' });
+      const res = await apiClient(server).post(`/api/terminal/${op}`, { sessionId: 'x' });
       assert.equal(res.status, 403, op);
       assert.deepEqual(res.body, { success: false, error: 'Terminal is not available on this host' }, op);
     }
-    const list = await request(server.url).get('/api/terminal/list').set(auth());
+    const list = await apiClient(server).get('/api/terminal/list');
     assert.deepEqual([list.status, list.body.error], [403, 'Terminal is not available on this host']);
     // Still behind the token like every /api operation.
     assert.equal((await request(server.url).post('/api/terminal/create').send({})).status, 401);

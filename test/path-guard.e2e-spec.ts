@@ -13,7 +13,8 @@ import {
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import request from 'supertest';
+import type request from 'supertest';
+import { apiClient } from '#testing/api-client.js';
 import { startServer, type TestServer } from '#testing/test-server.js';
 
 /** Every file under a folder with its content (symlinks not followed), to prove nothing changed. */
@@ -39,11 +40,9 @@ describe('path guard: nothing outside an allowed workspace is read, written, mov
   let outside: string;
   let spaceA: { id: string; path: string };
   let spaceB: { id: string; path: string };
-  const auth = () => ({ Authorization: `Bearer ${server.password}` });
-  const api = () => request(server.url);
-  const get = (path: string) => api().get(path).set(auth());
-  const post = (path: string, body: object) => api().post(path).set(auth()).send(body);
-  const del = (path: string, body: object) => api().delete(path).set(auth()).send(body);
+  const get = (path: string) => apiClient(server).get(path);
+  const post = (path: string, body: object) => apiClient(server).post(path, body);
+  const del = (path: string, body: object) => apiClient(server).del(path, body);
   const a = (rest = '') => `/api/spaces/${spaceA.id}/artifacts${rest}`;
   let before_: { outside: Record<string, string>; b: Record<string, string>; sentinel: string };
 

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import request from 'supertest';
 import { EXAMPLE_PASSWORDS, examplePasswordProblem } from '#core/auth/example-passwords.js';
+import { apiClient } from '#testing/api-client.js';
 import { REPO_ROOT, startServer, type TestServer } from '#testing/test-server.js';
 import { waitFor } from '#testing/wait.js';
 
@@ -57,7 +57,7 @@ describe('safer defaults', () => {
 
   describe('a proxy prefix the server was not told about', () => {
     let server: TestServer;
-    const auth = () => ({ Authorization: `Bearer ${server.password}` });
+    const api = () => apiClient(server);
     const warnings = () =>
       server
         .output()
@@ -71,7 +71,7 @@ describe('safer defaults', () => {
 
     it('still answers the page, and logs one warning per prefix', async () => {
       for (let i = 0; i < 3; i++) {
-        const res = await request(server.url).get('/svc/api/system/version').set(auth());
+        const res = await api().get('/svc/api/system/version');
         assert.equal(res.status, 200);
         assert.match(String(res.headers['content-type']), /html/);
       }
@@ -82,19 +82,15 @@ describe('safer defaults', () => {
       assert.equal(warning!.prefix, '/svc');
       assert.match(String(warning!.hint), /SVC_BASE_PATH=\/svc/);
       // Normal requests stay quiet.
-      await request(server.url).get('/api/system/version').set(auth()).expect(200);
+      await api().get('/api/system/version').expect(200);
       assert.equal(warnings().length, 1);
     });
 
     it('stays quiet behind a proxy that strips the prefix and sends X-Forwarded-Prefix (deploy/nginx/svc.conf)', async () => {
       const before = warnings().length;
-      await request(server.url)
-        .get('/api/system/version')
-        .set(auth())
-        .set('X-Forwarded-Prefix', '/tools/svc')
-        .expect(200);
+      await api().get('/api/system/version').set('X-Forwarded-Prefix', '/tools/svc').expect(200);
       // A request after it, through the same listeners: the one above was checked by then.
-      await request(server.url).get('/svc/api/system/version').set(auth()).expect(200);
+      await api().get('/svc/api/system/version').expect(200);
       assert.equal(warnings().length, before);
       assert.ok(!warnings().some((w) => w.prefix === '/tools/svc'));
     });

@@ -203,4 +203,85 @@ describe('a team across two replicas', { skip: testMode() === 'services' ? false
     if (victim === a) a = await replicas.replace(a);
     else b = await replicas.replace(b);
   });
+  it('a replica killed while it runs the lead’s turn: the lead is resumed on the other within the lease, the run finishes there', async () => {
+    const { Lead: lead, Worker: worker } = installed;
+    let leadTurns = 0;
+    let resumed = 0;
+    let taskId = '';
+    replicas.model.respond((req) => {
+      const last = (req.body as { messages: Array<{ role: string; content: unknown }> }).messages.at(-1)!;
+      const lastText = JSON.stringify(last.content);
+      if (whoAmI(req) === 'Lead') {
+        // (The resumed turn's last message may carry the goal too: the notice is looked for first.)
+        if (last.role === 'user' && lastText.includes('cut short')) {
+          resumed++;
+          return {
+            steps: [{ toolCall: { name: 'team_post_task', input: { title: 'Count the boxes', assignee: 'Worker' } } }],
+          };
+        }
+        if (last.role === 'user' && lastText.includes('Start the run')) {
+          leadTurns++;
+          return { steps: [{ text: 'planning' }, { hang: true }] };
+        }
+        if (lastText.includes('taskId') && !taskId) {
+          taskId = /"taskId\\?":\\?"([0-9a-f-]{36})/.exec(lastText)?.[1] ?? '';
+          return {
+            steps: [{ toolCall: { name: 'team_send', input: { to: 'Worker', message: `Please do task ${taskId}` } } }],
+          };
+        }
+        return { steps: [{ text: 'Ok.' }] };
+      }
+      if (last.role === 'user' && lastText.includes('Please do task'))
+        return { steps: [{ toolCall: { name: 'team_update_task', input: { taskId, status: 'done' } } }] };
+      return { steps: [{ text: 'Done.' }] };
+    });
+    const team = data<{ id: string }>(
+      await api(a).post('/api/teams', {
+        input: {
+          name: 'Lead lost',
+          goal: 'Count the boxes.',
+          owningSpaceId: space.id,
+          leadAppId: lead,
+          members: [{ appId: worker, memberName: 'Worker' }],
+        },
+      }),
+    );
+    const epoch = data<{ id: string }>(await api(a).post(`/api/teams/${team.id}/run`));
+    const conversationId = `app-chat:${lead}:team:${team.id}:${epoch.id}`;
+    // Kill only once the lead's first model call is under way (it hangs there: the run is held by it).
+    await waitFor(() => leadTurns === 1, 20_000, 'the lead is working');
+    const replicaId = (await api(a).get(`/api/agent/session/${conversationId}`)).body.data.replicaId as string;
+    const pid = Number(replicaId.split('-')[0]);
+    const [victim, survivor] = pid === a.process.pid ? [a, b] : [b, a];
+    assert.equal(victim.process.pid, pid);
+    const watcher = await WsTestClient.signedIn(survivor.wsUrl, survivor.password);
+    victim.process.kill('SIGKILL');
+    await victim.exited;
+    // The lease of a turn (its heartbeat's staleness, 15 s) plus the reaper's pass, plus 10 s.
+    const sealed = await watcher.next(
+      (f) => f.channel === 'team:updated' && f.data?.teamId === team.id && f.data?.changed === 'epoch-sealed',
+      60_000,
+    );
+    assert.equal((sealed.data!.team as { status: string }).status, 'idle');
+    const board = data<{
+      epoch: { endReason: string; outcome: string };
+      tasks: Array<{ status: string }>;
+      activities: Array<{ subject: string }>;
+    }>(await api(survivor).get(`/api/teams/${team.id}/epochs/${epoch.id}/board`));
+    assert.deepEqual(
+      [board.epoch.endReason, board.epoch.outcome, board.tasks.map((t) => t.status)],
+      ['completed', 'output', ['done']],
+    );
+    assert.equal(leadTurns, 1, 'the goal was handed over once');
+    assert.equal(resumed, 1, 'the lead was resumed once');
+    assert.ok(
+      board.activities.some((x) => x.subject.startsWith('Resumed: ')),
+      'the resumption is on the board’s record',
+    );
+    // Nothing is left running on the survivor with no process behind it.
+    await waitFor(async () => data<string[]>(await api(survivor).get('/api/agent/sessions')).length === 0, 15_000);
+    watcher.close();
+    if (victim === a) a = await replicas.replace(a);
+    else b = await replicas.replace(b);
+  });
 });

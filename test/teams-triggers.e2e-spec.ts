@@ -1,11 +1,14 @@
 import assert from 'node:assert/strict';
 import { createHmac, randomUUID } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
 import type { RecordedModelRequest } from '#testing/scripted-model-server.js';
 import { AgentHarness } from '#testing/agent-harness.js';
 import { textReply } from '#testing/scripted-model-server.js';
-import { waitFor } from '#testing/wait.js';
+import { sleep, waitFor } from '#testing/wait.js';
+import { WsTestClient } from '#testing/ws-client.js';
 
 const memberSpec = (name: string) => ({
   spec_version: '1',
@@ -124,10 +127,73 @@ describe('teams: triggers open run epochs', () => {
     );
   });
 
+  it('a file trigger opens one run epoch per burst of matching changes in the team’s space; other files none', async () => {
+    const filed = okData<{ id: string; path: string }>(await api.post('/api/spaces', { name: 'Filed' }));
+    const fileLead = okData<{ appId: string }>(
+      await api.post('/api/apps/install', { spec: memberSpec('Lead'), spaceId: filed.id }),
+    ).appId;
+    const team = okData<{ id: string }>(
+      await api.post('/api/teams', {
+        input: { name: 'Filers', goal: 'File reports.', owningSpaceId: filed.id, leadAppId: fileLead, members: [] },
+      }),
+    );
+    // The space is watched once a probe file is reported (the watcher starts with the space).
+    const ws = await WsTestClient.signedIn(h.server.wsUrl, h.server.password);
+    const probed = () =>
+      ws.frames.some(
+        (f) =>
+          f.channel === 'artifact:changed-batch' &&
+          f.data?.spaceId === filed.id &&
+          (f.data.changes as Array<{ relativePath: string }>).some((c) => c.relativePath === 'probe.bin'),
+      );
+    const deadline = Date.now() + 20_000;
+    while (!probed()) {
+      if (Date.now() > deadline) throw new Error('the space is not watched');
+      writeFileSync(join(filed.path, 'probe.bin'), String(Date.now()));
+      await waitFor(probed, 1_500, 'probe').catch(() => undefined);
+    }
+    ws.close();
+    const trigger = okData<{ source: unknown }>(
+      await api.post(`/api/teams/${team.id}/triggers`, { source: { type: 'file', config: { pattern: '*.csv' } } }),
+    );
+    assert.deepEqual(trigger.source, { type: 'file', config: { pattern: '*.csv' } });
+    writeFileSync(join(filed.path, 'notes.txt'), 'not a csv');
+    mkdirSync(join(filed.path, 'in'), { recursive: true });
+    for (const name of ['sales.csv', 'in/costs.csv']) {
+      writeFileSync(join(filed.path, name), 'a,b\n1,2\n');
+      await sleep(100);
+    }
+    await waitFor(
+      async () => (await epochs(team.id)).some((e) => e.triggerType === 'file' && e.endedAt),
+      30_000,
+      'the file run ended',
+    );
+    await sleep(2_000);
+    const runs = (await epochs(team.id)).filter((e) => e.triggerType === 'file');
+    assert.equal(runs.length, 1, 'one run for the burst');
+    assert.match(runs[0]!.title ?? '', /^Files changed: /);
+    const told = h.model.requests.find(
+      (r) => inTeam(r, 'Filers') && JSON.stringify(r.body).includes('started by changes to files'),
+    );
+    assert.ok(told, 'the lead was told which files changed');
+    const text = JSON.stringify(told.body);
+    assert.ok(text.includes('sales.csv') && text.includes('in/costs.csv'), 'both changed files are named');
+    assert.ok(!text.includes('notes.txt'), 'a file the pattern does not match is not');
+    // Another file the pattern does not match opens nothing.
+    writeFileSync(join(filed.path, 'more.txt'), 'still not a csv');
+    await sleep(3_000);
+    assert.equal((await epochs(team.id)).filter((e) => e.triggerType === 'file').length, 1);
+  });
+
   it('answers bad trigger input with the envelope', async () => {
     const team = await createTeam('Picky');
-    const noType = await api.post(`/api/teams/${team.id}/triggers`, { source: { type: 'file', config: {} } });
-    assert.deepEqual([noType.status, noType.body.error], [400, 'source.type must be one of schedule, webhook']);
+    const noType = await api.post(`/api/teams/${team.id}/triggers`, { source: { type: 'rule', config: {} } });
+    assert.deepEqual([noType.status, noType.body.error], [400, 'source.type must be one of schedule, webhook, file']);
+    const badPattern = await api.post(`/api/teams/${team.id}/triggers`, {
+      source: { type: 'file', config: { pattern: 7 } },
+    });
+    assert.deepEqual([badPattern.status, badPattern.body.error], [400, 'source.config.pattern must be a string']);
+    assert.deepEqual(okData(await api.get(`/api/teams/${team.id}/triggers`)), [], 'nothing was added');
     const noEvery = await api.post(`/api/teams/${team.id}/triggers`, { source: { type: 'schedule', config: {} } });
     assert.deepEqual([noEvery.status, noEvery.body.error], [400, 'source.config needs every or cron for a schedule']);
     const badPath = await api.post(`/api/teams/${team.id}/triggers`, {

@@ -13,7 +13,7 @@ const spec = (tag: string, path: string) =>
   automationSpec(tag, [{ id: 'gh', source: { type: 'webhook', config: { path, secret: SECRET } } }], `Queued ${tag}`);
 
 /**
- * Every accepted delivery runs (CONTRACT §4): deliveries arriving while the digital human runs
+ * Every accepted delivery runs (docs/api/triggers.md): deliveries arriving while the digital human runs
  * wait in order (in Postgres, so they survive a restart) and start one run each; past
  * SVC_WEBHOOK_QUEUE_MAX waiting the answer is 429 with Retry-After.
  */

@@ -4,10 +4,10 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import request from 'supertest';
 import { createDataSource } from '#infra/database/database.js';
 import { EmbeddedPostgres } from '#infra/database/embedded-postgres.js';
 import { MIGRATIONS } from '#infra/database/schema.js';
+import { apiClient } from '#testing/api-client.js';
 import { testMode } from '#testing/test-env.js';
 import { createSharedServices, type SharedServices, startServer, type TestServer } from '#testing/test-server.js';
 
@@ -75,15 +75,12 @@ describe('upgrading a database made by an earlier release', () => {
   it('the current server then starts without migrating and serves old and new', async () => {
     server = await startServer({ dataDir, services, env: { SVC_MIGRATIONS: 'skip' } });
     assert.match(server.output(), /migrations skipped/);
-    const auth = { Authorization: `Bearer ${server.password}` };
-    const space = await request(server.url).get(`/api/spaces/${spaceId}`).set(auth);
+    const api = apiClient(server);
+    const space = await api.get(`/api/spaces/${spaceId}`);
     assert.equal(space.status, 200, JSON.stringify(space.body));
     assert.equal(space.body.data.name, 'From the old release');
     // Conversations arrived with a later migration.
-    const conv = await request(server.url)
-      .post(`/api/spaces/${spaceId}/conversations`)
-      .set(auth)
-      .send({ title: 'new' });
+    const conv = await api.post(`/api/spaces/${spaceId}/conversations`, { title: 'new' });
     assert.equal(conv.status, 200, JSON.stringify(conv.body));
   });
 });

@@ -158,7 +158,7 @@ describe('web app in Chromium: digital humans', { skip: browserSkipReason() }, (
     await page.getByRole('tab', { name: 'Activity' }).click();
     await page
       .getByRole('region', { name: 'Activity' })
-      .locator('.badge', { hasText: /run_/ })
+      .locator('.badge', { hasText: /^Run (complete|failed|skipped)$/ })
       .first()
       .waitFor({ timeout: 60_000 });
   });

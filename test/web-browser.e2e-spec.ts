@@ -145,7 +145,23 @@ describe('web app in Chromium: the AI browser (sign-in and live view)', { skip: 
     await page.getByLabel('Message', { exact: true }).fill('Open the site');
     await page.getByRole('button', { name: 'Send', exact: true }).click();
     const messages = page.getByRole('log', { name: 'Messages' });
-    await messages.getByText('The sign-in page is open.').waitFor({ timeout: WAIT });
+    await messages
+      .getByText('The sign-in page is open.')
+      .waitFor({ timeout: WAIT })
+      .catch(async (err: Error) => {
+        // What the server and the model saw, so a failure says where the turn stopped.
+        const turn = (await request(server.url).get(`/api/agent/session/${conversationId}`).set(auth())).body;
+        const log = server
+          .output()
+          .split('\n')
+          .filter((l) => /"level":"(warn|error)"|AI browser|browser/i.test(l))
+          .slice(-30);
+        throw new Error(
+          `${err.message}\nmodel requests: ${model.requests.length}; session: ${JSON.stringify(turn).slice(0, 1500)}\n` +
+            `last model request: ${JSON.stringify(model.requests.at(-1)?.body ?? null).slice(-1500)}\n${log.join('\n')}`,
+          { cause: err },
+        );
+      });
     // The model's tool saw the browser (not "unknown tool").
     const sent = JSON.stringify(model.requests.at(-1)!.body);
     assert.ok(sent.includes('Created page: Sign in'), 'the navigate tool opened the page');
@@ -161,8 +177,11 @@ describe('web app in Chromium: the AI browser (sign-in and live view)', { skip: 
     // At phone width the page's view fits the screen: nothing scrolls sideways.
     await page.setViewportSize({ width: 390, height: 844 });
     await panel.scrollIntoViewIfNeeded();
-    const widths = await page.evaluate<{ page: number; view: number }>(
-      `({ page: document.documentElement.scrollWidth, view: document.querySelector('canvas').getBoundingClientRect().right })`,
+    // Also names what reaches past the screen's edge, so a failure says which element it is.
+    const widths = await page.evaluate<{ page: number; view: number; past: string[] }>(
+      `({ page: document.documentElement.scrollWidth, view: document.querySelector('canvas').getBoundingClientRect().right,
+          past: [...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > 390)
+            .slice(0, 8).map((e) => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right * 10) / 10 + ' ' + (e.textContent || '').slice(0, 60)) })`,
     );
     assert.ok(widths.page <= 390 && widths.view <= 390, JSON.stringify(widths));
     await page.setViewportSize({ width: 1280, height: 900 });

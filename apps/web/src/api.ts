@@ -103,6 +103,7 @@ export const api = {
   get: <T>(path: string) => send<T>('GET', path),
   post: <T>(path: string, body: unknown = {}) => send<T>('POST', path, body),
   put: <T>(path: string, body: unknown = {}) => send<T>('PUT', path, body),
+  patch: <T>(path: string, body: unknown = {}) => send<T>('PATCH', path, body),
   del: <T>(path: string, body?: unknown) => send<T>('DELETE', path, body),
   upload: <T>(path: string, file: Blob) => send<T>('PUT', path, undefined, file),
   /** A file's bytes (downloads and images), with the token in the header rather than the URL. */

@@ -11,6 +11,44 @@ import { SignIn, signInFromLink } from './signin.js';
 import { EventSocket, type SocketState } from './socket.js';
 import { loadSpaces, type Space, SpacesScreen } from './spaces.js';
 
+type TeamsModule = typeof import('./teams.js');
+type KnowledgeModule = typeof import('./knowledge.js');
+let teamsModule: Promise<TeamsModule> | null = null;
+let knowledgeModule: Promise<KnowledgeModule> | null = null;
+
+/** A screen's module, loaded when first opened (it stays out of the first screen's bundle). */
+function useLazyModule<M>(load: () => Promise<M>, forget: () => void, page: string): [M | null, string] {
+  const [mod, setMod] = useState<M | null>(null);
+  const [failed, setFailed] = useState('');
+  useEffect(() => {
+    load().then(setMod, (err: Error) => {
+      forget();
+      setFailed(`The ${page} page could not be loaded: ${err.message}`);
+    });
+  }, []);
+  return [mod, failed];
+}
+
+function LazyTeams(props: { space: Space; socket: EventSocket; teamId?: string }) {
+  const [mod, failed] = useLazyModule(
+    () => (teamsModule ??= import('./teams.js')),
+    () => (teamsModule = null),
+    'Teams',
+  );
+  if (!mod) return <p class="muted">{failed || 'Loading…'}</p>;
+  return <mod.TeamsScreen {...props} />;
+}
+
+function LazyKnowledge(props: { spaces: Space[]; socket: EventSocket; kbId?: string }) {
+  const [mod, failed] = useLazyModule(
+    () => (knowledgeModule ??= import('./knowledge.js')),
+    () => (knowledgeModule = null),
+    'Knowledge',
+  );
+  if (!mod) return <p class="muted">{failed || 'Loading…'}</p>;
+  return <mod.KnowledgeScreen {...props} />;
+}
+
 type Theme = 'system' | 'light' | 'dark';
 const SPACE_KEY = 'svc-space';
 const THEME_KEY = 'svc-theme';
@@ -28,6 +66,8 @@ export const SCREENS: Screen[] = [
   { id: 'chat', label: 'Chat' },
   { id: 'files', label: 'Files' },
   { id: 'apps', label: 'Digital humans' },
+  { id: 'teams', label: 'Teams' },
+  { id: 'knowledge', label: 'Knowledge' },
   { id: 'store', label: 'Store' },
   { id: 'spaces', label: 'Spaces' },
   { id: 'settings', label: 'Settings' },
@@ -109,18 +149,18 @@ function Shell(props: { onSignOut: () => void }) {
 
   return (
     <>
-      {/* Hash routes own the fragment (`#content` would be a route): the link moves focus itself. */}
-      <a
-        class="skip-link"
-        href={href(...route)}
-        onClick={(e) => {
-          e.preventDefault();
-          document.getElementById('content')?.focus();
-        }}
-      >
-        Skip to content
-      </a>
       <header class="top">
+        {/* Hash routes own the fragment (`#content` would be a route): the link moves focus itself. */}
+        <a
+          class="skip-link"
+          href={href(...route)}
+          onClick={(e) => {
+            e.preventDefault();
+            document.getElementById('content')?.focus();
+          }}
+        >
+          Skip to content
+        </a>
         <span class="brand">svc-server</span>
         <nav class="main" aria-label="Main">
           {SCREENS.map((s) => (
@@ -179,6 +219,10 @@ function Shell(props: { onSignOut: () => void }) {
           <ChatScreen key={space.id} space={space} socket={socket} conversationId={route[1]} />
         ) : screen === 'apps' ? (
           <AppsScreen space={space} socket={socket} appId={route[1]} />
+        ) : screen === 'teams' ? (
+          <LazyTeams key={space.id} space={space} socket={socket} teamId={route[1]} />
+        ) : screen === 'knowledge' ? (
+          <LazyKnowledge spaces={spaces} socket={socket} kbId={route[1]} />
         ) : screen === 'store' ? (
           <StoreScreen space={space} />
         ) : screen === 'settings' ? (

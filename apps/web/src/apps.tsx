@@ -157,11 +157,13 @@ export function AppsScreen(props: { space: Space; socket: EventSocket; appId?: s
         aria-labelledby="install-title"
         onSubmit={async (e) => {
           e.preventDefault();
+          const checked = checkedSettings(schema, config);
+          if (!checked.ok) return setStatus(checked.error);
           try {
             const { appId } = await api.post<{ appId: string }>('/api/apps/import-spec', {
               spaceId: global ? null : props.space.id,
               yamlContent: yaml,
-              userConfig: config,
+              userConfig: checked.values,
             });
             setYaml('');
             setStatus('Installed.');
@@ -215,6 +217,35 @@ export function AppsScreen(props: { space: Space; socket: EventSocket; appId?: s
 
 export const initialValues = (schema: Setting[], current: Record<string, unknown> = {}): Record<string, unknown> =>
   Object.fromEntries(schema.map((s) => [s.key, current[s.key] ?? s.default ?? (s.type === 'boolean' ? false : '')]));
+
+const isBlank = (v: unknown): boolean => v === undefined || v === null || (typeof v === 'string' && v.trim() === '');
+
+/**
+ * Settings checked against their `config_schema` before they are sent: a required one left empty
+ * (a cleared number is empty, not 0) or a number that is not one is refused, naming the setting.
+ * The values to send otherwise, optional numbers left empty omitted.
+ */
+export function checkedSettings(
+  schema: Setting[],
+  values: Record<string, unknown>,
+): { ok: true; values: Record<string, unknown> } | { ok: false; error: string } {
+  const out = { ...values };
+  for (const s of schema) {
+    const v = values[s.key];
+    if (s.type === 'boolean') continue;
+    if (isBlank(v)) {
+      if (s.required) return { ok: false, error: `${s.label} is required.` };
+      if (s.type === 'number') delete out[s.key];
+      continue;
+    }
+    if (s.type === 'number') {
+      const n = typeof v === 'number' ? v : Number(v);
+      if (!Number.isFinite(n)) return { ok: false, error: `${s.label} must be a number.` };
+      out[s.key] = n;
+    }
+  }
+  return { ok: true, values: out };
+}
 
 /** Controls generated from a spec's `config_schema`: one labelled control per setting, by type. */
 export function SettingsFields(props: {
@@ -275,7 +306,11 @@ export function SettingsFields(props: {
                 {...common}
                 type={(s.type === 'string' ? 'text' : s.type) as 'text'}
                 value={String(value ?? '')}
-                onInput={(e) => set(s.key, s.type === 'number' ? Number(e.currentTarget.value) : e.currentTarget.value)}
+                onInput={(e) => {
+                  // A cleared number stays empty (not 0): a required one is then refused.
+                  const text = e.currentTarget.value;
+                  set(s.key, s.type === 'number' && text.trim() !== '' ? Number(text) : text);
+                }}
               />
             )}
             {s.description && (
@@ -301,8 +336,10 @@ function SettingsForm(props: { app: AppDto; onSaved: () => void }) {
       aria-label="Settings"
       onSubmit={async (e) => {
         e.preventDefault();
+        const checked = checkedSettings(schema, values);
+        if (!checked.ok) return setStatus(checked.error);
         try {
-          await api.post(`/api/apps/${props.app.id}/config`, values);
+          await api.post(`/api/apps/${props.app.id}/config`, checked.values);
           setStatus('Settings saved.');
           props.onSaved();
         } catch (err) {
@@ -321,7 +358,33 @@ function SettingsForm(props: { app: AppDto; onSaved: () => void }) {
   );
 }
 
-const TAB_NAMES = { chat: 'Chat', activity: 'Activity', browser: 'Browser', settings: 'Settings' } as const;
+const TAB_NAMES = {
+  chat: 'Chat',
+  activity: 'Activity',
+  channels: 'Channels',
+  browser: 'Browser',
+  settings: 'Settings',
+} as const;
+type Tab = keyof typeof TAB_NAMES;
+const TABS = Object.keys(TAB_NAMES) as Tab[];
+
+type ChannelsModule = typeof import('./channels.js');
+let channelsModule: Promise<ChannelsModule> | null = null;
+
+/** The Channels section, loaded when first opened (it stays out of the first screen's bundle). */
+function LazyChannels(props: { appId: string; socket: EventSocket }) {
+  const [mod, setMod] = useState<ChannelsModule | null>(null);
+  const [failed, setFailed] = useState('');
+  useEffect(() => {
+    channelsModule ??= import('./channels.js');
+    channelsModule.then(setMod, (err: Error) => {
+      channelsModule = null;
+      setFailed(`The Channels section could not be loaded: ${err.message}`);
+    });
+  }, []);
+  if (!mod) return <p class="muted">{failed || 'Loading…'}</p>;
+  return <mod.ChannelsSection {...props} />;
+}
 
 /** The conversations whose browser pages are the digital human's: its main chat, its runs', and the threads this browser knows. */
 const appConversationIds = (appId: string): string[] => [
@@ -338,7 +401,7 @@ function AppPage(props: {
   reload: () => Promise<void>;
 }) {
   const { app } = props;
-  const [tab, setTab] = useState<'chat' | 'activity' | 'browser' | 'settings'>('chat');
+  const [tab, setTab] = useState<Tab>('chat');
   const [activity, setActivity] = useState<ActivityEntryDto[]>([]);
   const [escalations, setEscalations] = useState<Escalation[]>([]);
   const [state, setState] = useState<AutomationStateDto | undefined>(props.state);
@@ -462,52 +525,162 @@ function AppPage(props: {
         ))}
       </section>
       <div class="row" role="tablist" aria-label="Sections">
-        {(['chat', 'activity', 'browser', 'settings'] as const).map((t) => (
+        {TABS.map((t, i) => (
           <button
             key={t}
+            id={`tab-${t}`}
             role="tab"
             aria-selected={tab === t}
+            aria-controls={`tabpanel-${t}`}
+            tabIndex={tab === t ? 0 : -1}
             class={tab === t ? 'primary' : ''}
             onClick={() => setTab(t)}
+            onKeyDown={(e) => {
+              // WAI-ARIA tabs: arrows move (wrapping), Home/End go to the ends; the tab moved to is shown.
+              const to =
+                e.key === 'ArrowRight'
+                  ? (i + 1) % TABS.length
+                  : e.key === 'ArrowLeft'
+                    ? (i + TABS.length - 1) % TABS.length
+                    : e.key === 'Home'
+                      ? 0
+                      : e.key === 'End'
+                        ? TABS.length - 1
+                        : -1;
+              if (to < 0) return;
+              e.preventDefault();
+              setTab(TABS[to]!);
+              document.getElementById(`tab-${TABS[to]}`)?.focus();
+            }}
           >
             {TAB_NAMES[t]}
           </button>
         ))}
       </div>
-      {tab === 'chat' && <AppChat app={app} space={{ ...props.space, id: spaceId }} socket={props.socket} />}
-      {tab === 'activity' && (
-        <section class="panel" aria-label="Activity">
-          {activity.length === 0 && <p class="muted">No activity yet.</p>}
-          <ol class="plain stack">
-            {activity.map((entry) => (
-              <li key={entry.id}>
-                <span class="badge">{entry.type}</span> <span class="muted">{time(entry.ts)}</span>
-                <div>
-                  {String(
-                    (entry.content as { summary?: unknown; text?: unknown }).summary ??
-                      (entry.content as { text?: unknown }).text ??
-                      JSON.stringify(entry.content),
-                  )}
-                </div>
-              </li>
-            ))}
-          </ol>
-        </section>
-      )}
-      {tab === 'browser' && (
-        <AppBrowser
-          appId={app.id}
-          spaceId={spaceId}
-          conversationIds={appConversationIds(app.id)}
-          socket={props.socket}
-        />
-      )}
-      {tab === 'settings' && (
-        <section class="panel">
-          <SettingsForm app={app} onSaved={() => void props.reload()} />
-        </section>
-      )}
+      <div role="tabpanel" id={`tabpanel-${tab}`} aria-labelledby={`tab-${tab}`}>
+        {tab === 'chat' && <AppChat app={app} space={{ ...props.space, id: spaceId }} socket={props.socket} />}
+        {tab === 'activity' && (
+          <section class="panel" aria-label="Activity">
+            {activity.length === 0 && <p class="muted">No activity yet.</p>}
+            <ol class="plain stack">
+              {activity.map((entry) => (
+                <ActivityItem key={entry.id} appId={app.id} entry={entry} />
+              ))}
+            </ol>
+          </section>
+        )}
+        {tab === 'channels' && <LazyChannels appId={app.id} socket={props.socket} />}
+        {tab === 'browser' && (
+          <AppBrowser
+            appId={app.id}
+            spaceId={spaceId}
+            conversationIds={appConversationIds(app.id)}
+            socket={props.socket}
+          />
+        )}
+        {tab === 'settings' && (
+          <section class="panel">
+            <SettingsForm app={app} onSaved={() => void props.reload()} />
+          </section>
+        )}
+      </div>
     </div>
+  );
+}
+
+const ACTIVITY_LABELS: Record<string, string> = {
+  run_complete: 'Run complete',
+  run_error: 'Run failed',
+  run_skipped: 'Run skipped',
+  milestone: 'Progress',
+  output: 'Output',
+  escalation: 'Question for you',
+  approval: 'Tool call approval',
+};
+const textOf = (v: unknown): string => (typeof v === 'string' ? v : '');
+
+/** A run's transcript (its messages), read when first opened. */
+function RunTranscript(props: { appId: string; runId: string }) {
+  const [messages, setMessages] = useState<MessageDto[] | null>(null);
+  const [error, setError] = useState('');
+  return (
+    <details
+      onToggle={(e) => {
+        if (!e.currentTarget.open || messages) return;
+        void api
+          .get<{ messages: MessageDto[] }>(`/api/apps/${props.appId}/runs/${encodeURIComponent(props.runId)}/session`)
+          .then(
+            (s) => setMessages(s.messages ?? []),
+            (err: ApiError) => setError(err.message),
+          );
+      }}
+    >
+      <summary>Transcript</summary>
+      {error && <p class="error">{error}</p>}
+      {messages?.length === 0 && <p class="muted">No messages.</p>}
+      <ol class="plain stack">
+        {messages?.map((m) => (
+          <li key={m.id} class={`msg ${m.role}`}>
+            <span class="muted">{m.role === 'user' ? 'Task' : m.role === 'assistant' ? 'Digital human' : m.role}</span>
+            <p class="pre-wrap">{m.content}</p>
+          </li>
+        ))}
+      </ol>
+    </details>
+  );
+}
+
+/** One activity entry rendered by its type (not raw JSON). */
+function ActivityItem(props: { appId: string; entry: ActivityEntryDto }) {
+  const { entry } = props;
+  const c = entry.content;
+  const response = c.userResponse as { choice?: unknown; text?: unknown } | undefined;
+  const resolution = c.resolution as { reason?: unknown } | undefined;
+  const answer = [textOf(response?.choice), textOf(response?.text)].filter(Boolean).join(' — ');
+  const choices = Array.isArray(c.choices) ? c.choices.map(String) : [];
+  return (
+    <li class="stack activity-entry" data-type={entry.type}>
+      <div class="row">
+        <span class={entry.type === 'run_error' ? 'badge error' : 'badge'}>
+          {ACTIVITY_LABELS[entry.type] ?? entry.type}
+        </span>
+        <span class="muted">{time(entry.ts)}</span>
+      </div>
+      {(entry.type === 'run_complete' || entry.type === 'milestone' || entry.type === 'output') && (
+        <p class="pre-wrap">{textOf(c.summary) || 'No summary.'}</p>
+      )}
+      {entry.type === 'run_error' && (
+        <p class="pre-wrap">
+          {textOf(c.error) || 'The run failed.'}
+          {c.interrupted === true && <span class="muted"> (interrupted)</span>}
+        </p>
+      )}
+      {entry.type === 'run_skipped' && <p>Skipped: {textOf(c.reason) || 'no reason given'}</p>}
+      {entry.type === 'escalation' && (
+        <>
+          <p class="pre-wrap">
+            <strong>Question:</strong> {textOf(c.question) || textOf(c.summary)}
+          </p>
+          {choices.length > 0 && <p class="muted">Choices: {choices.join(', ')}</p>}
+          {answer ? (
+            <p>
+              <strong>Your answer:</strong> {answer}
+            </p>
+          ) : resolution?.reason === 'expired' ? (
+            <p class="muted">Expired without an answer.</p>
+          ) : (
+            <p class="muted">Waiting for your answer.</p>
+          )}
+        </>
+      )}
+      {entry.type === 'approval' && (
+        <p>
+          {textOf(c.name) || 'A tool call'}
+          {textOf(c.outcome) ? `: ${textOf(c.outcome)}` : ': waiting for approval'}
+        </p>
+      )}
+      {entry.runId && entry.type !== 'run_skipped' && <RunTranscript appId={props.appId} runId={entry.runId} />}
+    </li>
   );
 }
 

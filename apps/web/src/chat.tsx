@@ -1,5 +1,7 @@
 import type { AskQuestion, PendingApprovalDto, SessionState, Thought, TokenUsageDto } from '#contracts/agent.js';
 import type { ConversationDto, ConversationSummaryDto, MessageDto } from '#contracts/conversations.js';
+import { CONVERSATION_UPDATED } from '#contracts/conversations.js';
+import type { AppConfiguration } from '#contracts/models.js';
 import type { EventEnvelope } from '#contracts/events.js';
 import { STREAM_GAP_CHANNEL } from '#contracts/events.js';
 import { useEffect, useRef, useState } from 'preact/hooks';
@@ -79,6 +81,38 @@ const readAsBase64 = (file: File): Promise<string> =>
     reader.readAsDataURL(file);
   });
 
+/**
+ * Messages replaced by a Retry, Regenerate or an edit, hidden: a user message sent again (the
+ * next user message, with only failed replies between, has the same text and images) and those
+ * failed replies; a message marked `superseded` (Regenerate and Edit mark the last one), and the
+ * user message of its turn once another user message follows. The server leaves them out of
+ * the model's context the same way (docs/api.md, "Agent").
+ */
+export function retriedMessages(messages: MessageDto[]): Set<string> {
+  const hidden = new Set<string>();
+  const failedReply = (m: MessageDto): boolean => m.role === 'assistant' && (Boolean(m.error) || m.superseded === true);
+  messages.forEach((m, i) => {
+    if (m.role !== 'user') {
+      if (m.superseded === true) hidden.add(m.id);
+      return;
+    }
+    let j = i + 1;
+    while (j < messages.length && failedReply(messages[j]!)) j++;
+    const next = messages[j];
+    if (next?.role !== 'user') return;
+    const between = messages.slice(i + 1, j);
+    // A superseded message of yours stays shown until the edited one follows (its sending may fail).
+    if (
+      m.superseded === true ||
+      between.some((r) => r.superseded === true) ||
+      (next.content === m.content &&
+        JSON.stringify(attachmentsOf(next).map((a) => a.data)) === JSON.stringify(attachmentsOf(m).map((a) => a.data)))
+    )
+      for (const r of messages.slice(i, j)) hidden.add(r.id);
+  });
+  return hidden;
+}
+
 /** Steps of a stored assistant message, read once when the conversation is opened. */
 function PastSteps(props: { path: string }) {
   const [steps, setSteps] = useState<Step[]>([]);
@@ -101,8 +135,88 @@ function PastSteps(props: { path: string }) {
   );
 }
 
+/** Copies text to the clipboard; false where the browser refuses. */
+async function copyText(text: string): Promise<boolean> {
+  try {
+    await navigator.clipboard.writeText(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Rendered Markdown; each code block gets a **Copy code** button. */
 export function Markdown(props: { text: string }) {
-  return <div class="markdown" dangerouslySetInnerHTML={{ __html: renderMarkdown(props.text) }} />;
+  const box = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    for (const pre of Array.from(box.current?.querySelectorAll('pre') ?? [])) {
+      if (pre.querySelector('.copy-code')) continue;
+      const button = document.createElement('button');
+      button.type = 'button';
+      button.className = 'link copy-code';
+      button.textContent = 'Copy code';
+      button.addEventListener('click', () => {
+        void copyText(pre.querySelector('code')?.textContent ?? '').then((ok) => {
+          button.textContent = ok ? 'Copied' : 'Copy failed';
+          setTimeout(() => (button.textContent = 'Copy code'), 1500);
+        });
+      });
+      pre.prepend(button);
+    }
+  });
+  return <div ref={box} class="markdown" dangerouslySetInnerHTML={{ __html: renderMarkdown(props.text) }} />;
+}
+
+/** A message's time: the clock time, with the date where it is not today; the full date and time on hover. */
+function MessageTime(props: { at: string }) {
+  const at = new Date(props.at);
+  if (!props.at || Number.isNaN(at.getTime())) return null;
+  const today = at.toDateString() === new Date().toDateString();
+  const short = today
+    ? at.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' })
+    : at.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+  return (
+    <time dateTime={props.at} title={at.toLocaleString()}>
+      {short}
+    </time>
+  );
+}
+
+/** A button that copies `text`, saying so for a moment. */
+function CopyButton(props: { text: string; label: string }) {
+  const [done, setDone] = useState('');
+  return (
+    <button
+      type="button"
+      class="link"
+      aria-label={props.label}
+      onClick={async () => {
+        setDone((await copyText(props.text)) ? 'Copied' : 'Copy failed');
+        setTimeout(() => setDone(''), 1500);
+      }}
+    >
+      {done || 'Copy'}
+    </button>
+  );
+}
+
+/** The conversation as Markdown: its title, then each message under its author and time. */
+export function conversationMarkdown(title: string, messages: MessageDto[]): string {
+  const parts = [`# ${title}`];
+  for (const m of messages) {
+    const who = m.role === 'user' ? 'You' : m.role === 'assistant' ? 'Assistant' : m.role;
+    parts.push(`## ${who}${m.createdAt ? ` (${m.createdAt})` : ''}`, m.content.trim());
+  }
+  return parts.join('\n\n') + '\n';
+}
+
+function download(name: string, text: string, type: string) {
+  const url = URL.createObjectURL(new Blob([text], { type }));
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = name;
+  a.click();
+  setTimeout(() => URL.revokeObjectURL(url), 1000);
 }
 
 /** Applies one conversation event to the running turn's view (docs/api.md, "Conversation events"). */
@@ -391,6 +505,8 @@ function QuestionCard(props: {
 export function ChatScreen(props: { space: Space; socket: EventSocket; conversationId?: string }) {
   const [list, setList] = useState<ConversationSummaryDto[]>([]);
   const [status, setStatus] = useState('');
+  /** The conversation this screen just created: its message box takes the focus. */
+  const [created, setCreated] = useState<string | null>(null);
   const base = `/api/spaces/${props.space.id}/conversations`;
   const reload = async () => {
     try {
@@ -400,6 +516,15 @@ export function ChatScreen(props: { space: Space; socket: EventSocket; conversat
     }
   };
   useEffect(() => void reload(), [props.space.id]);
+  // A title the model gave (after a conversation's first exchange) arrives as `conversation:updated`.
+  useEffect(
+    () =>
+      props.socket.on((event) => {
+        const d = event.data as { spaceId?: string };
+        if (event.channel === CONVERSATION_UPDATED && d.spaceId === props.space.id) void reload();
+      }),
+    [props.space.id],
+  );
   const act = async (work: () => Promise<unknown>) => {
     try {
       await work();
@@ -408,24 +533,57 @@ export function ChatScreen(props: { space: Space; socket: EventSocket; conversat
       setStatus((err as ApiError).message);
     }
   };
-  const sorted = [...list].sort(
-    (a, b) => Number(b.starred) - Number(a.starred) || b.updatedAt.localeCompare(a.updatedAt),
-  );
+  const [query, setQuery] = useState('');
+  const search = useRef<HTMLInputElement>(null);
+  const create = () =>
+    act(async () => {
+      const created = await api.post<{ id: string }>(base, {});
+      setCreated(created.id);
+      go('chat', created.id);
+    });
+  // Keyboard shortcuts (listed under the list): new conversation, focus the message box, search.
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      const mod = e.ctrlKey || e.metaKey;
+      if (mod && e.shiftKey && e.key.toLowerCase() === 'o') {
+        e.preventDefault();
+        void create();
+      } else if (mod && !e.shiftKey && e.key.toLowerCase() === 'k') {
+        e.preventDefault();
+        search.current?.focus();
+      } else if (e.shiftKey && e.key === 'Escape') {
+        e.preventDefault();
+        document.getElementById('composer')?.focus();
+      }
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, [props.space.id]);
+  const needle = query.trim().toLowerCase();
+  const sorted = [...list]
+    .filter((c) => !needle || c.title.toLowerCase().includes(needle))
+    .sort((a, b) => Number(b.starred) - Number(a.starred) || b.updatedAt.localeCompare(a.updatedAt));
   return (
-    <div class="chat">
+    <div class={props.conversationId ? 'chat has-open' : 'chat'}>
+      <h1 class="sr-only">Chat</h1>
       <section class="panel stack" aria-labelledby="conversations-title">
         <h2 id="conversations-title">Conversations</h2>
-        <button
-          class="primary"
-          onClick={() =>
-            act(async () => {
-              const created = await api.post<{ id: string }>(base, {});
-              go('chat', created.id);
-            })
-          }
-        >
+        <button class="primary" onClick={() => void create()} aria-keyshortcuts="Control+Shift+O">
           New conversation
         </button>
+        <label for="conversation-search" class="sr-only">
+          Search conversations
+        </label>
+        <input
+          id="conversation-search"
+          ref={search}
+          type="search"
+          placeholder="Search titles"
+          aria-keyshortcuts="Control+K"
+          value={query}
+          onInput={(e) => setQuery(e.currentTarget.value)}
+        />
+        {needle && sorted.length === 0 && <p class="muted">No conversation title matches.</p>}
         <ul class="plain list stack" aria-label="Conversations">
           {sorted.map((c) => (
             <li key={c.id} class="row">
@@ -471,6 +629,27 @@ export function ChatScreen(props: { space: Space; socket: EventSocket; conversat
         <p role="status" class="muted">
           {status}
         </p>
+        <details class="shortcuts">
+          <summary>Keyboard shortcuts</summary>
+          <dl>
+            <dt>
+              <kbd>Ctrl</kbd>/<kbd>⌘</kbd>+<kbd>Shift</kbd>+<kbd>O</kbd>
+            </dt>
+            <dd>New conversation</dd>
+            <dt>
+              <kbd>Shift</kbd>+<kbd>Esc</kbd>
+            </dt>
+            <dd>Focus the message box</dd>
+            <dt>
+              <kbd>Ctrl</kbd>/<kbd>⌘</kbd>+<kbd>K</kbd>
+            </dt>
+            <dd>Search conversations</dd>
+            <dt>
+              <kbd>Enter</kbd> / <kbd>Shift</kbd>+<kbd>Enter</kbd>
+            </dt>
+            <dd>Send / new line</dd>
+          </dl>
+        </details>
       </section>
       {props.conversationId ? (
         <Conversation
@@ -478,7 +657,9 @@ export function ChatScreen(props: { space: Space; socket: EventSocket; conversat
           space={props.space}
           socket={props.socket}
           conversationId={props.conversationId}
+          title={list.find((c) => c.id === props.conversationId)?.title}
           onTurnEnd={reload}
+          autoFocus={created === props.conversationId}
           browser
         />
       ) : (
@@ -508,6 +689,8 @@ export function Conversation(props: {
   space: Space;
   socket: EventSocket;
   conversationId: string;
+  /** The title as the list knows it (renamed there): it wins over the one read with the messages. */
+  title?: string;
   onTurnEnd?: () => void;
   send?: (message: string, images: Attachment[]) => Promise<unknown>;
   stop?: () => Promise<unknown>;
@@ -516,6 +699,8 @@ export function Conversation(props: {
   thoughtsPath?: (messageId: string) => string;
   /** The assistant's chat: the AI browser switch, and its pages' live view. */
   browser?: boolean;
+  /** Focus the message box when shown (a conversation just created). */
+  autoFocus?: boolean;
 }) {
   const id = props.conversationId;
   const [conversation, setConversation] = useState<ConversationDto | null>(null);
@@ -524,8 +709,20 @@ export function Conversation(props: {
   const [draft, setDraft] = useState('');
   const [images, setImages] = useState<Attachment[]>([]);
   const [error, setError] = useState('');
+  /** The last turn failed on the server (not a message the server refused, nor a stop): Retry is offered. */
+  const [turnFailed, setTurnFailed] = useState(false);
   const [usage, setUsage] = useState<Partial<TokenUsageDto> | null>(null);
+  /** The text of the last user message being edited (null: not editing). */
+  const [editing, setEditing] = useState<string | null>(null);
+  const editBox = useRef<HTMLTextAreaElement>(null);
+  useEffect(() => {
+    if (editing !== null) editBox.current?.focus();
+  }, [editing !== null]);
   const bottom = useRef<HTMLDivElement>(null);
+  const composer = useRef<HTMLTextAreaElement>(null);
+  useEffect(() => {
+    if (props.autoFocus) composer.current?.focus();
+  }, []);
   const thoughtsPath =
     props.thoughtsPath ??
     ((messageId: string) =>
@@ -588,9 +785,12 @@ export function Conversation(props: {
         clearTimeout(pendingEnd);
         setGenerating(true);
         setError('');
+        setTurnFailed(false);
       }
-      if (event.channel === 'agent:error')
+      if (event.channel === 'agent:error') {
         setError(d.errorType === 'interrupted' ? 'Stopped.' : (d.error ?? 'The turn failed.'));
+        setTurnFailed(d.errorType !== 'interrupted');
+      }
       if (event.channel === 'agent:complete') {
         // Replayed from the log's start, this may end an earlier turn: a turn-start right after says so.
         if (Date.now() < replayUntil) pendingEnd = setTimeout(() => finish(d.tokenUsage), REPLAY_SETTLE_MS);
@@ -608,15 +808,42 @@ export function Conversation(props: {
 
   useEffect(() => bottom.current?.scrollIntoView({ block: 'end' }), [conversation, live]);
 
-  const messages: MessageDto[] = conversation?.messages ?? [];
+  const stored: MessageDto[] = conversation?.messages ?? [];
+  const retried = retriedMessages(stored);
+  const messages = stored.filter((m) => !retried.has(m.id));
   const lastUser = [...messages].reverse().find((m) => m.role === 'user');
   const last = messages.at(-1);
-  const failed = Boolean(error && error !== 'Stopped.') || last?.role === 'user' || Boolean(last?.error);
+  // Only a failed turn offers Retry: a message the server refused (an attachment, say) stays in the box to fix.
+  const failed = turnFailed || last?.role === 'user' || Boolean(last?.error);
   const assistantIds = messages.filter((m) => m.role === 'assistant' && !m.id.startsWith('local-')).map((m) => m.id);
+  // Edit and Regenerate: the assistant's chat (a digital human's has operations of its own), between turns.
+  const canRevise = !props.send && !generating && Boolean(lastUser) && !lastUser?.id.startsWith('local-');
+  const conversationPath = `/api/spaces/${props.space.id}/conversations/${encodeURIComponent(id)}`;
+
+  /**
+   * Edit (another text) and Regenerate (the same text): the last message is marked `superseded`,
+   * then the message is sent; the server then leaves the replaced turn out of the model's
+   * context, as it does a failed turn's (docs/api.md, "Agent"). No branch is kept.
+   */
+  async function revise(message: string): Promise<void> {
+    if (!lastUser) return;
+    setError('');
+    try {
+      const marked = await api.put<MessageDto>(`${conversationPath}/messages/last`, { superseded: true });
+      setConversation((c) =>
+        c ? { ...c, messages: c.messages.map((m) => (m.id === marked.id ? { ...m, superseded: true } : m)) } : c,
+      );
+    } catch (err) {
+      setError((err as ApiError).message);
+      return;
+    }
+    if (await submit(message, attachmentsOf(lastUser))) setEditing(null);
+  }
   const withSteps = new Set(assistantIds.slice(-PAST_STEPS_MESSAGES));
 
   async function submit(message: string, attached: Attachment[]): Promise<boolean> {
     setError('');
+    setTurnFailed(false);
     const payload = attached.map(({ mediaType, data }) => ({ type: 'base64', mediaType, data }));
     try {
       if (props.send) await props.send(message, payload);
@@ -638,7 +865,7 @@ export function Conversation(props: {
                   id: `local-${Date.now()}`,
                   role: 'user',
                   content: message,
-                  createdAt: '',
+                  createdAt: new Date().toISOString(),
                   ...(payload.length ? { images: payload } : {}),
                 },
               ],
@@ -680,17 +907,97 @@ export function Conversation(props: {
   }
 
   return (
-    <section class="panel stack" aria-label={conversation?.title ?? 'Conversation'}>
+    <section class="panel stack" aria-label={props.title ?? conversation?.title ?? 'Conversation'}>
       <div class="row">
-        <h2 class="grow">{conversation?.title ?? '…'}</h2>
+        {props.browser && (
+          <a class="phone-only" href={href('chat')}>
+            ← Conversations
+          </a>
+        )}
+        <h2 class="grow">{props.title ?? conversation?.title ?? '…'}</h2>
+        <button
+          type="button"
+          disabled={messages.length === 0}
+          onClick={() => {
+            const title = props.title ?? conversation?.title ?? 'Conversation';
+            const file = `${title.replace(/[^\p{L}\p{N} _-]+/gu, '').trim() || 'conversation'}.md`;
+            download(file, conversationMarkdown(title, messages), 'text/markdown');
+          }}
+        >
+          Export as Markdown
+        </button>
+        {!props.send && conversation && (
+          <ModelPicker
+            path={conversationPath}
+            conversation={conversation}
+            onPinned={(pinned) => setConversation((c) => (c ? { ...c, ...pinned } : c))}
+          />
+        )}
         {props.browser && <BrowserToggle spaceId={props.space.id} conversationId={id} socket={props.socket} />}
       </div>
       <div class="conversation-body">
         <div class="messages" role="log" aria-label="Messages" aria-live="polite">
           {messages.map((m) => (
             <div key={m.id} class={`msg ${m.role}`}>
+              <p class="msg-meta muted">
+                <span>{m.role === 'user' ? 'You' : 'Assistant'}</span> <MessageTime at={m.createdAt} />{' '}
+                <CopyButton text={m.content} label={m.role === 'user' ? 'Copy your message' : 'Copy reply'} />
+                {canRevise && m === lastUser && editing === null && (
+                  <button type="button" class="link" onClick={() => setEditing(m.content)}>
+                    Edit
+                  </button>
+                )}
+                {canRevise && m === last && m.role === 'assistant' && (
+                  <button
+                    type="button"
+                    class="link"
+                    aria-describedby="regenerate-help"
+                    onClick={() => void revise(lastUser!.content)}
+                  >
+                    Regenerate
+                  </button>
+                )}
+                {canRevise && m === last && m.role === 'assistant' && (
+                  <span id="regenerate-help" class="sr-only">
+                    Replaces this reply with a new one.
+                  </span>
+                )}
+              </p>
               {m.role === 'assistant' && withSteps.has(m.id) && <PastSteps path={thoughtsPath(m.id)} />}
-              {m.role === 'user' ? <p class="pre-wrap">{m.content}</p> : <Markdown text={m.content} />}
+              {m === lastUser && editing !== null && canRevise ? (
+                <form
+                  class="stack"
+                  aria-label="Edit your message"
+                  onSubmit={(e) => {
+                    e.preventDefault();
+                    if (editing.trim()) void revise(editing.trim());
+                  }}
+                >
+                  <label for="edit-message">Edit your message</label>
+                  <textarea
+                    id="edit-message"
+                    rows={3}
+                    value={editing}
+                    ref={editBox}
+                    onInput={(e) => setEditing(e.currentTarget.value)}
+                    onKeyDown={(e) => {
+                      if (e.key === 'Escape') setEditing(null);
+                    }}
+                  />
+                  <div class="row">
+                    <button type="submit" class="primary" disabled={!editing.trim()}>
+                      Send edited message
+                    </button>
+                    <button type="button" onClick={() => setEditing(null)}>
+                      Cancel
+                    </button>
+                  </div>
+                </form>
+              ) : m.role === 'user' ? (
+                <p class="pre-wrap">{m.content}</p>
+              ) : (
+                <Markdown text={m.content} />
+              )}
               {attachmentsOf(m).length > 0 && (
                 <div class="row attachments">
                   {attachmentsOf(m).map((a, i) => (
@@ -760,6 +1067,7 @@ export function Conversation(props: {
       <form class="stack" onSubmit={send}>
         <label for="composer">Message</label>
         <textarea
+          ref={composer}
           id="composer"
           rows={3}
           value={draft}
@@ -816,5 +1124,71 @@ export function Conversation(props: {
         </div>
       </form>
     </section>
+  );
+}
+
+/** The value of a pin in the model picker ('' is the default model). */
+const pinValue = (sourceId: string, modelId: string): string => JSON.stringify([sourceId, modelId]);
+
+/**
+ * The model a conversation runs on (docs/api.md, "Conversations": the pin of
+ * `PUT …/conversations/:id`): the configured sources' models, or the default one (no pin,
+ * the current source and its model).
+ */
+function ModelPicker(props: {
+  path: string;
+  conversation: ConversationDto;
+  onPinned: (pin: { modelSourceId?: string; modelId?: string }) => void;
+}) {
+  const [config, setConfig] = useState<AppConfiguration | null>(null);
+  const [status, setStatus] = useState('');
+  useEffect(() => {
+    void api.get<AppConfiguration>('/api/config').then(setConfig, () => undefined);
+  }, []);
+  const sources = config?.aiSources.sources ?? [];
+  if (sources.length === 0) return null;
+  const current = sources.find((s) => s.id === config?.aiSources.currentId);
+  const { modelSourceId, modelId } = props.conversation;
+  const pinned = modelSourceId && modelId ? pinValue(modelSourceId, modelId) : '';
+  const options = sources.flatMap((s) =>
+    [s.model, ...s.availableModels.map((m) => m.id).filter((m) => m !== s.model)].map((m) => ({
+      value: pinValue(s.id, m),
+      label: `${s.name} · ${m}`,
+    })),
+  );
+  // A pin naming a removed source or an unlisted model still shows.
+  if (pinned && !options.some((o) => o.value === pinned))
+    options.push({ value: pinned, label: `${modelId} (not listed)` });
+  return (
+    <span class="row">
+      <label for="conversation-model" class="sr-only">
+        Model
+      </label>
+      <select
+        id="conversation-model"
+        value={pinned}
+        onChange={async (e) => {
+          const value = e.currentTarget.value;
+          const [sourceId, model] = value ? (JSON.parse(value) as [string, string]) : [null, null];
+          try {
+            const updated = await api.put<ConversationDto>(props.path, { modelSourceId: sourceId, modelId: model });
+            props.onPinned({ modelSourceId: updated.modelSourceId, modelId: updated.modelId });
+            setStatus(model ? `Model: ${model}` : 'Model: default');
+          } catch (err) {
+            setStatus((err as ApiError).message);
+          }
+        }}
+      >
+        <option value="">Default{current ? ` (${current.name} · ${current.model})` : ''}</option>
+        {options.map((o) => (
+          <option key={o.value} value={o.value}>
+            {o.label}
+          </option>
+        ))}
+      </select>
+      <span role="status" class="sr-only">
+        {status}
+      </span>
+    </span>
   );
 }

@@ -157,7 +157,20 @@ export function FilesScreen(props: { space: Space; socket: EventSocket }) {
     return () => clearTimeout(timer);
   }, [query, props.space.id]);
 
+  /** Edits not saved yet: another file opening (or the page closing) asks first. */
+  const unsaved = editing !== null && opened?.text !== undefined && editing !== opened.text;
+  useEffect(() => {
+    if (!unsaved) return;
+    const warn = (e: BeforeUnloadEvent) => e.preventDefault();
+    window.addEventListener('beforeunload', warn);
+    return () => window.removeEventListener('beforeunload', warn);
+  }, [unsaved]);
+
   async function open(entry: Entry) {
+    if (entry.type !== 'folder' && unsaved && opened && entry.path !== opened.entry.path) {
+      const discard = await confirmAction(`Discard your unsaved changes to ${opened.entry.name}?`, 'Discard changes');
+      if (!discard) return;
+    }
     setSelected(entry);
     if (entry.type === 'folder') return toggle(entry.path);
     setEditing(null);
@@ -205,6 +218,13 @@ export function FilesScreen(props: { space: Space; socket: EventSocket }) {
       setStatus((err as ApiError).message);
       return false;
     }
+  };
+
+  /** Saves the open file's edited text; the viewer then shows it. */
+  const save = async (file: Opened, text: string): Promise<boolean> => {
+    const saved = await act(() => api.post('/api/artifacts/save', { path: file.entry.path, content: text }), 'Saved.');
+    if (saved) setOpened((o) => (o && o.entry.path === file.entry.path ? { ...o, text } : o));
+    return saved;
   };
 
   /** A renamed or moved entry: the selection, the open file and the focus follow it to `path`. */
@@ -280,9 +300,17 @@ export function FilesScreen(props: { space: Space; socket: EventSocket }) {
         onClick={async () => {
           const name = await ask('New file', 'File name', '', 'Create');
           const folder = targetFolder();
-          if (name)
-            await act(() => api.post(`${base}/file`, { name, parentPath: folder, content: '' }), `Created ${name}.`);
-          void loadFolder(folder);
+          const created =
+            !!name &&
+            (await act(() => api.post(`${base}/file`, { name, parentPath: folder, content: '' }), `Created ${name}.`));
+          await loadFolder(folder);
+          if (created) {
+            // The new file is opened, and its tree item takes the focus (its folder shown open).
+            const path = `${folder}/${name}`;
+            setExpanded((prev) => new Set(prev).add(folder));
+            await open({ name, type: 'file', path, relativePath: path.slice(root.length + 1) });
+            focusItem(path);
+          }
         }}
       >
         New file
@@ -440,7 +468,6 @@ export function FilesScreen(props: { space: Space; socket: EventSocket }) {
                 class="link item"
                 data-path={entry.path}
                 tabIndex={entry.path === (focused ?? visible()[0]?.path) ? 0 : -1}
-                aria-selected={selected?.path === entry.path}
                 onFocus={() => setFocused(entry.path)}
                 onKeyDown={(e) => onTreeKey(e, entry)}
                 onClick={() => void open(entry)}
@@ -458,6 +485,7 @@ export function FilesScreen(props: { space: Space; socket: EventSocket }) {
 
   return (
     <div class="split">
+      <h1 class="sr-only">Files</h1>
       <section
         class={`panel stack dropzone ${over ? 'over' : ''}`}
         aria-label="File tree"
@@ -518,12 +546,7 @@ export function FilesScreen(props: { space: Space; socket: EventSocket }) {
                 class="stack"
                 onSubmit={async (e) => {
                   e.preventDefault();
-                  await act(
-                    () => api.post('/api/artifacts/save', { path: opened.entry.path, content: editing }),
-                    'Saved.',
-                  );
-                  setOpened({ ...opened, text: editing });
-                  setEditing(null);
+                  if (await save(opened, editing)) setEditing(null);
                 }}
               >
                 <label for="editor" class="sr-only">
@@ -534,6 +557,13 @@ export function FilesScreen(props: { space: Space; socket: EventSocket }) {
                   class="editor"
                   value={editing}
                   onInput={(e) => setEditing(e.currentTarget.value)}
+                  onKeyDown={(e) => {
+                    // Ctrl+S (⌘S): save and keep editing.
+                    if (e.key.toLowerCase() === 's' && (e.ctrlKey || e.metaKey) && !e.altKey) {
+                      e.preventDefault();
+                      void save(opened, e.currentTarget.value);
+                    }
+                  }}
                 />
                 <div class="row">
                   <button class="primary" type="submit">

@@ -4,6 +4,7 @@ import type { RemoteStatus } from '#contracts/api.js';
 import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError } from './api.js';
 import { confirmAction } from './dialogs.js';
+import { isFromEnvironment } from './seed.js';
 
 /** Settings: model sources (add, test, switch, choose the model, remove) and the server's version and status. */
 export function SettingsScreen() {
@@ -45,6 +46,8 @@ export function SettingsScreen() {
     );
   };
   const sources: AISource[] = config?.aiSources.sources ?? [];
+  /** The `assistant` branch: its switches (docs/api.md, "Conversation titles"). */
+  const assistant = (config?.assistant ?? {}) as Record<string, unknown>;
   return (
     <div class="stack">
       <section class="panel stack" aria-labelledby="sources-title">
@@ -55,8 +58,19 @@ export function SettingsScreen() {
             <li key={s.id} class="row">
               <span class="grow">
                 <strong>{s.name}</strong> <span class="badge">{s.provider}</span>
-                {config?.aiSources.currentId === s.id && <span class="badge">in use</span>}{' '}
+                {config?.aiSources.currentId === s.id && <span class="badge">in use</span>}
+                {isFromEnvironment(s) && (
+                  <span class="badge" title="Set by SVC_AI_* at the server's start">
+                    from the environment
+                  </span>
+                )}{' '}
                 <span class="muted">{s.apiUrl}</span>
+                {isFromEnvironment(s) && (
+                  <span class="muted block">
+                    Comes from the server's SVC_AI_* variables: it is set again from them at every start, so change it
+                    there. Sources added here are kept.
+                  </span>
+                )}
               </span>
               <label for={`model-${s.id}`} class="sr-only">
                 Model of {s.name}
@@ -165,6 +179,24 @@ export function SettingsScreen() {
         <p role="status" class="muted">
           {status}
         </p>
+      </section>
+      <section class="panel stack" aria-labelledby="chat-settings-title">
+        <h2 id="chat-settings-title">Chat</h2>
+        <label class="row">
+          <input
+            type="checkbox"
+            checked={assistant.autoTitle === true}
+            disabled={!config}
+            onChange={(e) =>
+              // POST /api/config replaces the whole branch: the assistant's other switches go with it.
+              void act(
+                api.post('/api/config', { assistant: { ...assistant, autoTitle: e.currentTarget.checked } }),
+                e.currentTarget.checked ? 'New conversations will be titled by the model.' : 'Automatic titles off.',
+              )
+            }
+          />
+          Title new conversations with the model (one short call after the first reply)
+        </label>
       </section>
       <section class="panel" aria-labelledby="server-title">
         <h2 id="server-title">Server</h2>

@@ -11,7 +11,7 @@ import type {
 import { STORE_ENTRY_TYPES } from '#contracts/store.js';
 import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError, q } from './api.js';
-import { initialValues, SettingsFields, settingsOf, translationFor } from './apps.js';
+import { checkedSettings, initialValues, SettingsFields, settingsOf, translationFor } from './apps.js';
 import { confirmAction } from './dialogs.js';
 import { Markdown } from './chat.js';
 import { go } from './route.js';
@@ -284,13 +284,15 @@ function InstallForm(props: { detail: StoreDetailDto; space: Space; onCancel: ()
       aria-label="Install with settings"
       onSubmit={async (e) => {
         e.preventDefault();
+        const checked = checkedSettings(schema, values);
+        if (!checked.ok) return setStatus(checked.error);
         setBusy(true);
         setStatus('Installing…');
         try {
           const { appId } = await api.post<{ appId: string }>('/api/store/install', {
             slug: props.detail.entry.slug,
             spaceId: props.space.id,
-            userConfig: values,
+            userConfig: checked.values,
           });
           go('apps', appId);
         } catch (err) {

@@ -41,8 +41,21 @@ export interface PendingApprovalDto {
 
 /** How a held call ended: `approved`, `rejected` (by a person), `timeout` or `stopped` (both reject it). */
 export type ApprovalOutcome = 'approved' | 'rejected' | 'timeout' | 'stopped';
-/** Who answered: the API, the web app, the assistant's own API relay, or the server (timeout, stop). */
-export type ApprovalDecider = 'api' | 'web' | 'assistant' | 'server';
+/**
+ * Who answered: the API, the web app, the assistant's own API relay, a message channel's owner
+ * (a button or a reply in the thread; who exactly is in `channelUser`), or the server (timeout, stop).
+ */
+export type ApprovalDecider = 'api' | 'web' | 'assistant' | 'channel' | 'server';
+
+/** The channel owner who answered from a chat thread (docs/api/channels.md, "Tool approvals in a thread"). */
+export interface ApprovalChannelUser {
+  /** The channel type (`telegram`, `webhook`, …). */
+  channel: string;
+  instanceId: string;
+  /** The platform's user id. */
+  userId: string;
+  name?: string;
+}
 
 /** The audit of one held call, kept on its thought. */
 export interface ApprovalRecord {
@@ -50,6 +63,8 @@ export interface ApprovalRecord {
   deadline: string;
   outcome?: ApprovalOutcome;
   decidedBy?: ApprovalDecider;
+  /** With `decidedBy: "channel"`: which platform user decided, on which instance. */
+  channelUser?: ApprovalChannelUser;
   decidedAt?: string;
   reason?: string;
 }

@@ -9,6 +9,17 @@ export type ReplyScope = 'all' | 'group' | 'direct';
 export type GuestPolicy = 'deny' | 'chat-only';
 export type ChannelState = 'connecting' | 'online' | 'standby' | 'offline';
 
+/**
+ * A button under an outbound message (Telegram inline keyboard, Slack block actions). `id` comes
+ * back as the `choiceId` of the press: opaque, at most 64 bytes (Telegram's callback_data limit).
+ */
+export interface ChannelChoice {
+  id: string;
+  label: string;
+  /** A hint where the platform styles buttons (Slack's `primary`/`danger`); ignored elsewhere. */
+  style?: 'primary' | 'danger';
+}
+
 /** The value every credential is answered with. */
 export const MASKED = '***';
 

@@ -9,6 +9,24 @@ export type MessageRole = (typeof MESSAGE_ROLES)[number];
 export const DEFAULT_CONVERSATION_TITLE = 'New conversation';
 export const CONVERSATION_TITLE_MAX = 500;
 
+/**
+ * A conversation's title changed without a request of the one watching: the model titled it
+ * after its first exchange (docs/api.md, "Conversation titles"). To every connection.
+ */
+export const CONVERSATION_UPDATED = 'conversation:updated';
+export interface ConversationUpdatedEvent {
+  spaceId: string;
+  conversationId: string;
+  title: string;
+}
+
+/**
+ * Message meta of a reply replaced by Regenerate or by editing the message before it (the web
+ * app's Edit and Regenerate): left out of the model's context, with the user message of its turn
+ * when a different message follows (docs/api.md, "Agent").
+ */
+export const SUPERSEDED_META = 'superseded';
+
 /** docs/api.md, "Conversation events": `agent:complete`. */
 export interface TokenUsage {
   inputTokens: number;
@@ -50,6 +68,8 @@ export interface MessageDto {
   images?: unknown[];
   tokenUsage?: Partial<TokenUsage>;
   error?: string;
+  /** Replaced by Regenerate or an edit (SUPERSEDED_META). */
+  superseded?: boolean;
   [extra: string]: unknown;
 }
 

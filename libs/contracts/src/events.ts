@@ -40,6 +40,7 @@ import type {
   ConfigChanged,
 } from './models.js';
 import type { SPACE_CHANGED, SpaceChangedEvent } from './spaces.js';
+import type { CONVERSATION_UPDATED, ConversationUpdatedEvent } from './conversations.js';
 import type {
   TeamBlackboardEvent,
   TeamChannels,
@@ -192,6 +193,7 @@ export interface GlobalEventMap {
   [StoreChannels.upgradeAvailable]: StoreUpgradeAvailableEvent;
   [AI_SOURCES_CATALOG_CHANGED]: AiSourcesCatalogChanged;
   [SPACE_CHANGED]: SpaceChangedEvent;
+  [CONVERSATION_UPDATED]: ConversationUpdatedEvent;
   [TeamChannels.updated]: TeamUpdatedEvent;
   [TeamChannels.blackboard]: TeamBlackboardEvent;
   [TeamChannels.message]: TeamMessageEvent;
@@ -255,6 +257,7 @@ export const EVENT_CHANNELS: readonly EventChannel[] = Object.keys({
   'store:upgrade-available': 1,
   'ai-sources:catalog-changed': 1,
   'space:changed': 1,
+  'conversation:updated': 1,
   'team:updated': 1,
   'team:blackboard': 1,
   'team:message': 1,

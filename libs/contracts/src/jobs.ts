@@ -1,4 +1,5 @@
 import type { TurnKind } from './agent.js';
+import type { ChannelChoice } from './channels.js';
 
 /**
  * Typed job map: every job name the server enqueues, with its payload.
@@ -47,6 +48,8 @@ export interface JobMap {
     chatId: string;
     replyTo: string | null;
     parts: string[];
+    /** Buttons under the last part (only for providers that show them: `supportsChoices`). */
+    choices?: ChannelChoice[];
   };
 }
 

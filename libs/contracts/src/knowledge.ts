@@ -51,6 +51,24 @@ export interface RawFileDto {
   source: 'raw' | 'linked';
 }
 
+/** A linked folder: a folder of a workspace whose accepted files are sources, kept in step with it. */
+export interface LinkedDirDto {
+  id: string;
+  kbId: string;
+  spaceId: string;
+  /** Inside the space's folder, forward slashes ('' for the whole space). */
+  path: string;
+  label?: string;
+  /** `error`: the folder could not be read (gone, or not a folder); `error` says why. */
+  state: 'active' | 'error';
+  error?: string;
+  /** Sources it brings. */
+  fileCount: number;
+  /** The folder inside the knowledge base its sources are listed under (`raw`'s paths start with it). */
+  prefix: string;
+  createdAt: string;
+}
+
 export interface AddFilesResultDto {
   added: string[];
   rejected: Array<{ path: string; reason: string }>;

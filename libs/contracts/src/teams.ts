@@ -137,12 +137,13 @@ export interface TeamArtifactDto {
 }
 
 /** What fires a team's trigger: the sources of a digital human's subscriptions that teams take. */
-export type TeamTriggerType = 'schedule' | 'webhook';
+export type TeamTriggerType = 'schedule' | 'webhook' | 'file';
 
 /**
  * A team's trigger (docs/api/teams.md, "Triggers"): its firing opens a run epoch. `source.config`
  * as a subscription's (schedule `{every|cron, timezone?, workday_calendar?}`, webhook
- * `{path, secret?}`; a secret is answered as `"********"`); `nextRunAt` of a schedule.
+ * `{path, secret?}`, file `{pattern?, path?}`; a secret is answered as `"********"`); `nextRunAt`
+ * of a schedule.
  */
 export interface TeamTriggerDto {
   id: string;

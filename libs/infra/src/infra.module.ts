@@ -41,8 +41,9 @@ import { TriggerScheduler } from '#core/triggers/trigger-scheduler.js';
 import { TypeormTriggerStore } from './triggers/typeorm-trigger.store.js';
 import { TeamRepository } from '#core/ports/team.repository.port.js';
 import { TypeormTeamRepository } from './teams/typeorm-team.repository.js';
-import { DocumentParser, KnowledgeFiles, KnowledgeRepository } from '#core/knowledge/knowledge.ports.js';
+import { DocumentParser, Embeddings, KnowledgeFiles, KnowledgeRepository } from '#core/knowledge/knowledge.ports.js';
 import { BuiltInDocumentParser } from './knowledge/document-parsers.js';
+import { OpenAICompatibleEmbeddings } from './knowledge/openai-embeddings.js';
 import { DiskKnowledgeFiles } from './knowledge/disk-knowledge-files.js';
 import { TypeormKnowledgeRepository } from './knowledge/typeorm-knowledge.repository.js';
 import { ChannelRepository } from '#core/ports/channel.repository.port.js';
@@ -164,9 +165,10 @@ export class InfraModule {
       { provide: AppScheduler, useExisting: TriggerScheduler },
       { provide: TeamRepository, useValue: new TypeormTeamRepository(infra.dataSource) },
       // Knowledge bases (docs/api/knowledge.md): records and chunk index in Postgres, source files in the data folder.
-      { provide: KnowledgeRepository, useValue: new TypeormKnowledgeRepository(infra.dataSource) },
+      { provide: KnowledgeRepository, useValue: new TypeormKnowledgeRepository(infra.dataSource, config.kbVectorCacheMb * 1024 * 1024) },
       { provide: KnowledgeFiles, useValue: new DiskKnowledgeFiles(config.dataDir) },
       { provide: DocumentParser, useClass: BuiltInDocumentParser },
+      { provide: Embeddings, useClass: OpenAICompatibleEmbeddings },
       { provide: ChannelRepository, useValue: new TypeormChannelRepository(infra.dataSource) },
       {
         provide: ChannelProviders,

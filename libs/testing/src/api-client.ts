@@ -2,18 +2,30 @@ import assert from 'node:assert/strict';
 import request from 'supertest';
 import type { TestServer } from './test-server.js';
 
-/** Signed-in HTTP calls to a test server, and envelope checks. */
-export function apiClient(server: TestServer) {
-  const auth = (r: request.Test) => r.set('Authorization', `Bearer ${server.password}`);
+/**
+ * Signed-in HTTP calls to a test server, and envelope checks. `password` defaults to the one the
+ * server was started with (give it for a server that generated its own).
+ */
+export function apiClient(server: Pick<TestServer, 'url' | 'password'>, password = server.password) {
+  const auth = (r: request.Test) => r.set('Authorization', `Bearer ${password}`);
   return {
     get: (p: string) => auth(request(server.url).get(p)),
-    post: (p: string, body?: object) => {
+    post: (p: string, body?: unknown) => {
       const r = auth(request(server.url).post(p));
-      return body === undefined ? r : r.send(body);
+      return body === undefined ? r : r.send(body as object);
     },
     patch: (p: string, body: unknown) => auth(request(server.url).patch(p)).send(body as object),
-    del: (p: string) => auth(request(server.url).delete(p)),
+    put: (p: string, body: unknown) => auth(request(server.url).put(p)).send(body as object),
+    del: (p: string, body?: object) => {
+      const r = auth(request(server.url).delete(p));
+      return body === undefined ? r : r.send(body);
+    },
   };
+}
+
+/** The signed-in header, for calls made without supertest (a raw node:http request). */
+export function authHeaders(server: TestServer): { Authorization: string } {
+  return { Authorization: `Bearer ${server.password}` };
 }
 
 /** The `data` of a 200 success envelope. */

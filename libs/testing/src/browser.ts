@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
@@ -57,4 +57,55 @@ export function launchChromium(): Promise<Browser> {
 export async function screenshot(page: Page, name: string): Promise<void> {
   mkdirSync(SCREENSHOT_DIR, { recursive: true });
   await page.screenshot({ path: join(SCREENSHOT_DIR, `${name}.png`), fullPage: false, animations: 'disabled' });
+}
+
+/** One axe-core violation, reduced to what a failing assertion should show. */
+export interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: string[];
+}
+
+let axeSource: string | undefined;
+
+/**
+ * Runs axe-core (the devDependency's `axe.min.js`, injected into the page) on the page as it is
+ * now, with the WCAG 2.1 A/AA rules and best practices, and returns its violations: an empty
+ * list is a page without violations. Each node is named by its CSS target and its failure
+ * summary (for contrast: the colours and the ratio).
+ */
+export async function axeViolations(page: Page): Promise<AxeViolation[]> {
+  axeSource ??= readFileSync(join(REPO_ROOT, 'node_modules/axe-core/axe.min.js'), 'utf8');
+  const present = await page.evaluate(() => 'axe' in globalThis);
+  // Evaluated through the debugging protocol: the app's CSP (script-src 'self') refuses inline scripts.
+  if (!present) await page.evaluate(axeSource);
+  return page.evaluate(async () => {
+    type AxeResult = {
+      violations: {
+        id: string;
+        impact: string | null;
+        help: string;
+        nodes: { target: string[]; failureSummary?: string }[];
+      }[];
+    };
+    const axe = (globalThis as unknown as { axe: { run(ctx: unknown, opts: unknown): Promise<AxeResult> } }).axe;
+    const result = await axe.run((globalThis as unknown as { document: unknown }).document, {
+      runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] },
+      resultTypes: ['violations'],
+    });
+    return result.violations.map((v) => ({
+      id: v.id,
+      impact: v.impact,
+      help: v.help,
+      nodes: v.nodes.map(
+        (n) => `${n.target.join(' ')}: ${(n.failureSummary ?? '').replace(/\s+/g, ' ').slice(0, 240)}`,
+      ),
+    }));
+  });
+}
+
+/** The violations as lines for an assertion message. */
+export function formatViolations(violations: AxeViolation[]): string {
+  return violations.map((v) => `${v.id} (${v.impact}): ${v.help}\n  ${v.nodes.join('\n  ')}`).join('\n');
 }

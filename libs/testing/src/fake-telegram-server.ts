@@ -7,8 +7,11 @@ import type { AddressInfo } from 'node:net';
  * File, the `{ok, result}` / `{ok: false, error_code, description}` answers, `409 Conflict:
  * terminated by other getUpdates request`) are those of the public Bot API documentation
  * (https://core.telegram.org/bots/api). Served: `POST|GET /bot<token>/<method>` for getMe,
- * getUpdates (long polling), setWebhook, deleteWebhook, sendMessage, sendChatAction, getFile,
- * and `GET /file/bot<token>/<file_path>` for downloads.
+ * getUpdates (long polling), setWebhook, deleteWebhook, sendMessage (with an inline keyboard in
+ * `reply_markup`), sendChatAction, getFile, answerCallbackQuery, editMessageText, and
+ * `GET /file/bot<token>/<file_path>` for downloads. A press of an inline keyboard button is a
+ * `callback_query` update (`press`). `allowed_updates` of getUpdates and setWebhook is honoured:
+ * an update of a type not asked for is never delivered, as on Telegram.
  */
 
 export interface TgUser {
@@ -36,24 +39,64 @@ export interface TgMessage {
   photo?: Array<{ file_id: string; file_unique_id: string; width: number; height: number; file_size?: number }>;
 }
 
+export interface InlineKeyboardMarkup {
+  inline_keyboard: Array<Array<{ text: string; callback_data?: string }>>;
+}
+
+export interface TgCallbackQuery {
+  id: string;
+  from: TgUser;
+  /** The bot's message that carried the button. */
+  message?: {
+    message_id: number;
+    from: TgUser;
+    chat: TgChat;
+    date: number;
+    text?: string;
+    reply_markup?: InlineKeyboardMarkup;
+  };
+  chat_instance: string;
+  data?: string;
+}
+
 export interface TgUpdate {
   update_id: number;
   message?: TgMessage;
+  callback_query?: TgCallbackQuery;
 }
 
 export interface SentMessage {
+  message_id: number;
   chat_id: number | string;
   text: string;
   reply_parameters?: { message_id: number };
+  /** Its inline keyboard, as sent or last edited (removed by an edit without one). */
+  reply_markup?: InlineKeyboardMarkup;
+}
+
+/** An answerCallbackQuery call. */
+export interface CallbackAnswer {
+  callback_query_id: string;
+  text?: string;
+  show_alert?: boolean;
 }
 
 export class FakeTelegramServer {
   readonly bot: TgUser = { id: 777000, is_bot: true, first_name: 'Chatty', username: 'chatty_bot' };
   readonly sent: SentMessage[] = [];
   readonly actions: Array<{ chat_id: number | string; action: string }> = [];
+  /** answerCallbackQuery calls, in order. */
+  readonly callbackAnswers: CallbackAnswer[] = [];
+  /** editMessageText calls, in order (the message in `sent` is changed too). */
+  readonly edits: Array<{ chat_id: number | string; message_id: number; text: string }> = [];
+  /** The update types the bot asked for (null: every type but a few, as Telegram's default). */
+  allowedUpdates: string[] | null = null;
+  private readonly chats = new Map<string, TgChat>();
+  private readonly openQueries = new Set<string>();
+  private nextQueryId = 1;
   /** Calls per method name. */
   readonly calls = new Map<string, number>();
-  webhook: { url: string; secret_token?: string } | null = null;
+  webhook: { url: string; secret_token?: string; allowed_updates?: string[] } | null = null;
   private readonly updates: TgUpdate[] = [];
   private readonly files = new Map<string, { path: string; bytes: Buffer }>();
   private nextUpdateId = 1000;
@@ -99,6 +142,7 @@ export class FakeTelegramServer {
     messageId?: number;
     updateId?: number;
   }): Promise<TgUpdate> {
+    this.chats.set(String(options.chat.id), options.chat);
     const message: TgMessage = {
       message_id: options.messageId ?? this.nextMessageId++,
       from: { ...options.from, is_bot: false },
@@ -126,11 +170,56 @@ export class FakeTelegramServer {
     return update;
   }
 
+  /**
+   * A user presses an inline keyboard button of a message the bot sent (`data`: the button's
+   * callback_data; default the button labelled `label`), queued as a `callback_query` update.
+   */
+  async press(options: {
+    from: Omit<TgUser, 'is_bot'>;
+    message: SentMessage;
+    label?: string;
+    data?: string;
+    updateId?: number;
+  }): Promise<TgUpdate> {
+    const sent = this.sent.find((m) => m.message_id === options.message.message_id) ?? options.message;
+    const button = sent.reply_markup?.inline_keyboard.flat().find((b) => b.text === options.label);
+    const data = options.data ?? button?.callback_data;
+    if (data === undefined) throw new Error(`no button "${options.label}" on message ${sent.message_id}`);
+    const chat = this.chats.get(String(sent.chat_id)) ?? { id: Number(sent.chat_id), type: 'private' as const };
+    const id = `cq-${this.nextQueryId++}`;
+    this.openQueries.add(id);
+    const update: TgUpdate = {
+      update_id: options.updateId ?? this.nextUpdateId++,
+      callback_query: {
+        id,
+        from: { ...options.from, is_bot: false },
+        message: {
+          message_id: sent.message_id,
+          from: this.bot,
+          chat,
+          date: Math.floor(Date.now() / 1000),
+          text: sent.text,
+          ...(sent.reply_markup ? { reply_markup: sent.reply_markup } : {}),
+        },
+        chat_instance: `ci-${chat.id}`,
+        data,
+      },
+    };
+    await this.push(update);
+    return update;
+  }
+
+  /** The answer given to a callback query, if any. */
+  answerOf(update: TgUpdate): CallbackAnswer | undefined {
+    return this.callbackAnswers.find((a) => a.callback_query_id === update.callback_query?.id);
+  }
+
   /** Queues an update as it is (a redelivery of the same one, say). */
   async push(update: TgUpdate): Promise<void> {
     // Update ids only grow (a later update never has a smaller id than one pushed before).
     this.nextUpdateId = Math.max(this.nextUpdateId, update.update_id + 1);
     if (this.webhook) {
+      if (!this.wanted(update, this.webhook.allowed_updates ?? null)) return;
       await fetch(this.webhook.url, {
         method: 'POST',
         headers: {
@@ -172,7 +261,18 @@ export class FakeTelegramServer {
   }
 
   private answerPoll(finish: (status: number, body: unknown) => void, offset: number): void {
-    finish(200, { ok: true, result: this.updates.filter((u) => u.update_id >= offset) });
+    finish(200, { ok: true, result: this.pending(offset) });
+  }
+
+  /** The updates a poll at `offset` gets: of the types asked for. */
+  private pending(offset: number): TgUpdate[] {
+    return this.updates.filter((u) => u.update_id >= offset && this.wanted(u, this.allowedUpdates));
+  }
+
+  /** Telegram's default (no allowed_updates) leaves out a few types; callback_query is not one of them. */
+  private wanted(update: TgUpdate, allowed: string[] | null): boolean {
+    if (allowed === null || allowed.length === 0) return true;
+    return Object.keys(update).some((k) => k !== 'update_id' && allowed.includes(k));
   }
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
@@ -207,6 +307,7 @@ export class FakeTelegramServer {
         this.webhook = {
           url: String(params.url),
           ...(typeof params.secret_token === 'string' ? { secret_token: params.secret_token } : {}),
+          ...(Array.isArray(params.allowed_updates) ? { allowed_updates: params.allowed_updates as string[] } : {}),
         };
         return ok(true);
       case 'deleteWebhook':
@@ -221,6 +322,8 @@ export class FakeTelegramServer {
               "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first",
           });
         this.pollTimes.push(Date.now());
+        // As on Telegram, allowed_updates is remembered until a later call gives another list.
+        if (Array.isArray(params.allowed_updates)) this.allowedUpdates = params.allowed_updates as string[];
         const offset = Number(params.offset ?? 0);
         // Telegram forgets the updates before the offset (they are confirmed).
         for (let i = this.updates.length - 1; i >= 0; i--)
@@ -235,7 +338,7 @@ export class FakeTelegramServer {
               'Conflict: terminated by other getUpdates request; make sure that only one bot instance is running',
           });
         }
-        if (this.updates.some((u) => u.update_id >= offset)) return this.answerPoll(send, offset);
+        if (this.pending(offset).length > 0) return this.answerPoll(send, offset);
         const timeoutS = Math.min(Number(params.timeout ?? 0), 50);
         if (timeoutS <= 0) return this.answerPoll(send, offset);
         const poller = { finish: send, offset };
@@ -258,13 +361,67 @@ export class FakeTelegramServer {
         const text = String(params.text ?? '');
         if (text.length > 4096)
           return send(400, { ok: false, error_code: 400, description: 'Bad Request: message is too long' });
+        const markup = params.reply_markup as InlineKeyboardMarkup | undefined;
+        if (markup !== undefined) {
+          const buttons = Array.isArray(markup.inline_keyboard) ? markup.inline_keyboard.flat() : null;
+          const bad = buttons?.find(
+            (b) => typeof b.text !== 'string' || Buffer.byteLength(String(b.callback_data ?? ''), 'utf8') > 64,
+          );
+          if (buttons === null || bad)
+            return send(400, { ok: false, error_code: 400, description: 'Bad Request: BUTTON_DATA_INVALID' });
+        }
+        const messageId = this.nextMessageId++;
         this.sent.push({
+          message_id: messageId,
           chat_id: params.chat_id as number,
           text,
           ...(params.reply_parameters ? { reply_parameters: params.reply_parameters as { message_id: number } } : {}),
+          ...(markup ? { reply_markup: markup } : {}),
         });
         for (const w of this.sentWaiters.splice(0)) w();
-        return ok({ message_id: this.nextMessageId++, chat: { id: params.chat_id }, date: 0, text });
+        return ok({
+          message_id: messageId,
+          chat: { id: params.chat_id },
+          date: 0,
+          text,
+          ...(markup ? { reply_markup: markup } : {}),
+        });
+      }
+      case 'answerCallbackQuery': {
+        const id = String(params.callback_query_id ?? '');
+        if (!this.openQueries.delete(id))
+          return send(400, {
+            ok: false,
+            error_code: 400,
+            description: 'Bad Request: query is too old and response timeout expired or query ID is invalid',
+          });
+        this.callbackAnswers.push({
+          callback_query_id: id,
+          ...(typeof params.text === 'string' ? { text: params.text } : {}),
+          ...(typeof params.show_alert === 'boolean' ? { show_alert: params.show_alert } : {}),
+        });
+        for (const w of this.sentWaiters.splice(0)) w();
+        return ok(true);
+      }
+      case 'editMessageText': {
+        const target = this.sent.find(
+          (m) => m.message_id === Number(params.message_id) && String(m.chat_id) === String(params.chat_id),
+        );
+        if (!target)
+          return send(400, { ok: false, error_code: 400, description: 'Bad Request: message to edit not found' });
+        const text = String(params.text ?? '');
+        if (text === '' || text.length > 4096)
+          return send(400, {
+            ok: false,
+            error_code: 400,
+            description: 'Bad Request: message text is empty or too long',
+          });
+        target.text = text;
+        if (params.reply_markup) target.reply_markup = params.reply_markup as InlineKeyboardMarkup;
+        else delete target.reply_markup;
+        this.edits.push({ chat_id: target.chat_id, message_id: target.message_id, text });
+        for (const w of this.sentWaiters.splice(0)) w();
+        return ok({ message_id: target.message_id, chat: { id: target.chat_id }, date: 0, text });
       }
       case 'sendChatAction':
         this.actions.push({ chat_id: params.chat_id as number, action: String(params.action) });

@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { AnthropicWire, anthropicErrorBody } from './model-wire/anthropic-wire.js';
 import { OpenAIWire, openAIErrorBody } from './model-wire/openai-wire.js';
+import { SCRIPTED_EMBEDDING_DIMENSIONS, scriptedEmbedding } from './model-wire/scripted-embeddings.js';
 import {
   isErrorReply,
   type RecordedModelRequest,
@@ -28,6 +29,13 @@ export interface ScriptedModelServerOptions {
   defaultReply?: ScriptedReply;
 }
 
+/** An embeddings request as `POST /v1/embeddings` received it (kept apart from `requests`). */
+export interface RecordedEmbeddingsRequest {
+  model: string;
+  input: string[];
+  authorization: string | undefined;
+}
+
 const DEFAULT_REPLY = textReply('Scripted reply.');
 
 /**
@@ -46,6 +54,10 @@ const DEFAULT_REPLY = textReply('Scripted reply.');
  */
 export class ScriptedModelServer {
   readonly requests: RecordedModelRequest[] = [];
+  readonly embeddingRequests: RecordedEmbeddingsRequest[] = [];
+  private embeddingsOn = true;
+  private synonyms: string[][] = [];
+  private embeddingDimensions = SCRIPTED_EMBEDDING_DIMENSIONS;
   private readonly queue: ScriptedReply[] = [];
   private responder: ScriptedResponder | null = null;
   private waiters: Array<() => void> = [];
@@ -102,6 +114,18 @@ export class ScriptedModelServer {
     return this;
   }
 
+  /**
+   * `POST /v1/embeddings` (OpenAI-compatible, deterministic: model-wire/scripted-embeddings.ts):
+   * on by default; `enabled: false` makes it a 404 as a provider without embeddings; synonym
+   * groups make words without letters in common near.
+   */
+  embeddings(options: { enabled?: boolean; synonyms?: string[][]; dimensions?: number }): this {
+    if (options.enabled !== undefined) this.embeddingsOn = options.enabled;
+    if (options.synonyms) this.synonyms = options.synonyms;
+    if (options.dimensions) this.embeddingDimensions = options.dimensions;
+    return this;
+  }
+
   /** Replies queued and not yet used. */
   get queued(): number {
     return this.queue.length;
@@ -146,6 +170,7 @@ export class ScriptedModelServer {
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
 
     if (req.method === 'GET' && path === '/v1/models') return this.listModels(res);
+    if (req.method === 'POST' && path === '/v1/embeddings' && this.embeddingsOn) return this.embed(req, raw, res);
     const provider: WireProvider | null =
       path === '/v1/messages' ? 'anthropic' : path === '/v1/chat/completions' ? 'openai' : null;
     if (!provider) {
@@ -196,6 +221,37 @@ export class ScriptedModelServer {
       return sendError(res, provider, reply);
     }
     await this.play(record, raw.length, reply, res);
+  }
+
+  private embed(req: http.IncomingMessage, raw: string, res: http.ServerResponse): void {
+    let body: { model?: unknown; input?: unknown };
+    try {
+      body = JSON.parse(raw) as typeof body;
+    } catch {
+      return sendJson(res, 400, openAIErrorBody(400, 'The request body is not valid JSON', undefined));
+    }
+    const input = typeof body.input === 'string' ? [body.input] : body.input;
+    if (!Array.isArray(input) || !input.every((t) => typeof t === 'string') || typeof body.model !== 'string') {
+      return sendJson(
+        res,
+        400,
+        openAIErrorBody(400, 'model and input (a string or a list of strings) are required', undefined),
+      );
+    }
+    this.embeddingRequests.push({ model: body.model, input, authorization: req.headers.authorization });
+    if (this.options.apiKey !== undefined && keyOf(req) !== this.options.apiKey) {
+      return sendJson(res, 401, openAIErrorBody(401, 'invalid api key', undefined));
+    }
+    sendJson(res, 200, {
+      object: 'list',
+      model: body.model,
+      data: input.map((text, index) => ({
+        object: 'embedding',
+        index,
+        embedding: scriptedEmbedding(text, this.synonyms, this.embeddingDimensions),
+      })),
+      usage: { prompt_tokens: 0, total_tokens: 0 },
+    });
   }
 
   private async play(

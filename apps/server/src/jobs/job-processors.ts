@@ -4,7 +4,7 @@ import { REAP_EVERY_MS, TurnReaper } from '#core/agent/turn-reaper.js';
 import { TurnRunner } from '#core/agent/turn-runner.js';
 import { AppRunsService } from '#core/apps/agent/app-runs.service.js';
 import { MemoryConsolidationService } from '#core/memory/memory-consolidation.service.js';
-import { KnowledgeService } from '#core/knowledge/knowledge.service.js';
+import { INGEST_ATTEMPTS, KnowledgeService } from '#core/knowledge/knowledge.service.js';
 import { JobQueue } from '#core/ports/job-queue.port.js';
 import { SystemService } from '#core/system/system.service.js';
 import { TeamTriggers } from '#core/teams/team-triggers.js';
@@ -58,7 +58,9 @@ export class JobProcessors {
     );
     this.queue.process('trigger.schedule', (data) => this.triggers.fireSchedule(data));
     this.queue.process('trigger.webhook', (data) => this.triggers.fireWebhook(data));
-    this.queue.process('knowledge.ingest', (data) => this.knowledge.ingestSource(data));
+    this.queue.process('knowledge.ingest', (data, ctx) =>
+      this.knowledge.ingestSource(data, ctx.attempt >= INGEST_ATTEMPTS),
+    );
     this.queue.process('team.run-deadline', (data) => this.teams.deadlineReached(data));
     this.queue.process('team.trigger-schedule', (data) => this.teamTriggers.fireSchedule(data));
     this.queue.process('channel.inbound', (data) => this.channels.dispatch(data));
@@ -74,6 +76,8 @@ export class JobProcessors {
       this.scheduler.startReconciling(this.config.triggerReconcileMs),
       // Open team runs' time limits, should the job store have lost their delayed jobs.
       this.teams.armOpenDeadlines(),
+      // Batches left running by a process that died mid-ingestion get their jobs again.
+      this.knowledge.recoverBatches(),
     ]);
   }
 }

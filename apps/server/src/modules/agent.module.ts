@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { AgentService } from '#core/agent/agent.service.js';
 import { ChatPlanBuilder } from '#core/agent/chat-plan-builder.js';
+import { ConversationTitles } from '#core/agent/conversation-titles.js';
 import { TurnPreamble } from '#core/agent/turn-preamble.js';
 import { ConversationEvents } from '#core/agent/conversation-events.js';
 import { ConversationToolsets } from '#core/agent/conversation-toolsets.js';
@@ -48,6 +49,7 @@ import { SpacesModule } from './spaces.module.js';
     ConversationToolsets,
     RecordRetry,
     ChatPlanBuilder,
+    ConversationTitles,
     TurnPlanBuilders,
     TurnPreamble,
     ModelSourceTester,

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { FileOwners } from '#core/triggers/file-owners.js';
 import { FileTriggersService } from '#core/triggers/file-triggers.service.js';
 import { WebhookOwners } from '#core/triggers/webhook-owners.js';
 import { TriggersService } from '#core/triggers/triggers.service.js';
@@ -12,7 +13,7 @@ import { ArtifactEventsModule } from './artifact-events.module.js';
  */
 @Module({
   imports: [AppsModule, AppAgentModule, ArtifactEventsModule],
-  providers: [TriggersService, FileTriggersService, WebhookOwners],
-  exports: [TriggersService, WebhookOwners],
+  providers: [TriggersService, FileTriggersService, WebhookOwners, FileOwners],
+  exports: [TriggersService, WebhookOwners, FileOwners],
 })
 export class TriggersModule {}

@@ -4,6 +4,7 @@ import { AI_BROWSER_SERVER } from '#contracts/browser.js';
 import { BrowserTurns } from '../browser/browser-turns.js';
 import { KnowledgeTurns } from '../knowledge/knowledge-turns.js';
 import { ConversationToolsets } from './conversation-toolsets.js';
+import { ConversationTitles } from './conversation-titles.js';
 import type { Message } from '../kernel/conversation.js';
 import { ConversationsService } from '../conversations/conversations.service.js';
 import { assistantMayUseServiceApi, serviceApiTools } from '../assistant-api/service-api-tool.js';
@@ -26,7 +27,8 @@ import { conversationPin, TurnPreamble } from './turn-preamble.js';
 /**
  * A chat turn: the conversation's history in its space's workspace, the built-in tools,
  * the conversation's pinned model (else the default); the reply and compactions are kept
- * in the conversation, and the space's memory is offered a consolidation afterwards.
+ * in the conversation, the space's memory is offered a consolidation afterwards, and a
+ * conversation still untitled is titled from its first exchange (when switched on).
  */
 @Injectable()
 export class ChatPlanBuilder extends TurnPlanBuilder {
@@ -47,6 +49,7 @@ export class ChatPlanBuilder extends TurnPlanBuilder {
     private readonly browser: BrowserTurns,
     private readonly toolsets: ConversationToolsets,
     private readonly knowledge: KnowledgeTurns,
+    private readonly titles: ConversationTitles,
   ) {
     super();
   }
@@ -121,6 +124,8 @@ export class ChatPlanBuilder extends TurnPlanBuilder {
         ),
         // Memory grows with the conversation; the space's cadence decides when to reorganize it.
         afterCompleted: async () => {
+          // Titling does not hold the turn's end: its title arrives as `conversation:updated`.
+          void this.titles.afterTurn(turn.spaceId, turn.conversationId);
           await this.memory.afterTurn(turn.spaceId);
         },
       },

@@ -1,3 +1,4 @@
+import { SUPERSEDED_META } from '#contracts/conversations.js';
 import type { Message } from '../kernel/conversation.js';
 import type { ModelContentBlock, ModelMessage } from '../ports/model-provider.port.js';
 import { SUMMARY_PREFIX } from './engine/compaction.js';
@@ -7,6 +8,35 @@ export const COMPACTION_KIND = 'compaction';
 export interface ImageAttachment {
   mediaType: string;
   data: string;
+}
+
+/**
+ * Messages of failed turns that stay out of the model's context: every failed turn's partial
+ * reply (an assistant message with `meta.error`), and a user message sent again by Retry (the
+ * next user message, with only such failed replies between, has the same text and images), so
+ * a retried message is not seen twice. Regenerate and Edit (the web app) mark the last message
+ * `superseded` first: it stays out too, and so does the user message of its turn once another
+ * user message follows (Edit sends a different one), as if that turn had failed.
+ */
+export function failedTurnMessages(messages: Message[]): Set<Message> {
+  const left = new Set<Message>();
+  const superseded = (m: Message): boolean => m.meta[SUPERSEDED_META] === true;
+  const failedReply = (m: Message): boolean =>
+    m.role === 'assistant' && (typeof m.meta.error === 'string' || superseded(m));
+  messages.forEach((m, i) => {
+    if (failedReply(m) || superseded(m)) left.add(m);
+    if (m.role !== 'user') return;
+    let j = i + 1;
+    while (j < messages.length && failedReply(messages[j]!)) j++;
+    const next = messages[j];
+    if (next?.role !== 'user') return;
+    if (
+      messages.slice(i + 1, j).some(superseded) ||
+      (next.content === m.content && JSON.stringify(next.meta.images ?? null) === JSON.stringify(m.meta.images ?? null))
+    )
+      left.add(m);
+  });
+  return left;
 }
 
 /**
@@ -33,10 +63,18 @@ export function buildHistory(messages: Message[]): ModelMessage[] {
     else history.push({ role, content: blocks });
   };
   if (summary !== null) push('user', [{ type: 'text', text: `${SUMMARY_PREFIX}\n${summary}` }]);
+  const failed = failedTurnMessages(messages);
+  // The memory snapshot of a user message left out (retried) goes with the next one.
+  let carried: unknown;
   for (const m of messages.slice(start)) {
+    if (failed.has(m)) {
+      if (m.role === 'user' && m.meta.memorySnapshot !== undefined) carried = m.meta.memorySnapshot;
+      continue;
+    }
     if (m.role === 'user') {
       const blocks: ModelContentBlock[] = [];
-      const snapshot = m.meta.memorySnapshot;
+      const snapshot = m.meta.memorySnapshot ?? carried;
+      carried = undefined;
       if (typeof snapshot === 'string' && snapshot.trim() !== '') {
         blocks.push({
           type: 'text',

@@ -48,6 +48,11 @@ export class RecordRetry {
     );
   }
 
+  /** Whether `err` is the database being away (stopped, restarting, full), not a fault of the work. */
+  isOutage(err: unknown): boolean {
+    return this.faults.isUnavailable(err);
+  }
+
   /** `target` seen through the named methods, each call kept until the database takes it. */
   keeping<T extends object, K extends keyof T>(target: T, what: string, ...methods: K[]): Pick<T, K> {
     const view = {} as Pick<T, K>;

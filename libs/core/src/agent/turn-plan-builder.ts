@@ -9,10 +9,23 @@ export interface TurnRefusal {
   error: string;
   /** More fields of the `agent:error` payload (errorCode, errorType, …). */
   details: Record<string, unknown>;
+  /**
+   * Set by `skipTurn`: nothing is wrong, there is just nothing to do. The turn ends `completed`
+   * with no `agent:error` (its `agent:complete` closes the announced turn), then `afterEnded` runs.
+   */
+  quiet?: { afterEnded?: () => Promise<void> };
 }
 
 export function refuseTurn(error: string, details: Record<string, unknown> = {}): TurnRefusal {
   return { refused: true, error, details };
+}
+
+/**
+ * A turn with nothing to do (e.g. a member turn queued for mail that an earlier turn took):
+ * it ends quietly, recorded as completed, and `afterEnded` runs once the record says so.
+ */
+export function skipTurn(reason: string, afterEnded?: () => Promise<void>): TurnRefusal {
+  return { refused: true, error: reason, details: {}, quiet: afterEnded ? { afterEnded } : {} };
 }
 
 export function isRefusal<T extends object>(built: T | TurnRefusal): built is TurnRefusal {
@@ -38,6 +51,8 @@ export abstract class TurnPlanBuilder {
 export interface UnplannedEnding {
   status: 'failed' | 'interrupted';
   error: string;
+  /** The turn failed because the database was unavailable (an outage of the server, not of the work). */
+  outage?: boolean;
   /** What the turn had streamed before its replica died (the reaper rebuilds it from the event log). */
   partialReply?: string;
 }

@@ -1,5 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
+import { turnJobId } from '../kernel/job-ids.js';
 import { Clock } from '../ports/clock.port.js';
+import { JobQueue } from '../ports/job-queue.port.js';
 import { TurnRepository } from '../ports/turn.repository.port.js';
 import { SpaceActivity } from '../ports/space-activity.port.js';
 import { ConversationEvents } from './conversation-events.js';
@@ -25,6 +27,7 @@ export class TurnReaper {
     private readonly clock: Clock,
     private readonly runner?: TurnRunner,
     private readonly builders?: TurnPlanBuilders,
+    private readonly queue?: JobQueue,
   ) {}
 
   async reap(): Promise<number> {
@@ -57,7 +60,24 @@ export class TurnReaper {
         `turn ${turn.id} of conversation ${turn.conversationId} lost its replica ${turn.replicaId}; marked interrupted`,
       );
     }
+    await this.requeueOrphans();
     return reaped;
+  }
+
+  /**
+   * A turn is recorded as queued before its job is added: a replica that died between the two
+   * left a turn no worker will ever take, and every later message of its conversation merged
+   * into it, unanswered. Its job is added again (the same id: a no-op while the job exists).
+   */
+  private async requeueOrphans(): Promise<void> {
+    if (!this.queue) return;
+    const before = this.clock.now() - STALE_TURN_MS;
+    for (const turn of await this.turns.listActive()) {
+      if (turn.status !== 'queued' || turn.createdAt.getTime() > before) continue;
+      await this.queue
+        .add('agent.turn', { turnId: turn.id, kind: turn.kind }, { jobId: turnJobId(turn.id) })
+        .catch((err: Error) => this.logger.warn(`turn ${turn.id}: queueing it again failed: ${err.message}`));
+    }
   }
 }
 

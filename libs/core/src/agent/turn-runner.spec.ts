@@ -12,7 +12,7 @@ import { ToolSet } from './engine/tool-set.js';
 import type { TurnIO, TurnPlan } from './engine/turn-plan.js';
 import { askUserQuestionTool } from './tools/ask-user-question-tool.js';
 import { TurnTexts } from './turn-endings.js';
-import { refuseTurn, TurnPlanBuilder, type TurnRefusal } from './turn-plan-builder.js';
+import { refuseTurn, skipTurn, TurnPlanBuilder, type TurnRefusal } from './turn-plan-builder.js';
 import { TurnPlanBuilders } from './turn-plan-builders.js';
 import { TurnRunner } from './turn-runner.js';
 import type { ChatPlanBuilder } from './chat-plan-builder.js';
@@ -117,6 +117,24 @@ describe('TurnRunner', () => {
       [{ error: 'No model is configured.', errorCode: 'NO_MODEL' }],
     );
     assert.equal(bus.on(AgentChannels.complete).length, 1);
+  });
+
+  it('a skipped turn (nothing to do) ends completed with no agent:error; its afterEnded runs after the record ends', async () => {
+    let statusAfter: string | undefined;
+    chatPlan = () =>
+      skipTurn('Nothing waits in this member’s mailbox.', async () => {
+        statusAfter = (await turns.findById(id))?.status;
+      });
+    const id = await queue();
+    await runner.run(id);
+
+    assert.equal(provider.requests.length, 0);
+    const record = await turns.findById(id);
+    assert.equal(record?.status, 'completed');
+    assert.equal(statusAfter, 'completed');
+    assert.deepEqual(bus.on(AgentChannels.error), []);
+    // Its agent:complete closes the agent:turn-start it was queued with; nothing else is said.
+    assert.deepEqual(bus.channels(), [AgentChannels.complete]);
   });
 
   it('a kind nobody registered fails with that reason', async () => {

@@ -1,6 +1,6 @@
 import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { AgentChannels, AgentInternalChannels, type TurnKind } from '#contracts/agent.js';
-import type { ApprovalPolicy } from '#contracts/agent.js';
+import type { ApprovalPolicy, TokenUsageDto } from '#contracts/agent.js';
 import { approvalMatcher } from '../approvals/approval-policy.js';
 import { ApprovalsService } from '../approvals/approvals.service.js';
 import { Clock } from '../ports/clock.port.js';
@@ -13,12 +13,20 @@ import { RecordRetry } from './record-retry.js';
 import { AgentLoop, type TurnOutcome, TurnInterrupted } from './engine/agent-loop.js';
 import type { Emit } from './engine/step-emitter.js';
 import type { AbortReason, ApprovalChannel, QuestionChannel, TurnIO, TurnPlan } from './engine/turn-plan.js';
-import { endUnfinishedTurn } from './turn-endings.js';
-import { isRefusal } from './turn-plan-builder.js';
+import { endUnfinishedTurn, toWireMessages } from './turn-endings.js';
+import { isRefusal, type TurnRefusal } from './turn-plan-builder.js';
 import { TurnPlanBuilders } from './turn-plan-builders.js';
 
 const HEARTBEAT_MS = 5_000;
 const QUESTION_POLL_MS = 1_000;
+const NO_TOKENS: TokenUsageDto = {
+  inputTokens: 0,
+  outputTokens: 0,
+  cacheReadTokens: 0,
+  cacheCreationTokens: 0,
+  totalCostUsd: 0,
+  contextWindow: 0,
+};
 
 interface LocalTurn {
   abort: AbortController;
@@ -120,13 +128,18 @@ export class TurnRunner implements OnModuleInit, OnApplicationShutdown {
     });
     const io = this.ioOf(turn, local, policy ?? null);
     let plan: TurnPlan | null = null;
+    let skipped: TurnRefusal | null = null;
     let outcome: TurnOutcome;
+    let outage = false;
     try {
       try {
         // A stop that arrived between claim and now.
         if ((await this.turns.findById(turnId))?.stopRequested) throw new TurnInterrupted('stop');
         const built = await this.builders.for(turn.kind).build(turn, io);
-        if (isRefusal(built)) {
+        if (isRefusal(built) && built.quiet) {
+          skipped = built;
+          outcome = { status: 'completed', tokenUsage: NO_TOKENS };
+        } else if (isRefusal(built)) {
           outcome = { status: 'failed', interrupted: null, error: built.error, errorFields: built.details };
         } else {
           plan = built;
@@ -135,11 +148,13 @@ export class TurnRunner implements OnModuleInit, OnApplicationShutdown {
       } catch (err) {
         // The plan could not be built, or its hooks failed: nothing more to keep than the end.
         outcome = this.loop.failureOf(err, io);
+        outage = outcome.status === 'failed' && this.record.isOutage(err);
       }
       if (outcome.status === 'failed')
         this.logger.warn('turn failed', { turnId, kind: turn.kind, error: outcome.error });
       this.metrics.turnFinished(turn.kind, outcome.status);
-      await this.finish(turn, io.emit, startedAt, outcome);
+      if (skipped) await this.finishQuietly(turn, io.emit, startedAt, skipped.error);
+      else await this.finish(turn, io.emit, startedAt, outcome);
     } catch (err) {
       this.logger.error(`turn ${turnId} could not record its end: ${(err as Error).message}`);
       return;
@@ -147,8 +162,18 @@ export class TurnRunner implements OnModuleInit, OnApplicationShutdown {
       clearInterval(heartbeat);
       this.local.delete(turnId);
     }
+    if (skipped) {
+      await skipped.quiet
+        ?.afterEnded?.()
+        .catch((err: Error) => this.logger.warn(`the work after turn ${turnId} failed: ${err.message}`));
+      return;
+    }
     if (plan === null && outcome.status !== 'completed') {
-      await this.builders.endedWithoutPlan(turn, { status: outcome.status, error: outcome.error });
+      await this.builders.endedWithoutPlan(turn, {
+        status: outcome.status,
+        error: outcome.error,
+        ...(outage ? { outage: true } : {}),
+      });
     }
     if (outcome.status === 'completed') {
       await plan?.hooks
@@ -158,6 +183,20 @@ export class TurnRunner implements OnModuleInit, OnApplicationShutdown {
     await plan?.hooks
       .afterEnded?.()
       .catch((err: Error) => this.logger.warn(`the work after turn ${turnId} failed: ${err.message}`));
+  }
+
+  /**
+   * A turn that had nothing to do: recorded as completed, with no `agent:error`; its
+   * `agent:complete` closes the `agent:turn-start` it was announced with. Input that reached it
+   * meanwhile is handed back like a stopped turn's (`agent:input-stopped`), never dropped.
+   */
+  private async finishQuietly(turn: TurnRecord, emit: Emit, startedAt: number, reason: string): Promise<void> {
+    const kept = this.record.keeping(this.turns, `turn ${turn.id}`, 'finish', 'takePendingInputs');
+    const leftover = await kept.takePendingInputs(turn.id).catch(() => []);
+    await kept.finish(turn.id, 'completed');
+    if (leftover.length > 0) await emit(AgentChannels.inputStopped, { messages: toWireMessages(leftover) });
+    await emit(AgentChannels.complete, { duration: this.clock.now() - startedAt });
+    this.logger.debug(`turn ${turn.id} ended with nothing to do: ${reason}`);
   }
 
   private async finish(turn: TurnRecord, emit: Emit, startedAt: number, outcome: TurnOutcome): Promise<void> {

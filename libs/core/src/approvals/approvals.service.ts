@@ -1,6 +1,8 @@
 import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import { createHash } from 'node:crypto';
 import {
   AgentInternalChannels,
+  type ApprovalChannelUser,
   type ApprovalDecider,
   type ApprovalPolicy,
   type ApprovalRecord,
@@ -40,6 +42,17 @@ export interface ApprovalAnswer {
   approved: boolean;
   reason?: unknown;
   by: Exclude<ApprovalDecider, 'server'>;
+  /** With `by: "channel"`: the platform user who answered in a chat thread. */
+  channelUser?: ApprovalChannelUser;
+}
+
+/** A held call that nobody has decided yet, as a chat thread offers it. */
+export interface WaitingApproval {
+  conversationId: string;
+  turnId: string;
+  pending: PendingApproval;
+  /** Short and stable for this call (a button's payload names it): see approvalKey. */
+  key: string;
 }
 
 /** Prefixes of the conversations a digital human owns by id (its main chat thread, its runs). */
@@ -99,31 +112,45 @@ export class ApprovalsService implements OnModuleInit {
    * conversation (of `toolId` when given) and wakes the turn. Without any policy it is the
    * specification's no-op; with one and nothing waiting it is a 409.
    */
-  async answer(input: ApprovalAnswer): Promise<void> {
+  async answer(input: ApprovalAnswer): Promise<boolean> {
     const conversationId = typeof input.conversationId === 'string' ? input.conversationId : '';
     if (conversationId === '') {
       if (isActivePolicy(await this.configuredPolicy())) throw DomainError.invalid(ApprovalTexts.conversationRequired);
-      return;
+      return false;
     }
     const toolId = optionalText(input.toolId);
     const reason = optionalText(input.reason);
     if (toolId === false || reason === false) {
       // Judged only once a policy is in force: without one any body is the specification's no-op.
-      if (!isActivePolicy(await this.policyForConversation(conversationId))) return;
+      if (!isActivePolicy(await this.policyForConversation(conversationId))) return false;
       throw DomainError.invalid(`${toolId === false ? 'toolId' : 'reason'} must be a string`);
     }
     const decided = await this.turns.decideApproval(conversationId, toolId ?? null, {
       approved: input.approved,
       by: input.by,
+      ...(input.channelUser ? { channelUser: input.channelUser } : {}),
       at: new Date(this.clock.now()).toISOString(),
       ...(!input.approved ? { reason: reason?.slice(0, 2_000) ?? RejectionReasons.none } : {}),
     });
     if (decided) {
       await this.bus.publish(AgentInternalChannels.answer, { turnId: decided.id });
-      return;
+      return true;
     }
     if (isActivePolicy(await this.policyForConversation(conversationId)))
       throw new DomainError('conflict', ApprovalTexts.nothingWaits, ErrorCodes.NO_APPROVAL_PENDING);
+    return false;
+  }
+
+  /** The call the conversation's active turn holds and nobody has decided yet; null when none. */
+  async waiting(conversationId: string): Promise<WaitingApproval | null> {
+    const turn = await this.turns.findActive(conversationId).catch(() => null);
+    if (!turn?.pendingApproval || turn.approvalDecision || turn.stopRequested) return null;
+    return {
+      conversationId,
+      turnId: turn.id,
+      pending: turn.pendingApproval,
+      key: approvalKey(turn.id, turn.pendingApproval.toolId),
+    };
   }
 
   /** A call was held: watchers hear of it (a failing watcher does not fail the turn). */
@@ -143,6 +170,7 @@ export class ApprovalsService implements OnModuleInit {
       toolId: pending.toolId,
       outcome: record.outcome,
       by: record.decidedBy,
+      ...(record.channelUser ? { channel: record.channelUser.channel, channelUserId: record.channelUser.userId } : {}),
     });
     for (const watcher of this.watchers) {
       await watcher
@@ -168,6 +196,15 @@ function optionalText(value: unknown): string | undefined | false {
   if (value === undefined || value === null) return undefined;
   if (typeof value !== 'string') return false;
   return value.trim() === '' ? undefined : value.trim();
+}
+
+/**
+ * A held call's short name: 16 hex characters of a hash of its turn and tool id, so a chat
+ * platform's button payload (Telegram allows 64 bytes) names exactly this call and a press after
+ * it was decided, or on another call, matches nothing.
+ */
+export function approvalKey(turnId: string, toolId: string): string {
+  return createHash('sha256').update(`${turnId}\u0000${toolId}`).digest('hex').slice(0, 16);
 }
 
 function appOfId(conversationId: string): string | null {

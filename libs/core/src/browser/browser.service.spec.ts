@@ -361,6 +361,28 @@ describe('BrowserService over a fake engine', () => {
     assert.equal((await call('browser_snapshot')).isError, false);
   });
 
+  it('live view: a viewer joining a running screencast gets the last frame at once (a still page sends no new one)', async () => {
+    await call('browser_navigate', { url: HOME });
+    const [live] = await service.livePages({ spaceId: 's1' });
+    const first: number[] = [];
+    const second: number[] = [];
+    const a = (await service.watch(live!.viewId, { frame: (f) => first.push(f.seq), ended: () => {} }))!;
+    engine.pages[0]!.screencast!({ data: 'AAAA', width: 10, height: 10, ack: async () => undefined });
+    const b = (await service.watch(live!.viewId, { frame: (f) => second.push(f.seq), ended: () => {} }))!;
+    assert.deepEqual(first, [1]);
+    assert.deepEqual(second, [1], 'the late viewer sees the screen as it is');
+    engine.pages[0]!.screencast!({ data: 'BBBB', width: 10, height: 10, ack: async () => undefined });
+    assert.deepEqual(
+      [first, second],
+      [
+        [1, 2],
+        [1, 2],
+      ],
+    );
+    await a.close();
+    await b.close();
+  });
+
   it('stop refuses pages of other conversations; turnEnded saves the profile; release closes and announces', async () => {
     await call('browser_navigate', { url: HOME });
     const [live] = await service.livePages({ conversationId: 'c1' });

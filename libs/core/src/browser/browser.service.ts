@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import {
+  type BrowserFrame,
   type BrowserLivePage,
   type BrowserStopResult,
   BrowserChannels,
@@ -148,6 +149,12 @@ export class BrowserService extends AiBrowser implements BrowserToolHost, OnModu
     if (!entry || entry.page.isClosed()) return null;
     entry.viewers.add(viewer);
     if (entry.viewers.size === 1) await this.startScreencast(entry);
+    else {
+      // Chromium sends a frame only when the page repaints: a viewer joining a screencast that
+      // already runs gets the screen as it is now, or a still page would leave it empty.
+      const last = this.frameAcks.get(entry)?.last;
+      if (last) viewer.frame(last);
+    }
     let closed = false;
     return {
       input: async (message: BrowserViewerInput) => {
@@ -329,19 +336,26 @@ export class BrowserService extends AiBrowser implements BrowserToolHost, OnModu
     }
   }
 
-  private readonly frameAcks = new WeakMap<PageEntry, { seq: number; pending: Map<number, () => Promise<void>> }>();
+  private readonly frameAcks = new WeakMap<
+    PageEntry,
+    { seq: number; pending: Map<number, () => Promise<void>>; last: BrowserFrame | null }
+  >();
 
   private async startScreencast(entry: PageEntry): Promise<void> {
-    const acks = { seq: 0, pending: new Map<number, () => Promise<void>>() };
+    const acks = {
+      seq: 0,
+      pending: new Map<number, () => Promise<void>>(),
+      last: null as BrowserFrame | null,
+    };
     this.frameAcks.set(entry, acks);
     await entry.page.startScreencast((frame) => {
       const seq = ++acks.seq;
       acks.pending.set(seq, frame.ack);
       // A viewer that stops acknowledging must not stall the others for long.
       setTimeout(() => this.ackFrame(entry, null, seq), 1_000).unref();
-      for (const viewer of entry.viewers) {
-        viewer.frame({ type: 'frame', data: frame.data, width: frame.width, height: frame.height, seq });
-      }
+      const sent: BrowserFrame = { type: 'frame', data: frame.data, width: frame.width, height: frame.height, seq };
+      acks.last = sent;
+      for (const viewer of entry.viewers) viewer.frame(sent);
     });
   }
 

@@ -151,6 +151,10 @@ export class ChannelConnections implements OnApplicationBootstrap, OnModuleDestr
           if (abort.signal.aborted) return;
           await this.channels.accept(instanceId, message);
         },
+        action: async (action) => {
+          if (abort.signal.aborted) return;
+          await this.channels.action(instanceId, action);
+        },
         state: async (state, reason) => {
           if (abort.signal.aborted) return;
           await this.channels.setState(instanceId, state, reason ?? null);

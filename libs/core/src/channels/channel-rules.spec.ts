@@ -1,10 +1,17 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
+  approvalChoices,
+  approvalPromptText,
+  decisionLine,
+  escalationAnswer,
+  escalationText,
   inScope,
   maskConfig,
   mergeConfig,
   missingConfigField,
+  parseApprovalChoice,
+  parseApprovalReply,
   parseCommand,
   senderRole,
   splitReply,
@@ -66,5 +73,58 @@ describe('channel rules', () => {
     const cut = splitReply(emoji, 5);
     assert.equal(cut.join(''), emoji);
     assert.ok(cut.every((p) => !/[\ud800-\udbff]$/.test(p)));
+  });
+
+  it('reads a reply to an escalation as a choice by number or words, else as free text', () => {
+    const choices = ['Buy it', 'Wait'];
+    assert.deepEqual(escalationAnswer(' 2 ', choices), { choice: 'Wait' });
+    assert.deepEqual(escalationAnswer('buy IT', choices), { choice: 'Buy it' });
+    assert.deepEqual(escalationAnswer('3', choices), { text: '3' });
+    assert.deepEqual(escalationAnswer('only below 40', choices), { text: 'only below 40' });
+    assert.deepEqual(escalationAnswer('1', []), { text: '1' });
+    assert.match(escalationText('Buy?', choices), /Buy\?\n\n1\. Buy it\n2\. Wait\n/);
+    assert.doesNotMatch(escalationText('Buy?', []), /1\./);
+  });
+});
+
+describe('tool approvals in a thread', () => {
+  it('reads the reply words: approve, reject with or without a reason; anything else is a message', () => {
+    assert.deepEqual(parseApprovalReply('approve'), { approved: true });
+    assert.deepEqual(parseApprovalReply(' Approve. '), { approved: true });
+    assert.deepEqual(parseApprovalReply('/approve@chatty_bot'), { approved: true });
+    assert.deepEqual(parseApprovalReply('reject'), { approved: false });
+    assert.deepEqual(parseApprovalReply('REJECT: too risky\ntoday'), { approved: false, reason: 'too risky\ntoday' });
+    assert.equal(parseApprovalReply('approve the budget please'), null);
+    assert.equal(parseApprovalReply('I approve'), null);
+    assert.equal(parseApprovalReply('rejected'), null);
+  });
+
+  it('button ids name the call by its key, fit Telegram (64 bytes) and read back; others are not approvals', () => {
+    const [yes, no] = approvalChoices('0123456789abcdef');
+    assert.deepEqual([yes!.label, no!.label], ['Approve', 'Reject']);
+    assert.ok(Buffer.byteLength(yes!.id) <= 64 && Buffer.byteLength(no!.id) <= 64);
+    assert.deepEqual(parseApprovalChoice(yes!.id), { approved: true, key: '0123456789abcdef' });
+    assert.deepEqual(parseApprovalChoice(no!.id), { approved: false, key: '0123456789abcdef' });
+    assert.equal(parseApprovalChoice('approval:approve:xyz'), null);
+    assert.equal(parseApprovalChoice('something-else'), null);
+  });
+
+  it('the message names the tool and its input, the deadline, and the words only without buttons', () => {
+    const base = {
+      appName: 'Operator',
+      toolName: 'Bash',
+      input: { command: 'rm -rf build' },
+      deadline: '2026-11-28T12:40:05.123Z',
+    };
+    const buttons = approvalPromptText({ ...base, words: false });
+    assert.equal(
+      buttons,
+      'Operator wants to run the tool Bash with:\n{\n  "command": "rm -rf build"\n}\nIt waits for your answer until 2026-11-28 12:40 UTC.',
+    );
+    assert.match(approvalPromptText({ ...base, words: true }), /Reply "approve" to run it, or "reject"/);
+    const long = approvalPromptText({ ...base, input: { content: 'x'.repeat(5000) }, words: false });
+    assert.ok(long.length < 1700 && long.includes('…'));
+    assert.equal(decisionLine(false, 'Bash', 'Alice', 'not now'), 'Rejected by Alice: Bash does not run (not now).');
+    assert.equal(decisionLine(true, 'Bash', 'Alice'), 'Approved by Alice: Bash runs now.');
   });
 });

@@ -20,11 +20,83 @@ export const ChannelTexts = {
   denied: 'Sorry, I only answer my owners here.',
   emptyReply: '(no answer)',
   appGone: 'The digital human of this channel no longer exists.',
+  escalationAsk: 'A question needs your answer:',
+  escalationReplyChoice: 'Reply with a number or a choice, or write your own answer.',
+  escalationReplyFree: 'Reply here with your answer.',
+  escalationAnswered: (answer: string) => `Thanks — answered: ${answer}`,
   unknownType: (type: string, known: readonly string[]) => `type must be one of ${known.join(', ')} (got "${type}")`,
   instanceNotFound: (id: string) => `Channel instance not found: ${id}`,
   sessionNotFound: 'No such channel thread',
   missingField: (key: string) => `config.${key} is required`,
+  approve: 'Approve',
+  reject: 'Reject',
+  ownerOnly: 'Only the owner of this channel can approve or reject.',
+  nothingWaits: 'Nothing is waiting for approval.',
+  approvedNotice: 'Approved.',
+  rejectedNotice: 'Rejected.',
+  actionFailed: 'That could not be done; please try again.',
+  unknownAction: 'This button is not known here.',
+  tooDeep: (levels: number) => `JSON body is nested deeper than ${levels} levels`,
 } as const;
+
+/** What a held tool call's message says (docs/api/channels.md, "Tool approvals in a thread"). */
+export function approvalPromptText(p: {
+  appName: string;
+  toolName: string;
+  input: Record<string, unknown>;
+  deadline: string;
+  /** The platform has no buttons: say which words answer. */
+  words: boolean;
+}): string {
+  let input = JSON.stringify(p.input, null, 2);
+  if (input.length > APPROVAL_INPUT_CHARS) input = `${input.slice(0, APPROVAL_INPUT_CHARS)}…`;
+  const until = p.deadline.replace('T', ' ').replace(/:\d\d(\.\d+)?Z$/, ' UTC');
+  return [
+    `${p.appName} wants to run the tool ${p.toolName} with:`,
+    input,
+    `It waits for your answer until ${until}.`,
+    ...(p.words ? ['Reply "approve" to run it, or "reject" (and a reason, if you like) to refuse it.'] : []),
+  ].join('\n');
+}
+
+/** The input shown in a held call's message is cut here. */
+export const APPROVAL_INPUT_CHARS = 1500;
+
+/** The line a decision adds in the thread: `Approved by Alice: Bash runs now.` */
+export function decisionLine(approved: boolean, toolName: string, who: string, reason?: string): string {
+  return approved
+    ? `Approved by ${who}: ${toolName} runs now.`
+    : `Rejected by ${who}: ${toolName} does not run${reason ? ` (${reason})` : ''}.`;
+}
+
+const CHOICE_PREFIX = 'approval';
+
+/** The buttons of a held call; their ids name the call by its approvalKey. */
+export function approvalChoices(key: string): Array<{ id: string; label: string; style: 'primary' | 'danger' }> {
+  return [
+    { id: `${CHOICE_PREFIX}:approve:${key}`, label: ChannelTexts.approve, style: 'primary' },
+    { id: `${CHOICE_PREFIX}:reject:${key}`, label: ChannelTexts.reject, style: 'danger' },
+  ];
+}
+
+/** A pressed approval button's id read back; null for any other id. */
+export function parseApprovalChoice(id: string): { approved: boolean; key: string } | null {
+  const m = /^approval:(approve|reject):([0-9a-f]{16})$/.exec(id);
+  return m ? { approved: m[1] === 'approve', key: m[2]! } : null;
+}
+
+/**
+ * A reply that answers a held call in words: `approve` (also `/approve`, `approve.`), or `reject`
+ * with an optional reason (`reject too risky`). Null for anything else.
+ */
+export function parseApprovalReply(text: string): { approved: boolean; reason?: string } | null {
+  const t = text.trim();
+  if (/^\/?approve(@\S+)?[.!]?$/i.test(t)) return { approved: true };
+  const m = /^\/?reject(?:@\S+)?[.!:,]?(?:\s+([\s\S]+))?$/i.exec(t);
+  if (!m) return null;
+  const reason = m[1]?.trim();
+  return reason ? { approved: false, reason } : { approved: false };
+}
 
 /** The config with every secret field that holds a value answered as `***`. */
 export function maskConfig(
@@ -140,9 +212,33 @@ export function splitReply(text: string, limit: number): string[] {
 
 /** The claim a platform message takes: it starts at most one turn, across replicas. */
 export const messageClaimKey = (instanceId: string, messageId: string): string => `msg:${instanceId}:${messageId}`;
+/** The claim of a button press (once per instance and platform action id). */
+export const actionClaimKey = (instanceId: string, actionId: string): string => `act:${instanceId}:${actionId}`;
 /** The claim of a run's result reaching one thread (once per run). */
 export const pushClaimKey = (runId: string, instanceId: string, chatId: string): string =>
   `push:${runId}:${instanceId}:${chatId}`;
+/** The claim of an escalation reaching one owner's direct chat (once per question). */
+export const escalationClaimKey = (entryId: string, instanceId: string, chatId: string): string =>
+  `escalation:${entryId}:${instanceId}:${chatId}`;
+
+/** An escalation as sent to a chat: the question, then its choices numbered. */
+export function escalationText(question: string, choices: readonly string[]): string {
+  if (choices.length === 0) return `${ChannelTexts.escalationAsk}\n${question}\n\n${ChannelTexts.escalationReplyFree}`;
+  const listed = choices.map((c, i) => `${i + 1}. ${c}`).join('\n');
+  return `${ChannelTexts.escalationAsk}\n${question}\n\n${listed}\n\n${ChannelTexts.escalationReplyChoice}`;
+}
+
+/**
+ * A reply to an escalation: a choice when it names one (its number or its words, case aside),
+ * else free text.
+ */
+export function escalationAnswer(reply: string, choices: readonly string[]): { choice: string } | { text: string } {
+  const said = reply.trim();
+  const n = /^\d+$/.test(said) ? Number(said) : NaN;
+  if (Number.isInteger(n) && n >= 1 && n <= choices.length) return { choice: choices[n - 1]! };
+  const named = choices.find((c) => c.trim().toLowerCase() === said.toLowerCase());
+  return named !== undefined ? { choice: named } : { text: said };
+}
 
 /** A chat id as it may stand in a conversation id: no control characters, at most 200 characters. */
 export function chatIdProblem(chatId: string): string | null {

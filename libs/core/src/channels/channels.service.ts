@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
-import { AppChannels, type AppImSessionUpdatedEvent } from '#contracts/apps.js';
+import type { ApprovalChannelUser } from '#contracts/agent.js';
+import { AppChannels, type AppImSessionUpdatedEvent, appRunConversationId } from '#contracts/apps.js';
 import {
+  type ChannelChoice,
   ChannelEventChannels,
   type ChannelInstanceDto,
   type ChannelProviderDto,
@@ -16,7 +18,9 @@ import {
 } from '#contracts/channels.js';
 import { ErrorCodes } from '#contracts/errors.js';
 import type { JobMap } from '#contracts/jobs.js';
+import { approvalKey, ApprovalsService, type WaitingApproval } from '../approvals/approvals.service.js';
 import { DomainError } from '../errors/domain-error.js';
+import { findUnsafeText, jsonDepthExceeds, MAX_JSON_DEPTH } from '../errors/text-rules.js';
 import type { Message } from '../kernel/conversation.js';
 import { channelInboundJobId, channelReplyJobId } from '../kernel/job-ids.js';
 import {
@@ -25,19 +29,29 @@ import {
   type ChannelThreadRecord,
   type InstanceChanges,
 } from '../ports/channel.repository.port.js';
-import { ChannelChat, type ChannelReply, type RunResult } from '../ports/channel-chat.port.js';
+import { ChannelChat, type ChannelReply, type EscalationAsked, type RunResult } from '../ports/channel-chat.port.js';
 import { EventBus } from '../ports/event-bus.port.js';
 import { JobQueue } from '../ports/job-queue.port.js';
+import type { PendingApproval, TurnRecord } from '../ports/turn.repository.port.js';
 import {
+  type ActionOutcome,
   ChannelError,
   type ChannelHookRefusal,
   type ChannelProvider,
   ChannelProviders,
+  type InboundAction,
   type InboundMessage,
 } from './channel-provider.port.js';
 import {
+  actionClaimKey,
+  approvalChoices,
+  approvalPromptText,
   ChannelTexts,
   chatIdProblem,
+  decisionLine,
+  escalationAnswer,
+  escalationClaimKey,
+  escalationText,
   GUEST_POLICIES,
   inScope,
   LAST_MESSAGE_CHARS,
@@ -45,6 +59,8 @@ import {
   mergeConfig,
   messageClaimKey,
   missingConfigField,
+  parseApprovalChoice,
+  parseApprovalReply,
   parseCommand,
   pushClaimKey,
   REPLY_SCOPES,
@@ -109,12 +125,18 @@ export class ChannelsService implements OnModuleInit {
     private readonly chat: ChannelChat,
     private readonly queue: JobQueue,
     private readonly bus: EventBus,
+    private readonly approvals: ApprovalsService,
   ) {}
 
   onModuleInit(): void {
     this.chat.listen({
       replied: (reply) => this.replied(reply),
       runResult: (result) => this.pushRunResult(result),
+      escalated: (asked) => this.pushEscalation(asked),
+    });
+    this.approvals.watch({
+      held: (turn, pending) => this.approvalHeld(turn, pending),
+      decided: async () => undefined,
     });
   }
 
@@ -287,7 +309,25 @@ export class ChannelsService implements OnModuleInit {
       return { accepted: false, refusal: 'unknown-instance', error: ChannelTexts.instanceNotFound(instanceId) };
     const parsed = await provider.parseWebhook(instance, raw, headers);
     if (parsed.kind === 'refused') return { accepted: false, refusal: parsed.refusal, error: parsed.error };
-    if (instance.enabled) for (const message of parsed.messages) await this.accept(instance.id, message);
+    // The body rules of every JSON request (as for /api and the webhook triggers), once the
+    // signature is known good and before anything is claimed: a bounded depth, and no NUL or
+    // unpaired surrogate in what would be stored and queued.
+    const text = raw.toString('utf8');
+    if (jsonDepthExceeds(text, MAX_JSON_DEPTH)) {
+      return { accepted: false, refusal: 'bad-body', error: ChannelTexts.tooDeep(MAX_JSON_DEPTH) };
+    }
+    let body: unknown = null;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      /* the provider read it otherwise; its messages are checked below */
+    }
+    const unsafe = findUnsafeText(body, 'body') ?? findUnsafeText(parsed.messages, 'message');
+    if (unsafe) return { accepted: false, refusal: 'bad-body', error: `${unsafe.field} ${unsafe.reason}` };
+    if (instance.enabled) {
+      for (const message of parsed.messages) await this.accept(instance.id, message);
+      for (const action of parsed.actions ?? []) await this.action(instance.id, action);
+    }
     return { accepted: true, response: parsed.response ?? { ok: true, received: true } };
   }
 
@@ -352,6 +392,7 @@ export class ChannelsService implements OnModuleInit {
       conversationId: threadId,
       displayName: m.chatName ?? m.from.name ?? m.chatId,
       lastMessageAt: new Date(),
+      peerId: m.chatType === 'direct' ? m.from.id : null,
     });
     await this.publishSession(origin, instance.appId, text);
     const command = parseCommand(text);
@@ -380,6 +421,29 @@ export class ChannelsService implements OnModuleInit {
       await this.queueReply(origin, ChannelTexts.denied, `deny:${instance.id}:${m.messageId}`, provider);
       return;
     }
+    const words = parseApprovalReply(text);
+    if (words) {
+      // `approve` / `reject [reason]` answer a call held for this thread; else it is a message like any other.
+      const waiting = await this.waitingFor(instance, m.chatType, m.chatId, null);
+      if (waiting) {
+        const decided =
+          role === 'owner' ? await this.decide(instance, waiting, words.approved, words.reason, m.from) : null;
+        const answer =
+          role !== 'owner'
+            ? ChannelTexts.ownerOnly
+            : decided
+              ? decisionLine(words.approved, waiting.pending.name, m.from.name ?? m.from.id, words.reason)
+              : ChannelTexts.nothingWaits;
+        await this.queueReply(origin, answer, `approval-reply:${instance.id}:${m.messageId}`, provider);
+        return;
+      }
+    }
+    if (
+      role === 'owner' &&
+      m.chatType === 'direct' &&
+      (await this.answeredEscalation(instance, m, text, origin, provider))
+    )
+      return;
     const message = m.chatType === 'group' ? `[${m.from.name ?? m.from.id}] ${text}` : text;
     await provider
       .sendTyping?.(instance, { chatId: m.chatId, chatType: m.chatType, replyTo: m.messageId })
@@ -395,6 +459,142 @@ export class ChannelsService implements OnModuleInit {
     });
     if (outcome === 'merged')
       await this.queueReply(origin, ChannelTexts.merged, `merged:${instance.id}:${m.messageId}`, provider);
+  }
+
+  // ── tool approvals in a thread (docs/api/channels.md, "Tool approvals in a thread") ──────
+
+  /**
+   * A button was pressed (from a connection's sink or a webhook delivery): claimed once per
+   * instance and platform action id, decided here, and answered on the platform at once.
+   */
+  async action(instanceId: string, action: InboundAction): Promise<void> {
+    const instance = await this.records.findInstance(instanceId);
+    const provider = instance ? this.providers.find(instance.type) : null;
+    if (!instance || !provider || !instance.enabled) return;
+    if (!(await this.records.claim(actionClaimKey(instanceId, action.actionId)))) return;
+    let outcome: ActionOutcome;
+    try {
+      outcome = await this.decideAction(instance, action);
+    } catch (err) {
+      this.logger.warn(`channel ${instance.id}: a button press could not be handled: ${(err as Error).message}`);
+      outcome = { notice: ChannelTexts.actionFailed };
+    }
+    await provider
+      .settleAction?.(instance, action, outcome)
+      .catch((err: Error) =>
+        this.logger.warn(`channel ${instance.id}: answering a button press failed: ${err.message}`),
+      );
+  }
+
+  private async decideAction(instance: ChannelInstanceRecord, action: InboundAction): Promise<ActionOutcome> {
+    const choice = parseApprovalChoice(action.choiceId);
+    if (!choice) return { notice: ChannelTexts.unknownAction };
+    // Only an owner decides (docs/api/channels.md, "Owners and guests"); a guest's press changes nothing.
+    if (!instance.owners.includes(action.from.id)) return { notice: ChannelTexts.ownerOnly };
+    const waiting = await this.waitingFor(instance, action.chatType, action.chatId, choice.key);
+    if (!waiting) return { notice: ChannelTexts.nothingWaits };
+    if (!(await this.decide(instance, waiting, choice.approved, undefined, action.from)))
+      return { notice: ChannelTexts.nothingWaits };
+    const line = decisionLine(choice.approved, waiting.pending.name, action.from.name ?? action.from.id);
+    return {
+      notice: choice.approved ? ChannelTexts.approvedNotice : ChannelTexts.rejectedNotice,
+      text: action.messageText ? `${action.messageText}\n\n${line}` : line,
+    };
+  }
+
+  /**
+   * The undecided call this thread may answer: its own turn's, or (a thread marked proactive,
+   * where runs report) the digital human's run's. With `key` (a button), only that very call.
+   */
+  private async waitingFor(
+    instance: ChannelInstanceRecord,
+    chatType: ChatType,
+    chatId: string,
+    key: string | null,
+  ): Promise<WaitingApproval | null> {
+    const own = await this.approvals.waiting(channelThreadId(instance.appId, instance.type, chatType, chatId));
+    if (own && (key === null || own.key === key)) return own;
+    if (key === null && !(await this.records.findThread(instance.id, chatId))?.proactive) return null;
+    const run = await this.approvals.waiting(appRunConversationId(instance.appId));
+    return run && (key === null || run.key === key) ? run : null;
+  }
+
+  /** Through the approvals service, as `POST /api/agent/approve|reject`; false when nothing was decided. */
+  private async decide(
+    instance: ChannelInstanceRecord,
+    waiting: WaitingApproval,
+    approved: boolean,
+    reason: string | undefined,
+    from: { id: string; name?: string },
+  ): Promise<boolean> {
+    const channelUser: ApprovalChannelUser = {
+      channel: instance.type,
+      instanceId: instance.id,
+      userId: from.id,
+      ...(from.name ? { name: from.name } : {}),
+    };
+    try {
+      return await this.approvals.answer({
+        conversationId: waiting.conversationId,
+        toolId: waiting.pending.toolId,
+        approved,
+        reason,
+        by: 'channel',
+        channelUser,
+      });
+    } catch (err) {
+      if (err instanceof DomainError && err.kind === 'conflict') return false;
+      throw err;
+    }
+  }
+
+  /**
+   * A call was held (on the replica running the turn): a channel thread's turn shows it in that
+   * thread, a digital human's run in every thread marked proactive (where its results go), with
+   * Approve / Reject buttons where the platform has them, else the words to reply.
+   */
+  private async approvalHeld(turn: TurnRecord, pending: PendingApproval): Promise<void> {
+    const request = turn.request as { appId?: unknown; channel?: ChannelTurnOrigin };
+    const targets: ChannelTurnOrigin[] = [];
+    let appId: string | null = null;
+    if (turn.kind === 'app-chat' && request.channel && typeof request.appId === 'string') {
+      appId = request.appId;
+      targets.push(request.channel);
+    } else if (turn.kind === 'app-run' && typeof request.appId === 'string') {
+      appId = request.appId;
+      for (const t of await this.records.listThreads(appId)) {
+        if (t.proactive)
+          targets.push({
+            instanceId: t.instanceId,
+            channel: t.channel,
+            chatType: t.chatType,
+            chatId: t.chatId,
+            replyTo: '',
+          });
+      }
+    }
+    if (appId === null || targets.length === 0) return;
+    const appName = (await this.chat.appName(appId)) ?? appId;
+    for (const target of targets) {
+      const instance = await this.records.findInstance(target.instanceId);
+      const provider = instance ? this.providers.find(instance.type) : null;
+      if (!instance || !provider || !instance.enabled) continue;
+      const text = approvalPromptText({
+        appName,
+        toolName: pending.name,
+        input: pending.input,
+        deadline: pending.deadline,
+        words: !provider.supportsChoices,
+      });
+      const choices = provider.supportsChoices ? approvalChoices(approvalKey(turn.id, pending.toolId)) : undefined;
+      await this.queueReply(
+        target,
+        text,
+        `approval:${turn.id}:${pending.toolId}:${instance.id}:${target.chatId}`,
+        provider,
+        choices,
+      );
+    }
   }
 
   // ── outbound ────────────────────────────────────────────────────────────────────────────
@@ -433,11 +633,74 @@ export class ChannelsService implements OnModuleInit {
     }
   }
 
+  /**
+   * An escalation goes to each owner's direct chat on the app's enabled instances (the chats
+   * whose other party is an owner), once per question and chat; a chat never written from is
+   * not known, so an owner who never wrote to the bot gets nothing there.
+   */
+  private async pushEscalation(asked: EscalationAsked): Promise<void> {
+    const instances = (await this.records.listInstances()).filter((i) => i.appId === asked.appId && i.enabled);
+    if (instances.length === 0) return;
+    const threads = await this.records.listThreads(asked.appId);
+    for (const instance of instances) {
+      const provider = this.providers.find(instance.type);
+      if (!provider) continue;
+      const chats = threads.filter(
+        (t) =>
+          t.instanceId === instance.id &&
+          t.chatType === 'direct' &&
+          t.peerId !== null &&
+          instance.owners.includes(t.peerId),
+      );
+      for (const thread of chats) {
+        if (!(await this.records.claim(escalationClaimKey(asked.entryId, instance.id, thread.chatId)))) continue;
+        const origin: ChannelTurnOrigin = {
+          instanceId: instance.id,
+          channel: thread.channel,
+          chatType: 'direct',
+          chatId: thread.chatId,
+          replyTo: '',
+        };
+        const text = escalationText(asked.question, asked.choices);
+        await this.queueReply(origin, text, `escalation:${asked.entryId}:${instance.id}:${thread.chatId}`, provider);
+        await this.publishSession(origin, asked.appId, text);
+      }
+    }
+  }
+
+  /**
+   * An owner's direct message while the app waits on a question that was sent to this chat is
+   * the answer (a choice by number or words, else free text): recorded as the respond route
+   * does, which starts the follow-up run. False when nothing here waits for an answer.
+   */
+  private async answeredEscalation(
+    instance: ChannelInstanceRecord,
+    m: InboundMessage,
+    text: string,
+    origin: ChannelTurnOrigin,
+    provider: ChannelProvider,
+  ): Promise<boolean> {
+    if (text.trim() === '') return false;
+    const open = await this.chat.openEscalation(instance.appId);
+    if (!open || !(await this.records.claimed(escalationClaimKey(open.entryId, instance.id, m.chatId)))) return false;
+    const answer = escalationAnswer(text, open.choices);
+    if (!(await this.chat.answerEscalation(instance.appId, open.entryId, answer))) return false;
+    const said = 'choice' in answer ? answer.choice : answer.text;
+    await this.queueReply(
+      origin,
+      ChannelTexts.escalationAnswered(said),
+      `answered:${instance.id}:${m.messageId}`,
+      provider,
+    );
+    return true;
+  }
+
   private async queueReply(
     origin: ChannelTurnOrigin,
     text: string,
     key: string,
     provider: ChannelProvider,
+    choices?: ChannelChoice[],
   ): Promise<void> {
     await this.queue.add(
       'channel.reply',
@@ -447,6 +710,7 @@ export class ChannelsService implements OnModuleInit {
         chatId: origin.chatId,
         replyTo: origin.replyTo === '' ? null : origin.replyTo,
         parts: splitReply(text, provider.maxMessageLength),
+        ...(choices && choices.length > 0 ? { choices } : {}),
       },
       { jobId: channelReplyJobId(key) },
     );
@@ -461,10 +725,13 @@ export class ChannelsService implements OnModuleInit {
     const provider = instance ? this.providers.find(instance.type) : null;
     if (!instance || !provider) return;
     const target = { chatId: job.chatId, chatType: job.chatType, replyTo: job.replyTo };
-    for (const part of job.parts) {
+    for (const [i, part] of job.parts.entries()) {
+      // Buttons go under the last part, and only to a platform that shows them.
+      const choices = i === job.parts.length - 1 && provider.supportsChoices ? job.choices : undefined;
       for (let attempt = 0; ; attempt++) {
         try {
-          await provider.send(instance, target, part);
+          if (choices && choices.length > 0) await provider.send(instance, target, part, { choices });
+          else await provider.send(instance, target, part);
           if (instance.state === 'offline' && !provider.connect) await this.setState(instance.id, 'online', null);
           break;
         } catch (err) {

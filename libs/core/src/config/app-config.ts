@@ -105,6 +105,11 @@ export interface AppConfig {
    * may copy into a knowledge base by absolute path; empty (unset): only files inside workspaces.
    */
   kbImportRoots: string[];
+  /**
+   * SVC_KB_VECTOR_CACHE_MB: memory for the in-process vector index of knowledge bases (default 512;
+   * 0: none, every semantic search scans in SQL); a base whose vectors exceed it is scanned in SQL.
+   */
+  kbVectorCacheMb: number;
 }
 
 /**

@@ -260,6 +260,8 @@ export function parseConfig(
     errors.push(`SVC_SECRETS_KEY: must be at least ${SECRETS_KEY_MIN} characters (got ${secretsKey.length})`);
   }
 
+  const kbVectorCacheMb = int('SVC_KB_VECTOR_CACHE_MB', 512, 0, 1_048_576);
+
   const testHooks = parseBoolean(value('SVC_TEST_HOOKS'));
   if (testHooks === null) errors.push('SVC_TEST_HOOKS: must be 1 or 0');
 
@@ -312,6 +314,7 @@ export function parseConfig(
       relayTraceFile: value('SVC_RELAY_TRACE') || null,
       secretsKey,
       kbImportRoots,
+      kbVectorCacheMb,
     },
   };
 }

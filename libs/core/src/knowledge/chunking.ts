@@ -1,3 +1,6 @@
+import type { PreparedChunk } from './knowledge.ports.js';
+import { tsvectorLiteral } from './lexemes.js';
+
 /**
  * Splits a document's text into chunks for the index: first at its headings (Markdown `#`
  * headings, which the parsers produce for DOCX headings, slides and sheets too), then each
@@ -86,6 +89,15 @@ function tail(text: string, chars: number): string {
   const cut = text.slice(text.length - chars);
   const space = cut.search(/\s/);
   return space >= 0 && space < cut.length - 1 ? cut.slice(space + 1) : cut;
+}
+
+/** A document's chunks with their keyword lexemes (what the index stores), from its text. */
+export function prepareChunks(sourceName: string, text: string): PreparedChunk[] {
+  return chunkText(text).map((c) => ({
+    heading: c.heading ?? null,
+    text: c.text,
+    tsv: tsvectorLiteral(`${sourceName}\n${c.heading ?? ''}\n${c.text}`),
+  }));
 }
 
 export function chunkText(text: string, options: ChunkOptions = {}): Chunk[] {

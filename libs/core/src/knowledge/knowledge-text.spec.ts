@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import { chunkText } from './chunking.js';
 import { rejectionReason } from './formats.js';
 import { tsqueryLiteral, tsvectorLiteral, words } from './lexemes.js';
+import { fuseByRank, RRF_K } from './rank-fusion.js';
 
 describe('knowledge lexemes', () => {
   it('lower-cases words and drops punctuation', () => {
@@ -60,5 +61,39 @@ describe('knowledge formats', () => {
     assert.equal(rejectionReason('Report.DOCX'), null);
     assert.match(rejectionReason('main.ts')!, /Unsupported file type \.ts/);
     assert.match(rejectionReason('Makefile')!, /no extension/);
+  });
+});
+
+describe('reciprocal rank fusion', () => {
+  const hit = (id: string) => ({
+    chunkId: id,
+    kbId: 'kb',
+    sourceName: `${id}.md`,
+    sourcePath: `${id}.md`,
+    heading: null,
+    text: id,
+    score: 0,
+  });
+
+  it('ranks a chunk in both lists above chunks in one, and keeps one entry per chunk', () => {
+    const fused = fuseByRank(
+      [
+        [hit('a'), hit('b'), hit('c')],
+        [hit('d'), hit('b'), hit('e')],
+      ],
+      10,
+    );
+    assert.deepEqual(
+      fused.map((h) => h.chunkId),
+      ['b', 'a', 'd', 'c', 'e'],
+    );
+    assert.equal(fused[0]!.score, Number((2 / (RRF_K + 2)).toFixed(6)));
+  });
+
+  it('answers at most topK, and a list alone keeps its order', () => {
+    assert.deepEqual(
+      fuseByRank([[], [hit('x'), hit('y'), hit('z')]], 2).map((h) => h.chunkId),
+      ['x', 'y'],
+    );
   });
 });

@@ -5,6 +5,7 @@ import type {
   KnowledgeStatsDto,
   SourceState,
 } from '#contracts/knowledge.js';
+import type { ModelEndpoint } from '../ports/model-provider.port.js';
 
 /**
  * The ports of the knowledge context (docs/api/knowledge.md): records and chunks in the
@@ -20,6 +21,8 @@ export interface KnowledgeBaseRecord {
   status: KnowledgeBaseStatus;
   isDefault: boolean;
   embedding: KnowledgeEmbeddingDto | null;
+  /** Why the embedding model cannot be used (no such source, no embeddings endpoint); null when it can. */
+  embeddingError: string | null;
   /** How many times `clear-relearn` dropped the index. */
   generation: number;
   lastIngestAt: string | null;
@@ -35,6 +38,7 @@ export interface KnowledgeBaseChanges {
   description?: string | null;
   status?: KnowledgeBaseStatus;
   embedding?: KnowledgeEmbeddingDto | null;
+  embeddingError?: string | null;
 }
 
 export interface SourceRecord {
@@ -50,6 +54,8 @@ export interface SourceRecord {
   indexedHash: string | null;
   state: SourceState;
   error: string | null;
+  /** The embedding model (`embeddingKey`) whose vectors its chunks carry; null: none. */
+  embeddingKey: string | null;
 }
 
 export interface NewSource {
@@ -66,11 +72,15 @@ export interface ChunkRow {
   text: string;
   /** The keyword index entry, a `tsvector` literal (lexemes.ts). */
   tsv: string;
+  /** The chunk's vector (unit length), when the knowledge base has an embedding model. */
+  embedding: number[] | null;
 }
 
 /** What ingesting one source produced. */
 export type IndexOutcome =
-  { state: 'learned'; chunks: ChunkRow[] } | { state: 'no-text' } | { state: 'failed'; error: string };
+  | { state: 'learned'; chunks: ChunkRow[]; embeddingKey: string | null }
+  | { state: 'no-text' }
+  | { state: 'failed'; error: string };
 
 export interface KeywordHit {
   chunkId: string;
@@ -86,6 +96,18 @@ export interface KeywordHit {
 export interface IngestRecord extends IngestStatusDto {
   batchId: string;
   waiting: string[];
+}
+
+/** A linked folder as stored. */
+export interface LinkRecord {
+  id: string;
+  kbId: string;
+  spaceId: string;
+  path: string;
+  label: string | null;
+  state: 'active' | 'error';
+  error: string | null;
+  createdAt: string;
 }
 
 export abstract class KnowledgeRepository {
@@ -128,13 +150,38 @@ export abstract class KnowledgeRepository {
 
   /** Chunks of the bases matching a `tsquery` literal, best first. */
   abstract keywordSearch(kbIds: string[], tsquery: string, limit: number): Promise<KeywordHit[]>;
+  /**
+   * The chunks of the bases nearest to a unit `vector` (cosine similarity, exact: every chunk
+   * with a vector of that length is compared), best first; `score` is the similarity.
+   */
+  abstract vectorSearch(kbIds: string[], vector: number[], limit: number): Promise<KeywordHit[]>;
 
   abstract ingestStatus(kbId: string): Promise<IngestRecord | null>;
   /**
    * Starts a batch of these sources, or adds them to the running one (its total grows);
-   * answers the status. A source already waiting in the running batch is not added twice.
+   * answers the status and the sources this call added (a job is queued for each of those
+   * only). A source already waiting in the running batch is not added twice; one that finished
+   * in it (say, failed) is added again and counted again.
    */
-  abstract startBatch(kbId: string, batchId: string, sourceIds: string[]): Promise<IngestRecord>;
+  abstract startBatch(
+    kbId: string,
+    batchId: string,
+    sourceIds: string[],
+    announce?: (status: IngestRecord) => Promise<void>,
+  ): Promise<{ status: IngestRecord; added: string[] }>;
+  abstract createLink(link: {
+    id: string;
+    kbId: string;
+    spaceId: string;
+    path: string;
+    label: string | null;
+  }): Promise<LinkRecord>;
+  abstract getLink(linkId: string): Promise<LinkRecord | null>;
+  abstract listLinks(filter: { kbId?: string; spaceId?: string }): Promise<LinkRecord[]>;
+  abstract setLinkState(linkId: string, error: string | null): Promise<void>;
+  abstract deleteLink(linkId: string): Promise<boolean>;
+  /** The batches still running (their waiting sources), in every base: start-up recovery. */
+  abstract runningBatches(): Promise<IngestRecord[]>;
   /**
    * Counts one source of the batch done (once, however often it is reported) and, holding the
    * status row, calls `announce` with the new status before letting go, so progress goes out in
@@ -164,8 +211,43 @@ export abstract class KnowledgeFiles {
   abstract removeBase(kbId: string): Promise<void>;
 }
 
+/** A chunk as the parser prepares it: its text and its keyword lexemes (a `tsvector` literal). */
+export interface PreparedChunk {
+  heading: string | null;
+  text: string;
+  tsv: string;
+}
+
 /** Text extraction from a source's bytes (with limits against bombs; never throws for a bad file). */
 export abstract class DocumentParser {
   /** Markdown-ish text (headings as `#` lines where the format has them), or why it failed. */
   abstract extract(name: string, bytes: Buffer): Promise<{ text: string } | { error: string }>;
+  /**
+   * The source's chunks, ready for the index (`prepareChunks` of its text), or why there are none.
+   * Large or packed files are worked on away from the event loop within `budgetMs` (over it: an
+   * error), so no single file stalls the server.
+   */
+  abstract prepare(
+    name: string,
+    bytes: Buffer,
+    budgetMs: number,
+  ): Promise<{ chunks: PreparedChunk[] } | { error: string }>;
+}
+
+/** The identity of an embedding model setting: vectors made under another key are not comparable. */
+export function embeddingKey(e: KnowledgeEmbeddingDto): string {
+  return `${e.modelSourceId}|${e.model}|${e.dimensions}`;
+}
+
+/** The provider has no embeddings endpoint, or answers vectors that do not fit the setting: not worth retrying. */
+export class EmbeddingsUnavailable extends Error {}
+
+/**
+ * Vectors for texts from a model source's OpenAI-compatible `POST /embeddings` (docs/api/knowledge.md,
+ * "Embeddings and hybrid search"). Batches to the provider's limits and retries transient failures;
+ * throws `EmbeddingsUnavailable` when the provider cannot embed at all, another error otherwise.
+ * The key is sent, never logged or put in an error.
+ */
+export abstract class Embeddings {
+  abstract embed(endpoint: ModelEndpoint, model: string, dimensions: number, texts: string[]): Promise<number[][]>;
 }

@@ -22,7 +22,10 @@ const HAN_KANA = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/u;
 /** The words of `text`, in order, lower-cased. */
 export function words(text: string): string[] {
   const out: string[] = [];
-  for (const seg of segmenter.segment(text.normalize('NFKC'))) {
+  // Runs of two or more punctuation or symbol characters carry no word: one space each, so a
+  // text made of them (say two million `&`) is not segmented character by character.
+  const plain = text.normalize('NFKC').replace(/[^\p{L}\p{N}\p{M}\s]{2,}/gu, ' ');
+  for (const seg of segmenter.segment(plain)) {
     if (!seg.isWordLike && !WORDY.test(seg.segment)) continue;
     const word = seg.segment.toLowerCase().replace(/[^\p{L}\p{N}\p{M}_]/gu, '');
     if (word === '' || word.length > MAX_LEXEME_CHARS) continue;

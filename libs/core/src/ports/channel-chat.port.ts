@@ -31,9 +31,26 @@ export interface RunResult {
   summary: string;
 }
 
+/** A digital human's run asked its owner a question (an escalation, with its choices). */
+export interface EscalationAsked {
+  appId: string;
+  entryId: string;
+  question: string;
+  choices: string[];
+}
+
+/** An open question of a digital human, as a channel thread may answer it. */
+export interface OpenEscalation {
+  entryId: string;
+  question: string;
+  choices: string[];
+}
+
 export interface ChannelChatListener {
   replied(reply: ChannelReply): Promise<void>;
   runResult(result: RunResult): Promise<void>;
+  /** An escalation opened (on the replica whose run asked it). */
+  escalated?(asked: EscalationAsked): Promise<void>;
 }
 
 /**
@@ -53,4 +70,12 @@ export abstract class ChannelChat {
   abstract clear(threadId: string): Promise<void>;
   abstract messages(threadId: string): Promise<Message[]>;
   abstract listen(listener: ChannelChatListener): void;
+  /** The app's open question, or null. */
+  abstract openEscalation(appId: string): Promise<OpenEscalation | null>;
+  /** Answers the open question `entryId` (as `POST …/escalation/:entryId/respond` does); false when it is no longer open. */
+  abstract answerEscalation(
+    appId: string,
+    entryId: string,
+    answer: { choice?: string; text?: string },
+  ): Promise<boolean>;
 }

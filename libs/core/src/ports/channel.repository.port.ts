@@ -38,6 +38,8 @@ export interface ChannelThreadRecord {
   customName: string | null;
   proactive: boolean;
   lastMessageAt: Date | null;
+  /** A direct chat's other party (the platform user id), where known: escalations go to owners' chats. */
+  peerId: string | null;
 }
 
 /**
@@ -62,6 +64,8 @@ export abstract class ChannelRepository {
   /** True for exactly one caller per key, ever (until released). */
   abstract claim(key: string): Promise<boolean>;
   abstract release(key: string): Promise<void>;
+  /** Whether `key` was claimed (and not released). */
+  abstract claimed(key: string): Promise<boolean>;
   /** Creates the thread of a chat or updates its display name and last message time. */
   abstract touchThread(thread: Omit<ChannelThreadRecord, 'customName' | 'proactive'>): Promise<ChannelThreadRecord>;
   abstract listThreads(appId?: string): Promise<ChannelThreadRecord[]>;

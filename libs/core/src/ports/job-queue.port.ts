@@ -1,7 +1,7 @@
 import type { JobMap } from '#contracts/jobs.js';
 
 export interface JobOptions {
-  /** Deterministic id: a second add with the same id is a no-op while the first is kept. */
+  /** Deterministic id: a second add with the same id is a no-op while the first is kept (a failed one is replaced). */
   jobId?: string;
   /** Wait this long before the job becomes runnable. */
   delayMs?: number;

@@ -1,4 +1,4 @@
-import type { TurnKind } from '#contracts/agent.js';
+import type { ApprovalChannelUser, TurnKind } from '#contracts/agent.js';
 
 export type TurnStatus = 'queued' | 'running' | 'completed' | 'failed' | 'interrupted';
 export const ACTIVE_TURN_STATUSES: readonly TurnStatus[] = ['queued', 'running'];
@@ -29,8 +29,10 @@ export interface PendingApproval {
 /** A person's answer to the pending approval, recorded once by whichever replica took it. */
 export interface ApprovalDecision {
   approved: boolean;
-  /** Who answered (`api`, `web`, `assistant`). */
+  /** Who answered (`api`, `web`, `assistant`, `channel`). */
   by: string;
+  /** A channel owner's answer: who, on which instance. */
+  channelUser?: ApprovalChannelUser;
   at: string;
   reason?: string;
 }

@@ -57,8 +57,8 @@ export class PackagesService {
   ): Promise<App> {
     if (typeof filePath !== 'string' || filePath === '') throw DomainError.invalid('filePath is required');
     const contents = await this.files.read(caller === 'assistant' ? await this.insideSpaces(filePath) : filePath);
-    refuseSecrets(contents);
     refuseLargeBundle(contents);
+    await refuseSecretsYielding(contents);
     const skills = bundledSkills(contents);
     const raw = parseSpecYaml(contents.specYaml);
     const app = await this.apps.install({ spec: raw, spaceId: spaceId ?? null, skills, userConfig });
@@ -213,16 +213,38 @@ export class PackagesService {
 }
 
 function refuseSecrets(contents: PackageContents): void {
-  const check = (path: string, text: string) => {
-    const what = secretProblem(text);
-    if (what) {
-      throw DomainError.invalid(
-        `The package is refused: ${path} holds what looks like ${what}; a package must never hold API keys, tokens or passwords`,
-      );
+  secretCheck('spec.yaml', contents.specYaml);
+  for (const f of contents.files) secretCheck(f.path, new TextDecoder().decode(f.data));
+}
+
+function secretCheck(path: string, text: string): void {
+  const what = secretProblem(text);
+  if (what) {
+    throw DomainError.invalid(
+      `The package is refused: ${path} holds what looks like ${what}; a package must never hold API keys, tokens or passwords`,
+    );
+  }
+}
+
+/** Bytes scanned for credentials between two yields to the event loop. */
+const SECRET_SCAN_SLICE_BYTES = 2 * 1024 * 1024;
+
+/**
+ * refuseSecrets for an imported package, which may unpack to 200 MB: scanning all of it at once
+ * held the event loop for over a second, so every other request waited. The scan yields after
+ * each SECRET_SCAN_SLICE_BYTES.
+ */
+async function refuseSecretsYielding(contents: PackageContents): Promise<void> {
+  secretCheck('spec.yaml', contents.specYaml);
+  let sinceYield = 0;
+  for (const f of contents.files) {
+    secretCheck(f.path, new TextDecoder().decode(f.data));
+    sinceYield += f.data.byteLength;
+    if (sinceYield >= SECRET_SCAN_SLICE_BYTES) {
+      sinceYield = 0;
+      await new Promise<void>((resolve) => setImmediate(resolve));
     }
-  };
-  check('spec.yaml', contents.specYaml);
-  for (const f of contents.files) check(f.path, new TextDecoder().decode(f.data));
+  }
 }
 
 /**

@@ -13,10 +13,12 @@ import { ToolRegistry } from '../agent/tool-registry.js';
 import {
   isRefusal,
   refuseTurn,
+  skipTurn,
   TurnPlanBuilder,
   type TurnRefusal,
   type UnplannedEnding,
 } from '../agent/turn-plan-builder.js';
+import { TurnTexts } from '../agent/turn-endings.js';
 import { TurnPlanBuilders } from '../agent/turn-plan-builders.js';
 import { conversationPin, TurnPreamble } from '../agent/turn-preamble.js';
 import { AppData } from '../apps/app-data.js';
@@ -84,8 +86,9 @@ export class TeamMemberPlanBuilder extends TurnPlanBuilder implements OnModuleIn
     const opening = await this.work.takeMail(req, false);
     const { conversation, messages } = await this.conversations.get(turn.spaceId, turn.conversationId);
     // A turn queued for mail that an earlier turn took meanwhile has nothing to answer.
+    // It ends quietly (nothing lost, nothing to say); what waits for the member after it still goes on.
     if (!opening && messages[messages.length - 1]?.role !== 'user')
-      return refuseTurn('Nothing waits in this member\'s mailbox.', { errorCode: 'NOT_FOUND' });
+      return skipTurn('Nothing waits in this member\'s mailbox.', () => this.work.afterTurn(req));
     const ground = await this.preamble.prepareWithSkills({
       turn,
       io,
@@ -157,9 +160,12 @@ export class TeamMemberPlanBuilder extends TurnPlanBuilder implements OnModuleIn
     };
   }
 
-  override async endedWithoutPlan(turn: TurnRecord, _ending: UnplannedEnding): Promise<void> {
+  override async endedWithoutPlan(turn: TurnRecord, ending: UnplannedEnding): Promise<void> {
     const req = requestOf(turn);
-    if (req) await this.work.afterTurn(req);
+    if (!req) return;
+    // Its replica died mid-turn (the reaper ended it): the member picks its work up again here.
+    if (ending.error === TurnTexts.replicaLost) await this.work.resumeLost(req);
+    await this.work.afterTurn(req);
   }
 
   private async afterEnded(turn: TurnRecord): Promise<void> {

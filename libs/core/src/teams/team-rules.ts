@@ -34,6 +34,8 @@ export const TeamTexts = {
   triggerNotFound: 'Trigger not found',
   leadNotMember: 'leadAppId must name a member of this team',
   runEnded: 'The run has ended; nothing more can be sent or posted in it.',
+  turnsLost: (member: string, times: number) =>
+    `The servers running ${member}'s turns stopped ${times} times in this run; the run was ended.`,
 } as const;
 
 /** Tasks that need no more work. */

@@ -264,6 +264,36 @@ export class TeamWork {
     await this.deliver(team, epoch, lead);
   }
 
+  /**
+   * A member's turn was lost with its replica (SIGKILL, crash): in an open run the member is
+   * told so by a message of the team's own, which starts its next turn on a live replica, so the
+   * run goes on rather than waiting for nobody. A member whose turns keep being lost
+   * (LOST_TURNS_MAX in one epoch) ends the run as an error instead.
+   */
+  async resumeLost(req: Pick<MemberTurnRequest, 'teamId' | 'epochId' | 'appId'>): Promise<void> {
+    const [team, epoch] = await Promise.all([this.teams.findById(req.teamId), this.teams.findEpoch(req.epochId)]);
+    if (!team || !epoch || epoch.endedAt || epoch.lifecycle !== 'run') return;
+    const member = (await this.teams.members(team.id)).find((m) => m.appId === req.appId);
+    if (!member) return;
+    const lost = (await this.teams.activities(epoch.id)).filter(
+      (a) => a.kind === 'message' && a.actorAppId === null && a.targetAppId === member.appId && a.subject.startsWith(RESUME_SUBJECT),
+    ).length;
+    if (lost >= LOST_TURNS_MAX) {
+      await this.breach(team, epoch, TeamTexts.turnsLost(member.memberName, lost + 1));
+      return;
+    }
+    await this.record(team.id, epoch.id, 'message', null, member.appId, `${RESUME_SUBJECT}${RESUME_BODY}`, RESUME_BODY);
+    await this.teams.enqueue({
+      id: randomUUID(),
+      epochId: epoch.id,
+      toAppId: member.appId,
+      fromAppId: null,
+      body: RESUME_BODY,
+      depth: 0,
+      createdAt: new Date(this.clock.now()).toISOString(),
+    });
+  }
+
   /** The lead ends the run (`team_complete`). */
   async complete(team: TeamDto, epoch: TeamEpochDto, lead: TeamMemberDto, summary: string): Promise<boolean> {
     const [tasks, findings] = await Promise.all([this.teams.tasks(epoch.id), this.teams.findings(epoch.id)]);
@@ -470,5 +500,10 @@ export { TeamTexts };
 /** How often a quiet run with open tasks reminds its lead before it is sealed. */
 const REMINDERS = 2;
 const REMINDER_SUBJECT = 'Reminder: ';
+/** How many of one member's turns may be lost with their replica in one run before the run ends as an error. */
+const LOST_TURNS_MAX = 3;
+const RESUME_SUBJECT = 'Resumed: ';
+const RESUME_BODY =
+  'Your previous turn was cut short: the server running it stopped. Continue your work from where it was left (team_read_board shows the board).';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

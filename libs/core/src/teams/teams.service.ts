@@ -456,14 +456,20 @@ export class TeamsService implements OnModuleInit, OnModuleDestroy {
    */
   async run(
     teamId: string,
-    fired: { triggerType: EpochTrigger; title?: string; note?: string } = { triggerType: 'manual' },
+    fired: {
+      triggerType: EpochTrigger;
+      title?: string;
+      note?: string;
+      /** A fixed id (a schedule's occurrence): opening it twice opens it once. */
+      epochId?: string;
+    } = { triggerType: 'manual' },
   ): Promise<TeamEpochDto> {
     const team = await this.get(teamId);
     const members = await this.teams.members(teamId);
     const lead = members.find((m) => m.appId === team.leadAppId) ?? members.find((m) => m.isLead);
     if (!lead) throw DomainError.invalid('The team has no lead');
     const epoch: TeamEpochDto = {
-      id: randomUUID(),
+      id: fired.epochId ?? randomUUID(),
       teamId,
       lifecycle: 'run',
       startedAt: new Date(this.clock.now()).toISOString(),

@@ -4,6 +4,7 @@ import { ARTIFACT_CHANGED_BATCH, type ArtifactChangeBatchEvent } from '#contract
 import { AppRepository } from '../ports/app.repository.port.js';
 import { Clock } from '../ports/clock.port.js';
 import { EventBus } from '../ports/event-bus.port.js';
+import { FileOwners } from './file-owners.js';
 import { fileSubscriptionMatches } from './file-trigger-rules.js';
 import { isScheduled } from './trigger-scheduler.js';
 import { TriggersService } from './triggers.service.js';
@@ -18,7 +19,10 @@ const MATCH_SLICE_MS = 10;
 const MAX_PATHS_PER_RUN = 200;
 
 interface Burst {
+  /** The digital human's id, or the owner's (a team's) when `ownerKind` is set. */
   appId: string;
+  /** A subscription of another context (FileOwners), e.g. `team`. */
+  ownerKind?: string;
   subscriptionId: string;
   firstAt: number;
   changes: Map<string, { type: string; path: string; spaceId: string }>;
@@ -45,6 +49,8 @@ export class FileTriggersService implements OnApplicationBootstrap, OnModuleDest
     private readonly triggers: TriggersService,
     private readonly bus: EventBus,
     private readonly clock: Clock,
+    /** File subscriptions of other contexts (a team's file trigger). */
+    private readonly owned: FileOwners = new FileOwners(),
   ) {}
 
   onApplicationBootstrap(): void {
@@ -89,14 +95,33 @@ export class FileTriggersService implements OnApplicationBootstrap, OnModuleDest
         }
       }
     }
+    for (const kind of this.owned.kinds()) {
+      for (const sub of await this.owned.subscriptions(kind, event.spaceId)) {
+        for (const change of files) {
+          if (!fileSubscriptionMatches(sub.config, change)) continue;
+          this.add(
+            sub.ownerId,
+            sub.subscriptionId,
+            { type: change.type, path: change.relativePath, spaceId: event.spaceId },
+            kind,
+          );
+        }
+      }
+    }
   }
 
-  private add(appId: string, subscriptionId: string, change: { type: string; path: string; spaceId: string }): void {
-    const key = JSON.stringify([appId, subscriptionId]);
+  private add(
+    appId: string,
+    subscriptionId: string,
+    change: { type: string; path: string; spaceId: string },
+    ownerKind?: string,
+  ): void {
+    const key = JSON.stringify([ownerKind ?? 'app', appId, subscriptionId]);
     let burst = this.bursts.get(key);
     if (!burst) {
       burst = {
         appId,
+        ...(ownerKind ? { ownerKind } : {}),
         subscriptionId,
         firstAt: this.clock.now(),
         changes: new Map(),
@@ -128,6 +153,19 @@ export class FileTriggersService implements OnApplicationBootstrap, OnModuleDest
     clearTimeout(burst.max);
     const changes: unknown[] = [...burst.changes.values()];
     if (burst.more > 0) changes.push({ more: burst.more });
+    if (burst.ownerKind) {
+      const { ownerKind: kind, appId: ownerId, subscriptionId } = burst;
+      const spaceId = [...burst.changes.values()][0]?.spaceId ?? '';
+      void this.triggers
+        .claimOwnedFileBurst(ownerId, subscriptionId, String(burst.firstAt))
+        .then((claimed) =>
+          claimed ? this.owned.fire(kind, { ownerId, subscriptionId, spaceId, changes }) : undefined,
+        )
+        .catch((err: Error) =>
+          this.logger.warn('file trigger could not start its work', { owner: kind, ownerId, error: err.message }),
+        );
+      return;
+    }
     void this.triggers
       .fireFileBurst(burst.appId, burst.subscriptionId, String(burst.firstAt), changes)
       .catch((err: Error) =>

@@ -147,6 +147,18 @@ describe('back-off after failed runs', () => {
     assert.equal(consecutiveFailures([]), 0);
   });
 
+  it("a run failed by the server's database outage neither counts nor ends the count", () => {
+    const entries = [
+      { type: 'run_error' as const, content: { error: 'connect ECONNREFUSED', outage: true } },
+      { type: 'run_error' as const, content: { error: 'model said no' } },
+      { type: 'run_error' as const, content: { error: 'connect ECONNREFUSED', outage: true } },
+      { type: 'run_error' as const, content: { error: 'model said no' } },
+      { type: 'run_complete' as const, content: {} },
+    ];
+    assert.equal(consecutiveFailures(entries), 2);
+    assert.equal(consecutiveFailures(entries.slice(0, 1)), 0);
+  });
+
   it('runs, waits out a growing pause, then pauses the app', () => {
     assert.deepEqual(failureDecision(0, 1000, 1000), { action: 'run' });
     assert.deepEqual(failureDecision(1, 1000, 2000), { action: 'wait', untilMs: 31_000 });

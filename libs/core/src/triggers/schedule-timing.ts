@@ -117,9 +117,14 @@ export const FAILURE_BACKOFF_MS: readonly number[] = [30_000, 60_000, 300_000, 9
 export const PAUSE_AFTER_FAILURES = 5;
 
 /** Failed runs in a row, newest first; a completed run or an output ends the count. */
-export function consecutiveFailures(newestFirst: readonly Pick<ActivityEntry, 'type'>[]): number {
+export function consecutiveFailures(
+  newestFirst: readonly (Pick<ActivityEntry, 'type'> & { content?: ActivityEntry['content'] })[],
+): number {
   let count = 0;
   for (const entry of newestFirst) {
+    // A run the server's own database outage failed says nothing about the app: it neither
+    // counts towards the back-off nor ends the run of failures before it.
+    if (entry.type === 'run_error' && entry.content?.outage === true) continue;
     if (entry.type === 'run_error') count++;
     else if (entry.type === 'run_complete' || entry.type === 'output') break;
   }

@@ -61,6 +61,7 @@ export class TriggerScheduler extends AppScheduler implements OnModuleDestroy {
   private readonly logger = new Logger('Triggers');
   private readonly warnedYears = new Set<number>();
   private timer: ReturnType<typeof setInterval> | null = null;
+  private passes = 0;
   private readonly alsoOnEachPass: Array<() => Promise<void>> = [];
   private readonly pausedHandlers: Array<(skipped: PausedOccurrences) => Promise<void>> = [];
   private starter: RunStarter | null = null;
@@ -235,6 +236,7 @@ export class TriggerScheduler extends AppScheduler implements OnModuleDestroy {
    * dropped; then the work registered with `alsoOnReconcile`.
    */
   async reconcile(): Promise<void> {
+    const began = this.clock.now();
     const all = await this.records.list({});
     const apps = all.filter(isScheduled);
     // A paused app keeps its paused rows (when the pause began) until it is resumed.
@@ -249,6 +251,10 @@ export class TriggerScheduler extends AppScheduler implements OnModuleDestroy {
     for (const app of apps) await this.sync(app);
     await this.store.pruneClaims(this.clock.now() - CLAIMS_KEPT_MS);
     for (const work of this.alsoOnEachPass) await work();
+    // The first pass of a replica (its start) at info: how long schedules take to be rebuilt (bench/cluster reads it).
+    const context = { apps: apps.length, ms: this.clock.now() - began };
+    if (this.passes++ === 0) this.logger.log('schedules reconciled', context);
+    else this.logger.debug('schedules reconciled', context);
   }
 
   /** Reconciles now and then every `everyMs` (consuming replicas). */

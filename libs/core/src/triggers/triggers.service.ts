@@ -575,6 +575,14 @@ export class TriggersService {
    * One debounced burst of matching changes: one run, once (the burst's key is claimed). It
    * joins the app's queue, so a burst arriving while the app runs waits for the next run.
    */
+  /**
+   * The claim of a burst to another context's file subscription (a team's): true for exactly one
+   * caller across replicas, which then fires it.
+   */
+  async claimOwnedFileBurst(ownerId: string, subscriptionId: string, burstKey: string): Promise<boolean> {
+    return this.store.claim(`file:${ownerId}:${digest(subscriptionId, 12)}:${burstKey}`, ownerId, this.clock.now(), Infinity);
+  }
+
   async fireFileBurst(appId: string, subscriptionId: string, burstKey: string, changes: unknown[]): Promise<void> {
     const now = this.clock.now();
     if (!(await this.store.claim(`file:${appId}:${digest(subscriptionId, 12)}:${burstKey}`, appId, now, Infinity))) {

@@ -29,6 +29,8 @@ import type { AppLogger } from '../logging/logger.js';
 
 const DEFAULT_EXECUTABLE = '/usr/bin/chromium';
 const CDP_TIMEOUT_MS = 15_000;
+/** How long a new screencast may stay without a frame before a screenshot stands in as its first. */
+const FIRST_FRAME_WAIT_MS = 1_000;
 const CONSOLE_MAX = 1000;
 const NETWORK_MAX = 1000;
 const DOWNLOADS_MAX = 500;
@@ -374,6 +376,7 @@ class PlaywrightEnginePage implements EnginePage {
 
   async navigate(url: string, timeoutMs: number): Promise<void> {
     this.lastRefusal = null;
+    const before = this.page.url();
     for (let attempt = 0; ; attempt++) {
       try {
         await this.page.goto(url, { timeout: timeoutMs, waitUntil: 'load' });
@@ -389,8 +392,13 @@ class PlaywrightEnginePage implements EnginePage {
         }
         // The document request held for the policy check and let go can reach Playwright as a
         // second navigation to the same address: that one is the navigation asked for.
+        // Wait for that document itself: until it commits, the frame still shows the previous one,
+        // whose load state has long been reached (its empty title was once read as the new page's).
         if (text.includes(`interrupted by another navigation to "${url}"`)) {
-          await this.page.waitForLoadState('load', { timeout: timeoutMs }).catch(() => undefined);
+          const target = normalisedUrl(url);
+          await this.page
+            .waitForURL((u) => u.href === target || u.href !== before, { timeout: timeoutMs, waitUntil: 'load' })
+            .catch(() => undefined);
           return;
         }
         if (this.lastRefusal && /ERR_BLOCKED_BY_CLIENT/.test(text)) {
@@ -651,7 +659,9 @@ class PlaywrightEnginePage implements EnginePage {
   }
 
   async startScreencast(onFrame: (frame: ScreencastFrame) => void): Promise<void> {
-    this.screencastHandler = (event) =>
+    let framed = false;
+    const handler = (event: Parameters<NonNullable<typeof this.screencastHandler>>[0]) => {
+      framed = true;
       onFrame({
         data: event.data,
         width: event.metadata.deviceWidth,
@@ -660,6 +670,8 @@ class PlaywrightEnginePage implements EnginePage {
           await this.cdp.send('Page.screencastFrameAck', { sessionId: event.sessionId });
         },
       });
+    };
+    this.screencastHandler = handler;
     await this.send('Page.startScreencast', {
       format: 'jpeg',
       quality: 60,
@@ -667,6 +679,30 @@ class PlaywrightEnginePage implements EnginePage {
       maxHeight: 960,
       everyNthFrame: 1,
     });
+    // Chromium sends screencast frames as the page repaints: a page that has finished drawing may
+    // send none, and a viewer would wait on an empty screen. Then one screenshot is the first frame.
+    setTimeout(() => {
+      if (framed || this.screencastHandler !== handler) return;
+      void this.firstFrame()
+        .then((frame) => {
+          if (!framed && this.screencastHandler === handler) onFrame(frame);
+        })
+        .catch(() => undefined);
+    }, FIRST_FRAME_WAIT_MS).unref();
+  }
+
+  /** The page as it is now, as a screencast frame (nothing to acknowledge). */
+  private async firstFrame(): Promise<ScreencastFrame> {
+    const { data } = (await this.send('Page.captureScreenshot', { format: 'jpeg', quality: 60 })) as { data: string };
+    const size =
+      this.page.viewportSize() ??
+      (
+        (await this.send('Page.getLayoutMetrics')) as {
+          cssLayoutViewport: { clientWidth: number; clientHeight: number };
+        }
+      ).cssLayoutViewport;
+    const [width, height] = 'width' in size ? [size.width, size.height] : [size.clientWidth, size.clientHeight];
+    return { data, width, height, ack: async () => undefined };
   }
 
   async stopScreencast(): Promise<void> {
@@ -956,4 +992,13 @@ function clamp(n: number, min: number, max: number): number {
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** The address as the page will report it (`http://host` becomes `http://host/`); unparsable as given. */
+function normalisedUrl(url: string): string {
+  try {
+    return new URL(url).href;
+  } catch {
+    return url;
+  }
 }

@@ -35,7 +35,22 @@ export class ChannelFetch {
       .replace(/^\[|\]$/g, '')
       .replace(/\.$/, '')
       .toLowerCase();
-    if (this.allow.allows(host)) return null;
+    const checked = await this.checkHost(host);
+    return typeof checked === 'string' ? checked : null;
+  }
+
+  /**
+   * A host a connection-style transport connects to (an IMAP or SMTP server): why it may not be
+   * reached (a string), or the address to connect to — the checked one, so a second lookup
+   * cannot answer another (null: the operator allows the name itself; connect by name).
+   */
+  async checkHost(raw: string): Promise<string | { address: string | null }> {
+    const host = raw
+      .replace(/^\[|\]$/g, '')
+      .replace(/\.$/, '')
+      .toLowerCase();
+    if (host === '') return 'no host given';
+    if (this.allow.allows(host)) return { address: null };
     const addresses = isIpLiteral(host)
       ? [host]
       : await dnsLookup(host, { all: true }).then(
@@ -46,7 +61,7 @@ export class ChannelFetch {
     for (const address of addresses) {
       if (isBlockedAddress(address) && !this.allow.allows(host, address)) return blocked(host);
     }
-    return null;
+    return { address: addresses[0]! };
   }
 
   /** A request to an allowed address, with a deadline; a refused address is a permanent ChannelError. */

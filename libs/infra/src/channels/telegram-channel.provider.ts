@@ -1,11 +1,14 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { ChannelConfigField } from '#contracts/channels.js';
 import {
+  type ActionOutcome,
   type ChannelConnection,
   ChannelError,
   ChannelProvider,
   type ConnectionSink,
+  type InboundAction,
   type InboundMessage,
+  type OutboundOptions,
   type OutboundTarget,
   type WebhookParse,
 } from '#core/channels/channel-provider.port.js';
@@ -43,10 +46,20 @@ interface TgMessage {
   photo?: Array<{ file_id: string; width: number; height: number; file_size?: number }>;
   reply_to_message?: { from?: TgUser };
 }
+/** A press of an inline keyboard button. `message` is absent for inline-mode messages (not ours). */
+interface TgCallbackQuery {
+  id: string;
+  from: TgUser;
+  message?: { message_id: number; chat: TgMessage['chat']; text?: string; date: number };
+  data?: string;
+}
 interface TgUpdate {
   update_id: number;
   message?: TgMessage;
+  callback_query?: TgCallbackQuery;
 }
+/** The update types this adapter asks for (getUpdates and setWebhook `allowed_updates`). */
+const ALLOWED_UPDATES = ['message', 'callback_query'];
 type TgAnswer<T> = { ok: true; result: T } | { ok: false; error_code: number; description: string };
 
 /**
@@ -56,7 +69,9 @@ type TgAnswer<T> = { ok: true; result: T } | { ok: false; error_code: number; de
  * Connection-style: the replica holding the instance's lease either registers the webhook
  * (`setWebhook` to `SVC_PUBLIC_URL/hooks/channels/<id>` with a secret token, when the server
  * has a public URL) or long-polls `getUpdates`, keeping the offset in the instance's cursor so
- * a replica taking over resumes there. Replies leave from any replica (`sendMessage`).
+ * a replica taking over resumes there. Replies leave from any replica (`sendMessage`). Buttons
+ * (a held tool call's Approve / Reject) are an inline keyboard; a press is a `callback_query`
+ * update, answered with `answerCallbackQuery` and shown by `editMessageText`.
  */
 export class TelegramChannelProvider extends ChannelProvider {
   readonly type = 'telegram';
@@ -74,6 +89,8 @@ export class TelegramChannelProvider extends ChannelProvider {
   ];
   readonly defaultConfig = {};
   readonly maxMessageLength = TELEGRAM_MAX_MESSAGE;
+  /** Inline keyboards; a press arrives as a `callback_query` update. */
+  override readonly supportsChoices = true;
 
   constructor(
     private readonly http: ChannelFetch,
@@ -109,7 +126,13 @@ export class TelegramChannelProvider extends ChannelProvider {
     }
     const me = botIdentity(instance);
     const message = update.message ? await this.toInbound(instance, update.message, me) : null;
-    return { kind: 'accepted', messages: message ? [message] : [], response: { ok: true } };
+    const action = update.callback_query ? toAction(update.callback_query) : null;
+    return {
+      kind: 'accepted',
+      messages: message ? [message] : [],
+      ...(action ? { actions: [action] } : {}),
+      response: { ok: true },
+    };
   }
 
   override async connect(instance: ChannelInstanceRecord, sink: ConnectionSink): Promise<ChannelConnection> {
@@ -122,7 +145,7 @@ export class TelegramChannelProvider extends ChannelProvider {
         {
           url: `${this.publicUrl}/hooks/channels/${instance.id}`,
           secret_token: webhookSecret(instance),
-          allowed_updates: ['message'],
+          allowed_updates: ALLOWED_UPDATES,
         },
         sink.signal,
       );
@@ -154,7 +177,7 @@ export class TelegramChannelProvider extends ChannelProvider {
         const updates = await this.call<TgUpdate[]>(
           instance,
           'getUpdates',
-          { offset: cursor === null ? 0 : Number(cursor), timeout: POLL_TIMEOUT_S, allowed_updates: ['message'] },
+          { offset: cursor === null ? 0 : Number(cursor), timeout: POLL_TIMEOUT_S, allowed_updates: ALLOWED_UPDATES },
           sink.signal,
           (POLL_TIMEOUT_S + 10) * 1000,
         );
@@ -164,6 +187,8 @@ export class TelegramChannelProvider extends ChannelProvider {
           if (sink.signal.aborted) return;
           const message = update.message ? await this.toInbound(instance, update.message, me) : null;
           if (message) await sink.receive(message);
+          const action = update.callback_query ? toAction(update.callback_query) : null;
+          if (action) await sink.action(action);
           await sink.setCursor(String(update.update_id + 1));
         }
       } catch (err) {
@@ -183,14 +208,43 @@ export class TelegramChannelProvider extends ChannelProvider {
     }
   }
 
-  override async send(instance: ChannelInstanceRecord, target: OutboundTarget, text: string): Promise<void> {
+  override async send(
+    instance: ChannelInstanceRecord,
+    target: OutboundTarget,
+    text: string,
+    options?: OutboundOptions,
+  ): Promise<void> {
     const replyTo = target.replyTo ? Number(target.replyTo.split(':').pop()) : NaN;
+    const choices = options?.choices ?? [];
     await this.call(instance, 'sendMessage', {
       chat_id: chatIdParam(target.chatId),
       text,
       ...(target.chatType === 'group' && Number.isInteger(replyTo)
         ? { reply_parameters: { message_id: replyTo, allow_sending_without_reply: true } }
         : {}),
+      // One row of inline keyboard buttons; a press comes back as a callback_query with `data`.
+      ...(choices.length > 0
+        ? { reply_markup: { inline_keyboard: [choices.map((c) => ({ text: c.label, callback_data: c.id }))] } }
+        : {}),
+    });
+  }
+
+  /**
+   * answerCallbackQuery with the notice (Telegram shows it to whoever pressed), then, with an
+   * outcome text, editMessageText on the message: without `reply_markup` its keyboard goes.
+   */
+  override async settleAction(
+    instance: ChannelInstanceRecord,
+    action: InboundAction,
+    outcome: ActionOutcome,
+  ): Promise<void> {
+    await this.call(instance, 'answerCallbackQuery', { callback_query_id: action.actionId, text: outcome.notice });
+    const ref = /^(-?\d+):(\d+)$/.exec(action.messageRef ?? '');
+    if (outcome.text === undefined || !ref) return;
+    await this.call(instance, 'editMessageText', {
+      chat_id: Number(ref[1]),
+      message_id: Number(ref[2]),
+      text: outcome.text.slice(0, TELEGRAM_MAX_MESSAGE),
     });
   }
 
@@ -278,6 +332,24 @@ export class TelegramChannelProvider extends ChannelProvider {
     const type = res.headers.get('content-type') ?? '';
     return { mediaType: type.startsWith('image/') ? type : 'image/jpeg', data: bytes.toString('base64') };
   }
+}
+
+/** A button press as the channels context reads it; null for one without data or message (not ours). */
+function toAction(q: TgCallbackQuery): InboundAction | null {
+  if (!q.data || !q.message || !q.from || q.from.is_bot) return null;
+  const chat = q.message.chat;
+  const group = chat.type === 'group' || chat.type === 'supergroup';
+  if (!group && chat.type !== 'private') return null;
+  const name = [q.from.first_name, q.from.last_name].filter(Boolean).join(' ') || q.from.username;
+  return {
+    actionId: q.id,
+    choiceId: q.data,
+    chatId: String(chat.id),
+    chatType: group ? 'group' : 'direct',
+    from: { id: String(q.from.id), ...(name ? { name } : {}) },
+    messageRef: `${chat.id}:${q.message.message_id}`,
+    ...(typeof q.message.text === 'string' ? { messageText: q.message.text } : {}),
+  };
 }
 
 /** The bots' identities learnt by getMe in this process (mention checks of webhook deliveries). */

@@ -43,6 +43,7 @@ const toThread = (r: Row): ChannelThreadRecord => ({
   customName: (r.custom_name as string | null) ?? null,
   proactive: r.proactive as boolean,
   lastMessageAt: r.last_message_at === null || r.last_message_at === undefined ? null : date(r.last_message_at),
+  peerId: (r.peer_id as string | null) ?? null,
 });
 
 const INSTANCE_COLUMNS: Record<keyof InstanceChanges, string> = {
@@ -153,19 +154,35 @@ export class TypeormChannelRepository extends ChannelRepository {
     return rows.length > 0;
   }
 
+  async claimed(key: string): Promise<boolean> {
+    const rows = (await this.ds.query(`SELECT 1 FROM channel_claim WHERE key = $1`, [key])) as Row[];
+    return rows.length > 0;
+  }
+
   async release(key: string): Promise<void> {
     await this.ds.query(`DELETE FROM channel_claim WHERE key = $1`, [key]);
   }
 
   async touchThread(t: Omit<ChannelThreadRecord, 'customName' | 'proactive'>): Promise<ChannelThreadRecord> {
     const rows = (await this.ds.query(
-      `INSERT INTO channel_thread (instance_id, chat_id, app_id, channel, chat_type, conversation_id, display_name, last_message_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+      `INSERT INTO channel_thread (instance_id, chat_id, app_id, channel, chat_type, conversation_id, display_name, last_message_at, peer_id)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
        ON CONFLICT (instance_id, chat_id) DO UPDATE SET app_id = EXCLUDED.app_id, channel = EXCLUDED.channel,
          chat_type = EXCLUDED.chat_type, conversation_id = EXCLUDED.conversation_id,
-         display_name = EXCLUDED.display_name, last_message_at = EXCLUDED.last_message_at
+         display_name = EXCLUDED.display_name, last_message_at = EXCLUDED.last_message_at,
+         peer_id = COALESCE(EXCLUDED.peer_id, channel_thread.peer_id)
        RETURNING *`,
-      [t.instanceId, t.chatId, t.appId, t.channel, t.chatType, t.conversationId, t.displayName, t.lastMessageAt],
+      [
+        t.instanceId,
+        t.chatId,
+        t.appId,
+        t.channel,
+        t.chatType,
+        t.conversationId,
+        t.displayName,
+        t.lastMessageAt,
+        t.peerId,
+      ],
     )) as Row[];
     return toThread(rows[0]!);
   }

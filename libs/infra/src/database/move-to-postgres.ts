@@ -1,5 +1,6 @@
 import { existsSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
+import type { DataSource } from 'typeorm';
 import type { AppConfig } from '#core/config/app-config.js';
 import type { AppLogger } from '../logging/logger.js';
 import { DataFolderLock } from './data-folder-lock.js';
@@ -39,7 +40,9 @@ export async function runMoveToPostgres(config: AppConfig, logger: AppLogger): P
     // Migrating wrote which migrations are backward compatible: not a record of the target's;
     // the source's own copy of it is copied below.
     await target.query(`DELETE FROM "app_setting" WHERE "key" = $1`, [COMPATIBLE_MIGRATIONS_KEY]);
-    const tables = source.entityMetadatas.map((m) => m.tableName);
+    // Every table of the application's schema, not only those with a TypeORM entity: the
+    // knowledge, channel and team records are kept through plain SQL repositories.
+    const tables = await tablesInCopyOrder(source);
     for (const table of tables) {
       const [{ count }] = (await target.query(`SELECT count(*)::int AS count FROM "${table}"`)) as Array<{
         count: number;
@@ -59,6 +62,7 @@ export async function runMoveToPostgres(config: AppConfig, logger: AppLogger): P
       });
       copied[table] = rows.length;
     }
+    await resumeSequences(target);
     logger.info('embedded records copied to Postgres', { tables: copied });
   } finally {
     if (source.isInitialized) await source.destroy();
@@ -74,4 +78,59 @@ export async function runMoveToPostgres(config: AppConfig, logger: AppLogger): P
     lock.release();
   }
   return copied;
+}
+
+/** The application's tables (schema `public`, less the migrations ledger), parents before children. */
+async function tablesInCopyOrder(db: DataSource): Promise<string[]> {
+  const names = (
+    (await db.query(
+      `SELECT table_name AS name FROM information_schema.tables
+        WHERE table_schema = 'public' AND table_type = 'BASE TABLE' AND table_name <> 'typeorm_migrations'
+        ORDER BY table_name`,
+    )) as Array<{ name: string }>
+  ).map((r) => r.name);
+  const references = (await db.query(
+    `SELECT c.conrelid::regclass::text AS child, c.confrelid::regclass::text AS parent
+       FROM pg_constraint c JOIN pg_namespace n ON n.oid = c.connamespace
+      WHERE c.contype = 'f' AND n.nspname = 'public'`,
+  )) as Array<{ child: string; parent: string }>;
+  return orderParentsFirst(
+    names,
+    references.map((r) => ({ child: unquote(r.child), parent: unquote(r.parent) })),
+  );
+}
+
+const unquote = (name: string): string => name.replace(/^"(.*)"$/, '$1');
+
+/** Parents before the tables that reference them; a self-reference or a cycle keeps name order. */
+export function orderParentsFirst(names: string[], references: Array<{ child: string; parent: string }>): string[] {
+  const ordered: string[] = [];
+  const placed = new Set<string>();
+  const visiting = new Set<string>();
+  const visit = (name: string): void => {
+    if (placed.has(name) || visiting.has(name)) return;
+    visiting.add(name);
+    for (const r of references) if (r.child === name && r.parent !== name && names.includes(r.parent)) visit(r.parent);
+    visiting.delete(name);
+    placed.add(name);
+    ordered.push(name);
+  };
+  for (const name of names) visit(name);
+  return ordered;
+}
+
+/** Copied rows carry their serial values: each sequence continues after the largest one copied. */
+async function resumeSequences(db: DataSource): Promise<void> {
+  const serials = (await db.query(
+    `SELECT c.table_name AS "table", c.column_name AS "column",
+            pg_get_serial_sequence(format('%I', c.table_name), c.column_name) AS "sequence"
+       FROM information_schema.columns c
+      WHERE c.table_schema = 'public' AND pg_get_serial_sequence(format('%I', c.table_name), c.column_name) IS NOT NULL`,
+  )) as Array<{ table: string; column: string; sequence: string }>;
+  for (const s of serials) {
+    await db.query(
+      `SELECT setval($1, COALESCE((SELECT max("${s.column}") FROM "${s.table}"), 0) + 1, false)`,
+      [s.sequence],
+    );
+  }
 }

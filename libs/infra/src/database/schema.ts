@@ -50,6 +50,10 @@ import { ChannelClaimEntity, ChannelInstanceEntity, ChannelThreadEntity } from '
 import { Channels1765800000000 } from './migrations/1765800000000-channels.js';
 import { TriggerDeliveries1766000000000 } from './migrations/1766000000000-trigger-deliveries.js';
 import { SpacePathsRelative1766000000100 } from './migrations/1766000000100-space-paths-relative.js';
+import { KnowledgeVectors1766100000000 } from './migrations/1766100000000-knowledge-vectors.js';
+import { ChannelThreadPeer1766100000100 } from './migrations/1766100000100-channel-thread-peer.js';
+import { KnowledgeLinks1766131415926 } from './migrations/1766131415926-knowledge-links.js';
+import { KnowledgeChunkVersion1766200000000 } from './migrations/1766200000000-knowledge-chunk-version.js';
 
 /** Every entity and migration, in order. Add new ones here. */
 export const ENTITIES = [
@@ -107,4 +111,8 @@ export const MIGRATIONS = [
   Knowledge1765900000000,
   TriggerDeliveries1766000000000,
   SpacePathsRelative1766000000100,
+  KnowledgeVectors1766100000000,
+  ChannelThreadPeer1766100000100,
+  KnowledgeLinks1766131415926,
+  KnowledgeChunkVersion1766200000000,
 ];

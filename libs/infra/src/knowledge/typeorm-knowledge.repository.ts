@@ -8,12 +8,26 @@ import {
   type KnowledgeBaseChanges,
   type KnowledgeBaseRecord,
   KnowledgeRepository,
+  type LinkRecord,
+  type ChunkRow,
   type NewSource,
   type SourceRecord,
 } from '#core/knowledge/knowledge.ports.js';
 import { returningRows } from '../database/returning-rows.js';
+import { VectorIndexCache, VectorMatrix } from './vector-index.js';
 
 type Row = Record<string, unknown>;
+
+/** The in-memory vector index's default cap (docs/api/knowledge.md, "Design note (vectors without pgvector)"). */
+export const DEFAULT_VECTOR_CACHE_BYTES = 512 * 1024 * 1024;
+/** Vectors read per statement when a base's index is loaded. */
+const VECTOR_LOAD_BATCH = 20_000;
+
+/** Keyword search ranks at most this many matching chunks (docs/api/knowledge.md, "Search"). */
+const KEYWORD_CANDIDATES = 2000;
+
+/** Bumps a base's chunk version, in the transaction that writes its chunks (the vector index reloads on a change). */
+const BUMP_CHUNK_VERSION = `UPDATE knowledge_base SET chunk_version = chunk_version + 1 WHERE id = $1`;
 
 const iso = (v: unknown): string => (v instanceof Date ? v : new Date(v as string)).toISOString();
 const CHUNK_INSERT_BATCH = 500;
@@ -32,6 +46,13 @@ function textArray(v: unknown): string[] {
   return [];
 }
 
+/** A real[] as the driver answers it (numbers; a '{…}' literal through some paths). */
+function realArray(v: unknown): number[] {
+  if (Array.isArray(v)) return v.map(Number);
+  if (typeof v === 'string' && v.startsWith('{')) return v.slice(1, -1).split(',').map(Number);
+  return [];
+}
+
 const toKb = (r: Row): KnowledgeBaseRecord => ({
   id: r.id as string,
   name: r.name as string,
@@ -40,6 +61,7 @@ const toKb = (r: Row): KnowledgeBaseRecord => ({
   status: r.status as KnowledgeBaseRecord['status'],
   isDefault: r.is_default as boolean,
   embedding: (r.embedding as KnowledgeBaseRecord['embedding']) ?? null,
+  embeddingError: (r.embedding_error as string | null) ?? null,
   generation: Number(r.generation),
   lastIngestAt: r.last_ingest_at ? iso(r.last_ingest_at) : null,
   createdAt: iso(r.created_at),
@@ -59,6 +81,28 @@ const toSource = (r: Row): SourceRecord => ({
   indexedHash: (r.indexed_hash as string | null) ?? null,
   state: r.state as SourceRecord['state'],
   error: (r.error as string | null) ?? null,
+  embeddingKey: (r.embedding_key as string | null) ?? null,
+});
+
+const toHit = (r: Row): KeywordHit => ({
+  chunkId: r.id as string,
+  kbId: r.kb_id as string,
+  sourceName: r.name as string,
+  sourcePath: r.rel_path as string,
+  heading: (r.heading as string | null) ?? null,
+  text: r.text as string,
+  score: Number(r.score),
+});
+
+const toLink = (r: Row): LinkRecord => ({
+  id: r.id as string,
+  kbId: r.kb_id as string,
+  spaceId: r.space_id as string,
+  path: r.path as string,
+  label: (r.label as string | null) ?? null,
+  state: r.state as LinkRecord['state'],
+  error: (r.error as string | null) ?? null,
+  createdAt: iso(r.created_at),
 });
 
 const toIngest = (r: Row): IngestRecord => ({
@@ -74,8 +118,17 @@ const toIngest = (r: Row): IngestRecord => ({
 
 /** Knowledge bases, sources, chunks and ingestion status in Postgres (either mode), with SQL. */
 export class TypeormKnowledgeRepository extends KnowledgeRepository {
-  constructor(private readonly ds: DataSource) {
+  private readonly vectors: VectorIndexCache;
+
+  /** @param vectorCacheBytes the in-memory vector index's cap (SVC_KB_VECTOR_CACHE_MB; 0: always scan in SQL) */
+  constructor(
+    private readonly ds: DataSource,
+    vectorCacheBytes = DEFAULT_VECTOR_CACHE_BYTES,
+  ) {
     super();
+    this.vectors = new VectorIndexCache(vectorCacheBytes, (kbId, dims, maxBytes) =>
+      this.loadVectors(kbId, dims, maxBytes),
+    );
   }
 
   async create(input: { id: string; name: string; icon: string | null; description: string | null }) {
@@ -114,6 +167,7 @@ export class TypeormKnowledgeRepository extends KnowledgeRepository {
     if (changes.status !== undefined) set('status', changes.status);
     if (changes.embedding !== undefined)
       set('embedding', changes.embedding === null ? null : JSON.stringify(changes.embedding));
+    if (changes.embeddingError !== undefined) set('embedding_error', changes.embeddingError);
     sets.push('updated_at = now()');
     await this.ds.query(`UPDATE knowledge_base SET ${sets.join(', ')} WHERE id = $1`, params);
     return this.get(kbId);
@@ -125,6 +179,7 @@ export class TypeormKnowledgeRepository extends KnowledgeRepository {
       // Chunks first (by source), so the cascade has little left to do.
       await m.query(`DELETE FROM knowledge_chunk WHERE kb_id = $1`, [kbId]);
       const rows = returningRows(await m.query(`DELETE FROM knowledge_base WHERE id = $1 RETURNING id`, [kbId]));
+      this.vectors.forget(kbId);
       return rows.length > 0;
     });
   }
@@ -214,6 +269,8 @@ export class TypeormKnowledgeRepository extends KnowledgeRepository {
       const rows = returningRows(
         await m.query(`DELETE FROM knowledge_source WHERE kb_id = $1 AND rel_path = $2 RETURNING *`, [kbId, relPath]),
       ) as Row[];
+      // Its chunks go with it (cascade).
+      if (rows[0]) await m.query(BUMP_CHUNK_VERSION, [kbId]);
       return rows[0] ? toSource(rows[0]) : null;
     });
   }
@@ -227,7 +284,8 @@ export class TypeormKnowledgeRepository extends KnowledgeRepository {
       );
       const rows = returningRows(
         await m.query(
-          `UPDATE knowledge_base SET generation = generation + 1, updated_at = now() WHERE id = $1 RETURNING generation`,
+          `UPDATE knowledge_base SET generation = generation + 1, chunk_version = chunk_version + 1, updated_at = now()
+            WHERE id = $1 RETURNING generation`,
           [kbId],
         ),
       ) as Row[];
@@ -245,26 +303,31 @@ export class TypeormKnowledgeRepository extends KnowledgeRepository {
       const kbId = row.kb_id as string;
       await m.query(`DELETE FROM knowledge_chunk WHERE source_id = $1`, [sourceId]);
       if (outcome.state === 'learned') await this.insertChunks(m, kbId, sourceId, outcome.chunks);
+      await m.query(BUMP_CHUNK_VERSION, [kbId]);
       await m.query(
-        `UPDATE knowledge_source SET state = $2, error = $3, indexed_hash = $4, updated_at = now() WHERE id = $1`,
-        [sourceId, outcome.state, outcome.state === 'failed' ? outcome.error : null, contentHash],
+        `UPDATE knowledge_source SET state = $2, error = $3, indexed_hash = $4, embedding_key = $5, updated_at = now()
+          WHERE id = $1`,
+        [
+          sourceId,
+          outcome.state,
+          outcome.state === 'failed' ? outcome.error : null,
+          contentHash,
+          outcome.state === 'learned' ? outcome.embeddingKey : null,
+        ],
       );
       return true;
     });
   }
 
-  private async insertChunks(
-    m: EntityManager,
-    kbId: string,
-    sourceId: string,
-    chunks: Array<{ heading: string | null; text: string; tsv: string }>,
-  ): Promise<void> {
+  private async insertChunks(m: EntityManager, kbId: string, sourceId: string, chunks: ChunkRow[]): Promise<void> {
     for (let start = 0; start < chunks.length; start += CHUNK_INSERT_BATCH) {
       const batch = chunks.slice(start, start + CHUNK_INSERT_BATCH);
+      // Vectors travel as text literals ('{0.1,…}'): unnest cannot take an array of arrays of unequal presence.
       await m.query(
-        `INSERT INTO knowledge_chunk (id, kb_id, source_id, ord, heading, text, tsv)
-         SELECT t.id, $1, $2, t.ord, t.heading, t.text, t.tsv::tsvector
-           FROM unnest($3::uuid[], $4::int[], $5::text[], $6::text[], $7::text[]) AS t(id, ord, heading, text, tsv)`,
+        `INSERT INTO knowledge_chunk (id, kb_id, source_id, ord, heading, text, tsv, embedding)
+         SELECT t.id, $1, $2, t.ord, t.heading, t.text, t.tsv::tsvector, t.embedding::real[]
+           FROM unnest($3::uuid[], $4::int[], $5::text[], $6::text[], $7::text[], $8::text[])
+                AS t(id, ord, heading, text, tsv, embedding)`,
         [
           kbId,
           sourceId,
@@ -273,6 +336,7 @@ export class TypeormKnowledgeRepository extends KnowledgeRepository {
           batch.map((c) => c.heading),
           batch.map((c) => c.text.replace(/\0/g, '')),
           batch.map((c) => c.tsv),
+          batch.map((c) => (c.embedding ? `{${c.embedding.join(',')}}` : null)),
         ],
       );
     }
@@ -298,26 +362,108 @@ export class TypeormKnowledgeRepository extends KnowledgeRepository {
     return out;
   }
 
+  /**
+   * Keyword hits ranked by `ts_rank_cd`. The rank is computed over a bounded candidate set, so a
+   * query whose words are in most of a large base does not rank every chunk: every match when
+   * there are at most KEYWORD_CANDIDATES, else the chunks holding all the query's words first,
+   * then any matching ones the index finds first, KEYWORD_CANDIDATES in all
+   * (docs/api/knowledge.md, "Search"). Text and source are read for the hits only.
+   */
   async keywordSearch(kbIds: string[], tsquery: string, limit: number): Promise<KeywordHit[]> {
+    // The literal is `'a' | 'b'` with lexemes free of spaces and `|` (lexemes.ts): every word is `'a' & 'b'`.
+    const allWords = tsquery.split(' | ').join(' & ');
     const rows = (await this.ds.query(
-      `SELECT c.id, c.kb_id, c.heading, c.text, s.name, s.rel_path, ts_rank_cd(c.tsv, q, 1) AS score
-         FROM knowledge_chunk c
-         JOIN knowledge_source s ON s.id = c.source_id,
-              CAST($2 AS tsquery) AS q
-        WHERE c.kb_id = ANY($1::uuid[]) AND c.tsv @@ q
-        ORDER BY score DESC, c.id
-        LIMIT $3`,
-      [kbIds, tsquery, limit],
+      `WITH cand AS (
+         SELECT id FROM (
+           (SELECT c.id, 0 AS tier FROM knowledge_chunk c
+             WHERE c.kb_id = ANY($1::uuid[]) AND c.tsv @@ CAST($3 AS tsquery) LIMIT $5)
+           UNION ALL
+           (SELECT c.id, 1 AS tier FROM knowledge_chunk c
+             WHERE c.kb_id = ANY($1::uuid[]) AND c.tsv @@ CAST($2 AS tsquery) LIMIT $5)
+         ) x GROUP BY id ORDER BY min(tier), id LIMIT $5
+       ),
+       top AS (
+         SELECT c.id, ts_rank_cd(c.tsv, CAST($2 AS tsquery), 1) AS score
+           FROM cand JOIN knowledge_chunk c ON c.id = cand.id
+          ORDER BY score DESC, c.id
+          LIMIT $4
+       )
+       SELECT c.id, c.kb_id, c.heading, c.text, s.name, s.rel_path, top.score
+         FROM top
+         JOIN knowledge_chunk c ON c.id = top.id
+         JOIN knowledge_source s ON s.id = c.source_id
+        ORDER BY top.score DESC, c.id`,
+      [kbIds, tsquery, allWords, limit, KEYWORD_CANDIDATES],
     )) as Row[];
-    return rows.map((r) => ({
-      chunkId: r.id as string,
-      kbId: r.kb_id as string,
-      sourceName: r.name as string,
-      sourcePath: r.rel_path as string,
-      heading: (r.heading as string | null) ?? null,
-      text: r.text as string,
-      score: Number(r.score),
-    }));
+    return rows.map(toHit);
+  }
+
+  /**
+   * The chunks nearest to `vector` (cosine similarity of unit vectors: their dot product), from
+   * the in-memory index (vector-index.ts) where the bases fit under its cap, else scanned in SQL;
+   * both compute the same scores and order.
+   */
+  async vectorSearch(kbIds: string[], vector: number[], limit: number): Promise<KeywordHit[]> {
+    const bases = (await this.ds.query(`SELECT id, chunk_version FROM knowledge_base WHERE id = ANY($1::uuid[])`, [
+      kbIds,
+    ])) as Row[];
+    const scored: Array<{ id: string; score: number }> = [];
+    for (const base of bases) {
+      const matrix = await this.vectors.matrix(base.id as string, String(base.chunk_version), vector.length);
+      if (!matrix) return this.scanVectors(kbIds, vector, limit);
+      scored.push(...matrix.top(vector, limit));
+    }
+    scored.sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    const best = scored.slice(0, limit);
+    if (best.length === 0) return [];
+    const rows = (await this.ds.query(
+      `SELECT c.id, c.kb_id, c.heading, c.text, s.name, s.rel_path
+         FROM knowledge_chunk c
+         JOIN knowledge_source s ON s.id = c.source_id
+        WHERE c.id = ANY($1::uuid[])`,
+      [best.map((b) => b.id)],
+    )) as Row[];
+    // A chunk gone since the version was read (a write racing this search): the exact scan answers instead.
+    if (rows.length < best.length) return this.scanVectors(kbIds, vector, limit);
+    const byId = new Map(rows.map((r) => [r.id as string, r]));
+    return best.map((b) => toHit({ ...byId.get(b.id)!, score: b.score }));
+  }
+
+  /** The exact scan in SQL (bases over the index's cap), the same statement in both modes. */
+  private async scanVectors(kbIds: string[], vector: number[], limit: number): Promise<KeywordHit[]> {
+    const rows = (await this.ds.query(
+      `SELECT c.id, c.kb_id, c.heading, c.text, s.name, s.rel_path,
+              (SELECT sum(a::float8 * b::float8) FROM unnest(c.embedding, $2::real[]) AS v(a, b)) AS score
+         FROM knowledge_chunk c
+         JOIN knowledge_source s ON s.id = c.source_id
+        WHERE c.kb_id = ANY($1::uuid[]) AND cardinality(c.embedding) = $3
+        ORDER BY score DESC, c.id
+        LIMIT $4`,
+      [kbIds, `{${vector.join(',')}}`, vector.length, limit],
+    )) as Row[];
+    return rows.map(toHit);
+  }
+
+  /** A base's vectors of one length for the index, in batches by id; null (unread) when over `maxBytes`. */
+  private async loadVectors(kbId: string, dims: number, maxBytes: number): Promise<VectorMatrix | null> {
+    const [counted] = (await this.ds.query(
+      `SELECT count(*)::int AS n FROM knowledge_chunk WHERE kb_id = $1 AND cardinality(embedding) = $2`,
+      [kbId, dims],
+    )) as Row[];
+    if (VectorMatrix.bytesFor(Number(counted?.n ?? 0), dims) > maxBytes) return null;
+    const rows: Array<{ id: string; vector: ArrayLike<number> }> = [];
+    for (let after = '00000000-0000-0000-0000-000000000000'; ;) {
+      const batch = (await this.ds.query(
+        `SELECT id, embedding FROM knowledge_chunk
+          WHERE kb_id = $1 AND cardinality(embedding) = $2 AND id > $3
+          ORDER BY id LIMIT $4`,
+        [kbId, dims, after, VECTOR_LOAD_BATCH],
+      )) as Row[];
+      for (const r of batch) rows.push({ id: r.id as string, vector: realArray(r.embedding) });
+      if (batch.length < VECTOR_LOAD_BATCH) break;
+      after = batch[batch.length - 1]!.id as string;
+    }
+    return VectorMatrix.from(dims, rows);
   }
 
   async ingestStatus(kbId: string): Promise<IngestRecord | null> {
@@ -325,7 +471,60 @@ export class TypeormKnowledgeRepository extends KnowledgeRepository {
     return rows[0] ? toIngest(rows[0]) : null;
   }
 
-  async startBatch(kbId: string, batchId: string, sourceIds: string[]): Promise<IngestRecord> {
+  async createLink(link: { id: string; kbId: string; spaceId: string; path: string; label: string | null }) {
+    await this.ds.query(`INSERT INTO knowledge_link (id, kb_id, space_id, path, label) VALUES ($1, $2, $3, $4, $5)`, [
+      link.id,
+      link.kbId,
+      link.spaceId,
+      link.path,
+      link.label,
+    ]);
+    return (await this.getLink(link.id))!;
+  }
+
+  async getLink(linkId: string): Promise<LinkRecord | null> {
+    if (!/^[0-9a-f-]{36}$/i.test(linkId)) return null;
+    const rows = (await this.ds.query(`SELECT * FROM knowledge_link WHERE id = $1`, [linkId])) as Row[];
+    return rows[0] ? toLink(rows[0]) : null;
+  }
+
+  async listLinks(filter: { kbId?: string; spaceId?: string }): Promise<LinkRecord[]> {
+    const rows = (await this.ds.query(
+      `SELECT * FROM knowledge_link WHERE ($1::uuid IS NULL OR kb_id = $1) AND ($2::text IS NULL OR space_id = $2)
+        ORDER BY created_at, id`,
+      [filter.kbId ?? null, filter.spaceId ?? null],
+    )) as Row[];
+    return rows.map(toLink);
+  }
+
+  async setLinkState(linkId: string, error: string | null): Promise<void> {
+    await this.ds.query(`UPDATE knowledge_link SET state = $2, error = $3 WHERE id = $1`, [
+      linkId,
+      error === null ? 'active' : 'error',
+      error,
+    ]);
+  }
+
+  async deleteLink(linkId: string): Promise<boolean> {
+    if (!/^[0-9a-f-]{36}$/i.test(linkId)) return false;
+    return (
+      returningRows(await this.ds.query(`DELETE FROM knowledge_link WHERE id = $1 RETURNING id`, [linkId])).length > 0
+    );
+  }
+
+  async runningBatches(): Promise<IngestRecord[]> {
+    const rows = (await this.ds.query(
+      `SELECT * FROM knowledge_ingest WHERE phase = 'running' AND cardinality(waiting) > 0`,
+    )) as Row[];
+    return rows.map(toIngest);
+  }
+
+  async startBatch(
+    kbId: string,
+    batchId: string,
+    sourceIds: string[],
+    announce?: (status: IngestRecord) => Promise<void>,
+  ): Promise<{ status: IngestRecord; added: string[] }> {
     return this.ds.transaction(async (m) => {
       await m.query(`INSERT INTO knowledge_ingest (kb_id, batch_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`, [
         kbId,
@@ -334,8 +533,10 @@ export class TypeormKnowledgeRepository extends KnowledgeRepository {
       const [row] = (await m.query(`SELECT * FROM knowledge_ingest WHERE kb_id = $1 FOR UPDATE`, [kbId])) as Row[];
       const current = toIngest(row!);
       let next: Row[];
+      let added: string[];
       if (current.phase === 'running' && current.waiting.length > 0) {
-        const added = sourceIds.filter((id) => !current.waiting.includes(id));
+        const waiting = new Set(current.waiting);
+        added = sourceIds.filter((id) => !waiting.has(id));
         next = returningRows(
           await m.query(
             `UPDATE knowledge_ingest SET waiting = waiting || $2::text[], total = total + $3, updated_at = now()
@@ -344,6 +545,7 @@ export class TypeormKnowledgeRepository extends KnowledgeRepository {
           ),
         ) as Row[];
       } else {
+        added = sourceIds;
         next = returningRows(
           await m.query(
             `UPDATE knowledge_ingest SET batch_id = $2, waiting = $3::text[], total = $4, completed = 0, current = NULL,
@@ -353,7 +555,10 @@ export class TypeormKnowledgeRepository extends KnowledgeRepository {
           ),
         ) as Row[];
       }
-      return toIngest(next[0]!);
+      const status = toIngest(next[0]!);
+      // Announced while the row is held, like finishItem's counts.
+      await announce?.(status);
+      return { status, added };
     });
   }
 

@@ -102,6 +102,7 @@ export class BullJobQueue<M extends object> extends JobQueue<M> {
       (reqId || trace) && data && typeof data === 'object'
         ? { ...data, ...(reqId ? { [REQUEST_ID_FIELD]: reqId } : {}), ...(trace ? { [TRACE_FIELD]: trace } : {}) }
         : data;
+    if (options.jobId !== undefined) await this.clearFailed(options.jobId);
     const job = await this.queue.add(name, payload, {
       jobId: options.jobId,
       delay: options.delayMs,
@@ -111,6 +112,21 @@ export class BullJobQueue<M extends object> extends JobQueue<M> {
       removeOnFail: KEEP_FAILED,
     });
     return String(job.id);
+  }
+
+  /**
+   * A kept failed job would make every later add of its deterministic id a no-op for as long as
+   * failed jobs are kept (a schedule occurrence whose job failed during a database outage would
+   * never be queued again, and the schedule would stop): it is removed so the add queues afresh.
+   * Waiting, delayed, active and completed jobs are left alone (their id stays a no-op).
+   */
+  private async clearFailed(jobId: string): Promise<void> {
+    try {
+      // One small look-up on every add with an id (no job body loaded); a removal only when failed.
+      if ((await this.queue.getJobState(jobId)) === 'failed') await this.queue.remove(jobId);
+    } catch {
+      /* gone meanwhile (another replica cleared it), or locked: the add below decides */
+    }
   }
 
   async repeat<N extends keyof M & string>(key: string, name: N, data: M[N], repeat: JobRepeat): Promise<void> {

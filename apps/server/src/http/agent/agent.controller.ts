@@ -24,6 +24,7 @@ import {
   SendMessageDto,
   StopDto,
   TestMcpDto,
+  TestModelSourceDto,
   ToolsetChangeDto,
   ToolsetsDto,
 } from './agent.dto.js';
@@ -58,7 +59,11 @@ export class AgentController {
   }
 
   @Get('generating/:conversationId')
-  @ApiOperation({ summary: 'Tell whether a conversation is generating' })
+  @ApiOperation({
+    summary: 'Tell whether a conversation is generating',
+    description:
+      'Answers `true` while a turn of the conversation is queued or running, else `false` (also for an unknown id).',
+  })
   @Assistant()
   @ApiData(bool('Whether a turn of this conversation is running'))
   async generating(@Param('conversationId') conversationId: string): Promise<SuccessBody<boolean>> {
@@ -66,7 +71,10 @@ export class AgentController {
   }
 
   @Get('sessions')
-  @ApiOperation({ summary: 'List the conversations generating now' })
+  @ApiOperation({
+    summary: 'List the conversations generating now',
+    description: 'Answers the ids of the conversations that have a queued or running turn now, across all spaces.',
+  })
   @Assistant()
   @ApiData(arr(str(), 'Conversation ids with a running turn'))
   async sessions(): Promise<SuccessBody<string[]>> {
@@ -74,7 +82,11 @@ export class AgentController {
   }
 
   @Get('session/:conversationId')
-  @ApiOperation({ summary: 'Read the session state of a conversation (recovery after a refresh)' })
+  @ApiOperation({
+    summary: 'Read the session state of a conversation (recovery after a refresh)',
+    description:
+      'Answers what a client needs to rebuild the view after a refresh: whether a turn is active, its id, status, start time and thoughts so far, and the pending question or tool approval it waits on (all `null`/empty when nothing runs, also for an unknown id).',
+  })
   @Assistant()
   @ApiData(SESSION_STATE)
   async session(@Param('conversationId') conversationId: string): Promise<SuccessBody<SessionState>> {
@@ -82,7 +94,11 @@ export class AgentController {
   }
 
   @Post('stop')
-  @ApiOperation({ summary: 'Stop generating (one conversation, or everything)' })
+  @ApiOperation({
+    summary: 'Stop generating (one conversation, or everything)',
+    description:
+      "With `conversationId`, stops that conversation's turn; without it, every queued or running turn. A running turn ends as interrupted with its usual `agent:*` events; a queued one ends at once. Stopping a conversation that is not generating changes nothing.",
+  })
   @Assistant()
   @HttpCode(200)
   @ApiDone()
@@ -111,7 +127,11 @@ export class AgentController {
    * call; 409 when nothing waits.
    */
   @Post('approve')
-  @ApiOperation({ summary: 'Approve a tool call (no-op: permissions are auto-allowed)' })
+  @ApiOperation({
+    summary: 'Approve a tool call (no-op: permissions are auto-allowed)',
+    description:
+      'Without an approval policy in force, tool calls are auto-allowed and this changes nothing (`{success:true}`). With one, it approves the waiting call of `conversationId` (of `toolId` when given) and wakes the turn: 400 `conversationId is required and must be a string`, or naming a field that is not a string; 409 `No tool call is waiting for approval` when nothing waits.',
+  })
   @Assistant()
   @HttpCode(200)
   @ApiDone(400, 409)
@@ -125,7 +145,11 @@ export class AgentController {
   }
 
   @Post('reject')
-  @ApiOperation({ summary: 'Reject a tool call (no-op: permissions are auto-allowed)' })
+  @ApiOperation({
+    summary: 'Reject a tool call (no-op: permissions are auto-allowed)',
+    description:
+      'Without an approval policy in force, tool calls are auto-allowed and this changes nothing (`{success:true}`). With one, it rejects the waiting call of `conversationId` (of `toolId` when given) with an optional `reason` (up to 2,000 characters kept) and wakes the turn: 400 `conversationId is required and must be a string`, or naming a field that is not a string; 409 `No tool call is waiting for approval` when nothing waits.',
+  })
   @Assistant()
   @HttpCode(200)
   @ApiDone(400, 409)
@@ -139,7 +163,11 @@ export class AgentController {
   }
 
   @Post('toolsets/list')
-  @ApiOperation({ summary: 'List the toolsets of a conversation' })
+  @ApiOperation({
+    summary: 'List the toolsets of a conversation',
+    description:
+      "Answers the toolsets of the conversation with whether each is open: workspace files, the shell, the space's and global MCP servers (always open) and the openable ones such as `ai-browser`. 404 `Space not found` for an unknown space.",
+  })
   @Assistant()
   @HttpCode(200)
   @ApiData(arr(TOOLSET), 404)
@@ -149,7 +177,11 @@ export class AgentController {
 
   /** Opens an openable toolset (`ai-browser`) for the conversation's next turns; `toolsets:changed`. */
   @Post('toolsets/open')
-  @ApiOperation({ summary: "Open an openable toolset (ai-browser) for the conversation's next turns" })
+  @ApiOperation({
+    summary: "Open an openable toolset (ai-browser) for the conversation's next turns",
+    description:
+      "Opens the toolset (`toolsetId`, e.g. `ai-browser`) for the conversation's next turns and answers the toolsets; emits `toolsets:changed` on the WebSocket when that changed something. 400 for a toolset that cannot be opened (the others are always open); 404 for an unknown space or conversation.",
+  })
   @Assistant()
   @HttpCode(200)
   @ApiData(arr(TOOLSET), 404)
@@ -159,7 +191,11 @@ export class AgentController {
 
   /** Closes an openable toolset for the conversation's next turns; `toolsets:changed`. */
   @Post('toolsets/close')
-  @ApiOperation({ summary: "Close an openable toolset for the conversation's next turns" })
+  @ApiOperation({
+    summary: "Close an openable toolset for the conversation's next turns",
+    description:
+      "Closes the toolset (`toolsetId`) for the conversation's next turns and answers the toolsets; emits `toolsets:changed` on the WebSocket when that changed something. 400 for a toolset that cannot be closed (the others are always open); 404 for an unknown space or conversation.",
+  })
   @Assistant()
   @HttpCode(200)
   @ApiData(arr(TOOLSET), 404)
@@ -169,7 +205,11 @@ export class AgentController {
 
   /** Connects to the given (`servers`) or installed MCP servers and answers each one's status, tools or error. */
   @Post('test-mcp')
-  @ApiOperation({ summary: 'Test connections to MCP servers' })
+  @ApiOperation({
+    summary: 'Test connections to MCP servers',
+    description:
+      "Connects to the given `servers` (definitions by name), or without them to the installed servers (global and, with `spaceId`, the space's), and answers each server's status, tools or error. An HTTP server at a refused internal address is reported as failed; 400 for a bad definition; 403 when a stdio command is given and the operator does not allow MCP commands.",
+  })
   @Assistant()
   @HttpCode(200)
   @ApiData(arr(MCP_SERVER_STATUS), 403)
@@ -183,19 +223,27 @@ export class AgentController {
    * Through the assistant's listener only stored sources at their stored addresses are tested (403 otherwise).
    */
   @Post('test-model-source')
-  @ApiOperation({ summary: 'Test a model source with one short request' })
+  @ApiOperation({
+    summary: 'Test a model source with one short request',
+    description:
+      "Makes one minimal real call to a stored (`modelSourceId`) or unsaved (`source`) model source, optionally with `modelId`, and answers `{ok, modelId, latencyMs}` or `{ok:false, modelId, error}`: a failed call is an answer, not an error. 400 for a bad body; 404 for an unknown `modelSourceId`; 403 through the assistant's listener for anything but a stored source at its stored address.",
+  })
   @Assistant()
   @HttpCode(200)
   @ApiData(MODEL_SOURCE_TEST, 403, 404)
   async testModelSource(
-    @Body() body: unknown,
+    @Body() body: TestModelSourceDto,
     @Relayed() relayed: boolean,
   ): Promise<SuccessBody<ModelSourceTestResult>> {
     return { success: true, data: await this.modelSources.test(body ?? {}, relayed ? 'assistant' : 'user') };
   }
 
   @Get('engine-capabilities')
-  @ApiOperation({ summary: "Read the agent engine's capabilities" })
+  @ApiOperation({
+    summary: "Read the agent engine's capabilities",
+    description:
+      'Answers a fixed description of the agent engine: providers, tool names, feature flags (thinking, images, compaction, questions, MCP, resumable events) and the step limit per turn.',
+  })
   @Assistant()
   @ApiData(ENGINE_CAPABILITIES)
   capabilities(): SuccessBody<Record<string, unknown>> {

@@ -1,6 +1,6 @@
 import { IsOptional } from 'class-validator';
 import { REASONING_EFFORTS, type ReasoningEffort } from '#contracts/conversations.js';
-import { ArrayBodyAsEmpty, Check, Documented, ImagesField } from '../common/validation.js';
+import { ArrayBodyAsEmpty, Check, Documented, ImagesField, OpenBody } from '../common/validation.js';
 
 /** Request bodies of "The assistant" (docs/api.md); the texts are the ones it fixes. */
 
@@ -113,4 +113,27 @@ export class TestMcpDto {
 
   @Documented({ type: 'string', description: 'With installed servers: only those of this space and the global ones' })
   spaceId?: unknown;
+}
+
+/**
+ * A model source test (docs/api.md, "Testing a model source"): the service judges the fields
+ * after its lookups (404 for an unknown `modelSourceId`, 403 through the assistant's listener).
+ */
+@OpenBody({ description: 'A stored source (`modelSourceId`), an unsaved one (`source`), or both' })
+export class TestModelSourceDto {
+  [extra: string]: unknown;
+
+  @Documented({ type: 'string', description: 'A stored source (404 when unknown)' })
+  modelSourceId?: unknown;
+
+  @Documented({
+    type: 'object',
+    additionalProperties: true,
+    description:
+      'An unsaved source, as POST /api/ai-sources/sources takes it (name optional); with modelSourceId, unsaved edits of that source ("***" or no apiKey keeps the stored key)',
+  })
+  source?: unknown;
+
+  @Documented({ type: 'string', description: "The model to call; the source's model when omitted" })
+  modelId?: unknown;
 }

@@ -33,14 +33,22 @@ export class AppChatController {
   }
 
   @Get('chat/status')
-  @ApiOperation({ summary: 'Tell whether a digital human is generating' })
+  @ApiOperation({
+    summary: 'Tell whether a digital human is generating',
+    description:
+      "`isGenerating` is true while any of the app's chat threads has a turn running; `conversationId` is the default thread's id `app-chat:<appId>`.",
+  })
   @ApiData(obj({ isGenerating: bool(), conversationId: str() }, ['isGenerating', 'conversationId']))
   async status(@Param('appId') appId: string): Promise<SuccessBody<{ isGenerating: boolean; conversationId: string }>> {
     return ok(await this.chat.status(appId));
   }
 
   @Post('chat/stop')
-  @ApiOperation({ summary: 'Stop every chat session of a digital human' })
+  @ApiOperation({
+    summary: 'Stop every chat session of a digital human',
+    description:
+      'Stops the running turn of every chat thread of the app (the default one and caller-chosen ones); history is kept.',
+  })
   @HttpCode(200)
   @ApiDone()
   async stop(@Param('appId') appId: string): Promise<{ success: true }> {
@@ -49,14 +57,21 @@ export class AppChatController {
   }
 
   @Get('chat/messages')
-  @ApiOperation({ summary: "Read a digital human's default chat" })
+  @ApiOperation({
+    summary: "Read a digital human's default chat",
+    description: 'The messages of the default thread `app-chat:<appId>`; an empty list before its first message.',
+  })
   @ApiData(arr(MESSAGE))
   async messages(@Param('appId') appId: string): Promise<SuccessBody<MessageDto[]>> {
     return ok((await this.chat.messages(appId)).map(toMessageDto));
   }
 
   @Post('chat/clear')
-  @ApiOperation({ summary: "Clear a digital human's default chat" })
+  @ApiOperation({
+    summary: "Clear a digital human's default chat",
+    description:
+      "Stops the default thread's turn and deletes the thread; the next message starts a fresh one. Caller-chosen threads are left as they are.",
+  })
   @HttpCode(200)
   @ApiDone(409)
   async clear(@Param('appId') appId: string, @Body() _body: AppChatClearDto): Promise<{ success: true }> {
@@ -65,7 +80,10 @@ export class AppChatController {
   }
 
   @Post('chat/restart')
-  @ApiOperation({ summary: "Restart a digital human's chat sessions (history kept)" })
+  @ApiOperation({
+    summary: "Restart a digital human's chat sessions (history kept)",
+    description: "Stops every chat thread's running turn and answers how many were generating as `sessionsClosed`.",
+  })
   @HttpCode(200)
   @ApiData(obj({ sessionsClosed: int() }, ['sessionsClosed']))
   async restart(@Param('appId') appId: string): Promise<SuccessBody<{ sessionsClosed: number }>> {
@@ -73,7 +91,11 @@ export class AppChatController {
   }
 
   @Get('chat/session-state')
-  @ApiOperation({ summary: "Read a digital human's chat session state" })
+  @ApiOperation({
+    summary: "Read a digital human's chat session state",
+    description:
+      'Answers `{isActive, thoughts, spaceId}` for the default thread: whether a turn is running, its thoughts so far, and the space it lives in.',
+  })
   @ApiData(APP_CHAT_SESSION_STATE)
   async sessionState(@Param('appId') appId: string): Promise<SuccessBody<AppChatSessionStateDto>> {
     return ok(await this.chat.sessionState(appId));

@@ -30,7 +30,11 @@ export class AppRunsController {
   }
 
   @Get('runs/:runId/session')
-  @ApiOperation({ summary: 'Read the session (messages and thoughts) of a run' })
+  @ApiOperation({
+    summary: 'Read the session (messages and thoughts) of a run',
+    description:
+      "The run's transcript: its messages in the app's run conversation `app-run:<appId>`, with `active` true while it is the running turn. 404 `Run not found: <runId>`.",
+  })
   @ApiData(obj({ runId: str(), active: bool(), messages: arr(MESSAGE) }, ['runId', 'active', 'messages']))
   async session(
     @Param('appId') appId: string,
@@ -41,7 +45,11 @@ export class AppRunsController {
   }
 
   @Post('runs/:runId/continue')
-  @ApiOperation({ summary: "Continue a digital human's run" })
+  @ApiOperation({
+    summary: "Continue a digital human's run",
+    description:
+      'Continues an ended run where it stopped (with the message `Continue.`); a running run gets it at its next step. 404 `Run not found: <runId>`; 409 `Another run of this digital human is in progress.`, or `The digital human is not active (paused, waiting for an answer, or in error).`',
+  })
   @HttpCode(200)
   @ApiData(RUN_ID, 409)
   async continueRun(
@@ -52,7 +60,11 @@ export class AppRunsController {
   }
 
   @Post('runs/:runId/inject')
-  @ApiOperation({ summary: "Add a message to a digital human's running run" })
+  @ApiOperation({
+    summary: "Add a message to a digital human's running run",
+    description:
+      'Gives `text` to the running run at its next step, or, once the run ended, continues it with the text. 404 and 409 as for `continue`.',
+  })
   @HttpCode(200)
   @ApiData(RUN_ID, 409)
   async inject(

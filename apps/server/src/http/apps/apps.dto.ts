@@ -2,7 +2,7 @@ import { JSONSchema } from 'class-validator-jsonschema';
 import { IsDefined, IsIn, IsObject, IsOptional, IsString, MaxLength, ValidateIf } from 'class-validator';
 import { UPGRADE_STRATEGIES, type UpgradeStrategy } from '#contracts/apps.js';
 import { SPEC_YAML_MAX_CHARS } from '#core/kernel/app-spec/spec-yaml.js';
-import { ArrayBodyAsEmpty, Check, Documented, ImagesField, QueryDto } from '../common/validation.js';
+import { ArrayBodyAsEmpty, Check, Documented, ImagesField, OpenBody, QueryDto } from '../common/validation.js';
 
 /**
  * Request bodies of "App (digital human) operations". The shapes are checked here (400);
@@ -153,4 +153,62 @@ export class ActivityQuery {
 
   @Documented({ type: 'number', description: 'Epoch ms: only entries before it (pages back)' })
   before?: string;
+}
+
+/**
+ * A digital human's whole configuration (full replacement): its keys are the settings of the
+ * spec's `config_schema`, which core judges (422 naming the setting).
+ */
+@OpenBody({
+  description: "The digital human's whole configuration object (full replacement), keys per its spec's config_schema",
+})
+export class AppConfigDto {
+  [setting: string]: unknown;
+}
+
+/**
+ * A JSON Merge Patch (RFC 7386) of the spec's top-level fields (`null` deletes one); core
+ * refuses a body that is not a JSON object (400) and validates the merged spec (422).
+ */
+@OpenBody({
+  description: "A JSON Merge Patch of the spec's top-level fields (`null` deletes one; `type` cannot change)",
+})
+export class SpecPatchDto {
+  [field: string]: unknown;
+
+  @Documented({ type: ['string', 'null'] })
+  display_name?: unknown;
+
+  @Documented({ type: ['string', 'null'] })
+  description?: unknown;
+
+  @Documented({ type: ['string', 'null'] })
+  system_prompt?: unknown;
+
+  @Documented({ type: ['array', 'null'], items: { type: 'object', additionalProperties: true } })
+  subscriptions?: unknown;
+}
+
+/**
+ * A JSON Merge Patch of the user's overrides (`null` deletes a key); core refuses a body that
+ * is not a JSON object (400) and checks the result (422 naming the key).
+ */
+@OpenBody({ description: "A JSON Merge Patch of the user's overrides (`null` deletes a key)" })
+export class OverridesPatchDto {
+  [key: string]: unknown;
+
+  @Documented({ type: ['string', 'null'], enum: ['all', 'important', 'none', null] })
+  notificationLevel?: unknown;
+
+  @Documented({ type: ['string', 'null'], description: 'The model source to run the digital human with' })
+  modelSourceId?: unknown;
+
+  @Documented({ type: ['string', 'null'], description: 'The model to run the digital human with' })
+  modelId?: unknown;
+
+  @Documented({ type: ['array', 'null'], items: { type: 'string' }, description: 'Tools it may not use' })
+  disabledTools?: unknown;
+
+  @Documented({ type: ['object', 'null'], additionalProperties: true, description: 'Memory settings' })
+  memory?: unknown;
 }

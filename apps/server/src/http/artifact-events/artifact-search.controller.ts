@@ -34,7 +34,11 @@ export class ArtifactSearchController {
 
   /** Rebuilds this replica's index from disk, then tells clients and the other replicas to resync. */
   @Post('reconcile')
-  @ApiOperation({ summary: "Resync a space's file list with the disk" })
+  @ApiOperation({
+    summary: "Resync a space's file list with the disk",
+    description:
+      "Rebuilds this replica's file index of the space from disk and waits for it, then emits `artifact:changed-batch` with `resync: true` (no changes) on the WebSocket so clients and the other replicas read the space again, and restarts the space's file watcher. 404 `Space not found`.",
+  })
   @Assistant()
   @HttpCode(200)
   @ApiDone()

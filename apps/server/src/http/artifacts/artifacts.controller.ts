@@ -47,7 +47,11 @@ export class ArtifactsController {
   }
 
   @Get('detect-type')
-  @ApiOperation({ summary: "Detect a file's type" })
+  @ApiOperation({
+    summary: "Detect a file's type",
+    description:
+      "Answers the file type of an existing file anywhere inside a space's folder, judged from its name and first bytes. 400 `Missing file path` without `path`, `Path is a directory` for a folder; 403 `Access denied` outside every space's folder or inside the reserved `.svc` folder; 404 `File not found`.",
+  })
   @Assistant()
   @ApiData(FILE_TYPE, 403, 404)
   async detectType(@Query() query: PathQuery): Promise<SuccessBody<FileTypeInfo>> {
@@ -55,7 +59,11 @@ export class ArtifactsController {
   }
 
   @Post('save')
-  @ApiOperation({ summary: "Replace a file's content" })
+  @ApiOperation({
+    summary: "Replace a file's content",
+    description:
+      "Replaces the whole file at `path` with `content` (text), atomically, or creates it when its folder exists; the path may be in any space's folder. 400 `Missing file path`, `content is required`, `Path is a directory`; 403 `Access denied` outside every space's folder or inside the reserved `.svc` folder; 404 `Folder not found` when the parent folder is missing.",
+  })
   @Assistant()
   @HttpCode(200)
   @ApiDone(403)

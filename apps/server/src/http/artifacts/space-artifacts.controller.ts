@@ -42,7 +42,11 @@ export class SpaceArtifactsController {
   constructor(private readonly artifacts: ArtifactsService) {}
 
   @Get()
-  @ApiOperation({ summary: "List a space's files" })
+  @ApiOperation({
+    summary: "List a space's files",
+    description:
+      "Answers the entries of the space's folder, depth first, down to `maxDepth` levels (default 2; 1: the root's own entries; 0: none); symbolic links to folders are not followed and the reserved `.svc` folder is left out. 400 `maxDepth must be a non-negative integer`; 404 `Space not found`.",
+  })
   @Assistant()
   @ApiData(arr(ARTIFACT_ENTRY), 403)
   async list(
@@ -53,7 +57,11 @@ export class SpaceArtifactsController {
   }
 
   @Delete()
-  @ApiOperation({ summary: 'Move a file or folder to the trash' })
+  @ApiOperation({
+    summary: 'Move a file or folder to the trash',
+    description:
+      "Moves the file or folder at `path` (absolute, or relative to the space's folder) to the trash of the data folder. 400 `Missing file path`; 403 `Access denied` outside the space's folder or inside the reserved `.svc` folder; 404 `File not found`.",
+  })
   @Assistant()
   @ApiDone(403)
   async trash(@Param('spaceId') spaceId: string, @Body() body: PathBody): Promise<{ success: true }> {
@@ -62,7 +70,11 @@ export class SpaceArtifactsController {
   }
 
   @Post('children')
-  @ApiOperation({ summary: 'List the entries of a folder in a space' })
+  @ApiOperation({
+    summary: 'List the entries of a folder in a space',
+    description:
+      "Answers the entries of the folder `dirPath` (absolute, or relative to the space's folder), sorted folders first; folders carry `childrenLoaded: false`. 400 `dirPath is required`; 403 outside the space's folder or inside `.svc`; 404 `Folder not found`.",
+  })
   @Assistant()
   @HttpCode(200)
   @ApiData(arr(CHILD_ENTRY), 403)
@@ -71,7 +83,11 @@ export class SpaceArtifactsController {
   }
 
   @Post('file')
-  @ApiOperation({ summary: 'Create or overwrite a file in a space' })
+  @ApiOperation({
+    summary: 'Create or overwrite a file in a space',
+    description:
+      "Writes `content` (default empty) to a file `name` in `parentPath` (default the space's folder), replacing an existing file, and answers its absolute `path`. 400 for a bad name; 403 outside the space's folder or inside `.svc`; 409 `A folder already exists at that path`.",
+  })
   @Assistant()
   @HttpCode(200)
   @ApiData(PATH_RESULT, 403, 409)
@@ -83,7 +99,11 @@ export class SpaceArtifactsController {
   }
 
   @Post('folder')
-  @ApiOperation({ summary: 'Create a folder in a space' })
+  @ApiOperation({
+    summary: 'Create a folder in a space',
+    description:
+      "Creates the folder `name` in `parentPath` (default the space's folder), or keeps it when it exists, and answers its absolute `path`. 400 for a bad name; 403 outside the space's folder or inside `.svc`; 409 `A file already exists at that path`.",
+  })
   @Assistant()
   @HttpCode(200)
   @ApiData(PATH_RESULT, 403, 409)
@@ -95,7 +115,11 @@ export class SpaceArtifactsController {
   }
 
   @Post('move')
-  @ApiOperation({ summary: 'Move a file or folder in a space' })
+  @ApiOperation({
+    summary: 'Move a file or folder in a space',
+    description:
+      "Moves the file or folder `oldPath` into the folder `newParentPath` (default the space's folder) and answers its new absolute `path`. 400 `oldPath is required` or `Cannot move a folder into itself`; 403 outside the space's folder or inside `.svc`; 404 `File not found`; 409 `A file or folder with that name already exists in the destination`.",
+  })
   @Assistant()
   @HttpCode(200)
   @ApiData(PATH_RESULT, 403, 409)
@@ -104,7 +128,11 @@ export class SpaceArtifactsController {
   }
 
   @Post('rename')
-  @ApiOperation({ summary: 'Rename a file or folder in a space' })
+  @ApiOperation({
+    summary: 'Rename a file or folder in a space',
+    description:
+      "Gives the file or folder `oldPath` the plain name `newName` in the same folder (a case-only change is allowed). 400 `oldPath is required` or a bad name; 403 outside the space's folder or inside `.svc`; 404 `File not found`; 409 `A file or folder named <newName> already exists`.",
+  })
   @Assistant()
   @HttpCode(200)
   @ApiDone(403, 409)
@@ -156,7 +184,11 @@ export class SpaceArtifactsController {
   }
 
   @Get('tree')
-  @ApiOperation({ summary: "Read a space's file tree" })
+  @ApiOperation({
+    summary: "Read a space's file tree",
+    description:
+      "Answers `{workspaceRoot, nodes}`: the space folder's entries, each top-level folder with its own entries (`childrenLoaded`); deeper folders are read with `children`. 404 `Space not found`.",
+  })
   @Assistant()
   @ApiData(ARTIFACT_TREE, 403)
   async tree(@Param('spaceId') spaceId: string): Promise<SuccessBody<ArtifactTree>> {

@@ -35,7 +35,11 @@ export class RemoteController {
   }
 
   @Get('status')
-  @ApiOperation({ summary: 'Read the remote-access status (public)' })
+  @ApiOperation({
+    summary: 'Read the remote-access status (public)',
+    description:
+      'Public (no token needed). Answers `{active:true, clients, version, serverVersion}`: remote access is always on for this server; `clients` counts the open WebSocket connections and `version` is the remote protocol version.',
+  })
   @ApiData(REMOTE_STATUS)
   async status(): Promise<SuccessBody<RemoteStatus>> {
     return { success: true, data: await this.system.remoteStatus() };

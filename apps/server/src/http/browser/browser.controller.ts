@@ -21,14 +21,22 @@ export class BrowserController {
   ) {}
 
   @Get('pages')
-  @ApiOperation({ summary: "List the AI browser's live pages" })
+  @ApiOperation({
+    summary: "List the AI browser's live pages",
+    description:
+      'The live pages of conversations on every replica (`viewId`, `conversationId`, `spaceId`, `url`, `title`, `owned`, `active`), filtered by `spaceId` and/or `conversationId` when given. Sign-in pages are not listed.',
+  })
   @ApiData(arr(BROWSER_LIVE_PAGE))
   async pages(@Query() query: LivePagesQuery): Promise<SuccessBody<BrowserLivePage[]>> {
     return ok(await this.views.livePages({ spaceId: query.spaceId, conversationId: query.conversationId }));
   }
 
   @Post('pages/:viewId/stop')
-  @ApiOperation({ summary: 'Stop an AI browser page' })
+  @ApiOperation({
+    summary: 'Stop an AI browser page',
+    description:
+      'Closes the page, from any replica; answers `{stopped, reason?}`: `reason: "not-owned"` unless `conversationId` opened it (without it, any conversation\'s page) or when no replica holds it, `"in-use"` while a tool is working on it.',
+  })
   @HttpCode(200)
   @ApiData(BROWSER_STOP_RESULT, 404)
   async stop(@Param('viewId') viewId: string, @Body() body: StopPageDto): Promise<SuccessBody<BrowserStopResult>> {
@@ -36,7 +44,11 @@ export class BrowserController {
   }
 
   @Post('login-sessions')
-  @ApiOperation({ summary: 'Open a browser sign-in session' })
+  @ApiOperation({
+    summary: 'Open a browser sign-in session',
+    description:
+      "Opens `url` (http(s) only, else 400 `url must be an http(s) URL`; a blocked address answers 400 with the navigation policy's text) in the space's browser profile and answers `{viewId}`; the person signs in through the live view `/ws/browser/<viewId>`. 404 for an unknown space.",
+  })
   @HttpCode(200)
   @ApiData(obj({ viewId: str('Watch and drive it on /ws/browser/:viewId') }, ['viewId']), 404, 503)
   async openLogin(@Body() body: LoginSessionDto): Promise<SuccessBody<{ viewId: string }>> {
@@ -45,7 +57,11 @@ export class BrowserController {
   }
 
   @Post('login-sessions/:viewId/finish')
-  @ApiOperation({ summary: 'Finish a browser sign-in session' })
+  @ApiOperation({
+    summary: 'Finish a browser sign-in session',
+    description:
+      "Saves the page's cookies into the space's profile and closes the page (its live views end with close code 4000); any replica may receive it. 404 for an unknown or already finished session.",
+  })
   @HttpCode(200)
   @ApiData(obj({ saved: bool() }, ['saved']), 404)
   async finishLogin(@Param('viewId') viewId: string): Promise<SuccessBody<{ saved: true }>> {
@@ -63,7 +79,11 @@ export class AppBrowserLoginController {
   ) {}
 
   @Get(':appId/browser-login')
-  @ApiOperation({ summary: "Read the browser sign-in state of a digital human's sites" })
+  @ApiOperation({
+    summary: "Read the browser sign-in state of a digital human's sites",
+    description:
+      "The app's `browser_login` sites in spec order, each with `signedIn` when its space's profile holds a cookie for the site's host or a parent domain: a hint, not a verified sign-in. 404 for an unknown app.",
+  })
   @ApiData(arr(BROWSER_LOGIN_SITE), 404)
   async browserLogin(@Param('appId') appId: string): Promise<SuccessBody<BrowserLoginSite[]>> {
     const app = await this.apps.get(appId);

@@ -33,14 +33,22 @@ export class ChannelsController {
   constructor(private readonly channels: ChannelsService) {}
 
   @Get('providers')
-  @ApiOperation({ summary: 'List the channel providers and the configuration fields each needs' })
+  @ApiOperation({
+    summary: 'List the channel providers and the configuration fields each needs',
+    description:
+      "Each provider's `type`, display name, direction, `configFields` (key, label, type `string`/`secret`/`url`/`boolean`, required) and `defaultConfig`: enough to build a form for `POST /api/im-channels/instances`.",
+  })
   @ApiData(arr(CHANNEL_PROVIDER))
   providers(): SuccessBody<ChannelProviderDto[]> {
     return ok(this.channels.listProviders());
   }
 
   @Get('instances')
-  @ApiOperation({ summary: 'List channel instances (credentials masked)' })
+  @ApiOperation({
+    summary: 'List channel instances (credentials masked)',
+    description:
+      'Every instance with its binding (`appId`, `teamId`), reply scope, owners, guest policy and connection `state`/`reason`; `secret` config fields always read `"***"`.',
+  })
   @ApiData(arr(CHANNEL_INSTANCE))
   async list(): Promise<SuccessBody<ChannelInstanceDto[]>> {
     return ok(await this.channels.listInstances());
@@ -48,14 +56,22 @@ export class ChannelsController {
 
   @Post('instances')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Connect a chat platform account to a digital human' })
+  @ApiOperation({
+    summary: 'Connect a chat platform account to a digital human',
+    description:
+      'Creates the instance (defaults: `replyScope: "all"`, `owners: []`, `guestPolicy: "chat-only"`, `enabled: true`) and starts its connection; answers it with credentials masked. 400 for an unknown `type` (`type must be one of …`), a missing required config field (`config.<key> is required`) or a bad field; 404 `App not found: <appId>`. Emits `im-channels:instance-updated`.',
+  })
   @ApiData(CHANNEL_INSTANCE, 404)
   async create(@Body() body: CreateInstanceDto): Promise<SuccessBody<ChannelInstanceDto>> {
     return ok(await this.channels.createInstance(body));
   }
 
   @Patch('instances/:instanceId')
-  @ApiOperation({ summary: 'Change a channel instance ("***" keeps a credential)' })
+  @ApiOperation({
+    summary: 'Change a channel instance ("***" keeps a credential)',
+    description:
+      'Changes only the fields given; in `config` a `"***"` or absent key keeps the stored value and `null` removes it. A changed config or `enabled` starts the instance afresh (reason cleared). 404 `Channel instance not found: <id>` or `App not found: <appId>`; 400 for a bad field. Emits `im-channels:instance-updated`.',
+  })
   @ApiData(CHANNEL_INSTANCE)
   async update(
     @Param('instanceId') instanceId: string,
@@ -65,7 +81,11 @@ export class ChannelsController {
   }
 
   @Delete('instances/:instanceId')
-  @ApiOperation({ summary: 'Delete a channel instance and its threads list' })
+  @ApiOperation({
+    summary: 'Delete a channel instance and its threads list',
+    description:
+      'Its connection stops. 404 `Channel instance not found: <id>`. Emits `im-channels:instance-updated` with `instance: null`.',
+  })
   @ApiDone()
   async remove(@Param('instanceId') instanceId: string): Promise<{ success: true }> {
     await this.channels.deleteInstance(instanceId);
@@ -73,7 +93,11 @@ export class ChannelsController {
   }
 
   @Get('status')
-  @ApiOperation({ summary: 'The connection state of every instance, or of one' })
+  @ApiOperation({
+    summary: 'The connection state of every instance, or of one',
+    description:
+      '`[{id, type, enabled, connected, state, appId, appName, reason}]`; `connected` is true only for an enabled `online` instance. With `?instanceId`, just that one, else 404 `Channel instance not found: <id>`.',
+  })
   @ApiData(arr(CHANNEL_STATUS), 404)
   async status(@Query() q: StatusQuery): Promise<SuccessBody<ChannelStatusDto[]>> {
     return ok(await this.channels.status(q.instanceId));
@@ -81,7 +105,11 @@ export class ChannelsController {
 
   @Post('reconnect')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Start an instance afresh (reconnect, clear an offline reason)' })
+  @ApiOperation({
+    summary: 'Start an instance afresh (reconnect, clear an offline reason)',
+    description:
+      'A webhook-style instance is `online` again, a connection-style one goes `connecting` and reconnects (a disabled one stays `offline`); the reason is cleared. 404 `Channel instance not found: <id>`. Emits `im-channels:instance-updated`.',
+  })
   @ApiDone(404)
   async reconnect(@Body() body: ReconnectDto): Promise<{ success: true }> {
     await this.channels.reconnect(body.instanceId);
@@ -96,7 +124,11 @@ export class ImSessionsController {
   constructor(private readonly channels: ChannelsService) {}
 
   @Get()
-  @ApiOperation({ summary: "List channel threads (all, or one digital human's)" })
+  @ApiOperation({
+    summary: "List channel threads (all, or one digital human's)",
+    description:
+      "`[{appId, channel, instanceId, chatType, chatId, displayName, customName, proactive, lastMessageAt}]`; `?appId` keeps one digital human's threads.",
+  })
   @ApiData(arr(IM_SESSION))
   async list(@Query() q: SessionsQuery): Promise<SuccessBody<ImSessionDto[]>> {
     return ok(await this.channels.sessions(q.appId));
@@ -104,7 +136,11 @@ export class ImSessionsController {
 
   @Post('set-proactive')
   @HttpCode(200)
-  @ApiOperation({ summary: "Mark a thread to receive the digital human's run results" })
+  @ApiOperation({
+    summary: "Mark a thread to receive the digital human's run results",
+    description:
+      "With `proactive: true` the thread gets each run's result (once per run) and a run's held tool calls; `false` stops that. 404 `No such channel thread` when `{appId, instanceId, chatId}` names no thread.",
+  })
   @ApiDone(404)
   async setProactive(@Body() body: SetProactiveDto): Promise<{ success: true }> {
     await this.channels.setProactive(body, body.proactive);
@@ -113,7 +149,10 @@ export class ImSessionsController {
 
   @Post('set-custom-name')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Name a channel thread' })
+  @ApiOperation({
+    summary: 'Name a channel thread',
+    description: 'Sets `customName` (trimmed; an empty name clears it). 404 `No such channel thread`.',
+  })
   @ApiDone(404)
   async setCustomName(@Body() body: SetCustomNameDto): Promise<{ success: true }> {
     await this.channels.setCustomName(body, body.name);
@@ -122,7 +161,10 @@ export class ImSessionsController {
 
   @Post('remove')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Forget a channel thread (its conversation is kept)' })
+  @ApiOperation({
+    summary: 'Forget a channel thread (its conversation is kept)',
+    description: 'Removes the thread from the list; its conversation and messages stay. 404 `No such channel thread`.',
+  })
   @ApiDone(404)
   async remove(@Body() body: SessionKeyDto): Promise<{ success: true }> {
     await this.channels.removeSession(body);
@@ -137,7 +179,11 @@ export class AppImChatController {
   constructor(private readonly channels: ChannelsService) {}
 
   @Get('messages')
-  @ApiOperation({ summary: "A channel thread's messages" })
+  @ApiOperation({
+    summary: "A channel thread's messages",
+    description:
+      'The messages of the thread named by `?instanceId&chatType&chatId`; `[]` when a parameter is missing or no such thread of this digital human exists. 404 `App not found: <appId>`.',
+  })
   @ApiData(arr(MESSAGE))
   async messages(@Param('appId') appId: string, @Query() q: ImChatQuery): Promise<SuccessBody<MessageDto[]>> {
     return ok((await this.channels.threadMessages(appId, q.instanceId, q.chatType, q.chatId)).map(toMessageDto));
@@ -145,7 +191,11 @@ export class AppImChatController {
 
   @Post('clear')
   @HttpCode(200)
-  @ApiOperation({ summary: "Stop a channel thread's turn and start it afresh" })
+  @ApiOperation({
+    summary: "Stop a channel thread's turn and start it afresh",
+    description:
+      "Stops the thread's running turn and deletes its conversation, so the next message starts afresh (as `/clear` in the chat); nothing happens for an unknown thread. 404 `App not found: <appId>`.",
+  })
   @ApiDone()
   async clear(@Param('appId') appId: string, @Body() body: ImChatThreadDto): Promise<{ success: true }> {
     await this.channels.clearThread(appId, body.instanceId, body.chatType, body.chatId);
@@ -154,7 +204,11 @@ export class AppImChatController {
 
   @Post('stop')
   @HttpCode(200)
-  @ApiOperation({ summary: "Stop a channel thread's turn" })
+  @ApiOperation({
+    summary: "Stop a channel thread's turn",
+    description:
+      "Stops the thread's running turn (as `/stop` in the chat). `{stopped: false}` when no such thread of this digital human exists. 404 `App not found: <appId>`.",
+  })
   @ApiData(obj({ stopped: bool() }, ['stopped']))
   async stop(@Param('appId') appId: string, @Body() body: ImChatThreadDto): Promise<SuccessBody<{ stopped: boolean }>> {
     return ok({ stopped: await this.channels.stopThread(appId, body.instanceId, body.chatType, body.chatId) });
@@ -199,7 +253,10 @@ export class ChannelHooksController {
     summary: 'Deliver a platform message to a channel instance',
     description:
       'No access password; signed as the provider requires (the generic webhook: `X-Hub-Signature-256: ' +
-      'sha256=<hmac>` of the raw body with the instance secret), else 401. Answers `{ok: true, received: true}` ' +
+      'sha256=<hmac>` of the raw body with the instance secret; Slack: `X-Slack-Signature: v0=<hmac of ' +
+      '"v0:<X-Slack-Request-Timestamp>:<body>">` with the signing secret, within 5 minutes; Feishu: the ' +
+      'verification token, and with an Encrypt Key `X-Lark-Signature` and the encrypted body), else 401. ' +
+      "Answers `{ok: true, received: true}` (Slack's and Feishu's `url_verification`: `{challenge}`) " +
       'at once; the same platform message id starts at most one turn.',
   })
   async deliver(@Param('instanceId') instanceId: string, @Req() req: Request, @Res() res: Response): Promise<void> {

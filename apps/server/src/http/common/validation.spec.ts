@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { IsOptional, IsString } from 'class-validator';
 import { DomainError } from '#core/errors/domain-error.js';
-import { ArrayBodyAsEmpty, Check, createValidationPipe, Documented } from './validation.js';
+import { ArrayBodyAsEmpty, Check, createValidationPipe, Documented, OpenBody } from './validation.js';
 
 const nonBlank = (v: unknown): boolean => typeof v === 'string' && v.trim() !== '';
 
@@ -26,6 +26,18 @@ class Plain {
 
   @IsString()
   b: string;
+}
+
+@OpenBody({ description: 'A merge patch' })
+class Patch {
+  [key: string]: unknown;
+
+  @Documented({ type: 'string' })
+  known?: unknown;
+
+  @IsOptional()
+  @Check((v) => typeof v === 'number', 'count must be a number', { type: 'number' })
+  count?: unknown;
 }
 
 const pipe = createValidationPipe();
@@ -51,12 +63,22 @@ describe('createValidationPipe', () => {
   });
 
   it('passes a documented field through unjudged and drops unknown fields', async () => {
-    const out = (await run(Sequential, { first: 'x', second: null, later: [1], extra: true })) as Record<string, unknown>;
+    const out = (await run(Sequential, { first: 'x', second: null, later: [1], extra: true })) as Record<
+      string,
+      unknown
+    >;
     assert.deepEqual({ ...out }, { first: 'x', second: null, later: [1] });
   });
 
   it('reads an array body as an empty object where the DTO asks, else refuses it', async () => {
     await failsWith(run(Sequential, ['x']), 'first is required and must be a string');
     await failsWith(run(Plain, [{ a: 'x', b: 'y' }]), 'a must be a string; b must be a string');
+  });
+
+  it('keeps every key of an open body, judges its declared fields, and passes a non-object through', async () => {
+    const body = { known: 'x', other: { deep: [1] }, gone: null };
+    assert.equal(await run(Patch, body), body);
+    await failsWith(run(Patch, { count: 'many', other: 1 }), 'count must be a number');
+    for (const value of [undefined, null, ['x'], 'text', 3]) assert.equal(await run(Patch, value), value);
   });
 });

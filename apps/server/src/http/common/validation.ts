@@ -3,7 +3,8 @@ import { Allow, IsOptional, ValidateBy, ValidateIf } from 'class-validator';
 import { JSONSchema } from 'class-validator-jsonschema';
 import { DomainError } from '#core/errors/domain-error.js';
 
-type Schema = Exclude<Parameters<typeof JSONSchema>[0], (...args: never[]) => unknown>;
+/** The JSON Schema of a DTO field, as `@Check` and `@Documented` take it. */
+export type Schema = Exclude<Parameters<typeof JSONSchema>[0], (...args: never[]) => unknown>;
 
 const ARRAY_AS_EMPTY = new WeakSet<object>();
 
@@ -17,14 +18,43 @@ export function ArrayBodyAsEmpty(): ClassDecorator {
   };
 }
 
+type Dto = abstract new (...args: never[]) => unknown;
+
+const OPEN_BODIES = new Set<Dto>();
+
+/**
+ * A body whose keys are open by the interface (a merge patch, a configuration, a settings
+ * map): the DTO lists the known fields, for the OpenAPI document and for any rule it declares,
+ * and the handler gets the body as sent, every key kept (the whitelist would drop the others).
+ * A body that is not a JSON object (absent, an array, a scalar) reaches the handler unchanged,
+ * so the service answers it with its own text (docs/api.md), as before the route had a DTO.
+ */
+export function OpenBody(schema: Schema = {}): ClassDecorator {
+  return (target) => {
+    OPEN_BODIES.add(target as unknown as Dto);
+    JSONSchema({ ...schema, additionalProperties: true })(target);
+  };
+}
+
+export const openBodies = (): ReadonlyArray<Dto> => [...OPEN_BODIES];
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  !!value && typeof value === 'object' && !Array.isArray(value);
+
 class EdgeValidationPipe extends ValidationPipe {
-  override transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+  override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    if (metadata.metatype && OPEN_BODIES.has(metadata.metatype)) {
+      if (!isPlainObject(value)) return value;
+      // Judges the declared fields (a failure answers 400 naming them); the rest is kept.
+      await super.transform({ ...value }, metadata);
+      return value;
+    }
     const asEmpty = Array.isArray(value) && !!metadata.metatype && ARRAY_AS_EMPTY.has(metadata.metatype);
     return super.transform(asEmpty ? {} : value, metadata);
   }
 }
 
-const QUERY_DTOS = new Set<abstract new (...args: never[]) => unknown>();
+const QUERY_DTOS = new Set<Dto>();
 
 /**
  * A DTO of query parameters (`@Query() q: SomeQuery`): the OpenAPI document lists each of its
@@ -32,11 +62,11 @@ const QUERY_DTOS = new Set<abstract new (...args: never[]) => unknown>();
  */
 export function QueryDto(): ClassDecorator {
   return (target) => {
-    QUERY_DTOS.add(target as unknown as abstract new (...args: never[]) => unknown);
+    QUERY_DTOS.add(target as unknown as Dto);
   };
 }
 
-export const queryDtos = (): ReadonlyArray<abstract new (...args: never[]) => unknown> => [...QUERY_DTOS];
+export const queryDtos = (): ReadonlyArray<Dto> => [...QUERY_DTOS];
 
 /** DTO validation whose message names every offending field. */
 export function createValidationPipe(): ValidationPipe {

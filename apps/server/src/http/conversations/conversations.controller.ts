@@ -38,7 +38,11 @@ export class ConversationsController {
   constructor(private readonly conversations: ConversationsService) {}
 
   @Get()
-  @ApiOperation({ summary: "List a space's conversations" })
+  @ApiOperation({
+    summary: "List a space's conversations",
+    description:
+      "Answers the space's conversations without their messages, most recently updated first; ephemeral conversations are left out. 404 `Space not found` for an unknown space.",
+  })
   @Assistant()
   @ApiData(arr(CONVERSATION_SUMMARY))
   async list(@Param('spaceId') spaceId: string): Promise<SuccessBody<ConversationSummaryDto[]>> {
@@ -46,7 +50,11 @@ export class ConversationsController {
   }
 
   @Post()
-  @ApiOperation({ summary: 'Create a conversation' })
+  @ApiOperation({
+    summary: 'Create a conversation',
+    description:
+      'Creates an empty conversation with an optional `title` and `reasoningEffort` (`ephemeral: true` keeps it out of the list) and answers its `{id, title}`. 404 `Space not found` for an unknown space.',
+  })
   @Assistant()
   @HttpCode(200)
   @ApiData(CREATED_CONVERSATION)
@@ -76,7 +84,11 @@ export class ConversationsController {
   }
 
   @Put(':conversationId')
-  @ApiOperation({ summary: 'Rename a conversation or pin its model' })
+  @ApiOperation({
+    summary: 'Rename a conversation or pin its model',
+    description:
+      'Changes any of `title`, the pinned model (`modelSourceId` with `modelId`) and `reasoningEffort` (`null` clears it), and answers the whole conversation. 400 `Nothing to update: send title, modelSourceId with modelId, or reasoningEffort` for an empty body; 404 `Conversation not found` for an id not in this space.',
+  })
   @Assistant()
   @ApiData(CONVERSATION)
   async update(
@@ -88,7 +100,11 @@ export class ConversationsController {
   }
 
   @Delete(':conversationId')
-  @ApiOperation({ summary: 'Delete a conversation (no undo)' })
+  @ApiOperation({
+    summary: 'Delete a conversation (no undo)',
+    description:
+      'Removes the conversation with its messages and their thoughts; there is no backup. 404 `Conversation not found` for an id not in this space.',
+  })
   @Assistant()
   @ApiDone()
   async remove(
@@ -101,7 +117,11 @@ export class ConversationsController {
 
   /** Wrong ids give an empty array, not 404 (docs/api.md, "Conversations"). */
   @Get(':conversationId/messages/:messageId/thoughts')
-  @ApiOperation({ summary: 'Read the thoughts of a message' })
+  @ApiOperation({
+    summary: 'Read the thoughts of a message',
+    description:
+      'Answers the thoughts stored with one message. Wrong ids (space, conversation or message) answer an empty array, not 404.',
+  })
   @Assistant()
   @ApiData(arr(THOUGHT, 'Empty for unknown ids'))
   async thoughts(
@@ -113,7 +133,11 @@ export class ConversationsController {
   }
 
   @Post(':conversationId/star')
-  @ApiOperation({ summary: 'Star or unstar a conversation' })
+  @ApiOperation({
+    summary: 'Star or unstar a conversation',
+    description:
+      "Sets the conversation's `starred` flag. 400 `starred must be a boolean`; 404 `Conversation not found` for an id not in this space.",
+  })
   @Assistant()
   @HttpCode(200)
   @ApiDone()
@@ -128,7 +152,11 @@ export class ConversationsController {
 
   /** Appends a message (with its thoughts when given) at the end; returns the stored message. */
   @Post(':conversationId/messages')
-  @ApiOperation({ summary: 'Append a message to a conversation' })
+  @ApiOperation({
+    summary: 'Append a message to a conversation',
+    description:
+      'Appends a message (`role`, `content`, optional facts and `thoughts`) at the end of the conversation and answers the stored message. 400 naming the field for a bad value (e.g. `role must be one of: …`); 404 `Conversation not found` for an id not in this space.',
+  })
   @Assistant()
   @HttpCode(200)
   @ApiData(MESSAGE)
@@ -148,7 +176,11 @@ export class ConversationsController {
 
   /** Changes the last message: content replaced, facts merged (null removes one), thoughts replaced. */
   @Put(':conversationId/messages/last')
-  @ApiOperation({ summary: 'Update the last message of a conversation' })
+  @ApiOperation({
+    summary: 'Update the last message of a conversation',
+    description:
+      "Changes the conversation's last message: `content` replaced, facts merged (`null` removes one), `thoughts` replaced; answers the stored message. 404 `Conversation not found` for an id not in this space, 404 `No messages` when it has none.",
+  })
   @Assistant()
   @ApiData(MESSAGE)
   async updateLastMessage(

@@ -64,6 +64,11 @@ class MessageFactsDto {
   @IsString()
   error?: string | null;
 
+  /** The reply replaced by Regenerate or an edit: left out of the model's context (docs/api.md, "Agent"). */
+  @IsOptional()
+  @IsBoolean()
+  superseded?: boolean | null;
+
   /** Thoughts of the message, in order; replace the stored ones. */
   @IsOptional()
   @IsArray()
@@ -92,6 +97,7 @@ export function factsOf(body: MessageFactsDto): Record<string, unknown> {
   if (body.images !== undefined) facts.images = body.images;
   if (body.tokenUsage !== undefined) facts.tokenUsage = body.tokenUsage;
   if (body.error !== undefined) facts.error = body.error;
+  if (body.superseded !== undefined) facts.superseded = body.superseded;
   return facts;
 }
 

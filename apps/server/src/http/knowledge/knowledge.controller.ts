@@ -8,6 +8,7 @@ import type {
   IngestStatusDto,
   KnowledgeBaseDto,
   KnowledgeSourceRefDto,
+  LinkedDirDto,
   RawFileDto,
   SearchHitDto,
 } from '#contracts/knowledge.js';
@@ -22,6 +23,7 @@ import {
   AddFilesDto,
   AppBindingDto,
   CreateKnowledgeBaseDto,
+  LinkDirDto,
   RemoveRawDto,
   ResolveSourcesDto,
   SearchDto,
@@ -34,6 +36,7 @@ import {
   ADD_FILES_RESULT,
   INGEST_STATUS,
   KNOWLEDGE_BASE,
+  LINKED_DIR,
   RAW_FILE,
   SEARCH_HIT,
   SOURCE_REF,
@@ -53,21 +56,33 @@ export class KnowledgeController {
 
   @Post()
   @HttpCode(200)
-  @ApiOperation({ summary: 'Create a knowledge base' })
+  @ApiOperation({
+    summary: 'Create a knowledge base',
+    description:
+      'Body `{name, icon?, description?}`; answers the new, empty knowledge base (`status: "active"`, `searchMode: "keyword"`). 400 `Missing name` when the name is absent or blank.',
+  })
   @ApiData(KNOWLEDGE_BASE)
   async create(@Body() body: CreateKnowledgeBaseDto): Promise<SuccessBody<KnowledgeBaseDto>> {
     return ok(await this.knowledge.create(body));
   }
 
   @Get()
-  @ApiOperation({ summary: 'List knowledge bases' })
+  @ApiOperation({
+    summary: 'List knowledge bases',
+    description:
+      'Every knowledge base with its bindings (`spaceIds`, `appIds`), `isDefault`, stats, embedding and search mode.',
+  })
   @ApiData(arr(KNOWLEDGE_BASE))
   async list(): Promise<SuccessBody<KnowledgeBaseDto[]>> {
     return ok(await this.knowledge.list());
   }
 
   @Get('for-space/:spaceId')
-  @ApiOperation({ summary: 'List the knowledge bases bound to a space' })
+  @ApiOperation({
+    summary: 'List the knowledge bases bound to a space',
+    description:
+      'Those bound with `bind-space` to this space (`[]` when none); the default knowledge base is not added unless it is bound.',
+  })
   @ApiData(arr(KNOWLEDGE_BASE))
   async forSpace(@Param('spaceId') spaceId: string): Promise<SuccessBody<KnowledgeBaseDto[]>> {
     return ok(await this.knowledge.forSpace(spaceId));
@@ -75,7 +90,11 @@ export class KnowledgeController {
 
   @Post('set-default')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Make a knowledge base the default (null: none)' })
+  @ApiOperation({
+    summary: 'Make a knowledge base the default (null: none)',
+    description:
+      "At most one knowledge base is the default; the assistant's chat searches it in every space. `{kbId: null}` clears the default and answers null. 400 `kbId must be an id or null`; 404 `Knowledge base not found`.",
+  })
   @ApiData(nullable(KNOWLEDGE_BASE), 404)
   async setDefault(@Body() body: SetDefaultDto): Promise<SuccessBody<KnowledgeBaseDto | null>> {
     const kbId = body.kbId;
@@ -85,14 +104,22 @@ export class KnowledgeController {
   }
 
   @Get(':kbId')
-  @ApiOperation({ summary: 'Get a knowledge base (with its stats and search mode)' })
+  @ApiOperation({
+    summary: 'Get a knowledge base (with its stats and search mode)',
+    description:
+      '`searchMode` is `hybrid` when its embedding model can be used, else `keyword`, with `searchNote` saying why an embedding set cannot be used. 404 `Knowledge base not found`.',
+  })
   @ApiData(KNOWLEDGE_BASE)
   async get(@Param('kbId') kbId: string): Promise<SuccessBody<KnowledgeBaseDto>> {
     return ok(await this.knowledge.get(kbId));
   }
 
   @Put(':kbId')
-  @ApiOperation({ summary: 'Update a knowledge base' })
+  @ApiOperation({
+    summary: 'Update a knowledge base',
+    description:
+      'Body `{name?, icon?, description?, status?, embedding?}`; only `active` knowledge bases reach turns. `embedding: {modelSourceId, model, dimensions}` (an OpenAI-compatible model source, 1–8192 dimensions) enables hybrid search and starts an ingest that embeds the sources; `null` removes it. 400 naming a bad field; 404 `Knowledge base not found`.',
+  })
   @ApiData(KNOWLEDGE_BASE)
   async update(
     @Param('kbId') kbId: string,
@@ -102,7 +129,11 @@ export class KnowledgeController {
   }
 
   @Delete(':kbId')
-  @ApiOperation({ summary: 'Delete a knowledge base with its sources and index (irreversible)' })
+  @ApiOperation({
+    summary: 'Delete a knowledge base with its sources and index (irreversible)',
+    description:
+      'Removes its bindings, chunks and stored source files; answers `true`. 404 `Knowledge base not found`.',
+  })
   @ApiData(bool())
   async delete(@Param('kbId') kbId: string): Promise<SuccessBody<true>> {
     await this.knowledge.delete(kbId);
@@ -111,7 +142,11 @@ export class KnowledgeController {
 
   @Post(':kbId/bind-space')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Bind a knowledge base to a space' })
+  @ApiOperation({
+    summary: 'Bind a knowledge base to a space',
+    description:
+      'Turns in that space get `kb_search` over it (while it is `active`); answers the knowledge base. 400 `Missing spaceId`; 404 for an unknown knowledge base (`Knowledge base not found`) or space.',
+  })
   @ApiData(KNOWLEDGE_BASE)
   async bindSpace(@Param('kbId') kbId: string, @Body() body: SpaceBindingDto): Promise<SuccessBody<KnowledgeBaseDto>> {
     return ok(await this.knowledge.bindSpace(kbId, body.spaceId, true));
@@ -119,7 +154,11 @@ export class KnowledgeController {
 
   @Post(':kbId/unbind-space')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Unbind a knowledge base from a space' })
+  @ApiOperation({
+    summary: 'Unbind a knowledge base from a space',
+    description:
+      'Answers the knowledge base; unbinding a space that was not bound changes nothing. 400 `Missing spaceId`; 404 `Knowledge base not found`.',
+  })
   @ApiData(KNOWLEDGE_BASE)
   async unbindSpace(
     @Param('kbId') kbId: string,
@@ -130,7 +169,11 @@ export class KnowledgeController {
 
   @Post(':kbId/bind-app')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Bind a knowledge base to a digital human' })
+  @ApiOperation({
+    summary: 'Bind a knowledge base to a digital human',
+    description:
+      "The digital human's chat and runs get `kb_search` over it (while it is `active`); answers the knowledge base. 400 `Missing appId`; 404 `Knowledge base not found`.",
+  })
   @ApiData(KNOWLEDGE_BASE)
   async bindApp(@Param('kbId') kbId: string, @Body() body: AppBindingDto): Promise<SuccessBody<KnowledgeBaseDto>> {
     return ok(await this.knowledge.bindApp(kbId, body.appId, true));
@@ -138,7 +181,11 @@ export class KnowledgeController {
 
   @Post(':kbId/unbind-app')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Unbind a knowledge base from a digital human' })
+  @ApiOperation({
+    summary: 'Unbind a knowledge base from a digital human',
+    description:
+      'Answers the knowledge base; unbinding an app that was not bound changes nothing. 400 `Missing appId`; 404 `Knowledge base not found`.',
+  })
   @ApiData(KNOWLEDGE_BASE)
   async unbindApp(@Param('kbId') kbId: string, @Body() body: AppBindingDto): Promise<SuccessBody<KnowledgeBaseDto>> {
     return ok(await this.knowledge.bindApp(kbId, body.appId, false));
@@ -158,8 +205,59 @@ export class KnowledgeController {
     return ok(await this.knowledge.addFiles(kbId, body));
   }
 
+  @Post(':kbId/linked-dirs')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Link a folder of a workspace',
+    description:
+      "Body `{spaceId, path, label?}` with `path` relative to the space's folder ('' or '.' for the whole space). Its accepted files become sources (`source: \"linked\"`, listed by `raw` under the link's `prefix`) and are ingested; afterwards, the watcher's changes under it re-ingest changed files and drop removed ones with their chunks. Answers the link. 400 naming the field (`Missing spaceId`, a path that is not a folder); 403 for a path outside the space; 404 for an unknown space or knowledge base.",
+  })
+  @ApiData(LINKED_DIR, 403)
+  async linkDir(@Param('kbId') kbId: string, @Body() body: LinkDirDto): Promise<SuccessBody<LinkedDirDto>> {
+    return ok(await this.knowledge.addLink(kbId, body));
+  }
+
+  @Get(':kbId/linked-dirs')
+  @ApiOperation({
+    summary: 'List linked folders',
+    description:
+      'The links of the knowledge base (as `linked-dirs` answers one: state, error, file count, prefix). 404 `Knowledge base not found`.',
+  })
+  @ApiData(arr(LINKED_DIR))
+  async listLinkedDirs(@Param('kbId') kbId: string): Promise<SuccessBody<LinkedDirDto[]>> {
+    return ok(await this.knowledge.listLinks(kbId));
+  }
+
+  @Delete(':kbId/linked-dirs/:linkId')
+  @ApiOperation({
+    summary: 'Unlink a folder',
+    description:
+      'Removes the link and the sources it brought, with their chunks (the folder itself is left alone); answers `true` and emits `tlon:stats-updated`. 404 `Linked folder not found` or `Knowledge base not found`.',
+  })
+  @ApiData(bool())
+  async unlinkDir(@Param('kbId') kbId: string, @Param('linkId') linkId: string): Promise<SuccessBody<true>> {
+    await this.knowledge.removeLink(kbId, linkId);
+    return ok(true);
+  }
+
+  @Post(':kbId/linked-dirs/:linkId/retry')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Read a linked folder again',
+    description:
+      'Reads the folder now (after an `error`, or to catch up without the watcher) and ingests what changed; answers the link with its state. 404 `Linked folder not found` or `Knowledge base not found`.',
+  })
+  @ApiData(LINKED_DIR)
+  async retryLinkDir(@Param('kbId') kbId: string, @Param('linkId') linkId: string): Promise<SuccessBody<LinkedDirDto>> {
+    return ok(await this.knowledge.retryLink(kbId, linkId));
+  }
+
   @Put(':kbId/upload')
-  @ApiOperation({ summary: 'Upload a file into a knowledge base (raw bytes, at most 50 MB)' })
+  @ApiOperation({
+    summary: 'Upload a file into a knowledge base (raw bytes, at most 50 MB)',
+    description:
+      '`?name=<file name>` with the raw bytes (any content type but JSON); the same name replaces the source, which is ingested at once. Answers the source. 400 for a missing name, a JSON body or an unsupported type; 413 `File too large (the upload limit is 50 MB)`; 404 `Knowledge base not found`.',
+  })
   @ApiConsumes('application/octet-stream')
   @ApiBody({ schema: { type: 'string', format: 'binary', description: 'The raw bytes of the file (at most 50 MB)' } })
   @ApiData(RAW_FILE)
@@ -189,7 +287,11 @@ export class KnowledgeController {
   }
 
   @Get(':kbId/raw')
-  @ApiOperation({ summary: "List a knowledge base's sources with their state" })
+  @ApiOperation({
+    summary: "List a knowledge base's sources with their state",
+    description:
+      '`[{name, path, size, learned, state, error?, source: "raw"}]`, `state` being `pending`, `learned`, `no-text` or `failed` (with `error`). 404 `Knowledge base not found`.',
+  })
   @ApiData(arr(RAW_FILE))
   async raw(@Param('kbId') kbId: string): Promise<SuccessBody<RawFileDto[]>> {
     return ok(await this.knowledge.raw(kbId));
@@ -197,7 +299,11 @@ export class KnowledgeController {
 
   @Post(':kbId/remove-raw')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Remove one source with its chunks (irreversible)' })
+  @ApiOperation({
+    summary: 'Remove one source with its chunks (irreversible)',
+    description:
+      "Body `{relativePath}` (the source's `path`); deletes its file and chunks, answers `true` and emits `tlon:stats-updated`. 400 `Missing relativePath`; 404 `Source not found` or `Knowledge base not found`.",
+  })
   @ApiData(bool())
   async removeRaw(@Param('kbId') kbId: string, @Body() body: RemoveRawDto): Promise<SuccessBody<true>> {
     await this.knowledge.removeRaw(kbId, body.relativePath);
@@ -205,7 +311,11 @@ export class KnowledgeController {
   }
 
   @Get(':kbId/index')
-  @ApiOperation({ summary: "The knowledge base's document map (Markdown)" })
+  @ApiOperation({
+    summary: "The knowledge base's document map (Markdown)",
+    description:
+      "The map the system prompt carries: each document's name, path, state and first line. 404 `Knowledge base not found`.",
+  })
   @ApiData(str('Markdown'))
   async index(@Param('kbId') kbId: string): Promise<SuccessBody<string>> {
     return ok(await this.knowledge.index(kbId));
@@ -213,7 +323,11 @@ export class KnowledgeController {
 
   @Post(':kbId/resolve-sources')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Map paths the assistant read or cited back to source documents' })
+  @ApiOperation({
+    summary: 'Map paths the assistant read or cited back to source documents',
+    description:
+      'Body `{readPaths: [paths]}`; answers `[{name, path}]` for the paths that name sources of this knowledge base. 400 `readPaths must be a list of paths`; 404 `Knowledge base not found`.',
+  })
   @ApiData(arr(SOURCE_REF))
   async resolveSources(
     @Param('kbId') kbId: string,
@@ -224,7 +338,11 @@ export class KnowledgeController {
 
   @Post(':kbId/ingest')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Ingest the sources not yet in the index (answers at once)' })
+  @ApiOperation({
+    summary: 'Ingest the sources not yet in the index (answers at once)',
+    description:
+      'Answers `true` and queues one job per source that is new, changed, failed before or lacks vectors of the current embedding model; the same work queued twice runs once. Progress goes out as `tlon:ingest-progress`, and `tlon:stats-updated` follows the batch. 404 `Knowledge base not found`.',
+  })
   @ApiData(bool())
   async ingest(@Param('kbId') kbId: string): Promise<SuccessBody<true>> {
     await this.knowledge.ingest(kbId);
@@ -233,14 +351,22 @@ export class KnowledgeController {
 
   @Post(':kbId/clear-relearn')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Drop the index and ingest every source again' })
+  @ApiOperation({
+    summary: 'Drop the index and ingest every source again',
+    description:
+      'Answers `true` at once and re-ingests every source (progress as `tlon:ingest-progress`), or the text `Learning is already in progress` (nothing changed) while a batch runs. 404 `Knowledge base not found`.',
+  })
   @ApiData(anyValue('true, or the text "Learning is already in progress"'))
   async clearRelearn(@Param('kbId') kbId: string): Promise<SuccessBody<true | string>> {
     return ok(await this.knowledge.clearRelearn(kbId));
   }
 
   @Get(':kbId/ingest-status')
-  @ApiOperation({ summary: "A knowledge base's ingestion progress" })
+  @ApiOperation({
+    summary: "A knowledge base's ingestion progress",
+    description:
+      '`{kbId, total, completed, current?, phase: "idle"|"running"|"done"|"error", errors: [{file, message}]}`, the same object as the `tlon:ingest-progress` event. 404 `Knowledge base not found`.',
+  })
   @ApiData(INGEST_STATUS)
   async ingestStatus(@Param('kbId') kbId: string): Promise<SuccessBody<IngestStatusDto>> {
     return ok(await this.knowledge.ingestStatus(kbId));
@@ -248,7 +374,11 @@ export class KnowledgeController {
 
   @Post(':kbId/search')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Search a knowledge base (chunks with citations)' })
+  @ApiOperation({
+    summary: 'Search a knowledge base (chunks with citations)',
+    description:
+      'Body `{query, topK? (8, 1–50), mode?: "hybrid"|"keyword"|"semantic"}`; answers `[{chunkId, sourceName, sourcePath, heading?, text, score, kbId}]` best first (`chunkId` is the citation id). `hybrid` (default) fuses keyword and vector ranks; without a usable embedding model every mode answers keyword hits. 400 `Missing query`, or naming a bad `topK`/`mode`; 404 `Knowledge base not found`.',
+  })
   @ApiData(arr(SEARCH_HIT))
   async search(@Param('kbId') kbId: string, @Body() body: SearchDto): Promise<SuccessBody<SearchHitDto[]>> {
     return ok(await this.knowledge.search(kbId, body));

@@ -76,6 +76,17 @@ export class UploadQuery {
   name?: string;
 }
 
+export class LinkDirDto {
+  @Documented({ type: 'string', format: 'uuid' }, { required: true })
+  spaceId: unknown;
+
+  @Documented({ type: 'string', description: "A folder inside the space's folder ('' or '.': the whole space)" })
+  path?: unknown;
+
+  @Documented({ type: 'string' })
+  label?: unknown;
+}
+
 export class RemoveRawDto {
   @Documented({ type: 'string' }, { required: true })
   relativePath: unknown;

@@ -1,5 +1,6 @@
 import type {
   AddFilesResultDto,
+  LinkedDirDto,
   IngestStatusDto,
   KnowledgeBaseDto,
   KnowledgeSourceRefDto,
@@ -53,7 +54,11 @@ export const KNOWLEDGE_BASE = component(
       obj({ modelSourceId: str(), model: str(), dimensions: int() }, ['modelSourceId', 'model', 'dimensions']),
     ),
     searchMode: oneOfValues(['keyword', 'hybrid']),
-    searchNote: opt(str('Why search is keyword-only although an embedding model is set')),
+    searchNote: opt(
+      str(
+        'Why search is keyword-only although an embedding model is set (its source is gone, not OpenAI-compatible, or has no embeddings endpoint)',
+      ),
+    ),
   }),
 );
 
@@ -67,6 +72,22 @@ export const RAW_FILE = component(
     state: oneOfValues(['pending', 'learned', 'no-text', 'failed']),
     error: opt(str()),
     source: oneOfValues(['raw', 'linked']),
+  }),
+);
+
+export const LINKED_DIR = component(
+  'KnowledgeLinkedDir',
+  shape<LinkedDirDto>({
+    id: str(),
+    kbId: str(),
+    spaceId: str(),
+    path: str("Inside the space's folder, forward slashes ('' for the whole space)"),
+    label: opt(str()),
+    state: oneOfValues(['active', 'error']),
+    error: opt(str()),
+    fileCount: int(),
+    prefix: str("The folder inside the knowledge base its sources are listed under (raw's paths)"),
+    createdAt: str(),
   }),
 );
 

@@ -20,7 +20,11 @@ export class MetricsController {
   ) {}
 
   @Get('metrics')
-  @ApiOperation({ summary: 'Prometheus metrics' })
+  @ApiOperation({
+    summary: 'Prometheus metrics',
+    description:
+      "Prometheus text exposition of this process's metrics, outside `/api` (a worker-only process answers it too). The access password is required as a Bearer header or `?token=` unless SVC_METRICS_PUBLIC=1: 401 `No authorization token` without one, 401 `Invalid token` for a wrong one.",
+  })
   async scrape(@Req() req: Request, @Res() res: Response): Promise<void> {
     await sendMetrics({ metrics: this.metrics, access: this.access, config: this.config }, req, res);
   }

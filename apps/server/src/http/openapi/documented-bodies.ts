@@ -1,42 +1,8 @@
 /**
- * Request bodies of operations whose controllers read an untyped body (no DTO class, so
- * nothing to generate from). Written from the specification; prefer a class-validator DTO
- * for new operations, whose schema is generated. Keys are `METHOD /openapi/{path}`.
+ * Operations whose body is not JSON or absent. Every JSON body is a class-validator DTO, whose
+ * schema the document generates (an open one: `OpenBody` in common/validation.ts). Keys are
+ * `METHOD /openapi/{path}`.
  */
-import { obj, str } from './schema.js';
-
-const aiSource = (required: string[]) =>
-  obj(
-    {
-      name: str(),
-      provider: { type: 'string', enum: ['anthropic', 'openai'] },
-      apiUrl: str('Provider base URL (e.g. https://api.anthropic.com or an OpenAI-compatible /v1 URL)'),
-      apiKey: str('Omit on update to keep the stored key'),
-      model: str(),
-      availableModels: { type: 'array', items: obj({ id: str(), name: str() }, ['id']) },
-    },
-    required,
-  );
-
-export const DOCUMENTED_BODIES: Record<string, Record<string, unknown>> = {
-  'POST /api/config': obj({}, [], 'A partial configuration, merged into the stored one (JSON Merge Patch)'),
-  'POST /api/ai-sources/sources': aiSource(['name', 'provider', 'apiUrl', 'model']),
-  'PUT /api/ai-sources/sources/{sourceId}': aiSource([]),
-  'POST /api/agent/test-model-source': obj({
-    modelSourceId: str('A stored source (404 when unknown)'),
-    source: obj(
-      {},
-      [],
-      'An unsaved source, as POST /api/ai-sources/sources takes it (name optional); with modelSourceId, unsaved edits of that source ("***" or no apiKey keeps the stored key)',
-    ),
-    modelId: str("The model to call; the source's model when omitted"),
-  }),
-  'POST /api/apps/{appId}/config': obj(
-    {},
-    [],
-    "The digital human's whole configuration object (full replacement), keys per its spec's config_schema",
-  ),
-};
 
 /** PUT operations whose body is a file's raw bytes (application/octet-stream), not JSON. */
 export const RAW_BODY_OPERATIONS: ReadonlySet<string> = new Set([
@@ -67,6 +33,7 @@ export const BODYLESS_OPERATIONS: ReadonlySet<string> = new Set([
   'POST /api/teams/{teamId}/members/{appId}/stop',
   'POST /api/tlon/{kbId}/ingest',
   'POST /api/tlon/{kbId}/clear-relearn',
+  'POST /api/tlon/{kbId}/linked-dirs/{linkId}/retry',
   // Permissions are auto-allowed on this server: these accept and ignore any body.
   'POST /api/agent/approve',
   'POST /api/agent/reject',

@@ -3,9 +3,8 @@ import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swag
 import { getMetadataStorage } from 'class-validator';
 import { targetConstructorToSchema, validationMetadatasToSchemas } from 'class-validator-jsonschema';
 import { PUBLIC_API_PATHS } from '../auth/auth.middleware.js';
-import { queryDtos } from '../common/validation.js';
+import { openBodies, queryDtos } from '../common/validation.js';
 import { ERROR_STATUSES, type ErrorStatus, RESPONSE_EXTENSION, type ResponseDoc } from './api-data.js';
-import { DOCUMENTED_BODIES } from './documented-bodies.js';
 import './response-schemas.js';
 import { API_GROUPS } from './groups.js';
 import { COMPONENTS, type Schema } from './schema.js';
@@ -99,6 +98,15 @@ export function buildOpenApiDocument(app: INestApplication, version: string, bas
   document.components ??= {};
   const schemas = (document.components.schemas ??= {}) as Record<string, unknown>;
   for (const [name, schema] of Object.entries(dtoSchemas)) schemas[name] = schema;
+  // An open body may declare no field (an app's configuration): the generator above skips it.
+  for (const dto of openBodies()) {
+    if (dtoSchemas[dto.name]) continue;
+    const schema = targetConstructorToSchema(dto as unknown as new () => unknown, {
+      classValidatorMetadataStorage: getMetadataStorage(),
+      refPointerPrefix: '#/components/schemas/',
+    });
+    schemas[dto.name] = { type: 'object', ...schema, properties: schema.properties ?? {} };
+  }
   for (const [name, schema] of COMPONENTS) schemas[name] = schema;
   schemas.ErrorEnvelope = ERROR_ENVELOPE;
 
@@ -111,10 +119,6 @@ export function buildOpenApiDocument(app: INestApplication, version: string, bas
         continue;
       }
       if (PUBLIC_API_PATHS.has(path)) op.security = [];
-      const documented = DOCUMENTED_BODIES[`${method.toUpperCase()} ${path}`];
-      if (documented && !op.requestBody) {
-        op.requestBody = { required: true, content: { 'application/json': { schema: documented } } };
-      }
       const doc = op[RESPONSE_EXTENSION];
       delete op[RESPONSE_EXTENSION];
       // Nest's defaults are bare ("201" for POST even with @HttpCode(200)): say what comes back.
@@ -238,17 +242,18 @@ function describeOutsideApi(path: string, op: Operation): void {
     // A message channel's inbound hook keeps its generated `instanceId`; the triggers' `*path`
     // (one or more segments) is not seen by the scanner as a path parameter.
     const channel = path.startsWith('/hooks/channels/');
-    if (!channel) op.parameters = [
-      {
-        name: 'path',
-        in: 'path',
-        required: true,
-        description:
-          "The subscription's webhook path. A path of several segments (`github/push`) may be sent as one " +
-          'segment with its slashes encoded (`github%2Fpush`): the server reads both alike.',
-        schema: { type: 'string' },
-      },
-    ];
+    if (!channel)
+      op.parameters = [
+        {
+          name: 'path',
+          in: 'path',
+          required: true,
+          description:
+            "The subscription's webhook path. A path of several segments (`github/push`) may be sent as one " +
+            'segment with its slashes encoded (`github%2Fpush`): the server reads both alike.',
+          schema: { type: 'string' },
+        },
+      ];
     const plain = (description: string) => ({
       description,
       content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } },

@@ -170,6 +170,7 @@ export const MESSAGE = component(
       images: opt(arr(anyObject())),
       tokenUsage: opt({ ...TOKEN_USAGE, required: undefined }),
       error: opt(str()),
+      superseded: opt(bool('Replaced by Regenerate or an edit: left out of the model context')),
     },
     { open: true, description: 'Facts the agent engine recorded appear when set' },
   ),

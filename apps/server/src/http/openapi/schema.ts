@@ -1,6 +1,6 @@
 /**
- * Small JSON Schema (OpenAPI 3.1) builders for the API document: request bodies written by
- * hand (documented-bodies.ts) and the `data` of responses (response-schemas.ts).
+ * Small JSON Schema (OpenAPI 3.1) builders for the API document: the `data` of responses
+ * (response-schemas.ts).
  *
  * `shape<T>()` ties a schema to a contracts type: every field of `T` must be listed, the
  * optional ones wrapped in `opt()`, so adding or removing a field in `libs/contracts`

@@ -1,7 +1,7 @@
 import { Type } from 'class-transformer';
 import { IsBoolean, IsIn, IsInt, IsObject, IsOptional, IsString, Min, ValidateIf } from 'class-validator';
 import { APPLY_MODES, type ApplyMode, STORE_ENTRY_TYPES } from '#contracts/store.js';
-import { Documented, QueryDto } from '../common/validation.js';
+import { Documented, OpenBody, QueryDto } from '../common/validation.js';
 
 /**
  * Request bodies of "Store operations". Shapes are checked here (400 naming the field);
@@ -190,4 +190,22 @@ export class AppDocumentQuery {
 export class CommandNameQuery {
   @Documented({ type: 'string', description: 'A title to make a slash-command name from' })
   name?: string;
+}
+
+/**
+ * Flat keys merged into a Store source's adapter configuration (`null` deletes a key), e.g.
+ * Smithery's `apiKey` or a dhp-v2 creator `token`; core names a key whose value is not a
+ * string, number or boolean (400), after the source lookup (404).
+ */
+@OpenBody({
+  description: "Flat keys merged into the source's adapter configuration (`null` deletes a key); never echoed",
+})
+export class AdapterConfigPatchDto {
+  [key: string]: unknown;
+
+  @Documented({ type: ['string', 'null'], description: "Smithery's API key" })
+  apiKey?: unknown;
+
+  @Documented({ type: ['string', 'null'], description: 'A dhp-v2 creator token' })
+  token?: unknown;
 }

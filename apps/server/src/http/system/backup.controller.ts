@@ -17,7 +17,11 @@ export class BackupController {
   constructor(private readonly backups: Backups) {}
 
   @Post('backup')
-  @ApiOperation({ summary: 'Write a backup of the data folder and database' })
+  @ApiOperation({
+    summary: 'Write a backup of the data folder and database',
+    description:
+      'Embedded installations only: copies the database and the data folder (spaces, temporary space, trash, password file) into `<data>/backups/<time>/` while the server serves, and answers `{path, databaseBytes, files}`. 400 on a server that uses DATABASE_URL (back up with pg_dump and the data volume instead).',
+  })
   @HttpCode(200)
   @ApiData(BACKUP_REPORT)
   async backup(): Promise<SuccessBody<BackupReport>> {

@@ -12,14 +12,21 @@ export class HealthController {
 
   /** Liveness: the process runs its event loop. */
   @Get('healthz')
-  @ApiOperation({ summary: 'Liveness probe' })
+  @ApiOperation({
+    summary: 'Liveness probe',
+    description: 'Outside `/api`, no token: answers 200 `{status:"ok"}` while the process runs its event loop.',
+  })
   health(): { status: 'ok' } {
     return { status: 'ok' };
   }
 
   /** Readiness: database reachable, Redis reachable when used, queue consuming. */
   @Get('readyz')
-  @ApiOperation({ summary: 'Readiness probe' })
+  @ApiOperation({
+    summary: 'Readiness probe',
+    description:
+      'Outside `/api`, no token: checks the database, Redis when used, and that some worker consumes the queue. Answers 200 `{status:"ready", ready, checks, lastHeartbeatAt}`, or 503 with `status` `not ready` and the failing check\'s `error`.',
+  })
   async ready(@Res() res: Response): Promise<void> {
     await sendReadiness(this.system, res);
   }

@@ -13,14 +13,21 @@ export class SystemController {
   constructor(private readonly system: SystemService) {}
 
   @Get('system/version')
-  @ApiOperation({ summary: "Read the server's version" })
+  @ApiOperation({
+    summary: "Read the server's version",
+    description: "Answers the server's version string.",
+  })
   @ApiData(str('The server version'))
   version(): SuccessBody<string> {
     return { success: true, data: this.system.version() };
   }
 
   @Get('security/policy')
-  @ApiOperation({ summary: 'Read the security policy (public)' })
+  @ApiOperation({
+    summary: 'Read the security policy (public)',
+    description:
+      'Public (no token needed). Answers the fixed policy `{tunnelSafe:false, browserAllowlistEditable:true}`.',
+  })
   @ApiData(SECURITY_POLICY)
   policy(): SuccessBody<SecurityPolicy> {
     return { success: true, data: this.system.securityPolicy() };

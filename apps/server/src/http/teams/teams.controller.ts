@@ -58,14 +58,21 @@ export class TeamsController {
   ) {}
 
   @Get()
-  @ApiOperation({ summary: 'List teams' })
+  @ApiOperation({
+    summary: 'List teams',
+    description: 'Every team, or with `?spaceId` those of that space, with its `status` and `currentEpochId`.',
+  })
   @ApiData(arr(TEAM))
   async list(@Query() q: TeamListQuery): Promise<SuccessBody<TeamDto[]>> {
     return ok(await this.teams.list(q.spaceId));
   }
 
   @Post()
-  @ApiOperation({ summary: 'Create a team' })
+  @ApiOperation({
+    summary: 'Create a team',
+    description:
+      'Body `{input: {name, goal, owningSpaceId, memberSourcing?, collabMode?, escalationRouting?, members?, leadAppId?}, confirmedProposal?}`. Without `leadAppId` a lead digital human is provisioned (deleted with the team); with `memberSourcing: "ai"` each `confirmedProposal` member is installed as its own digital human. 400 `Missing required field: <field>`; 404 unknown space or app; 409 a member name used twice. Emits `team:updated` (`changed: "created"`).',
+  })
   @HttpCode(200)
   @ApiData(TEAM, 404, 409)
   async create(@Body() body: CreateTeamDto): Promise<SuccessBody<TeamDto>> {
@@ -73,7 +80,11 @@ export class TeamsController {
   }
 
   @Post('propose-members')
-  @ApiOperation({ summary: 'Propose members for a new team' })
+  @ApiOperation({
+    summary: 'Propose members for a new team',
+    description:
+      'Asks the current model for at most 5 members `[{memberName, role, responsibility}]` for the goal (a lead is added separately); nothing is stored. 400 a missing `goal`/`owningSpaceId`; 404 unknown space; 503 `No model is configured.` or `The model proposed no members; try again.`',
+  })
   @HttpCode(200)
   @ApiData(arr(PROPOSED_MEMBER), 404, 503)
   async propose(@Body() body: ProposeMembersDto): Promise<SuccessBody<ProposedMember[]>> {
@@ -81,28 +92,43 @@ export class TeamsController {
   }
 
   @Get(':teamId')
-  @ApiOperation({ summary: 'Read a team' })
+  @ApiOperation({
+    summary: 'Read a team',
+    description: 'The team record with its `status` and `currentEpochId`. 404 `Team not found`.',
+  })
   @ApiData(TEAM)
   async get(@Param('teamId') teamId: string): Promise<SuccessBody<TeamDto>> {
     return ok(await this.teams.get(teamId));
   }
 
   @Get(':teamId/detail')
-  @ApiOperation({ summary: 'Read a team with its members and edges' })
+  @ApiOperation({
+    summary: 'Read a team with its members and edges',
+    description:
+      '`{team, members, edges, tasks, findings, activities, pendingEscalations}`, the board being that of the current run, else the latest. 404 `Team not found`.',
+  })
   @ApiData(TEAM_DETAIL)
   async detail(@Param('teamId') teamId: string): Promise<SuccessBody<TeamDetailDto>> {
     return ok(await this.teams.detail(teamId));
   }
 
   @Patch(':teamId')
-  @ApiOperation({ summary: 'Change a team' })
+  @ApiOperation({
+    summary: 'Change a team',
+    description:
+      'Body `{name?, goal?, memberSourcing?, collabMode?, escalationRouting?, leadAppId?}`. 400 `leadAppId must name a member of this team` or naming a bad field; 404 `Team not found`. Emits `team:updated` (`changed: "team"`).',
+  })
   @ApiData(TEAM)
   async update(@Param('teamId') teamId: string, @Body() body: UpdateTeamDto): Promise<SuccessBody<TeamDto>> {
     return ok(await this.teams.update(teamId, body as Record<string, unknown>));
   }
 
   @Delete(':teamId')
-  @ApiOperation({ summary: 'Dissolve a team' })
+  @ApiOperation({
+    summary: 'Dissolve a team',
+    description:
+      'Stops a running run, deletes the team and its records, and deletes its AI-provisioned members (other digital humans are kept). 404 `Team not found`. Emits `team:updated` with `removed: true`.',
+  })
   @ApiDone()
   async dissolve(@Param('teamId') teamId: string): Promise<{ success: true }> {
     await this.teams.dissolve(teamId);
@@ -110,7 +136,11 @@ export class TeamsController {
   }
 
   @Post(':teamId/members')
-  @ApiOperation({ summary: 'Add a member to a team' })
+  @ApiOperation({
+    summary: 'Add a member to a team',
+    description:
+      'Body `{appId, memberName?, role?, duty?}`: an installed digital human; the name defaults to its display name, the role to `member`. 400 `Missing required field: appId` or an uninstalled app; 404 `Team not found` or unknown app; 409 `A member named "<name>" is already in this team` or `The digital human is already a member of this team`. Emits `team:updated` (`changed: "members"`).',
+  })
   @HttpCode(200)
   @ApiData(TEAM_MEMBER, 409)
   async addMember(@Param('teamId') teamId: string, @Body() body: AddMemberDto): Promise<SuccessBody<TeamMemberDto>> {
@@ -118,7 +148,11 @@ export class TeamsController {
   }
 
   @Patch(':teamId/members/:appId')
-  @ApiOperation({ summary: 'Change a team member' })
+  @ApiOperation({
+    summary: 'Change a team member',
+    description:
+      'Body `{memberName?, role?, duty?}`. 404 `App is not a member of this team`; 409 `A member named "<name>" is already in this team`. Emits `team:updated` (`changed: "members"`).',
+  })
   @ApiData(TEAM_MEMBER, 409)
   async updateMember(
     @Param('teamId') teamId: string,
@@ -129,7 +163,11 @@ export class TeamsController {
   }
 
   @Delete(':teamId/members/:appId')
-  @ApiOperation({ summary: 'Remove a member from a team' })
+  @ApiOperation({
+    summary: 'Remove a member from a team',
+    description:
+      'Its edges go with it. 404 `App is not a member of this team` or `Team not found`. Emits `team:updated` (`changed: "members"`).',
+  })
   @ApiDone()
   async removeMember(@Param('teamId') teamId: string, @Param('appId') appId: string): Promise<{ success: true }> {
     await this.teams.removeMember(teamId, appId);
@@ -137,14 +175,22 @@ export class TeamsController {
   }
 
   @Put(':teamId/edges')
-  @ApiOperation({ summary: "Replace a team's edges" })
+  @ApiOperation({
+    summary: "Replace a team's edges",
+    description:
+      'Body `{edges: [{fromAppId, toAppId}]}` replaces every edge and answers the new list; in `structured` mode members may message only along an edge (either direction). 400 `Missing required field: edges` or `An edge names an app that is not a member of this team`. Emits `team:updated` (`changed: "edges"`).',
+  })
   @ApiData(arr(TEAM_EDGE))
   async putEdges(@Param('teamId') teamId: string, @Body() body: PutEdgesDto): Promise<SuccessBody<TeamEdgeDto[]>> {
     return ok(await this.teams.putEdges(teamId, body.edges));
   }
 
   @Post(':teamId/run')
-  @ApiOperation({ summary: 'Start a team run' })
+  @ApiOperation({
+    summary: 'Start a team run',
+    description:
+      'Opens a run epoch (at most one per team, across replicas) and puts the goal in the lead\'s mailbox; the run seals itself when the work is done or a limit is hit. 409 `A run is already running for this team`; 400 `The team has no lead`. Emits `team:updated` (`changed: "epoch-opened"`), then `team:*` progress events.',
+  })
   @HttpCode(200)
   @ApiData(TEAM_EPOCH, 409)
   async run(@Param('teamId') teamId: string): Promise<SuccessBody<TeamEpochDto>> {
@@ -152,7 +198,11 @@ export class TeamsController {
   }
 
   @Post(':teamId/pause')
-  @ApiOperation({ summary: 'Pause a team' })
+  @ApiOperation({
+    summary: 'Pause a team',
+    description:
+      'Seals the running run (`endReason: "stopped"`) and stops every member\'s turn in it; answers the sealed epoch. 409 `No run is running for this team`.',
+  })
   @HttpCode(200)
   @ApiData(TEAM_EPOCH, 409)
   async pause(@Param('teamId') teamId: string): Promise<SuccessBody<TeamEpochDto>> {
@@ -160,21 +210,31 @@ export class TeamsController {
   }
 
   @Get(':teamId/epochs')
-  @ApiOperation({ summary: "List a team's runs and conversations" })
+  @ApiOperation({
+    summary: "List a team's runs and conversations",
+    description: 'All epochs of the team (run and conversation), newest first. 404 `Team not found`.',
+  })
   @ApiData(arr(TEAM_EPOCH))
   async epochs(@Param('teamId') teamId: string): Promise<SuccessBody<TeamEpochDto[]>> {
     return ok(await this.teams.epochs(teamId));
   }
 
   @Get(':teamId/conversations')
-  @ApiOperation({ summary: "List a team's conversations" })
+  @ApiOperation({
+    summary: "List a team's conversations",
+    description: 'Only the epochs with `lifecycle: "conversation"`, newest first. 404 `Team not found`.',
+  })
   @ApiData(arr(TEAM_EPOCH))
   async conversations(@Param('teamId') teamId: string): Promise<SuccessBody<TeamEpochDto[]>> {
     return ok(await this.teams.listConversations(teamId));
   }
 
   @Post(':teamId/conversations')
-  @ApiOperation({ summary: 'Open a team conversation' })
+  @ApiOperation({
+    summary: 'Open a team conversation',
+    description:
+      'Body `{title?}`; opens a conversation epoch in which a person chats with members by sending with its `epochId`. It never seals itself (archive it with DELETE). 404 `Team not found`.',
+  })
   @HttpCode(200)
   @ApiData(TEAM_EPOCH)
   async openConversation(
@@ -185,7 +245,11 @@ export class TeamsController {
   }
 
   @Patch(':teamId/conversations/:epochId')
-  @ApiOperation({ summary: 'Rename a team conversation' })
+  @ApiOperation({
+    summary: 'Rename a team conversation',
+    description:
+      'Body `{title}`; answers the renamed epoch. 404 `Epoch not found` (also for a run epoch); 400 a missing title.',
+  })
   @ApiData(TEAM_EPOCH)
   async renameConversation(
     @Param('teamId') teamId: string,
@@ -196,7 +260,11 @@ export class TeamsController {
   }
 
   @Delete(':teamId/conversations/:epochId')
-  @ApiOperation({ summary: 'Archive a team conversation' })
+  @ApiOperation({
+    summary: 'Archive a team conversation',
+    description:
+      'Seals the conversation epoch (`completed`) and stops what still runs in it; its records are kept. Archiving it again changes nothing. 404 `Epoch not found`.',
+  })
   @ApiDone()
   async archiveConversation(
     @Param('teamId') teamId: string,
@@ -207,7 +275,11 @@ export class TeamsController {
   }
 
   @Get(':teamId/epochs/:epochId/board')
-  @ApiOperation({ summary: 'Read the board of a team run' })
+  @ApiOperation({
+    summary: 'Read the board of a team run',
+    description:
+      "`{epoch, tasks, findings, members, activities}` of that epoch. 404 `Epoch not found` (also for another team's epoch).",
+  })
   @ApiData(EPOCH_BOARD)
   async board(@Param('teamId') teamId: string, @Param('epochId') epochId: string): Promise<SuccessBody<EpochBoardDto>> {
     return ok(await this.teams.board(teamId, epochId));
@@ -229,7 +301,11 @@ export class TeamsController {
   }
 
   @Get(':teamId/chat-messages')
-  @ApiOperation({ summary: "Read a team member's chat messages" })
+  @ApiOperation({
+    summary: "Read a team member's chat messages",
+    description:
+      "`?appId` (required) and optional `?epochId` (default: the current run, else the latest); the member's transcript in that epoch, `[]` when none. 404 `App is not a member of this team`.",
+  })
   @ApiData(arr(MESSAGE))
   async chatMessages(
     @Param('teamId') teamId: string,
@@ -239,7 +315,11 @@ export class TeamsController {
   }
 
   @Post(':teamId/members/:appId/send')
-  @ApiOperation({ summary: 'Send a message to a team member' })
+  @ApiOperation({
+    summary: 'Send a message to a team member',
+    description:
+      "Body `{message, epochId?}`: a person's message to that member in the epoch (default: the current run, else the latest); answers `{epochId, delivery}`, `delivery` being `mid_turn`, `queued`, or `undelivered` once the epoch is sealed. 400 `No run has started for this team yet`; 404 `App is not a member of this team`.",
+  })
   @HttpCode(200)
   @ApiData(DELIVERY)
   async send(
@@ -251,7 +331,11 @@ export class TeamsController {
   }
 
   @Post(':teamId/members/:appId/stop')
-  @ApiOperation({ summary: 'Stop a team member' })
+  @ApiOperation({
+    summary: 'Stop a team member',
+    description:
+      "Stops that member's running turn in the current (else latest) epoch. 404 `App is not a member of this team`.",
+  })
   @HttpCode(200)
   @ApiDone()
   async stop(@Param('teamId') teamId: string, @Param('appId') appId: string): Promise<{ success: true }> {
@@ -260,7 +344,11 @@ export class TeamsController {
   }
 
   @Get(':teamId/triggers')
-  @ApiOperation({ summary: 'List a team’s triggers (schedules and webhooks that open a run)' })
+  @ApiOperation({
+    summary: 'List a team’s triggers (schedules and webhooks that open a run)',
+    description:
+      '`[{id, teamId, source: {type, config}, nextRunAt, createdAt}]`; a webhook\'s secret reads `"********"`. 404 `Team not found`.',
+  })
   @ApiData(arr(TEAM_TRIGGER))
   async listTriggers(@Param('teamId') teamId: string): Promise<SuccessBody<TeamTriggerDto[]>> {
     return ok(await this.triggers.list(teamId));
@@ -284,7 +372,10 @@ export class TeamsController {
   }
 
   @Delete(':teamId/triggers/:triggerId')
-  @ApiOperation({ summary: 'Remove a team’s trigger' })
+  @ApiOperation({
+    summary: 'Remove a team’s trigger',
+    description: 'The trigger stops firing. 404 `Trigger not found` or `Team not found`.',
+  })
   @ApiDone(404)
   async removeTrigger(
     @Param('teamId') teamId: string,

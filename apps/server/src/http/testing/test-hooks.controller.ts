@@ -40,7 +40,11 @@ export class TestHooksController {
 
   /** Every route the HTTP router holds, as `METHOD /path` (the OpenAPI completeness test reads it). */
   @Get('routes')
-  @ApiOperation({ summary: 'List the registered routes (tests only)' })
+  @ApiOperation({
+    summary: 'List the registered routes (tests only)',
+    description:
+      'Mounted only with SVC_TEST_HOOKS=1 (still behind the access password): answers every route the HTTP router holds as `METHOD /path`, for the OpenAPI completeness test.',
+  })
   @ApiData(arr(str('METHOD /path')))
   routes(): SuccessBody<string[]> {
     const http = this.adapter.httpAdapter;
@@ -57,7 +61,11 @@ export class TestHooksController {
   }
 
   @Post('events')
-  @ApiOperation({ summary: 'Publish an event (tests only)' })
+  @ApiOperation({
+    summary: 'Publish an event (tests only)',
+    description:
+      'Mounted only with SVC_TEST_HOOKS=1 (still behind the access password): publishes `data` on `channel` through the real event bus, `repeat` times (1 to 10,000, default 1), and answers `data: null`. 400 for a missing `channel` or a non-object `data`.',
+  })
   @HttpCode(200)
   @ApiData(NULL_DATA)
   async publish(@Body() body: PublishEventDto): Promise<SuccessBody<null>> {

@@ -392,6 +392,7 @@ export class AgentLoop {
       Object.assign(record, {
         outcome: answer.approved ? 'approved' : 'rejected',
         decidedBy: answer.by,
+        ...(answer.channelUser ? { channelUser: answer.channelUser } : {}),
         ...(answer.approved ? {} : { reason: answer.reason ?? RejectionReasons.none }),
       });
     }

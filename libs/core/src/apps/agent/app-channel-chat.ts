@@ -8,6 +8,8 @@ import {
   type ChannelChatListener,
   type ChannelReply,
   type ChannelTurnInput,
+  type EscalationAsked,
+  type OpenEscalation,
   type RunResult,
 } from '../../ports/channel-chat.port.js';
 import { SpacesService } from '../../spaces/spaces.service.js';
@@ -23,6 +25,8 @@ import { AppsService } from '../apps.service.js';
 @Injectable()
 export class AppChannelChat extends ChannelChat {
   private readonly listeners: ChannelChatListener[] = [];
+  /** The runs' escalation answers (registered by AppRunsService, which depends on this class). */
+  private escalations: EscalationDesk | null = null;
 
   constructor(
     private readonly apps: AppsService,
@@ -84,8 +88,32 @@ export class AppChannelChat extends ChannelChat {
     for (const l of this.listeners) await l.replied(reply);
   }
 
+  /** The runs register how open questions are read and answered. */
+  useEscalations(desk: EscalationDesk): void {
+    this.escalations = desk;
+  }
+
+  async openEscalation(appId: string): Promise<OpenEscalation | null> {
+    return (await this.escalations?.open(appId)) ?? null;
+  }
+
+  async answerEscalation(appId: string, entryId: string, answer: { choice?: string; text?: string }): Promise<boolean> {
+    return (await this.escalations?.answer(appId, entryId, answer)) ?? false;
+  }
+
+  /** A run opened an escalation (called by the runs, on the replica that ran it). */
+  async escalated(asked: EscalationAsked): Promise<void> {
+    for (const l of this.listeners) await l.escalated?.(asked);
+  }
+
   /** A run reported its result (called by the runs, on the replica that ran it). */
   async runResult(result: RunResult): Promise<void> {
     for (const l of this.listeners) await l.runResult(result);
   }
+}
+
+/** How the runs read and answer an app's open question. */
+export interface EscalationDesk {
+  open(appId: string): Promise<OpenEscalation | null>;
+  answer(appId: string, entryId: string, answer: { choice?: string; text?: string }): Promise<boolean>;
 }

@@ -12,6 +12,7 @@ import {
   type UnplannedEnding,
 } from '../../agent/turn-plan-builder.js';
 import { TurnPlanBuilders } from '../../agent/turn-plan-builders.js';
+import { TurnTexts } from '../../agent/turn-endings.js';
 import { conversationPin, TurnPreamble } from '../../agent/turn-preamble.js';
 import { ConversationsService } from '../../conversations/conversations.service.js';
 import { appMayUseServiceApi, serviceApiTools } from '../../assistant-api/service-api-tool.js';
@@ -62,8 +63,28 @@ export class AppChatPlanBuilder extends TurnPlanBuilder implements OnModuleInit 
     this.builders.register(this);
   }
 
-  override endedWithoutPlan(turn: TurnRecord, ending: UnplannedEnding): Promise<void> {
-    return recordPartialReply(this.conversations, turn, ending);
+  override async endedWithoutPlan(turn: TurnRecord, ending: UnplannedEnding): Promise<void> {
+    await recordPartialReply(this.conversations, turn, ending);
+    if (ending.error !== TurnTexts.stopped) await this.tellChannel(turn, ending.partialReply ?? '', ending.error);
+  }
+
+  /**
+   * A message channel's user waits for an answer in their chat: a turn of theirs that failed or
+   * was interrupted (its replica died, the server shut down) sends what it had written and why it
+   * ended, so the message is not left unanswered. A `/stop` is answered by the channel itself.
+   */
+  private async tellChannel(turn: TurnRecord, partialReply: string, error: string): Promise<void> {
+    const origin = (turn.request as { channel?: ChannelTurnOrigin }).channel;
+    const appId = turn.request.appId;
+    if (!origin || typeof appId !== 'string') return;
+    const written = partialReply.trim();
+    await this.channels.replied({
+      appId,
+      conversationId: turn.conversationId,
+      turnId: turn.id,
+      origin,
+      reply: `${written === '' ? '' : `${written}\n\n`}(${error})`,
+    });
   }
 
   async build(turn: TurnRecord, io: TurnIO): Promise<TurnPlan | TurnRefusal> {
@@ -91,7 +112,10 @@ export class AppChatPlanBuilder extends TurnPlanBuilder implements OnModuleInit 
     // answer AskUserQuestion.
     const tools =
       origin !== null && request.guest === true
-        ? this.tools.builtins({ bash: false, askUser: false }).without('Write', 'Edit').with(...knowledge.tools)
+        ? this.tools
+            .builtins({ bash: false, askUser: false })
+            .without('Write', 'Edit')
+            .with(...knowledge.tools)
         : this.tools
             .builtins({ bash: appMayUseShell(app), ...(origin !== null ? { askUser: false } : {}) })
             .with(
@@ -126,6 +150,10 @@ export class AppChatPlanBuilder extends TurnPlanBuilder implements OnModuleInit 
       io,
       hooks: browser.hooks({
         ...recording,
+        onFailure: async (failure) => {
+          await recording.onFailure(failure);
+          if (failure.interrupted !== 'stop') await this.tellChannel(turn, failure.reply, failure.error);
+        },
         onComplete: async (result) => {
           await recording.onComplete(result);
           if (origin !== null) {

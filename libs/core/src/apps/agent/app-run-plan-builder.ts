@@ -186,7 +186,14 @@ export class AppRunPlanBuilder extends TurnPlanBuilder implements OnModuleInit {
 
   override async endedWithoutPlan(turn: TurnRecord, ending: UnplannedEnding): Promise<void> {
     const { appId, runId, triggerType } = runRequestOf(turn);
-    await this.runs.failRun(appId, runId, ending.error, ending.status === 'interrupted', triggerType);
+    await this.runs.failRun(
+      appId,
+      runId,
+      ending.error,
+      ending.status === 'interrupted',
+      triggerType,
+      ending.outage === true,
+    );
     await this.browser.runEnded(runId);
     await this.runs.runEnded(appId);
   }

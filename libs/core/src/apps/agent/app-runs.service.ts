@@ -93,6 +93,18 @@ export class AppRunsService implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
+    this.channels.useEscalations({
+      open: (appId) => this.openEscalation(appId),
+      answer: async (appId, entryId, answer) => {
+        try {
+          await this.respond(appId, entryId, answer);
+          return true;
+        } catch (err) {
+          if (err instanceof DomainError && err.kind === 'not_found') return false;
+          throw err;
+        }
+      },
+    });
     this.approvals.watch({
       held: (turn, pending) => this.approvalHeld(turn, pending),
       decided: (turn, pending, record) => this.approvalDecided(turn, pending, record),
@@ -232,6 +244,18 @@ export class AppRunsService implements OnModuleInit {
     return { ...run, response };
   }
 
+  /** The app's open question with its choices (a message channel's owner may answer it), or null. */
+  async openEscalation(appId: string): Promise<{ entryId: string; question: string; choices: string[] } | null> {
+    const app = await this.records.findById(appId);
+    const entryId = app?.automation.pendingEscalationId;
+    if (!entryId) return null;
+    const entry = await this.records.findActivity(appId, entryId);
+    if (!entry) return null;
+    const choices = Array.isArray(entry.content.choices) ? entry.content.choices.map(String) : [];
+    const question = typeof entry.content.question === 'string' ? entry.content.question : '';
+    return { entryId, question, choices };
+  }
+
   /**
    * The delayed job of an unanswered question: closes it once, whichever replica runs it
    * (the entry's `resolution` expired, a `run_error` for its run, the app active again).
@@ -294,6 +318,10 @@ export class AppRunsService implements OnModuleInit {
         { jobId: escalationExpiryJobId(entry.id), delayMs: Math.round(hours * 3_600_000) },
       );
     }
+    // To the owner's direct chat on the app's message channels; never fails the report.
+    await this.channels
+      .escalated({ appId, entryId: entry.id, question: report.summary, choices })
+      .catch((err: Error) => this.logger.warn(`sending escalation ${entry.id} to channels failed: ${err.message}`));
     return 'Your question was sent to the user. End your turn now; their answer starts a new run.';
   }
 
@@ -322,17 +350,26 @@ export class AppRunsService implements OnModuleInit {
     await this.triggers.runEnded(appId);
   }
 
-  /** The run failed (model error, no report, stopped, replica lost): `run_error` with the reason. */
+  /**
+   * The run failed (model error, no report, stopped, replica lost): `run_error` with the reason.
+   * `outage`: it failed because the server's database was away; marked so (`outage: true`), it
+   * does not count towards the app's failure back-off or pause.
+   */
   async failRun(
     appId: string,
     runId: string,
     error: string,
     interrupted = false,
     triggerType = 'unknown',
+    outage = false,
   ): Promise<void> {
     this.metrics.runFinished(triggerType, interrupted ? 'interrupted' : 'failed');
     if (!(await this.records.findById(appId))) return;
-    await this.addActivity(appId, runId, 'run_error', { error, ...(interrupted ? { interrupted: true } : {}) });
+    await this.addActivity(appId, runId, 'run_error', {
+      error,
+      ...(interrupted ? { interrupted: true } : {}),
+      ...(outage ? { outage: true } : {}),
+    });
     await this.setAutomation(appId, { runningCount: 0, lastStatus: 'error', lastError: error });
   }
 
@@ -385,6 +422,7 @@ export class AppRunsService implements OnModuleInit {
     const entry = await this.records.mergeActivityContent(run.appId, approvalEntryId(turn.id, pending.toolId), {
       outcome: record.outcome,
       decidedBy: record.decidedBy,
+      ...(record.channelUser ? { channelUser: record.channelUser } : {}),
       decidedAt: record.decidedAt,
       ...(record.reason ? { reason: record.reason } : {}),
     });

@@ -92,6 +92,10 @@ export class ChannelThreadEntity {
 
   @Column({ name: 'last_message_at', type: 'timestamptz', nullable: true })
   lastMessageAt: Date | null;
+
+  /** A direct chat's other party (platform user id): escalations go to the owners' chats. */
+  @Column({ name: 'peer_id', type: 'text', nullable: true })
+  peerId: string | null;
 }
 
 /**

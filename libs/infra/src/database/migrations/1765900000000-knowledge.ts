@@ -5,8 +5,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * humans, their sources, each source's chunks with a keyword index (`tsvector` + GIN, lexemes
  * made by the server, so every language and both database modes index alike), and the ingestion
  * status of each base. No TypeORM entities: the tables are reached with SQL only
- * (libs/infra/src/knowledge/typeorm-knowledge.repository.ts); the vector column, where the
- * database has pgvector, is added at start (KnowledgeVectors), not here.
+ * (libs/infra/src/knowledge/typeorm-knowledge.repository.ts); the vector column is added by
+ * KnowledgeVectors1766100000000.
  */
 export class Knowledge1765900000000 implements MigrationInterface {
   name = 'Knowledge1765900000000';

@@ -1,0 +1,297 @@
+import assert from 'node:assert/strict';
+import { beforeEach, describe, it } from 'node:test';
+import { Logger } from '@nestjs/common';
+import { ChannelEventChannels } from '#contracts/channels.js';
+import { ErrorCodes } from '#contracts/errors.js';
+import { FakeTurnRepository, RecordingEventBus } from '#testing/fake-agent-ports.js';
+import { FakeAppRepository } from '#testing/fake-apps.js';
+import {
+  FakeChannelChat,
+  FakeChannelProvider,
+  FakeChannelProviders,
+  FakeChannelRepository,
+} from '#testing/fake-channels.js';
+import { FakeConversationRepository } from '#testing/fake-conversations.js';
+import { FakeSettingsRepository } from '#testing/fake-settings.js';
+import { RecordingJobQueue } from '#testing/fake-triggers.js';
+import { FakeClock, RecordingMetrics } from '#testing/fakes.js';
+import { ApprovalsService } from '../approvals/approvals.service.js';
+import type { AppConfig } from '../config/app-config.js';
+import { DomainError } from '../errors/domain-error.js';
+import { ModelSourcesService } from '../models/model-sources.service.js';
+import { ChannelTexts } from './channel-rules.js';
+import { ChannelsService } from './channels.service.js';
+
+Logger.overrideLogger(false);
+
+const refusal = (kind: DomainError['kind'], message: string | RegExp, code?: string) => (err: unknown) => {
+  assert.ok(err instanceof DomainError, `expected a DomainError, got ${String(err)}`);
+  assert.equal(err.kind, kind);
+  if (typeof message === 'string') assert.equal(err.message, message);
+  else assert.match(err.message, message);
+  if (code !== undefined) assert.equal(err.reason, code);
+  return true;
+};
+
+const UNKNOWN = '00000000-0000-4000-8000-000000000000';
+
+describe('ChannelsService', () => {
+  let records: FakeChannelRepository;
+  let chat: FakeChannelChat;
+  let bus: RecordingEventBus;
+  let service: ChannelsService;
+  let watched: Array<[string, boolean]>;
+
+  beforeEach(() => {
+    const clock = new FakeClock();
+    records = new FakeChannelRepository(() => clock.now());
+    chat = new FakeChannelChat();
+    chat.apps.set('app-1', 'Helper');
+    chat.apps.set('app-2', 'Other');
+    bus = new RecordingEventBus();
+    const providers = new FakeChannelProviders([
+      new FakeChannelProvider('hooked'),
+      new FakeChannelProvider('linked', undefined, { connection: true, defaultConfig: { mode: 'long-poll' } }),
+    ]);
+    const turns = new FakeTurnRepository();
+    const models = new ModelSourcesService(new FakeSettingsRepository(), bus, clock, {
+      dataDir: '/data',
+      modelSeed: null,
+    } as unknown as AppConfig);
+    const approvals = new ApprovalsService(
+      models,
+      new FakeAppRepository(),
+      new FakeConversationRepository(turns),
+      turns,
+      bus,
+      clock,
+      new RecordingMetrics(),
+    );
+    service = new ChannelsService(records, providers, chat, new RecordingJobQueue(), bus, approvals);
+    service.onModuleInit();
+    watched = [];
+    service.watch({ changed: async (id: string, reconnect: boolean) => void watched.push([id, reconnect]) });
+  });
+
+  const create = (over: Record<string, unknown> = {}) =>
+    service.createInstance({ type: 'hooked', name: 'Support', appId: 'app-1', config: { token: 't-1' }, ...over });
+
+  describe('createInstance', () => {
+    it('stores the instance with defaults, online for a webhook provider, and announces it', async () => {
+      const dto = await create({ name: '  Support  ' });
+      assert.equal(dto.name, 'Support', 'the name is trimmed');
+      assert.equal(dto.enabled, true);
+      assert.equal(dto.state, 'online');
+      assert.equal(dto.replyScope, 'all');
+      assert.equal(dto.guestPolicy, 'chat-only');
+      assert.deepEqual(dto.owners, []);
+      assert.equal(dto.streaming, false);
+      assert.equal(dto.teamId, null);
+      assert.equal(records.instances.get(dto.id)?.config.token, 't-1', 'the credential is stored as given');
+      assert.notEqual(dto.config.token, 't-1', 'the credential is never answered');
+      const events = bus.on(ChannelEventChannels.instanceUpdated);
+      assert.equal(events.length, 1);
+      assert.equal(events[0]!.instanceId, dto.id);
+      assert.deepEqual(watched, [[dto.id, false]]);
+    });
+
+    it('a connection provider starts connecting; a disabled instance starts offline; defaults fill the config', async () => {
+      const linked = await service.createInstance({
+        type: 'linked',
+        name: 'L',
+        appId: 'app-1',
+        config: { token: 'x' },
+      });
+      assert.equal(linked.state, 'connecting');
+      assert.equal(records.instances.get(linked.id)?.config.mode, 'long-poll');
+      const off = await create({ enabled: false });
+      assert.equal(off.state, 'offline');
+    });
+
+    it('refuses bad input naming the field, and stores nothing', async () => {
+      await assert.rejects(
+        create({ type: 'carrier-pigeon' }),
+        refusal('invalid', /^type must be one of hooked, linked/),
+      );
+      await assert.rejects(create({ config: {} }), refusal('invalid', ChannelTexts.missingField('token')));
+      await assert.rejects(create({ config: { token: '' } }), refusal('invalid', 'config.token is required'));
+      await assert.rejects(create({ name: '   ' }), refusal('invalid', 'name must not be empty'));
+      await assert.rejects(
+        create({ name: 'n'.repeat(201) }),
+        refusal('invalid', 'name must be at most 200 characters'),
+      );
+      await assert.rejects(create({ replyScope: 'everyone' }), refusal('invalid', /^replyScope must be one of /));
+      await assert.rejects(create({ guestPolicy: 'anything' }), refusal('invalid', /^guestPolicy must be one of /));
+      await assert.rejects(
+        create({ owners: ['u1', ' '] }),
+        refusal('invalid', 'owners must be a list of platform user ids'),
+      );
+      await assert.rejects(
+        create({ appId: 'nobody' }),
+        refusal('not_found', 'App not found: nobody', ErrorCodes.APP_NOT_FOUND),
+      );
+      assert.equal(records.instances.size, 0);
+      assert.deepEqual(bus.on(ChannelEventChannels.instanceUpdated), []);
+    });
+
+    it('keeps owners trimmed and once each', async () => {
+      const dto = await create({ owners: [' u1', 'u1', 'u2 '] });
+      assert.deepEqual(dto.owners, ['u1', 'u2']);
+    });
+  });
+
+  describe('updateInstance', () => {
+    it('changes what is given; a masked credential keeps the stored one', async () => {
+      const { id } = await create();
+      const dto = await service.updateInstance(id, { name: 'Renamed', config: { token: '***' }, streaming: true });
+      assert.equal(dto.name, 'Renamed');
+      assert.equal(dto.streaming, true);
+      assert.equal(records.instances.get(id)?.config.token, 't-1');
+    });
+
+    it('a changed credential or re-enabling starts afresh; disabling takes it offline', async () => {
+      const { id } = await create();
+      await service.setState(id, 'offline', 'token refused');
+      assert.equal((await service.getInstance(id)).reason, 'token refused');
+      const fresh = await service.updateInstance(id, { config: { token: 't-2' } });
+      assert.deepEqual([fresh.state, fresh.reason], ['online', null]);
+      const off = await service.updateInstance(id, { enabled: false });
+      assert.equal(off.state, 'offline');
+    });
+
+    it('refuses an unknown instance, an unknown app and a config that lost a required field', async () => {
+      const { id } = await create();
+      await assert.rejects(
+        service.updateInstance(UNKNOWN, { name: 'x' }),
+        refusal('not_found', ChannelTexts.instanceNotFound(UNKNOWN), ErrorCodes.CHANNEL_INSTANCE_NOT_FOUND),
+      );
+      await assert.rejects(
+        service.updateInstance('not-a-uuid', { name: 'x' }),
+        refusal('not_found', ChannelTexts.instanceNotFound('not-a-uuid')),
+      );
+      await assert.rejects(
+        service.updateInstance(id, { appId: 'nobody' }),
+        refusal('not_found', 'App not found: nobody'),
+      );
+      await assert.rejects(
+        service.updateInstance(id, { config: { token: null } }),
+        refusal('invalid', 'config.token is required'),
+      );
+      assert.equal(records.instances.get(id)?.appId, 'app-1');
+      assert.equal(records.instances.get(id)?.config.token, 't-1');
+    });
+  });
+
+  describe('deleteInstance', () => {
+    it('removes it, announces it gone and tells the watchers; a second delete is not found', async () => {
+      const { id } = await create();
+      bus.published.length = 0;
+      watched.length = 0;
+      await service.deleteInstance(id);
+      assert.deepEqual(bus.on(ChannelEventChannels.instanceUpdated), [{ instanceId: id, instance: null }]);
+      assert.deepEqual(watched, [[id, false]]);
+      await assert.rejects(service.deleteInstance(id), refusal('not_found', ChannelTexts.instanceNotFound(id)));
+    });
+  });
+
+  describe('status and reconnect', () => {
+    it('reports connected only for an enabled online instance, with its app name', async () => {
+      const on = await create();
+      const linked = await service.createInstance({
+        type: 'linked',
+        name: 'L',
+        appId: 'app-2',
+        config: { token: 'x' },
+      });
+      const statuses = await service.status();
+      assert.deepEqual(
+        statuses.map((s) => [s.id, s.connected, s.state, s.appName]),
+        [
+          [on.id, true, 'online', 'Helper'],
+          [linked.id, false, 'connecting', 'Other'],
+        ],
+      );
+      await assert.rejects(service.status(UNKNOWN), refusal('not_found', ChannelTexts.instanceNotFound(UNKNOWN)));
+    });
+
+    it('reconnect puts a failed instance back to its initial state and says it was asked', async () => {
+      const { id } = await create();
+      await service.setState(id, 'offline', 'down');
+      bus.published.length = 0;
+      watched.length = 0;
+      await service.reconnect(id);
+      assert.equal(records.instances.get(id)?.state, 'online');
+      assert.equal(records.instances.get(id)?.reason, null);
+      const [event] = bus.on(ChannelEventChannels.instanceUpdated);
+      assert.equal(event?.reconnect, true);
+      assert.deepEqual(watched, [[id, true]]);
+    });
+
+    it('setState publishes only a change', async () => {
+      const { id } = await create();
+      bus.published.length = 0;
+      await service.setState(id, 'online', null);
+      assert.deepEqual(bus.on(ChannelEventChannels.instanceUpdated), [], 'already online');
+      await service.setState(id, 'offline', 'x');
+      assert.equal(bus.on(ChannelEventChannels.instanceUpdated).length, 1);
+    });
+  });
+
+  describe('threads', () => {
+    const thread = async (instanceId: string, chatId = 'chat-1', appId = 'app-1') =>
+      records.touchThread({
+        instanceId,
+        chatId,
+        appId,
+        channel: 'hooked',
+        chatType: 'direct',
+        conversationId: `app-chat:${appId}:hooked:direct:${chatId}`,
+        displayName: 'Ann',
+        lastMessageAt: new Date(Date.UTC(2025, 0, 1)),
+        peerId: 'u-ann',
+      });
+
+    it("lists an app's threads; names and proactive flags are set on the right thread only", async () => {
+      const { id } = await create();
+      await thread(id);
+      await thread(id, 'chat-2', 'app-2');
+      assert.deepEqual(
+        (await service.sessions('app-1')).map((s) => s.chatId),
+        ['chat-1'],
+      );
+      await service.setCustomName({ appId: 'app-1', instanceId: id, chatId: 'chat-1' }, '  Ann (support) ');
+      await service.setProactive({ appId: 'app-1', instanceId: id, chatId: 'chat-1' }, true);
+      const [session] = await service.sessions('app-1');
+      assert.equal(session!.customName, 'Ann (support)');
+      assert.equal(session!.proactive, true);
+      assert.equal(session!.lastMessageAt, '2025-01-01T00:00:00.000Z');
+      await service.setCustomName({ appId: 'app-1', instanceId: id, chatId: 'chat-1' }, '   ');
+      assert.equal((await service.sessions('app-1'))[0]!.customName, null, 'a blank name clears it');
+    });
+
+    it("refuses a thread of another app as not found, and removes only one's own", async () => {
+      const { id } = await create();
+      await thread(id, 'chat-2', 'app-2');
+      const theirs = { appId: 'app-1', instanceId: id, chatId: 'chat-2' };
+      const notFound = refusal('not_found', ChannelTexts.sessionNotFound, ErrorCodes.CHANNEL_SESSION_NOT_FOUND);
+      await assert.rejects(service.setProactive(theirs, true), notFound);
+      await assert.rejects(service.removeSession(theirs), notFound);
+      await assert.rejects(service.removeSession({ appId: 'app-2', instanceId: 'bad', chatId: 'chat-2' }), notFound);
+      assert.equal(records.threads.size, 1);
+      await service.removeSession({ appId: 'app-2', instanceId: id, chatId: 'chat-2' });
+      assert.equal(records.threads.size, 0);
+    });
+
+    it("stops and clears a thread's conversation; messages of an unknown app are refused", async () => {
+      const { id } = await create();
+      const t = await thread(id);
+      assert.equal(await service.stopThread('app-1', id, 'direct', 'chat-1'), true);
+      assert.equal(await service.stopThread('app-1', id, 'direct', 'missing'), false);
+      await service.clearThread('app-1', id, 'direct', 'chat-1');
+      assert.deepEqual(chat.stopped, [t.conversationId]);
+      assert.deepEqual(chat.cleared, [t.conversationId]);
+      assert.deepEqual(await service.threadMessages('app-1', id, 'group', 'chat-1'), [], 'another chat type');
+      await assert.rejects(service.threadMessages('nobody'), refusal('not_found', 'App not found: nobody'));
+    });
+  });
+});
