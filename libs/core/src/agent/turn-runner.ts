@@ -1,9 +1,11 @@
+import { randomUUID } from 'node:crypto';
 import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { AgentChannels, AgentInternalChannels, type TurnKind } from '#contracts/agent.js';
 import type { ApprovalPolicy, TokenUsageDto } from '#contracts/agent.js';
 import { approvalMatcher } from '../approvals/approval-policy.js';
 import { ApprovalsService } from '../approvals/approvals.service.js';
 import { Clock } from '../ports/clock.port.js';
+import { JobQueue } from '../ports/job-queue.port.js';
 import { Metrics, NoopMetrics } from '../ports/metrics.port.js';
 import { EventBus } from '../ports/event-bus.port.js';
 import { Replica } from '../ports/replica.port.js';
@@ -13,6 +15,7 @@ import { RecordRetry } from './record-retry.js';
 import { AgentLoop, type TurnOutcome, TurnInterrupted } from './engine/agent-loop.js';
 import type { Emit } from './engine/step-emitter.js';
 import type { AbortReason, ApprovalChannel, QuestionChannel, TurnIO, TurnPlan } from './engine/turn-plan.js';
+import { announceQueuedTurn } from './turn-announce.js';
 import { endUnfinishedTurn, toWireMessages } from './turn-endings.js';
 import { isRefusal, type TurnRefusal } from './turn-plan-builder.js';
 import { TurnPlanBuilders } from './turn-plan-builders.js';
@@ -62,6 +65,8 @@ export class TurnRunner implements OnModuleInit, OnApplicationShutdown {
     private readonly approvals?: ApprovalsService,
     /** Turns counted by kind and outcome (docs/operations.md, "Metrics"). */
     private readonly metrics: Metrics = new NoopMetrics(),
+    /** Where a follow-up turn's job goes (absent in unit tests). */
+    private readonly queue?: JobQueue,
   ) {}
 
   onModuleInit(): void {
@@ -202,8 +207,12 @@ export class TurnRunner implements OnModuleInit, OnApplicationShutdown {
   private async finish(turn: TurnRecord, emit: Emit, startedAt: number, outcome: TurnOutcome): Promise<void> {
     const durationMs = this.clock.now() - startedAt;
     if (outcome.status === 'completed') {
-      await this.record.keeping(this.turns, `turn ${turn.id}`, 'finish').finish(turn.id, 'completed');
+      const ended = await this.record
+        .keeping(this.turns, `turn ${turn.id}`, 'complete')
+        .complete(turn.id, randomUUID());
       await emit(AgentChannels.complete, { duration: durationMs, tokenUsage: outcome.tokenUsage });
+      // Input that came after the turn's last step read it is answered by a turn of its own.
+      if (ended?.followUp) await this.announceFollowUp(ended.followUp, ended.lateInputs);
       return;
     }
     await endUnfinishedTurn(
@@ -217,6 +226,15 @@ export class TurnRunner implements OnModuleInit, OnApplicationShutdown {
         durationMs,
         tokenUsage: outcome.tokenUsage,
       },
+    );
+  }
+
+  private async announceFollowUp(followUp: TurnRecord, lateInputs: number): Promise<void> {
+    this.logger.debug(`turn ${followUp.id} follows up ${lateInputs} message(s) that came after the last step`);
+    // Without a queue (unit tests) the reaper's sweep for orphaned queued turns adds its job.
+    if (!this.queue) return;
+    await announceQueuedTurn(this.events, this.queue, followUp).catch((err: Error) =>
+      this.logger.warn(`turn ${followUp.id}: announcing it failed (${err.message}); the reaper queues it again`),
     );
   }
 
