@@ -155,6 +155,25 @@ describe('TurnRunner', () => {
     assert.deepEqual(bus.channels().slice(-2), [AgentChannels.complete, AgentChannels.turnStart]);
   });
 
+  it('input recorded before the plan read its history is not handed over again; later input joins the first step', async () => {
+    chatPlan = (io) => {
+      io.historyHolds(['m-read']);
+      return new RecordingTurn({ io });
+    };
+    provider.respond(textResponse('Done'));
+    const id = await queue();
+    for (const [messageId, content] of [
+      ['m-read', 'already in the history'],
+      ['m-later', 'came after the read'],
+    ] as const)
+      await turns.addPendingInput('c-1', { messageId, content, createdAt: new Date(0).toISOString() });
+    await runner.run(id);
+
+    const sent = JSON.stringify(provider.requests[0]?.messages);
+    assert.ok(sent.includes('came after the read'), sent);
+    assert.ok(!sent.includes('already in the history'), sent);
+  });
+
   it('a turn with no late input queues nothing after it', async () => {
     provider.respond(textResponse('Done'));
     const id = await queue();

@@ -241,13 +241,18 @@ export class TurnRunner implements OnModuleInit, OnApplicationShutdown {
   /** The turn's lines to the world: its conversation's events, its record, its stop signal. */
   private ioOf(turn: TurnRecord, local: LocalTurn, policy: ApprovalPolicy | null): TurnIO {
     const kept = this.record.keeping(this.turns, `turn ${turn.id}`, 'takePendingInputs', 'saveThoughts');
+    let inHistory: ReadonlySet<string> = new Set();
     return {
       label: `turn ${turn.id}`,
       emit: this.events.emitterFor(turn.spaceId, turn.conversationId),
       fire: (channel, payload) => this.events.fire(turn.spaceId, turn.conversationId, channel, payload),
       signal: local.abort.signal,
       abortReason: () => local.reason ?? 'stop',
-      takePendingInput: async () => (await kept.takePendingInputs(turn.id)).map((i) => i.content),
+      takePendingInput: async () =>
+        (await kept.takePendingInputs(turn.id)).filter((i) => !inHistory.has(i.messageId)).map((i) => i.content),
+      historyHolds: (messageIds) => {
+        inHistory = new Set(messageIds);
+      },
       saveRetry: (retry) => this.turns.setRetry(turn.id, retry as Record<string, unknown> | null),
       saveThoughts: (thoughts) => kept.saveThoughts(turn.id, thoughts),
       questions: this.questionsOf(turn.id, local),
