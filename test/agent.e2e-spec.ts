@@ -440,6 +440,41 @@ for (const provider of ['anthropic', 'openai'] as const) {
       ws.close();
     });
 
+    it('answers input sent during the last model call with a follow-up turn, after the reply it missed', async () => {
+      const id = await conversation();
+      const ws = await subscribed(id);
+      model.enqueue(
+        { steps: [{ text: 'First answer.' }, { delayMs: 700 }] },
+        { steps: [{ text: 'Answer to the late one.' }] },
+      );
+      await send(id, 'start');
+      await ws.event('agent:message');
+      // The model is answering without a tool call: no later step of this turn reads input.
+      assert.deepEqual((await send(id, 'late one')).body, { success: true });
+      await ws.event('agent:input-arrived');
+      await ws.event('agent:complete', 15_000);
+      await ws.event('agent:turn-start', 15_000);
+      await ws.event('agent:complete', 15_000);
+      const lastMessage = (model.requests[1]!.body.messages as Array<{ role: string }>).at(-1)!;
+      assert.equal(lastMessage.role, 'user');
+      assert.ok(JSON.stringify(lastMessage).includes('late one'), JSON.stringify(lastMessage));
+      const stored = (await get(`/api/spaces/${spaceId}/conversations/${id}`)).body.data.messages as Array<{
+        role: string;
+        content: string;
+      }>;
+      assert.deepEqual(
+        stored.map((m) => [m.role, m.content]),
+        [
+          ['user', 'start'],
+          ['assistant', 'First answer.'],
+          ['user', 'late one'],
+          ['assistant', 'Answer to the late one.'],
+        ],
+      );
+      assert.equal((await get(`/api/agent/generating/${id}`)).body.data, false);
+      ws.close();
+    });
+
     it('a stop voids unhandled input with agent:input-stopped', async () => {
       const id = await conversation();
       const ws = await subscribed(id);

@@ -3,6 +3,7 @@ import { type BusEventHandler, EventBus } from '#core/ports/event-bus.port.js';
 import { EventLog, type LoggedEvent, type ReplayResult } from '#core/ports/event-log.port.js';
 import {
   ACTIVE_TURN_STATUSES,
+  type CompletedTurn,
   type NewTurn,
   type PendingInput,
   type PendingQuestion,
@@ -205,6 +206,24 @@ export class FakeTurnRepository extends TurnRepository {
       pendingRetry: null,
     });
     return true;
+  }
+
+  /** As the database's `complete_turn`, less moving messages (this fake holds no conversation). */
+  async complete(id: string, followUpId: string): Promise<CompletedTurn | null> {
+    const record = this.records.get(id);
+    if (!record || !(await this.finish(id, 'completed'))) return null;
+    const late = record.pendingInputs.splice(0);
+    const last = late[late.length - 1];
+    const followUp = last
+      ? await this.createQueued({
+          id: followUpId,
+          kind: last.kind ?? record.kind,
+          conversationId: record.conversationId,
+          spaceId: record.spaceId,
+          request: last.request ?? record.request,
+        })
+      : null;
+    return { lateInputs: late.length, followUp };
   }
 
   async findStale(before: Date): Promise<TurnRecord[]> {

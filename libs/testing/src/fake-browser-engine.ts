@@ -175,6 +175,8 @@ export class FakeEnginePage implements EnginePage {
     this.screencast = onFrame;
   }
   async stopScreencast(): Promise<void> {
+    // A round trip to the browser, as with CDP: a start asked for meanwhile may overtake it.
+    await new Promise((resolve) => setImmediate(resolve));
     this.screencast = null;
   }
   async dispatchInput(input: Exclude<BrowserViewerInput, { type: 'ack' }>): Promise<void> {

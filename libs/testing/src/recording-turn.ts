@@ -87,6 +87,7 @@ export class RecordingTurn {
         signal: this.controller.signal,
         abortReason: () => this.reason ?? 'stop',
         takePendingInput: async () => this.pendingInput.splice(0),
+        historyHolds: () => undefined,
         saveRetry: async (retry) => {
           this.retries.push(retry);
         },

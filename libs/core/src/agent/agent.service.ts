@@ -20,7 +20,7 @@ import { EventBus } from '../ports/event-bus.port.js';
 import { FileStore } from '../ports/file-store.port.js';
 import { JobQueue } from '../ports/job-queue.port.js';
 import { REASONING_EFFORTS, type ReasoningEffort } from '../ports/model-provider.port.js';
-import { type NewTurn, type TurnRecord, TurnRepository } from '../ports/turn.repository.port.js';
+import { type NewTurn, type PendingInput, type TurnRecord, TurnRepository } from '../ports/turn.repository.port.js';
 import { SERVICE_FOLDER, type Space } from '../kernel/space.js';
 import { SpacesService } from '../spaces/spaces.service.js';
 import type { ImageAttachment } from './context-builder.js';
@@ -28,8 +28,8 @@ import { ConversationEvents } from './conversation-events.js';
 import { ConversationToolsets, OPENABLE_TOOLSETS } from './conversation-toolsets.js';
 import { ToolRegistry } from './tool-registry.js';
 import { TurnPlanBuilders } from './turn-plan-builders.js';
+import { announceQueuedTurn } from './turn-announce.js';
 import { endUnfinishedTurn, toWireMessages, TurnTexts } from './turn-endings.js';
-import { turnJobId } from '../kernel/job-ids.js';
 
 export interface SendMessageInput {
   spaceId?: unknown;
@@ -181,11 +181,16 @@ export class AgentService {
       await this.announceTurn(submitted.turn);
       return 'started';
     }
-    // A turn is active: the message (stored as live input) goes to it at its next step.
-    if (await this.handToRunningTurn(space, conversationId, messageId, message)) return 'merged';
-    // The turn ended between the two writes: start a new one for the stored message.
-    await this.queueTurn({ kind, spaceId: space.id, conversationId, request });
-    return 'started';
+    // A turn is active: the message (stored as live input) goes to it at its next step; should
+    // it reach the turn too late for that, the turn's follow-up answers it with this kind and request.
+    const input = { messageId, content: message, kind, request };
+    // The turn may end between the writes (then a new one starts for the stored message), and
+    // another may start in its place meanwhile (then the message goes to that one).
+    for (let attempt = 0; attempt < 3; attempt++) {
+      if (await this.handToRunningTurn(space, conversationId, input)) return 'merged';
+      if (await this.queueTurn({ kind, spaceId: space.id, conversationId, request })) return 'started';
+    }
+    throw new Error(`conversation ${conversationId}: its message found neither an active turn nor room for one`);
   }
 
   /**
@@ -200,17 +205,15 @@ export class AgentService {
   }
 
   private async announceTurn(queued: TurnRecord): Promise<void> {
-    await this.events.emit(queued.spaceId, queued.conversationId, AgentChannels.turnStart, { type: 'turn-start' });
-    await this.queue.add('agent.turn', { turnId: queued.id, kind: queued.kind }, { jobId: turnJobId(queued.id) });
+    await announceQueuedTurn(this.events, this.queue, queued);
   }
 
   private async handToRunningTurn(
     space: Space,
     conversationId: string,
-    messageId: string,
-    content: string,
+    sent: Omit<PendingInput, 'createdAt'>,
   ): Promise<boolean> {
-    const input = { messageId, content, createdAt: new Date(this.clock.now()).toISOString() };
+    const input: PendingInput = { ...sent, createdAt: new Date(this.clock.now()).toISOString() };
     const turn = await this.turns.addPendingInput(conversationId, input);
     if (!turn) return false;
     await this.events.emit(space.id, conversationId, AgentChannels.inputArrived, {

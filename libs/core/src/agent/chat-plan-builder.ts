@@ -76,8 +76,8 @@ export class ChatPlanBuilder extends TurnPlanBuilder {
     const request = turn.request as { reasoningEffort?: ReasoningEffort; thinkingEnabled?: boolean };
     const effort: ReasoningEffort =
       conversation.reasoningEffort ?? request.reasoningEffort ?? (request.thinkingEnabled ? 'medium' : 'off');
-    // Input that arrived before the turn started is already in the history.
-    await io.takePendingInput();
+    // Input that arrived before the history was read is in it; any later joins the first step.
+    io.historyHolds(messages.map((m) => m.id));
     // The assistant operates the service only where its preference says so.
     const serviceApi = assistantMayUseServiceApi(await this.models.configuration())
       ? await serviceApiTools(this.api)

@@ -4,6 +4,7 @@ import { AgentChannels, AgentInternalChannels, type TurnKind } from '#contracts/
 import { FakeEventLog, FakeTurnRepository, RecordingEventBus } from '#testing/fake-agent-ports.js';
 import { FakeModelProvider, hangingResponse, textResponse, toolUseResponse } from '#testing/fake-model-provider.js';
 import { FakeClock } from '#testing/fakes.js';
+import { RecordingJobQueue } from '#testing/fake-triggers.js';
 import { RecordingTurn } from '#testing/recording-turn.js';
 import type { TurnRecord } from '../ports/turn.repository.port.js';
 import { ConversationEvents } from './conversation-events.js';
@@ -102,6 +103,83 @@ describe('TurnRunner', () => {
     assert.equal(complete[0]?.conversationId, 'app-run:r-1');
     assert.equal((complete[0]?.tokenUsage as { inputTokens: number }).inputTokens, 100);
     assert.deepEqual(bus.channels().slice(-2), [AgentChannels.message, AgentChannels.complete]);
+  });
+
+  it('input that reaches a turn after its last step gets a follow-up turn of its own, announced after agent:complete', async () => {
+    const jobs = new RecordingJobQueue();
+    const clock = new FakeClock();
+    runner.onApplicationShutdown();
+    runner = new TurnRunner(
+      turns,
+      builders,
+      new AgentLoop(provider, clock, { maxSteps: 5, maxRetries: 0, retryBaseMs: 1, maxOutputTokens: 1000 }),
+      new ConversationEvents(bus, new FakeEventLog()),
+      bus,
+      clock,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      jobs,
+    );
+    runner.onModuleInit();
+    chatPlan = (io) => {
+      const turn = new RecordingTurn({ io });
+      // The message arrives while the reply is being recorded: no step of this turn reads it.
+      turn.plan.hooks.onComplete = async () => {
+        await turns.addPendingInput('c-1', {
+          messageId: 'm-late',
+          content: 'one more thing',
+          createdAt: new Date(0).toISOString(),
+          kind: 'chat',
+          request: { messageId: 'm-late', reasoningEffort: 'low' },
+        });
+      };
+      return turn;
+    };
+    provider.respond(textResponse('Done'));
+    const id = await queue();
+    await runner.run(id);
+
+    assert.equal((await turns.findById(id))?.status, 'completed');
+    const followUp = (await turns.findActive('c-1'))!;
+    assert.ok(followUp, 'a follow-up turn is queued');
+    assert.deepEqual(
+      [followUp.status, followUp.kind, followUp.request],
+      ['queued', 'chat', { messageId: 'm-late', reasoningEffort: 'low' }],
+    );
+    assert.deepEqual(
+      jobs.named('agent.turn').map((j) => j.data),
+      [{ turnId: followUp.id, kind: 'chat' }],
+    );
+    assert.deepEqual(bus.channels().slice(-2), [AgentChannels.complete, AgentChannels.turnStart]);
+  });
+
+  it('input recorded before the plan read its history is not handed over again; later input joins the first step', async () => {
+    chatPlan = (io) => {
+      io.historyHolds(['m-read']);
+      return new RecordingTurn({ io });
+    };
+    provider.respond(textResponse('Done'));
+    const id = await queue();
+    for (const [messageId, content] of [
+      ['m-read', 'already in the history'],
+      ['m-later', 'came after the read'],
+    ] as const)
+      await turns.addPendingInput('c-1', { messageId, content, createdAt: new Date(0).toISOString() });
+    await runner.run(id);
+
+    const sent = JSON.stringify(provider.requests[0]?.messages);
+    assert.ok(sent.includes('came after the read'), sent);
+    assert.ok(!sent.includes('already in the history'), sent);
+  });
+
+  it('a turn with no late input queues nothing after it', async () => {
+    provider.respond(textResponse('Done'));
+    const id = await queue();
+    await runner.run(id);
+    assert.equal(await turns.findActive('c-1'), null);
+    assert.equal(bus.on(AgentChannels.turnStart).length, 0);
   });
 
   it('a refused plan ends the turn as failed with the refusal’s error fields; the model is not called', async () => {

@@ -1,9 +1,11 @@
+import { randomUUID } from 'node:crypto';
 import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { AgentChannels, AgentInternalChannels, type TurnKind } from '#contracts/agent.js';
 import type { ApprovalPolicy, TokenUsageDto } from '#contracts/agent.js';
 import { approvalMatcher } from '../approvals/approval-policy.js';
 import { ApprovalsService } from '../approvals/approvals.service.js';
 import { Clock } from '../ports/clock.port.js';
+import { JobQueue } from '../ports/job-queue.port.js';
 import { Metrics, NoopMetrics } from '../ports/metrics.port.js';
 import { EventBus } from '../ports/event-bus.port.js';
 import { Replica } from '../ports/replica.port.js';
@@ -13,6 +15,7 @@ import { RecordRetry } from './record-retry.js';
 import { AgentLoop, type TurnOutcome, TurnInterrupted } from './engine/agent-loop.js';
 import type { Emit } from './engine/step-emitter.js';
 import type { AbortReason, ApprovalChannel, QuestionChannel, TurnIO, TurnPlan } from './engine/turn-plan.js';
+import { announceQueuedTurn } from './turn-announce.js';
 import { endUnfinishedTurn, toWireMessages } from './turn-endings.js';
 import { isRefusal, type TurnRefusal } from './turn-plan-builder.js';
 import { TurnPlanBuilders } from './turn-plan-builders.js';
@@ -62,6 +65,8 @@ export class TurnRunner implements OnModuleInit, OnApplicationShutdown {
     private readonly approvals?: ApprovalsService,
     /** Turns counted by kind and outcome (docs/operations.md, "Metrics"). */
     private readonly metrics: Metrics = new NoopMetrics(),
+    /** Where a follow-up turn's job goes (absent in unit tests). */
+    private readonly queue?: JobQueue,
   ) {}
 
   onModuleInit(): void {
@@ -202,8 +207,12 @@ export class TurnRunner implements OnModuleInit, OnApplicationShutdown {
   private async finish(turn: TurnRecord, emit: Emit, startedAt: number, outcome: TurnOutcome): Promise<void> {
     const durationMs = this.clock.now() - startedAt;
     if (outcome.status === 'completed') {
-      await this.record.keeping(this.turns, `turn ${turn.id}`, 'finish').finish(turn.id, 'completed');
+      const ended = await this.record
+        .keeping(this.turns, `turn ${turn.id}`, 'complete')
+        .complete(turn.id, randomUUID());
       await emit(AgentChannels.complete, { duration: durationMs, tokenUsage: outcome.tokenUsage });
+      // Input that came after the turn's last step read it is answered by a turn of its own.
+      if (ended?.followUp) await this.announceFollowUp(ended.followUp, ended.lateInputs);
       return;
     }
     await endUnfinishedTurn(
@@ -220,16 +229,30 @@ export class TurnRunner implements OnModuleInit, OnApplicationShutdown {
     );
   }
 
+  private async announceFollowUp(followUp: TurnRecord, lateInputs: number): Promise<void> {
+    this.logger.debug(`turn ${followUp.id} follows up ${lateInputs} message(s) that came after the last step`);
+    // Without a queue (unit tests) the reaper's sweep for orphaned queued turns adds its job.
+    if (!this.queue) return;
+    await announceQueuedTurn(this.events, this.queue, followUp).catch((err: Error) =>
+      this.logger.warn(`turn ${followUp.id}: announcing it failed (${err.message}); the reaper queues it again`),
+    );
+  }
+
   /** The turn's lines to the world: its conversation's events, its record, its stop signal. */
   private ioOf(turn: TurnRecord, local: LocalTurn, policy: ApprovalPolicy | null): TurnIO {
     const kept = this.record.keeping(this.turns, `turn ${turn.id}`, 'takePendingInputs', 'saveThoughts');
+    let inHistory: ReadonlySet<string> = new Set();
     return {
       label: `turn ${turn.id}`,
       emit: this.events.emitterFor(turn.spaceId, turn.conversationId),
       fire: (channel, payload) => this.events.fire(turn.spaceId, turn.conversationId, channel, payload),
       signal: local.abort.signal,
       abortReason: () => local.reason ?? 'stop',
-      takePendingInput: async () => (await kept.takePendingInputs(turn.id)).map((i) => i.content),
+      takePendingInput: async () =>
+        (await kept.takePendingInputs(turn.id)).filter((i) => !inHistory.has(i.messageId)).map((i) => i.content),
+      historyHolds: (messageIds) => {
+        inHistory = new Set(messageIds);
+      },
       saveRetry: (retry) => this.turns.setRetry(turn.id, retry as Record<string, unknown> | null),
       saveThoughts: (thoughts) => kept.saveThoughts(turn.id, thoughts),
       questions: this.questionsOf(turn.id, local),

@@ -361,6 +361,22 @@ describe('BrowserService over a fake engine', () => {
     assert.equal((await call('browser_snapshot')).isError, false);
   });
 
+  it('live view: a view closed while another opens (the page shown again) leaves the screencast running', async () => {
+    await call('browser_navigate', { url: HOME });
+    const [live] = await service.livePages({ spaceId: 's1' });
+    const a = (await service.watch(live!.viewId, { frame: () => {}, ended: () => {} }))!;
+    const frames: number[] = [];
+    const [, b] = await Promise.all([
+      a.close(),
+      service.watch(live!.viewId, { frame: (f) => frames.push(f.seq), ended: () => {} }),
+    ]);
+    assert.ok(engine.pages[0]!.screencast, 'the newcomer keeps the screencast');
+    engine.pages[0]!.screencast!({ data: 'AAAA', width: 10, height: 10, ack: async () => undefined });
+    assert.deepEqual(frames, [1]);
+    await b!.close();
+    assert.equal(engine.pages[0]!.screencast, null, 'stopped once nobody watches');
+  });
+
   it('live view: a viewer joining a running screencast gets the last frame at once (a still page sends no new one)', async () => {
     await call('browser_navigate', { url: HOME });
     const [live] = await service.livePages({ spaceId: 's1' });

@@ -148,12 +148,15 @@ export class BrowserService extends AiBrowser implements BrowserToolHost, OnModu
     const entry = this.pages.get(viewId);
     if (!entry || entry.page.isClosed()) return null;
     entry.viewers.add(viewer);
-    if (entry.viewers.size === 1) await this.startScreencast(entry);
-    else {
-      // Chromium sends a frame only when the page repaints: a viewer joining a screencast that
-      // already runs gets the screen as it is now, or a still page would leave it empty.
-      const last = this.frameAcks.get(entry)?.last;
-      if (last) viewer.frame(last);
+    // Chromium sends a frame only when the page repaints: a viewer joining a screencast that
+    // already runs gets the screen as it is now, or a still page would leave it empty.
+    const last = this.frameAcks.get(entry)?.last;
+    if (last) viewer.frame(last);
+    try {
+      await this.syncScreencast(entry);
+    } catch (err) {
+      entry.viewers.delete(viewer);
+      throw err;
     }
     let closed = false;
     return {
@@ -173,8 +176,7 @@ export class BrowserService extends AiBrowser implements BrowserToolHost, OnModu
         if (closed) return;
         closed = true;
         entry.viewers.delete(viewer);
-        if (entry.viewers.size === 0 && !entry.page.isClosed())
-          await entry.page.stopScreencast().catch(() => undefined);
+        await this.syncScreencast(entry).catch(() => undefined);
       },
     };
   }
@@ -341,6 +343,33 @@ export class BrowserService extends AiBrowser implements BrowserToolHost, OnModu
     { seq: number; pending: Map<number, () => Promise<void>>; last: BrowserFrame | null }
   >();
 
+  /** Each page's screencast starts and stops one step at a time (see `syncScreencast`). */
+  private readonly screencastSteps = new WeakMap<PageEntry, Promise<void>>();
+
+  /**
+   * Runs the page's screencast while anyone watches. Starts and stops are chained per page and
+   * each looks at the viewers as they are when it runs: a viewer leaving while another joins (a
+   * view opened again) could otherwise stop the screencast the newcomer had just started, and
+   * leave it waiting for frames that never come.
+   */
+  private syncScreencast(entry: PageEntry): Promise<void> {
+    const step = (this.screencastSteps.get(entry) ?? Promise.resolve()).then(async () => {
+      const running = this.frameAcks.has(entry);
+      if (entry.page.isClosed()) return;
+      if (entry.viewers.size > 0 && !running) await this.startScreencast(entry);
+      else if (entry.viewers.size === 0 && running) {
+        this.frameAcks.delete(entry);
+        await entry.page.stopScreencast().catch(() => undefined);
+      }
+    });
+    // The chain goes on after a failed step; the caller that asked for it hears of the failure.
+    this.screencastSteps.set(
+      entry,
+      step.catch(() => undefined),
+    );
+    return step;
+  }
+
   private async startScreencast(entry: PageEntry): Promise<void> {
     const acks = {
       seq: 0,
@@ -348,15 +377,20 @@ export class BrowserService extends AiBrowser implements BrowserToolHost, OnModu
       last: null as BrowserFrame | null,
     };
     this.frameAcks.set(entry, acks);
-    await entry.page.startScreencast((frame) => {
-      const seq = ++acks.seq;
-      acks.pending.set(seq, frame.ack);
-      // A viewer that stops acknowledging must not stall the others for long.
-      setTimeout(() => this.ackFrame(entry, null, seq), 1_000).unref();
-      const sent: BrowserFrame = { type: 'frame', data: frame.data, width: frame.width, height: frame.height, seq };
-      acks.last = sent;
-      for (const viewer of entry.viewers) viewer.frame(sent);
-    });
+    await entry.page
+      .startScreencast((frame) => {
+        const seq = ++acks.seq;
+        acks.pending.set(seq, frame.ack);
+        // A viewer that stops acknowledging must not stall the others for long.
+        setTimeout(() => this.ackFrame(entry, null, seq), 1_000).unref();
+        const sent: BrowserFrame = { type: 'frame', data: frame.data, width: frame.width, height: frame.height, seq };
+        acks.last = sent;
+        for (const viewer of entry.viewers) viewer.frame(sent);
+      })
+      .catch((err: unknown) => {
+        this.frameAcks.delete(entry);
+        throw err;
+      });
   }
 
   private ackFrame(entry: PageEntry, _viewer: PageViewer | null, seq: number): void {

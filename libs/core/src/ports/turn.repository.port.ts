@@ -7,6 +7,17 @@ export interface PendingInput {
   messageId: string;
   content: string;
   createdAt: string;
+  /** The turn kind and request the message was sent with: a follow-up turn for it takes them. */
+  kind?: TurnKind;
+  request?: Record<string, unknown>;
+}
+
+/** How `complete` ended a turn. */
+export interface CompletedTurn {
+  /** Inputs that reached the turn after its last step read them. */
+  lateInputs: number;
+  /** The queued turn created to answer them; null when none was needed or another turn is active. */
+  followUp: TurnRecord | null;
 }
 
 export interface PendingQuestion {
@@ -111,6 +122,13 @@ export abstract class TurnRepository {
     status: Exclude<TurnStatus, 'queued' | 'running'>,
     error?: string | null,
   ): Promise<boolean>;
+  /**
+   * Ends an active turn as completed (null when it had already ended). Input that reached it
+   * after its last step read its input is answered by a queued follow-up turn, created in the
+   * same transaction, of the kind and request that input was sent with; its messages move
+   * after the turn's reply, which never saw them.
+   */
+  abstract complete(id: string, followUpId: string): Promise<CompletedTurn | null>;
   /** Running turns whose heartbeat is older than `before`. */
   abstract findStale(before: Date): Promise<TurnRecord[]>;
   /** Active turns claimed by a replica, for the shutdown path. */

@@ -97,7 +97,7 @@ export class TeamMemberPlanBuilder extends TurnPlanBuilder implements OnModuleIn
     });
     if (isRefusal(ground)) return ground;
     const { space, skills } = ground;
-    await io.takePendingInput();
+    io.historyHolds(messages.map((m) => m.id));
     let depth = Math.max(req.depth, opening?.depth ?? 0);
     const memberIo: TurnIO = {
       ...io,

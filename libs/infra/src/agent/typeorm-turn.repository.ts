@@ -2,6 +2,7 @@ import type { DataSource, Repository } from 'typeorm';
 import type { TurnKind } from '#contracts/agent.js';
 import {
   type ApprovalDecision,
+  type CompletedTurn,
   type NewTurn,
   type PendingApproval,
   type PendingInput,
@@ -241,6 +242,17 @@ export class TypeormTurnRepository extends TurnRepository {
       [id, status, error === null ? null : storableText(error)],
     )) as unknown;
     return firstId(rows) !== null;
+  }
+
+  async complete(id: string, followUpId: string): Promise<CompletedTurn | null> {
+    // One statement: the function (migration CompleteTurn1766300000000) locks, ends and follows up.
+    const rows = (await this.ds.query(
+      `SELECT "ended", "late_inputs", "follow_up" FROM complete_turn($1::uuid, $2::uuid)`,
+      [id, followUpId],
+    )) as Array<{ ended: boolean; late_inputs: number; follow_up: TurnRow | null }>;
+    const row = rows[0];
+    if (!row?.ended) return null;
+    return { lateInputs: row.late_inputs, followUp: row.follow_up ? turnFromRow(row.follow_up) : null };
   }
 
   async findStale(before: Date): Promise<TurnRecord[]> {

@@ -31,6 +31,7 @@ const DEFAULT_EXECUTABLE = '/usr/bin/chromium';
 const CDP_TIMEOUT_MS = 15_000;
 /** How long a new screencast may stay without a frame before a screenshot stands in as its first. */
 const FIRST_FRAME_WAIT_MS = 1_000;
+const FIRST_FRAME_TRIES = 5;
 const CONSOLE_MAX = 1000;
 const NETWORK_MAX = 1000;
 const DOWNLOADS_MAX = 500;
@@ -680,15 +681,21 @@ class PlaywrightEnginePage implements EnginePage {
       everyNthFrame: 1,
     });
     // Chromium sends screencast frames as the page repaints: a page that has finished drawing may
-    // send none, and a viewer would wait on an empty screen. Then one screenshot is the first frame.
-    setTimeout(() => {
-      if (framed || this.screencastHandler !== handler) return;
-      void this.firstFrame()
-        .then((frame) => {
-          if (!framed && this.screencastHandler === handler) onFrame(frame);
-        })
-        .catch(() => undefined);
-    }, FIRST_FRAME_WAIT_MS).unref();
+    // send none, and a viewer would wait on an empty screen. Then one screenshot is the first frame
+    // (tried again while the page is between documents and cannot be captured).
+    const standIn = (attempt: number): void => {
+      setTimeout(() => {
+        if (framed || this.screencastHandler !== handler) return;
+        void this.firstFrame()
+          .then((frame) => {
+            if (!framed && this.screencastHandler === handler) onFrame(frame);
+          })
+          .catch(() => {
+            if (attempt < FIRST_FRAME_TRIES) standIn(attempt + 1);
+          });
+      }, FIRST_FRAME_WAIT_MS).unref();
+    };
+    standIn(1);
   }
 
   /** The page as it is now, as a screencast frame (nothing to acknowledge). */

@@ -54,6 +54,7 @@ import { KnowledgeVectors1766100000000 } from './migrations/1766100000000-knowle
 import { ChannelThreadPeer1766100000100 } from './migrations/1766100000100-channel-thread-peer.js';
 import { KnowledgeLinks1766131415926 } from './migrations/1766131415926-knowledge-links.js';
 import { KnowledgeChunkVersion1766200000000 } from './migrations/1766200000000-knowledge-chunk-version.js';
+import { CompleteTurn1766300000000 } from './migrations/1766300000000-complete-turn.js';
 
 /** Every entity and migration, in order. Add new ones here. */
 export const ENTITIES = [
@@ -115,4 +116,5 @@ export const MIGRATIONS = [
   ChannelThreadPeer1766100000100,
   KnowledgeLinks1766131415926,
   KnowledgeChunkVersion1766200000000,
+  CompleteTurn1766300000000,
 ];

@@ -50,6 +50,11 @@ export interface TurnIO {
   abortReason(): AbortReason;
   /** Takes the input recorded while generating; it joins the next step. */
   takePendingInput(): Promise<string[]>;
+  /**
+   * Names the conversation messages the plan's history was read with. Input recorded before
+   * that read is among them, so it is not handed over again; any other joins the first step.
+   */
+  historyHolds(messageIds: Iterable<string>): void;
   /** The model-call retry in progress (null: retrying is over), for clients that recover. */
   saveRetry(retry: ApiRetryInfo | null): Promise<void>;
   /** The thoughts so far, after each step, for clients that recover. */

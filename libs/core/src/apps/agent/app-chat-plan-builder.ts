@@ -104,7 +104,7 @@ export class AppChatPlanBuilder extends TurnPlanBuilder implements OnModuleInit 
     const origin = request.channel ?? null;
     const effort: ReasoningEffort =
       conversation.reasoningEffort ?? appChatEffort(app) ?? (request.thinkingEnabled ? 'medium' : 'off');
-    await io.takePendingInput();
+    io.historyHolds(messages.map((m) => m.id));
     const browser = this.browser.forAppChat(app, space, turn.conversationId);
     const knowledge = await this.knowledge.forTurn({ spaceId: space.id, appId: app.id });
     // A message channel's guest (docs/api/channels.md, "Owners and guests") chats only: no tool

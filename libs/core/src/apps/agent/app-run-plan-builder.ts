@@ -97,8 +97,8 @@ export class AppRunPlanBuilder extends TurnPlanBuilder implements OnModuleInit {
     const { runId, nudges, triggerType } = runRequestOf(turn);
     const { space } = ground;
     const skills = await this.skills.forTurn(space.id, null);
-    await io.takePendingInput();
     const messages = await this.runs.runMessages(app, runId);
+    io.historyHolds(messages.map((m) => m.id));
     let final: RunReport | null = null;
     let nudgeNext = false;
     const browser = this.browser.forRun(app, space, runId, turn.conversationId);
