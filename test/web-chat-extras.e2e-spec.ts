@@ -2,7 +2,14 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { axeViolations, browserSkipReason, formatViolations, launchChromium } from '#testing/browser.js';
+import {
+  axeViolations,
+  browserSkipReason,
+  formatViolations,
+  launchChromium,
+  newConversation,
+  openSignedIn,
+} from '#testing/browser.js';
 import { ScriptedModelServer } from '#testing/scripted-model-server.js';
 import { startServer, type TestServer } from '#testing/test-server.js';
 
@@ -35,8 +42,7 @@ describe('web app in Chromium: chat timestamps, copy, export, shortcuts, search'
     context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
     page = await context.newPage();
-    await page.goto(`${server.url}/?token=${encodeURIComponent(server.password)}#/chat`);
-    await page.getByRole('navigation', { name: 'Main' }).waitFor({ timeout: WAIT });
+    await openSignedIn(page, server);
   });
   after(async () => {
     await browser?.close();
@@ -45,9 +51,7 @@ describe('web app in Chromium: chat timestamps, copy, export, shortcuts, search'
   });
 
   it('shows each message’s time and copies a message and a code block', async () => {
-    await page.getByRole('button', { name: 'New conversation', exact: true }).click();
-    await page.waitForURL(/#\/chat\/[0-9a-f-]{36}$/, { timeout: WAIT });
-    firstId = page.url().split('/').pop()!;
+    firstId = await newConversation(page);
     model.enqueue({ steps: [{ text: 'Run this:\n\n```sh\necho hello\n```\n' }] });
     await page.getByLabel('Message', { exact: true }).fill('How do I greet?');
     await page.getByRole('button', { name: 'Send', exact: true }).click();
@@ -87,12 +91,7 @@ describe('web app in Chromium: chat timestamps, copy, export, shortcuts, search'
   it('keyboard shortcuts: new conversation, focus the message box, search; listed under the list', async () => {
     await page.getByText('Keyboard shortcuts').click();
     await page.getByText('Focus the message box').waitFor({ timeout: WAIT });
-    const before = page.url();
-    await page.keyboard.press('Control+Shift+O');
-    await page.waitForURL((u) => u.toString() !== before && /#\/chat\/[0-9a-f-]{36}$/.test(u.toString()), {
-      timeout: WAIT,
-    });
-    await page.locator('#composer:focus').waitFor({ timeout: WAIT });
+    await newConversation(page, () => page.keyboard.press('Control+Shift+O'));
     await page.keyboard.press('Control+K');
     assert.equal(await focusedId(), 'conversation-search');
     await page.keyboard.press('Shift+Escape');
