@@ -1,15 +1,8 @@
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import {
-  axeViolations,
-  browserSkipReason,
-  formatViolations,
-  launchChromium,
-  newConversation,
-  openSignedIn,
-} from '#testing/browser.js';
+import type { Browser, Page } from 'playwright-core';
+import { axeViolations, browserSkipReason, formatViolations, newConversation, openSignedIn } from '#testing/browser.js';
 import { ScriptedModelServer } from '#testing/scripted-model-server.js';
 import { startServer, type TestServer } from '#testing/test-server.js';
 
@@ -20,7 +13,6 @@ describe('web app in Chromium: chat timestamps, copy, export, shortcuts, search'
   let server: TestServer;
   let model: ScriptedModelServer;
   let browser: Browser;
-  let context: BrowserContext;
   let page: Page;
   let firstId = '';
   const log = () => page.getByRole('log', { name: 'Messages' });
@@ -38,11 +30,7 @@ describe('web app in Chromium: chat timestamps, copy, export, shortcuts, search'
   before(async () => {
     model = await ScriptedModelServer.start();
     server = await startServer({ env: model.serverEnv() });
-    browser = await launchChromium();
-    context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
-    page = await context.newPage();
-    await openSignedIn(page, server);
+    ({ browser, page } = await openSignedIn(server, { permissions: ['clipboard-read', 'clipboard-write'] }));
   });
   after(async () => {
     await browser?.close();

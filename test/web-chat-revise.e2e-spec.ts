@@ -2,14 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { apiClient, okData } from '#testing/api-client.js';
-import {
-  axeViolations,
-  browserSkipReason,
-  formatViolations,
-  launchChromium,
-  newConversation,
-  openSignedIn,
-} from '#testing/browser.js';
+import { axeViolations, browserSkipReason, formatViolations, newConversation, openSignedIn } from '#testing/browser.js';
 import {
   lastUserTextOf,
   type RecordedModelRequest,
@@ -74,9 +67,7 @@ describe(
       // Keeps the assistant's other switch when titling is turned on in Settings.
       okData(await http.post('/api/config', { assistant: { serviceApi: false } }));
       spaceId = okData<{ id: string }>(await http.get('/api/spaces/svc')).id;
-      browser = await launchChromium();
-      page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-      await openSignedIn(page, server);
+      ({ browser, page } = await openSignedIn(server));
     });
     after(async () => {
       await browser?.close();

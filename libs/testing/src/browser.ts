@@ -53,15 +53,27 @@ export function launchChromium(): Promise<Browser> {
   });
 }
 
-/** Opens the web app at `route`, signed in through its `?token=` link, once its main navigation shows. */
+/**
+ * Chromium with one 1280×800 page on the web app at `route`, signed in through its `?token=` link,
+ * once its main navigation shows; `permissions` (e.g. the clipboard's) are granted to the server.
+ * On a failure the browser is closed before the error is thrown.
+ */
 export async function openSignedIn(
-  page: Page,
   server: Pick<TestServer, 'url' | 'password'>,
-  route = '#/chat',
-  timeout = 30_000,
-): Promise<void> {
-  await page.goto(`${server.url}/?token=${encodeURIComponent(server.password)}${route}`);
-  await page.getByRole('navigation', { name: 'Main' }).waitFor({ timeout });
+  options: { route?: string; permissions?: string[]; timeout?: number } = {},
+): Promise<{ browser: Browser; page: Page }> {
+  const browser = await launchChromium();
+  try {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    if (options.permissions) await context.grantPermissions(options.permissions, { origin: server.url });
+    const page = await context.newPage();
+    await page.goto(`${server.url}/?token=${encodeURIComponent(server.password)}${options.route ?? '#/chat'}`);
+    await page.getByRole('navigation', { name: 'Main' }).waitFor({ timeout: options.timeout ?? 30_000 });
+    return { browser, page };
+  } catch (err) {
+    await browser.close();
+    throw err;
+  }
 }
 
 /**
