@@ -33,6 +33,7 @@ import { minimalPdf } from '#testing/minimal-pdf.js';
 import { ScriptedModelServer } from '#testing/scripted-model-server.js';
 import { servicesAvailable } from '#testing/test-env.js';
 import { createSharedServices, startServer, type TestServer } from '#testing/test-server.js';
+import { pct } from './http-load.js';
 
 const DOCS = Number(process.env.BENCH_KB_DOCS ?? 2000);
 const RUNS = Number(process.env.BENCH_KB_RUNS ?? 3);
@@ -43,11 +44,22 @@ const QUERIES = 100;
 const PER_FOLDER = 1000;
 
 const note = (line: string): boolean => process.stderr.write(`[bench] ${line}\n`);
-const pct = (xs: number[], p: number): number => {
-  const s = Float64Array.from(xs).sort();
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
-};
 const median = (xs: number[]): number => pct(xs, 50);
+
+/** An answer's `data`; anything but 200 throws. */
+function data<T>(res: request.Response): T {
+  if (res.status !== 200) throw new Error(`HTTP ${res.status}: ${JSON.stringify(res.body)}`);
+  return res.body.data as T;
+}
+
+/** Adds the scripted model server as the OpenAI-style embedding source `Embedder`; answers its id. */
+async function addEmbedder(s: TestServer, modelUrl: string): Promise<string> {
+  const res = await request(s.url)
+    .post('/api/ai-sources/sources')
+    .set('Authorization', `Bearer ${s.password}`)
+    .send({ name: 'Embedder', provider: 'openai', apiUrl: modelUrl, apiKey: 'sk-bench', model: 'scripted-embed' });
+  return data<{ sources: Array<{ id: string; name: string }> }>(res).sources.find((x) => x.name === 'Embedder')!.id;
+}
 
 const WORDS =
   'invoice refund shipment warranty contract budget roadmap meeting release customer supplier audit policy ' +
@@ -217,20 +229,8 @@ async function seededRun(run: number, chunks: number): Promise<RunResult> {
     server = await startServer({ dataDir, ...(services ? { services } : {}) });
     let s = server;
     const call = (t: request.Test) => t.set('Authorization', `Bearer ${s.password}`);
-    const data = <T>(res: request.Response): T => {
-      if (res.status !== 200) throw new Error(`HTTP ${res.status}: ${JSON.stringify(res.body)}`);
-      return res.body.data as T;
-    };
     const kb = data<{ id: string }>(await call(request(s.url).post('/api/tlon')).send({ name: 'Bench' }));
-    const embedder = data<{ sources: Array<{ id: string; name: string }> }>(
-      await call(request(s.url).post('/api/ai-sources/sources')).send({
-        name: 'Embedder',
-        provider: 'openai',
-        apiUrl: model.url,
-        apiKey: 'sk-bench',
-        model: 'scripted-embed',
-      }),
-    ).sources.find((x) => x.name === 'Embedder')!.id;
+    const embedder = await addEmbedder(s, model.url);
     const embedding = { modelSourceId: embedder, model: 'scripted-embed', dimensions: 64 };
     data(await call(request(s.url).put(`/api/tlon/${kb.id}`)).send({ embedding }));
     await server.stop();
@@ -299,10 +299,6 @@ async function oneRun(run: number): Promise<RunResult> {
     server = await startServer({ ...(services ? { services } : {}) });
     const s = server;
     const call = (t: request.Test) => t.set('Authorization', `Bearer ${s.password}`);
-    const data = <T>(res: request.Response): T => {
-      if (res.status !== 200) throw new Error(`HTTP ${res.status}: ${JSON.stringify(res.body)}`);
-      return res.body.data as T;
-    };
     const space = data<{ id: string; path: string }>(
       await call(request(s.url).post('/api/spaces')).send({ name: 'Corpus' }),
     );
@@ -336,15 +332,7 @@ async function oneRun(run: number): Promise<RunResult> {
     const ingestS = (performance.now() - started) / 1000;
     const raw = data<Array<{ state: string }>>(await call(request(s.url).get(`/api/tlon/${kb.id}/raw`)));
     const failed = raw.filter((r) => r.state === 'failed' || r.state === 'pending').length;
-    const embedder = data<{ sources: Array<{ id: string; name: string }> }>(
-      await call(request(s.url).post('/api/ai-sources/sources')).send({
-        name: 'Embedder',
-        provider: 'openai',
-        apiUrl: model.url,
-        apiKey: 'sk-bench',
-        model: 'scripted-embed',
-      }),
-    ).sources.find((x) => x.name === 'Embedder')!.id;
+    const embedder = await addEmbedder(s, model.url);
     const embedStarted = performance.now();
     data(
       await call(request(s.url).put(`/api/tlon/${kb.id}`)).send({

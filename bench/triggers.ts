@@ -30,15 +30,12 @@
  * clock); exits 1 on any loss or duplicate.
  */
 import { createHmac } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { loadavg } from 'node:os';
 import request from 'supertest';
-import { ScriptedModelServer } from '#testing/scripted-model-server.js';
-import { createSharedServices, startServer, type TestServer } from '#testing/test-server.js';
-import { completeEveryRun, startedRuns } from '#testing/trigger-runs.js';
+import { startServer, type TestServer } from '#testing/test-server.js';
+import { startedRuns } from '#testing/trigger-runs.js';
 import { sleep, waitFor } from '#testing/wait.js';
-import { burst, type BurstFigures, median, SECRET, spec } from './webhook-burst.js';
+import { burst, type BurstFigures, median, SECRET, spec, startTriggerRig } from './webhook-burst.js';
 
 const APPS = Number(process.env.BENCH_APPS ?? 10);
 const PERIOD = process.env.BENCH_PERIOD ?? '2s';
@@ -118,16 +115,7 @@ async function main(): Promise<void> {
 }
 
 async function measure(): Promise<Figures> {
-  const services = await createSharedServices();
-  const model = await ScriptedModelServer.start();
-  completeEveryRun(model);
-  const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-triggers-'));
-  const env = {
-    SVC_AI_PROVIDER: 'anthropic',
-    SVC_AI_API_URL: model.url,
-    SVC_AI_API_KEY: 'k',
-    SVC_AI_MODEL: 'scripted-model',
-  };
+  const { services, model, dataDir, env, dispose } = await startTriggerRig('svc-bench-triggers-');
   const replicas: TestServer[] = [];
   try {
     replicas.push(await startServer({ services, dataDir, env }));
@@ -234,9 +222,7 @@ async function measure(): Promise<Figures> {
     };
   } finally {
     for (const r of replicas) await r.stop();
-    await model.close();
-    await services.dispose();
-    rmSync(dataDir, { recursive: true, force: true });
+    await dispose();
   }
 }
 

@@ -36,6 +36,30 @@ export function median(values: number[]): number {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
+/**
+ * What the trigger benches start their replicas on: shared Postgres + Redis, a scripted model that
+ * reports every run at once, a data folder and the replicas' environment. `dispose` closes them
+ * all; stop the replicas first.
+ */
+export async function startTriggerRig(dataPrefix: string) {
+  const services = await createSharedServices();
+  const model = await ScriptedModelServer.start();
+  completeEveryRun(model);
+  const dataDir = mkdtempSync(join(tmpdir(), dataPrefix));
+  const env = {
+    SVC_AI_PROVIDER: 'anthropic',
+    SVC_AI_API_URL: model.url,
+    SVC_AI_API_KEY: 'k',
+    SVC_AI_MODEL: 'scripted-model',
+  };
+  const dispose = async (): Promise<void> => {
+    await model.close();
+    await services.dispose();
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  return { services, model, dataDir, env, dispose };
+}
+
 export interface BurstOptions {
   deliveries: number;
   apps: number;
@@ -133,16 +157,7 @@ export async function burst(round: number, options: BurstOptions): Promise<Burst
   const load = loadavg()
     .map((x) => x.toFixed(1))
     .join(', ');
-  const services = await createSharedServices();
-  const model = await ScriptedModelServer.start();
-  completeEveryRun(model);
-  const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-burst-'));
-  const env = {
-    SVC_AI_PROVIDER: 'anthropic',
-    SVC_AI_API_URL: model.url,
-    SVC_AI_API_KEY: 'k',
-    SVC_AI_MODEL: 'scripted-model',
-  };
+  const { services, model, dataDir, env, dispose } = await startTriggerRig('svc-bench-burst-');
   const replicas: TestServer[] = [];
   const agents: Agent[] = [];
   try {
@@ -308,8 +323,6 @@ export async function burst(round: number, options: BurstOptions): Promise<Burst
   } finally {
     for (const agent of agents) agent.destroy();
     for (const r of replicas) await r.stop();
-    await model.close();
-    await services.dispose();
-    rmSync(dataDir, { recursive: true, force: true });
+    await dispose();
   }
 }

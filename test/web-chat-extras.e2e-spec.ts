@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { axeViolations, browserSkipReason, formatViolations, launchChromium } from '#testing/browser.js';
+import type { Browser, Page } from 'playwright-core';
+import { axeViolations, browserSkipReason, formatViolations, newConversation, openSignedIn } from '#testing/browser.js';
 import { ScriptedModelServer } from '#testing/scripted-model-server.js';
 import { startServer, type TestServer } from '#testing/test-server.js';
 
@@ -13,7 +13,6 @@ describe('web app in Chromium: chat timestamps, copy, export, shortcuts, search'
   let server: TestServer;
   let model: ScriptedModelServer;
   let browser: Browser;
-  let context: BrowserContext;
   let page: Page;
   let firstId = '';
   const log = () => page.getByRole('log', { name: 'Messages' });
@@ -31,12 +30,7 @@ describe('web app in Chromium: chat timestamps, copy, export, shortcuts, search'
   before(async () => {
     model = await ScriptedModelServer.start();
     server = await startServer({ env: model.serverEnv() });
-    browser = await launchChromium();
-    context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
-    page = await context.newPage();
-    await page.goto(`${server.url}/?token=${encodeURIComponent(server.password)}#/chat`);
-    await page.getByRole('navigation', { name: 'Main' }).waitFor({ timeout: WAIT });
+    ({ browser, page } = await openSignedIn(server, { permissions: ['clipboard-read', 'clipboard-write'] }));
   });
   after(async () => {
     await browser?.close();
@@ -45,9 +39,7 @@ describe('web app in Chromium: chat timestamps, copy, export, shortcuts, search'
   });
 
   it('shows each message’s time and copies a message and a code block', async () => {
-    await page.getByRole('button', { name: 'New conversation', exact: true }).click();
-    await page.waitForURL(/#\/chat\/[0-9a-f-]{36}$/, { timeout: WAIT });
-    firstId = page.url().split('/').pop()!;
+    firstId = await newConversation(page);
     model.enqueue({ steps: [{ text: 'Run this:\n\n```sh\necho hello\n```\n' }] });
     await page.getByLabel('Message', { exact: true }).fill('How do I greet?');
     await page.getByRole('button', { name: 'Send', exact: true }).click();
@@ -87,12 +79,7 @@ describe('web app in Chromium: chat timestamps, copy, export, shortcuts, search'
   it('keyboard shortcuts: new conversation, focus the message box, search; listed under the list', async () => {
     await page.getByText('Keyboard shortcuts').click();
     await page.getByText('Focus the message box').waitFor({ timeout: WAIT });
-    const before = page.url();
-    await page.keyboard.press('Control+Shift+O');
-    await page.waitForURL((u) => u.toString() !== before && /#\/chat\/[0-9a-f-]{36}$/.test(u.toString()), {
-      timeout: WAIT,
-    });
-    await page.locator('#composer:focus').waitFor({ timeout: WAIT });
+    await newConversation(page, () => page.keyboard.press('Control+Shift+O'));
     await page.keyboard.press('Control+K');
     assert.equal(await focusedId(), 'conversation-search');
     await page.keyboard.press('Shift+Escape');

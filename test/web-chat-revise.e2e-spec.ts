@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { apiClient, okData } from '#testing/api-client.js';
-import { axeViolations, browserSkipReason, formatViolations, launchChromium } from '#testing/browser.js';
+import { axeViolations, browserSkipReason, formatViolations, newConversation, openSignedIn } from '#testing/browser.js';
 import {
   lastUserTextOf,
   type RecordedModelRequest,
@@ -41,15 +41,6 @@ describe(
     const log = () => page.getByRole('log', { name: 'Messages' });
     const list = () => page.getByRole('list', { name: 'Conversations' });
     const chatRequests = () => model.requests.filter((r) => !isTitling(r));
-    const newConversation = async (): Promise<string> => {
-      const before = page.url();
-      await page.getByRole('button', { name: 'New conversation', exact: true }).click();
-      await page.waitForURL((u) => u.toString() !== before && /#\/chat\/[0-9a-f-]{36}$/.test(u.toString()), {
-        timeout: WAIT,
-      });
-      await page.locator('#composer:focus').waitFor({ timeout: WAIT });
-      return page.url().split('/').pop()!;
-    };
     const send = async (text: string, reply: RegExp) => {
       await page.getByLabel('Message', { exact: true }).fill(text);
       await page.getByRole('button', { name: 'Send', exact: true }).click();
@@ -76,10 +67,7 @@ describe(
       // Keeps the assistant's other switch when titling is turned on in Settings.
       okData(await http.post('/api/config', { assistant: { serviceApi: false } }));
       spaceId = okData<{ id: string }>(await http.get('/api/spaces/svc')).id;
-      browser = await launchChromium();
-      page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-      await page.goto(`${server.url}/?token=${encodeURIComponent(server.password)}#/chat`);
-      await page.getByRole('navigation', { name: 'Main' }).waitFor({ timeout: WAIT });
+      ({ browser, page } = await openSignedIn(server));
     });
     after(async () => {
       await browser?.close();
@@ -102,7 +90,7 @@ describe(
       assert.equal(settingsViolations.length, 0, formatViolations(settingsViolations));
       await page.getByRole('link', { name: 'Chat', exact: true }).click();
       await page.getByRole('button', { name: 'New conversation', exact: true }).waitFor({ timeout: WAIT });
-      const renamedId = await newConversation();
+      const renamedId = await newConversation(page);
       await list()
         .locator('li', { has: page.locator(`a[href$="${renamedId}"]`) })
         .getByRole('button', { name: /^Rename / })
@@ -113,7 +101,7 @@ describe(
       await list().getByRole('link', { name: 'My own title' }).waitFor({ timeout: WAIT });
       await send('Tell me about tea', /Reply \d+ to Tell me about tea/);
 
-      const titledId = await newConversation();
+      const titledId = await newConversation(page);
       await send('How do I greet in the shell?', /Reply \d+ to How do I greet/);
       // No reload: the title arrives with `conversation:updated`.
       await list().getByRole('link', { name: 'Greeting in the shell' }).waitFor({ timeout: WAIT });
@@ -135,7 +123,7 @@ describe(
     });
 
     it('Regenerate replaces the last reply; the model sees the message once, without the old reply', async () => {
-      await newConversation();
+      await newConversation(page);
       await send('A poem about cats', /Reply \d+ to A poem about cats/);
       const first = (await log()
         .getByText(/Reply \d+ to A poem about cats/)
@@ -184,7 +172,7 @@ describe(
       );
       const second = config.sources.find((s) => s.name === 'Second')!;
       const defaultModel = config.sources.find((s) => s.id === config.currentId)!.model;
-      const id = await newConversation();
+      const id = await newConversation(page);
       const picker = page.getByLabel('Model', { exact: true });
       await picker
         .locator('option', { hasText: 'Second · scripted-large' })

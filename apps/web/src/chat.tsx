@@ -7,7 +7,7 @@ import { STREAM_GAP_CHANNEL } from '#contracts/events.js';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError } from './api.js';
 import { BrowserToggle, ChatBrowserPanel } from './browser.js';
-import { ask, confirmAction } from './dialogs.js';
+import { ask, confirmAction, SubmitOrCancel } from './dialogs.js';
 import { renderMarkdown } from './markdown.js';
 import { go, href } from './route.js';
 import type { EventSocket } from './socket.js';
@@ -984,14 +984,9 @@ export function Conversation(props: {
                       if (e.key === 'Escape') setEditing(null);
                     }}
                   />
-                  <div class="row">
-                    <button type="submit" class="primary" disabled={!editing.trim()}>
-                      Send edited message
-                    </button>
-                    <button type="button" onClick={() => setEditing(null)}>
-                      Cancel
-                    </button>
-                  </div>
+                  <SubmitOrCancel disabled={!editing.trim()} onCancel={() => setEditing(null)}>
+                    Send edited message
+                  </SubmitOrCancel>
                 </form>
               ) : m.role === 'user' ? (
                 <p class="pre-wrap">{m.content}</p>

@@ -1,5 +1,24 @@
-import { render } from 'preact';
+import { type ComponentChildren, render } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
+
+/** A form's row of actions: its submit button (labelled by the children) and Cancel. */
+export function SubmitOrCancel(props: {
+  children: ComponentChildren;
+  onCancel: () => void;
+  disabled?: boolean;
+  danger?: boolean;
+}) {
+  return (
+    <div class="row">
+      <button type="submit" class={props.danger ? 'primary danger' : 'primary'} disabled={props.disabled}>
+        {props.children}
+      </button>
+      <button type="button" onClick={props.onCancel}>
+        Cancel
+      </button>
+    </div>
+  );
+}
 
 interface AskOptions {
   title: string;
@@ -37,14 +56,9 @@ function Dialog(props: AskOptions & { done: (value: string | null) => void }) {
             <input id="dialog-input" value={value} onInput={(e) => setValue(e.currentTarget.value)} autoFocus />
           </>
         )}
-        <div class="row">
-          <button type="submit" class={props.danger ? 'primary danger' : 'primary'}>
-            {props.confirmLabel ?? 'OK'}
-          </button>
-          <button type="button" onClick={() => close(null)}>
-            Cancel
-          </button>
-        </div>
+        <SubmitOrCancel danger={props.danger} onCancel={() => close(null)}>
+          {props.confirmLabel ?? 'OK'}
+        </SubmitOrCancel>
       </form>
     </dialog>
   );

@@ -1,7 +1,7 @@
 import type { EventEnvelope } from '#contracts/events.js';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError, q } from './api.js';
-import { ask, confirmAction } from './dialogs.js';
+import { ask, confirmAction, SubmitOrCancel } from './dialogs.js';
 import { FileIcon, FolderIcon } from './icons.js';
 import { renderMarkdown } from './markdown.js';
 import type { EventSocket } from './socket.js';
@@ -565,14 +565,7 @@ export function FilesScreen(props: { space: Space; socket: EventSocket }) {
                     }
                   }}
                 />
-                <div class="row">
-                  <button class="primary" type="submit">
-                    Save
-                  </button>
-                  <button type="button" onClick={() => setEditing(null)}>
-                    Cancel
-                  </button>
-                </div>
+                <SubmitOrCancel onCancel={() => setEditing(null)}>Save</SubmitOrCancel>
               </form>
             ) : opened.imageUrl ? (
               <img src={opened.imageUrl} alt={opened.entry.name} />

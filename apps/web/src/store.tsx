@@ -12,7 +12,7 @@ import { STORE_ENTRY_TYPES } from '#contracts/store.js';
 import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError, q } from './api.js';
 import { checkedSettings, initialValues, SettingsFields, settingsOf, translationFor } from './apps.js';
-import { confirmAction } from './dialogs.js';
+import { confirmAction, SubmitOrCancel } from './dialogs.js';
 import { Markdown } from './chat.js';
 import { go } from './route.js';
 import type { Space } from './spaces.js';
@@ -314,14 +314,9 @@ function InstallForm(props: { detail: StoreDetailDto; space: Space; onCancel: ()
       ) : (
         <p class="muted">This entry has no settings.</p>
       )}
-      <div class="row">
-        <button type="submit" class="primary" disabled={busy}>
-          Install in {props.space.name}
-        </button>
-        <button type="button" onClick={props.onCancel}>
-          Cancel
-        </button>
-      </div>
+      <SubmitOrCancel disabled={busy} onCancel={props.onCancel}>
+        Install in {props.space.name}
+      </SubmitOrCancel>
       <p role="status" class="muted">
         {status}
       </p>

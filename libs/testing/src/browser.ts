@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
-import { REPO_ROOT } from './test-server.js';
+import { REPO_ROOT, type TestServer } from './test-server.js';
 import { testMode } from './test-env.js';
 
 /** Debian's chromium (`apt-get install chromium`); CHROMIUM_PATH overrides. No browser is downloaded. */
@@ -51,6 +51,45 @@ export function launchChromium(): Promise<Browser> {
     // Root in CI containers has no user namespaces for the sandbox.
     args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu'],
   });
+}
+
+/**
+ * Chromium with one 1280×800 page on the web app at `route`, signed in through its `?token=` link,
+ * once its main navigation shows; `permissions` (e.g. the clipboard's) are granted to the server.
+ * On a failure the browser is closed before the error is thrown.
+ */
+export async function openSignedIn(
+  server: Pick<TestServer, 'url' | 'password'>,
+  options: { route?: string; permissions?: string[]; timeout?: number } = {},
+): Promise<{ browser: Browser; page: Page }> {
+  const browser = await launchChromium();
+  try {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    if (options.permissions) await context.grantPermissions(options.permissions, { origin: server.url });
+    const page = await context.newPage();
+    await page.goto(`${server.url}/?token=${encodeURIComponent(server.password)}${options.route ?? '#/chat'}`);
+    await page.getByRole('navigation', { name: 'Main' }).waitFor({ timeout: options.timeout ?? 30_000 });
+    return { browser, page };
+  } catch (err) {
+    await browser.close();
+    throw err;
+  }
+}
+
+/**
+ * Starts a new conversation from the chat page (by `start`: the New conversation button unless
+ * told otherwise) and answers its id once the address names it and the message box has the focus.
+ */
+export async function newConversation(
+  page: Page,
+  start: () => Promise<unknown> = () => page.getByRole('button', { name: 'New conversation', exact: true }).click(),
+  timeout = 30_000,
+): Promise<string> {
+  const before = page.url();
+  await start();
+  await page.waitForURL((u) => u.toString() !== before && /#\/chat\/[0-9a-f-]{36}$/.test(u.toString()), { timeout });
+  await page.locator('#composer:focus').waitFor({ timeout });
+  return page.url().split('/').pop()!;
 }
 
 /** A screenshot of the viewport into SCREENSHOT_DIR/<name>.png. */
