@@ -276,13 +276,16 @@ describe('AppChatService', () => {
   });
 
   describe('sessionState', () => {
-    it("is inactive in the app's space before a message, and active in the thread's space after", async () => {
+    it("is inactive in the app's space before a message, and active with the turn's thoughts in the thread's space after", async () => {
       const app = await install(null);
       assert.deepEqual(await w.chatService.sessionState(app.id), { isActive: false, thoughts: [], spaceId: null });
       const placed = await install('s1', { ...SPEC, name: 'Placed' });
       assert.deepEqual(await w.chatService.sessionState(placed.id), { isActive: false, thoughts: [], spaceId: 's1' });
       await w.chatService.send(app.id, { spaceId: 's2', message: 'hi' });
-      assert.deepEqual(await w.chatService.sessionState(app.id), { isActive: true, thoughts: [], spaceId: 's2' });
+      const [turn] = await turnsOf(appChatConversationId(app.id));
+      const thought = { type: 'thinking', content: 'Prices first.' };
+      await w.turns.saveThoughts(turn!.id, [thought]);
+      assert.deepEqual(await w.chatService.sessionState(app.id), { isActive: true, thoughts: [thought], spaceId: 's2' });
     });
   });
 });

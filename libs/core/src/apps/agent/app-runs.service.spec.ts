@@ -172,6 +172,15 @@ describe('AppRunsService', () => {
       );
       const needy = await install({ ...SPEC, name: 'Needy', requires: { mcps: [{ id: 'github' }] } });
       assert.equal(await w.runs.startQueuedRun(needy.id, { type: 'webhook' }, 'd4'), 'skipped');
+      // A run in progress is waited for before the servers are looked at.
+      await w.turns.createQueued({
+        id: 'needy-run',
+        kind: 'app-run',
+        conversationId: appRunConversationId(needy.id),
+        spaceId: 's1',
+        request: { appId: needy.id, runId: 'd5' },
+      });
+      assert.equal(await w.runs.startQueuedRun(needy.id, { type: 'webhook' }, 'd6'), 'waiting');
     });
 
     it('skipRun records the reason with its details', async () => {
@@ -338,7 +347,7 @@ describe('AppRunsService', () => {
       });
     });
 
-    it('does not fail a report when the channels cannot be told', async () => {
+    it('does not fail a report or a finished run when the channels cannot be told', async () => {
       w.listener.failing = new Error('platform down');
       assert.equal(
         await w.runs.recordReport(app.id, 'r1', { type: 'output', summary: 'x' }),
@@ -346,6 +355,8 @@ describe('AppRunsService', () => {
       );
       await w.runs.recordReport(app.id, 'r1', { type: 'escalation', summary: 'Q' });
       assert.equal((await stored()).status, 'waiting_user');
+      await w.runs.finishRun(app.id, 'r1', { type: 'complete', summary: 'Done' });
+      assert.equal((await stored()).automation.lastStatus, 'ok', 'nor a finished run');
     });
   });
 
@@ -373,33 +384,34 @@ describe('AppRunsService', () => {
     it('records the answer in the entry, makes the app active again and starts a follow-up run with it', async () => {
       const entryId = await ask();
       w.clock.advance(1000);
-      const result = await w.runs.respond(app.id, entryId, { choice: 'yes', text: '' });
+      const result = await w.runs.respond(app.id, entryId, { choice: 'yes', text: 'under 3 only' });
       assert.equal(result.outcome, 'started');
-      assert.deepEqual(result.response, { choice: 'yes' });
+      assert.deepEqual(result.response, { choice: 'yes', text: 'under 3 only' });
 
       const entry = w.appRepo.activity.find((e) => e.id === entryId)!;
-      assert.deepEqual(entry.content.userResponse, { ts: NOW + 1000, choice: 'yes' });
+      assert.deepEqual(entry.content.userResponse, { ts: NOW + 1000, choice: 'yes', text: 'under 3 only' });
       assert.deepEqual(entry.content.resolution, { reason: 'answered', ts: NOW + 1000 });
       const after = await stored();
       assert.equal(after.status, 'active');
       assert.equal(after.automation.pendingEscalationId, null);
       assert.deepEqual(w.bus.on(AppChannels.escalationResolved), [
-        { appId: app.id, entryId, response: { choice: 'yes' } },
+        { appId: app.id, entryId, response: { choice: 'yes', text: 'under 3 only' } },
       ]);
-      assert.equal(
-        (w.bus.on(AppChannels.activityEntryNew).at(-1)?.entry as { id: string } | undefined)?.id,
-        entryId,
-        'the updated entry is announced again',
-      );
+      const announced = w.bus
+        .on(AppChannels.activityEntryNew)
+        .map((e) => e.entry as { id: string; content: Record<string, unknown> })
+        .filter((e) => e.id === entryId);
+      assert.equal(announced.length, 2, 'the updated entry is announced again');
+      assert.deepEqual(announced[1]?.content.resolution, { reason: 'answered', ts: NOW + 1000 });
       const followUp = await activeRun();
       assert.equal(followUp?.request.runId, result.runId);
       assert.deepEqual(followUp?.request.trigger, {
         type: 'escalation_response',
-        data: { entryId, question: 'Buy now?', choice: 'yes' },
+        data: { entryId, question: 'Buy now?', choice: 'yes', text: 'under 3 only' },
       });
       assert.equal(
         (await runMessages()).at(-1)?.content,
-        'Your user answered your question "Buy now?": yes\nCarry on with the task using this answer, then call report_to_user.',
+        'Your user answered your question "Buy now?": yes: under 3 only\nCarry on with the task using this answer, then call report_to_user.',
       );
       await assert.rejects(
         w.runs.respond(app.id, entryId, { choice: 'yes' }),
@@ -446,6 +458,7 @@ describe('AppRunsService', () => {
       await w.runs.expireEscalation(app.id, 'other', 'r1');
       assert.equal((await stored()).status, 'waiting_user', 'another question leaves it waiting');
 
+      const statuses = w.bus.on(AppChannels.statusChanged).length;
       await w.runs.expireEscalation(app.id, entryId, 'r1');
       await w.runs.expireEscalation(app.id, entryId, 'r1');
       assert.deepEqual(w.appRepo.activity.find((e) => e.id === entryId)?.content.resolution, {
@@ -461,7 +474,13 @@ describe('AppRunsService', () => {
       assert.equal(after.automation.pendingEscalationId, null);
       assert.equal(after.automation.lastStatus, 'error');
       assert.equal(after.automation.lastError, RunTexts.escalationExpired);
+      assert.equal(w.bus.on(AppChannels.statusChanged).length, statuses + 1);
       assert.equal(lastState().status, 'idle');
+      const expired = w.bus
+        .on(AppChannels.activityEntryNew)
+        .map((e) => e.entry as { id: string; content: Record<string, unknown> })
+        .filter((e) => e.id === entryId);
+      assert.equal(expired.at(-1)?.content.resolution !== undefined, true, 'the closed entry is announced');
       await w.runs.expireEscalation(UNKNOWN_APP, entryId, 'r1'); // a deleted app: nothing to do
     });
   });
