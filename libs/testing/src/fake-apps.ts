@@ -12,6 +12,17 @@ import {
 import { AppScheduler } from '#core/ports/app-scheduler.port.js';
 import type { RunStarter } from '#core/ports/run-starter.port.js';
 
+/** A valid automation spec (an hourly schedule) to install in unit tests; spread it to vary a field. */
+export const WATCHER_SPEC = {
+  name: 'Watcher',
+  version: '1.0.0',
+  author: 'alice',
+  description: 'Watches.',
+  type: 'automation',
+  system_prompt: 'Watch.',
+  subscriptions: [{ id: 'tick', source: { type: 'schedule', config: { every: '1h' } } }],
+};
+
 /** AppRepository in memory, with the same uniqueness rule as the database (one install per place). */
 export class FakeAppRepository extends AppRepository {
   readonly apps = new Map<string, App>();

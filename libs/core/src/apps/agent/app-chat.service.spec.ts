@@ -3,6 +3,7 @@ import { beforeEach, describe, it } from 'node:test';
 import { Logger } from '@nestjs/common';
 import { AppChannels, appChatConversationId, appRunConversationId } from '#contracts/apps.js';
 import { ErrorCodes } from '#contracts/errors.js';
+import { WATCHER_SPEC } from '#testing/fake-apps.js';
 import { appsWorld, refusal } from '#testing/service-worlds.js';
 import { TurnTexts } from '../../agent/turn-endings.js';
 import { AppErrors } from '../apps.service.js';
@@ -10,16 +11,7 @@ import { AppChatTexts, threadUpdated } from './app-chat.service.js';
 
 Logger.overrideLogger(false);
 
-const SPEC = {
-  name: 'Watcher',
-  display_name: 'Price Watcher',
-  version: '1.0.0',
-  author: 'alice',
-  description: 'Watches.',
-  type: 'automation',
-  system_prompt: 'Watch.',
-  subscriptions: [{ id: 'tick', source: { type: 'schedule', config: { every: '1h' } } }],
-};
+const SPEC = { ...WATCHER_SPEC, display_name: 'Price Watcher' };
 const UNKNOWN_APP = '00000000-0000-4000-8000-000000000000';
 
 type World = ReturnType<typeof appsWorld>;
@@ -127,7 +119,11 @@ describe('AppChatService', () => {
       assert.deepEqual(answer, { conversationId: appChatConversationId(app.id) });
       assert.equal((await w.conversations.findById('user-42'))?.appId, app.id);
       assert.equal((await messagesOf('user-42'))[0]?.content, 'Hi');
-      assert.equal(await w.conversations.findById(appChatConversationId(app.id)), null, 'the default thread is untouched');
+      assert.equal(
+        await w.conversations.findById(appChatConversationId(app.id)),
+        null,
+        'the default thread is untouched',
+      );
       assert.equal(w.bus.on(AppChannels.imSessionUpdated)[0]?.chatId, 'user-42');
     });
 
@@ -212,10 +208,7 @@ describe('AppChatService', () => {
       assert.equal((await w.chatService.status(app.id)).isGenerating, false);
       await w.chatService.send(app.id, { spaceId: 's1', message: 'hi', conversationId: 'user-42' });
       assert.equal((await w.chatService.status(app.id)).isGenerating, true);
-      await assert.rejects(
-        w.chatService.status(UNKNOWN_APP),
-        refusal('not_found', AppErrors.notFound(UNKNOWN_APP)),
-      );
+      await assert.rejects(w.chatService.status(UNKNOWN_APP), refusal('not_found', AppErrors.notFound(UNKNOWN_APP)));
     });
 
     it("stops every chat thread of the app, answers how many, and leaves its run and other apps' chats alone", async () => {
@@ -285,7 +278,11 @@ describe('AppChatService', () => {
       const [turn] = await turnsOf(appChatConversationId(app.id));
       const thought = { type: 'thinking', content: 'Prices first.' };
       await w.turns.saveThoughts(turn!.id, [thought]);
-      assert.deepEqual(await w.chatService.sessionState(app.id), { isActive: true, thoughts: [thought], spaceId: 's2' });
+      assert.deepEqual(await w.chatService.sessionState(app.id), {
+        isActive: true,
+        thoughts: [thought],
+        spaceId: 's2',
+      });
     });
   });
 });

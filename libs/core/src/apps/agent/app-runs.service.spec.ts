@@ -4,6 +4,7 @@ import { Logger } from '@nestjs/common';
 import { AppChannels, appRunConversationId } from '#contracts/apps.js';
 import { ErrorCodes } from '#contracts/errors.js';
 import { TEMP_SPACE_ID } from '#contracts/spaces.js';
+import { WATCHER_SPEC } from '#testing/fake-apps.js';
 import { appsWorld, refusal } from '#testing/service-worlds.js';
 import type { App } from '../../kernel/app.js';
 import { escalationExpiryJobId } from '../../kernel/job-ids.js';
@@ -14,15 +15,7 @@ import { RunTexts } from './app-runs.service.js';
 
 Logger.overrideLogger(false);
 
-const SPEC = {
-  name: 'Watcher',
-  version: '1.0.0',
-  author: 'alice',
-  description: 'Watches.',
-  type: 'automation',
-  system_prompt: 'Watch.',
-  subscriptions: [{ id: 'tick', source: { type: 'schedule', config: { every: '1h' } } }],
-};
+const SPEC = WATCHER_SPEC;
 const UNKNOWN_APP = '00000000-0000-4000-8000-000000000000';
 const NOW = Date.parse('2026-03-01T10:00:00Z');
 
@@ -35,7 +28,8 @@ describe('AppRunsService', () => {
     w.apps.install({ spec, spaceId });
   const runConversation = () => appRunConversationId(app.id);
   const stored = async (id = app.id) => (await w.appRepo.findById(id))!;
-  const activity = (type?: string) => w.appRepo.activity.filter((e) => e.appId === app.id && (!type || e.type === type));
+  const activity = (type?: string) =>
+    w.appRepo.activity.filter((e) => e.appId === app.id && (!type || e.type === type));
   const runMessages = async () => (await w.conversationRepo.findWithMessages(runConversation()))?.messages ?? [];
   const activeRun = () => w.turns.findActive(runConversation());
   /** Ends the app's active run turn, as its plan would. */
@@ -142,7 +136,7 @@ describe('AppRunsService', () => {
       );
     });
 
-    it("runs a global app in the temporary space", async () => {
+    it('runs a global app in the temporary space', async () => {
       await w.spaceRepo.insert({
         id: TEMP_SPACE_ID,
         name: 'Temporary',
