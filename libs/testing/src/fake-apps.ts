@@ -10,6 +10,18 @@ import {
   type NewApp,
 } from '#core/ports/app.repository.port.js';
 import { AppScheduler } from '#core/ports/app-scheduler.port.js';
+import type { RunStarter } from '#core/ports/run-starter.port.js';
+
+/** A valid automation spec (an hourly schedule) to install in unit tests; spread it to vary a field. */
+export const WATCHER_SPEC = {
+  name: 'Watcher',
+  version: '1.0.0',
+  author: 'alice',
+  description: 'Watches.',
+  type: 'automation',
+  system_prompt: 'Watch.',
+  subscriptions: [{ id: 'tick', source: { type: 'schedule', config: { every: '1h' } } }],
+};
 
 /** AppRepository in memory, with the same uniqueness rule as the database (one install per place). */
 export class FakeAppRepository extends AppRepository {
@@ -121,10 +133,15 @@ export class FakeAppRepository extends AppRepository {
   }
 }
 
-/** Records which apps the scheduler was asked to sync (with their status) or forget. */
+/**
+ * Records which apps the scheduler was asked to sync (with their status) or forget, whose runs
+ * ended, and the run starter handed over.
+ */
 export class RecordingAppScheduler extends AppScheduler {
   readonly synced: string[] = [];
   readonly forgotten: string[] = [];
+  readonly ended: string[] = [];
+  starter: RunStarter | null = null;
 
   async sync(app: App): Promise<void> {
     this.synced.push(`${app.id}:${app.status}`);
@@ -134,7 +151,11 @@ export class RecordingAppScheduler extends AppScheduler {
     this.forgotten.push(appId);
   }
 
-  async runEnded(): Promise<void> {}
+  async runEnded(appId: string): Promise<void> {
+    this.ended.push(appId);
+  }
 
-  useRunStarter(): void {}
+  useRunStarter(starter: RunStarter): void {
+    this.starter = starter;
+  }
 }

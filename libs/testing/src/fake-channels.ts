@@ -10,8 +10,11 @@ import {
 import {
   ChannelChat,
   type ChannelChatListener,
+  type ChannelReply,
   type ChannelTurnInput,
+  type EscalationAsked,
   type OpenEscalation,
+  type RunResult,
 } from '#core/ports/channel-chat.port.js';
 import {
   type ChannelInstanceRecord,
@@ -223,5 +226,28 @@ export class FakeChannelChat extends ChannelChat {
     if (!open || open.entryId !== entryId) return false;
     this.escalations.delete(appId);
     return true;
+  }
+}
+
+/** The channels' side of a ChannelChat: records replies, run results and escalations; `failing` makes each call throw it. */
+export class RecordingChannelListener implements ChannelChatListener {
+  readonly replies: ChannelReply[] = [];
+  readonly results: RunResult[] = [];
+  readonly escalations: EscalationAsked[] = [];
+  failing: Error | null = null;
+
+  async replied(reply: ChannelReply): Promise<void> {
+    if (this.failing) throw this.failing;
+    this.replies.push(reply);
+  }
+
+  async runResult(result: RunResult): Promise<void> {
+    if (this.failing) throw this.failing;
+    this.results.push(result);
+  }
+
+  async escalated(asked: EscalationAsked): Promise<void> {
+    if (this.failing) throw this.failing;
+    this.escalations.push(asked);
   }
 }

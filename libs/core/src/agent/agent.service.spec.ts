@@ -4,119 +4,15 @@ import { Logger } from '@nestjs/common';
 import { AgentChannels, AgentInternalChannels } from '#contracts/agent.js';
 import { AI_BROWSER_SERVER } from '#contracts/browser.js';
 import { REASONING_EFFORTS } from '#contracts/conversations.js';
-import { FakeEventLog, FakeTurnRepository, RecordingEventBus } from '#testing/fake-agent-ports.js';
-import { FakeAppRepository } from '#testing/fake-apps.js';
-import { FakeConversationRepository } from '#testing/fake-conversations.js';
-import { FakeFileStore, FakeWorkspaceSearch } from '#testing/fake-files.js';
-import { RecordingPlanBuilder } from '#testing/fake-plan-builder.js';
-import { FakeSettingsRepository } from '#testing/fake-settings.js';
-import {
-  FakeSpaceActivity,
-  FakeSpaceFolders,
-  RecordingAppCleanup,
-  RecordingConversationCleanup,
-} from '#testing/fake-space-ports.js';
-import { FakeSpaceRepository } from '#testing/fake-spaces.js';
-import { FakeCatalogFetcher, FakeMcpConnector, FakeShellRunner } from '#testing/fake-tools.js';
-import { RecordingJobQueue } from '#testing/fake-triggers.js';
-import { FakeClock } from '#testing/fakes.js';
-import type { AppConfig } from '../config/app-config.js';
-import { ConversationsService } from '../conversations/conversations.service.js';
+import { agentWorld, refusal } from '#testing/service-worlds.js';
 import { DomainError } from '../errors/domain-error.js';
 import { SERVICE_FOLDER } from '../kernel/space.js';
-import { McpServers } from '../mcp/mcp-servers.service.js';
-import { ModelSourcesService } from '../models/model-sources.service.js';
-import { Replica } from '../ports/replica.port.js';
-import { SpacesService } from '../spaces/spaces.service.js';
 import { AgentService, parseImages } from './agent.service.js';
-import type { ChatPlanBuilder } from './chat-plan-builder.js';
-import { ConversationEvents } from './conversation-events.js';
-import { ConversationToolsets } from './conversation-toolsets.js';
-import { ToolRegistry } from './tool-registry.js';
 import { TurnTexts } from './turn-endings.js';
-import { TurnPlanBuilders } from './turn-plan-builders.js';
 
 Logger.overrideLogger(false);
 
-const refusal = (kind: DomainError['kind'], message: string) => (err: unknown) => {
-  assert.ok(err instanceof DomainError, `expected a DomainError, got ${String(err)}`);
-  assert.equal(err.kind, kind);
-  assert.equal(err.message, message);
-  return true;
-};
-
-/** The agent context's real services on in-memory ports. */
-function world(options: { bash?: boolean } = {}) {
-  const clock = new FakeClock(Date.parse('2026-03-01T10:00:00Z'));
-  const bus = new RecordingEventBus();
-  const turns = new FakeTurnRepository();
-  const conversationRepo = new FakeConversationRepository(turns);
-  const spaceRepo = new FakeSpaceRepository();
-  const settings = new FakeSettingsRepository();
-  const files = new FakeFileStore();
-  const queue = new RecordingJobQueue();
-  const chat = new RecordingPlanBuilder('chat');
-  const config = {
-    dataDir: '/data',
-    spaceRoots: null,
-    allowMcpCommands: false,
-    mcpAllow: [],
-    modelSeed: null,
-    agent: { bash: options.bash ? 'sandboxed' : 'off', bashTimeoutMs: 1000, maxSteps: 25 },
-  } as unknown as AppConfig;
-  const spaces = new SpacesService(
-    spaceRepo,
-    new FakeSpaceFolders().add('/data'),
-    new FakeSpaceActivity(),
-    new RecordingConversationCleanup(),
-    new RecordingAppCleanup(),
-    bus,
-    config,
-    Replica.alone(),
-  );
-  const conversations = new ConversationsService(conversationRepo, spaceRepo, clock);
-  const events = new ConversationEvents(bus, new FakeEventLog());
-  const models = new ModelSourcesService(settings, bus, clock, config);
-  const mcp = new McpServers(
-    new FakeAppRepository(),
-    spaceRepo,
-    new FakeMcpConnector(),
-    bus,
-    clock,
-    config,
-    models,
-    files,
-    new FakeCatalogFetcher(),
-  );
-  const agent = new AgentService(
-    turns,
-    conversations,
-    spaces,
-    events,
-    bus,
-    queue,
-    files,
-    new ToolRegistry(files, new FakeWorkspaceSearch(files), new FakeShellRunner(true), config),
-    clock,
-    new TurnPlanBuilders(chat as unknown as ChatPlanBuilder),
-    config,
-    mcp,
-    new ConversationToolsets(settings, events),
-  );
-  const space = async (id = 's1', memoryEnabled = true) =>
-    spaceRepo.insert({
-      id,
-      name: id,
-      path: `/data/spaces/${id}`,
-      icon: 'folder',
-      color: null,
-      isTemp: false,
-      preferences: memoryEnabled ? {} : { memory: { enabled: false } },
-    });
-  return { agent, bus, turns, conversationRepo, conversations, files, queue, chat, clock, space };
-}
-
-type World = ReturnType<typeof world>;
+type World = ReturnType<typeof agentWorld>;
 
 describe('AgentService', () => {
   let w: World;
@@ -124,7 +20,7 @@ describe('AgentService', () => {
     (await w.conversationRepo.findWithMessages(conversationId))?.messages ?? [];
 
   beforeEach(() => {
-    w = world();
+    w = agentWorld();
   });
 
   describe('sendMessage', () => {
@@ -346,7 +242,7 @@ describe('AgentService', () => {
         refusal('invalid', `toolsetId must be one of ${AI_BROWSER_SERVER} (the others are always open)`),
       );
 
-      const withBash = world({ bash: true });
+      const withBash = agentWorld({ bash: true });
       const other = await withBash.space();
       const c = await withBash.conversations.create(other.id, {});
       const shell = (await withBash.agent.toolsets(other.id, c.id)).find((t) => t.id === 'shell');

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { SkillsService } from '../skills/skills.service.js';
 import { beforeEach, describe, it } from 'node:test';
-import { FakeAppRepository, RecordingAppScheduler } from '#testing/fake-apps.js';
+import { FakeAppRepository, RecordingAppScheduler, WATCHER_SPEC } from '#testing/fake-apps.js';
 import { RecordingEventBus } from '#testing/fake-agent-ports.js';
 import { FakeSpaceRepository } from '#testing/fake-spaces.js';
 import { FakeClock } from '#testing/fakes.js';
@@ -15,15 +15,7 @@ import { AppsService } from './apps.service.js';
 /** Skills are the SkillsService's business (its own tests and the skills e2e); nothing to write here. */
 const noSkills = { installFor: async () => undefined, removeFor: async () => undefined } as unknown as SkillsService;
 
-const SPEC = {
-  name: 'Watcher',
-  version: '1.0.0',
-  author: 'alice',
-  description: 'Watches.',
-  type: 'automation',
-  system_prompt: 'Watch.',
-  subscriptions: [{ id: 'tick', source: { type: 'schedule', config: { every: '1h' } } }],
-};
+const SPEC = WATCHER_SPEC;
 
 function failsWith(kind: string, code: string | undefined, text: RegExp) {
   return (err: unknown) => {

@@ -1,35 +1,15 @@
 import assert from 'node:assert/strict';
 import { beforeEach, describe, it } from 'node:test';
 import { Logger } from '@nestjs/common';
-import { RecordingEventBus } from '#testing/fake-agent-ports.js';
 import { FakeFileStore } from '#testing/fake-files.js';
 import { FakeEmbeddings, FakeKnowledgeFiles, FakeKnowledgeRepository } from '#testing/fake-knowledge.js';
-import { FakeSettingsRepository } from '#testing/fake-settings.js';
-import {
-  FakeSpaceActivity,
-  FakeSpaceFolders,
-  RecordingAppCleanup,
-  RecordingConversationCleanup,
-} from '#testing/fake-space-ports.js';
-import { FakeSpaceRepository } from '#testing/fake-spaces.js';
 import { RecordingJobQueue } from '#testing/fake-triggers.js';
-import { FakeClock } from '#testing/fakes.js';
-import type { AppConfig } from '../config/app-config.js';
+import { refusal, spacesWorld } from '#testing/service-worlds.js';
 import { DomainError } from '../errors/domain-error.js';
-import { ModelSourcesService } from '../models/model-sources.service.js';
-import { Replica } from '../ports/replica.port.js';
-import { SpacesService } from '../spaces/spaces.service.js';
 import type { DocumentParser, KeywordHit } from './knowledge.ports.js';
 import { KnowledgeErrors, KnowledgeService, MAX_EMBEDDING_DIMENSIONS, MAX_TOP_K } from './knowledge.service.js';
 
 Logger.overrideLogger(false);
-
-const refusal = (kind: DomainError['kind'], message: string) => (err: unknown) => {
-  assert.ok(err instanceof DomainError, `expected a DomainError, got ${String(err)}`);
-  assert.equal(err.kind, kind);
-  assert.equal(err.message, message);
-  return true;
-};
 
 const hit = (kbId: string, chunkId: string): KeywordHit => ({
   chunkId,
@@ -43,24 +23,10 @@ const hit = (kbId: string, chunkId: string): KeywordHit => ({
 
 /** The knowledge service on in-memory ports, with real spaces and model sources. */
 function world() {
-  const clock = new FakeClock(Date.parse('2026-03-01T10:00:00Z'));
-  const bus = new RecordingEventBus();
+  const { config, bus, spaces, models, space } = spacesWorld();
   const repo = new FakeKnowledgeRepository();
   const files = new FakeKnowledgeFiles();
   const embeddings = new FakeEmbeddings();
-  const spaceRepo = new FakeSpaceRepository();
-  const config = { dataDir: '/data', spaceRoots: null, modelSeed: null, kbImportRoots: [] } as unknown as AppConfig;
-  const spaces = new SpacesService(
-    spaceRepo,
-    new FakeSpaceFolders().add('/data'),
-    new FakeSpaceActivity(),
-    new RecordingConversationCleanup(),
-    new RecordingAppCleanup(),
-    bus,
-    config,
-    Replica.alone(),
-  );
-  const models = new ModelSourcesService(new FakeSettingsRepository(), bus, clock, config);
   const knowledge = new KnowledgeService(
     repo,
     files,
@@ -85,7 +51,7 @@ function world() {
     });
     return all.sources.find((s) => s.name === name)!.id;
   };
-  return { knowledge, repo, files, embeddings, spaceRepo, source };
+  return { knowledge, repo, files, embeddings, space, source };
 }
 
 type World = ReturnType<typeof world>;
@@ -143,15 +109,7 @@ describe('KnowledgeService', () => {
 
     it('binds to an existing space only, and unbinds', async () => {
       const kb = await w.knowledge.create({ name: 'A' });
-      await w.spaceRepo.insert({
-        id: 's1',
-        name: 's1',
-        path: '/data/s1',
-        icon: 'folder',
-        color: null,
-        isTemp: false,
-        preferences: {},
-      });
+      await w.space('s1');
       await assert.rejects(w.knowledge.bindSpace(kb.id, '', true), refusal('invalid', KnowledgeErrors.missingSpaceId));
       await assert.rejects(w.knowledge.bindSpace(kb.id, 'nowhere', true), (err: unknown) => {
         assert.ok(err instanceof DomainError && err.kind === 'not_found');

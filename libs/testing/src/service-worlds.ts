@@ -1,0 +1,222 @@
+import assert from 'node:assert/strict';
+import type { AppConfig } from '#core/config/app-config.js';
+import { AgentService } from '#core/agent/agent.service.js';
+import type { ChatPlanBuilder } from '#core/agent/chat-plan-builder.js';
+import { ConversationEvents } from '#core/agent/conversation-events.js';
+import { ConversationToolsets } from '#core/agent/conversation-toolsets.js';
+import { ToolRegistry } from '#core/agent/tool-registry.js';
+import { TurnPlanBuilders } from '#core/agent/turn-plan-builders.js';
+import { AppChannelChat } from '#core/apps/agent/app-channel-chat.js';
+import { AppChatService } from '#core/apps/agent/app-chat.service.js';
+import { AppRunsService } from '#core/apps/agent/app-runs.service.js';
+import { AppWork } from '#core/apps/agent/app-work.js';
+import { EscalationAnswers } from '#core/apps/agent/escalation-answers.js';
+import { AppData } from '#core/apps/app-data.js';
+import { AppLifecycle } from '#core/apps/app-lifecycle.js';
+import { AppsService } from '#core/apps/apps.service.js';
+import { ApprovalsService } from '#core/approvals/approvals.service.js';
+import { ConversationsService } from '#core/conversations/conversations.service.js';
+import type { FileStore } from '#core/ports/file-store.port.js';
+import type { SpaceFolders } from '#core/ports/space-folders.port.js';
+import type { SkillsService } from '#core/skills/skills.service.js';
+import { DomainError } from '#core/errors/domain-error.js';
+import { McpServers } from '#core/mcp/mcp-servers.service.js';
+import { ModelSourcesService } from '#core/models/model-sources.service.js';
+import { Replica } from '#core/ports/replica.port.js';
+import { SpacesService } from '#core/spaces/spaces.service.js';
+import { FakeEventLog, FakeTurnRepository, RecordingEventBus } from './fake-agent-ports.js';
+import { FakeAppRepository, RecordingAppScheduler } from './fake-apps.js';
+import { RecordingChannelListener } from './fake-channels.js';
+import { FakeConversationRepository } from './fake-conversations.js';
+import { FakeFileStore, FakeWorkspaceSearch } from './fake-files.js';
+import { RecordingPlanBuilder } from './fake-plan-builder.js';
+import { FakeSettingsRepository } from './fake-settings.js';
+import {
+  FakeSpaceActivity,
+  FakeSpaceFolders,
+  RecordingAppCleanup,
+  RecordingConversationCleanup,
+} from './fake-space-ports.js';
+import { FakeSpaceRepository } from './fake-spaces.js';
+import { FakeCatalogFetcher, FakeMcpConnector, FakeShellRunner } from './fake-tools.js';
+import { RecordingJobQueue } from './fake-triggers.js';
+import { FakeClock, RecordingMetrics } from './fakes.js';
+
+/**
+ * The core services of unit tests wired on the fakes of this folder, so each service spec
+ * builds only what is its own: `spacesWorld` (spaces and model sources, what every context
+ * stands on), `agentWorld` (the agent context on top) and `appsWorld` (digital humans on that).
+ */
+
+/** An assertion for `assert.rejects`/`throws`: a DomainError of `kind` with exactly `message` (and `reason`, its error code). */
+export const refusal =
+  (kind: DomainError['kind'], message: string, reason?: string) =>
+  (err: unknown): true => {
+    assert.ok(err instanceof DomainError, `expected a DomainError, got ${String(err)}`);
+    assert.equal(err.kind, kind);
+    assert.equal(err.message, message);
+    if (reason !== undefined) assert.equal(err.reason, reason);
+    return true;
+  };
+
+/** The configuration the worlds run with: data in `/data`, no MCP commands, Bash off unless asked. */
+export function testConfig(options: { bash?: boolean } = {}): AppConfig {
+  return {
+    dataDir: '/data',
+    spaceRoots: null,
+    allowMcpCommands: false,
+    mcpAllow: [],
+    modelSeed: null,
+    kbImportRoots: [],
+    agent: { bash: options.bash ? 'sandboxed' : 'off', bashTimeoutMs: 1000, maxSteps: 25 },
+  } as unknown as AppConfig;
+}
+
+/** Real spaces and model sources on in-memory ports, with a clock the test moves. */
+export function spacesWorld(config: AppConfig = testConfig()) {
+  const clock = new FakeClock(Date.parse('2026-03-01T10:00:00Z'));
+  const bus = new RecordingEventBus();
+  const spaceRepo = new FakeSpaceRepository();
+  const settings = new FakeSettingsRepository();
+  const spaces = new SpacesService(
+    spaceRepo,
+    new FakeSpaceFolders().add('/data'),
+    new FakeSpaceActivity(),
+    new RecordingConversationCleanup(),
+    new RecordingAppCleanup(),
+    bus,
+    config,
+    Replica.alone(),
+  );
+  const models = new ModelSourcesService(settings, bus, clock, config);
+  /** Stores a space `/data/spaces/<id>` (its memory off when `memoryEnabled` is false). */
+  const space = async (id = 's1', memoryEnabled = true) =>
+    spaceRepo.insert({
+      id,
+      name: id,
+      path: `/data/spaces/${id}`,
+      icon: 'folder',
+      color: null,
+      isTemp: false,
+      preferences: memoryEnabled ? {} : { memory: { enabled: false } },
+    });
+  return { config, clock, bus, spaceRepo, settings, spaces, models, space };
+}
+
+/**
+ * The agent context's real services (conversations, the agent, MCP servers) on in-memory ports.
+ * Turns are queued, never run: `queue` records their jobs, `chat` the chat turns ended without a
+ * plan (another kind's recorder is added with `builders.register`).
+ */
+export function agentWorld(options: { bash?: boolean } = {}) {
+  const base = spacesWorld(testConfig(options));
+  const { config, clock, bus, spaceRepo, settings, spaces, models } = base;
+  const turns = new FakeTurnRepository();
+  const conversationRepo = new FakeConversationRepository(turns);
+  const appRepo = new FakeAppRepository(() => clock.now());
+  const files = new FakeFileStore();
+  const queue = new RecordingJobQueue();
+  const chat = new RecordingPlanBuilder('chat');
+  const builders = new TurnPlanBuilders(chat as unknown as ChatPlanBuilder);
+  const conversations = new ConversationsService(conversationRepo, spaceRepo, clock);
+  const events = new ConversationEvents(bus, new FakeEventLog());
+  const mcp = new McpServers(
+    appRepo,
+    spaceRepo,
+    new FakeMcpConnector(),
+    bus,
+    clock,
+    config,
+    models,
+    files,
+    new FakeCatalogFetcher(),
+  );
+  const agent = new AgentService(
+    turns,
+    conversations,
+    spaces,
+    events,
+    bus,
+    queue,
+    files,
+    new ToolRegistry(files, new FakeWorkspaceSearch(files), new FakeShellRunner(true), config),
+    clock,
+    builders,
+    config,
+    mcp,
+    new ConversationToolsets(settings, events),
+  );
+  return { ...base, agent, turns, conversationRepo, conversations, appRepo, files, queue, chat, builders, mcp };
+}
+
+/**
+ * Digital humans on the agent world: the real apps, chat and runs services (the runs registered
+ * as at start), a scheduler, metrics and channel listener that record, and an app's turns ended
+ * without a plan recorded by `appChat` / `appRun`. App data and skills are not touched.
+ */
+export function appsWorld() {
+  const base = agentWorld();
+  const { config, clock, bus, spaceRepo, spaces, models, agent, turns, conversationRepo, conversations } = base;
+  const { appRepo, queue, builders, mcp } = base;
+  const scheduler = new RecordingAppScheduler();
+  const lifecycle = new AppLifecycle();
+  const noSkills = { installFor: async () => undefined, removeFor: async () => undefined } as unknown as SkillsService;
+  const apps = new AppsService(
+    appRepo,
+    spaceRepo,
+    new AppData({} as FileStore, {} as SpaceFolders, spaceRepo),
+    lifecycle,
+    scheduler,
+    bus,
+    clock,
+    config,
+    noSkills,
+  );
+  const work = new AppWork(lifecycle, agent, turns, conversations);
+  work.onModuleInit();
+  const channels = new AppChannelChat(apps, agent, conversations, spaces);
+  const listener = new RecordingChannelListener();
+  channels.listen(listener);
+  const answers = new EscalationAnswers();
+  const metrics = new RecordingMetrics();
+  const approvals = new ApprovalsService(models, appRepo, conversationRepo, turns, bus, clock, metrics);
+  const appChat = new RecordingPlanBuilder('app-chat');
+  const appRun = new RecordingPlanBuilder('app-run');
+  builders.register(appChat);
+  builders.register(appRun);
+  const chatService = new AppChatService(apps, agent, conversations, spaces, work, bus);
+  const runs = new AppRunsService(
+    apps,
+    appRepo,
+    agent,
+    conversations,
+    spaces,
+    turns,
+    queue,
+    bus,
+    clock,
+    mcp,
+    scheduler,
+    answers,
+    approvals,
+    channels,
+    metrics,
+  );
+  runs.onModuleInit();
+  return {
+    ...base,
+    apps,
+    scheduler,
+    lifecycle,
+    work,
+    channels,
+    listener,
+    answers,
+    metrics,
+    approvals,
+    appChat,
+    appRun,
+    chatService,
+    runs,
+  };
+}
