@@ -50,6 +50,8 @@ export interface JobMap {
     parts: string[];
     /** Buttons under the last part (only for providers that show them: `supportsChoices`). */
     choices?: ChannelChoice[];
+    /** The reply's key (its job id's): each part sent is marked under it, so a job run again sends only the rest. */
+    key?: string;
   };
 }
 

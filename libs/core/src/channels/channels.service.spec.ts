@@ -41,6 +41,7 @@ describe('ChannelsService', () => {
   let bus: RecordingEventBus;
   let service: ChannelsService;
   let watched: Array<[string, boolean]>;
+  let providers: FakeChannelProviders;
 
   beforeEach(() => {
     const clock = new FakeClock();
@@ -49,7 +50,7 @@ describe('ChannelsService', () => {
     chat.apps.set('app-1', 'Helper');
     chat.apps.set('app-2', 'Other');
     bus = new RecordingEventBus();
-    const providers = new FakeChannelProviders([
+    providers = new FakeChannelProviders([
       new FakeChannelProvider('hooked'),
       new FakeChannelProvider('linked', undefined, { connection: true, defaultConfig: { mode: 'long-poll' } }),
     ]);
@@ -292,6 +293,36 @@ describe('ChannelsService', () => {
       assert.deepEqual(chat.cleared, [t.conversationId]);
       assert.deepEqual(await service.threadMessages('app-1', id, 'group', 'chat-1'), [], 'another chat type');
       await assert.rejects(service.threadMessages('nobody'), refusal('not_found', 'App not found: nobody'));
+    });
+  });
+
+  describe('sendReply', () => {
+    const reply = (instanceId: string) => ({
+      instanceId,
+      chatType: 'direct' as const,
+      chatId: 'chat-1',
+      replyTo: null,
+      parts: ['one', 'two', 'three'],
+      key: 'turn:t-1',
+    });
+    const sentTexts = () => (providers.find('hooked') as FakeChannelProvider).sent.map((m) => m.text);
+
+    it('sends the parts in order, and a job run again (its replica died) sends only the parts not yet sent', async () => {
+      const { id } = await create();
+      // The first run died after its first part.
+      await records.claim('reply-sent:turn:t-1:0');
+      await service.sendReply(reply(id), async () => undefined);
+      assert.deepEqual(sentTexts(), ['two', 'three']);
+      await service.sendReply(reply(id), async () => undefined);
+      assert.deepEqual(sentTexts(), ['two', 'three'], 'every part was sent: nothing again');
+    });
+
+    it('a reply queued before parts were marked (no key) is sent whole each time', async () => {
+      const { id } = await create();
+      const { key: _key, ...unkeyed } = reply(id);
+      await service.sendReply(unkeyed, async () => undefined);
+      await service.sendReply(unkeyed, async () => undefined);
+      assert.deepEqual(sentTexts(), ['one', 'two', 'three', 'one', 'two', 'three']);
     });
   });
 });

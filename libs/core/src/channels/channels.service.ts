@@ -711,6 +711,7 @@ export class ChannelsService implements OnModuleInit {
         replyTo: origin.replyTo === '' ? null : origin.replyTo,
         parts: splitReply(text, provider.maxMessageLength),
         ...(choices && choices.length > 0 ? { choices } : {}),
+        key,
       },
       { jobId: channelReplyJobId(key) },
     );
@@ -718,7 +719,10 @@ export class ChannelsService implements OnModuleInit {
 
   /**
    * Sends a reply's parts in order, each retried with back-off; a platform that refuses for
-   * good (credentials) or stays down takes the instance offline with the reason.
+   * good (credentials) or stays down takes the instance offline with the reason. Each part sent
+   * is marked: a job run again after its replica died mid-reply (the queue hands a stalled job to
+   * another) sends only the parts not marked. A part is marked after it is sent, so a death
+   * between the two repeats that one part rather than lose it.
    */
   async sendReply(job: JobMap['channel.reply'], sleep = defaultSleep): Promise<void> {
     const instance = await this.records.findInstance(job.instanceId);
@@ -726,6 +730,8 @@ export class ChannelsService implements OnModuleInit {
     if (!instance || !provider) return;
     const target = { chatId: job.chatId, chatType: job.chatType, replyTo: job.replyTo };
     for (const [i, part] of job.parts.entries()) {
+      const sentMark = job.key === undefined ? null : `reply-sent:${job.key}:${i}`;
+      if (sentMark !== null && (await this.records.claimed(sentMark))) continue;
       // Buttons go under the last part, and only to a platform that shows them.
       const choices = i === job.parts.length - 1 && provider.supportsChoices ? job.choices : undefined;
       for (let attempt = 0; ; attempt++) {
@@ -745,6 +751,7 @@ export class ChannelsService implements OnModuleInit {
           await sleep(REPLY_RETRY_MS[attempt]!);
         }
       }
+      if (sentMark !== null) await this.records.claim(sentMark);
     }
   }
 
