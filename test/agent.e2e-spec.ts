@@ -31,6 +31,14 @@ for (const provider of ['anthropic', 'openai'] as const) {
       await ws.roundTrip();
       return ws;
     }
+    /** The conversation's stored messages as [role, content] pairs, in order. */
+    const storedMessages = async (conversationId: string): Promise<Array<[string, string]>> =>
+      (
+        (await get(`/api/spaces/${spaceId}/conversations/${conversationId}`)).body.data.messages as Array<{
+          role: string;
+          content: string;
+        }>
+      ).map((m) => [m.role, m.content]);
     const send = (conversationId: string, message: string, extra: object = {}) =>
       post('/api/agent/message', { spaceId, conversationId, message, ...extra });
     /** Frames of one conversation's events, up to and including agent:complete. */
@@ -116,17 +124,10 @@ for (const provider of ['anthropic', 'openai'] as const) {
       );
       assert.equal(new Set(seqs).size, seqs.length);
       // Stored: the user message and the reply.
-      const stored = (await get(`/api/spaces/${spaceId}/conversations/${id}`)).body.data.messages as Array<{
-        role: string;
-        content: string;
-      }>;
-      assert.deepEqual(
-        stored.map((m) => [m.role, m.content]),
-        [
-          ['user', 'Say hello'],
-          ['assistant', 'Hello, world!'],
-        ],
-      );
+      assert.deepEqual(await storedMessages(id), [
+        ['user', 'Say hello'],
+        ['assistant', 'Hello, world!'],
+      ]);
       assert.equal((await get(`/api/agent/generating/${id}`)).body.data, false);
       // The model got the user's message and the tools.
       const [sent] = model.requests;
@@ -458,19 +459,12 @@ for (const provider of ['anthropic', 'openai'] as const) {
       const lastMessage = (model.requests[1]!.body.messages as Array<{ role: string }>).at(-1)!;
       assert.equal(lastMessage.role, 'user');
       assert.ok(JSON.stringify(lastMessage).includes('late one'), JSON.stringify(lastMessage));
-      const stored = (await get(`/api/spaces/${spaceId}/conversations/${id}`)).body.data.messages as Array<{
-        role: string;
-        content: string;
-      }>;
-      assert.deepEqual(
-        stored.map((m) => [m.role, m.content]),
-        [
-          ['user', 'start'],
-          ['assistant', 'First answer.'],
-          ['user', 'late one'],
-          ['assistant', 'Answer to the late one.'],
-        ],
-      );
+      assert.deepEqual(await storedMessages(id), [
+        ['user', 'start'],
+        ['assistant', 'First answer.'],
+        ['user', 'late one'],
+        ['assistant', 'Answer to the late one.'],
+      ]);
       assert.equal((await get(`/api/agent/generating/${id}`)).body.data, false);
       ws.close();
     });

@@ -48,6 +48,8 @@ describe('TurnRunner', () => {
   let chatPlan: (io: TurnIO) => RecordingTurn | TurnRefusal;
   let builders: TurnPlanBuilders;
   let runner: TurnRunner;
+  /** Where the runner queues follow-up turns. */
+  let jobs: RecordingJobQueue;
 
   beforeEach(() => {
     turns = new FakeTurnRepository();
@@ -57,6 +59,7 @@ describe('TurnRunner', () => {
     chat = new StubBuilder('chat', (io) => chatPlan(io));
     builders = new TurnPlanBuilders(chat as unknown as ChatPlanBuilder);
     const clock = new FakeClock();
+    jobs = new RecordingJobQueue();
     runner = new TurnRunner(
       turns,
       builders,
@@ -64,6 +67,11 @@ describe('TurnRunner', () => {
       new ConversationEvents(bus, new FakeEventLog()),
       bus,
       clock,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      jobs,
     );
     runner.onModuleInit();
   });
@@ -106,23 +114,6 @@ describe('TurnRunner', () => {
   });
 
   it('input that reaches a turn after its last step gets a follow-up turn of its own, announced after agent:complete', async () => {
-    const jobs = new RecordingJobQueue();
-    const clock = new FakeClock();
-    runner.onApplicationShutdown();
-    runner = new TurnRunner(
-      turns,
-      builders,
-      new AgentLoop(provider, clock, { maxSteps: 5, maxRetries: 0, retryBaseMs: 1, maxOutputTokens: 1000 }),
-      new ConversationEvents(bus, new FakeEventLog()),
-      bus,
-      clock,
-      undefined,
-      undefined,
-      undefined,
-      undefined,
-      jobs,
-    );
-    runner.onModuleInit();
     chatPlan = (io) => {
       const turn = new RecordingTurn({ io });
       // The message arrives while the reply is being recorded: no step of this turn reads it.
