@@ -5,6 +5,7 @@ import request from 'supertest';
 import { browserSkipReason, launchChromium, screenshot } from '#testing/browser.js';
 import { ScriptedModelServer } from '#testing/scripted-model-server.js';
 import { startServer, type TestServer } from '#testing/test-server.js';
+import { waitFor } from '#testing/wait.js';
 
 const WAIT = 30_000;
 const SPEC = `name: Price Watcher
@@ -142,9 +143,15 @@ describe('web app in Chromium: digital humans', { skip: browserSkipReason() }, (
     await page.getByRole('button', { name: 'Run now' }).click();
     const card = page.getByRole('form', { name: 'Question from the digital human' });
     await card.getByText('Buy the tea at 42?').waitFor({ timeout: 60_000 });
+    // Waiting for an answer shows on the nav and in the tab's title, from any screen.
+    const nav = page.getByRole('navigation', { name: 'Main' });
+    await nav.getByRole('link', { name: 'Digital humans (1 waiting for you)' }).waitFor({ timeout: WAIT });
+    await waitFor(async () => (await page.title()) === '(1) svc-server', WAIT, 'the title counts the waiting app');
     model.enqueue(report({ type: 'complete', summary: 'Bought it' }), { steps: [{ text: 'Done.' }] });
     await card.getByRole('button', { name: 'yes', exact: true }).click();
     await card.waitFor({ state: 'detached', timeout: WAIT });
+    await nav.getByRole('link', { name: 'Digital humans', exact: true }).waitFor({ timeout: WAIT });
+    await waitFor(async () => (await page.title()) === 'svc-server', WAIT, 'the title without a count once answered');
     const apps = (await request(server.url).get('/api/apps').set(auth())).body.data as Array<{ id: string }>;
     const activity = (await request(server.url).get(`/api/apps/${apps[0]!.id}/activity`).set(auth())).body
       .data as Array<{ type: string; content: { userResponse?: { choice?: string } } }>;

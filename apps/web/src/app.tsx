@@ -10,6 +10,7 @@ import { href, useRoute } from './route.js';
 import { SignIn, signInFromLink } from './signin.js';
 import { EventSocket, type SocketState } from './socket.js';
 import { loadSpaces, type Space, SpacesScreen } from './spaces.js';
+import { titleWithWaiting, useWaitingApps } from './waiting.js';
 
 type TeamsModule = typeof import('./teams.js');
 type KnowledgeModule = typeof import('./knowledge.js');
@@ -140,6 +141,11 @@ function Shell(props: { onSignOut: () => void }) {
     };
   }, [socket]);
   useEffect(() => applyTheme(theme), [theme]);
+  // Digital humans waiting for an answer show on the nav and in the tab's title, from any screen.
+  const waiting = useWaitingApps(socket);
+  useEffect(() => {
+    document.title = titleWithWaiting(waiting);
+  }, [waiting]);
 
   const switchSpace = (id: string) => {
     setSpaceId(id);
@@ -166,6 +172,14 @@ function Shell(props: { onSignOut: () => void }) {
           {SCREENS.map((s) => (
             <a key={s.id} href={href(s.id)} aria-current={screen === s.id ? 'page' : undefined}>
               {s.label}
+              {s.id === 'apps' && waiting > 0 && (
+                <>
+                  <span class="badge waiting" aria-hidden="true">
+                    {waiting}
+                  </span>
+                  <span class="sr-only"> ({waiting} waiting for you)</span>
+                </>
+              )}
             </a>
           ))}
         </nav>
