@@ -946,14 +946,23 @@ export class KnowledgeService implements OnApplicationBootstrap {
     if (kbIds.length === 0) return [];
     const mode = (input.mode as SearchMode | undefined) ?? 'hybrid';
     const tsquery = tsqueryLiteral(input.query);
-    const vectorLists = mode === 'keyword' ? [] : await this.vectorLists(kbIds, input.query, topK);
+    const depth = Math.max(topK * RRF_DEPTH, RRF_MIN_CANDIDATES);
+    // A hybrid search reads its keyword list while the query is embedded and the vectors are
+    // searched (the deeper list: ranked the same, its first topK are the keyword-only answer).
+    const [vectorLists, keywordDeep] = await Promise.all([
+      mode === 'keyword' ? [] : this.vectorLists(kbIds, input.query, topK),
+      mode === 'hybrid' && tsquery !== null ? this.repo.keywordSearch(kbIds, tsquery, depth) : null,
+    ]);
     let hits: KeywordHit[];
     if (vectorLists.length === 0) {
-      hits = tsquery === null ? [] : await this.repo.keywordSearch(kbIds, tsquery, topK);
+      hits =
+        tsquery === null
+          ? []
+          : keywordDeep
+            ? keywordDeep.slice(0, topK)
+            : await this.repo.keywordSearch(kbIds, tsquery, topK);
     } else {
-      const depth = Math.max(topK * RRF_DEPTH, RRF_MIN_CANDIDATES);
-      const keyword =
-        tsquery === null || mode === 'semantic' ? [] : await this.repo.keywordSearch(kbIds, tsquery, depth);
+      const keyword = mode === 'semantic' ? [] : (keywordDeep ?? []);
       hits =
         mode === 'semantic' && vectorLists.length === 1
           ? vectorLists[0]!.slice(0, topK)
