@@ -85,3 +85,19 @@ export class ChannelFetch {
 function blocked(host: string): string {
   return `Address "${host}" is blocked by the channel policy (SVC_CHANNEL_ALLOW)`;
 }
+
+/** Waits `ms`, or rejects with `aborted` as soon as `signal` fires (a connection being closed). */
+export function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(new Error('aborted'));
+    const t = setTimeout(resolve, ms);
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(t);
+        reject(new Error('aborted'));
+      },
+      { once: true },
+    );
+  });
+}

@@ -14,6 +14,7 @@ import {
 import { parseCommand } from '#core/channels/channel-rules.js';
 import type { ChannelInstanceRecord } from '#core/ports/channel.repository.port.js';
 import type { ChannelFetch } from './channel-fetch.js';
+import { abortableSleep } from './channel-fetch.js';
 
 /** Email has no message length limit worth splitting at: a reply is one mail. */
 export const EMAIL_MAX_MESSAGE = 1_000_000;
@@ -569,19 +570,4 @@ function reSubject(subject: string): string {
 
 function unique(list: string[]): string[] {
   return [...new Set(list)];
-}
-
-function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(new Error('aborted'));
-    const t = setTimeout(resolve, ms);
-    signal.addEventListener(
-      'abort',
-      () => {
-        clearTimeout(t);
-        reject(new Error('aborted'));
-      },
-      { once: true },
-    );
-  });
 }

@@ -12,6 +12,7 @@ import {
 } from '#core/channels/channel-provider.port.js';
 import type { ChannelInstanceRecord } from '#core/ports/channel.repository.port.js';
 import type { ChannelFetch } from './channel-fetch.js';
+import { abortableSleep } from './channel-fetch.js';
 
 type Headers = Record<string, string | string[] | undefined>;
 
@@ -418,19 +419,4 @@ function escapeText(text: string): string {
 
 function decodeEntities(text: string): string {
   return text.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
-}
-
-function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(new Error('aborted'));
-    const t = setTimeout(resolve, ms);
-    signal.addEventListener(
-      'abort',
-      () => {
-        clearTimeout(t);
-        reject(new Error('aborted'));
-      },
-      { once: true },
-    );
-  });
 }

@@ -14,6 +14,7 @@ import {
 } from '#core/channels/channel-provider.port.js';
 import type { ChannelInstanceRecord } from '#core/ports/channel.repository.port.js';
 import type { ChannelFetch } from './channel-fetch.js';
+import { abortableSleep } from './channel-fetch.js';
 
 type Headers = Record<string, string | string[] | undefined>;
 
@@ -380,19 +381,4 @@ function webhookSecret(instance: ChannelInstanceRecord): string {
 
 function chatIdParam(chatId: string): number | string {
   return /^-?\d+$/.test(chatId) ? Number(chatId) : chatId;
-}
-
-function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(new Error('aborted'));
-    const t = setTimeout(resolve, ms);
-    signal.addEventListener(
-      'abort',
-      () => {
-        clearTimeout(t);
-        reject(new Error('aborted'));
-      },
-      { once: true },
-    );
-  });
 }
