@@ -56,6 +56,32 @@ describe('web app in Chromium: the AI browser (sign-in and live view)', { skip: 
   let spaceId: string;
   let appId: string;
   const auth = () => ({ Authorization: `Bearer ${server.password}` });
+  /** Waits for the live view in `container` to draw a frame; a failure says what the view and server showed. */
+  const frameDrawn = (container: Locator, what: string): Promise<void> =>
+    waitFor(
+      async () =>
+        Number(
+          await container
+            .locator('canvas')
+            .getAttribute('data-frames', { timeout: 1000 })
+            .catch(() => 0),
+        ) > 0,
+      WAIT,
+      what,
+    ).catch(async (err: Error) => {
+      const text = await container
+        .innerText({ timeout: 1000 })
+        .catch((e: Error) => `(not shown: ${e.message.split('\n')[0]})`);
+      const log = server
+        .output()
+        .split('\n')
+        .filter((l) => /"level":"(warn|error)"/.test(l))
+        .slice(-80);
+      throw new Error(
+        `${err.message}\nshown: ${text}\nbody: ${(await page.locator('body').innerText()).slice(0, 1500)}\n${log.join('\n')}`,
+        { cause: err },
+      );
+    });
 
   before(async () => {
     site = await LoginSite.start();
@@ -170,8 +196,7 @@ describe('web app in Chromium: the AI browser (sign-in and live view)', { skip: 
     await panel.waitFor({ timeout: WAIT });
     await panel.getByText('Sign in', { exact: true }).waitFor({ timeout: WAIT });
     await panel.getByText(site.url).waitFor({ timeout: WAIT });
-    const canvas = panel.locator('canvas');
-    await waitFor(async () => (await framesOf(canvas)) > 0, WAIT, 'a frame of the page is drawn in the chat');
+    await frameDrawn(panel, 'a frame of the page is drawn in the chat');
     await screenshot(page, 'browser-live-view');
 
     // At phone width the page's view fits the screen: nothing scrolls sideways.
@@ -222,8 +247,7 @@ describe('web app in Chromium: the AI browser (sign-in and live view)', { skip: 
     await page.getByRole('tab', { name: 'Browser' }).click();
     await page.getByRole('button', { name: 'Watch Sign in' }).click();
     const dialog = page.getByRole('dialog', { name: 'Live page' });
-    const canvas = dialog.locator('canvas');
-    await waitFor(async () => (await framesOf(canvas)) > 0, WAIT, "a frame of the digital human's page is drawn");
+    await frameDrawn(dialog, "a frame of the digital human's page is drawn");
     await dialog.getByText(site.url).waitFor({ timeout: WAIT });
     await dialog.getByRole('button', { name: 'Stop page' }).click();
     await dialog.waitFor({ state: 'detached', timeout: WAIT });

@@ -7,12 +7,17 @@ type ViewState = { kind: 'connecting' } | { kind: 'live' } | { kind: 'ended'; re
 const BUTTONS = ['left', 'middle', 'right'] as const;
 /** The page's text input takes at most this much per frame (docs/api/ai-browser.md). */
 const TEXT_MAX = 10_000;
+/** Close code of a view that could not start (the page is there): the view connects again. */
+const VIEW_FAILED = 1011;
+const RECONNECT_TRIES = 3;
+const RECONNECT_DELAY_MS = 1000;
 
 /** Why the socket closed, in words (close codes of `/ws/browser/:viewId`). */
 function endedReason(event: CloseEvent): string {
   if (event.code === 4004) return 'This page is no longer open.';
   if (event.code === 4001) return 'The server refused the sign-in.';
   if (event.code === 4000) return event.reason ? `The page closed: ${event.reason}.` : 'The page closed.';
+  if (event.code === VIEW_FAILED) return 'The live view could not start; reload to try again.';
   return 'The live view was disconnected.';
 }
 
@@ -31,6 +36,8 @@ export function LiveView(props: { viewId: string; label: string }) {
   const [controlling, setControlling] = useState(false);
   const [text, setText] = useState('');
   const [error, setError] = useState('');
+  /** Bumped to connect again after a view that could not start. */
+  const [attempt, setAttempt] = useState(0);
 
   const send = (input: BrowserViewerInput) => {
     const ws = socket.current;
@@ -60,8 +67,15 @@ export function LiveView(props: { viewId: string; label: string }) {
           .then(() => send({ type: 'ack', seq }));
       }
     };
+    let retry: ReturnType<typeof setTimeout> | undefined;
     ws.onclose = (event) => {
-      if (socket.current === ws) setState({ kind: 'ended', reason: endedReason(event) });
+      if (socket.current !== ws) return;
+      if (event.code === VIEW_FAILED && attempt < RECONNECT_TRIES) {
+        setState({ kind: 'connecting' });
+        retry = setTimeout(() => setAttempt((n) => n + 1), RECONNECT_DELAY_MS);
+        return;
+      }
+      setState({ kind: 'ended', reason: endedReason(event) });
     };
     const draw = async (data: string, width: number, height: number) => {
       const image = new Image();
@@ -78,10 +92,11 @@ export function LiveView(props: { viewId: string; label: string }) {
       setFrames((n) => n + 1);
     };
     return () => {
+      clearTimeout(retry);
       socket.current = null;
       ws.close();
     };
-  }, [props.viewId]);
+  }, [props.viewId, attempt]);
 
   /** The pointer's position on the page, scaled from the canvas as shown to the page's size. */
   const at = (e: MouseEvent): { x: number; y: number } => {

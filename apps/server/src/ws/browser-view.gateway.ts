@@ -40,6 +40,8 @@ const MAX_VIEWER_BUFFER_BYTES = 8 * 1024 * 1024;
 export const CLOSE_PAGE_NOT_FOUND = 4004;
 export const CLOSE_AUTH_FAILED = 4001;
 export const CLOSE_PAGE_ENDED = 4000;
+/** The page is there but its live view could not start (the client may connect again). */
+export const CLOSE_VIEW_FAILED = 1011;
 const SIGN_IN_TIMEOUT_CLOSE = 1008;
 const AUTH_FAILED_CLOSE_MS = 100;
 
@@ -140,18 +142,16 @@ export class BrowserViewGateway implements OnGatewayConnection, OnGatewayDisconn
     viewer.signInTimer = null;
     liftSignInCap(socket);
     this.send(socket, '{"type":"auth:success"}');
-    const watch = viewer.viewId
-      ? await this.views.watch(viewer.viewId, {
-          frame: (frame: BrowserFrame) => {
-            if (socket.bufferedAmount > MAX_VIEWER_BUFFER_BYTES) return;
-            this.send(socket, JSON.stringify(frame));
-          },
-          ended: (reason: string) => {
-            viewer.watch = null;
-            socket.close(CLOSE_PAGE_ENDED, reason.slice(0, 120));
-          },
-        })
-      : null;
+    let watch: PageWatch | null;
+    try {
+      watch = viewer.viewId ? await this.watch(socket, viewer, viewer.viewId) : null;
+    } catch (err) {
+      // Half a view (signed in, no frames ever) would look like a still page: the client is told
+      // and may connect again.
+      this.logger.warn(`the live view of ${viewer.viewId} could not start: ${(err as Error).message}`);
+      socket.close(CLOSE_VIEW_FAILED, BrowserViewTexts.viewFailed);
+      return;
+    }
     if (!watch) {
       socket.close(CLOSE_PAGE_NOT_FOUND, BrowserViewTexts.pageNotFound);
       return;
@@ -161,6 +161,19 @@ export class BrowserViewGateway implements OnGatewayConnection, OnGatewayDisconn
       return;
     }
     viewer.watch = watch;
+  }
+
+  private watch(socket: Socket, viewer: Viewer, viewId: string): Promise<PageWatch | null> {
+    return this.views.watch(viewId, {
+      frame: (frame: BrowserFrame) => {
+        if (socket.bufferedAmount > MAX_VIEWER_BUFFER_BYTES) return;
+        this.send(socket, JSON.stringify(frame));
+      },
+      ended: (reason: string) => {
+        viewer.watch = null;
+        socket.close(CLOSE_PAGE_ENDED, reason.slice(0, 120));
+      },
+    });
   }
 
   private send(socket: Socket, data: string): void {

@@ -23,6 +23,7 @@ export const COMMAND_TIMEOUT_MS = 10_000;
 
 export const BrowserViewTexts = {
   pageNotFound: 'Browser page not found',
+  viewFailed: 'The live view could not start; connect again',
   unavailable: 'The AI browser is not available on this server',
   noAnswer: 'The replica holding this browser page did not answer',
   replicaGone: 'The replica holding this page is gone',

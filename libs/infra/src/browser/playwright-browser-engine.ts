@@ -1,3 +1,4 @@
+import { retryWhileDetached } from './cdp-retry.js';
 import { descendantsResidentBytes } from './process-memory.js';
 import { lookup } from 'node:dns/promises';
 import { createWriteStream } from 'node:fs';
@@ -32,6 +33,9 @@ const CDP_TIMEOUT_MS = 15_000;
 /** How long a new screencast may stay without a frame before a screenshot stands in as its first. */
 const FIRST_FRAME_WAIT_MS = 1_000;
 const FIRST_FRAME_TRIES = 5;
+/** A command refused while a navigation swaps the renderer is tried again, for up to about 5 s. */
+const DETACHED_TRIES = 50;
+const DETACHED_RETRY_MS = 100;
 const CONSOLE_MAX = 1000;
 const NETWORK_MAX = 1000;
 const DOWNLOADS_MAX = 500;
@@ -673,13 +677,18 @@ class PlaywrightEnginePage implements EnginePage {
       });
     };
     this.screencastHandler = handler;
-    await this.send('Page.startScreencast', {
-      format: 'jpeg',
-      quality: 60,
-      maxWidth: 1280,
-      maxHeight: 960,
-      everyNthFrame: 1,
-    });
+    // Asked while a navigation swaps the page's renderer, the start is refused for a moment.
+    await retryWhileDetached(
+      () =>
+        this.send('Page.startScreencast', {
+          format: 'jpeg',
+          quality: 60,
+          maxWidth: 1280,
+          maxHeight: 960,
+          everyNthFrame: 1,
+        }),
+      { tries: DETACHED_TRIES, delayMs: DETACHED_RETRY_MS },
+    );
     // Chromium sends screencast frames as the page repaints: a page that has finished drawing may
     // send none, and a viewer would wait on an empty screen. Then one screenshot is the first frame
     // (tried again while the page is between documents and cannot be captured).
