@@ -20,6 +20,7 @@ describe('message channels across replicas', { skip: testMode() === 'services' ?
   let tg: FakeTelegramServer;
   let redis: Redis;
   let instanceId: string;
+  let appId: string;
   const chat = { id: 901, type: 'private' as const, first_name: 'Dana' };
   const dana = { id: 901, first_name: 'Dana' };
   const api = (s: TestServer) => ({
@@ -51,7 +52,7 @@ describe('message channels across replicas', { skip: testMode() === 'services' ?
       system_prompt: 'Echo.',
       subscriptions: [{ id: 'tick', source: { type: 'schedule', config: { every: '1d' } } }],
     };
-    const appId = data<{ appId: string }>(await a.post('/api/apps/install', { spec, spaceId })).appId;
+    appId = data<{ appId: string }>(await a.post('/api/apps/install', { spec, spaceId })).appId;
     instanceId = data<{ id: string }>(
       await a.post('/api/im-channels/instances', {
         type: 'telegram',
@@ -105,5 +106,48 @@ describe('message channels across replicas', { skip: testMode() === 'services' ?
     const survivor = victim === replicas.a ? replicas.b : replicas.a;
     await replicas.replace(victim);
     assert.ok(survivor);
+  });
+
+  it('a message whose turn died with its replica is answered once, by the turn run again on the other replica', async () => {
+    const { model } = replicas;
+    // The first model call streams half an answer and hangs; the one after the kill is answered.
+    model.enqueue({ steps: [{ text: 'half an answer' }, { hang: true }] });
+    const requestsBefore = model.requests.length;
+    await tg.userMessage({ chat, from: dana, text: 'lost-1' });
+    await model.waitForRequests(requestsBefore + 1, 30_000);
+    let threadId = '';
+    let replicaId: string | null = null;
+    await waitFor(
+      async () => {
+        const active = data<string[]>(await api(replicas.a).get('/api/agent/sessions'));
+        threadId = active.find((id) => id.startsWith('app-chat:')) ?? '';
+        if (threadId === '') return false;
+        replicaId = data<{ replicaId: string | null }>(
+          await api(replicas.a).get(`/api/agent/session/${threadId}`),
+        ).replicaId;
+        return replicaId !== null;
+      },
+      15_000,
+      "the channel thread's turn claimed",
+    );
+    const pid = Number(replicaId!.split('-')[0]);
+    const victim = [replicas.a, replicas.b].find((s) => s.process.pid === pid);
+    assert.ok(victim, `the turn runs on one of the replicas (${replicaId})`);
+    victim.process.kill('SIGKILL');
+    await victim.exited;
+
+    await tg.until(() => answers('lost-1') >= 1, 60_000, 'the answer to lost-1 after its replica was killed');
+    await sleep(2000);
+    assert.equal(answers('lost-1'), 1, 'answered once');
+    const sent = tg.sentTo(chat.id).map((m) => m.text);
+    assert.ok(
+      !sent.some((text) => text.includes('interrupted')),
+      `no interruption notice: ${JSON.stringify(sent.slice(-3))}`,
+    );
+    const turnRequests = model.requests.slice(requestsBefore).filter((r) => lastUserTextOf(r.body) === 'lost-1');
+    assert.equal(turnRequests.length, 2, 'the model was asked twice: the lost turn and its rerun');
+    // The rerun's history ends with the message, not with the lost turn's half answer.
+    assert.ok(!JSON.stringify(turnRequests[1]!.body).includes('half an answer'));
+    await replicas.replace(victim);
   });
 });

@@ -24,12 +24,19 @@ describe('streamedReply', () => {
   });
 
   it('a content without delta replaces the text', () => {
-    const events = [ev('agent:turn-start'), ev('agent:message', { delta: 'draft' }), ev('agent:message', { content: 'final' })];
+    const events = [
+      ev('agent:turn-start'),
+      ev('agent:message', { delta: 'draft' }),
+      ev('agent:message', { content: 'final' }),
+    ];
     assert.equal(streamedReply(events), 'final');
   });
 
   it('nothing streamed, or no turn in the log, is an empty reply', () => {
-    assert.equal(streamedReply([ev('agent:turn-start'), ev('agent:message', { content: '', isNewTextBlock: true })]), '');
+    assert.equal(
+      streamedReply([ev('agent:turn-start'), ev('agent:message', { content: '', isNewTextBlock: true })]),
+      '',
+    );
     assert.equal(streamedReply([ev('agent:message', { delta: 'orphan' })]), '');
   });
 });

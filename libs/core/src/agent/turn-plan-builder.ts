@@ -46,6 +46,11 @@ export abstract class TurnPlanBuilder {
    * stopped while queued, or its replica was lost. The kind records what it must.
    */
   endedWithoutPlan?(turn: TurnRecord, ending: UnplannedEnding): Promise<void>;
+  /**
+   * Whether a turn of this kind whose replica died is run again, once, on the input it had
+   * (someone who cannot press Retry waits for its answer: a message channel's user).
+   */
+  rerunWhenLost?(turn: TurnRecord): boolean;
 }
 
 export interface UnplannedEnding {
@@ -55,4 +60,6 @@ export interface UnplannedEnding {
   outage?: boolean;
   /** What the turn had streamed before its replica died (the reaper rebuilds it from the event log). */
   partialReply?: string;
+  /** A new turn runs the same input again (see `rerunWhenLost`): nobody needs telling of this end. */
+  rerun?: boolean;
 }

@@ -32,6 +32,11 @@ export class TurnPlanBuilders {
     });
   }
 
+  /** Whether the turn's kind runs a turn lost with its replica again (see `TurnPlanBuilder.rerunWhenLost`). */
+  rerunWhenLost(turn: TurnRecord): boolean {
+    return this.byKind.get(turn.kind)?.rerunWhenLost?.(turn) ?? false;
+  }
+
   for(kind: TurnKind): TurnPlanBuilder {
     const builder = this.byKind.get(kind);
     if (!builder) throw new Error(`no plan builder is registered for ${kind} turns`);

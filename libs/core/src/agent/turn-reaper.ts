@@ -1,10 +1,12 @@
+import { randomUUID } from 'node:crypto';
 import { Injectable, Logger } from '@nestjs/common';
 import { turnJobId } from '../kernel/job-ids.js';
 import { Clock } from '../ports/clock.port.js';
 import { JobQueue } from '../ports/job-queue.port.js';
-import { TurnRepository } from '../ports/turn.repository.port.js';
+import { type TurnRecord, TurnRepository } from '../ports/turn.repository.port.js';
 import { SpaceActivity } from '../ports/space-activity.port.js';
 import { ConversationEvents } from './conversation-events.js';
+import { announceQueuedTurn } from './turn-announce.js';
 import { endUnfinishedTurn, TurnTexts } from './turn-endings.js';
 import { TurnPlanBuilders } from './turn-plan-builders.js';
 import { TurnRunner } from './turn-runner.js';
@@ -51,17 +53,43 @@ export class TurnReaper {
       );
       if (!ended) continue;
       reaped++;
+      const rerun = await this.rerun(turn);
       await this.builders?.endedWithoutPlan(turn, {
         status: 'interrupted',
         error: TurnTexts.replicaLost,
         partialReply,
+        rerun,
       });
       this.logger.warn(
-        `turn ${turn.id} of conversation ${turn.conversationId} lost its replica ${turn.replicaId}; marked interrupted`,
+        `turn ${turn.id} of conversation ${turn.conversationId} lost its replica ${turn.replicaId}; marked interrupted` +
+          (rerun ? ' and queued again' : ''),
       );
     }
     await this.requeueOrphans();
     return reaped;
+  }
+
+  /**
+   * Queues a lost turn again when its kind asks for that (`rerunWhenLost`), once: the new turn
+   * carries `rerunOf` and is not run a third time. True when the input will be answered: by the
+   * new turn, or by a turn a later message already started (its history holds the input too).
+   */
+  private async rerun(turn: TurnRecord): Promise<boolean> {
+    if (!this.queue || !this.builders?.rerunWhenLost(turn) || typeof turn.request.rerunOf === 'string') return false;
+    try {
+      const again = await this.turns.createQueued({
+        id: randomUUID(),
+        kind: turn.kind,
+        conversationId: turn.conversationId,
+        spaceId: turn.spaceId,
+        request: { ...turn.request, rerunOf: turn.id },
+      });
+      if (again) await announceQueuedTurn(this.events, this.queue, again);
+      return true;
+    } catch (err) {
+      this.logger.warn(`turn ${turn.id}: running it again failed: ${(err as Error).message}`);
+      return false;
+    }
   }
 
   /**

@@ -64,8 +64,15 @@ export class AppChatPlanBuilder extends TurnPlanBuilder implements OnModuleInit 
   }
 
   override async endedWithoutPlan(turn: TurnRecord, ending: UnplannedEnding): Promise<void> {
+    // Run again, the turn answers afresh: its half reply would end the new turn's history.
+    if (ending.rerun) return;
     await recordPartialReply(this.conversations, turn, ending);
     if (ending.error !== TurnTexts.stopped) await this.tellChannel(turn, ending.partialReply ?? '', ending.error);
+  }
+
+  /** A channel thread's turn lost with its replica runs again: its user cannot press Retry. */
+  override rerunWhenLost(turn: TurnRecord): boolean {
+    return (turn.request as { channel?: ChannelTurnOrigin }).channel !== undefined;
   }
 
   /**
