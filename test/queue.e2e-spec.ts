@@ -290,6 +290,107 @@ function queueSuite(label: string, makeBackend: () => Promise<Backend>): void {
       },
     );
 
+    /** A queue whose `test.echo` jobs run in the quick lane. */
+    function laned(queueName: string, declaredNames: ReadonlyArray<keyof TestJobs> = []): BullJobQueue<TestJobs> {
+      const q = new BullJobQueue<TestJobs>({
+        backend: backend!.config(),
+        declaredNames,
+        concurrency: 1,
+        queueName,
+        quickLane: { names: ['test.echo'], concurrency: 2 },
+      });
+      open.add(q);
+      return q;
+    }
+
+    it(
+      'a quick job runs while the only slot of the main lane is held by a long job',
+      { timeout: TEST_TIMEOUT },
+      async () => {
+        const q = laned(name(), ['test.echo', 'test.other']);
+        try {
+          let release!: () => void;
+          const held = new Promise<void>((resolve) => (release = resolve));
+          let longStarted = false;
+          let longEnded = false;
+          const echoes: number[] = [];
+          q.process('test.other', async () => {
+            longStarted = true;
+            await held;
+            longEnded = true;
+          });
+          q.process('test.echo', async (data) => {
+            echoes.push(data.n);
+          });
+          await q.startConsuming();
+          await q.add('test.other', {});
+          await waitFor(() => longStarted, { what: 'the long job started', timeoutMs: 10_000 });
+          await q.add('test.echo', { n: 1 });
+          await q.add('test.echo', { n: 2 });
+          await waitFor(() => echoes.length === 2, { what: 'both quick jobs ran', timeoutMs: 10_000 });
+          assert.equal(longEnded, false, 'the quick jobs ran while the long one still held its slot');
+          release();
+          await waitFor(() => longEnded, { what: 'the long job ended', timeoutMs: 10_000 });
+          const counts = await q.counts();
+          assert.equal(counts.completed, 3, `completed over both lanes: ${JSON.stringify(counts)}`);
+        } finally {
+          await close(q);
+        }
+      },
+    );
+
+    it('a quick job an earlier version queued in the main queue still runs', { timeout: 30_000 }, async () => {
+      const queueName = name();
+      const earlier = queue(queueName);
+      await earlier.add('test.echo', { n: 5 });
+      await close(earlier);
+      const q = laned(queueName, ['test.echo']);
+      try {
+        const seen: number[] = [];
+        q.process('test.echo', async (data) => {
+          seen.push(data.n);
+        });
+        await q.startConsuming();
+        await waitFor(() => seen.length === 1, { what: 'the job from the main queue ran', timeoutMs: 10_000 });
+        assert.deepEqual(seen, [5]);
+      } finally {
+        await close(q);
+      }
+    });
+
+    it(
+      'a repeat an earlier version kept in the main queue moves to the quick lane: it fires from one lane only',
+      { timeout: 30_000 },
+      async () => {
+        const queueName = name();
+        const earlier = queue(queueName);
+        await earlier.repeat('tick', 'test.echo', { n: 1 }, { everyMs: 1000 });
+        await close(earlier);
+        const q = laned(queueName, ['test.echo']);
+        try {
+          const runs: number[] = [];
+          q.process('test.echo', async () => {
+            runs.push(Date.now());
+          });
+          await q.repeat('tick', 'test.echo', { n: 1 }, { everyMs: 1000 });
+          await q.startConsuming();
+          await waitFor(() => runs.length >= 1, { what: 'the first tick', timeoutMs: 10_000 });
+          const from = runs.length;
+          await sleep(4000);
+          const fired = runs.length - from;
+          // One scheduler fires 4 times in 4 s (±1); two would fire about 8 times.
+          assert.ok(fired >= 2 && fired <= 5, `fired ${fired} times in 4 s`);
+          await q.removeRepeat('tick');
+          await sleep(300);
+          const afterRemoval = runs.length;
+          await sleep(2500);
+          assert.equal(runs.length, afterRemoval, 'removeRepeat stopped it in every lane');
+        } finally {
+          await close(q);
+        }
+      },
+    );
+
     it('a job survives a restart and is processed by the next consumer', { timeout: 30_000 }, async () => {
       const queueName = name();
       const producer = queue(queueName);

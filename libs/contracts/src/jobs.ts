@@ -69,6 +69,13 @@ export interface ChannelInboundJob {
 
 export type JobName = keyof JobMap;
 
+/**
+ * Jobs that hold a worker slot for long: a whole turn, a document's ingestion, a memory
+ * consolidation. Every other job is short and runs in the queue's quick lane, so a schedule
+ * tick or a channel message never waits for a turn to end.
+ */
+export const LONG_JOB_NAMES: readonly JobName[] = ['agent.turn', 'knowledge.ingest', 'memory.consolidate'];
+
 export const JOB_NAMES: readonly JobName[] = [
   'system.heartbeat',
   'agent.turn',

@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import type { DataSource } from 'typeorm';
-import { JOB_NAMES, type JobMap } from '#contracts/jobs.js';
+import { JOB_NAMES, type JobMap, LONG_JOB_NAMES } from '#contracts/jobs.js';
 import type { AppConfig } from '#core/config/app-config.js';
 import type { ConnectionRegistry } from '#core/ports/connection-registry.port.js';
 import type { EventBus } from '#core/ports/event-bus.port.js';
@@ -172,6 +172,10 @@ export class Infrastructure {
             { kind: 'postgres', url: databaseUrl, pollMs: mode === 'embedded' ? 250 : undefined },
       declaredNames: JOB_NAMES,
       concurrency: config.queueConcurrency,
+      quickLane: {
+        names: JOB_NAMES.filter((name) => !LONG_JOB_NAMES.includes(name)),
+        concurrency: config.queueQuickConcurrency,
+      },
       logger,
       metrics: this.metrics,
     });

@@ -42,6 +42,8 @@ export interface AppConfig {
   wsSignInTimeoutMs: number;
   /** Parallel jobs per worker process. */
   queueConcurrency: number;
+  /** Parallel short jobs (ticks, deliveries, channel messages, replies) per worker process, in their own lane. */
+  queueQuickConcurrency: number;
   /** SVC_APP_RUNS_PER_PROCESS: digital-human runs a worker process works on at once (the others wait). */
   appRunsPerProcess: number;
   /** SVC_TEAM_MAX_MESSAGES, SVC_TEAM_MAX_DEPTH, SVC_TEAM_MAX_RUN_MS: a team run's limits (docs/api/teams.md). */

@@ -49,6 +49,7 @@ describe('parseConfig', () => {
       assert.equal(config.trustProxy, false);
       assert.equal(config.testHooks, false);
       assert.equal(config.queueConcurrency, 8);
+      assert.equal(config.queueQuickConcurrency, 32);
       assert.equal(config.appRunsPerProcess, 2);
       assert.deepEqual(config.teamLimits, { maxMessages: 200, maxForwardDepth: 8, maxDurationMs: 7_200_000 });
       assert.equal(config.scheduleMinIntervalMs, 60_000);
@@ -145,6 +146,7 @@ describe('parseConfig', () => {
       ['SVC_WS_PING_INTERVAL_MS', { SVC_WS_PING_INTERVAL_MS: 'soon' }],
       ['SVC_QUEUE_CONCURRENCY', { SVC_QUEUE_CONCURRENCY: '0' }],
       ['SVC_QUEUE_CONCURRENCY', { SVC_QUEUE_CONCURRENCY: '257' }],
+      ['SVC_QUEUE_QUICK_CONCURRENCY', { SVC_QUEUE_QUICK_CONCURRENCY: '0' }],
       ['SVC_APP_RUNS_PER_PROCESS', { SVC_APP_RUNS_PER_PROCESS: '0' }],
       ['SVC_TEST_HOOKS', { SVC_TEST_HOOKS: 'on' }],
       ['OTEL_EXPORTER_OTLP_ENDPOINT', { OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }],
@@ -278,6 +280,7 @@ describe('parseConfig', () => {
         SVC_ROLE: 'worker',
         SVC_WS_PING_INTERVAL_MS: '100',
         SVC_QUEUE_CONCURRENCY: '256',
+        SVC_QUEUE_QUICK_CONCURRENCY: '64',
         SVC_TEST_HOOKS: '1',
       });
       assert.equal(config.host, '127.0.0.1');
@@ -290,6 +293,7 @@ describe('parseConfig', () => {
       assert.equal(config.role, 'worker');
       assert.equal(config.wsPingIntervalMs, 100);
       assert.equal(config.queueConcurrency, 256);
+      assert.equal(config.queueQuickConcurrency, 64);
       assert.equal(config.testHooks, true);
     });
   });

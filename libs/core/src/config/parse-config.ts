@@ -164,6 +164,10 @@ export function parseConfig(
   if (queueConcurrency === null || queueConcurrency < 1 || queueConcurrency > 256) {
     errors.push('SVC_QUEUE_CONCURRENCY: must be an integer from 1 to 256');
   }
+  const queueQuickConcurrency = parseInteger(value('SVC_QUEUE_QUICK_CONCURRENCY'), 32);
+  if (queueQuickConcurrency === null || queueQuickConcurrency < 1 || queueQuickConcurrency > 256) {
+    errors.push('SVC_QUEUE_QUICK_CONCURRENCY: must be an integer from 1 to 256');
+  }
 
   const int = (name: string, fallback: number, min: number, max: number): number => {
     const parsed = parseInteger(value(name), fallback);
@@ -287,6 +291,7 @@ export function parseConfig(
       wsPingIntervalMs: wsPingIntervalMs!,
       wsSignInTimeoutMs: wsSignInTimeoutMs!,
       queueConcurrency: queueConcurrency!,
+      queueQuickConcurrency: queueQuickConcurrency!,
       appRunsPerProcess,
       teamLimits,
       version: opts.version,

@@ -43,6 +43,12 @@ export interface BullJobQueueOptions {
   declaredNames: readonly string[];
   concurrency: number;
   queueName?: string;
+  /**
+   * Short jobs in a lane of their own (queue `<queueName>-quick`, its own worker and
+   * concurrency), so they never wait for a free slot behind long ones (an `agent.turn` holds
+   * its slot for the whole turn). Names not listed stay in the main queue.
+   */
+  quickLane?: { names: readonly string[]; concurrency: number };
   logger?: AppLogger;
   metrics?: Metrics;
 }
@@ -57,14 +63,25 @@ type AnyWorker = Worker;
 const KEEP_COMPLETED = { age: 24 * 3600, count: 10_000 };
 const KEEP_FAILED = { age: 7 * 24 * 3600, count: 10_000 };
 
+/** One BullMQ queue of the job queue, with its worker once consuming. */
+interface Lane {
+  readonly queue: AnyQueue;
+  readonly concurrency: number;
+  worker: AnyWorker | null;
+}
+
 /**
  * JobQueue on BullMQ: Redis when REDIS_URL is set, otherwise BullMQ's PostgreSQL backend
- * on the server's own database (embedded or DATABASE_URL). One queue carries every job
- * name; one worker per process dispatches by name to the registered processor.
+ * on the server's own database (embedded or DATABASE_URL). The main queue carries every job
+ * name but those of the quick lane (`quickLane`), which has a queue of its own; each queue has
+ * one worker per process, and each worker dispatches any name by its registered processor (a
+ * job an earlier version queued in the other lane still runs).
  */
 export class BullJobQueue<M extends object> extends JobQueue<M> {
-  private readonly queue: AnyQueue;
-  private worker: AnyWorker | null = null;
+  private readonly main: Lane;
+  private readonly quick: Lane | null;
+  private readonly quickNames: ReadonlySet<string>;
+  private consuming = false;
   private readonly processors = new Map<string, JobProcessor<unknown>>();
   private readonly redisClients: Redis[] = [];
   private readonly queueName: string;
@@ -72,7 +89,21 @@ export class BullJobQueue<M extends object> extends JobQueue<M> {
   constructor(private readonly options: BullJobQueueOptions) {
     super();
     this.queueName = options.queueName ?? 'svc-jobs';
-    this.queue = this.createQueue();
+    this.main = { queue: this.createQueue(this.queueName), concurrency: options.concurrency, worker: null };
+    const quick = options.quickLane;
+    this.quickNames = new Set(quick?.names ?? []);
+    this.quick = quick
+      ? { queue: this.createQueue(`${this.queueName}-quick`), concurrency: quick.concurrency, worker: null }
+      : null;
+  }
+
+  private lanes(): Lane[] {
+    return this.quick ? [this.main, this.quick] : [this.main];
+  }
+
+  /** The lane a job name is queued in. */
+  private laneOf(name: string): Lane {
+    return this.quick && this.quickNames.has(name) ? this.quick : this.main;
   }
 
   private connection(): Record<string, unknown> {
@@ -87,12 +118,12 @@ export class BullJobQueue<M extends object> extends JobQueue<M> {
     return { connection: { connectionString: backend.url, max: 4, migrate: true } };
   }
 
-  private createQueue(): AnyQueue {
+  private createQueue(queueName: string): AnyQueue {
     if (this.options.backend.kind === 'redis') {
-      return new bullmq.Queue(this.queueName, this.connection() as never);
+      return new bullmq.Queue(queueName, this.connection() as never);
     }
     const pg = postgresBackend(this.options.backend.pollMs);
-    return new pg.Queue(this.queueName, this.connection() as never) as unknown as AnyQueue;
+    return new pg.Queue(queueName, this.connection() as never) as unknown as AnyQueue;
   }
 
   async add<N extends keyof M & string>(name: N, data: M[N], options: JobOptions = {}): Promise<string> {
@@ -102,8 +133,9 @@ export class BullJobQueue<M extends object> extends JobQueue<M> {
       (reqId || trace) && data && typeof data === 'object'
         ? { ...data, ...(reqId ? { [REQUEST_ID_FIELD]: reqId } : {}), ...(trace ? { [TRACE_FIELD]: trace } : {}) }
         : data;
-    if (options.jobId !== undefined) await this.clearFailed(options.jobId);
-    const job = await this.queue.add(name, payload, {
+    const { queue } = this.laneOf(name);
+    if (options.jobId !== undefined) await this.clearFailed(queue, options.jobId);
+    const job = await queue.add(name, payload, {
       jobId: options.jobId,
       delay: options.delayMs,
       attempts: options.attempts ?? 1,
@@ -120,10 +152,10 @@ export class BullJobQueue<M extends object> extends JobQueue<M> {
    * never be queued again, and the schedule would stop): it is removed so the add queues afresh.
    * Waiting, delayed, active and completed jobs are left alone (their id stays a no-op).
    */
-  private async clearFailed(jobId: string): Promise<void> {
+  private async clearFailed(queue: AnyQueue, jobId: string): Promise<void> {
     try {
       // One small look-up on every add with an id (no job body loaded); a removal only when failed.
-      if ((await this.queue.getJobState(jobId)) === 'failed') await this.queue.remove(jobId);
+      if ((await queue.getJobState(jobId)) === 'failed') await queue.remove(jobId);
     } catch {
       /* gone meanwhile (another replica cleared it), or locked: the add below decides */
     }
@@ -131,19 +163,22 @@ export class BullJobQueue<M extends object> extends JobQueue<M> {
 
   async repeat<N extends keyof M & string>(key: string, name: N, data: M[N], repeat: JobRepeat): Promise<void> {
     const opts = 'everyMs' in repeat ? { every: repeat.everyMs } : { pattern: repeat.cron, tz: repeat.tz };
-    await this.queue.upsertJobScheduler(key, opts, {
+    const lane = this.laneOf(name);
+    await lane.queue.upsertJobScheduler(key, opts, {
       name,
       data,
       opts: { removeOnComplete: KEEP_COMPLETED, removeOnFail: KEEP_FAILED },
     });
+    // A scheduler of this key that an earlier version kept in the other lane would fire twice.
+    for (const other of this.lanes()) if (other !== lane) await other.queue.removeJobScheduler(key);
   }
 
   async removeRepeat(key: string): Promise<void> {
-    await this.queue.removeJobScheduler(key);
+    for (const lane of this.lanes()) await lane.queue.removeJobScheduler(key);
   }
 
   process<N extends keyof M & string>(name: N, processor: JobProcessor<M[N]>): void {
-    if (this.worker) throw new Error(`Cannot register a processor for "${name}" after the queue started consuming`);
+    if (this.consuming) throw new Error(`Cannot register a processor for "${name}" after the queue started consuming`);
     this.processors.set(name, processor as JobProcessor<unknown>);
   }
 
@@ -152,7 +187,8 @@ export class BullJobQueue<M extends object> extends JobQueue<M> {
     if (missing.length > 0) {
       throw new Error(`No processor registered for job name(s): ${missing.join(', ')}`);
     }
-    if (this.worker) return;
+    if (this.consuming) return;
+    this.consuming = true;
     const handler = async (job: Job): Promise<void> => {
       const processor = this.processors.get(job.name);
       if (!processor) throw new Error(`No processor for job "${job.name}"`);
@@ -172,19 +208,25 @@ export class BullJobQueue<M extends object> extends JobQueue<M> {
         ),
       );
     };
+    await Promise.all(this.lanes().map((lane) => this.startWorker(lane, handler)));
+  }
+
+  private async startWorker(lane: Lane, handler: (job: Job) => Promise<void>): Promise<void> {
     const workerOptions = {
       ...this.connection(),
-      concurrency: this.options.concurrency,
+      concurrency: lane.concurrency,
       // Without LISTEN/NOTIFY (embedded), poll briskly so new jobs start promptly.
       drainDelay: this.options.backend.kind === 'postgres' ? 0.25 : 5,
     };
+    let worker: AnyWorker;
     if (this.options.backend.kind === 'redis') {
-      this.worker = new bullmq.Worker(this.queueName, handler, workerOptions as never);
+      worker = new bullmq.Worker(lane.queue.name, handler, workerOptions as never);
     } else {
       const pg = postgresBackend(this.options.backend.kind === 'postgres' ? this.options.backend.pollMs : undefined);
-      this.worker = new pg.Worker(this.queueName, handler as never, workerOptions as never) as unknown as AnyWorker;
+      worker = new pg.Worker(lane.queue.name, handler as never, workerOptions as never) as unknown as AnyWorker;
     }
-    this.worker.on('failed', (job, err) => {
+    lane.worker = worker;
+    worker.on('failed', (job, err) => {
       this.options.metrics?.jobFailed(job?.name ?? 'unknown');
       this.options.logger?.warn('job failed', {
         jobId: job?.id,
@@ -193,23 +235,28 @@ export class BullJobQueue<M extends object> extends JobQueue<M> {
         error: err.message,
       });
     });
-    this.worker.on('stalled', (jobId: string) => {
+    worker.on('stalled', (jobId: string) => {
       this.options.metrics?.jobStalled();
       this.options.logger?.warn('job stalled; it will be retried or failed', { jobId });
     });
     // A worker polling a store that is away fails many times a second: one line per 10 s.
     const workerErrors = new LogThrottle((f) => this.options.logger?.warn('queue worker error', f));
-    this.worker.on('error', (err) => workerErrors.note({ error: err.message }));
-    await this.worker.waitUntilReady();
+    worker.on('error', (err) => workerErrors.note({ error: err.message }));
+    await worker.waitUntilReady();
   }
 
   isConsuming(): boolean {
-    return this.worker?.isRunning() ?? false;
+    return this.consuming && this.lanes().every((lane) => lane.worker?.isRunning() ?? false);
   }
 
-  /** Jobs per state, for metrics. */
+  /** Jobs per state over all lanes, for metrics. */
   async counts(): Promise<Record<string, number>> {
-    return this.queue.getJobCounts('waiting', 'active', 'delayed', 'failed', 'completed');
+    const total: Record<string, number> = {};
+    for (const lane of this.lanes()) {
+      const counts = await lane.queue.getJobCounts('waiting', 'active', 'delayed', 'failed', 'completed');
+      for (const [state, n] of Object.entries(counts)) total[state] = (total[state] ?? 0) + n;
+    }
+    return total;
   }
 
   get name(): string {
@@ -217,14 +264,15 @@ export class BullJobQueue<M extends object> extends JobQueue<M> {
   }
 
   async ping(): Promise<void> {
-    await this.queue.getJobCounts('waiting');
+    await Promise.all(this.lanes().map((lane) => lane.queue.getJobCounts('waiting')));
   }
 
   /** Lets running jobs finish (bounded by the caller's shutdown deadline), then disconnects. */
   async close(): Promise<void> {
-    await this.worker?.close();
-    this.worker = null;
-    await this.queue.close();
+    await Promise.all(this.lanes().map((lane) => lane.worker?.close()));
+    for (const lane of this.lanes()) lane.worker = null;
+    this.consuming = false;
+    await Promise.all(this.lanes().map((lane) => lane.queue.close()));
     await Promise.all(this.redisClients.map((c) => c.quit().catch(() => c.disconnect())));
   }
 }
