@@ -50,6 +50,13 @@ export class FakeAppRepository extends AppRepository {
     return [...this.apps.values()]
       .filter((a) => filter.spaceId === undefined || a.spaceId === filter.spaceId)
       .filter((a) => (filter.status === undefined ? a.status !== 'uninstalled' : a.status === filter.status))
+      .filter(
+        (a) =>
+          filter.webhookPath === undefined ||
+          (a.spec.subscriptions ?? []).some(
+            (s) => s.source.type === 'webhook' && s.source.config.path === filter.webhookPath,
+          ),
+      )
       .sort((a, b) => a.installedAt.getTime() - b.installedAt.getTime())
       .map((a) => structuredClone(a));
   }

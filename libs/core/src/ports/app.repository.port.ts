@@ -15,6 +15,8 @@ export interface AppListFilter {
   spaceId?: string | null;
   /** Only apps in this status; absent: every status except `uninstalled`. */
   status?: AppStatus;
+  /** Only apps whose spec has a webhook subscription with exactly this path (a delivery's look-up). */
+  webhookPath?: string;
 }
 
 export interface ActivityPage {

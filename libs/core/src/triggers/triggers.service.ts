@@ -553,7 +553,7 @@ export class TriggersService {
   /** The installed, not paused app whose webhook subscription has this path. */
   private async findWebhook(path: string): Promise<WebhookTarget | null> {
     if (path === '') return null;
-    for (const app of await this.records.list({})) {
+    for (const app of await this.records.list({ webhookPath: path })) {
       if (!isScheduled(app)) continue;
       const sub = (app.spec.subscriptions ?? []).find(
         (s) => s.source.type === 'webhook' && s.source.config.path === path,

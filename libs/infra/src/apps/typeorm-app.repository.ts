@@ -1,4 +1,4 @@
-import { type DataSource, In, IsNull, LessThan, Not, QueryFailedError, type Repository } from 'typeorm';
+import { type DataSource, In, IsNull, LessThan, Not, QueryFailedError, Raw, type Repository } from 'typeorm';
 import type { ActivityEntry, App } from '#core/kernel/app.js';
 import {
   ALREADY_INSTALLED,
@@ -47,6 +47,14 @@ export class TypeormAppRepository extends AppRepository {
       where: {
         ...(filter.spaceId === undefined ? {} : { spaceId: filter.spaceId === null ? IsNull() : filter.spaceId }),
         status: filter.status ?? Not('uninstalled'),
+        // Containment in the database: a delivery reads the one app of its path, not every spec.
+        ...(filter.webhookPath === undefined
+          ? {}
+          : {
+              spec: Raw((column) => `${column} -> 'subscriptions' @> :hook::jsonb`, {
+                hook: JSON.stringify([{ source: { type: 'webhook', config: { path: filter.webhookPath } } }]),
+              }),
+            }),
       },
       order: { installedAt: 'ASC', id: 'ASC' },
     });
