@@ -4,6 +4,8 @@
  * from keep-alive connections spread evenly over all-role replicas on one Postgres + Redis. A
  * 429 is retried after its `Retry-After`, as a sender does, and counted. Then waits until every
  * run has ended and checks each accepted delivery started exactly one run (docs/performance.md).
+ * BENCH_CPU_PROF=<dir> runs the replicas under `node --cpu-prof` and leaves their profiles there
+ * (summarize one with bench/profile-summary).
  */
 import { createHmac } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -15,6 +17,9 @@ import { ScriptedModelServer } from '#testing/scripted-model-server.js';
 import { createSharedServices, startServer, type TestServer } from '#testing/test-server.js';
 import { completeEveryRun, startedRuns } from '#testing/trigger-runs.js';
 import { sleep } from '#testing/wait.js';
+
+const CPU_PROF = process.env.BENCH_CPU_PROF;
+const CPU_PROF_ARGS = CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`] : [];
 
 export const SECRET = 'bench-secret';
 
@@ -166,7 +171,7 @@ export async function burst(round: number, options: BurstOptions): Promise<Burst
     const startReplica = async (): Promise<TestServer> => {
       for (let attempt = 1; ; attempt++) {
         try {
-          return await startServer({ services, dataDir, env });
+          return await startServer({ services, dataDir, env, nodeArgs: CPU_PROF_ARGS });
         } catch (err) {
           if (attempt === 3) throw err;
           log(`run ${round}: a replica did not start (try ${attempt}); starting it again`);
