@@ -96,7 +96,11 @@ interface Figures {
 }
 
 /** The message tag in a text (`tg-3-7`, `wh-30-12`). */
-const tagOf = (text: string): string | undefined => /\b(?:tg|wh)-\d+-\d+\b/.exec(text)?.[0];
+/**
+ * The message tags a reply answers: a reply to two messages merged into one turn (one arrived
+ * while the other's turn ran) echoes both.
+ */
+const tagsOf = (text: string): string[] => text.match(/\b(?:tg|wh)-\d+-\d+\b/g) ?? [];
 
 async function measure(round: number): Promise<Figures> {
   const loadAtStart = load();
@@ -193,8 +197,8 @@ async function measure(round: number): Promise<Figures> {
     };
 
     const answersOf = (tag: string): number =>
-      tg.sent.filter((m) => tagOf(m.text) === tag).length +
-      callback.replies.filter((r) => tagOf(r.text) === tag).length;
+      tg.sent.filter((m) => tagsOf(m.text).includes(tag)).length +
+      callback.replies.filter((r) => tagsOf(r.text).includes(tag)).length;
     let answered = 0;
     let lost = 0;
     const lostTags: string[] = [];
@@ -303,7 +307,9 @@ async function measure(round: number): Promise<Figures> {
       )
     ).rows as Array<{ status: string; n: number }>;
     await db.end();
-    const untagged = [...tg.sent.map((m) => m.text), ...callback.replies.map((r) => r.text)].filter((t) => !tagOf(t));
+    const untagged = [...tg.sent.map((m) => m.text), ...callback.replies.map((r) => r.text)].filter(
+      (t) => tagsOf(t).length === 0,
+    );
     note(
       `run ${round}: thread turns by status ${turnsByStatus.map((r) => `${r.status} ${r.n}`).join(', ')}; ` +
         `${lateAnswered.length} of the unanswered answered later (${lateAnswered.join(' ')}); ` +
