@@ -152,6 +152,14 @@ describe('web app in Chromium: file previews', { skip: browserSkipReason() }, ()
     assert.equal(await code.locator('code').textContent(), HELLO_TS, 'the text is whole');
     assert.equal(await page.locator('#editor').count(), 0, 'no editor until Edit');
     await assertNoViolations('code preview');
+    await page.getByLabel('Theme').selectOption('dark');
+    await waitFor(
+      async () => (await page.evaluate<string>('document.documentElement.dataset.theme')) === 'dark',
+      WAIT,
+      'the dark theme',
+    );
+    await assertNoViolations('code preview, dark theme');
+    await page.getByLabel('Theme').selectOption('system');
     await screenshot(page, 'files-code');
 
     await page.getByRole('button', { name: 'Edit', exact: true }).click();
