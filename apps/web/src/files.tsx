@@ -1,7 +1,9 @@
 import type { EventEnvelope } from '#contracts/events.js';
+import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError, q } from './api.js';
 import { ask, confirmAction, SubmitOrCancel } from './dialogs.js';
+import { codeLanguage, tableDelimiter } from './file-kinds.js';
 import { FileIcon, FolderIcon } from './icons.js';
 import { renderMarkdown } from './markdown.js';
 import type { EventSocket } from './socket.js';
@@ -25,6 +27,33 @@ interface Opened {
   type: TypeInfo;
   text?: string;
   imageUrl?: string;
+  /** A PDF: its preview fetches the bytes itself. */
+  pdf?: boolean;
+}
+
+type PreviewModule = typeof import('./file-preview.js');
+let previewModule: Promise<PreviewModule> | null = null;
+
+/**
+ * A preview from file-preview.tsx, loaded on first use so the first screen does not carry it;
+ * `fallback` shows meanwhile (and if it cannot be loaded).
+ */
+function LazyPreview(props: { render: (m: PreviewModule) => ComponentChildren; fallback: ComponentChildren }) {
+  const [mod, setMod] = useState<PreviewModule | null>(null);
+  useEffect(() => {
+    let live = true;
+    previewModule ??= import('./file-preview.js');
+    previewModule.then(
+      (m) => live && setMod(m),
+      () => {
+        previewModule = null;
+      },
+    );
+    return () => {
+      live = false;
+    };
+  }, []);
+  return <>{mod ? props.render(mod) : props.fallback}</>;
 }
 
 /** A file to upload and where it goes, relative to the target folder. */
@@ -180,6 +209,8 @@ export function FilesScreen(props: { space: Space; socket: EventSocket }) {
       if (type.mimeType.startsWith('image/')) {
         const blob = await api.blob(`/api/artifacts/download?path=${q(entry.path)}`);
         setOpened({ entry, type, imageUrl: URL.createObjectURL(blob) });
+      } else if (type.mimeType === 'application/pdf') {
+        setOpened({ entry, type, pdf: true });
       } else if (type.isText) {
         const content = await api.get<{ content: string; encoding: string }>(
           `/api/artifacts/content?path=${q(entry.path)}`,
@@ -483,6 +514,10 @@ export function FilesScreen(props: { space: Space; socket: EventSocket }) {
     );
   };
 
+  // How the open file is previewed (besides Markdown and images): a table, or highlighted code.
+  const delimiter = opened ? tableDelimiter(opened.entry.name, opened.type.mimeType) : null;
+  const language = opened && !delimiter ? codeLanguage(opened.entry.name) : null;
+
   return (
     <div class="split">
       <h1 class="sr-only">Files</h1>
@@ -538,7 +573,7 @@ export function FilesScreen(props: { space: Space; socket: EventSocket }) {
               <h2 class="grow">{opened.entry.name}</h2>
               <button onClick={() => void download(opened.entry)}>Download</button>
               {opened.text !== undefined && editing === null && (
-                <button onClick={() => setEditing(opened.text ?? '')}>Edit</button>
+                <button onClick={() => setEditing(opened.text ?? '')}>{delimiter ? 'Edit as text' : 'Edit'}</button>
               )}
             </div>
             {editing !== null ? (
@@ -569,8 +604,25 @@ export function FilesScreen(props: { space: Space; socket: EventSocket }) {
               </form>
             ) : opened.imageUrl ? (
               <img src={opened.imageUrl} alt={opened.entry.name} />
+            ) : opened.pdf ? (
+              <LazyPreview
+                fallback={<p class="muted">Loading {opened.entry.name}…</p>}
+                render={(m) => (
+                  <m.PdfPreview key={opened.entry.path} name={opened.entry.name} path={opened.entry.path} />
+                )}
+              />
             ) : opened.text !== undefined && opened.type.contentType === 'markdown' ? (
               <div class="markdown" dangerouslySetInnerHTML={{ __html: renderMarkdown(opened.text) }} />
+            ) : opened.text !== undefined && delimiter ? (
+              <LazyPreview
+                fallback={<pre>{opened.text}</pre>}
+                render={(m) => <m.CsvPreview name={opened.entry.name} text={opened.text ?? ''} delimiter={delimiter} />}
+              />
+            ) : opened.text !== undefined && language ? (
+              <LazyPreview
+                fallback={<pre>{opened.text}</pre>}
+                render={(m) => <m.CodePreview name={opened.entry.name} text={opened.text ?? ''} language={language} />}
+              />
             ) : opened.text !== undefined ? (
               <pre>{opened.text}</pre>
             ) : (

@@ -14,11 +14,12 @@ const IMMUTABLE = 'public, max-age=31536000, immutable';
 const REVALIDATE = 'no-cache';
 /**
  * The app's page: its own scripts and styles only, images also from blob: URLs (opened
- * files), the API and the event stream on the same origin, never framed.
+ * files), frames from blob: URLs only (a PDF preview, its blob typed application/pdf by the
+ * app), the API and the event stream on the same origin, never framed itself.
  */
 const PAGE_POLICY =
   "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' blob: data:; " +
-  "connect-src 'self'; object-src 'none'; base-uri 'self'; frame-ancestors 'none'";
+  "connect-src 'self'; frame-src blob:; object-src 'none'; base-uri 'self'; frame-ancestors 'none'";
 
 interface Variant {
   body: Buffer;
