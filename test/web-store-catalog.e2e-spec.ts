@@ -123,6 +123,16 @@ describe(
       assert.equal(app.userConfig.news_topics, 'robots, space');
       assert.equal(app.userConfig.max_news_count, 3);
       assert.equal(app.userConfig.include_commentary, true, 'untouched settings keep their defaults');
+      // Back in the Store, its card says it is installed and opens it.
+      await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Store' }).click();
+      const card = page
+        .getByRole('list', { name: 'Store entries' })
+        .getByRole('listitem')
+        .filter({ hasText: 'AI Daily News Digest' });
+      await card.getByText('Installed', { exact: true }).waitFor({ timeout: WAIT });
+      assert.equal(await card.getByRole('button', { name: /^Install / }).count(), 0);
+      await card.getByRole('link', { name: 'Open AI Daily News Digest' }).click();
+      await page.waitForURL(new RegExp(`#/apps/${appId}$`), { timeout: WAIT });
     });
   },
 );

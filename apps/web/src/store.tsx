@@ -9,13 +9,14 @@ import type {
   UpdateItemDto,
 } from '#contracts/store.js';
 import { STORE_ENTRY_TYPES } from '#contracts/store.js';
+import type { AppDto } from '#contracts/apps.js';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError, q } from './api.js';
 import { checkedSettings, initialValues, SettingsFields, settingsOf, translationFor } from './apps.js';
 import { confirmAction, SubmitOrCancel } from './dialogs.js';
 import { Markdown } from './chat.js';
 import { hasStoreIcon, StoreKeywordIcon } from './icons.js';
-import { go } from './route.js';
+import { go, href } from './route.js';
 import type { Space } from './spaces.js';
 
 /** A Store operation this server does not offer answers 404: said plainly instead of failing. */
@@ -37,10 +38,12 @@ export function StoreScreen(props: { space: Space }) {
   const [url, setUrl] = useState('');
   const [installing, setInstalling] = useState(false);
   const detailTitle = useRef<HTMLHeadingElement>(null);
+  const [installed, setInstalled] = useState<AppDto[]>([]);
   const entryCard = (item: StoreListingDto) => (
     <StoreCard
       item={item}
       category={categoryLabel(item.category)}
+      installedAs={installedAs(installed, item, props.space)}
       onOpen={() => void open(item.slug)}
       onInstall={() => void open(item.slug, true)}
     />
@@ -54,6 +57,7 @@ export function StoreScreen(props: { space: Space }) {
   const loadSources = () => api.get<RegistrySourceDto[]>('/api/store/registries').then(setSources, fail);
   useEffect(() => {
     void loadSources();
+    void api.get<AppDto[]>('/api/apps').then(setInstalled, () => undefined);
     void api.get<UpdateItemDto[]>('/api/store/updates').then(setUpdates, () => undefined);
     void api.get<CategoryTaxonomyDto>('/api/store/category-taxonomy').then(setTaxonomy, () => undefined);
     void api
@@ -300,8 +304,34 @@ function StoreIcon(props: { icon?: string; name: string }) {
   );
 }
 
+/**
+ * The app this entry is installed as in the space (or for every space): the server's own rule for
+ * "already installed" (the same author and name, case aside). The listing's name may be a
+ * translation, so the spec's translated names count too.
+ */
+function installedAs(apps: AppDto[], item: StoreListingDto, space: Space): AppDto | undefined {
+  const identity = (author: unknown, name: unknown) =>
+    `${String(author ?? '')
+      .trim()
+      .toLowerCase()}/${String(name ?? '')
+      .trim()
+      .toLowerCase()}`;
+  const wanted = identity(item.author, item.name);
+  return apps.find((a) => {
+    if (a.spaceId !== space.id && a.spaceId !== null) return false;
+    const translations = Object.values((a.spec.i18n ?? {}) as Record<string, { name?: unknown }>);
+    return [a.spec.name, ...translations.map((t) => t?.name)].some((name) => identity(a.spec.author, name) === wanted);
+  });
+}
+
 /** One Store entry as a card: icon, name (opens its details), type and category, author and version, description, Install. */
-function StoreCard(props: { item: StoreListingDto; category: string; onOpen: () => void; onInstall: () => void }) {
+function StoreCard(props: {
+  item: StoreListingDto;
+  category: string;
+  installedAs: AppDto | undefined;
+  onOpen: () => void;
+  onInstall: () => void;
+}) {
   const { item } = props;
   const translated = translationFor(item as unknown as Record<string, unknown>);
   const name = item.display_name ?? translated?.name ?? item.name;
@@ -323,9 +353,18 @@ function StoreCard(props: { item: StoreListingDto; category: string; onOpen: () 
         <span class="muted grow">
           {item.author} · v{item.version}
         </span>
-        <button aria-label={`Install ${name}…`} onClick={props.onInstall}>
-          Install…
-        </button>
+        {props.installedAs ? (
+          <>
+            <span class="badge ok">Installed</span>
+            <a href={href('apps', props.installedAs.id)} aria-label={`Open ${name}`}>
+              Open
+            </a>
+          </>
+        ) : (
+          <button aria-label={`Install ${name}…`} onClick={props.onInstall}>
+            Install…
+          </button>
+        )}
       </div>
     </>
   );
