@@ -44,6 +44,22 @@ describe('web app in Chromium: digital humans', { skip: browserSkipReason() }, (
     server = await startServer({ env: model.serverEnv() });
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
+    // Notifications: allowed, and recorded instead of shown (headless Chromium shows none).
+    await page.context().grantPermissions(['notifications']);
+    await page.addInitScript(`
+      window.shownNotifications = [];
+      window.Notification = class {
+        static permission = 'granted';
+        static requestPermission() { return Promise.resolve('granted'); }
+        constructor(title, options) {
+          this.title = title;
+          this.body = options?.body;
+          this.onclick = null;
+          window.shownNotifications.push(this);
+        }
+        close() {}
+      };
+    `);
     await page.goto(`${server.url}/?token=${encodeURIComponent(server.password)}#/apps`);
     await page.getByRole('heading', { name: 'Digital humans' }).waitFor({ timeout: WAIT });
     await page.getByText('Live').waitFor({ timeout: WAIT });
@@ -156,6 +172,50 @@ describe('web app in Chromium: digital humans', { skip: browserSkipReason() }, (
     const activity = (await request(server.url).get(`/api/apps/${apps[0]!.id}/activity`).set(auth())).body
       .data as Array<{ type: string; content: { userResponse?: { choice?: string } } }>;
     assert.equal(activity.find((a) => a.type === 'escalation')?.content.userResponse?.choice, 'yes');
+  });
+
+  it('notifies once per escalation when the switch is on, none while it is off', async () => {
+    const shown = async () =>
+      (await page.evaluate('window.shownNotifications.map((n) => ({ title: n.title, body: n.body }))')) as Array<{
+        title: string;
+        body?: string;
+      }>;
+    assert.deepEqual(await shown(), [], 'the escalation above showed nothing: the switch is off by default');
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Settings' }).click();
+    const toggle = page.getByRole('switch', { name: 'Notify me when a digital human waits for me' });
+    // A browser that refuses: the switch stays off and says why.
+    await page.evaluate(`window.Notification.requestPermission = () => Promise.resolve('denied')`);
+    await toggle.click();
+    await page.getByText('The browser blocks notifications for this site').waitFor({ timeout: WAIT });
+    assert.equal(await toggle.isChecked(), false);
+    await page.evaluate(`window.Notification.requestPermission = () => Promise.resolve('granted')`);
+    await toggle.check();
+    await page.getByText('On in this browser').waitFor({ timeout: WAIT });
+    await page.goBack();
+    const report = (input: Record<string, unknown>) => ({ steps: [{ toolCall: { name: 'report_to_user', input } }] });
+    model.enqueue(report({ type: 'escalation', summary: 'Buy the cake at 12?', choices: ['yes', 'no'] }), {
+      steps: [{ text: 'Asked.' }],
+    });
+    await page.getByRole('button', { name: 'Run now' }).click();
+    const card = page.getByRole('form', { name: 'Question from the digital human' });
+    await card.getByText('Buy the cake at 12?').waitFor({ timeout: 60_000 });
+    await waitFor(async () => (await shown()).length > 0, WAIT, 'a notification for the waiting app');
+    assert.deepEqual(await shown(), [{ title: 'Price Watcher', body: 'Price Watcher is waiting for you.' }]);
+    // Clicking it opens the digital human's page, from anywhere.
+    const appUrl = page.url();
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Settings' }).click();
+    await page.evaluate('window.shownNotifications[0].onclick()');
+    await page.waitForURL(appUrl, { timeout: WAIT });
+    model.enqueue(report({ type: 'complete', summary: 'Bought it' }), { steps: [{ text: 'Done.' }] });
+    await card.getByRole('button', { name: 'no', exact: true }).click();
+    await card.waitFor({ state: 'detached', timeout: WAIT });
+    assert.equal((await shown()).length, 1, 'the same escalation is never announced again');
+    // Off again, from Settings.
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Settings' }).click();
+    await toggle.uncheck();
+    await page.getByText('Off.', { exact: true }).waitFor({ timeout: WAIT });
+    await page.goBack();
+    await page.getByRole('button', { name: 'Run now' }).waitFor({ timeout: WAIT });
   });
 
   it('runs now and shows the run in the activity timeline', async () => {

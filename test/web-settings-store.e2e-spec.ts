@@ -71,6 +71,56 @@ describe('web app in Chromium: settings and the Store', { skip: browserSkipReaso
     await page.getByRole('list', { name: 'Store sources' }).waitFor({ timeout: WAIT });
   });
 
+  it('shows an entry without an icon with a letter avatar, and a picture icon as an image', async () => {
+    const other = await browser.newPage({ viewport: { width: 390, height: 844 } });
+    const entry = (slug: string, name: string, icon?: string) => ({
+      slug,
+      name,
+      version: '2.1.0',
+      author: 'bob',
+      description: `${name}: a long description. `.repeat(12),
+      type: 'skill',
+      path: slug,
+      category: 'other',
+      tags: [],
+      icon,
+      registryId: 'test',
+    });
+    const items = [
+      entry('quiet-helper', 'Quiet Helper'),
+      entry('pictured', 'Pictured', 'data:image/svg+xml,%3Csvg xmlns="http://www.w3.org/2000/svg"/%3E'),
+    ];
+    await other.route(/\/api\/store\/query$/, (route) =>
+      route.fulfill({
+        contentType: 'application/json',
+        body: JSON.stringify({ success: true, data: { items, total: 2, hasMore: false, groups: [], sources: [] } }),
+      }),
+    );
+    await other.goto(`${server.url}/?token=${encodeURIComponent(server.password)}#/store`);
+    const cards = other.getByRole('list', { name: 'Store entries' }).getByRole('listitem');
+    await cards.first().getByRole('button', { name: 'Quiet Helper', exact: true }).waitFor({ timeout: WAIT });
+    assert.equal(await cards.count(), 2);
+    assert.equal(await cards.first().locator('.store-icon.letter').innerText(), 'Q');
+    await cards
+      .first()
+      .getByText(/^Quiet Helper: a long description/)
+      .waitFor({ timeout: WAIT });
+    await cards.first().getByText('bob · v2.1.0').waitFor({ timeout: WAIT });
+    assert.equal(await cards.nth(1).locator('img.store-icon').count(), 1, 'the picture icon');
+    // Clamped: the long description takes three lines, not twelve.
+    const heights = await cards
+      .first()
+      .locator('.store-card-description')
+      .evaluate((p: { clientHeight: number }) => {
+        const style = globalThis as unknown as { getComputedStyle(e: unknown): { lineHeight: string } };
+        return [p.clientHeight, parseFloat(style.getComputedStyle(p).lineHeight)];
+      });
+    assert.ok(heights[0] <= heights[1] * 3 + 1, `three lines at most (${heights.join(' / ')})`);
+    const overflow = (await other.evaluate('document.documentElement.scrollWidth - window.innerWidth')) as number;
+    assert.ok(overflow <= 0, `no horizontal scroll at 390 px (${overflow} px too wide)`);
+    await other.close();
+  });
+
   it('degrades clearly where the server answers the Store operations with 404', async () => {
     const other = await browser.newPage();
     await other.route(/\/api\/store\//, (route) =>

@@ -2,9 +2,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import request from 'supertest';
-import { browserSkipReason, launchChromium, screenshot } from '#testing/browser.js';
+import { axeViolations, browserSkipReason, formatViolations, launchChromium, screenshot } from '#testing/browser.js';
 import { CatalogServer, REFERENCE_CATALOG, referenceCatalogSkip } from '#testing/catalog-server.js';
 import { startServer, type TestServer } from '#testing/test-server.js';
+import { waitFor } from '#testing/wait.js';
 
 const WAIT = 30_000;
 
@@ -34,6 +35,52 @@ describe(
       await browser?.close();
       await server?.stop();
       await catalog?.stop();
+    });
+
+    it('shows each entry as a card in a grid: icon, name, description, author and version, Install', async () => {
+      const entries = page.getByRole('list', { name: 'Store entries' });
+      const card = entries.getByRole('listitem').filter({ hasText: 'AI Daily News Digest' });
+      await card.getByRole('button', { name: 'AI Daily News Digest', exact: true }).waitFor({ timeout: WAIT });
+      await card.getByText(/^Automatically curates the latest AI\/LLM\/Agent news/).waitFor({ timeout: WAIT });
+      await card.getByText('openkursar · v1.0.0').waitFor({ timeout: WAIT });
+      assert.equal(await card.locator('.store-icon svg').count(), 1, "the catalog's news icon, drawn");
+      const columns = () =>
+        entries.evaluate(
+          (list) =>
+            (globalThis as unknown as { getComputedStyle(e: unknown): { gridTemplateColumns: string } })
+              .getComputedStyle(list)
+              .gridTemplateColumns.split(' ')
+              .filter(Boolean).length,
+        );
+      assert.ok((await columns()) >= 3, `several columns on a wide screen (${await columns()})`);
+      const clamp = await page.evaluate(
+        `getComputedStyle(document.querySelector('.store-card-description')).getPropertyValue('-webkit-line-clamp')`,
+      );
+      assert.equal(clamp, '3', 'the description is clamped to three lines');
+      await screenshot(page, 'store-cards');
+      // Readable and named in both themes (axe: contrast, names, list structure).
+      for (const theme of ['light', 'dark'] as const) {
+        await page.getByLabel('Theme').selectOption(theme);
+        await page.locator(`html[data-theme="${theme}"]`).waitFor({ state: 'attached', timeout: WAIT });
+        const violations = await axeViolations(page);
+        assert.equal(violations.length, 0, `Store cards (${theme}):\n${formatViolations(violations)}`);
+      }
+      await page.getByLabel('Theme').selectOption('system');
+      // The card's own Install opens the settings form; by keyboard too.
+      await card.getByRole('button', { name: 'Install AI Daily News Digest…' }).focus();
+      await page.keyboard.press('Enter');
+      const form = page
+        .getByRole('region', { name: 'Store entry' })
+        .getByRole('form', { name: 'Install with settings' });
+      await form.getByLabel('Topics to Track').waitFor({ timeout: WAIT });
+      await form.getByRole('button', { name: 'Cancel' }).click();
+      // A phone: one column, nothing wider than the screen.
+      await page.setViewportSize({ width: 390, height: 844 });
+      await waitFor(async () => (await columns()) === 1, WAIT, 'one column at 390 px');
+      const overflow = (await page.evaluate('document.documentElement.scrollWidth - window.innerWidth')) as number;
+      assert.ok(overflow <= 0, `no horizontal scroll at 390 px (${overflow} px too wide)`);
+      await screenshot(page, 'store-cards-phone');
+      await page.setViewportSize({ width: 1280, height: 900 });
     });
 
     it('browses the catalog by category and searches it', async () => {
@@ -76,6 +123,16 @@ describe(
       assert.equal(app.userConfig.news_topics, 'robots, space');
       assert.equal(app.userConfig.max_news_count, 3);
       assert.equal(app.userConfig.include_commentary, true, 'untouched settings keep their defaults');
+      // Back in the Store, its card says it is installed and opens it.
+      await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Store' }).click();
+      const card = page
+        .getByRole('list', { name: 'Store entries' })
+        .getByRole('listitem')
+        .filter({ hasText: 'AI Daily News Digest' });
+      await card.getByText('Installed', { exact: true }).waitFor({ timeout: WAIT });
+      assert.equal(await card.getByRole('button', { name: /^Install / }).count(), 0);
+      await card.getByRole('link', { name: 'Open AI Daily News Digest' }).click();
+      await page.waitForURL(new RegExp(`#/apps/${appId}$`), { timeout: WAIT });
     });
   },
 );

@@ -5,6 +5,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError } from './api.js';
 import { confirmAction } from './dialogs.js';
 import { isFromEnvironment } from './seed.js';
+import { notificationPermission, notifyWaitingWanted, setNotifyWaiting, type NotifyPermission } from './waiting.js';
 
 /** Settings: model sources (add, test, switch, choose the model, remove) and the server's version and status. */
 export function SettingsScreen() {
@@ -198,6 +199,7 @@ export function SettingsScreen() {
           Title new conversations with the model (one short call after the first reply)
         </label>
       </section>
+      <NotificationSettings />
       <section class="panel" aria-labelledby="server-title">
         <h2 id="server-title">Server</h2>
         <p>
@@ -206,5 +208,40 @@ export function SettingsScreen() {
         </p>
       </section>
     </div>
+  );
+}
+
+/** The opt-in browser notification for a digital human that waits (kept in this browser only). */
+function NotificationSettings() {
+  const [permission, setPermission] = useState<NotifyPermission>(notificationPermission);
+  const [wanted, setWanted] = useState(notifyWaitingWanted);
+  return (
+    <section class="panel stack" aria-labelledby="notifications-title">
+      <h2 id="notifications-title">Notifications</h2>
+      <label class="row">
+        <input
+          type="checkbox"
+          role="switch"
+          checked={wanted && permission === 'granted'}
+          disabled={permission === 'unsupported'}
+          aria-describedby="notify-waiting-state"
+          onChange={async (e) => {
+            const granted = await setNotifyWaiting(e.currentTarget.checked);
+            setPermission(granted);
+            setWanted(notifyWaitingWanted());
+          }}
+        />
+        Notify me when a digital human waits for me
+      </label>
+      <p id="notify-waiting-state" class="muted" role="status">
+        {permission === 'unsupported'
+          ? 'This browser does not offer notifications.'
+          : permission === 'denied'
+            ? 'The browser blocks notifications for this site: allow them in its site settings, then turn this on.'
+            : wanted && permission === 'granted'
+              ? "On in this browser: one notification per question, with the digital human's name."
+              : 'Off.'}
+      </p>
+    </section>
   );
 }

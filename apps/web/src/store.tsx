@@ -9,12 +9,14 @@ import type {
   UpdateItemDto,
 } from '#contracts/store.js';
 import { STORE_ENTRY_TYPES } from '#contracts/store.js';
-import { useEffect, useState } from 'preact/hooks';
+import type { AppDto } from '#contracts/apps.js';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError, q } from './api.js';
 import { checkedSettings, initialValues, SettingsFields, settingsOf, translationFor } from './apps.js';
 import { confirmAction, SubmitOrCancel } from './dialogs.js';
 import { Markdown } from './chat.js';
-import { go } from './route.js';
+import { hasStoreIcon, StoreKeywordIcon } from './icons.js';
+import { go, href } from './route.js';
 import type { Space } from './spaces.js';
 
 /** A Store operation this server does not offer answers 404: said plainly instead of failing. */
@@ -35,11 +37,16 @@ export function StoreScreen(props: { space: Space }) {
   const [updates, setUpdates] = useState<UpdateItemDto[]>([]);
   const [url, setUrl] = useState('');
   const [installing, setInstalling] = useState(false);
-  const entryButton = (item: StoreListingDto) => (
-    <button class="link item" onClick={() => void open(item.slug)}>
-      <strong>{item.display_name ?? item.name}</strong> <span class="badge">{item.type}</span>
-      <span class="muted"> {categoryLabel(item.category)}</span>
-    </button>
+  const detailTitle = useRef<HTMLHeadingElement>(null);
+  const [installed, setInstalled] = useState<AppDto[]>([]);
+  const entryCard = (item: StoreListingDto) => (
+    <StoreCard
+      item={item}
+      category={categoryLabel(item.category)}
+      installedAs={installedAs(installed, item, props.space)}
+      onOpen={() => void open(item.slug)}
+      onInstall={() => void open(item.slug, true)}
+    />
   );
   const categoryLabel = (id: string): string =>
     Object.values(taxonomy ?? {})
@@ -50,6 +57,7 @@ export function StoreScreen(props: { space: Space }) {
   const loadSources = () => api.get<RegistrySourceDto[]>('/api/store/registries').then(setSources, fail);
   useEffect(() => {
     void loadSources();
+    void api.get<AppDto[]>('/api/apps').then(setInstalled, () => undefined);
     void api.get<UpdateItemDto[]>('/api/store/updates').then(setUpdates, () => undefined);
     void api.get<CategoryTaxonomyDto>('/api/store/category-taxonomy').then(setTaxonomy, () => undefined);
     void api
@@ -86,7 +94,9 @@ export function StoreScreen(props: { space: Space }) {
     );
   }
 
-  async function open(slug: string) {
+  async function open(slug: string, install = false) {
+    // The previous entry goes first: its Install… must not be clicked while the new one loads.
+    setDetail(null);
     try {
       const data = await api.get<StoreDetailDto>(`/api/store/apps/${encodeURIComponent(slug)}`);
       const doc = await api.get<{ content: string | null }>(`/api/store/app-document?slug=${q(slug)}`).then(
@@ -94,14 +104,16 @@ export function StoreScreen(props: { space: Space }) {
         () => null,
       );
       setDetail({ data, doc });
-      setInstalling(false);
+      setInstalling(install);
+      // The details may be out of view (below the cards on a phone, above a scrolled list): bring them, and focus, there.
+      requestAnimationFrame(() => detailTitle.current?.focus());
     } catch (err) {
       fail(err);
     }
   }
 
   return (
-    <div class="split">
+    <div class="split store-layout">
       <section class="panel stack" aria-labelledby="store-title">
         <h1 id="store-title">Store</h1>
         <label for="store-search">Search the Store</label>
@@ -154,9 +166,11 @@ export function StoreScreen(props: { space: Space }) {
               <section key={i} class="stack" aria-label={n.title ?? 'Featured'}>
                 <h2>{n.title ?? 'Featured'}</h2>
                 {n.subtitle && <p class="muted">{n.subtitle}</p>}
-                <ul class="plain list">
+                <ul class="plain store-cards" aria-label={n.title ?? 'Featured'}>
                   {n.entries!.map((item) => (
-                    <li key={`${item.registryId}/${item.slug}`}>{entryButton(item)}</li>
+                    <li key={`${item.registryId}/${item.slug}`} class="store-card">
+                      {entryCard(item)}
+                    </li>
                   ))}
                 </ul>
               </section>
@@ -165,10 +179,12 @@ export function StoreScreen(props: { space: Space }) {
         <p class="muted" aria-live="polite">
           {result ? `${result.total} found` : 'Loading…'}
         </p>
-        <ul class="plain list" aria-label="Store entries">
+        <ul class="plain store-cards" aria-label="Store entries">
           {result && result.items.length === 0 && <li class="muted">Nothing found.</li>}
           {result?.items.map((item) => (
-            <li key={`${item.registryId}/${item.slug}`}>{entryButton(item)}</li>
+            <li key={`${item.registryId}/${item.slug}`} class="store-card">
+              {entryCard(item)}
+            </li>
           ))}
         </ul>
         <h2>Sources</h2>
@@ -243,7 +259,7 @@ export function StoreScreen(props: { space: Space }) {
       <section class="panel stack" aria-label="Store entry">
         {detail ? (
           <>
-            <h2>
+            <h2 ref={detailTitle} tabIndex={-1}>
               {translationFor(detail.data.spec)?.name ?? detail.data.entry.display_name ?? detail.data.entry.name}
             </h2>
             <p class="muted">
@@ -269,6 +285,88 @@ export function StoreScreen(props: { space: Space }) {
         )}
       </section>
     </div>
+  );
+}
+
+/** Catalog icons are keywords (`news`, `dev`…) or a picture's URL; anything else gets a letter avatar. */
+function StoreIcon(props: { icon?: string; name: string }) {
+  const icon = props.icon?.trim() ?? '';
+  if (/^(https?:|data:image\/)/.test(icon)) return <img class="store-icon" src={icon} alt="" loading="lazy" />;
+  const keyword = icon.toLowerCase();
+  return hasStoreIcon(keyword) ? (
+    <span class="store-icon" aria-hidden="true">
+      <StoreKeywordIcon keyword={keyword} />
+    </span>
+  ) : (
+    <span class="store-icon letter" aria-hidden="true">
+      {(props.name.trim()[0] ?? '?').toUpperCase()}
+    </span>
+  );
+}
+
+/**
+ * The app this entry is installed as in the space (or for every space): the server's own rule for
+ * "already installed" (the same author and name, case aside). The listing's name may be a
+ * translation, so the spec's translated names count too.
+ */
+function installedAs(apps: AppDto[], item: StoreListingDto, space: Space): AppDto | undefined {
+  const identity = (author: unknown, name: unknown) =>
+    `${String(author ?? '')
+      .trim()
+      .toLowerCase()}/${String(name ?? '')
+      .trim()
+      .toLowerCase()}`;
+  const wanted = identity(item.author, item.name);
+  return apps.find((a) => {
+    if (a.spaceId !== space.id && a.spaceId !== null) return false;
+    const translations = Object.values((a.spec.i18n ?? {}) as Record<string, { name?: unknown }>);
+    return [a.spec.name, ...translations.map((t) => t?.name)].some((name) => identity(a.spec.author, name) === wanted);
+  });
+}
+
+/** One Store entry as a card: icon, name (opens its details), type and category, author and version, description, Install. */
+function StoreCard(props: {
+  item: StoreListingDto;
+  category: string;
+  installedAs: AppDto | undefined;
+  onOpen: () => void;
+  onInstall: () => void;
+}) {
+  const { item } = props;
+  const translated = translationFor(item as unknown as Record<string, unknown>);
+  const name = item.display_name ?? translated?.name ?? item.name;
+  return (
+    <>
+      <div class="row store-card-head">
+        <StoreIcon icon={item.icon} name={name} />
+        <div class="grow">
+          <button class="link store-card-name" onClick={props.onOpen}>
+            {name}
+          </button>
+          <p class="muted store-card-meta">
+            <span class="badge">{item.type}</span> {props.category}
+          </p>
+        </div>
+      </div>
+      <p class="store-card-description">{translated?.description ?? item.description}</p>
+      <div class="row store-card-foot">
+        <span class="muted grow">
+          {item.author} · v{item.version}
+        </span>
+        {props.installedAs ? (
+          <>
+            <span class="badge ok">Installed</span>
+            <a href={href('apps', props.installedAs.id)} aria-label={`Open ${name}`}>
+              Open
+            </a>
+          </>
+        ) : (
+          <button aria-label={`Install ${name}…`} onClick={props.onInstall}>
+            Install…
+          </button>
+        )}
+      </div>
+    </>
   );
 }
 
