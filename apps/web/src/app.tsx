@@ -11,42 +11,21 @@ import { SignIn, signInFromLink } from './signin.js';
 import { EventSocket, type SocketState } from './socket.js';
 import { loadSpaces, type Space, SpacesScreen } from './spaces.js';
 import { titleWithWaiting, useWaitingApps } from './waiting.js';
+import { lazyModule, useLazyModule } from './lazy.js';
 
-type TeamsModule = typeof import('./teams.js');
-type KnowledgeModule = typeof import('./knowledge.js');
-let teamsModule: Promise<TeamsModule> | null = null;
-let knowledgeModule: Promise<KnowledgeModule> | null = null;
-
-/** A screen's module, loaded when first opened (it stays out of the first screen's bundle). */
-function useLazyModule<M>(load: () => Promise<M>, forget: () => void, page: string): [M | null, string] {
-  const [mod, setMod] = useState<M | null>(null);
-  const [failed, setFailed] = useState('');
-  useEffect(() => {
-    load().then(setMod, (err: Error) => {
-      forget();
-      setFailed(`The ${page} page could not be loaded: ${err.message}`);
-    });
-  }, []);
-  return [mod, failed];
-}
+// Screens loaded when first opened (they stay out of the first screen's bundle).
+const loadTeams = lazyModule(() => import('./teams.js'));
+const loadKnowledge = lazyModule(() => import('./knowledge.js'));
 
 function LazyTeams(props: { space: Space; socket: EventSocket; teamId?: string }) {
-  const [mod, failed] = useLazyModule(
-    () => (teamsModule ??= import('./teams.js')),
-    () => (teamsModule = null),
-    'Teams',
-  );
-  if (!mod) return <p class="muted">{failed || 'Loading…'}</p>;
+  const [mod, failed] = useLazyModule(loadTeams);
+  if (!mod) return <p class="muted">{failed ? `The Teams page could not be loaded: ${failed}` : 'Loading…'}</p>;
   return <mod.TeamsScreen {...props} />;
 }
 
 function LazyKnowledge(props: { spaces: Space[]; socket: EventSocket; kbId?: string }) {
-  const [mod, failed] = useLazyModule(
-    () => (knowledgeModule ??= import('./knowledge.js')),
-    () => (knowledgeModule = null),
-    'Knowledge',
-  );
-  if (!mod) return <p class="muted">{failed || 'Loading…'}</p>;
+  const [mod, failed] = useLazyModule(loadKnowledge);
+  if (!mod) return <p class="muted">{failed ? `The Knowledge page could not be loaded: ${failed}` : 'Loading…'}</p>;
   return <mod.KnowledgeScreen {...props} />;
 }
 

@@ -7,6 +7,7 @@ import { api, ApiError } from './api.js';
 import { AppBrowser } from './browser.js';
 import { ApprovalCard, Conversation } from './chat.js';
 import { ask, confirmAction } from './dialogs.js';
+import { lazyModule, useLazyModule } from './lazy.js';
 import { go, href } from './route.js';
 import type { EventSocket } from './socket.js';
 import type { Space } from './spaces.js';
@@ -368,21 +369,12 @@ const TAB_NAMES = {
 type Tab = keyof typeof TAB_NAMES;
 const TABS = Object.keys(TAB_NAMES) as Tab[];
 
-type ChannelsModule = typeof import('./channels.js');
-let channelsModule: Promise<ChannelsModule> | null = null;
-
 /** The Channels section, loaded when first opened (it stays out of the first screen's bundle). */
+const loadChannels = lazyModule(() => import('./channels.js'));
+
 function LazyChannels(props: { appId: string; socket: EventSocket }) {
-  const [mod, setMod] = useState<ChannelsModule | null>(null);
-  const [failed, setFailed] = useState('');
-  useEffect(() => {
-    channelsModule ??= import('./channels.js');
-    channelsModule.then(setMod, (err: Error) => {
-      channelsModule = null;
-      setFailed(`The Channels section could not be loaded: ${err.message}`);
-    });
-  }, []);
-  if (!mod) return <p class="muted">{failed || 'Loading…'}</p>;
+  const [mod, failed] = useLazyModule(loadChannels);
+  if (!mod) return <p class="muted">{failed ? `The Channels section could not be loaded: ${failed}` : 'Loading…'}</p>;
   return <mod.ChannelsSection {...props} />;
 }
 

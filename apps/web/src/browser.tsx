@@ -4,33 +4,18 @@ import { AI_BROWSER_SERVER } from '#contracts/browser.js';
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError, q } from './api.js';
+import { lazyModule, useLazyModule } from './lazy.js';
 import type { EventSocket } from './socket.js';
 
-type LiveViewModule = typeof import('./live-view.js');
-let liveViewModule: Promise<LiveViewModule> | null = null;
-
 /** The live view, loaded on first use: the first screen does not carry it. */
+const loadLiveView = lazyModule(() => import('./live-view.js'));
+
 function LiveViewLazy(props: { viewId: string; label: string }) {
-  const [mod, setMod] = useState<LiveViewModule | null>(null);
-  const [error, setError] = useState('');
-  useEffect(() => {
-    let live = true;
-    liveViewModule ??= import('./live-view.js');
-    liveViewModule.then(
-      (m) => live && setMod(m),
-      () => {
-        liveViewModule = null;
-        if (live) setError('The live view could not be loaded; reload the page.');
-      },
-    );
-    return () => {
-      live = false;
-    };
-  }, []);
-  if (error)
+  const [mod, failed] = useLazyModule(loadLiveView);
+  if (failed)
     return (
       <p class="error" role="alert">
-        {error}
+        The live view could not be loaded; reload the page.
       </p>
     );
   return mod ? <mod.LiveView viewId={props.viewId} label={props.label} /> : <p class="muted">Loading the live view…</p>;

@@ -5,6 +5,7 @@ import { api, ApiError, q } from './api.js';
 import { ask, confirmAction, SubmitOrCancel } from './dialogs.js';
 import { codeLanguage, tableDelimiter } from './file-kinds.js';
 import { FileIcon, FolderIcon } from './icons.js';
+import { lazyModule, useLazyModule } from './lazy.js';
 import { renderMarkdown } from './markdown.js';
 import type { EventSocket } from './socket.js';
 import type { Space } from './spaces.js';
@@ -32,27 +33,14 @@ interface Opened {
 }
 
 type PreviewModule = typeof import('./file-preview.js');
-let previewModule: Promise<PreviewModule> | null = null;
+const loadPreview = lazyModule(() => import('./file-preview.js'));
 
 /**
  * A preview from file-preview.tsx, loaded on first use so the first screen does not carry it;
  * `fallback` shows meanwhile (and if it cannot be loaded).
  */
 function LazyPreview(props: { render: (m: PreviewModule) => ComponentChildren; fallback: ComponentChildren }) {
-  const [mod, setMod] = useState<PreviewModule | null>(null);
-  useEffect(() => {
-    let live = true;
-    previewModule ??= import('./file-preview.js');
-    previewModule.then(
-      (m) => live && setMod(m),
-      () => {
-        previewModule = null;
-      },
-    );
-    return () => {
-      live = false;
-    };
-  }, []);
+  const [mod] = useLazyModule(loadPreview);
   return <>{mod ? props.render(mod) : props.fallback}</>;
 }
 
