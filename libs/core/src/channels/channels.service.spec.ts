@@ -19,7 +19,7 @@ import { ApprovalsService } from '../approvals/approvals.service.js';
 import type { AppConfig } from '../config/app-config.js';
 import { DomainError } from '../errors/domain-error.js';
 import { ModelSourcesService } from '../models/model-sources.service.js';
-import { ChannelTexts } from './channel-rules.js';
+import { ChannelTexts, messageClaimKey } from './channel-rules.js';
 import { ChannelsService } from './channels.service.js';
 
 Logger.overrideLogger(false);
@@ -42,6 +42,7 @@ describe('ChannelsService', () => {
   let service: ChannelsService;
   let watched: Array<[string, boolean]>;
   let providers: FakeChannelProviders;
+  let queue: RecordingJobQueue;
 
   beforeEach(() => {
     const clock = new FakeClock();
@@ -68,7 +69,8 @@ describe('ChannelsService', () => {
       clock,
       new RecordingMetrics(),
     );
-    service = new ChannelsService(records, providers, chat, new RecordingJobQueue(), bus, approvals);
+    queue = new RecordingJobQueue();
+    service = new ChannelsService(records, providers, chat, queue, bus, approvals);
     service.onModuleInit();
     watched = [];
     service.watch({ changed: async (id: string, reconnect: boolean) => void watched.push([id, reconnect]) });
@@ -293,6 +295,41 @@ describe('ChannelsService', () => {
       assert.deepEqual(chat.cleared, [t.conversationId]);
       assert.deepEqual(await service.threadMessages('app-1', id, 'group', 'chat-1'), [], 'another chat type');
       await assert.rejects(service.threadMessages('nobody'), refusal('not_found', 'App not found: nobody'));
+    });
+  });
+
+  describe('accept', () => {
+    const message = {
+      messageId: 'm-1',
+      chatId: 'c-1',
+      chatType: 'direct' as const,
+      from: { id: 'u-1' },
+      text: 'hello',
+      mentioned: false,
+    };
+
+    it('queues a message once however often it is delivered', async () => {
+      const answers = [
+        await service.accept('i-1', message),
+        await service.accept('i-1', message),
+        await service.accept('i-1', message),
+      ];
+      assert.deepEqual(answers, [true, false, false]);
+      assert.equal(queue.named('channel.inbound').length, 1);
+    });
+
+    it("queues a message whose first delivery's replica died between its claim and its job, once", async () => {
+      // What a replica killed right after the claim leaves: the claim, no job.
+      assert.equal(await records.claim(messageClaimKey('i-1', 'm-1')), true);
+      assert.equal(await service.accept('i-1', message), false, 'a repeat, answered as one');
+      assert.deepEqual(
+        queue.named('channel.inbound').map((j) => j.data),
+        [{ instanceId: 'i-1', message }],
+      );
+      // Once queued, a later repeat adds nothing, even after the queue forgot the job.
+      queue.jobs.clear();
+      assert.equal(await service.accept('i-1', message), false);
+      assert.equal(queue.named('channel.inbound').length, 0);
     });
   });
 

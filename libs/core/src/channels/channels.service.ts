@@ -337,18 +337,31 @@ export class ChannelsService implements OnModuleInit {
    */
   async accept(instanceId: string, message: InboundMessage): Promise<boolean> {
     const key = messageClaimKey(instanceId, message.messageId);
-    if (!(await this.records.claim(key))) return false;
-    try {
-      await this.queue.add(
+    const queuedMark = `${key}:queued`;
+    const queue = () =>
+      this.queue.add(
         'channel.inbound',
         { instanceId, message },
         { jobId: channelInboundJobId(instanceId, message.messageId) },
       );
+    if (!(await this.records.claim(key))) {
+      // A repeat. The first delivery's replica may have died between its claim and its job (the
+      // platform, or a webhook sender, then retries): the job is added again under the same id,
+      // a no-op while that job exists, until the message is marked queued.
+      if (!(await this.records.claimed(queuedMark))) {
+        await queue();
+        await this.records.claim(queuedMark);
+      }
+      return false;
+    }
+    try {
+      await queue();
     } catch (err) {
       // Not queued: not kept as received, so the platform's retry is taken.
       await this.records.release(key);
       throw err;
     }
+    await this.records.claim(queuedMark);
     return true;
   }
 
