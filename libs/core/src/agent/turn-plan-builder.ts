@@ -50,7 +50,7 @@ export abstract class TurnPlanBuilder {
    * Whether a turn of this kind whose replica died is run again, once, on the input it had
    * (someone who cannot press Retry waits for its answer: a message channel's user).
    */
-  rerunWhenLost?(turn: TurnRecord): boolean;
+  rerunWhenLost?(turn: TurnRecord): Promise<boolean>;
 }
 
 export interface UnplannedEnding {

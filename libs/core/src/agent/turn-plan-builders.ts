@@ -33,8 +33,8 @@ export class TurnPlanBuilders {
   }
 
   /** Whether the turn's kind runs a turn lost with its replica again (see `TurnPlanBuilder.rerunWhenLost`). */
-  rerunWhenLost(turn: TurnRecord): boolean {
-    return this.byKind.get(turn.kind)?.rerunWhenLost?.(turn) ?? false;
+  async rerunWhenLost(turn: TurnRecord): Promise<boolean> {
+    return (await this.byKind.get(turn.kind)?.rerunWhenLost?.(turn)) ?? false;
   }
 
   for(kind: TurnKind): TurnPlanBuilder {

@@ -57,7 +57,7 @@ describe('TurnReaper: a lost turn whose kind asks to run it again', () => {
     const world = reaperAt(nowMs);
     const endings: Array<{ turnId: string; rerun: boolean | undefined }> = [];
     const builders = {
-      rerunWhenLost: (t: TurnRecord) => t.request.channel !== undefined,
+      rerunWhenLost: async (t: TurnRecord) => t.request.channel !== undefined,
       endedWithoutPlan: async (t: TurnRecord, ending: UnplannedEnding) => {
         endings.push({ turnId: t.id, rerun: ending.rerun });
       },

@@ -75,7 +75,8 @@ export class TurnReaper {
    * new turn, or by a turn a later message already started (its history holds the input too).
    */
   private async rerun(turn: TurnRecord): Promise<boolean> {
-    if (!this.queue || !this.builders?.rerunWhenLost(turn) || typeof turn.request.rerunOf === 'string') return false;
+    if (!this.queue || !this.builders || typeof turn.request.rerunOf === 'string') return false;
+    if (!(await this.builders.rerunWhenLost(turn))) return false;
     try {
       const again = await this.turns.createQueued({
         id: randomUUID(),

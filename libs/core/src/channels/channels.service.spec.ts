@@ -333,6 +333,25 @@ describe('ChannelsService', () => {
     });
   });
 
+  describe("a turn's reply", () => {
+    it('is queued once and then answers replyQueued for its turn (the reaper asks before running a lost turn again)', async () => {
+      const { id } = await create();
+      const [listener] = chat.listeners;
+      assert.ok(listener?.replyQueued);
+      assert.equal(await listener.replyQueued('turn-1'), false);
+      await listener.replied({
+        appId: 'app-1',
+        conversationId: 'thread-1',
+        turnId: 'turn-1',
+        origin: { instanceId: id, channel: 'hooked', chatType: 'direct', chatId: 'c-1', replyTo: 'm-1' },
+        reply: 'Hello back',
+      });
+      assert.equal(queue.named('channel.reply').length, 1);
+      assert.equal(await listener.replyQueued('turn-1'), true);
+      assert.equal(await listener.replyQueued('turn-2'), false);
+    });
+  });
+
   describe('sendReply', () => {
     const reply = (instanceId: string) => ({
       instanceId,

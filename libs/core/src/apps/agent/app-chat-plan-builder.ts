@@ -66,13 +66,25 @@ export class AppChatPlanBuilder extends TurnPlanBuilder implements OnModuleInit 
   override async endedWithoutPlan(turn: TurnRecord, ending: UnplannedEnding): Promise<void> {
     // Run again, the turn answers afresh: its half reply would end the new turn's history.
     if (ending.rerun) return;
+    // Its replica died after recording and queueing the whole reply: the thread has its answer.
+    if (await this.channelReplyQueued(turn)) return;
     await recordPartialReply(this.conversations, turn, ending);
     if (ending.error !== TurnTexts.stopped) await this.tellChannel(turn, ending.partialReply ?? '', ending.error);
   }
 
-  /** A channel thread's turn lost with its replica runs again: its user cannot press Retry. */
-  override rerunWhenLost(turn: TurnRecord): boolean {
-    return (turn.request as { channel?: ChannelTurnOrigin }).channel !== undefined;
+  /**
+   * A channel thread's turn lost with its replica runs again (its user cannot press Retry),
+   * unless its reply had already been queued.
+   */
+  override async rerunWhenLost(turn: TurnRecord): Promise<boolean> {
+    return (
+      (turn.request as { channel?: ChannelTurnOrigin }).channel !== undefined && !(await this.channelReplyQueued(turn))
+    );
+  }
+
+  private async channelReplyQueued(turn: TurnRecord): Promise<boolean> {
+    if ((turn.request as { channel?: ChannelTurnOrigin }).channel === undefined) return false;
+    return this.channels.replyQueued(turn.id).catch(() => false);
   }
 
   /**
