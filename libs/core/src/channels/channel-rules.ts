@@ -212,6 +212,9 @@ export function splitReply(text: string, limit: number): string[] {
 
 /** The claim a platform message takes: it starts at most one turn, across replicas. */
 export const messageClaimKey = (instanceId: string, messageId: string): string => `msg:${instanceId}:${messageId}`;
+/** Marks that a platform message was handed to its thread's turn (a rerun of its job skips it). */
+export const messageSubmittedKey = (instanceId: string, messageId: string): string =>
+  `submitted:${instanceId}:${messageId}`;
 /** Marks that a channel turn's reply was queued (ChannelChatListener.replyQueued). */
 export const turnRepliedKey = (turnId: string): string => `turn-replied:${turnId}`;
 /** The claim of a button press (once per instance and platform action id). */

@@ -333,6 +333,29 @@ describe('ChannelsService', () => {
     });
   });
 
+  describe('dispatch', () => {
+    it('hands a message to its turn once when its job runs again (its replica died after handing it)', async () => {
+      const { id } = await create();
+      const job = {
+        instanceId: id,
+        message: {
+          messageId: 'm-9',
+          chatId: 'c-9',
+          chatType: 'direct' as const,
+          from: { id: 'u-9' },
+          text: 'hi',
+          mentioned: false,
+        },
+      };
+      await service.dispatch(job);
+      await service.dispatch(job);
+      assert.deepEqual(
+        chat.submitted.map((s) => s.message),
+        ['hi'],
+      );
+    });
+  });
+
   describe("a turn's reply", () => {
     it('is queued once and then answers replyQueued for its turn (the reaper asks before running a lost turn again)', async () => {
       const { id } = await create();
