@@ -106,6 +106,8 @@ async function measure(round: number): Promise<Figures> {
   const loadAtStart = load();
   const tg = await FakeTelegramServer.start(TOKEN);
   const callback = await ChannelCallbackServer.start(SECRET);
+  // As a receiver that keeps the replies' X-Delivery-Id does (docs/api/channels.md, "webhook").
+  callback.dropRepeats = true;
   // When the peer handed each update to a poller (the platform update "received" by the server).
   const deliveredAt = new Map<number, number>();
   const peer = tg as unknown as {
@@ -345,7 +347,8 @@ async function measure(round: number): Promise<Figures> {
     if (lostTags.length) note(`unanswered within ${ANSWER_TIMEOUT_MS} ms: ${lostTags.join(' ')}`);
     note(
       `run ${round}: ${tgLatency.length} telegram + ${whLatency.length} webhook latencies measured; ` +
-        `${tg.count('getUpdates')} getUpdates, ${callback.attempts} callback attempts`,
+        `${tg.count('getUpdates')} getUpdates, ${callback.attempts} callback attempts, ` +
+        `${callback.repeatsDropped} webhook replies resent after the kill and dropped by their X-Delivery-Id`,
     );
     return f;
   } finally {

@@ -186,7 +186,9 @@ describe(`message channels: the generic webhook (${testMode()})`, () => {
       replyTo: 'm-1',
       text: 'Hello from Chatty.',
       signed: true,
+      deliveryId: reply.deliveryId,
     });
+    assert.match(reply.deliveryId ?? '', /^turn:[0-9a-f-]{36}:0$/);
     await sleep(1000);
     assert.equal(requestsWith('Hi there').length, 1, 'one turn for the three deliveries');
     assert.equal(callback.of('chat-owner').length, 1);
@@ -316,6 +318,14 @@ describe(`message channels: the generic webhook (${testMode()})`, () => {
     assert.ok(parts.length >= 3, `parts: ${parts.length}`);
     for (const p of parts) assert.ok(p.text.length <= 4000);
     assert.equal(parts.map((p) => p.text).join('\n\n'), long);
+    // Each part has its own delivery id, the reply's key and the part's index: a resend keeps it.
+    const ids = parts.map((p) => p.deliveryId ?? '');
+    assert.deepEqual(
+      ids.map((id) => id.split(':').at(-1)),
+      parts.map((_, i) => String(i)),
+      JSON.stringify(ids),
+    );
+    assert.equal(new Set(ids.map((id) => id.replace(/:\d+$/, ''))).size, 1, 'one reply key for all parts');
     const status = okData<Array<{ state: string }>>(await api.get(`/api/im-channels/status?instanceId=${instanceId}`));
     assert.equal(status[0]!.state, 'online');
   });

@@ -11,6 +11,8 @@ export interface CallbackReply {
   text: string;
   /** Whether `X-Hub-Signature-256` was the HMAC of the raw body with the secret. */
   signed: boolean;
+  /** `X-Delivery-Id`, when sent. */
+  deliveryId?: string;
 }
 
 /**
@@ -22,6 +24,10 @@ export class ChannelCallbackServer {
   readonly replies: CallbackReply[] = [];
   failNext = 0;
   attempts = 0;
+  /** Drop a reply whose `X-Delivery-Id` was seen before (as a receiver that keeps ids does), counting it. */
+  dropRepeats = false;
+  repeatsDropped = 0;
+  private readonly seenDeliveries = new Set<string>();
   private waiters: Array<() => void> = [];
 
   private constructor(
@@ -83,7 +89,15 @@ export class ChannelCallbackServer {
       const presented = Buffer.from(header.replace(/^sha256=/, ''), 'hex');
       const signed = presented.length === expected.length && timingSafeEqual(presented, expected);
       const body = JSON.parse(raw.toString('utf8')) as Omit<CallbackReply, 'signed'>;
-      this.replies.push({ ...body, signed });
+      const deliveryId = req.headers['x-delivery-id'];
+      // A receiver that keeps delivery ids drops a resend of one it has (docs/api/channels.md).
+      if (this.dropRepeats && typeof deliveryId === 'string' && this.seenDeliveries.has(deliveryId)) {
+        this.repeatsDropped += 1;
+        res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"ok":true}');
+        return;
+      }
+      if (typeof deliveryId === 'string') this.seenDeliveries.add(deliveryId);
+      this.replies.push({ ...body, signed, ...(typeof deliveryId === 'string' ? { deliveryId } : {}) });
       res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"ok":true}');
       for (const w of this.waiters.splice(0)) w();
     });

@@ -17,6 +17,11 @@ export interface OutboundTarget {
   chatType: ChatType;
   /** The platform message answered; null for a push of the digital human's own. */
   replyTo: string | null;
+  /**
+   * This outbound message's id (its reply's key and part): the same when a replica that died
+   * mid-reply is followed by a resend, so a platform or receiver that keeps ids can drop the repeat.
+   */
+  deliveryId?: string;
 }
 
 /**

@@ -756,10 +756,11 @@ export class ChannelsService implements OnModuleInit {
       if (sentMark !== null && (await this.records.claimed(sentMark))) continue;
       // Buttons go under the last part, and only to a platform that shows them.
       const choices = i === job.parts.length - 1 && provider.supportsChoices ? job.choices : undefined;
+      const partTarget = job.key === undefined ? target : { ...target, deliveryId: `${job.key}:${i}` };
       for (let attempt = 0; ; attempt++) {
         try {
-          if (choices && choices.length > 0) await provider.send(instance, target, part, { choices });
-          else await provider.send(instance, target, part);
+          if (choices && choices.length > 0) await provider.send(instance, partTarget, part, { choices });
+          else await provider.send(instance, partTarget, part);
           if (instance.state === 'offline' && !provider.connect) await this.setState(instance.id, 'online', null);
           break;
         } catch (err) {

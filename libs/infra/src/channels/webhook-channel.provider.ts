@@ -21,7 +21,7 @@ export const WEBHOOK_MAX_MESSAGE = 4000;
  * Inbound `POST /hooks/channels/<instanceId>` with `{messageId, chatId, chatType, from: {id,
  * name?}, text, mentioned?, images?}`, signed as webhook triggers are (the same check,
  * webhook-rules.ts); each reply is POSTed to `callbackUrl` as `{instanceId, chatId, chatType,
- * replyTo, text}` with `X-Hub-Signature-256: sha256=<hmac of the body>`.
+ * replyTo, text}` with `X-Hub-Signature-256: sha256=<hmac of the body>` and `X-Delivery-Id`.
  */
 export class WebhookChannelProvider extends ChannelProvider {
   readonly type = 'webhook';
@@ -85,6 +85,8 @@ export class WebhookChannelProvider extends ChannelProvider {
       headers: {
         'Content-Type': 'application/json',
         'X-Hub-Signature-256': `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`,
+        // The same on a resend after a replica died mid-reply: the receiver may drop a repeat.
+        ...(target.deliveryId === undefined ? {} : { 'X-Delivery-Id': target.deliveryId }),
       },
       body,
     });
