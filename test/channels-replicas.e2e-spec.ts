@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
+import pg from 'pg';
 import request from 'supertest';
 import { FakeTelegramServer } from '#testing/fake-telegram-server.js';
 import { type Replicas, startReplicas } from '#testing/replicas.js';
@@ -149,5 +151,57 @@ describe('message channels across replicas', { skip: testMode() === 'services' ?
     // The rerun's history ends with the message, not with the lost turn's half answer.
     assert.ok(!JSON.stringify(turnRequests[1]!.body).includes('half an answer'));
     await replicas.replace(victim);
+  });
+
+  it('a turn whose replica died after recording its reply is completed, its reply not sent again, and a message it had taken is answered', async () => {
+    // The state a replica leaves when it dies between recording the reply and recording the end
+    // (the window no model script reaches): the answered turn made running again on a replica
+    // that is gone, holding a later message it never read.
+    await tg.userMessage({ chat, from: dana, text: 'rec-1' });
+    await tg.until(() => answers('rec-1') === 1, 30_000, 'rec-1 answered');
+    const db = new pg.Client({ connectionString: replicas.services.databaseUrl });
+    await db.connect();
+    try {
+      const [turn] = (
+        await db.query(
+          `SELECT "id", "conversation_id", "request" FROM "agent_turn"
+           WHERE "kind" = 'app-chat' AND "status" = 'completed' ORDER BY "ended_at" DESC LIMIT 1`,
+        )
+      ).rows as Array<{ id: string; conversation_id: string; request: Record<string, unknown> }>;
+      assert.ok(turn, 'the answered turn is recorded');
+      const messageId = randomUUID();
+      await db.query(
+        `INSERT INTO "conversation_message" ("id", "conversation_id", "position", "role", "content", "meta")
+         SELECT $1, $2, MAX("position") + 1, 'user', 'rec-2', '{}'::jsonb FROM "conversation_message" WHERE "conversation_id" = $2`,
+        [messageId, turn.conversation_id],
+      );
+      const input = {
+        messageId,
+        content: 'rec-2',
+        createdAt: new Date().toISOString(),
+        kind: 'app-chat',
+        request: turn.request,
+      };
+      await db.query(
+        `UPDATE "agent_turn" SET "status" = 'running', "ended_at" = NULL, "replica_id" = '1-gone',
+           "heartbeat_at" = now() - interval '1 minute', "pending_inputs" = $2::jsonb WHERE "id" = $1`,
+        [turn.id, JSON.stringify([input])],
+      );
+      await tg.until(() => answers('rec-2') === 1, 60_000, 'the message the lost turn had taken answered');
+      await sleep(2000);
+      assert.equal(answers('rec-1'), 1, 'the recorded reply is not sent again');
+      assert.equal(answers('rec-2'), 1, 'the later message answered once');
+      const sent = tg.sentTo(chat.id).map((m) => m.text);
+      assert.ok(
+        !sent.some((text) => text.includes('interrupted')),
+        `no interruption notice: ${JSON.stringify(sent.slice(-3))}`,
+      );
+      const ended = (await db.query(`SELECT "status" FROM "agent_turn" WHERE "id" = $1`, [turn.id])).rows[0] as {
+        status: string;
+      };
+      assert.equal(ended.status, 'completed');
+    } finally {
+      await db.end();
+    }
   });
 });

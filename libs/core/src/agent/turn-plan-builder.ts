@@ -47,11 +47,27 @@ export abstract class TurnPlanBuilder {
    */
   endedWithoutPlan?(turn: TurnRecord, ending: UnplannedEnding): Promise<void>;
   /**
-   * Whether a turn of this kind whose replica died is run again, once, on the input it had
-   * (someone who cannot press Retry waits for its answer: a message channel's user).
+   * What becomes of a turn of this kind whose replica died (see `LostTurnOutcome`); without
+   * this, it is interrupted.
    */
-  rerunWhenLost?(turn: TurnRecord): Promise<boolean>;
+  whenLost?(turn: TurnRecord): Promise<LostTurnOutcome>;
+  /**
+   * A lost turn this kind answered `completed` for was completed by the reaper: deliver its
+   * recorded reply where the runner's end would have (idempotently: the dead replica may have
+   * done it already).
+   */
+  completedWhenLost?(turn: TurnRecord): Promise<void>;
 }
+
+/**
+ * What the reaper does with a turn whose replica died:
+ * - `interrupt`: ends it as interrupted, with `agent:error` (input that waited is voided);
+ * - `rerun`: ends it and runs it again, once, on the input it had (someone who cannot press
+ *   Retry waits for its answer: a message channel's user);
+ * - `completed`: its whole reply was recorded before the replica died, so it is completed as its
+ *   runner would have completed it; input that came after its last step gets a follow-up turn.
+ */
+export type LostTurnOutcome = 'interrupt' | 'rerun' | 'completed';
 
 export interface UnplannedEnding {
   status: 'failed' | 'interrupted';
@@ -60,6 +76,6 @@ export interface UnplannedEnding {
   outage?: boolean;
   /** What the turn had streamed before its replica died (the reaper rebuilds it from the event log). */
   partialReply?: string;
-  /** A new turn runs the same input again (see `rerunWhenLost`): nobody needs telling of this end. */
+  /** A new turn runs the same input again (see `LostTurnOutcome`): nobody needs telling of this end. */
   rerun?: boolean;
 }

@@ -2,7 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import type { TurnKind } from '#contracts/agent.js';
 import { ChatPlanBuilder } from './chat-plan-builder.js';
 import type { TurnRecord } from '../ports/turn.repository.port.js';
-import type { TurnPlanBuilder, UnplannedEnding } from './turn-plan-builder.js';
+import type { LostTurnOutcome, TurnPlanBuilder, UnplannedEnding } from './turn-plan-builder.js';
 
 /**
  * The plan builder of each turn kind. Chat is built in; the digital-human context registers
@@ -32,9 +32,19 @@ export class TurnPlanBuilders {
     });
   }
 
-  /** Whether the turn's kind runs a turn lost with its replica again (see `TurnPlanBuilder.rerunWhenLost`). */
-  async rerunWhenLost(turn: TurnRecord): Promise<boolean> {
-    return (await this.byKind.get(turn.kind)?.rerunWhenLost?.(turn)) ?? false;
+  /** What becomes of a turn lost with its replica (see `LostTurnOutcome`); `interrupt` when its kind does not say. */
+  async whenLost(turn: TurnRecord): Promise<LostTurnOutcome> {
+    return (await this.byKind.get(turn.kind)?.whenLost?.(turn)) ?? 'interrupt';
+  }
+
+  /** Tells the kind's builder that the reaper completed its lost turn; failures are only logged. */
+  async completedWhenLost(turn: TurnRecord): Promise<void> {
+    await this.byKind
+      .get(turn.kind)
+      ?.completedWhenLost?.(turn)
+      .catch((err: Error) => {
+        this.logger.warn(`delivering the reply of lost turn ${turn.id} (${turn.kind}) failed: ${err.message}`);
+      });
   }
 
   for(kind: TurnKind): TurnPlanBuilder {

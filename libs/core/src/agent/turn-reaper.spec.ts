@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { FakeEventLog, FakeTurnRepository, RecordingEventBus } from '#testing/fake-agent-ports.js';
 import type { TurnRecord } from '../ports/turn.repository.port.js';
-import type { UnplannedEnding } from './turn-plan-builder.js';
+import type { LostTurnOutcome, UnplannedEnding } from './turn-plan-builder.js';
 import type { TurnPlanBuilders } from './turn-plan-builders.js';
 import { RecordingJobQueue } from '#testing/fake-triggers.js';
 import { FakeClock } from '#testing/fakes.js';
@@ -52,18 +52,26 @@ describe('TurnReaper: a queued turn whose job was never added', () => {
 });
 
 describe('TurnReaper: a lost turn whose kind asks to run it again', () => {
-  /** Plan builders where turns with `request.channel` are run again, recording what they were told. */
+  /**
+   * Plan builders where turns with `request.channel` are run again, or completed when
+   * `request.replyRecorded`, recording what they were told.
+   */
   function rerunningReaper(nowMs: number) {
     const world = reaperAt(nowMs);
     const endings: Array<{ turnId: string; rerun: boolean | undefined }> = [];
+    const delivered: string[] = [];
     const builders = {
-      rerunWhenLost: async (t: TurnRecord) => t.request.channel !== undefined,
+      whenLost: async (t: TurnRecord): Promise<LostTurnOutcome> =>
+        t.request.channel === undefined ? 'interrupt' : t.request.replyRecorded ? 'completed' : 'rerun',
       endedWithoutPlan: async (t: TurnRecord, ending: UnplannedEnding) => {
         endings.push({ turnId: t.id, rerun: ending.rerun });
       },
+      completedWhenLost: async (t: TurnRecord) => {
+        delivered.push(t.id);
+      },
     } as unknown as TurnPlanBuilders;
     const reaper = new TurnReaper(world.turns, world.events, world.clock, undefined, builders, world.queue);
-    return { ...world, reaper, endings };
+    return { ...world, reaper, endings, delivered };
   }
   const lose = async (turns: FakeTurnRepository, id: string, request: Record<string, unknown>) => {
     await turns.createQueued({ ...turn(id, `c-${id}`), kind: 'app-chat', request });
@@ -105,5 +113,55 @@ describe('TurnReaper: a lost turn whose kind asks to run it again', () => {
         { turnId: 'web', rerun: false },
       ],
     );
+  });
+
+  it('completes a turn whose whole reply was recorded: agent:complete, its reply delivered, no rerun, no error', async () => {
+    const { turns, queue, clock, reaper, endings, delivered, events } = rerunningReaper(Date.now());
+    const published: string[] = [];
+    const emitterFor = events.emitterFor.bind(events);
+    events.emitterFor = (spaceId, conversationId) => {
+      const emit = emitterFor(spaceId, conversationId);
+      return async (channel, payload) => {
+        published.push(channel);
+        await emit(channel, payload);
+      };
+    };
+    await lose(turns, 'replied', { appId: 'a1', channel: { provider: 'telegram' }, replyRecorded: true });
+    clock.advance(STALE_TURN_MS + 1_000);
+    assert.equal(await reaper.reap(), 1);
+
+    assert.equal((await turns.findById('replied'))?.status, 'completed');
+    assert.equal(await turns.findActive('c-replied'), null, 'nothing runs it again');
+    assert.equal(queue.named('agent.turn').length, 0);
+    assert.deepEqual(published, ['agent:complete']);
+    assert.deepEqual(delivered, ['replied']);
+    assert.deepEqual(endings, [], 'nobody is told of an interruption');
+  });
+
+  it('gives input that reached a completed lost turn after its last step a follow-up turn of its own', async () => {
+    const { turns, queue, clock, reaper } = rerunningReaper(Date.now());
+    const request = { appId: 'a1', channel: { provider: 'telegram' }, replyRecorded: true };
+    await lose(turns, 'late', request);
+    const later = { appId: 'a1', channel: { provider: 'telegram', replyTo: 'm-2' } };
+    await turns.addPendingInput('c-late', {
+      messageId: 'm-2',
+      content: 'and another thing',
+      createdAt: new Date().toISOString(),
+      kind: 'app-chat',
+      request: later,
+    });
+    clock.advance(STALE_TURN_MS + 1_000);
+    assert.equal(await reaper.reap(), 1);
+
+    const followUp = await turns.findActive('c-late');
+    assert.ok(followUp, 'the later message gets a turn');
+    assert.deepEqual([followUp.status, followUp.kind, followUp.request], ['queued', 'app-chat', later]);
+    assert.deepEqual(queue.named('agent.turn'), [
+      {
+        id: `turn-${followUp.id}`,
+        data: { turnId: followUp.id, kind: 'app-chat' },
+        options: { jobId: `turn-${followUp.id}` },
+      },
+    ]);
   });
 });

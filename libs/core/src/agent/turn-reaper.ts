@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { AgentChannels } from '#contracts/agent.js';
 import { Injectable, Logger } from '@nestjs/common';
 import { turnJobId } from '../kernel/job-ids.js';
 import { Clock } from '../ports/clock.port.js';
@@ -8,6 +9,7 @@ import { SpaceActivity } from '../ports/space-activity.port.js';
 import { ConversationEvents } from './conversation-events.js';
 import { announceQueuedTurn } from './turn-announce.js';
 import { endUnfinishedTurn, TurnTexts } from './turn-endings.js';
+import type { LostTurnOutcome } from './turn-plan-builder.js';
 import { TurnPlanBuilders } from './turn-plan-builders.js';
 import { TurnRunner } from './turn-runner.js';
 
@@ -38,6 +40,11 @@ export class TurnReaper {
     for (const turn of stale) {
       // Ours and alive: its heartbeat lagged because the database was away, and it is recording its end.
       if (this.runner?.isRunningHere(turn.id)) continue;
+      const outcome = await this.outcomeOf(turn);
+      if (outcome === 'completed') {
+        if (await this.completeLost(turn)) reaped++;
+        continue;
+      }
       // What the dead replica streamed is only in the event log now: read it before the end is announced.
       const partialReply = await this.events.streamedReply(turn.conversationId).catch(() => '');
       const ended = await endUnfinishedTurn(
@@ -53,7 +60,7 @@ export class TurnReaper {
       );
       if (!ended) continue;
       reaped++;
-      const rerun = await this.rerun(turn);
+      const rerun = outcome === 'rerun' && (await this.rerun(turn));
       await this.builders?.endedWithoutPlan(turn, {
         status: 'interrupted',
         error: TurnTexts.replicaLost,
@@ -69,14 +76,49 @@ export class TurnReaper {
     return reaped;
   }
 
+  /** What its kind makes of a lost turn; a turn that was itself a rerun is not run a third time. */
+  private async outcomeOf(turn: TurnRecord): Promise<LostTurnOutcome> {
+    const outcome = (await this.builders?.whenLost(turn).catch(() => 'interrupt' as const)) ?? 'interrupt';
+    if (outcome === 'rerun' && (!this.queue || typeof turn.request.rerunOf === 'string')) return 'interrupt';
+    return outcome;
+  }
+
   /**
-   * Queues a lost turn again when its kind asks for that (`rerunWhenLost`), once: the new turn
-   * carries `rerunOf` and is not run a third time. True when the input will be answered: by the
-   * new turn, or by a turn a later message already started (its history holds the input too).
+   * A lost turn whose whole reply was recorded ends as its runner would have ended it:
+   * completed, its `agent:complete` announced, input that came after its last step answered by
+   * a follow-up turn (`complete` creates it in the same transaction), and its kind delivers the
+   * reply (the dead replica may or may not have). False when someone else ended it first.
+   */
+  private async completeLost(turn: TurnRecord): Promise<boolean> {
+    const ended = await this.turns.complete(turn.id, randomUUID());
+    if (!ended) return false;
+    const emit = this.events.emitterFor(turn.spaceId, turn.conversationId);
+    await emit(AgentChannels.complete, {
+      duration: this.clock.now() - (turn.startedAt ?? turn.createdAt).getTime(),
+    });
+    if (ended.followUp && this.queue) {
+      await announceQueuedTurn(this.events, this.queue, ended.followUp).catch((err: Error) =>
+        this.logger.warn(
+          `turn ${ended.followUp?.id}: announcing it failed (${err.message}); queued again on the next sweep`,
+        ),
+      );
+    }
+    await this.builders?.completedWhenLost(turn);
+    this.logger.warn(
+      `turn ${turn.id} of conversation ${turn.conversationId} lost its replica ${turn.replicaId} after recording its reply; ` +
+        `marked completed` +
+        (ended.followUp ? ` and ${ended.lateInputs} later message(s) queued for turn ${ended.followUp.id}` : ''),
+    );
+    return true;
+  }
+
+  /**
+   * Queues a lost turn again (its kind answered `rerun`), once: the new turn carries `rerunOf`
+   * and is not run a third time. True when the input will be answered: by the new turn, or by a
+   * turn a later message already started (its history holds the input too).
    */
   private async rerun(turn: TurnRecord): Promise<boolean> {
-    if (!this.queue || !this.builders || typeof turn.request.rerunOf === 'string') return false;
-    if (!(await this.builders.rerunWhenLost(turn))) return false;
+    if (!this.queue) return false;
     try {
       const again = await this.turns.createQueued({
         id: randomUUID(),

@@ -215,8 +215,6 @@ export const messageClaimKey = (instanceId: string, messageId: string): string =
 /** Marks that a platform message was handed to its thread's turn (a rerun of its job skips it). */
 export const messageSubmittedKey = (instanceId: string, messageId: string): string =>
   `submitted:${instanceId}:${messageId}`;
-/** Marks that a channel turn's reply was queued (ChannelChatListener.replyQueued). */
-export const turnRepliedKey = (turnId: string): string => `turn-replied:${turnId}`;
 /** The claim of a button press (once per instance and platform action id). */
 export const actionClaimKey = (instanceId: string, actionId: string): string => `act:${instanceId}:${actionId}`;
 /** The claim of a run's result reaching one thread (once per run). */

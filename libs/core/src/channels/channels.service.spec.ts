@@ -357,21 +357,24 @@ describe('ChannelsService', () => {
   });
 
   describe("a turn's reply", () => {
-    it('is queued once and then answers replyQueued for its turn (the reaper asks before running a lost turn again)', async () => {
+    it("is queued under its turn's key: given again (the reaper delivering a lost turn's recorded reply) it is one job", async () => {
       const { id } = await create();
       const [listener] = chat.listeners;
-      assert.ok(listener?.replyQueued);
-      assert.equal(await listener.replyQueued('turn-1'), false);
-      await listener.replied({
+      assert.ok(listener);
+      const reply = {
         appId: 'app-1',
         conversationId: 'thread-1',
         turnId: 'turn-1',
-        origin: { instanceId: id, channel: 'hooked', chatType: 'direct', chatId: 'c-1', replyTo: 'm-1' },
+        origin: { instanceId: id, channel: 'hooked', chatType: 'direct' as const, chatId: 'c-1', replyTo: 'm-1' },
         reply: 'Hello back',
-      });
-      assert.equal(queue.named('channel.reply').length, 1);
-      assert.equal(await listener.replyQueued('turn-1'), true);
-      assert.equal(await listener.replyQueued('turn-2'), false);
+      };
+      await listener.replied(reply);
+      await listener.replied(reply);
+      const jobs = queue.named('channel.reply');
+      assert.deepEqual(
+        jobs.map((j) => [j.data.key, j.data.parts]),
+        [['turn:turn-1', ['Hello back']]],
+      );
     });
   });
 

@@ -68,7 +68,6 @@ import {
   senderRole,
   splitReply,
   stripMentions,
-  turnRepliedKey,
 } from './channel-rules.js';
 
 export interface CreateInstanceInput {
@@ -133,7 +132,6 @@ export class ChannelsService implements OnModuleInit {
   onModuleInit(): void {
     this.chat.listen({
       replied: (reply) => this.replied(reply),
-      replyQueued: (turnId) => this.records.claimed(turnRepliedKey(turnId)),
       runResult: (result) => this.pushRunResult(result),
       escalated: (asked) => this.pushEscalation(asked),
     });
@@ -627,7 +625,6 @@ export class ChannelsService implements OnModuleInit {
     if (!instance || !provider) return;
     const text = reply.reply.trim() === '' ? ChannelTexts.emptyReply : reply.reply;
     await this.queueReply(reply.origin, text, `turn:${reply.turnId}`, provider);
-    await this.records.claim(turnRepliedKey(reply.turnId));
     await this.publishSession(reply.origin, reply.appId, text);
   }
 

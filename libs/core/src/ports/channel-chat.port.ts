@@ -48,11 +48,6 @@ export interface OpenEscalation {
 
 export interface ChannelChatListener {
   replied(reply: ChannelReply): Promise<void>;
-  /**
-   * Whether the reply of this turn was queued: a replica that died just after it may have left
-   * the turn recorded as running, and the reaper must then neither run it again nor tell its end.
-   */
-  replyQueued?(turnId: string): Promise<boolean>;
   runResult(result: RunResult): Promise<void>;
   /** An escalation opened (on the replica whose run asked it). */
   escalated?(asked: EscalationAsked): Promise<void>;

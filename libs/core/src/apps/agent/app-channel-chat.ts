@@ -88,12 +88,6 @@ export class AppChannelChat extends ChannelChat {
     for (const l of this.listeners) await l.replied(reply);
   }
 
-  /** Whether a listener queued the reply of this channel turn (see ChannelChatListener.replyQueued). */
-  async replyQueued(turnId: string): Promise<boolean> {
-    for (const l of this.listeners) if (await l.replyQueued?.(turnId)) return true;
-    return false;
-  }
-
   /** The runs register how open questions are read and answered. */
   useEscalations(desk: EscalationDesk): void {
     this.escalations = desk;

@@ -8,6 +8,7 @@ import {
   isRefusal,
   refuseTurn,
   TurnPlanBuilder,
+  type LostTurnOutcome,
   type TurnRefusal,
   type UnplannedEnding,
 } from '../../agent/turn-plan-builder.js';
@@ -66,25 +67,40 @@ export class AppChatPlanBuilder extends TurnPlanBuilder implements OnModuleInit 
   override async endedWithoutPlan(turn: TurnRecord, ending: UnplannedEnding): Promise<void> {
     // Run again, the turn answers afresh: its half reply would end the new turn's history.
     if (ending.rerun) return;
-    // Its replica died after recording and queueing the whole reply: the thread has its answer.
-    if (await this.channelReplyQueued(turn)) return;
     await recordPartialReply(this.conversations, turn, ending);
     if (ending.error !== TurnTexts.stopped) await this.tellChannel(turn, ending.partialReply ?? '', ending.error);
   }
 
   /**
-   * A channel thread's turn lost with its replica runs again (its user cannot press Retry),
-   * unless its reply had already been queued.
+   * A channel thread's turn lost with its replica: completed when its whole reply was recorded
+   * (the reply is then sent, once, by `completedWhenLost`), else run again (its user cannot press
+   * Retry). Other threads' turns are interrupted, as a chat's are.
    */
-  override async rerunWhenLost(turn: TurnRecord): Promise<boolean> {
-    return (
-      (turn.request as { channel?: ChannelTurnOrigin }).channel !== undefined && !(await this.channelReplyQueued(turn))
-    );
+  override async whenLost(turn: TurnRecord): Promise<LostTurnOutcome> {
+    if (channelOrigin(turn) === null) return 'interrupt';
+    return (await this.recordedReply(turn)) === null ? 'rerun' : 'completed';
   }
 
-  private async channelReplyQueued(turn: TurnRecord): Promise<boolean> {
-    if ((turn.request as { channel?: ChannelTurnOrigin }).channel === undefined) return false;
-    return this.channels.replyQueued(turn.id).catch(() => false);
+  /**
+   * Queues the recorded reply of a lost channel turn: under the reply's key, as the runner's end
+   * queues it, so a reply the dead replica had queued (or partly sent) is not sent twice.
+   */
+  override async completedWhenLost(turn: TurnRecord): Promise<void> {
+    const origin = channelOrigin(turn);
+    const appId = turn.request.appId;
+    if (origin === null || typeof appId !== 'string') return;
+    const reply = await this.recordedReply(turn);
+    if (reply === null) return;
+    await this.channels.replied({ appId, conversationId: turn.conversationId, turnId: turn.id, origin, reply });
+  }
+
+  /** The turn's whole reply when its end recorded one (not a failed or interrupted one's). */
+  private async recordedReply(turn: TurnRecord): Promise<string | null> {
+    const { messages } = await this.conversations.get(turn.spaceId, turn.conversationId);
+    const reply = messages.findLast(
+      (m) => m.role === 'assistant' && m.meta?.turnId === turn.id && !m.meta.error && !m.meta.interrupted,
+    );
+    return reply ? reply.content : null;
   }
 
   /**
@@ -93,9 +109,9 @@ export class AppChatPlanBuilder extends TurnPlanBuilder implements OnModuleInit 
    * ended, so the message is not left unanswered. A `/stop` is answered by the channel itself.
    */
   private async tellChannel(turn: TurnRecord, partialReply: string, error: string): Promise<void> {
-    const origin = (turn.request as { channel?: ChannelTurnOrigin }).channel;
+    const origin = channelOrigin(turn);
     const appId = turn.request.appId;
-    if (!origin || typeof appId !== 'string') return;
+    if (origin === null || typeof appId !== 'string') return;
     const written = partialReply.trim();
     await this.channels.replied({
       appId,
@@ -195,3 +211,6 @@ export class AppChatPlanBuilder extends TurnPlanBuilder implements OnModuleInit 
     };
   }
 }
+
+const channelOrigin = (turn: TurnRecord): ChannelTurnOrigin | null =>
+  (turn.request as { channel?: ChannelTurnOrigin }).channel ?? null;
