@@ -10,7 +10,7 @@ import type { DataSource } from 'typeorm';
 import { IDLE_AUTOMATION } from '#core/kernel/app.js';
 import { validateSpec } from '#core/kernel/app-spec/validate-spec.js';
 import { ALREADY_INSTALLED } from '#core/ports/app.repository.port.js';
-import { TypeormAppRepository } from '#infra/apps/typeorm-app.repository.js';
+import { TypeormAppRepository, webhookPathCondition, webhookPathProbe } from '#infra/apps/typeorm-app.repository.js';
 import { DataFolderLock } from '#infra/database/data-folder-lock.js';
 import { createDataSource, migrateUnderLock, pendingSchemaChanges } from '#infra/database/database.js';
 import { MIGRATIONS } from '#infra/database/schema.js';
@@ -151,6 +151,24 @@ describe(`database schema (${testMode()})`, () => {
     );
     assert.deepEqual((await apps.deleteAllInSpace('space-1')).sort(), [first.id, appId].sort());
     assert.deepEqual(await apps.listActivity(appId, { limit: 10 }), []);
+  });
+
+  it("a webhook delivery's look-up of the app of its path can use the index on spec subscriptions", async () => {
+    const runner = ds!.createQueryRunner();
+    try {
+      // With sequential scans priced out, the planner shows whether the index serves the condition
+      // the repository writes (a small table would otherwise be scanned either way).
+      await runner.startTransaction();
+      await runner.query('SET LOCAL enable_seqscan = off');
+      const plan = (await runner.query(`EXPLAIN SELECT "id" FROM "app" WHERE ${webhookPathCondition('"spec"', '$1')}`, [
+        webhookPathProbe('orders'),
+      ])) as Array<{ 'QUERY PLAN': string }>;
+      const text = plan.map((row) => row['QUERY PLAN']).join('\n');
+      assert.match(text, /IDX_app_spec_subscriptions/, text);
+    } finally {
+      await runner.rollbackTransaction().catch(() => undefined);
+      await runner.release();
+    }
   });
 
   it(

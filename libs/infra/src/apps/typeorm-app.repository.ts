@@ -17,6 +17,18 @@ import { toActivityEntry, toActivityRow, toApp, toChangedColumns, toNewRow } fro
 const isUniqueViolation = (err: unknown): boolean =>
   err instanceof QueryFailedError && (err.driverError as { code?: string } | undefined)?.code === '23505';
 
+/**
+ * The condition an app whose spec subscribes a webhook at a path meets (containment in
+ * `spec -> 'subscriptions'`): the form the GIN index of migration AppWebhookPathIndex1766400000000
+ * serves, so a delivery reads the one app of its path at any number of apps.
+ */
+export const webhookPathCondition = (column: string, parameter: string): string =>
+  `${column} -> 'subscriptions' @> ${parameter}::jsonb`;
+
+/** The value `webhookPathCondition` compares with. */
+export const webhookPathProbe = (path: string): string =>
+  JSON.stringify([{ source: { type: 'webhook', config: { path } } }]);
+
 export class TypeormAppRepository extends AppRepository {
   private readonly apps: Repository<AppEntity>;
   private readonly activity: Repository<AppActivityEntity>;
@@ -51,8 +63,8 @@ export class TypeormAppRepository extends AppRepository {
         ...(filter.webhookPath === undefined
           ? {}
           : {
-              spec: Raw((column) => `${column} -> 'subscriptions' @> :hook::jsonb`, {
-                hook: JSON.stringify([{ source: { type: 'webhook', config: { path: filter.webhookPath } } }]),
+              spec: Raw((column) => webhookPathCondition(column, ':hook'), {
+                hook: webhookPathProbe(filter.webhookPath),
               }),
             }),
       },

@@ -55,6 +55,7 @@ import { ChannelThreadPeer1766100000100 } from './migrations/1766100000100-chann
 import { KnowledgeLinks1766131415926 } from './migrations/1766131415926-knowledge-links.js';
 import { KnowledgeChunkVersion1766200000000 } from './migrations/1766200000000-knowledge-chunk-version.js';
 import { CompleteTurn1766300000000 } from './migrations/1766300000000-complete-turn.js';
+import { AppWebhookPathIndex1766400000000 } from './migrations/1766400000000-app-webhook-path-index.js';
 
 /** Every entity and migration, in order. Add new ones here. */
 export const ENTITIES = [
@@ -117,4 +118,5 @@ export const MIGRATIONS = [
   KnowledgeLinks1766131415926,
   KnowledgeChunkVersion1766200000000,
   CompleteTurn1766300000000,
+  AppWebhookPathIndex1766400000000,
 ];
