@@ -68,6 +68,9 @@ export interface RefusedDeliveries {
   lastMs: number;
 }
 
+/** What `TriggerStore.acceptDelivery` did with a delivery. */
+export type AcceptedDelivery = { outcome: 'queued'; seq: string } | { outcome: 'repeat' } | { outcome: 'full' };
+
 export abstract class TriggerStore {
   /** Rows of one app, or of every app. */
   abstract schedules(appId?: string): Promise<ScheduleRow[]>;
@@ -124,6 +127,31 @@ export abstract class TriggerStore {
     delivery: Omit<QueuedDelivery, 'seq' | 'startedMs'>,
     max: number | null,
   ): Promise<string | null>;
+  /**
+   * Takes a delivery's de-duplication `claims` as of `nowMs` and, when every one was free, adds
+   * the delivery at the end of its app's queue as `enqueueDelivery` does: `repeat` at the first
+   * claim already held (the claims taken before it stay), `full` when the queue is full (the
+   * claims taken are given back). Adapters do it as one atomic step across replicas, so a
+   * delivery is never claimed without being recorded; this default, one call after another, is
+   * for stores of one process.
+   */
+  async acceptDelivery(
+    claims: ReadonlyArray<{ key: string; windowMs: number }>,
+    delivery: Omit<QueuedDelivery, 'seq' | 'startedMs'>,
+    max: number | null,
+    nowMs: number,
+  ): Promise<AcceptedDelivery> {
+    for (const claim of claims) {
+      if (!(await this.claim(claim.key, delivery.appId, nowMs, claim.windowMs))) return { outcome: 'repeat' };
+    }
+    const seq = await this.enqueueDelivery(delivery, max);
+    if (seq !== null) return { outcome: 'queued', seq };
+    await this.releaseClaims(
+      claims.map((c) => c.key),
+      nowMs,
+    );
+    return { outcome: 'full' };
+  }
   /** The app's first waiting delivery. */
   abstract nextDelivery(appId: string): Promise<QueuedDelivery | null>;
   /** Marks a delivery as being started as of `nowMs` (null: waiting again). */

@@ -336,22 +336,29 @@ export class TriggersService {
     const id = deliveryId(headers);
     const now = this.clock.now();
     const claims = webhookClaims(target.ownerId, target.subscriptionId, rawBody, id);
-    for (const claim of claims) {
-      if (!(await this.store.claim(claim.key, target.ownerId, now, claim.windowMs))) {
-        return { accepted: true, duplicate: true };
-      }
-    }
     const release = () =>
       this.store.releaseClaims(
         claims.map((c) => c.key),
         now,
       );
     if (target.kind !== null) {
+      for (const claim of claims) {
+        if (!(await this.store.claim(claim.key, target.ownerId, now, claim.windowMs))) {
+          return { accepted: true, duplicate: true };
+        }
+      }
       // Another context's subscription (a team's): its owner decides what a delivery starts.
       try {
         await this.queue.add(
           'trigger.webhook',
-          { appId: target.ownerId, subscriptionId: target.subscriptionId, path, body, deliveryId: id, owner: target.kind },
+          {
+            appId: target.ownerId,
+            subscriptionId: target.subscriptionId,
+            path,
+            body,
+            deliveryId: id,
+            owner: target.kind,
+          },
           { jobId: webhookDeliveryJobId(claims, now) },
         );
       } catch (err) {
@@ -361,37 +368,30 @@ export class TriggersService {
       return { accepted: true, duplicate: false };
     }
     const appId = target.ownerId;
-    let seq: string | null;
-    try {
-      seq = await this.store.enqueueDelivery(
-        {
-          appId,
+    // Claimed and recorded as one step: a delivery is never kept as received without being queued.
+    const accepted = await this.store.acceptDelivery(
+      claims,
+      {
+        appId,
+        subscriptionId: target.subscriptionId,
+        kind: 'webhook',
+        runId: randomUUID(),
+        payload: {
           subscriptionId: target.subscriptionId,
-          kind: 'webhook',
-          runId: randomUUID(),
-          payload: {
-            subscriptionId: target.subscriptionId,
-            path,
-            deliveryId: id,
-            ...(contentType ? { contentType } : {}),
-            headers: event,
-            body,
-          },
-          receivedMs: now,
+          path,
+          deliveryId: id,
+          ...(contentType ? { contentType } : {}),
+          headers: event,
+          body,
         },
-        this.policy.webhookQueueMax,
-      );
-      if (seq !== null)
-        await this.queue.add('trigger.webhook', { appId, seq }, { jobId: deliveryDrainJobId(appId, seq) });
-    } catch (err) {
-      // Recorded and queued as one step: a delivery that was not queued is not kept as
-      // received, so the sender's retry is taken, not answered as a repeat.
-      await release();
-      throw err;
-    }
-    if (seq === null) {
+        receivedMs: now,
+      },
+      this.policy.webhookQueueMax,
+      now,
+    );
+    if (accepted.outcome === 'repeat') return { accepted: true, duplicate: true };
+    if (accepted.outcome === 'full') {
       // Refused, so the sender retries later: neither kept as received nor run.
-      await release();
       await this.store.countRefusal(appId, now);
       this.logger.warn('a webhook delivery was refused: the queue of its digital human is full', {
         appId,
@@ -404,6 +404,20 @@ export class TriggersService {
         retryAfterS: WEBHOOK_RETRY_AFTER_S,
       };
     }
+    // Recorded: should this job not be added (the queue is away, the replica dies), the delivery
+    // still runs, drained by the app's next delivery, the end of its current run or the next
+    // reconcile pass; the sender is told it was not taken only when nothing was recorded.
+    await this.queue
+      .add('trigger.webhook', { appId, seq: accepted.seq }, { jobId: deliveryDrainJobId(appId, accepted.seq) })
+      .catch((err: Error) =>
+        this.logger.warn(
+          'a webhook delivery was recorded but its drain job could not be queued; it waits for the next drain',
+          {
+            appId,
+            error: err.message,
+          },
+        ),
+      );
     return { accepted: true, duplicate: false };
   }
 
@@ -580,7 +594,12 @@ export class TriggersService {
    * caller across replicas, which then fires it.
    */
   async claimOwnedFileBurst(ownerId: string, subscriptionId: string, burstKey: string): Promise<boolean> {
-    return this.store.claim(`file:${ownerId}:${digest(subscriptionId, 12)}:${burstKey}`, ownerId, this.clock.now(), Infinity);
+    return this.store.claim(
+      `file:${ownerId}:${digest(subscriptionId, 12)}:${burstKey}`,
+      ownerId,
+      this.clock.now(),
+      Infinity,
+    );
   }
 
   async fireFileBurst(appId: string, subscriptionId: string, burstKey: string, changes: unknown[]): Promise<void> {

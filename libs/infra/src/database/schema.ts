@@ -56,6 +56,7 @@ import { KnowledgeLinks1766131415926 } from './migrations/1766131415926-knowledg
 import { KnowledgeChunkVersion1766200000000 } from './migrations/1766200000000-knowledge-chunk-version.js';
 import { CompleteTurn1766300000000 } from './migrations/1766300000000-complete-turn.js';
 import { AppWebhookPathIndex1766400000000 } from './migrations/1766400000000-app-webhook-path-index.js';
+import { AcceptTriggerDelivery1766400000100 } from './migrations/1766400000100-accept-trigger-delivery.js';
 
 /** Every entity and migration, in order. Add new ones here. */
 export const ENTITIES = [
@@ -119,4 +120,5 @@ export const MIGRATIONS = [
   KnowledgeChunkVersion1766200000000,
   CompleteTurn1766300000000,
   AppWebhookPathIndex1766400000000,
+  AcceptTriggerDelivery1766400000100,
 ];

@@ -1,5 +1,6 @@
 import type { DataSource } from 'typeorm';
 import {
+  type AcceptedDelivery,
   type OccurrenceClaim,
   type OccurrenceMove,
   type QueuedDelivery,
@@ -166,8 +167,7 @@ export class TypeormTriggerStore extends TriggerStore {
   }
 
   async claim(key: string, appId: string, nowMs: number, windowMs: number): Promise<boolean> {
-    // A claim older than the window may be taken again; without a window (Infinity) never.
-    const cutoff = Number.isFinite(windowMs) ? nowMs - windowMs : Number.MIN_SAFE_INTEGER;
+    const cutoff = claimCutoff(nowMs, windowMs);
     const result: unknown = await this.ds.query(
       `INSERT INTO "trigger_claim" ("key", "app_id", "claimed_at_ms") VALUES ($1, $2, $3)
        ON CONFLICT ("key") DO UPDATE SET "claimed_at_ms" = EXCLUDED."claimed_at_ms"
@@ -210,6 +210,36 @@ export class TypeormTriggerStore extends TriggerStore {
       const seq = returningRows<{ seq: string }>(rows)[0]?.seq;
       return seq === undefined ? null : String(seq);
     });
+  }
+
+  override async acceptDelivery(
+    claims: ReadonlyArray<{ key: string; windowMs: number }>,
+    d: Omit<QueuedDelivery, 'seq' | 'startedMs'>,
+    max: number | null,
+    nowMs: number,
+  ): Promise<AcceptedDelivery> {
+    // One statement: the function (migration AcceptTriggerDelivery1766400000100) claims and records.
+    const rows = (await this.ds.query(
+      `SELECT "outcome", "seq" FROM accept_trigger_delivery($1::text[], $2::bigint[], $3::bigint, $4::uuid, $5::text,
+         $6::text, $7::uuid, $8::jsonb, $9::bigint, $10::bigint)`,
+      [
+        claims.map((c) => c.key),
+        claims.map((c) => String(claimCutoff(nowMs, c.windowMs))),
+        String(nowMs),
+        d.appId,
+        d.subscriptionId,
+        d.kind,
+        d.runId,
+        JSON.stringify(d.payload),
+        String(d.receivedMs),
+        max === null ? null : String(max),
+      ],
+    )) as Array<{ outcome: AcceptedDelivery['outcome']; seq: string | null }>;
+    const row = rows[0];
+    if (row?.outcome === 'queued' && row.seq !== null) return { outcome: 'queued', seq: String(row.seq) };
+    if (row?.outcome === 'full') return { outcome: 'full' };
+    if (row?.outcome === 'repeat') return { outcome: 'repeat' };
+    throw new Error(`accept_trigger_delivery answered ${JSON.stringify(row)}`);
   }
 
   async nextDelivery(appId: string): Promise<QueuedDelivery | null> {
@@ -268,3 +298,7 @@ export class TypeormTriggerStore extends TriggerStore {
     return row ? { count: Number(row.refused), firstMs: Number(row.first_ms), lastMs: Number(row.last_ms) } : null;
   }
 }
+
+/** A claim taken before this may be taken again; without a window (Infinity) never. */
+const claimCutoff = (nowMs: number, windowMs: number): number =>
+  Number.isFinite(windowMs) ? nowMs - windowMs : Number.MIN_SAFE_INTEGER;
