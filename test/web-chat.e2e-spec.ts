@@ -84,7 +84,10 @@ describe('web app in Chromium: conversations and chat over the socket', { skip: 
     // The code block is highlighted (highlight.js classes), and the stored reply shows its own usage.
     await messages.locator('pre code.hljs.language-js .hljs-number', { hasText: '1' }).waitFor({ timeout: WAIT });
     const reply = messages.locator('.msg.assistant', { hasText: 'the answer' });
-    await reply.locator('.usage').getByText(/[\d,]+ in · [\d,]+ out/).waitFor({ timeout: WAIT });
+    await reply
+      .locator('.usage')
+      .getByText(/[\d,]+ in · [\d,]+ out/)
+      .waitFor({ timeout: WAIT });
   });
 
   it('shows a stored reply’s steps (thinking, tool call with input and result) when the conversation is reopened', async () => {
@@ -176,8 +179,8 @@ describe('web app in Chromium: conversations and chat over the socket', { skip: 
       'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==',
       'base64',
     );
-    await page.getByLabel('Attach image').setInputFiles({ name: 'dot.png', mimeType: 'image/png', buffer: png });
-    await page.getByRole('list', { name: 'Attached images' }).getByText('dot.png').waitFor({ timeout: WAIT });
+    await page.getByLabel('Attach file').setInputFiles({ name: 'dot.png', mimeType: 'image/png', buffer: png });
+    await page.getByRole('list', { name: 'Attached files' }).getByText('dot.png').waitFor({ timeout: WAIT });
     model.enqueue({ steps: [{ text: 'A tiny dot.' }] });
     await send('What is in this picture?');
     const messages = page.getByRole('log', { name: 'Messages' });

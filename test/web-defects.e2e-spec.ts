@@ -254,14 +254,23 @@ describe('web app in Chromium: issue 31 High and Medium defects', { skip: browse
     await messages.getByText('Pong from the shop.').waitFor({ timeout: WAIT });
     assert.equal(await messages.getByText('Ping the tea shop').count(), 1, 'shown once after a reload');
 
+    // An attachment whose upload fails: the message stays unsent, and no Retry offers the previous one.
     await page.getByLabel('Message', { exact: true }).fill('With a picture');
+    const requests = model.requests.length;
+    await page.route('**/artifacts/upload?**', (route) =>
+      route.fulfill({ status: 507, contentType: 'application/json', body: '{"success":false,"error":"Disk full"}' }),
+    );
     await page
-      .getByText('Attach image')
+      .getByText('Attach file')
       .locator('input')
-      .setInputFiles([{ name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('not an image') }]);
-    await page.getByText('notes.txt is not an image.').waitFor({ timeout: WAIT });
+      .setInputFiles([{ name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('some notes') }]);
+    await page.getByRole('button', { name: 'Send', exact: true }).click();
+    await page.getByText('Upload failed: Disk full').waitFor({ timeout: WAIT });
+    await page.unroute('**/artifacts/upload?**');
     assert.equal(await retry.count(), 0, 'no Retry of the previous message');
     assert.equal(await page.getByLabel('Message', { exact: true }).inputValue(), 'With a picture');
+    assert.equal(model.requests.length, requests, 'nothing sent');
+    await page.getByRole('button', { name: 'Remove notes.txt' }).click();
     await page.getByLabel('Message', { exact: true }).fill('');
   });
 

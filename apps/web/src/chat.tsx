@@ -1,11 +1,17 @@
 import type { AskQuestion, PendingApprovalDto, SessionState, Thought, TokenUsageDto } from '#contracts/agent.js';
-import type { ConversationDto, ConversationSummaryDto, MessageDto } from '#contracts/conversations.js';
+import type {
+  ConversationDto,
+  ConversationSummaryDto,
+  MessageAttachmentDto,
+  MessageDto,
+} from '#contracts/conversations.js';
 import { CONVERSATION_UPDATED } from '#contracts/conversations.js';
 import type { AppConfiguration } from '#contracts/models.js';
 import type { EventEnvelope } from '#contracts/events.js';
 import { STREAM_GAP_CHANNEL } from '#contracts/events.js';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError } from './api.js';
+import { downscaled, SentAttachment, uploadAttachment } from './attachments.js';
 import { BrowserToggle, ChatBrowserPanel } from './browser.js';
 import { ask, confirmAction, SubmitOrCancel } from './dialogs.js';
 import { renderMarkdown } from './markdown.js';
@@ -59,13 +65,13 @@ export function stepsFromThoughts(thoughts: Thought[]): Step[] {
   });
 }
 
-/** An image attached to a message (docs/api.md, "The assistant": `images`, base64). */
+/** An image sent inside a message (docs/api.md, "The assistant": `images`, base64): a digital human's chat. */
 interface Attachment {
   name?: string;
   mediaType: string;
   data: string;
 }
-/** The message body must stay under 100 KB (docs/api.md, "Limits"): attachments get most of it, base64-encoded. */
+/** The message body must stay under 100 KB (docs/api.md, "Limits"): base64 images get most of it. */
 const ATTACHMENTS_MAX_BASE64 = 90 * 1024;
 const attachmentsOf = (m: MessageDto): Attachment[] =>
   (m.images ?? []).flatMap((i): Attachment[] => {
@@ -73,6 +79,36 @@ const attachmentsOf = (m: MessageDto): Attachment[] =>
     const o = i as { mediaType?: unknown; data?: unknown };
     return typeof o?.data === 'string' ? [{ mediaType: String(o.mediaType ?? 'image/png'), data: o.data }] : [];
   });
+/** Files of the space a message was sent with (docs/api.md, "Attachments"). */
+const sentFilesOf = (m: MessageDto): MessageAttachmentDto[] => (Array.isArray(m.attachments) ? m.attachments : []);
+/** What a message carries besides its text, as Retry and the retry rule compare it. */
+const carried = (m: MessageDto): string =>
+  JSON.stringify([attachmentsOf(m).map((a) => a.data), sentFilesOf(m).map((a) => a.path)]);
+/** What goes with a message: base64 images (a digital human's chat) or files already in the space. */
+interface Outgoing {
+  images: Attachment[];
+  files: MessageAttachmentDto[];
+}
+/** A file attached in the message box, uploaded when the message is sent (kept once uploaded). */
+interface PendingFile {
+  key: number;
+  file: File;
+  /** An object URL of an image, for its thumbnail. */
+  preview: string | null;
+  state: 'ready' | 'uploading' | 'uploaded' | 'failed';
+  progress: number;
+  uploaded?: MessageAttachmentDto;
+  error?: string;
+}
+let pendingKeys = 0;
+const pendingState = (p: PendingFile): string =>
+  p.state === 'uploading'
+    ? `Uploading… ${Math.round(p.progress * 100)}%`
+    : p.state === 'uploaded'
+      ? 'Uploaded'
+      : p.state === 'failed'
+        ? `Upload failed: ${p.error ?? 'unknown error'}`
+        : '';
 const readAsBase64 = (file: File): Promise<string> =>
   new Promise((resolve, reject) => {
     const reader = new FileReader();
@@ -83,7 +119,7 @@ const readAsBase64 = (file: File): Promise<string> =>
 
 /**
  * Messages replaced by a Retry, Regenerate or an edit, hidden: a user message sent again (the
- * next user message, with only failed replies between, has the same text and images) and those
+ * next user message, with only failed replies between, has the same text, images and files) and those
  * failed replies; a message marked `superseded` (Regenerate and Edit mark the last one), and the
  * user message of its turn once another user message follows. The server leaves them out of
  * the model's context the same way (docs/api.md, "Agent").
@@ -105,8 +141,7 @@ export function retriedMessages(messages: MessageDto[]): Set<string> {
     if (
       m.superseded === true ||
       between.some((r) => r.superseded === true) ||
-      (next.content === m.content &&
-        JSON.stringify(attachmentsOf(next).map((a) => a.data)) === JSON.stringify(attachmentsOf(m).map((a) => a.data)))
+      (next.content === m.content && carried(next) === carried(m))
     )
       for (const r of messages.slice(i, j)) hidden.add(r.id);
   });
@@ -707,7 +742,10 @@ export function Conversation(props: {
   const [live, setLive] = useState<Live>(EMPTY);
   const [generating, setGenerating] = useState(false);
   const [draft, setDraft] = useState('');
-  const [images, setImages] = useState<Attachment[]>([]);
+  const [pending, setPending] = useState<PendingFile[]>([]);
+  const [sending, setSending] = useState(false);
+  /** The message in the box failed to go (an upload or the server refused it): Retry would send another one. */
+  const [unsent, setUnsent] = useState(false);
   const [error, setError] = useState('');
   /** The last turn failed on the server (not a message the server refused, nor a stop): Retry is offered. */
   const [turnFailed, setTurnFailed] = useState(false);
@@ -837,14 +875,15 @@ export function Conversation(props: {
       setError((err as ApiError).message);
       return;
     }
-    if (await submit(message, attachmentsOf(lastUser))) setEditing(null);
+    if (await submit(message, { images: attachmentsOf(lastUser), files: sentFilesOf(lastUser) })) setEditing(null);
   }
   const withSteps = new Set(assistantIds.slice(-PAST_STEPS_MESSAGES));
 
-  async function submit(message: string, attached: Attachment[]): Promise<boolean> {
+  async function submit(message: string, attached: Outgoing): Promise<boolean> {
     setError('');
     setTurnFailed(false);
-    const payload = attached.map(({ mediaType, data }) => ({ type: 'base64', mediaType, data }));
+    const payload = attached.images.map(({ mediaType, data }) => ({ type: 'base64', mediaType, data }));
+    const files = attached.files;
     try {
       if (props.send) await props.send(message, payload);
       else
@@ -853,6 +892,7 @@ export function Conversation(props: {
           conversationId: id,
           message,
           ...(payload.length ? { images: payload } : {}),
+          ...(files.length ? { attachments: files.map((f) => ({ path: f.path })) } : {}),
         });
       setGenerating(true);
       setConversation((c) =>
@@ -867,6 +907,7 @@ export function Conversation(props: {
                   content: message,
                   createdAt: new Date().toISOString(),
                   ...(payload.length ? { images: payload } : {}),
+                  ...(files.length ? { attachments: files } : {}),
                 },
               ],
             }
@@ -879,31 +920,97 @@ export function Conversation(props: {
     }
   }
 
+  const updatePending = (key: number, change: Partial<PendingFile>) =>
+    setPending((list) => list.map((p) => (p.key === key ? { ...p, ...change } : p)));
+  const dropPending = (list: PendingFile[]) => {
+    for (const p of list) if (p.preview) URL.revokeObjectURL(p.preview);
+  };
+
+  /**
+   * Uploads the attached files not uploaded yet (docs/web-app.md, "Attachments"); null when one
+   * failed: the message is then not sent, and each file says how it went.
+   */
+  async function uploadPending(list: PendingFile[]): Promise<MessageAttachmentDto[] | null> {
+    const sent: MessageAttachmentDto[] = [];
+    let failures = 0;
+    for (const p of list) {
+      if (p.uploaded) {
+        sent.push(p.uploaded);
+        continue;
+      }
+      updatePending(p.key, { state: 'uploading', progress: 0, error: undefined });
+      try {
+        const uploaded = await uploadAttachment(props.space.id, p.file, (progress) =>
+          updatePending(p.key, { progress }),
+        );
+        updatePending(p.key, { state: 'uploaded', uploaded });
+        sent.push(uploaded);
+      } catch (err) {
+        updatePending(p.key, { state: 'failed', error: (err as ApiError).message });
+        failures += 1;
+      }
+    }
+    return failures === 0 ? sent : null;
+  }
+
+  /** A digital human's chat takes images inside the message (base64), within the body limit. */
+  async function inlineImages(list: PendingFile[]): Promise<Attachment[] | null> {
+    const images: Attachment[] = [];
+    for (const p of list) images.push({ name: p.file.name, mediaType: p.file.type, data: await readAsBase64(p.file) });
+    if (images.reduce((n, a) => n + a.data.length, 0) > ATTACHMENTS_MAX_BASE64) {
+      setError('Attached images must stay under about 65 KB in all (a message is limited to 100 KB).');
+      return null;
+    }
+    return images;
+  }
+
   async function send(e: Event) {
     e.preventDefault();
     const message = draft.trim();
-    if (!message) return;
-    if (await submit(message, images)) {
-      setDraft('');
-      setImages([]);
+    if (!message || sending) return;
+    setSending(true);
+    try {
+      const list = pending;
+      let outgoing: Outgoing | null = null;
+      if (props.send) {
+        const images = await inlineImages(list);
+        if (images) outgoing = { images, files: [] };
+      } else {
+        const files = await uploadPending(list);
+        if (files) outgoing = { images: [], files };
+        else
+          setError('An attachment could not be uploaded, so your message was not sent. Remove it or press Send again.');
+      }
+      if (outgoing && (await submit(message, outgoing))) {
+        setDraft('');
+        dropPending(list);
+        setPending([]);
+        setUnsent(false);
+      } else setUnsent(true);
+    } finally {
+      setSending(false);
     }
   }
 
-  async function attach(files: FileList | null) {
-    const added: Attachment[] = [];
-    for (const file of Array.from(files ?? [])) {
-      if (!file.type.startsWith('image/')) {
-        setError(`${file.name} is not an image.`);
+  /** Attaches picked, dropped or pasted files; large photos are downscaled first. */
+  async function attach(files: File[]) {
+    const added: PendingFile[] = [];
+    for (const original of files) {
+      const isImage = original.type.startsWith('image/');
+      if (props.send && !isImage) {
+        setError(`${original.name} is not an image.`);
         continue;
       }
-      added.push({ name: file.name, mediaType: file.type, data: await readAsBase64(file) });
+      const file = isImage ? await downscaled(original) : original;
+      added.push({
+        key: ++pendingKeys,
+        file,
+        preview: isImage ? URL.createObjectURL(file) : null,
+        state: 'ready',
+        progress: 0,
+      });
     }
-    const all = [...images, ...added];
-    if (all.reduce((n, a) => n + a.data.length, 0) > ATTACHMENTS_MAX_BASE64) {
-      setError('Attached images must stay under about 65 KB in all (a message is limited to 100 KB).');
-      return;
-    }
-    setImages(all);
+    setPending((list) => [...list, ...added]);
   }
 
   return (
@@ -993,10 +1100,18 @@ export function Conversation(props: {
               ) : (
                 <Markdown text={m.content} />
               )}
-              {attachmentsOf(m).length > 0 && (
+              {(attachmentsOf(m).length > 0 || sentFilesOf(m).length > 0) && (
                 <div class="row attachments">
                   {attachmentsOf(m).map((a, i) => (
                     <img key={i} src={`data:${a.mediaType};base64,${a.data}`} alt={`Attached image ${i + 1}`} />
+                  ))}
+                  {sentFilesOf(m).map((a, i) => (
+                    <SentAttachment
+                      key={a.path}
+                      space={props.space}
+                      attachment={a}
+                      index={attachmentsOf(m).length + i}
+                    />
                   ))}
                 </div>
               )}
@@ -1045,11 +1160,13 @@ export function Conversation(props: {
           {error}
         </p>
       )}
-      {!generating && lastUser && failed && (
+      {!generating && lastUser && failed && !unsent && (
         <div class="row">
           <button
             type="button"
-            onClick={() => void submit(lastUser.content, attachmentsOf(lastUser))}
+            onClick={() =>
+              void submit(lastUser.content, { images: attachmentsOf(lastUser), files: sentFilesOf(lastUser) })
+            }
             aria-describedby="retry-help"
           >
             Retry
@@ -1070,18 +1187,35 @@ export function Conversation(props: {
           onKeyDown={(e) => {
             if (e.key === 'Enter' && !e.shiftKey) void send(e);
           }}
+          onPaste={(e) => {
+            // An image pasted from the clipboard (a screenshot, a copied picture) is attached.
+            const files = Array.from(e.clipboardData?.files ?? []);
+            if (files.length === 0) return;
+            if (!e.clipboardData?.types.includes('text/plain')) e.preventDefault();
+            void attach(files);
+          }}
         />
-        {images.length > 0 && (
-          <ul class="plain row" aria-label="Attached images">
-            {images.map((a, i) => (
-              <li key={i} class="row">
-                <img class="thumb" src={`data:${a.mediaType};base64,${a.data}`} alt="" />
-                <span>{a.name ?? `Image ${i + 1}`}</span>
+        {pending.length > 0 && (
+          <ul class="plain stack" aria-label="Attached files">
+            {pending.map((p) => (
+              <li key={p.key} class="row">
+                {p.preview && <img class="thumb" src={p.preview} alt="" />}
+                <span>{p.file.name}</span>
+                <span class={p.state === 'failed' ? 'error' : 'muted'} role="status">
+                  {p.state === 'uploading' && (
+                    <progress max={1} value={p.progress} aria-label={`Uploading ${p.file.name}`} />
+                  )}{' '}
+                  {pendingState(p)}
+                </span>
                 <button
                   type="button"
                   class="link danger"
-                  aria-label={`Remove ${a.name ?? `image ${i + 1}`}`}
-                  onClick={() => setImages(images.filter((_, j) => j !== i))}
+                  aria-label={`Remove ${p.file.name}`}
+                  disabled={p.state === 'uploading'}
+                  onClick={() => {
+                    dropPending([p]);
+                    setPending((list) => list.filter((other) => other.key !== p.key));
+                  }}
                 >
                   ✕
                 </button>
@@ -1090,18 +1224,18 @@ export function Conversation(props: {
           </ul>
         )}
         <div class="row">
-          <button type="submit" class="primary" disabled={!draft.trim()}>
+          <button type="submit" class="primary" disabled={!draft.trim() || sending}>
             Send
           </button>
           <label class="button-like">
-            Attach image
+            {props.send ? 'Attach image' : 'Attach file'}
             <input
               type="file"
-              accept="image/*"
+              accept={props.send ? 'image/*' : undefined}
               multiple
               class="sr-only"
               onChange={(e) => {
-                void attach(e.currentTarget.files);
+                void attach(Array.from(e.currentTarget.files ?? []));
                 e.currentTarget.value = '';
               }}
             />

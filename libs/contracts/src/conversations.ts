@@ -56,9 +56,20 @@ export interface ThoughtDto {
   [extra: string]: unknown;
 }
 
+/** A file sent with a user message (`attachments` of `POST /api/agent/message`), by reference. */
+export interface MessageAttachmentDto {
+  /** Relative to the space's folder. */
+  path: string;
+  name: string;
+  mediaType: string;
+  size: number;
+  /** Handed to the model as an image; otherwise named for it to Read. */
+  image: boolean;
+}
+
 /**
  * A stored message. Besides `id`, `role`, `content`, `createdAt`, the optional facts the agent
- * engine records (`images`, `tokenUsage`, `error`) appear when set.
+ * engine records (`images`, `attachments`, `tokenUsage`, `error`) appear when set.
  */
 export interface MessageDto {
   id: string;
@@ -66,6 +77,7 @@ export interface MessageDto {
   content: string;
   createdAt: string;
   images?: unknown[];
+  attachments?: MessageAttachmentDto[];
   tokenUsage?: Partial<TokenUsage>;
   error?: string;
   /** Replaced by Regenerate or an edit (SUPERSEDED_META). */

@@ -4,6 +4,7 @@ import { AgentService } from '#core/agent/agent.service.js';
 import type { ChatPlanBuilder } from '#core/agent/chat-plan-builder.js';
 import { ConversationEvents } from '#core/agent/conversation-events.js';
 import { ConversationToolsets } from '#core/agent/conversation-toolsets.js';
+import { MessageAttachments } from '#core/agent/message-attachments.js';
 import { ToolRegistry } from '#core/agent/tool-registry.js';
 import { TurnPlanBuilders } from '#core/agent/turn-plan-builders.js';
 import { AppChannelChat } from '#core/apps/agent/app-channel-chat.js';
@@ -145,6 +146,7 @@ export function agentWorld(options: { bash?: boolean } = {}) {
     config,
     mcp,
     new ConversationToolsets(settings, events),
+    new MessageAttachments(files),
   );
   return { ...base, agent, turns, conversationRepo, conversations, appRepo, files, queue, chat, builders, mcp };
 }

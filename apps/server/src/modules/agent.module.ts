@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { AgentService } from '#core/agent/agent.service.js';
 import { ChatPlanBuilder } from '#core/agent/chat-plan-builder.js';
 import { ConversationTitles } from '#core/agent/conversation-titles.js';
+import { MessageAttachments } from '#core/agent/message-attachments.js';
 import { TurnPreamble } from '#core/agent/turn-preamble.js';
 import { ConversationEvents } from '#core/agent/conversation-events.js';
 import { ConversationToolsets } from '#core/agent/conversation-toolsets.js';
@@ -50,6 +51,7 @@ import { SpacesModule } from './spaces.module.js';
     RecordRetry,
     ChatPlanBuilder,
     ConversationTitles,
+    MessageAttachments,
     TurnPlanBuilders,
     TurnPreamble,
     ModelSourceTester,

@@ -25,6 +25,7 @@ import { SERVICE_FOLDER, type Space } from '../kernel/space.js';
 import { SpacesService } from '../spaces/spaces.service.js';
 import type { ImageAttachment } from './context-builder.js';
 import { ConversationEvents } from './conversation-events.js';
+import { ATTACHMENTS_META, MessageAttachments } from './message-attachments.js';
 import { ConversationToolsets, OPENABLE_TOOLSETS } from './conversation-toolsets.js';
 import { ToolRegistry } from './tool-registry.js';
 import { TurnPlanBuilders } from './turn-plan-builders.js';
@@ -38,6 +39,8 @@ export interface SendMessageInput {
   thinkingEnabled?: unknown;
   reasoningEffort?: unknown;
   images?: unknown;
+  /** Files of the space sent with the message, by path (docs/api.md, "Attachments"). */
+  attachments?: unknown;
   resumeSessionId?: unknown;
   knowledgeBaseId?: unknown;
   aiBrowserEnabled?: unknown;
@@ -62,6 +65,7 @@ export class AgentService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly mcp: McpServers,
     private readonly toolsetStates: ConversationToolsets,
+    private readonly attachments: MessageAttachments,
   ) {}
 
   /**
@@ -96,13 +100,16 @@ export class AgentService {
     // writer); the conversation's checks (it exists, is in this space, has messages) are
     // made by the write itself, so the request makes one round trip to the database.
     const space = await this.spaces.get(spaceId);
+    // Checked before anything is written: a refused attachment leaves the conversation as it was.
+    const attached = await this.attachments.resolve(space, input.attachments);
     await this.submitMessage({
       kind: 'chat',
       space,
       conversationId,
       message,
       images,
-      meta: {},
+      // The record keeps references only; a turn reads the images when it builds the context.
+      meta: attached.length > 0 ? { [ATTACHMENTS_META]: attached } : {},
       request: {
         ...(reasoningEffort ? { reasoningEffort } : {}),
         ...(typeof input.thinkingEnabled === 'boolean' ? { thinkingEnabled: input.thinkingEnabled } : {}),

@@ -18,6 +18,7 @@ import type { ReasoningEffort } from '../ports/model-provider.port.js';
 import type { TurnRecord } from '../ports/turn.repository.port.js';
 import { SpacesService } from '../spaces/spaces.service.js';
 import { buildHistory, COMPACTION_KIND, systemPrompt } from './context-builder.js';
+import { MessageAttachments } from './message-attachments.js';
 import type { PlanHooks, TurnIO, TurnPlan } from './engine/turn-plan.js';
 import { RecordRetry } from './record-retry.js';
 import { ToolRegistry } from './tool-registry.js';
@@ -50,6 +51,7 @@ export class ChatPlanBuilder extends TurnPlanBuilder {
     private readonly toolsets: ConversationToolsets,
     private readonly knowledge: KnowledgeTurns,
     private readonly titles: ConversationTitles,
+    private readonly attachments: MessageAttachments,
   ) {
     super();
   }
@@ -113,7 +115,7 @@ export class ChatPlanBuilder extends TurnPlanBuilder {
         skills,
       ),
       tools,
-      history: buildHistory(messages),
+      history: buildHistory(await this.attachments.withImages(space, messages)),
       model: { ...ground.model, effort },
       workspace: space,
       contextTokens: lastContextTokens(messages),

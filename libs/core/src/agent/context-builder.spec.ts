@@ -81,3 +81,40 @@ describe('buildHistory: a failed turn’s messages stay out of the next request'
     assert.deepEqual(unanswered, ['user: Hello', 'assistant: Hi.', 'user: Fixed']);
   });
 });
+
+describe('buildHistory: attachments (files of the space sent with a message)', () => {
+  const photo = { path: 'attachments/a.png', name: 'a.png', mediaType: 'image/png', size: 4, image: true };
+  const notes = { path: 'attachments/n.txt', name: 'n.txt', mediaType: 'text/plain', size: 9, image: false };
+
+  it('names a file that is not an image for Read, and an image no longer readable', () => {
+    const history = buildHistory([
+      msg('user', 'Read this', { attachments: [notes] }),
+      msg('assistant', 'Done.'),
+      msg('user', 'And this', { attachments: [photo], missingAttachments: ['attachments/a.png'] }),
+    ]);
+    const blocks = history.flatMap((m) => m.content).map((b) => (b.type === 'text' ? b.text : b.type));
+    assert.deepEqual(blocks, [
+      '[Attached file: attachments/n.txt (text/plain, 9 bytes) in the workspace; open it with Read]',
+      'Read this',
+      'Done.',
+      '[Attached image attachments/a.png is no longer in the workspace]',
+      'And this',
+    ]);
+  });
+
+  it('the same text with other attachments is not a retry; with the same ones it is', () => {
+    const other = texts([
+      msg('user', 'Look', { attachments: [photo] }),
+      msg('assistant', 'Half', { error: 'boom' }),
+      msg('user', 'Look', { attachments: [notes] }),
+    ]);
+    assert.equal(other.length, 1);
+    assert.equal(other[0]!.split('Look').length - 1, 2, other[0]);
+    const retried = texts([
+      msg('user', 'Look', { attachments: [notes] }),
+      msg('assistant', 'Half', { error: 'boom' }),
+      msg('user', 'Look', { attachments: [notes] }),
+    ]);
+    assert.equal(retried[0]!.split('Look').length - 1, 1, retried[0]);
+  });
+});

@@ -2,6 +2,7 @@ import { SUPERSEDED_META } from '#contracts/conversations.js';
 import type { Message } from '../kernel/conversation.js';
 import type { ModelContentBlock, ModelMessage } from '../ports/model-provider.port.js';
 import { SUMMARY_PREFIX } from './engine/compaction.js';
+import { attachmentNote, attachmentsOf, ATTACHMENTS_META, MISSING_ATTACHMENTS_META } from './message-attachments.js';
 
 export const COMPACTION_KIND = 'compaction';
 
@@ -13,7 +14,8 @@ export interface ImageAttachment {
 /**
  * Messages of failed turns that stay out of the model's context: every failed turn's partial
  * reply (an assistant message with `meta.error`), and a user message sent again by Retry (the
- * next user message, with only such failed replies between, has the same text and images), so
+ * next user message, with only such failed replies between, has the same text, images and
+ * attachments), so
  * a retried message is not seen twice. Regenerate and Edit (the web app) mark the last message
  * `superseded` first: it stays out too, and so does the user message of its turn once another
  * user message follows (Edit sends a different one), as if that turn had failed.
@@ -32,7 +34,9 @@ export function failedTurnMessages(messages: Message[]): Set<Message> {
     if (next?.role !== 'user') return;
     if (
       messages.slice(i + 1, j).some(superseded) ||
-      (next.content === m.content && JSON.stringify(next.meta.images ?? null) === JSON.stringify(m.meta.images ?? null))
+      (next.content === m.content &&
+        JSON.stringify(next.meta.images ?? null) === JSON.stringify(m.meta.images ?? null) &&
+        JSON.stringify(next.meta[ATTACHMENTS_META] ?? null) === JSON.stringify(m.meta[ATTACHMENTS_META] ?? null))
     )
       left.add(m);
   });
@@ -41,7 +45,8 @@ export function failedTurnMessages(messages: Message[]): Set<Message> {
 
 /**
  * The conversation as the model sees it: the latest compaction summary (if any) replaces
- * everything before it; user messages carry their images and, on the first one, the memory
+ * everything before it; user messages carry their images (attached image files read by
+ * MessageAttachments.withImages), a note naming each other attached file and, on the first one, the memory
  * snapshot taken when the conversation started; assistant messages are the final replies
  * (tool work of past turns is summarized by those replies). Consecutive same-role messages
  * are merged, as the providers require alternation.
@@ -82,6 +87,13 @@ export function buildHistory(messages: Message[]): ModelMessage[] {
         });
       }
       for (const image of asImages(m.meta.images)) blocks.push({ type: 'image', ...image });
+      const missing = Array.isArray(m.meta[MISSING_ATTACHMENTS_META])
+        ? (m.meta[MISSING_ATTACHMENTS_META] as unknown[])
+        : [];
+      for (const attachment of attachmentsOf(m.meta)) {
+        if (missing.includes(attachment.path)) blocks.push({ type: 'text', text: attachmentNote(attachment, true) });
+        else if (!attachment.image) blocks.push({ type: 'text', text: attachmentNote(attachment) });
+      }
       blocks.push({ type: 'text', text: m.content });
       push('user', blocks);
     } else if (m.role === 'assistant' && m.content.trim() !== '') {

@@ -1,5 +1,6 @@
 import { IsOptional } from 'class-validator';
 import { REASONING_EFFORTS, type ReasoningEffort } from '#contracts/conversations.js';
+import { MAX_ATTACHMENTS } from '#core/agent/message-attachments.js';
 import { ArrayBodyAsEmpty, Check, Documented, ImagesField, OpenBody } from '../common/validation.js';
 
 /** Request bodies of "The assistant" (docs/api.md); the texts are the ones it fixes. */
@@ -33,6 +34,25 @@ export class SendMessageDto {
 
   @ImagesField()
   images?: unknown[] | null;
+
+  /** Files already in the space (uploaded first), by path; the service judges each item (docs/api.md, "Attachments"). */
+  @IsOptional()
+  @Check((v) => Array.isArray(v), 'attachments must be an array', {
+    type: 'array',
+    maxItems: MAX_ATTACHMENTS,
+    items: {
+      type: 'object',
+      required: ['path'],
+      properties: {
+        path: {
+          type: 'string',
+          description:
+            "Relative to the space's folder (or absolute inside it). Images (PNG, JPEG, GIF, WebP, at most 5 MB each) reach the model as images; other files are named for it to Read",
+        },
+      },
+    },
+  })
+  attachments?: unknown[] | null;
 
   /** Opens (true) or closes (false) the conversation's `ai-browser` toolset from this turn on. */
   @IsOptional()

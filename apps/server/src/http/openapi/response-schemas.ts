@@ -168,6 +168,21 @@ export const MESSAGE = component(
       content: str(),
       createdAt: isoTime(),
       images: opt(arr(anyObject())),
+      attachments: opt(
+        arr(
+          obj(
+            {
+              path: str("Relative to the space's folder"),
+              name: str(),
+              mediaType: str(),
+              size: int('Bytes, when sent'),
+              image: bool('Handed to the model as an image; otherwise named for it to Read'),
+            },
+            ['path', 'name', 'mediaType', 'size', 'image'],
+          ),
+          'Files of the space sent with the message (a user message)',
+        ),
+      ),
       tokenUsage: opt({ ...TOKEN_USAGE, required: undefined }),
       error: opt(str()),
       superseded: opt(bool('Replaced by Regenerate or an edit: left out of the model context')),
