@@ -880,6 +880,25 @@ describe(`ConversationsService on the real repository: the agent engine's operat
     assert.equal(second.turn, null);
   });
 
+  it('submitUserMessage of a message id stored already (derived from its source) writes nothing and answers exists', async () => {
+    const { id } = await service.create(spaceId, {});
+    const turns = new TypeormTurnRepository(db!.ds);
+    const first = submission(id, 'from the platform');
+    const queued = await service.submitUserMessage(id, { ...first, idFromSource: true });
+    assert.ok(queued !== 'exists' && queued !== 'first' && queued.turn);
+    await turns.finish(queued.turn.id, 'completed');
+    const again = { ...submission(id, 'from the platform'), messageId: first.messageId, idFromSource: true };
+    assert.equal(await service.submitUserMessage(id, again), 'exists');
+    assert.equal((await service.findById(id))!.messageCount, 1);
+    assert.equal(await turns.findActive(id), null, 'no second turn');
+    assert.equal(await turns.findById(again.turn.id), null);
+    // Without idFromSource a taken id is a fault, never a quiet repeat.
+    await assert.rejects(
+      service.submitUserMessage(id, { ...submission(id, 'x'), messageId: first.messageId }),
+      /is stored already/,
+    );
+  });
+
   it('submitUserMessage adds firstMeta to a first message only (the meta or the live meta)', async () => {
     const { id } = await service.create(spaceId, {});
     const first = await service.submitUserMessage(id, {

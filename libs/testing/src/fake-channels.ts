@@ -196,7 +196,8 @@ export class FakeChannelChat extends ChannelChat {
     return this.apps.has(appId);
   }
 
-  async submit(input: ChannelTurnInput): Promise<'started' | 'merged'> {
+  async submit(input: ChannelTurnInput): Promise<'started' | 'merged' | 'duplicate'> {
+    if (this.submitted.some((s) => s.messageId === input.messageId)) return 'duplicate';
     this.submitted.push(input);
     return 'started';
   }

@@ -170,9 +170,10 @@ export class FakeConversationRepository extends ConversationRepository {
   async submitUserMessage(
     conversationId: string,
     submission: UserSubmission,
-  ): Promise<SubmittedMessage | 'first' | null> {
+  ): Promise<SubmittedMessage | 'first' | 'exists' | null> {
     const record = this.record(conversationId);
     if (!record || (submission.inSpace !== undefined && record.spaceId !== submission.inSpace)) return null;
+    if (this.findMessage(submission.messageId)) return 'exists';
     const first = this.messages.get(record.id)!.length === 0;
     if (first && submission.unlessFirst) return 'first';
     const extra = first && submission.firstMeta ? submission.firstMeta : {};

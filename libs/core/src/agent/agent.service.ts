@@ -156,9 +156,14 @@ export class AgentService {
     request: Record<string, unknown>;
     inSpace?: boolean;
     firstMeta?: () => Promise<Record<string, unknown>>;
-  }): Promise<'started' | 'merged'> {
+    /**
+     * The message's id when the caller derives it from where the message came from (a channel
+     * message's platform id): a second submission of it writes nothing and answers 'duplicate'.
+     */
+    messageId?: string;
+  }): Promise<'started' | 'merged' | 'duplicate'> {
     const { kind, space, conversationId, message, images, firstMeta } = submission;
-    const messageId = randomUUID();
+    const messageId = submission.messageId ?? randomUUID();
     const request = { ...submission.request, messageId };
     const write = (meta: Record<string, unknown>, unlessFirst: boolean, ifFirst?: Record<string, unknown>) =>
       this.conversations.submitUserMessage(conversationId, {
@@ -170,6 +175,7 @@ export class AgentService {
         ...(submission.inSpace ? { inSpace: space.id } : {}),
         unlessFirst,
         ...(ifFirst ? { firstMeta: ifFirst } : {}),
+        idFromSource: submission.messageId !== undefined,
       });
     let submitted: Awaited<ReturnType<typeof write>>;
     if (this.conversations.takeFreshHint(conversationId) && firstMeta) {
@@ -184,6 +190,7 @@ export class AgentService {
       if (submitted === 'first') submitted = await write({ ...submission.meta, ...(await firstMetaRead!) }, false);
     }
     if (submitted === 'first') throw new Error('submit_user_message answered "first" unasked');
+    if (submitted === 'exists') return 'duplicate';
     if (submitted.turn) {
       await this.announceTurn(submitted.turn);
       return 'started';

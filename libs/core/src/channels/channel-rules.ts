@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import {
   type ChannelConfigField,
   type ChatType,
@@ -212,9 +213,16 @@ export function splitReply(text: string, limit: number): string[] {
 
 /** The claim a platform message takes: it starts at most one turn, across replicas. */
 export const messageClaimKey = (instanceId: string, messageId: string): string => `msg:${instanceId}:${messageId}`;
-/** Marks that a platform message was handed to its thread's turn (a rerun of its job skips it). */
-export const messageSubmittedKey = (instanceId: string, messageId: string): string =>
-  `submitted:${instanceId}:${messageId}`;
+/**
+ * The id of a platform message's record in its thread, the same at each dispatch of it (a UUID
+ * in the form of version 5, from a SHA-256 of the instance and the platform's message id): a job
+ * run again after its replica died finds the message recorded and does not hand it over twice.
+ */
+export function channelMessageRecordId(instanceId: string, messageId: string): string {
+  const h = createHash('sha256').update(`channel-message\0${instanceId}\0${messageId}`).digest('hex');
+  const variant = ((parseInt(h[16]!, 16) & 0x3) | 0x8).toString(16);
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-${variant}${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
 /** The claim of a button press (once per instance and platform action id). */
 export const actionClaimKey = (instanceId: string, actionId: string): string => `act:${instanceId}:${actionId}`;
 /** The claim of a run's result reaching one thread (once per run). */

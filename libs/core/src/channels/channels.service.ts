@@ -58,7 +58,7 @@ import {
   maskConfig,
   mergeConfig,
   messageClaimKey,
-  messageSubmittedKey,
+  channelMessageRecordId,
   missingConfigField,
   parseApprovalChoice,
   parseApprovalReply,
@@ -458,10 +458,6 @@ export class ChannelsService implements OnModuleInit {
       (await this.answeredEscalation(instance, m, text, origin, provider))
     )
       return;
-    // A job run again after its replica died (the queue hands a stalled job on) must not submit
-    // the message a second time: each submitted message is marked.
-    const submitted = messageSubmittedKey(instance.id, m.messageId);
-    if (await this.records.claimed(submitted)) return;
     const message = m.chatType === 'group' ? `[${m.from.name ?? m.from.id}] ${text}` : text;
     await provider
       .sendTyping?.(instance, { chatId: m.chatId, chatType: m.chatType, replyTo: m.messageId })
@@ -474,8 +470,10 @@ export class ChannelsService implements OnModuleInit {
       origin,
       guest: role === 'guest',
       title: `${appName} · ${m.chatName ?? m.from.name ?? m.chatId}`,
+      // A job run again after its replica died (the queue hands a stalled job on) finds the
+      // message recorded under this id, in the same transaction as its turn: 'duplicate'.
+      messageId: channelMessageRecordId(instance.id, m.messageId),
     });
-    await this.records.claim(submitted);
     if (outcome === 'merged')
       await this.queueReply(origin, ChannelTexts.merged, `merged:${instance.id}:${m.messageId}`, provider);
   }

@@ -248,17 +248,26 @@ export class ConversationsService implements ConversationCleanup {
    * Appends a user's message and queues its turn in one step, or stores it as input for the
    * conversation's active turn (`turn` null then); see ConversationRepository.submitUserMessage
    * (with `inSpace`, a conversation of another space is not found; with `unlessFirst`, 'first'
-   * and nothing written when the conversation has no message yet).
+   * and nothing written when the conversation has no message yet). With `idFromSource` (the
+   * caller derived `messageId` from where the message came from, so it may come again), 'exists'
+   * and nothing written when that message is stored already.
    */
   submitUserMessage(
     conversationId: string,
-    submission: UserSubmission & { unlessFirst?: false },
+    submission: UserSubmission & { unlessFirst?: false; idFromSource?: false },
   ): Promise<SubmittedMessage>;
   submitUserMessage(
     conversationId: string,
-    submission: UserSubmission & { unlessFirst: boolean },
+    submission: UserSubmission & { unlessFirst: boolean; idFromSource?: false },
   ): Promise<SubmittedMessage | 'first'>;
-  async submitUserMessage(conversationId: string, submission: UserSubmission): Promise<SubmittedMessage | 'first'> {
+  submitUserMessage(
+    conversationId: string,
+    submission: UserSubmission & { unlessFirst?: boolean; idFromSource: boolean },
+  ): Promise<SubmittedMessage | 'first' | 'exists'>;
+  async submitUserMessage(
+    conversationId: string,
+    { idFromSource, ...submission }: UserSubmission & { idFromSource?: boolean },
+  ): Promise<SubmittedMessage | 'first' | 'exists'> {
     const submitted = await this.conversations.submitUserMessage(conversationId, {
       ...submission,
       content: parseContent(submission.content),
@@ -267,6 +276,8 @@ export class ConversationsService implements ConversationCleanup {
       ...(submission.firstMeta ? { firstMeta: normalizeMeta(submission.firstMeta) } : {}),
     });
     if (!submitted) throw DomainError.notFound(ConversationErrors.notFound, ErrorCodes.CONVERSATION_NOT_FOUND);
+    // A fresh random id is never taken: a collision would be a fault, not a repeat.
+    if (submitted === 'exists' && !idFromSource) throw new Error(`message ${submission.messageId} is stored already`);
     return submitted;
   }
 

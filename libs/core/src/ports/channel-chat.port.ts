@@ -12,6 +12,11 @@ export interface ChannelTurnInput {
   /** A guest (not an owner) under `chat-only`: no tool that writes or runs. */
   guest: boolean;
   title: string;
+  /**
+   * The message record's id, derived from the instance and the platform's message id: a message
+   * submitted again (its dispatch job run again after its replica died) is not stored twice.
+   */
+  messageId: string;
 }
 
 /** A channel thread's turn ended with this reply. */
@@ -63,8 +68,11 @@ export abstract class ChannelChat {
   abstract appName(appId: string): Promise<string | null>;
   /** The app exists (installed or not). */
   abstract appExists(appId: string): Promise<boolean>;
-  /** Records the message and starts a turn, or hands it to the running turn ('merged'). */
-  abstract submit(input: ChannelTurnInput): Promise<'started' | 'merged'>;
+  /**
+   * Records the message and starts a turn, or hands it to the running turn ('merged');
+   * 'duplicate' (nothing done) when a message of `messageId` is recorded already.
+   */
+  abstract submit(input: ChannelTurnInput): Promise<'started' | 'merged' | 'duplicate'>;
   abstract stop(threadId: string): Promise<void>;
   /** Stops the thread and deletes it; the next message starts afresh. */
   abstract clear(threadId: string): Promise<void>;

@@ -112,10 +112,11 @@ export abstract class ConversationRepository {
    * `turn` is null. Concurrent submissions to one conversation queue exactly one turn. Null
    * when the conversation does not exist (or is not in `inSpace`); 'first' (nothing written)
    * for `unlessFirst` and a conversation without messages. `firstMeta` goes with a first
-   * message only.
+   * message only. 'exists' (nothing written) when a message of `messageId` is stored already:
+   * a caller that derives the id from where the message came from submits it once.
    */
   abstract submitUserMessage(
     conversationId: string,
     submission: UserSubmission,
-  ): Promise<SubmittedMessage | 'first' | null>;
+  ): Promise<SubmittedMessage | 'first' | 'exists' | null>;
 }

@@ -223,35 +223,47 @@ export class TypeormConversationRepository extends ConversationRepository {
     });
   }
 
-  async submitUserMessage(id: string, submission: UserSubmission): Promise<SubmittedMessage | 'first' | null> {
+  async submitUserMessage(
+    id: string,
+    submission: UserSubmission,
+  ): Promise<SubmittedMessage | 'first' | 'exists' | null> {
     const conversationId = conversationKey(id);
     if (conversationId === null) return null;
     // One statement: the function (migrations SubmitUserMessage1765300000000,
     // SubmitUserMessageChecks1765400000000 and SubmitUserMessageFirstMeta1765500000000) locks,
     // checks and inserts.
-    const rows = (await this.ds.query(
-      `SELECT "outcome", "message", "turn" FROM submit_user_message($1::text, $2::uuid, $3::text, $4::jsonb,
+    const rows = (await this.ds
+      .query(
+        `SELECT "outcome", "message", "turn" FROM submit_user_message($1::text, $2::uuid, $3::text, $4::jsonb,
          $5::jsonb, $6::uuid, $7::text, $8::text, $9::text, $10::jsonb, $11::text, $12::boolean, $13::jsonb)`,
-      [
-        conversationId,
-        submission.messageId,
-        storableText(submission.content),
-        storableJson(submission.meta),
-        storableJson(submission.liveMeta),
-        submission.turn.id,
-        submission.turn.kind,
-        submission.turn.conversationId,
-        submission.turn.spaceId,
-        storableJson(submission.turn.request),
-        submission.inSpace ?? null,
-        submission.unlessFirst === true,
-        submission.firstMeta ? storableJson(submission.firstMeta) : null,
-      ],
-    )) as Array<{
-      outcome: 'queued' | 'active' | 'first' | 'not-found';
-      message: MessageRow | null;
-      turn: TurnRow | null;
-    }>;
+        [
+          conversationId,
+          submission.messageId,
+          storableText(submission.content),
+          storableJson(submission.meta),
+          storableJson(submission.liveMeta),
+          submission.turn.id,
+          submission.turn.kind,
+          submission.turn.conversationId,
+          submission.turn.spaceId,
+          storableJson(submission.turn.request),
+          submission.inSpace ?? null,
+          submission.unlessFirst === true,
+          submission.firstMeta ? storableJson(submission.firstMeta) : null,
+        ],
+      )
+      // The message's id is taken: it was submitted before (the function's transaction wrote nothing).
+      .catch((err: unknown) => {
+        if (isMessageIdTaken(err)) return 'exists' as const;
+        throw err;
+      })) as
+      | 'exists'
+      | Array<{
+          outcome: 'queued' | 'active' | 'first' | 'not-found';
+          message: MessageRow | null;
+          turn: TurnRow | null;
+        }>;
+    if (rows === 'exists') return 'exists';
     const row = rows[0]!;
     if (row.outcome === 'first') return 'first';
     if (row.outcome === 'not-found' || !row.message) return null;
@@ -340,3 +352,9 @@ export class TypeormConversationRepository extends ConversationRepository {
     );
   }
 }
+
+/** Postgres' unique_violation on a message's primary key. */
+const isMessageIdTaken = (err: unknown): boolean => {
+  const driverError = (err as { driverError?: { code?: string; constraint?: string } }).driverError;
+  return driverError?.code === '23505' && driverError.constraint === 'PK_conversation_message';
+};

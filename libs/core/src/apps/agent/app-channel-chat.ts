@@ -47,7 +47,7 @@ export class AppChannelChat extends ChannelChat {
     return (await this.apps.get(appId).catch(() => null)) !== null;
   }
 
-  async submit(input: ChannelTurnInput): Promise<'started' | 'merged'> {
+  async submit(input: ChannelTurnInput): Promise<'started' | 'merged' | 'duplicate'> {
     const app = await this.apps.get(input.appId);
     const existing = await this.conversations.findById(input.threadId);
     const space = await this.spaces.get(existing?.spaceId ?? app.spaceId ?? TEMP_SPACE_ID);
@@ -60,6 +60,7 @@ export class AppChannelChat extends ChannelChat {
       images: input.images,
       meta: { appId: app.id, channel: input.origin },
       request: { appId: app.id, channel: input.origin, guest: input.guest },
+      messageId: input.messageId,
     });
   }
 
