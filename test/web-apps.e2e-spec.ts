@@ -2,10 +2,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import request from 'supertest';
-import { browserSkipReason, launchChromium, screenshot } from '#testing/browser.js';
+import { axeViolations, browserSkipReason, formatViolations, launchChromium, screenshot } from '#testing/browser.js';
 import { ScriptedModelServer } from '#testing/scripted-model-server.js';
 import { startServer, type TestServer } from '#testing/test-server.js';
 import { waitFor } from '#testing/wait.js';
+import { TEMP_SPACE_ID } from '#contracts/spaces.js';
 
 const WAIT = 30_000;
 const SPEC = `name: Price Watcher
@@ -228,5 +229,73 @@ describe('web app in Chromium: digital humans', { skip: browserSkipReason() }, (
       .locator('.badge', { hasText: /^Run (complete|failed|skipped)$/ })
       .first()
       .waitFor({ timeout: 60_000 });
+  });
+
+  it('shows on its page what it needs: a missing MCP server warns and links to Settings → MCP servers', async () => {
+    const installed = await request(server.url)
+      .post('/api/apps/install')
+      .set(auth())
+      .send({
+        spaceId: TEMP_SPACE_ID,
+        spec: {
+          name: 'Issue Helper',
+          version: '1.0.0',
+          author: 'alice',
+          description: 'Sorts the issues.',
+          type: 'automation',
+          system_prompt: 'Sort the issues.',
+          permissions: ['ai-browser'],
+          requires: { mcps: [{ id: 'github', reason: 'reads the issues' }] },
+        },
+      });
+    assert.ok(installed.status < 300, JSON.stringify(installed.body));
+    const appId = (installed.body.data as { appId: string }).appId;
+    const openPage = async () => {
+      await page.evaluate("location.hash = '#/store'");
+      await page.getByRole('heading', { name: 'Store', exact: true }).waitFor({ timeout: WAIT });
+      await page.evaluate(`location.hash = '#/apps/${appId}'`);
+      await page.getByRole('heading', { name: 'Issue Helper', level: 1 }).waitFor({ timeout: WAIT });
+    };
+    await openPage();
+    const needs = page.getByRole('list', { name: 'What it needs' });
+    const github = needs.getByRole('listitem').filter({ hasText: 'github' });
+    await github.getByText('Missing', { exact: true }).waitFor({ timeout: WAIT });
+    await page
+      .getByRole('note')
+      .getByText(/One thing it needs is not available on this server\. What uses it fails until it is available\./)
+      .waitFor();
+    await needs
+      .getByRole('listitem')
+      .filter({ hasText: 'AI browser' })
+      .getByText('Available', { exact: true })
+      .waitFor();
+    const violations = await axeViolations(page);
+    assert.equal(violations.length, 0, `the page with its warning:\n${formatViolations(violations)}`);
+
+    // The link leads to the section that fixes it, focused.
+    await github.getByRole('link', { name: 'add it in Settings → MCP servers' }).click();
+    await page.waitForURL(/#\/settings\/mcp$/, { timeout: WAIT });
+    await waitFor(
+      async () => (await page.evaluate<string | undefined>('document.activeElement?.id')) === 'mcp-title',
+      WAIT,
+      'the focus on Settings → MCP servers',
+    );
+
+    // Configured (an HTTP server is always allowed), it is available; the browser turned off for it is missing.
+    const saved = await request(server.url)
+      .post('/api/config')
+      .set(auth())
+      .send({ mcpServers: { GitHub: { url: 'https://mcp.example.test/mcp' } } });
+    assert.equal(saved.status, 200, JSON.stringify(saved.body));
+    await request(server.url)
+      .post(`/api/apps/${appId}/permissions/revoke`)
+      .set(auth())
+      .send({ permission: 'ai-browser' });
+    await openPage();
+    await github.getByText('Available', { exact: true }).waitFor({ timeout: WAIT });
+    await github.getByText('(configured in Settings as GitHub)').waitFor();
+    const browserNeed = needs.getByRole('listitem').filter({ hasText: 'AI browser' });
+    await browserNeed.getByText('Missing', { exact: true }).waitFor();
+    await browserNeed.getByText(/turned off for this digital human/).waitFor();
   });
 });

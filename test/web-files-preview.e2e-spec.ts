@@ -76,6 +76,11 @@ describe('web app in Chromium: file previews', { skip: browserSkipReason() }, ()
     await page.evaluate(
       '(() => { const revoke = URL.revokeObjectURL; globalThis.revoked = []; URL.revokeObjectURL = (u) => { revoked.push(u); revoke.call(URL, u); }; })()',
     );
+    const downloads: string[] = [];
+    const countDownload = (r: { url(): string }) => {
+      if (r.url().includes('/api/artifacts/download')) downloads.push(r.url());
+    };
+    page.on('request', countDownload);
     await openFile('report.pdf');
     const frame = page.getByTitle('PDF preview of report.pdf');
     await frame.waitFor({ timeout: WAIT });
@@ -86,6 +91,8 @@ describe('web app in Chromium: file previews', { skip: browserSkipReason() }, ()
     const framed = page.frames().find((f) => f.url() === src)!;
     await waitFor(async () => (await framed.evaluate('document.readyState')) === 'complete', WAIT, 'the PDF loaded');
     assert.equal(await framed.evaluate('document.contentType'), 'application/pdf');
+    page.off('request', countDownload);
+    assert.equal(downloads.length, 1, `the PDF's bytes are fetched once (${downloads.join(', ')})`);
     await assertNoViolations('PDF preview');
     await screenshot(page, 'files-pdf');
 

@@ -89,17 +89,19 @@ describe('web app in Chromium: settings and the Store', { skip: browserSkipReaso
     const items = [
       entry('quiet-helper', 'Quiet Helper'),
       entry('pictured', 'Pictured', 'data:image/svg+xml,%3Csvg xmlns="http://www.w3.org/2000/svg"/%3E'),
+      // Another site's picture: the page's CSP (img-src 'self' blob: data:) would block it, so a letter avatar.
+      entry('far-away', 'Far Away', 'https://icons.example.test/far-away.png'),
     ];
     await other.route(/\/api\/store\/query$/, (route) =>
       route.fulfill({
         contentType: 'application/json',
-        body: JSON.stringify({ success: true, data: { items, total: 2, hasMore: false, groups: [], sources: [] } }),
+        body: JSON.stringify({ success: true, data: { items, total: 3, hasMore: false, groups: [], sources: [] } }),
       }),
     );
     await other.goto(`${server.url}/?token=${encodeURIComponent(server.password)}#/store`);
     const cards = other.getByRole('list', { name: 'Store entries' }).getByRole('listitem');
     await cards.first().getByRole('button', { name: 'Quiet Helper', exact: true }).waitFor({ timeout: WAIT });
-    assert.equal(await cards.count(), 2);
+    assert.equal(await cards.count(), 3);
     assert.equal(await cards.first().locator('.store-icon.letter').innerText(), 'Q');
     await cards
       .first()
@@ -107,6 +109,8 @@ describe('web app in Chromium: settings and the Store', { skip: browserSkipReaso
       .waitFor({ timeout: WAIT });
     await cards.first().getByText('bob · v2.1.0').waitFor({ timeout: WAIT });
     assert.equal(await cards.nth(1).locator('img.store-icon').count(), 1, 'the picture icon');
+    assert.equal(await cards.nth(2).locator('img').count(), 0, "no image the CSP blocks (another site's)");
+    assert.equal(await cards.nth(2).locator('.store-icon.letter').innerText(), 'F');
     // Clamped: the long description takes three lines, not twelve.
     const heights = await cards
       .first()

@@ -3,7 +3,15 @@ import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import request from 'supertest';
 import { axeViolations, browserSkipReason, formatViolations, launchChromium, screenshot } from '#testing/browser.js';
-import { CatalogServer, REFERENCE_CATALOG, referenceCatalogSkip } from '#testing/catalog-server.js';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  CatalogServer,
+  REFERENCE_CATALOG,
+  referenceCatalogSkip,
+  syntheticEntry,
+  syntheticSpec,
+} from '#testing/catalog-server.js';
 import { startServer, type TestServer } from '#testing/test-server.js';
 import { waitFor } from '#testing/wait.js';
 
@@ -25,6 +33,39 @@ describe(
 
     before(async () => {
       catalog = await CatalogServer.start(REFERENCE_CATALOG);
+      // The real catalog's digital humans need only the AI browser: two more entries name MCP servers,
+      // one that a Store entry offers (calc-tools, installed with it) and one that nobody does (github).
+      const real = JSON.parse(readFileSync(join(REFERENCE_CATALOG, 'index.json'), 'utf8')) as { apps: unknown[] };
+      const needing = (slug: string, name: string, server: string) => {
+        catalog.set(
+          `items/${slug}/spec.yaml`,
+          syntheticSpec(slug, '1.0.0', {
+            name,
+            permissions: ['ai-browser'],
+            requires: { mcps: [{ id: server, reason: `works through ${server}` }] },
+          }),
+        );
+        return syntheticEntry(slug, '1.0.0', { name });
+      };
+      const extra = [
+        needing('issue-sorter', 'Issue Sorter', 'github'),
+        needing('sum-keeper', 'Sum Keeper', 'calc-tools'),
+        syntheticEntry('calc-tools', '1.0.0', { type: 'mcp', name: 'Calc Tools' }),
+      ];
+      catalog.set(
+        'items/calc-tools/spec.yaml',
+        JSON.stringify({
+          spec_version: '1',
+          name: 'Calc Tools',
+          version: '1.0.0',
+          author: 'tester',
+          description: 'Adds numbers.',
+          type: 'mcp',
+          mcp_server: { type: 'http', url: 'https://calc.example.test/mcp' },
+          store: { slug: 'calc-tools' },
+        }),
+      );
+      catalog.set('index.json', { ...real, apps: [...real.apps, ...extra] });
       server = await startServer({ env: { SVC_STORE_SOURCES: catalog.url } });
       browser = await launchChromium();
       page = await browser.newPage({ viewport: { width: 1280, height: 900 }, locale: 'en-US' });
@@ -99,6 +140,81 @@ describe(
       await page.getByLabel('Category', { exact: true }).selectOption('');
       await page.getByLabel('Search the Store').fill('daily news digest');
       await entries.locator('li').first().getByText('AI Daily News Digest').waitFor({ timeout: WAIT });
+    });
+
+    it('shows what an entry needs before install: the AI browser of the real catalog, available here', async () => {
+      await page.getByLabel('Search the Store').fill('HN Daily');
+      await page.getByRole('list', { name: 'Store entries' }).getByText('HN Daily Brief').first().click();
+      const detail = page.getByRole('region', { name: 'Store entry' });
+      await detail.getByRole('heading', { name: 'HN Daily Brief', exact: true }).waitFor({ timeout: WAIT });
+      const needs = detail.getByRole('list', { name: 'What it needs' });
+      const browserNeed = needs.getByRole('listitem').filter({ hasText: 'AI browser' });
+      await browserNeed.getByText('Available', { exact: true }).waitFor({ timeout: WAIT });
+      await browserNeed.getByText('(built into this server)').waitFor();
+      assert.equal(await detail.getByRole('note').count(), 0, 'nothing missing, no warning');
+    });
+
+    it('warns before install about an MCP server nobody offers, links to Settings → MCP servers, and shows the refusal', async () => {
+      await page.getByLabel('Search the Store').fill('Issue Sorter');
+      await page.getByRole('list', { name: 'Store entries' }).getByText('Issue Sorter').first().click();
+      const detail = page.getByRole('region', { name: 'Store entry' });
+      await detail.getByRole('heading', { name: 'Issue Sorter', exact: true }).waitFor({ timeout: WAIT });
+      await detail.getByRole('button', { name: 'Install…' }).click();
+      await detail
+        .getByRole('note')
+        .getByText(/One thing it needs is not available on this server\. The Store refuses to install it/)
+        .waitFor({ timeout: WAIT });
+      const needs = detail.getByRole('list', { name: 'What it needs' });
+      const github = needs.getByRole('listitem').filter({ hasText: 'github' });
+      await github.getByText('Missing', { exact: true }).waitFor();
+      await github.getByText(': works through github').waitFor();
+      const fix = github.getByRole('link', { name: 'add it in Settings → MCP servers' });
+      assert.equal(await fix.getAttribute('href'), '#/settings/mcp');
+      await needs
+        .getByRole('listitem')
+        .filter({ hasText: 'AI browser' })
+        .getByText('Available', { exact: true })
+        .waitFor();
+      for (const theme of ['light', 'dark'] as const) {
+        await page.getByLabel('Theme').selectOption(theme);
+        await page.locator(`html[data-theme="${theme}"]`).waitFor({ state: 'attached', timeout: WAIT });
+        const violations = await axeViolations(page);
+        assert.equal(violations.length, 0, `Store entry with a warning (${theme}):\n${formatViolations(violations)}`);
+      }
+      await page.getByLabel('Theme').selectOption('system');
+      await screenshot(page, 'store-needs');
+      // A warning, not a block in the page: the server's answer is shown as it said it.
+      await detail.getByRole('button', { name: /^Install in / }).click();
+      await detail
+        .getByRole('status')
+        .getByText(/requires the MCP server "github", which is not installed and no enabled Store source provides/)
+        .waitFor({ timeout: WAIT });
+    });
+
+    it('says when a needed MCP server comes along with the install from the Store', async () => {
+      await page.getByLabel('Search the Store').fill('Sum Keeper');
+      await page.getByRole('list', { name: 'Store entries' }).getByText('Sum Keeper').first().click();
+      const detail = page.getByRole('region', { name: 'Store entry' });
+      await detail.getByRole('heading', { name: 'Sum Keeper', exact: true }).waitFor({ timeout: WAIT });
+      const calc = detail
+        .getByRole('list', { name: 'What it needs' })
+        .getByRole('listitem')
+        .filter({ hasText: 'calc-tools' });
+      await calc.getByText('Comes with it', { exact: true }).waitFor({ timeout: WAIT });
+      await calc.getByText('(installed with it from the Store: Calc Tools)').waitFor();
+      assert.equal(await detail.getByRole('note').count(), 0, 'nothing missing, no warning');
+      await detail.getByRole('button', { name: 'Install…' }).click();
+      await detail.getByRole('button', { name: /^Install in / }).click();
+      await page.waitForURL(/#\/apps\/[0-9a-f-]{36}$/, { timeout: WAIT });
+      // On its page, the server installed with it is available.
+      const installed = page
+        .getByRole('list', { name: 'What it needs' })
+        .getByRole('listitem')
+        .filter({ hasText: 'calc-tools' });
+      await installed.getByText('Available', { exact: true }).waitFor({ timeout: WAIT });
+      await installed.getByText('(installed: Calc Tools)').waitFor();
+      await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Store' }).click();
+      await page.getByRole('heading', { name: 'Store', exact: true }).waitFor({ timeout: WAIT });
     });
 
     it('installs an entry with its settings form filled in first', async () => {

@@ -219,7 +219,7 @@ function Shell(props: { onSignOut: () => void }) {
         ) : screen === 'store' ? (
           <StoreScreen space={space} />
         ) : screen === 'settings' ? (
-          <SettingsScreen />
+          <SettingsScreen section={route[1]} />
         ) : screen === 'spaces' ? (
           <SpacesScreen spaces={spaces} current={space.id} onSwitch={switchSpace} reload={reload} />
         ) : (

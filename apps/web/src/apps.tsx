@@ -4,6 +4,7 @@ import type { PendingApprovalDto } from '#contracts/agent.js';
 import type { ConversationDto, MessageDto } from '#contracts/conversations.js';
 import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError } from './api.js';
+import { AppNeeds } from './needs.js';
 import { AppBrowser } from './browser.js';
 import { ApprovalCard, Conversation } from './chat.js';
 import { ask, confirmAction } from './dialogs.js';
@@ -72,7 +73,8 @@ export function settingsOf(spec: Record<string, unknown>): Setting[] {
     });
 }
 
-const nameOf = (app: AppDto): string =>
+/** A digital human's name as people see it everywhere: translated for the browser's language, else its display name, else its name. */
+export const appName = (app: AppDto): string =>
   String(translationFor(app.spec)?.name ?? app.spec.display_name ?? app.spec.name ?? app.id);
 const time = (ms: number | null | undefined): string => (ms ? new Date(ms).toLocaleString() : '—');
 
@@ -141,7 +143,7 @@ export function AppsScreen(props: { space: Space; socket: EventSocket; appId?: s
           {apps.map((app) => (
             <li key={app.id} class="panel stack">
               <a href={href('apps', app.id)}>
-                <strong>{nameOf(app)}</strong>
+                <strong>{appName(app)}</strong>
               </a>
               <span class="muted">{String(app.spec.description ?? '')}</span>
               <span class="row">
@@ -448,7 +450,7 @@ function AppPage(props: {
         <p>
           <a href={href('apps')}>← Digital humans</a>
         </p>
-        <h1 id="app-title">{nameOf(app)}</h1>
+        <h1 id="app-title">{appName(app)}</h1>
         <p class="row">
           <span class="badge">{app.status}</span>
           {state && (
@@ -493,7 +495,7 @@ function AppPage(props: {
           <button
             class="danger"
             onClick={async () => {
-              if (!(await confirmAction(`Uninstall ${nameOf(app)}?`, 'Uninstall'))) return;
+              if (!(await confirmAction(`Uninstall ${appName(app)}?`, 'Uninstall'))) return;
               await act(() => api.del(`/api/apps/${app.id}`), 'Uninstalled.');
               go('apps');
             }}
@@ -504,6 +506,7 @@ function AppPage(props: {
         <p role="status" class="muted">
           {status}
         </p>
+        <AppNeeds key={app.id} spec={app.spec} spaceId={app.spaceId ?? props.space.id} app={app} level={2} />
         {escalations.map((e) => (
           <EscalationCard key={e.entryId} appId={app.id} escalation={e} />
         ))}
@@ -814,7 +817,7 @@ function AppChat(props: { app: AppDto; space: Space; socket: EventSocket }) {
         socket={props.socket}
         conversationId={current}
         load={async (): Promise<ConversationDto> => {
-          const title = `${nameOf(app)} · ${current === main ? 'main thread' : current}`;
+          const title = `${appName(app)} · ${current === main ? 'main thread' : current}`;
           if (current === main)
             return {
               ...({} as ConversationDto),

@@ -112,8 +112,11 @@ export function PdfPreview(props: { name: string; path: string }) {
     api.blob(`/api/artifacts/download?path=${q(props.path)}`).then(
       (blob) => {
         if (!live) return;
-        // The viewer goes by the blob's type, whatever the response said.
-        made = URL.createObjectURL(new Blob([blob], { type: 'application/pdf' }));
+        // The viewer goes by the blob's type, whatever the response said: the one fetched blob,
+        // retyped by a slice (the same bytes, not a second copy) only where it needs to be.
+        made = URL.createObjectURL(
+          blob.type === 'application/pdf' ? blob : blob.slice(0, blob.size, 'application/pdf'),
+        );
         setUrl(made);
       },
       (err: ApiError) => live && setError(err.message),

@@ -12,6 +12,7 @@ import {
 } from '#contracts/knowledge.js';
 import { TEMP_SPACE_ID } from '#contracts/spaces.js';
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { appName } from './apps.js';
 import { api, ApiError, q } from './api.js';
 import { ask, confirmAction } from './dialogs.js';
 import { FileIcon, FolderIcon } from './icons.js';
@@ -34,7 +35,6 @@ export function KnowledgeScreen(props: { spaces: Space[]; socket: EventSocket; k
 }
 
 const base = (kbId: string): string => `/api/tlon/${q(kbId)}`;
-const appName = (app: AppDto): string => String(app.spec.display_name ?? app.spec.name ?? app.id);
 const sizeText = (n = 0): string =>
   n < 1024 ? `${n} B` : n < 1024 * 1024 ? `${(n / 1024).toFixed(1)} KB` : `${(n / 1024 / 1024).toFixed(1)} MB`;
 

@@ -5,10 +5,26 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError } from './api.js';
 import { confirmAction } from './dialogs.js';
 import { isFromEnvironment } from './seed.js';
+import { lazyModule, useLazyModule } from './lazy.js';
 import { notificationPermission, notifyWaitingWanted, setNotifyWaiting, type NotifyPermission } from './waiting.js';
 
-/** Settings: model sources (add, test, switch, choose the model, remove) and the server's version and status. */
-export function SettingsScreen() {
+// Settings → MCP servers is loaded when Settings first opens: the first screen does not carry it.
+const loadMcpServers = lazyModule(() => import('./mcp-servers.js'));
+
+function LazyMcpServers(props: { focus: boolean }) {
+  const [mod, failed] = useLazyModule(loadMcpServers);
+  if (!mod)
+    return (
+      <p class="muted">{failed ? `The MCP servers section could not be loaded: ${failed}` : 'Loading MCP servers…'}</p>
+    );
+  return <mod.McpServersSection {...props} />;
+}
+
+/**
+ * Settings: model sources (add, test, switch, choose the model, remove), MCP servers (`#/settings/mcp`
+ * brings that section into view) and the server's version and status.
+ */
+export function SettingsScreen(props: { section?: string }) {
   const [config, setConfig] = useState<AppConfiguration | null>(null);
   const [version, setVersion] = useState('');
   const [remote, setRemote] = useState<RemoteStatus | null>(null);
@@ -181,6 +197,7 @@ export function SettingsScreen() {
           {status}
         </p>
       </section>
+      <LazyMcpServers focus={props.section === 'mcp'} />
       <section class="panel stack" aria-labelledby="chat-settings-title">
         <h2 id="chat-settings-title">Chat</h2>
         <label class="row">

@@ -16,6 +16,7 @@ import { checkedSettings, initialValues, SettingsFields, settingsOf, translation
 import { confirmAction, SubmitOrCancel } from './dialogs.js';
 import { Markdown } from './chat.js';
 import { hasStoreIcon, StoreKeywordIcon } from './icons.js';
+import { AppNeeds } from './needs.js';
 import { go, href } from './route.js';
 import type { Space } from './spaces.js';
 
@@ -266,6 +267,12 @@ export function StoreScreen(props: { space: Space }) {
               {detail.data.entry.type} · {detail.data.entry.version} · {detail.data.entry.author}
             </p>
             <p>{translationFor(detail.data.spec)?.description ?? detail.data.entry.description}</p>
+            <AppNeeds
+              key={detail.data.entry.slug}
+              spec={detail.data.spec}
+              listed={detail.data.entry.requires_mcps}
+              spaceId={props.space.id}
+            />
             {installing ? (
               <InstallForm
                 key={detail.data.entry.slug}
@@ -288,19 +295,45 @@ export function StoreScreen(props: { space: Space }) {
   );
 }
 
-/** Catalog icons are keywords (`news`, `dev`…) or a picture's URL; anything else gets a letter avatar. */
+/**
+ * Whether the page may show a picture icon: the page's CSP (`img-src 'self' blob: data:`) blocks
+ * pictures from other sites, so only a `data:image/` URL or one on this server's own origin is shown.
+ */
+function showableIcon(icon: string): boolean {
+  if (/^data:image\//i.test(icon)) return true;
+  if (!/^https?:/i.test(icon)) return false;
+  try {
+    return new URL(icon).origin === location.origin;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Catalog icons are keywords (`news`, `dev`…) or a picture's URL; anything else, a picture the
+ * page may not load (another site's) and one that fails to load get a letter avatar.
+ */
 function StoreIcon(props: { icon?: string; name: string }) {
   const icon = props.icon?.trim() ?? '';
-  if (/^(https?:|data:image\/)/.test(icon)) return <img class="store-icon" src={icon} alt="" loading="lazy" />;
+  const [broken, setBroken] = useState(false);
+  const letter = (
+    <span class="store-icon letter" aria-hidden="true">
+      {(props.name.trim()[0] ?? '?').toUpperCase()}
+    </span>
+  );
+  if (/^(https?:|data:)/i.test(icon))
+    return showableIcon(icon) && !broken ? (
+      <img class="store-icon" src={icon} alt="" loading="lazy" onError={() => setBroken(true)} />
+    ) : (
+      letter
+    );
   const keyword = icon.toLowerCase();
   return hasStoreIcon(keyword) ? (
     <span class="store-icon" aria-hidden="true">
       <StoreKeywordIcon keyword={keyword} />
     </span>
   ) : (
-    <span class="store-icon letter" aria-hidden="true">
-      {(props.name.trim()[0] ?? '?').toUpperCase()}
-    </span>
+    letter
   );
 }
 

@@ -11,6 +11,7 @@ import {
   teamMemberConversationId,
 } from '#contracts/teams.js';
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { appName } from './apps.js';
 import { api, ApiError, q } from './api.js';
 import { confirmAction } from './dialogs.js';
 import { go, href } from './route.js';
@@ -30,8 +31,6 @@ export function TeamsScreen(props: { space: Space; socket: EventSocket; teamId?:
     <TeamList space={props.space} socket={props.socket} />
   );
 }
-
-const appName = (app: AppDto): string => String(app.spec.display_name ?? app.spec.name ?? app.id);
 
 const STATUS_TEXT: Record<TeamDto['status'], string> = {
   idle: 'idle',

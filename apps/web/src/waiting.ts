@@ -1,5 +1,6 @@
 import { AppChannels, type AppDto, type AppStatusChangedEvent } from '#contracts/apps.js';
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { appName } from './apps.js';
 import { api } from './api.js';
 import { go } from './route.js';
 import type { EventSocket } from './socket.js';
@@ -29,11 +30,6 @@ export async function setNotifyWaiting(on: boolean): Promise<NotifyPermission> {
   else localStorage.removeItem(NOTIFY_KEY);
   return permission;
 }
-
-const appName = (app: AppDto): string => {
-  const spec = app.spec as { display_name?: unknown; name?: unknown };
-  return String(spec.display_name ?? spec.name ?? 'A digital human');
-};
 
 /**
  * How many digital humans wait for a person (an open question or a tool call held for approval:
