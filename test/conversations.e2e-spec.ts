@@ -899,6 +899,28 @@ describe(`ConversationsService on the real repository: the agent engine's operat
     );
   });
 
+  it('submitUserMessage hands live input to the active turn in the same write, unless that turn is stopping', async () => {
+    const { id } = await service.create(spaceId, {});
+    const turns = new TypeormTurnRepository(db!.ds);
+    const first = await service.submitUserMessage(id, submission(id, 'first'));
+    assert.ok(first.turn);
+    const second = submission(id, 'second');
+    const liveInput = { messageId: second.messageId, content: 'second', createdAt: new Date().toISOString() };
+    const live = await service.submitUserMessage(id, { ...second, liveInput });
+    assert.deepEqual([live.turn, 'handed' in live && live.handed], [null, true]);
+    assert.deepEqual((await turns.findById(first.turn.id))?.pendingInputs, [liveInput]);
+
+    await turns.requestStop(id);
+    const third = submission(id, 'third');
+    const refused = await service.submitUserMessage(id, {
+      ...third,
+      liveInput: { messageId: third.messageId, content: 'third', createdAt: new Date().toISOString() },
+    });
+    assert.deepEqual([refused.turn, 'handed' in refused && refused.handed], [null, false]);
+    assert.deepEqual((await turns.findById(first.turn.id))?.pendingInputs, [liveInput], 'a stopping turn takes none');
+    assert.equal(refused.message.position, 2, 'the message is recorded all the same');
+  });
+
   it('submitUserMessage adds firstMeta to a first message only (the meta or the live meta)', async () => {
     const { id } = await service.create(spaceId, {});
     const first = await service.submitUserMessage(id, {

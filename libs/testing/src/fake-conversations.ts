@@ -186,7 +186,9 @@ export class FakeConversationRepository extends ConversationRepository {
       undefined,
       submission.messageId,
     );
-    return { message, turn };
+    if (turn) return { message, turn };
+    const handed = submission.liveInput ? await this.turns.addPendingInput(record.id, submission.liveInput) : null;
+    return { message, turn: null, handed: handed !== null };
   }
 
   private append(record: StoredConversation, message: NewMessage, thoughts?: readonly Thought[], id?: string): Message {

@@ -165,6 +165,9 @@ export class AgentService {
     const { kind, space, conversationId, message, images, firstMeta } = submission;
     const messageId = submission.messageId ?? randomUUID();
     const request = { ...submission.request, messageId };
+    // Should a turn be active, the message goes to it as input in the same write (see below).
+    const input = { messageId, content: message, kind, request };
+    const liveInput: PendingInput = { ...input, createdAt: new Date(this.clock.now()).toISOString() };
     const write = (meta: Record<string, unknown>, unlessFirst: boolean, ifFirst?: Record<string, unknown>) =>
       this.conversations.submitUserMessage(conversationId, {
         messageId,
@@ -176,6 +179,7 @@ export class AgentService {
         unlessFirst,
         ...(ifFirst ? { firstMeta: ifFirst } : {}),
         idFromSource: submission.messageId !== undefined,
+        liveInput,
       });
     let submitted: Awaited<ReturnType<typeof write>>;
     if (this.conversations.takeFreshHint(conversationId) && firstMeta) {
@@ -195,11 +199,14 @@ export class AgentService {
       await this.announceTurn(submitted.turn);
       return 'started';
     }
-    // A turn is active: the message (stored as live input) goes to it at its next step; should
+    // A turn is active: the message went to it as input with the write, for its next step; should
     // it reach the turn too late for that, the turn's follow-up answers it with this kind and request.
-    const input = { messageId, content: message, kind, request };
-    // The turn may end between the writes (then a new one starts for the stored message), and
-    // another may start in its place meanwhile (then the message goes to that one).
+    if (submitted.handed) {
+      await this.announceInput(space, conversationId, liveInput);
+      return 'merged';
+    }
+    // The active turn is stopping: once it has ended, a new one starts for the stored message
+    // (or the message goes to one that started in its place meanwhile).
     for (let attempt = 0; attempt < 3; attempt++) {
       if (await this.handToRunningTurn(space, conversationId, input)) return 'merged';
       if (await this.queueTurn({ kind, spaceId: space.id, conversationId, request })) return 'started';
@@ -230,11 +237,16 @@ export class AgentService {
     const input: PendingInput = { ...sent, createdAt: new Date(this.clock.now()).toISOString() };
     const turn = await this.turns.addPendingInput(conversationId, input);
     if (!turn) return false;
+    await this.announceInput(space, conversationId, input);
+    return true;
+  }
+
+  /** `agent:input-arrived` for a message handed to the conversation's active turn. */
+  private async announceInput(space: Space, conversationId: string, input: PendingInput): Promise<void> {
     await this.events.emit(space.id, conversationId, AgentChannels.inputArrived, {
       messages: toWireMessages([input]),
       live: true,
     });
-    return true;
   }
 
   /** Stops one conversation's turn, or every turn. Repeated stops are harmless. */

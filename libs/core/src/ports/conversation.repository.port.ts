@@ -9,7 +9,7 @@ import type {
   NewMessage,
   Thought,
 } from '../kernel/conversation.js';
-import type { NewTurn, TurnRecord } from './turn.repository.port.js';
+import type { NewTurn, PendingInput, TurnRecord } from './turn.repository.port.js';
 
 /** A user's message to store in a conversation, and the turn to queue for it. */
 export interface UserSubmission {
@@ -30,10 +30,21 @@ export interface UserSubmission {
   unlessFirst?: boolean;
   /** Added to the message's meta (either one) when the conversation has no message yet. */
   firstMeta?: MessageMeta;
+  /**
+   * When the conversation has an active turn that is not stopping, this is added to its pending
+   * input in the same transaction as the message (`handed` true): a message is never recorded
+   * as live input without reaching the turn.
+   */
+  liveInput?: PendingInput;
 }
 
-/** What `submitUserMessage` did: queued the turn, or found one active (the message then has `liveMeta`). */
-export type SubmittedMessage = { message: Message; turn: TurnRecord } | { message: Message; turn: null };
+/**
+ * What `submitUserMessage` did: queued the turn, or found one active (the message then has
+ * `liveMeta`, and `handed` says whether `liveInput` went to that turn: false when none was given
+ * or the turn is stopping).
+ */
+export type SubmittedMessage =
+  { message: Message; turn: TurnRecord } | { message: Message; turn: null; handed: boolean };
 
 /**
  * Conversation records: conversations, their ordered messages and each message's ordered

@@ -230,12 +230,13 @@ export class TypeormConversationRepository extends ConversationRepository {
     const conversationId = conversationKey(id);
     if (conversationId === null) return null;
     // One statement: the function (migrations SubmitUserMessage1765300000000,
-    // SubmitUserMessageChecks1765400000000 and SubmitUserMessageFirstMeta1765500000000) locks,
-    // checks and inserts.
+    // SubmitUserMessageChecks1765400000000, SubmitUserMessageFirstMeta1765500000000 and
+    // SubmitUserMessageLiveInput1766400000200) locks, checks, inserts and hands live input over.
     const rows = (await this.ds
       .query(
-        `SELECT "outcome", "message", "turn" FROM submit_user_message($1::text, $2::uuid, $3::text, $4::jsonb,
-         $5::jsonb, $6::uuid, $7::text, $8::text, $9::text, $10::jsonb, $11::text, $12::boolean, $13::jsonb)`,
+        `SELECT "outcome", "message", "turn", "handed" FROM submit_user_message($1::text, $2::uuid, $3::text,
+         $4::jsonb, $5::jsonb, $6::uuid, $7::text, $8::text, $9::text, $10::jsonb, $11::text, $12::boolean, $13::jsonb,
+         $14::jsonb)`,
         [
           conversationId,
           submission.messageId,
@@ -250,6 +251,7 @@ export class TypeormConversationRepository extends ConversationRepository {
           submission.inSpace ?? null,
           submission.unlessFirst === true,
           submission.firstMeta ? storableJson(submission.firstMeta) : null,
+          submission.liveInput ? storableJson(submission.liveInput) : null,
         ],
       )
       // The message's id is taken: it was submitted before (the function's transaction wrote nothing).
@@ -262,13 +264,16 @@ export class TypeormConversationRepository extends ConversationRepository {
           outcome: 'queued' | 'active' | 'first' | 'not-found';
           message: MessageRow | null;
           turn: TurnRow | null;
+          handed: boolean;
         }>;
     if (rows === 'exists') return 'exists';
     const row = rows[0]!;
     if (row.outcome === 'first') return 'first';
     if (row.outcome === 'not-found' || !row.message) return null;
     const message = toMessage(row.message);
-    return row.outcome === 'queued' && row.turn ? { message, turn: turnFromRow(row.turn) } : { message, turn: null };
+    return row.outcome === 'queued' && row.turn
+      ? { message, turn: turnFromRow(row.turn) }
+      : { message, turn: null, handed: row.handed === true };
   }
 
   async updateLastMessage(id: string, patch: LastMessagePatch, thoughts?: readonly Thought[]): Promise<Message | null> {

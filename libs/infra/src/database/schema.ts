@@ -57,6 +57,7 @@ import { KnowledgeChunkVersion1766200000000 } from './migrations/1766200000000-k
 import { CompleteTurn1766300000000 } from './migrations/1766300000000-complete-turn.js';
 import { AppWebhookPathIndex1766400000000 } from './migrations/1766400000000-app-webhook-path-index.js';
 import { AcceptTriggerDelivery1766400000100 } from './migrations/1766400000100-accept-trigger-delivery.js';
+import { SubmitUserMessageLiveInput1766400000200 } from './migrations/1766400000200-submit-user-message-live-input.js';
 
 /** Every entity and migration, in order. Add new ones here. */
 export const ENTITIES = [
@@ -121,4 +122,5 @@ export const MIGRATIONS = [
   CompleteTurn1766300000000,
   AppWebhookPathIndex1766400000000,
   AcceptTriggerDelivery1766400000100,
+  SubmitUserMessageLiveInput1766400000200,
 ];
