@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import request from 'supertest';
+import type request from 'supertest';
+import { apiClient } from './api-client.js';
 import { type Replicas, startReplicas } from './replicas.js';
 import { ScriptedModelServer } from './scripted-model-server.js';
 import { testMode } from './test-env.js';
@@ -63,12 +64,11 @@ export interface TriggerApi {
 
 /** An API client with the access password of whichever server `current()` answers. */
 export function apiOf(current: () => TestServer): TriggerApi {
-  const auth = (r: request.Test) => r.set('Authorization', `Bearer ${current().password}`);
   return {
-    get: (p) => auth(request(current().url).get(p)),
-    post: (p, body = {}) => auth(request(current().url).post(p)).send(body),
-    patch: (p, body) => auth(request(current().url).patch(p)).send(body),
-    delete: (p) => auth(request(current().url).delete(p)),
+    get: (p) => apiClient(current()).get(p),
+    post: (p, body = {}) => apiClient(current()).post(p, body),
+    patch: (p, body) => apiClient(current()).patch(p, body),
+    delete: (p) => apiClient(current()).del(p),
   };
 }
 
