@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import request from 'supertest';
+import { apiClient } from '#testing/api-client.js';
 import { browserSkipReason, launchChromium, screenshot } from '#testing/browser.js';
 import { ScriptedModelServer } from '#testing/scripted-model-server.js';
 import { startServer, type TestServer } from '#testing/test-server.js';
@@ -37,7 +37,6 @@ describe('web app in Chromium: digital humans', { skip: browserSkipReason() }, (
   let model: ScriptedModelServer;
   let browser: Browser;
   let page: Page;
-  const auth = () => ({ Authorization: `Bearer ${server.password}` });
 
   before(async () => {
     model = await ScriptedModelServer.start();
@@ -78,7 +77,7 @@ describe('web app in Chromium: digital humans', { skip: browserSkipReason() }, (
     await page.getByLabel('Product page').fill('https://shop.example/first');
     await page.getByRole('button', { name: 'Install', exact: true }).click();
     await page.getByRole('heading', { name: 'Price Watcher', exact: true }).waitFor({ timeout: WAIT });
-    const apps = (await request(server.url).get('/api/apps').set(auth())).body.data as Array<{
+    const apps = (await apiClient(server).get('/api/apps')).body.data as Array<{
       spec: { name: string };
     }>;
     assert.deepEqual(
@@ -99,7 +98,7 @@ describe('web app in Chromium: digital humans', { skip: browserSkipReason() }, (
     await page.getByLabel('Language').selectOption('zh');
     await page.getByRole('button', { name: 'Save settings' }).click();
     await page.getByText('Settings saved.').waitFor({ timeout: WAIT });
-    const apps = (await request(server.url).get('/api/apps').set(auth())).body.data as Array<{ userConfig: object }>;
+    const apps = (await apiClient(server).get('/api/apps')).body.data as Array<{ userConfig: object }>;
     assert.deepEqual(apps[0]!.userConfig, { product_url: 'https://shop.example/item', max: 100, lang: 'zh' });
     await screenshot(page, 'digital-human-settings');
   });
@@ -141,9 +140,10 @@ describe('web app in Chromium: digital humans', { skip: browserSkipReason() }, (
     await threads.getByRole('button', { name: /customer-42/ }).waitFor({ timeout: WAIT });
     await screenshot(page, 'digital-human-threads');
     // The server keeps the thread apart from the main one.
-    const apps = (await request(server.url).get('/api/apps').set(auth())).body.data as Array<{ id: string }>;
-    const main = (await request(server.url).get(`/api/apps/${apps[0]!.id}/chat/messages`).set(auth())).body
-      .data as Array<{ content: string }>;
+    const apps = (await apiClient(server).get('/api/apps')).body.data as Array<{ id: string }>;
+    const main = (await apiClient(server).get(`/api/apps/${apps[0]!.id}/chat/messages`)).body.data as Array<{
+      content: string;
+    }>;
     assert.ok(!main.some((m) => m.content.includes('Hello from the thread')));
     // Back to the main thread: its own history.
     await threads.getByRole('button', { name: 'Main thread' }).click();
@@ -168,9 +168,11 @@ describe('web app in Chromium: digital humans', { skip: browserSkipReason() }, (
     await card.waitFor({ state: 'detached', timeout: WAIT });
     await nav.getByRole('link', { name: 'Digital humans', exact: true }).waitFor({ timeout: WAIT });
     await waitFor(async () => (await page.title()) === 'svc-server', WAIT, 'the title without a count once answered');
-    const apps = (await request(server.url).get('/api/apps').set(auth())).body.data as Array<{ id: string }>;
-    const activity = (await request(server.url).get(`/api/apps/${apps[0]!.id}/activity`).set(auth())).body
-      .data as Array<{ type: string; content: { userResponse?: { choice?: string } } }>;
+    const apps = (await apiClient(server).get('/api/apps')).body.data as Array<{ id: string }>;
+    const activity = (await apiClient(server).get(`/api/apps/${apps[0]!.id}/activity`)).body.data as Array<{
+      type: string;
+      content: { userResponse?: { choice?: string } };
+    }>;
     assert.equal(activity.find((a) => a.type === 'escalation')?.content.userResponse?.choice, 'yes');
   });
 
