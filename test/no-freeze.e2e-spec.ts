@@ -5,14 +5,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import yazl from 'yazl';
-import { apiClient } from '#testing/api-client.js';
+import { apiClient, okData } from '#testing/api-client.js';
 import { syntheticSpec } from '#testing/catalog-server.js';
 import { LatencyProbe } from '#testing/latency-probe.js';
 import { ScriptedModelServer } from '#testing/scripted-model-server.js';
 import { testMode } from '#testing/test-env.js';
 import { startServer, type TestServer } from '#testing/test-server.js';
 import { runTools, scriptedModelEnv, type ToolCall, type ToolOutcome } from '#testing/tool-driver.js';
-import { automationSpec, okData, TriggerHarness } from '#testing/trigger-harness.js';
+import { automationSpec, TriggerHarness } from '#testing/trigger-harness.js';
 import { sleep, waitFor } from '#testing/wait.js';
 import { WsTestClient } from '#testing/ws-client.js';
 

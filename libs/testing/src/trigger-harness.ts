@@ -1,9 +1,8 @@
-import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type request from 'supertest';
-import { apiClient } from './api-client.js';
+import { apiClient, okData } from './api-client.js';
 import { type Replicas, startReplicas } from './replicas.js';
 import { ScriptedModelServer } from './scripted-model-server.js';
 import { testMode } from './test-env.js';
@@ -48,12 +47,6 @@ export const scriptedModelEnv = (model: ScriptedModelServer): Record<string, str
   SVC_AI_API_KEY: 'k',
   SVC_AI_MODEL: 'scripted-model',
 });
-
-/** The `data` of a 200 envelope (asserts it). */
-export function okData<T>(res: request.Response): T {
-  assert.equal(res.status, 200, JSON.stringify(res.body));
-  return res.body.data as T;
-}
 
 export interface TriggerApi {
   get(path: string): request.Test;
