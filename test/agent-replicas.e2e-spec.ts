@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import request from 'supertest';
+import { apiClient, newConversation } from '#testing/api-client.js';
 import type { ScriptedModelServer } from '#testing/scripted-model-server.js';
 import { testMode } from '#testing/test-env.js';
 import { type Replicas, startReplicas } from '#testing/replicas.js';
@@ -13,16 +13,6 @@ describe('agent turns across two replicas', { skip: testMode() === 'services' ? 
   let model: ScriptedModelServer;
   let a: TestServer;
   let b: TestServer;
-  const api = (s: TestServer) => ({
-    get: (p: string) => request(s.url).get(p).set('Authorization', `Bearer ${s.password}`),
-    post: (p: string, body: object) => request(s.url).post(p).set('Authorization', `Bearer ${s.password}`).send(body),
-  });
-
-  async function newConversation(): Promise<{ spaceId: string; conversationId: string }> {
-    const space = (await api(a).post('/api/spaces', { name: `replicas ${Date.now()}` })).body.data;
-    const conv = (await api(a).post(`/api/spaces/${space.id}/conversations`, {})).body.data;
-    return { spaceId: space.id, conversationId: conv.id };
-  }
 
   before(async () => {
     replicas = await startReplicas();
@@ -33,40 +23,40 @@ describe('agent turns across two replicas', { skip: testMode() === 'services' ? 
   });
 
   it('a turn started on A is followed from B, generating on B, and stopped from B', async () => {
-    const { spaceId, conversationId } = await newConversation();
+    const { spaceId, conversationId } = await newConversation(a, `replicas ${Date.now()}`);
     const onB = await WsTestClient.signedIn(b.wsUrl, b.password);
     onB.send({ type: 'subscribe', payload: { conversationId } });
     await onB.roundTrip();
     model.enqueue({ steps: [{ text: 'streaming from somewhere' }, { hang: true }] });
-    assert.deepEqual((await api(a).post('/api/agent/message', { spaceId, conversationId, message: 'hi' })).body, {
+    assert.deepEqual((await apiClient(a).post('/api/agent/message', { spaceId, conversationId, message: 'hi' })).body, {
       success: true,
     });
     await onB.event('agent:turn-start');
     assert.equal((await onB.event('agent:message', 10_000)).data!.isNewTextBlock, true);
-    assert.equal((await api(b).get(`/api/agent/generating/${conversationId}`)).body.data, true);
-    assert.ok(((await api(b).get('/api/agent/sessions')).body.data as string[]).includes(conversationId));
-    assert.deepEqual((await api(b).post('/api/agent/stop', { conversationId })).body, { success: true });
+    assert.equal((await apiClient(b).get(`/api/agent/generating/${conversationId}`)).body.data, true);
+    assert.ok(((await apiClient(b).get('/api/agent/sessions')).body.data as string[]).includes(conversationId));
+    assert.deepEqual((await apiClient(b).post('/api/agent/stop', { conversationId })).body, { success: true });
     const error = await onB.event('agent:error', 10_000);
     assert.equal(error.data!.errorType, 'interrupted');
     await onB.event('agent:complete');
     for (const s of [a, b])
-      assert.equal((await api(s).get(`/api/agent/generating/${conversationId}`)).body.data, false);
+      assert.equal((await apiClient(s).get(`/api/agent/generating/${conversationId}`)).body.data, false);
     onB.close();
   });
 
   it('when the replica running a turn is killed, the turn ends interrupted within 30 s, its streamed text kept', async () => {
-    const { spaceId, conversationId } = await newConversation();
+    const { spaceId, conversationId } = await newConversation(a, `replicas ${Date.now()}`);
     model.enqueue({ steps: [{ text: 'about to be killed' }, { hang: true }] });
     const requestsBefore = model.requests.length;
-    await api(a).post('/api/agent/message', { spaceId, conversationId, message: 'do not lose me' });
+    await apiClient(a).post('/api/agent/message', { spaceId, conversationId, message: 'do not lose me' });
     // Kill only once the turn is streaming, so its scripted reply is not left for the next turn.
     await model.waitForRequests(requestsBefore + 1, 15_000);
     await waitFor(
-      async () => (await api(a).get(`/api/agent/session/${conversationId}`)).body.data.replicaId !== null,
+      async () => (await apiClient(a).get(`/api/agent/session/${conversationId}`)).body.data.replicaId !== null,
       10_000,
       'turn claimed',
     );
-    const replicaId = (await api(a).get(`/api/agent/session/${conversationId}`)).body.data.replicaId as string;
+    const replicaId = (await apiClient(a).get(`/api/agent/session/${conversationId}`)).body.data.replicaId as string;
     const pid = Number(replicaId.split('-')[0]);
     const [victim, survivor] = pid === a.process.pid ? [a, b] : [b, a];
     assert.equal(victim.process.pid, pid, `replica ${replicaId} is one of the two servers`);
@@ -82,9 +72,9 @@ describe('agent turns across two replicas', { skip: testMode() === 'services' ? 
     await watcher.event('agent:complete', 5_000);
     const elapsed = Date.now() - killedAt;
     assert.ok(elapsed < 30_000, `took ${elapsed} ms`);
-    assert.equal((await api(survivor).get(`/api/agent/generating/${conversationId}`)).body.data, false);
-    assert.ok(!((await api(survivor).get('/api/agent/sessions')).body.data as string[]).includes(conversationId));
-    const messages = (await api(survivor).get(`/api/spaces/${spaceId}/conversations/${conversationId}`)).body.data
+    assert.equal((await apiClient(survivor).get(`/api/agent/generating/${conversationId}`)).body.data, false);
+    assert.ok(!((await apiClient(survivor).get('/api/agent/sessions')).body.data as string[]).includes(conversationId));
+    const messages = (await apiClient(survivor).get(`/api/spaces/${spaceId}/conversations/${conversationId}`)).body.data
       .messages as Array<{ role: string; content: string }>;
     assert.equal(messages[0]!.content, 'do not lose me');
     // What the killed replica had streamed is kept as the interrupted reply (rebuilt from the event log).
@@ -94,7 +84,7 @@ describe('agent turns across two replicas', { skip: testMode() === 'services' ? 
     );
     // The conversation keeps working on the survivor.
     model.enqueue({ steps: [{ text: 'back again' }] });
-    const again = await api(survivor).post('/api/agent/message', { spaceId, conversationId, message: 'again' });
+    const again = await apiClient(survivor).post('/api/agent/message', { spaceId, conversationId, message: 'again' });
     assert.deepEqual([again.status, again.body], [200, { success: true }]);
     const reply = await watcher.next((f) => f.channel === 'agent:message' && f.data?.isComplete === true, 20_000);
     assert.equal(reply.data!.content, 'back again');

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import { apiClient } from '#testing/api-client.js';
+import { apiClient, okData } from '#testing/api-client.js';
 import { ScriptedModelServer } from '#testing/scripted-model-server.js';
 import { testMode } from '#testing/test-env.js';
 import { createSharedServices, startServer, type TestServer } from '#testing/test-server.js';
@@ -21,9 +21,7 @@ for (const provider of ['anthropic', 'openai'] as const) {
     const get = (path: string) => api().get(path);
 
     async function conversation(): Promise<string> {
-      const res = await post(`/api/spaces/${spaceId}/conversations`, { title: 't' });
-      assert.equal(res.status, 200, JSON.stringify(res.body));
-      return res.body.data.id as string;
+      return okData<{ id: string }>(await post(`/api/spaces/${spaceId}/conversations`, { title: 't' })).id;
     }
     async function subscribed(conversationId: string): Promise<WsTestClient> {
       const ws = await WsTestClient.signedIn(server.wsUrl, server.password);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import request from 'supertest';
+import { apiClient, okData } from '#testing/api-client.js';
 import type { ScriptedModelServer } from '#testing/scripted-model-server.js';
 import { testMode } from '#testing/test-env.js';
 import { type Replicas, startReplicas } from '#testing/replicas.js';
@@ -24,15 +24,6 @@ describe('digital human runs across two replicas', { skip: testMode() === 'servi
   let model: ScriptedModelServer;
   let a: TestServer;
   let b: TestServer;
-  const api = (s: TestServer) => ({
-    get: (p: string) => request(s.url).get(p).set('Authorization', `Bearer ${s.password}`),
-    post: (p: string, body: object = {}) =>
-      request(s.url).post(p).set('Authorization', `Bearer ${s.password}`).send(body),
-  });
-  const data = <T>(res: request.Response): T => {
-    assert.equal(res.status, 200, JSON.stringify(res.body));
-    return res.body.data as T;
-  };
 
   before(async () => {
     replicas = await startReplicas();
@@ -43,19 +34,22 @@ describe('digital human runs across two replicas', { skip: testMode() === 'servi
   });
 
   it('a run started on A is followed, skipped and stopped from B; both replicas agree on the state', async () => {
-    const space = data<{ id: string }>(await api(a).post('/api/spaces', { name: 'replica runs' }));
-    const appId = data<{ appId: string }>(
-      await api(a).post('/api/apps/install', { spec: spec('Replica Runner'), spaceId: space.id }),
+    const space = okData<{ id: string }>(await apiClient(a).post('/api/spaces', { name: 'replica runs' }));
+    const appId = okData<{ appId: string }>(
+      await apiClient(a).post('/api/apps/install', { spec: spec('Replica Runner'), spaceId: space.id }),
     ).appId;
     const onB = await WsTestClient.signedIn(b.wsUrl, b.password);
     onB.send({ type: 'subscribe', payload: { conversationId: `app-run:${appId}` } });
     await onB.roundTrip();
     model.enqueue({ steps: [{ text: 'working' }, { hang: true }] });
-    const run = data<{ outcome: string; runId: string }>(await api(a).post(`/api/apps/${appId}/trigger`));
+    const run = okData<{ outcome: string; runId: string }>(await apiClient(a).post(`/api/apps/${appId}/trigger`, {}));
     assert.equal(run.outcome, 'started');
     assert.equal((await onB.event('agent:message', 10_000)).data!.conversationId, `app-run:${appId}`);
-    assert.equal(data<{ outcome: string }>(await api(b).post(`/api/apps/${appId}/trigger`)).outcome, 'skipped');
-    assert.equal(data<{ runningCount: number }>(await api(b).get(`/api/apps/${appId}/state`)).runningCount, 1);
+    assert.equal(
+      okData<{ outcome: string }>(await apiClient(b).post(`/api/apps/${appId}/trigger`, {})).outcome,
+      'skipped',
+    );
+    assert.equal(okData<{ runningCount: number }>(await apiClient(b).get(`/api/apps/${appId}/state`)).runningCount, 1);
     const ended = onB.next(
       (f: Frame) =>
         f.channel === 'app:activity_entry:new' &&
@@ -63,23 +57,26 @@ describe('digital human runs across two replicas', { skip: testMode() === 'servi
         (f.data.entry as { type: string }).type === 'run_error',
       10_000,
     );
-    data(await api(b).post('/api/agent/stop', { conversationId: `app-run:${appId}` }));
+    okData(await apiClient(b).post('/api/agent/stop', { conversationId: `app-run:${appId}` }));
     assert.equal(((await ended).data!.entry as { runId: string }).runId, run.runId);
     for (const s of [a, b]) {
       await waitFor(
-        async () => data<{ runningCount: number }>(await api(s).get(`/api/apps/${appId}/state`)).runningCount === 0,
+        async () =>
+          okData<{ runningCount: number }>(await apiClient(s).get(`/api/apps/${appId}/state`)).runningCount === 0,
         10_000,
       );
     }
-    const session = data<{ messages: unknown[] }>(await api(b).get(`/api/apps/${appId}/runs/${run.runId}/session`));
+    const session = okData<{ messages: unknown[] }>(
+      await apiClient(b).get(`/api/apps/${appId}/runs/${run.runId}/session`),
+    );
     assert.ok(session.messages.length >= 1);
     onB.close();
   });
 
   it('a chat sent on A is followed, read and stopped from B, thread by thread', async () => {
-    const space = data<{ id: string }>(await api(a).post('/api/spaces', { name: 'replica chat' }));
-    const appId = data<{ appId: string }>(
-      await api(a).post('/api/apps/install', { spec: spec('Replica Talker'), spaceId: space.id }),
+    const space = okData<{ id: string }>(await apiClient(a).post('/api/spaces', { name: 'replica chat' }));
+    const appId = okData<{ appId: string }>(
+      await apiClient(a).post('/api/apps/install', { spec: spec('Replica Talker'), spaceId: space.id }),
     ).appId;
     const custom = `replica-user-${Date.now()}`;
     const defaultThread = `app-chat:${appId}`;
@@ -92,8 +89,8 @@ describe('digital human runs across two replicas', { skip: testMode() === 'servi
 
     model.enqueue({ steps: [{ text: 'Let me think' }, { hang: true }] });
     const im = onB.next((f: Frame) => f.channel === 'app:im-session-updated' && f.data?.chatId === custom, 10_000);
-    data(
-      await api(a).post(`/api/apps/${appId}/chat/send`, {
+    okData(
+      await apiClient(a).post(`/api/apps/${appId}/chat/send`, {
         spaceId: space.id,
         message: 'hold on',
         conversationId: custom,
@@ -103,27 +100,29 @@ describe('digital human runs across two replicas', { skip: testMode() === 'servi
     assert.equal((await im).data!.appId, appId, 'B hears the thread got a message');
     assert.equal(streamed.data!.conversationId, custom, 'B follows the thread A started');
     await waitFor(
-      async () => data<{ isGenerating: boolean }>(await api(b).get(`/api/apps/${appId}/chat/status`)).isGenerating,
+      async () =>
+        okData<{ isGenerating: boolean }>(await apiClient(b).get(`/api/apps/${appId}/chat/status`)).isGenerating,
       10_000,
       'B sees the thread generating',
     );
-    const stopped = await api(b).post(`/api/apps/${appId}/chat/stop`);
+    const stopped = await apiClient(b).post(`/api/apps/${appId}/chat/stop`, {});
     assert.deepEqual([stopped.status, stopped.body], [200, { success: true }]);
     assert.equal((await of('agent:error', custom)).data!.errorType, 'interrupted');
     await of('agent:complete', custom);
     for (const s of [a, b]) {
       await waitFor(
-        async () => !data<{ isGenerating: boolean }>(await api(s).get(`/api/apps/${appId}/chat/status`)).isGenerating,
+        async () =>
+          !okData<{ isGenerating: boolean }>(await apiClient(s).get(`/api/apps/${appId}/chat/status`)).isGenerating,
         10_000,
         'nothing generates on either replica',
       );
     }
 
     model.enqueue({ steps: [{ text: 'Hello from the default thread.' }] });
-    data(await api(a).post(`/api/apps/${appId}/chat/send`, { spaceId: space.id, message: 'hi' }));
+    okData(await apiClient(a).post(`/api/apps/${appId}/chat/send`, { spaceId: space.id, message: 'hi' }));
     await of('agent:complete', defaultThread, 15_000);
-    const messages = data<Array<{ role: string; content: string }>>(
-      await api(b).get(`/api/apps/${appId}/chat/messages`),
+    const messages = okData<Array<{ role: string; content: string }>>(
+      await apiClient(b).get(`/api/apps/${appId}/chat/messages`),
     );
     assert.deepEqual(
       messages.map((m) => [m.role, m.content]),
@@ -137,21 +136,21 @@ describe('digital human runs across two replicas', { skip: testMode() === 'servi
   });
 
   it('a run whose replica is killed ends as an interrupted run_error, recorded for every replica', async () => {
-    const space = data<{ id: string }>(await api(a).post('/api/spaces', { name: 'replica kill' }));
-    const appId = data<{ appId: string }>(
-      await api(a).post('/api/apps/install', { spec: spec('Replica Victim'), spaceId: space.id }),
+    const space = okData<{ id: string }>(await apiClient(a).post('/api/spaces', { name: 'replica kill' }));
+    const appId = okData<{ appId: string }>(
+      await apiClient(a).post('/api/apps/install', { spec: spec('Replica Victim'), spaceId: space.id }),
     ).appId;
     const requestsBefore = model.requests.length;
     model.enqueue({ steps: [{ text: 'about to be killed' }, { hang: true }] });
-    const run = data<{ runId: string }>(await api(a).post(`/api/apps/${appId}/trigger`));
+    const run = okData<{ runId: string }>(await apiClient(a).post(`/api/apps/${appId}/trigger`, {}));
     await model.waitForRequests(requestsBefore + 1, 15_000);
     const conversationId = `app-run:${appId}`;
     await waitFor(
-      async () => (await api(a).get(`/api/agent/session/${conversationId}`)).body.data.replicaId !== null,
+      async () => (await apiClient(a).get(`/api/agent/session/${conversationId}`)).body.data.replicaId !== null,
       10_000,
       'run claimed',
     );
-    const replicaId = (await api(a).get(`/api/agent/session/${conversationId}`)).body.data.replicaId as string;
+    const replicaId = (await apiClient(a).get(`/api/agent/session/${conversationId}`)).body.data.replicaId as string;
     const pid = Number(replicaId.split('-')[0]);
     const [victim, survivor] = pid === a.process.pid ? [a, b] : [b, a];
     const watcher = await WsTestClient.signedIn(survivor.wsUrl, survivor.password);
@@ -167,8 +166,8 @@ describe('digital human runs across two replicas', { skip: testMode() === 'servi
     const entry = (await ended).data!.entry as { runId: string; content: { interrupted?: boolean } };
     assert.equal(entry.runId, run.runId);
     assert.equal(entry.content.interrupted, true);
-    const state = data<{ runningCount: number; lastStatus: string }>(
-      await api(survivor).get(`/api/apps/${appId}/state`),
+    const state = okData<{ runningCount: number; lastStatus: string }>(
+      await apiClient(survivor).get(`/api/apps/${appId}/state`),
     );
     assert.equal(state.runningCount, 0);
     assert.equal(state.lastStatus, 'error');

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import request from 'supertest';
+import { apiClient } from '#testing/api-client.js';
 import { AgentHarness } from '#testing/agent-harness.js';
 import { type ScriptedModelServer, textReply } from '#testing/scripted-model-server.js';
 import type { TestServer } from '#testing/test-server.js';
@@ -34,7 +34,6 @@ describe('digital humans at work (chat, runs, escalation)', () => {
   let space: { id: string; path: string };
   let appId: string;
 
-  const auth = (r: request.Test) => r.set('Authorization', `Bearer ${server.password}`);
   const appEvent = (channel: string, id: string, match: (f: Frame) => boolean = () => true, timeoutMs = 10_000) =>
     events.next((f) => f.type === 'event' && f.channel === channel && f.data?.appId === id && match(f), timeoutMs);
 
@@ -356,7 +355,7 @@ describe('digital humans at work (chat, runs, escalation)', () => {
       }),
     );
     const second = added.sources.find((s) => s.name === 'For the shop')!;
-    const patch = (body: object) => auth(request(server.url).patch(`/api/apps/${appId}/overrides`)).send(body);
+    const patch = (body: object) => apiClient(server).patch(`/api/apps/${appId}/overrides`, body);
     okData(await patch({ modelSourceId: second.id, modelId: 'shop-model', chatReasoningEffort: 'high' }));
     const runEnded = async () => {
       await activityOf(appId, 'run_complete');
@@ -426,7 +425,7 @@ describe('digital humans at work (chat, runs, escalation)', () => {
     for (const id of [defaultThread, custom, runThread]) assert.ok(!listed.includes(id), `${id} is not listed`);
 
     const stoppedRun = activityOf(busyId, 'run_error');
-    const removed = await auth(request(server.url).delete(`/api/apps/${busyId}`));
+    const removed = await apiClient(server).del(`/api/apps/${busyId}`);
     assert.equal(removed.status, 200, JSON.stringify(removed.body));
     const error = await ws.next((f) => f.channel === 'agent:error' && f.data?.conversationId === custom, 10_000);
     assert.equal(error.data!.errorType, 'interrupted', 'the chat thread stopped');
@@ -460,7 +459,7 @@ describe('digital humans at work (chat, runs, escalation)', () => {
     mkdirSync(dataDir, { recursive: true });
     writeFileSync(join(dataDir, 'notes.md'), 'remember');
     const deleted = appEvent('app:deleted', busyId);
-    const gone = await auth(request(server.url).delete(`/api/apps/${busyId}/permanent`));
+    const gone = await apiClient(server).del(`/api/apps/${busyId}/permanent`);
     assert.equal(gone.status, 200, JSON.stringify(gone.body));
     await deleted;
     for (const id of [defaultThread, custom, runThread]) {

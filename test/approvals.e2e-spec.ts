@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import request from 'supertest';
 import { AgentHarness, toolResults } from '#testing/agent-harness.js';
+import { apiClient, failure } from '#testing/api-client.js';
 import { type Replicas, startReplicas } from '#testing/replicas.js';
 import { type ScriptedModelServer, textReply } from '#testing/scripted-model-server.js';
 import { testMode } from '#testing/test-env.js';
@@ -46,12 +46,6 @@ describe('tool approvals', () => {
       await api.get(`/api/spaces/${space.id}/conversations/${conversationId}/messages/${last.id}/thoughts`),
     );
   };
-  const failure = (res: request.Response, status: number, error: RegExp | string) => {
-    assert.equal(res.status, status, JSON.stringify(res.body));
-    assert.equal(res.body.success, false);
-    if (typeof error === 'string') assert.equal(res.body.error, error);
-    else assert.match(res.body.error as string, error);
-  };
 
   before(async () => {
     await h.start({ SVC_AGENT_RETRY_BASE_MS: '20', SVC_AGENT_MAX_RETRIES: '1' });
@@ -92,11 +86,7 @@ describe('tool approvals', () => {
     const appId = okData<{ appId: string }>(
       await api.post('/api/apps/install', { spec: runnerSpec('Policy Check'), spaceId: space.id }),
     ).appId;
-    const patch = (body: object) =>
-      request(server.url)
-        .patch(`/api/apps/${appId}/overrides`)
-        .set('Authorization', `Bearer ${server.password}`)
-        .send(body);
+    const patch = (body: object) => api.patch(`/api/apps/${appId}/overrides`, body);
     failure(await patch({ approvals: { tools: [''] } }), 400, /^approvals\.tools\[0\]/);
     failure(
       await patch({ approvals: { tools: ['Write'], timeoutSeconds: 'soon' } }),
@@ -227,12 +217,7 @@ describe('tool approvals', () => {
     const appId = okData<{ appId: string }>(
       await api.post('/api/apps/install', { spec: runnerSpec('Careful Writer'), spaceId: space.id }),
     ).appId;
-    okData(
-      await request(server.url)
-        .patch(`/api/apps/${appId}/overrides`)
-        .set('Authorization', `Bearer ${server.password}`)
-        .send({ approvals: { tools: ['Write'] } }),
-    );
+    okData(await api.patch(`/api/apps/${appId}/overrides`, { approvals: { tools: ['Write'] } }));
     const appEvent = (channel: string, match: (f: Frame) => boolean, timeoutMs = 15_000) =>
       bystander.next(
         (f) => f.type === 'event' && f.channel === channel && f.data?.appId === appId && match(f),
@@ -295,10 +280,6 @@ function runnerSpec(name: string) {
 
 describe('tool approvals across two replicas', { skip: testMode() === 'services' ? false : 'needs Redis' }, () => {
   let replicas: Replicas;
-  const api = (s: TestServer) => ({
-    get: (p: string) => request(s.url).get(p).set('Authorization', `Bearer ${s.password}`),
-    post: (p: string, body: object) => request(s.url).post(p).set('Authorization', `Bearer ${s.password}`).send(body),
-  });
 
   before(async () => {
     replicas = await startReplicas();
@@ -309,25 +290,26 @@ describe('tool approvals across two replicas', { skip: testMode() === 'services'
 
   it('a call held on the replica running the turn is approved on the other one and runs once', async () => {
     const { a, b, model } = replicas;
-    assert.equal((await api(a).post('/api/config', { approvals: { tools: ['Bash'] } })).status, 200);
-    const space = (await api(a).post('/api/spaces', { name: `approvals ${Date.now()}` })).body.data;
-    const conversationId = (await api(a).post(`/api/spaces/${space.id}/conversations`, {})).body.data.id as string;
+    assert.equal((await apiClient(a).post('/api/config', { approvals: { tools: ['Bash'] } })).status, 200);
+    const space = (await apiClient(a).post('/api/spaces', { name: `approvals ${Date.now()}` })).body.data;
+    const conversationId = (await apiClient(a).post(`/api/spaces/${space.id}/conversations`, {})).body.data
+      .id as string;
     const watchers = await Promise.all([a, b].map((s) => WsTestClient.signedIn(s.wsUrl, s.password)));
     model.enqueue(bashCall('x1', 'replicas.txt'), textReply('Done.'));
     assert.deepEqual(
-      (await api(a).post('/api/agent/message', { spaceId: space.id, conversationId, message: 'run it' })).body,
+      (await apiClient(a).post('/api/agent/message', { spaceId: space.id, conversationId, message: 'run it' })).body,
       { success: true },
     );
     // Every client of both replicas hears of the held call.
     await Promise.all(watchers.map((w) => w.next((f) => isHeld(f, 'x1'), 15_000)));
-    const state = (await api(a).get(`/api/agent/session/${conversationId}`)).body.data;
+    const state = (await apiClient(a).get(`/api/agent/session/${conversationId}`)).body.data;
     const pid = Number((state.replicaId as string).split('-')[0]);
     const other = pid === a.process.pid ? b : a;
     assert.notEqual(other.process.pid, pid);
-    assert.deepEqual((await api(other).post('/api/agent/approve', { conversationId })).body, { success: true });
+    assert.deepEqual((await apiClient(other).post('/api/agent/approve', { conversationId })).body, { success: true });
     await Promise.all(watchers.map((w) => w.event('agent:complete', 15_000)));
     assert.equal(readFileSync(join(space.path, 'replicas.txt'), 'utf8'), 'ran\n');
-    const again = await api(other).post('/api/agent/approve', { conversationId });
+    const again = await apiClient(other).post('/api/agent/approve', { conversationId });
     assert.deepEqual([again.status, again.body.error], [409, NOTHING_WAITS]);
     for (const w of watchers) w.close();
   });

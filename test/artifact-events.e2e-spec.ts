@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
-import { apiClient } from '#testing/api-client.js';
+import { apiClient, okData } from '#testing/api-client.js';
 import type { LeaderLease } from '#core/ports/leader-lease.port.js';
 import { LocalLeaderLease } from '#infra/watch/local-leader-lease.js';
 import { RedisLeaderLease } from '#infra/watch/redis-leader-lease.js';
@@ -28,9 +28,7 @@ const BATCH = 'artifact:changed-batch';
 const TREE = 'artifact:tree-update';
 
 async function createSpace(server: TestServer, name: string): Promise<Space> {
-  const res = await apiClient(server).post('/api/spaces', { name });
-  assert.equal(res.status, 200, JSON.stringify(res.body));
-  return res.body.data as Space;
+  return okData<Space>(await apiClient(server).post('/api/spaces', { name }));
 }
 
 /** Change-batch frames of a space received so far (not consumed). */

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { apiClient } from '#testing/api-client.js';
+import { apiClient, okData } from '#testing/api-client.js';
 import { startServer, type TestServer } from '#testing/test-server.js';
 import { sleep, waitFor } from '#testing/wait.js';
 import { WsTestClient } from '#testing/ws-client.js';
@@ -45,10 +45,9 @@ describe('artifact search', () => {
   }
 
   async function query(space: Space, q: string, limit?: number): Promise<QueryResult> {
-    const res = await get(`/api/spaces/${space.id}/artifacts/query`).query(limit === undefined ? { q } : { q, limit });
-    assert.equal(res.status, 200, JSON.stringify(res.body));
-    assert.equal(res.body.success, true);
-    return res.body.data as QueryResult;
+    return okData<QueryResult>(
+      await get(`/api/spaces/${space.id}/artifacts/query`).query(limit === undefined ? { q } : { q, limit }),
+    );
   }
 
   /** Queries until the index is built. */

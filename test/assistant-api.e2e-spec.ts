@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import request from 'supertest';
+import { apiClient } from '#testing/api-client.js';
 import { AgentHarness, toolResults } from '#testing/agent-harness.js';
 import { ScriptedModelServer, textReply } from '#testing/scripted-model-server.js';
 import { testMode } from '#testing/test-env.js';
@@ -151,8 +152,7 @@ describe(
       const front = await startServer({ services, dataDir, env: { ...env, SVC_ROLE: 'api' } });
       const worker = await startServer({ services, dataDir, env: { ...env, SVC_ROLE: 'worker' } });
       try {
-        const auth = (r: request.Test) => r.set('Authorization', `Bearer ${front.password}`);
-        const post = (p: string, body: object) => auth(request(front.url).post(p)).send(body);
+        const post = (p: string, body: object) => apiClient(front).post(p, body);
         assert.equal((await post('/api/config', { assistant: { serviceApi: true } })).status, 200);
         const space = (await post('/api/spaces', { name: 'Worker Ledger' })).body.data as { id: string };
         const conversationId = (

@@ -5,7 +5,6 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import request from 'supertest';
 import { AgentHarness, toolResults } from '#testing/agent-harness.js';
 import { textReply } from '#testing/scripted-model-server.js';
 
@@ -56,10 +55,6 @@ class Recorder {
     });
   }
 }
-
-/** A PUT with the access password. */
-const putAs = (h: AgentHarness, path: string, body: object) =>
-  request(h.server.url).put(path).set('Authorization', `Bearer ${h.server.password}`).send(body);
 
 const call = (method: string, path: string, body?: unknown) => ({
   steps: [{ toolCall: { name: 'ServiceApi', input: { method, path, ...(body === undefined ? {} : { body }) } } }],
@@ -203,11 +198,11 @@ describe("what a turn can reach through the assistant's API (no operator setting
     });
     assert.equal(moved.status, 400, JSON.stringify(moved.body));
     assert.match(moved.body.error, /aiSources\.sources\[0\]\.apiKey/);
-    const put = await putAs(h, `/api/ai-sources/sources/${keyed}`, { apiUrl: attacker.url, apiKey: '***' });
+    const put = await api.put(`/api/ai-sources/sources/${keyed}`, { apiUrl: attacker.url, apiKey: '***' });
     assert.equal(put.status, 400, JSON.stringify(put.body));
     assert.match(put.body.error, /apiKey/);
     // Changing other fields keeps the key.
-    const renamed = await putAs(h, `/api/ai-sources/sources/${keyed}`, { name: 'Keyed again' });
+    const renamed = await api.put(`/api/ai-sources/sources/${keyed}`, { name: 'Keyed again' });
     assert.equal(renamed.status, 200, JSON.stringify(renamed.body));
     // Nothing sent the key anywhere: a chat on it would go to the stored address.
     assert.equal(attacker.gotKey, false);
@@ -262,7 +257,7 @@ describe("what a turn can reach through the assistant's API (no operator setting
       assert.match(around.body.error, /^customPath: /);
       mkdirSync(join(outer.path, 'sub'));
       const plain = okData<{ id: string }>(await api.post('/api/spaces', { name: 'Plain' }));
-      const moved = await putAs(h, `/api/spaces/${plain.id}/working-dir`, { workingDir: join(outer.path, 'sub') });
+      const moved = await api.put(`/api/spaces/${plain.id}/working-dir`, { workingDir: join(outer.path, 'sub') });
       assert.equal(moved.status, 409, JSON.stringify(moved.body));
       assert.match(moved.body.error, /^workingDir: /);
       const names = okData<Array<{ name: string }>>(await api.get('/api/spaces')).map((s) => s.name);

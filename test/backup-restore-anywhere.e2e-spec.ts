@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import request from 'supertest';
+import { apiClient } from '#testing/api-client.js';
 import { testMode } from '#testing/test-env.js';
 import { startServer } from '#testing/test-server.js';
 
@@ -28,15 +28,12 @@ describe(
     it('a restored server writes into the restored folder; the original is untouched', async () => {
       const original = tempDir('anywhere-original');
       const server = await startServer({ dataDir: original });
-      const auth = { Authorization: `Bearer ${server.password}` };
-      const space = await request(server.url).post('/api/spaces').set(auth).send({ name: 'Portable' }).expect(200);
+      const space = await apiClient(server).post('/api/spaces', { name: 'Portable' }).expect(200);
       const spaceId = space.body.data.id as string;
       const originalFolder = space.body.data.path as string;
       assert.ok(originalFolder.startsWith(original), originalFolder);
-      await request(server.url)
-        .post(`/api/spaces/${spaceId}/artifacts/file`)
-        .set(auth)
-        .send({ name: 'plan.md', content: 'before' })
+      await apiClient(server)
+        .post(`/api/spaces/${spaceId}/artifacts/file`, { name: 'plan.md', content: 'before' })
         .expect(200);
       const target = join(tempDir('anywhere-backup'), 'b');
       const backup = await startServer({
@@ -75,19 +72,15 @@ describe(
 
       const restored = await startServer({ dataDir: restoredDir });
       try {
-        const rauth = { Authorization: `Bearer ${restored.password}` };
-        const got = await request(restored.url).get(`/api/spaces/${spaceId}`).set(rauth).expect(200);
+        const got = await apiClient(restored).get(`/api/spaces/${spaceId}`).expect(200);
         const folder = got.body.data.path as string;
         assert.ok(folder.startsWith(restoredDir), `the space is in the restored folder: ${folder}`);
-        const read = await request(restored.url)
+        const read = await apiClient(restored)
           .get(`/api/spaces/${spaceId}/artifacts/content`)
-          .query({ path: 'plan.md' })
-          .set(rauth);
+          .query({ path: 'plan.md' });
         assert.equal(read.status, 200, JSON.stringify(read.body));
-        await request(restored.url)
-          .post(`/api/spaces/${spaceId}/artifacts/file`)
-          .set(rauth)
-          .send({ name: 'after.md', content: 'restored' })
+        await apiClient(restored)
+          .post(`/api/spaces/${spaceId}/artifacts/file`, { name: 'after.md', content: 'restored' })
           .expect(200);
         assert.equal(readFileSync(join(folder, 'after.md'), 'utf8'), 'restored');
         assert.equal(existsSync(join(originalFolder, 'after.md')), false, 'nothing written to the original');

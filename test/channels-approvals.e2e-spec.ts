@@ -86,12 +86,7 @@ describe(`tool approvals from a chat thread (${testMode()})`, () => {
       await api.post('/api/apps/install', { spec: spec('Operator'), spaceId: space.id }),
     ).appId;
     // The digital human's own policy: Bash waits for a person.
-    okData(
-      await request(h.server.url)
-        .patch(`/api/apps/${appId}/overrides`)
-        .set('Authorization', `Bearer ${h.server.password}`)
-        .send({ approvals: { tools: ['Bash'] } }),
-    );
+    okData(await api.patch(`/api/apps/${appId}/overrides`, { approvals: { tools: ['Bash'] } }));
     const online = events.next(
       (f) =>
         f.type === 'event' &&
@@ -364,12 +359,7 @@ describe(`tool approvals from Telegram in webhook mode (${testMode()})`, () => {
     const appId = okData<{ appId: string }>(
       await api.post('/api/apps/install', { spec: spec('Hooked'), spaceId: space.id }),
     ).appId;
-    okData(
-      await request(h.server.url)
-        .patch(`/api/apps/${appId}/overrides`)
-        .set('Authorization', `Bearer ${h.server.password}`)
-        .send({ approvals: { tools: ['Bash'] } }),
-    );
+    okData(await api.patch(`/api/apps/${appId}/overrides`, { approvals: { tools: ['Bash'] } }));
     okData(
       await api.post('/api/im-channels/instances', {
         type: 'telegram',

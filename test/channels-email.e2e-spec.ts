@@ -1,14 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
-import request from 'supertest';
 import { emailChatId } from '#infra/channels/email-channel.provider.js';
+import { apiClient, okData } from '#testing/api-client.js';
 import { AgentHarness } from '#testing/agent-harness.js';
 import { CapturingSmtpServer, DovecotServer, dovecotInstalled } from '#testing/mail-servers.js';
 import { type Replicas, startReplicas } from '#testing/replicas.js';
 import { lastUserTextOf, textReply } from '#testing/scripted-model-server.js';
 import { testMode } from '#testing/test-env.js';
-import type { TestServer } from '#testing/test-server.js';
 import { sleep, waitFor } from '#testing/wait.js';
 import { type Frame, WsTestClient } from '#testing/ws-client.js';
 
@@ -372,15 +371,6 @@ describe(
     let smtp: CapturingSmtpServer;
     let redis: Redis;
     let instanceId: string;
-    const api = (s: TestServer) => ({
-      get: (path: string) => request(s.url).get(path).set('Authorization', `Bearer ${s.password}`),
-      post: (path: string, body: object) =>
-        request(s.url).post(path).set('Authorization', `Bearer ${s.password}`).send(body),
-    });
-    const data = <T>(res: request.Response): T => {
-      assert.equal(res.status, 200, JSON.stringify(res.body));
-      return res.body.data as T;
-    };
     const answers = (n: string) => smtp.to(ALICE).filter((m) => m.parsed.text?.trim() === `echo: ${n}`).length;
 
     before(async () => {
@@ -389,10 +379,10 @@ describe(
       replicas = await startReplicas({ env: { SVC_CHANNEL_ALLOW: '127.0.0.1' } });
       replicas.model.respond((req) => textReply(`echo: ${lastUserTextOf(req.body)}`));
       redis = new Redis(replicas.services.redisUrl);
-      const a = api(replicas.a);
-      const spaceId = data<{ id: string }>(await a.post('/api/spaces', { name: 'Replicated mail' })).id;
-      const appId = data<{ appId: string }>(await a.post('/api/apps/install', { spec: spec('Echo'), spaceId })).appId;
-      instanceId = data<{ id: string }>(
+      const a = apiClient(replicas.a);
+      const spaceId = okData<{ id: string }>(await a.post('/api/spaces', { name: 'Replicated mail' })).id;
+      const appId = okData<{ appId: string }>(await a.post('/api/apps/install', { spec: spec('Echo'), spaceId })).appId;
+      instanceId = okData<{ id: string }>(
         await a.post('/api/im-channels/instances', {
           type: 'email',
           name: 'Echo by mail',
@@ -421,8 +411,8 @@ describe(
     it('one replica holds IMAP; killed, the other takes over within 30 s; every mail answered once', async (t) => {
       await waitFor(
         async () =>
-          data<Array<{ state: string }>>(
-            await api(replicas.a).get(`/api/im-channels/status?instanceId=${instanceId}`),
+          okData<Array<{ state: string }>>(
+            await apiClient(replicas.a).get(`/api/im-channels/status?instanceId=${instanceId}`),
           )[0]!.state === 'online',
         30_000,
         'online',

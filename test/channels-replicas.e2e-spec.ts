@@ -3,12 +3,11 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import request from 'supertest';
+import { apiClient, okData } from '#testing/api-client.js';
 import { FakeTelegramServer } from '#testing/fake-telegram-server.js';
 import { type Replicas, startReplicas } from '#testing/replicas.js';
 import { lastUserTextOf, textReply } from '#testing/scripted-model-server.js';
 import { testMode } from '#testing/test-env.js';
-import type { TestServer } from '#testing/test-server.js';
 import { sleep, waitFor } from '#testing/wait.js';
 
 const TOKEN = '777000:TEST-replicas';
@@ -25,15 +24,6 @@ describe('message channels across replicas', { skip: testMode() === 'services' ?
   let appId: string;
   const chat = { id: 901, type: 'private' as const, first_name: 'Dana' };
   const dana = { id: 901, first_name: 'Dana' };
-  const api = (s: TestServer) => ({
-    get: (path: string) => request(s.url).get(path).set('Authorization', `Bearer ${s.password}`),
-    post: (path: string, body: object) =>
-      request(s.url).post(path).set('Authorization', `Bearer ${s.password}`).send(body),
-  });
-  const data = <T>(res: request.Response): T => {
-    assert.equal(res.status, 200, JSON.stringify(res.body));
-    return res.body.data as T;
-  };
   /** Each message `n` is answered `echo: n`. */
   const answers = (n: string) => tg.sentTo(chat.id).filter((m) => m.text === `echo: ${n}`).length;
 
@@ -42,8 +32,8 @@ describe('message channels across replicas', { skip: testMode() === 'services' ?
     replicas = await startReplicas({ env: { SVC_CHANNEL_ALLOW: '127.0.0.1' } });
     replicas.model.respond((req) => textReply(`echo: ${lastUserTextOf(req.body)}`));
     redis = new Redis(replicas.services.redisUrl);
-    const a = api(replicas.a);
-    const spaceId = data<{ id: string }>(await a.post('/api/spaces', { name: 'Replicated channels' })).id;
+    const a = apiClient(replicas.a);
+    const spaceId = okData<{ id: string }>(await a.post('/api/spaces', { name: 'Replicated channels' })).id;
     const spec = {
       spec_version: '1',
       name: 'Echo',
@@ -54,8 +44,8 @@ describe('message channels across replicas', { skip: testMode() === 'services' ?
       system_prompt: 'Echo.',
       subscriptions: [{ id: 'tick', source: { type: 'schedule', config: { every: '1d' } } }],
     };
-    appId = data<{ appId: string }>(await a.post('/api/apps/install', { spec, spaceId })).appId;
-    instanceId = data<{ id: string }>(
+    appId = okData<{ appId: string }>(await a.post('/api/apps/install', { spec, spaceId })).appId;
+    instanceId = okData<{ id: string }>(
       await a.post('/api/im-channels/instances', {
         type: 'telegram',
         name: 'Echo bot',
@@ -73,8 +63,8 @@ describe('message channels across replicas', { skip: testMode() === 'services' ?
   it('one replica polls; killed, the other takes over within 30 s; every message answered once', async (t) => {
     await waitFor(
       async () =>
-        data<Array<{ state: string }>>(
-          await api(replicas.a).get(`/api/im-channels/status?instanceId=${instanceId}`),
+        okData<Array<{ state: string }>>(
+          await apiClient(replicas.a).get(`/api/im-channels/status?instanceId=${instanceId}`),
         )[0]!.state === 'online',
       30_000,
       'online',
@@ -121,11 +111,11 @@ describe('message channels across replicas', { skip: testMode() === 'services' ?
     let replicaId: string | null = null;
     await waitFor(
       async () => {
-        const active = data<string[]>(await api(replicas.a).get('/api/agent/sessions'));
+        const active = okData<string[]>(await apiClient(replicas.a).get('/api/agent/sessions'));
         threadId = active.find((id) => id.startsWith('app-chat:')) ?? '';
         if (threadId === '') return false;
-        replicaId = data<{ replicaId: string | null }>(
-          await api(replicas.a).get(`/api/agent/session/${threadId}`),
+        replicaId = okData<{ replicaId: string | null }>(
+          await apiClient(replicas.a).get(`/api/agent/session/${threadId}`),
         ).replicaId;
         return replicaId !== null;
       },

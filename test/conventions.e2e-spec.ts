@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
+import { apiClient } from '#testing/api-client.js';
 import { REPO_ROOT, startServer, type TestServer } from '#testing/test-server.js';
 import { waitFor } from '#testing/wait.js';
 import { WsTestClient } from '#testing/ws-client.js';
@@ -12,14 +13,13 @@ const packageVersion = (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'),
 
 describe('conventions, errors, limits, versioning', () => {
   let server: TestServer;
-  const auth = () => ({ Authorization: `Bearer ${server.password}` });
   before(async () => {
     server = await startServer();
   });
   after(() => server.stop());
 
   it('GET /api/system/version returns the package version in the envelope', async () => {
-    const res = await request(server.url).get('/api/system/version').set(auth());
+    const res = await apiClient(server).get('/api/system/version');
     assert.equal(res.status, 200);
     assert.match(res.headers['content-type'], /application\/json/);
     assert.deepEqual(res.body, { success: true, data: packageVersion });
@@ -46,10 +46,10 @@ describe('conventions, errors, limits, versioning', () => {
     assert.equal(res.status, 413);
     assert.equal(res.body.success, false);
     assert.equal(typeof res.body.error, 'string');
-    const authed = await request(server.url)
-      .post('/api/test/events')
-      .set(auth())
-      .send({ channel: 'x', data: { pad: 'y'.repeat(102_400) } });
+    const authed = await apiClient(server).post('/api/test/events', {
+      channel: 'x',
+      data: { pad: 'y'.repeat(102_400) },
+    });
     assert.equal(authed.status, 413);
     // Just under the limit is parsed normally.
     const ok = await request(server.url)
@@ -68,7 +68,7 @@ describe('conventions, errors, limits, versioning', () => {
   });
 
   it('validation errors name the field', async () => {
-    const res = await request(server.url).post('/api/test/events').set(auth()).send({ channel: 5, data: {} });
+    const res = await apiClient(server).post('/api/test/events', { channel: 5, data: {} });
     assert.equal(res.status, 400);
     assert.equal(res.body.success, false);
     assert.match(res.body.error, /channel/);
@@ -83,7 +83,7 @@ describe('conventions, errors, limits, versioning', () => {
       assert.match(res.text, /<script type="module" crossorigin src="\.\/assets\/[^"]+\.js">/);
     }
     // An authenticated but unknown /api GET is still not JSON.
-    const api = await request(server.url).get('/api/nope/nothing').set(auth());
+    const api = await apiClient(server).get('/api/nope/nothing');
     assert.equal(api.status, 200);
     assert.match(api.headers['content-type'], /text\/html/);
   });
@@ -95,7 +95,7 @@ describe('conventions, errors, limits, versioning', () => {
       assert.match(res.headers['content-type'], /text\/plain/);
       assert.equal(res.text, 'Not Found');
     }
-    const api = await request(server.url).post('/api/nope').set(auth()).send({});
+    const api = await apiClient(server).post('/api/nope', {});
     assert.equal(api.status, 404);
     assert.match(api.headers['content-type'], /text\/plain/);
   });
@@ -145,7 +145,7 @@ describe('conventions, errors, limits, versioning', () => {
   it('never writes the password or a query token into its logs', async () => {
     await request(server.url).get(`/api/system/version?token=${encodeURIComponent(server.password)}`);
     await request(server.url).post('/api/remote/login').send({ token: server.password });
-    await request(server.url).get('/api/system/version').set(auth());
+    await apiClient(server).get('/api/system/version');
     assert.ok(!server.output().includes(server.password), 'password found in server output');
   });
 });
@@ -158,9 +158,7 @@ describe('SVC_BASE_PATH', () => {
   after(() => server.stop());
 
   it('serves the API, the page and the socket under the prefix', async () => {
-    const res = await request(server.url)
-      .get('/svc/api/system/version')
-      .set('Authorization', `Bearer ${server.password}`);
+    const res = await apiClient(server).get('/svc/api/system/version');
     assert.equal(res.status, 200);
     assert.equal(res.body.success, true);
     assert.equal((await request(server.url).get('/svc/api/system/version')).status, 401);
@@ -176,9 +174,7 @@ describe('SVC_BASE_PATH', () => {
   });
 
   it("names the prefix as the OpenAPI document's server, so a generated client calls it there", async () => {
-    const doc = await request(server.url)
-      .get('/svc/api/openapi.json')
-      .set('Authorization', `Bearer ${server.password}`);
+    const doc = await apiClient(server).get('/svc/api/openapi.json');
     assert.equal(doc.status, 200);
     assert.deepEqual(
       (doc.body.servers as Array<{ url: string }>).map((s) => s.url),

@@ -5,8 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
-import type request from 'supertest';
-import { apiClient } from '#testing/api-client.js';
+import { apiClient, failure, okData } from '#testing/api-client.js';
 import type { DataSource } from 'typeorm';
 import type { Thought } from '#core/kernel/conversation.js';
 import { ConversationsService } from '#core/conversations/conversations.service.js';
@@ -71,19 +70,6 @@ function client(server: TestServer) {
   };
 }
 
-function expectFailure(res: request.Response, status: number, error: string | RegExp): void {
-  assert.equal(res.status, status, JSON.stringify(res.body));
-  assert.equal((res.body as Body).success, false);
-  if (typeof error === 'string') assert.equal((res.body as Body).error, error);
-  else assert.match((res.body as Body).error ?? '', error);
-}
-
-function data<T>(res: request.Response, status = 200): T {
-  assert.equal(res.status, status, JSON.stringify(res.body));
-  assert.equal((res.body as Body).success, true, JSON.stringify(res.body));
-  return (res.body as { data: T }).data;
-}
-
 describe(`conversation records over HTTP (${testMode()})`, () => {
   let server: TestServer;
   let api: ReturnType<typeof client>;
@@ -97,7 +83,7 @@ describe(`conversation records over HTTP (${testMode()})`, () => {
   }
 
   async function createConversation(body: object = {}, inSpace = space): Promise<string> {
-    return data<{ id: string }>(await api.create(inSpace, body)).id;
+    return okData<{ id: string }>(await api.create(inSpace, body)).id;
   }
 
   before(async () => {
@@ -110,11 +96,11 @@ describe(`conversation records over HTTP (${testMode()})`, () => {
 
   describe('create', () => {
     it('answers {id, title} with the default title and an empty conversation; the body is optional', async () => {
-      const created = data<{ id: string; title: string }>(await api.create(space));
+      const created = okData<{ id: string; title: string }>(await api.create(space));
       assert.deepEqual(Object.keys(created).sort(), ['id', 'title']);
       assert.match(created.id, /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
       assert.equal(created.title, 'New conversation');
-      const got = data<ConversationBody>(await api.get(space, created.id));
+      const got = okData<ConversationBody>(await api.get(space, created.id));
       assert.equal(got.id, created.id);
       assert.equal(got.spaceId, space);
       assert.deepEqual(got.messages, []);
@@ -127,11 +113,11 @@ describe(`conversation records over HTTP (${testMode()})`, () => {
     });
 
     it('keeps a title (trimmed) and a reasoning effort', async () => {
-      const created = data<{ id: string; title: string }>(
+      const created = okData<{ id: string; title: string }>(
         await api.create(space, { title: '  Quarterly plan ', reasoningEffort: 'xhigh' }),
       );
       assert.equal(created.title, 'Quarterly plan');
-      const got = data<ConversationBody>(await api.get(space, created.id));
+      const got = okData<ConversationBody>(await api.get(space, created.id));
       assert.equal(got.title, 'Quarterly plan');
       assert.equal(got.reasoningEffort, 'xhigh');
     });
@@ -139,26 +125,26 @@ describe(`conversation records over HTTP (${testMode()})`, () => {
     it('accepts every reasoning effort of the spec', async () => {
       for (const reasoningEffort of ['off', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max']) {
         const id = await createConversation({ reasoningEffort, ephemeral: true });
-        assert.equal(data<ConversationBody>(await api.get(space, id)).reasoningEffort, reasoningEffort);
+        assert.equal(okData<ConversationBody>(await api.get(space, id)).reasoningEffort, reasoningEffort);
       }
     });
 
     it('answers 400 naming the field for a bad reasoningEffort, ephemeral or title', async () => {
-      expectFailure(await api.create(space, { reasoningEffort: 'extreme' }), 400, /reasoningEffort/);
-      expectFailure(await api.create(space, { reasoningEffort: 3 }), 400, /reasoningEffort/);
-      expectFailure(await api.create(space, { ephemeral: 'yes' }), 400, /ephemeral/);
-      expectFailure(await api.create(space, { title: 42 }), 400, /title/);
-      expectFailure(await api.create(space, { title: 'x'.repeat(501) }), 400, /title/);
+      failure(await api.create(space, { reasoningEffort: 'extreme' }), 400, /reasoningEffort/);
+      failure(await api.create(space, { reasoningEffort: 3 }), 400, /reasoningEffort/);
+      failure(await api.create(space, { ephemeral: 'yes' }), 400, /ephemeral/);
+      failure(await api.create(space, { title: 42 }), 400, /title/);
+      failure(await api.create(space, { title: 'x'.repeat(501) }), 400, /title/);
     });
 
     it('answers 404 "Space not found" for an unknown space', async () => {
-      expectFailure(await api.create('no-such-space'), 404, 'Space not found');
-      expectFailure(await api.create(UNKNOWN_UUID, { title: 'x' }), 404, 'Space not found');
+      failure(await api.create('no-such-space'), 404, 'Space not found');
+      failure(await api.create(UNKNOWN_UUID, { title: 'x' }), 404, 'Space not found');
     });
 
     it('works in the temporary space', async () => {
       const id = await createConversation({ title: 'temp chat' }, TEMP);
-      assert.equal(data<ConversationBody>(await api.get(TEMP, id)).spaceId, TEMP);
+      assert.equal(okData<ConversationBody>(await api.get(TEMP, id)).spaceId, TEMP);
     });
   });
 
@@ -169,16 +155,16 @@ describe(`conversation records over HTTP (${testMode()})`, () => {
       const a = await createConversation({ title: 'A' }, listSpace);
       const b = await createConversation({ title: 'B' }, listSpace);
       const e = await createConversation({ title: 'E', ephemeral: true }, listSpace);
-      data(await api.append(listSpace, e, { role: 'user', content: 'hidden' }));
-      let list = data<ConversationBody[]>(await api.list(listSpace));
+      okData(await api.append(listSpace, e, { role: 'user', content: 'hidden' }));
+      let list = okData<ConversationBody[]>(await api.list(listSpace));
       assert.deepEqual(
         list.map((c) => c.title),
         ['B', 'A'],
       );
       // A message moves A to the top.
-      data(await api.append(listSpace, a, { role: 'user', content: 'hello' }));
-      data(await api.append(listSpace, a, { role: 'assistant', content: 'hi' }));
-      list = data<ConversationBody[]>(await api.list(listSpace));
+      okData(await api.append(listSpace, a, { role: 'user', content: 'hello' }));
+      okData(await api.append(listSpace, a, { role: 'assistant', content: 'hi' }));
+      list = okData<ConversationBody[]>(await api.list(listSpace));
       assert.deepEqual(
         list.map((c) => [c.id, c.title, c.messageCount]),
         [
@@ -194,11 +180,11 @@ describe(`conversation records over HTTP (${testMode()})`, () => {
       assert.ok(Date.parse(entry.updatedAt) >= Date.parse(entry.createdAt));
       assert.ok(list.every((c) => c.id !== e));
       // The ephemeral one exists all the same.
-      assert.equal(data<ConversationBody>(await api.get(listSpace, e)).ephemeral, true);
+      assert.equal(okData<ConversationBody>(await api.get(listSpace, e)).ephemeral, true);
     });
 
     it('answers 404 "Space not found" for an unknown space', async () => {
-      expectFailure(await api.list('no-such-space'), 404, 'Space not found');
+      failure(await api.list('no-such-space'), 404, 'Space not found');
     });
   });
 
@@ -213,12 +199,12 @@ describe(`conversation records over HTTP (${testMode()})`, () => {
         ['user', 'three'],
         ['assistant', 'four'],
       ] as const) {
-        ids.push(data<Message>(await api.append(space, id, { role, content })).id);
+        ids.push(okData<Message>(await api.append(space, id, { role, content })).id);
       }
     });
 
     it('returns the conversation with its messages {id, role, content, createdAt} in order', async () => {
-      const got = data<ConversationBody>(await api.get(space, id));
+      const got = okData<ConversationBody>(await api.get(space, id));
       assert.equal(got.title, 'Windowed');
       assert.equal(got.messageCount, 4);
       assert.deepEqual(
@@ -234,117 +220,117 @@ describe(`conversation records over HTTP (${testMode()})`, () => {
     });
 
     it('?from= starts at that message (inclusive) and echoes it in messagesFrom', async () => {
-      const got = data<ConversationBody>(await api.get(space, id, ids[2]));
+      const got = okData<ConversationBody>(await api.get(space, id, ids[2]));
       assert.deepEqual(
         got.messages.map((m) => m.content),
         ['three', 'four'],
       );
       assert.equal(got.messagesFrom, ids[2]);
       assert.equal(got.messageCount, 4, 'messageCount counts the whole conversation');
-      const last = data<ConversationBody>(await api.get(space, id, ids[3]));
+      const last = okData<ConversationBody>(await api.get(space, id, ids[3]));
       assert.deepEqual(
         last.messages.map((m) => m.content),
         ['four'],
       );
-      const first = data<ConversationBody>(await api.get(space, id, ids[0]));
+      const first = okData<ConversationBody>(await api.get(space, id, ids[0]));
       assert.equal(first.messages.length, 4);
     });
 
     it('an unknown ?from= returns the whole conversation; messagesFrom still echoes what was asked', async () => {
       for (const from of [UNKNOWN_UUID, 'not-a-message-id']) {
-        const got = data<ConversationBody>(await api.get(space, id, from));
+        const got = okData<ConversationBody>(await api.get(space, id, from));
         assert.equal(got.messages.length, 4, from);
         assert.equal(got.messagesFrom, from);
       }
       // A message of another conversation is unknown here too.
       const other = await createConversation();
-      const foreign = data<Message>(await api.append(space, other, { role: 'user', content: 'x' })).id;
-      const got = data<ConversationBody>(await api.get(space, id, foreign));
+      const foreign = okData<Message>(await api.append(space, other, { role: 'user', content: 'x' })).id;
+      const got = okData<ConversationBody>(await api.get(space, id, foreign));
       assert.equal(got.messages.length, 4);
       // An empty from= is not a use of from.
-      const empty = data<ConversationBody>(await api.get(space, id, ''));
+      const empty = okData<ConversationBody>(await api.get(space, id, ''));
       assert.equal('messagesFrom' in empty, false);
     });
 
     it('answers 404 "Conversation not found" for unknown ids and for a conversation of another space', async () => {
-      expectFailure(await api.get(space, UNKNOWN_UUID), 404, 'Conversation not found');
-      expectFailure(await api.get(space, 'not-a-uuid'), 404, 'Conversation not found');
-      if (otherSpace !== space) expectFailure(await api.get(otherSpace, id), 404, 'Conversation not found');
-      expectFailure(await api.get('no-such-space', id), 404, 'Space not found');
+      failure(await api.get(space, UNKNOWN_UUID), 404, 'Conversation not found');
+      failure(await api.get(space, 'not-a-uuid'), 404, 'Conversation not found');
+      if (otherSpace !== space) failure(await api.get(otherSpace, id), 404, 'Conversation not found');
+      failure(await api.get('no-such-space', id), 404, 'Space not found');
     });
   });
 
   describe('update', () => {
     it('changes the title and answers the updated conversation with its messages', async () => {
       const id = await createConversation({ title: 'Old' });
-      data(await api.append(space, id, { role: 'user', content: 'kept' }));
-      const updated = data<ConversationBody>(await api.update(space, id, { title: 'New' }));
+      okData(await api.append(space, id, { role: 'user', content: 'kept' }));
+      const updated = okData<ConversationBody>(await api.update(space, id, { title: 'New' }));
       assert.equal(updated.title, 'New');
       assert.deepEqual(
         updated.messages.map((m) => m.content),
         ['kept'],
       );
-      assert.equal(data<ConversationBody>(await api.get(space, id)).title, 'New');
+      assert.equal(okData<ConversationBody>(await api.get(space, id)).title, 'New');
     });
 
     it('pins modelSourceId and modelId together; a pin to an unknown source is accepted; nulls unpin', async () => {
       const id = await createConversation();
-      const pinned = data<ConversationBody>(
+      const pinned = okData<ConversationBody>(
         await api.update(space, id, { modelSourceId: SOURCE_ID, modelId: 'model-x' }),
       );
       assert.equal(pinned.modelSourceId, SOURCE_ID);
       assert.equal(pinned.modelId, 'model-x');
-      const both = data<ConversationBody>(
+      const both = okData<ConversationBody>(
         await api.update(space, id, { title: 'Pinned', modelSourceId: randomUUID(), modelId: 'model-y' }),
       );
       assert.equal(both.title, 'Pinned');
       assert.equal(both.modelId, 'model-y');
-      const unpinned = data<ConversationBody>(await api.update(space, id, { modelSourceId: null, modelId: null }));
+      const unpinned = okData<ConversationBody>(await api.update(space, id, { modelSourceId: null, modelId: null }));
       assert.equal('modelSourceId' in unpinned, false);
       assert.equal('modelId' in unpinned, false);
     });
 
     it('answers 400 for half a pin, a non-UUID source, a bad title or nothing to update', async () => {
       const id = await createConversation();
-      expectFailure(await api.update(space, id, { modelSourceId: SOURCE_ID }), 400, /modelSourceId and modelId/);
-      expectFailure(await api.update(space, id, { modelId: 'model-x' }), 400, /modelSourceId and modelId/);
-      expectFailure(await api.update(space, id, { modelSourceId: 'abc', modelId: 'model-x' }), 400, /modelSourceId/);
-      expectFailure(await api.update(space, id, { modelSourceId: SOURCE_ID, modelId: 5 }), 400, /modelId/);
-      expectFailure(await api.update(space, id, { title: '' }), 400, /title/);
-      expectFailure(await api.update(space, id, { title: 5 }), 400, /title/);
-      expectFailure(await api.update(space, id, {}), 400, /Nothing to update/);
-      const got = data<ConversationBody>(await api.get(space, id));
+      failure(await api.update(space, id, { modelSourceId: SOURCE_ID }), 400, /modelSourceId and modelId/);
+      failure(await api.update(space, id, { modelId: 'model-x' }), 400, /modelSourceId and modelId/);
+      failure(await api.update(space, id, { modelSourceId: 'abc', modelId: 'model-x' }), 400, /modelSourceId/);
+      failure(await api.update(space, id, { modelSourceId: SOURCE_ID, modelId: 5 }), 400, /modelId/);
+      failure(await api.update(space, id, { title: '' }), 400, /title/);
+      failure(await api.update(space, id, { title: 5 }), 400, /title/);
+      failure(await api.update(space, id, {}), 400, /Nothing to update/);
+      const got = okData<ConversationBody>(await api.get(space, id));
       assert.equal(got.title, 'New conversation');
       assert.equal('modelSourceId' in got, false);
     });
 
     it('answers 404 for an unknown conversation or space', async () => {
-      expectFailure(await api.update(space, UNKNOWN_UUID, { title: 'x' }), 404, 'Conversation not found');
-      expectFailure(await api.update('no-such-space', UNKNOWN_UUID, { title: 'x' }), 404, 'Space not found');
+      failure(await api.update(space, UNKNOWN_UUID, { title: 'x' }), 404, 'Conversation not found');
+      failure(await api.update('no-such-space', UNKNOWN_UUID, { title: 'x' }), 404, 'Space not found');
     });
   });
 
   describe('delete', () => {
     it('answers {success:true}; the conversation, its messages and their thoughts are gone', async () => {
       const id = await createConversation({ title: 'Doomed' });
-      const message = data<Message>(
+      const message = okData<Message>(
         await api.append(space, id, { role: 'assistant', content: 'x', thoughts: [{ id: 't', type: 'thinking' }] }),
       );
-      assert.equal(data<Thought[]>(await api.thoughts(space, id, message.id)).length, 1);
+      assert.equal(okData<Thought[]>(await api.thoughts(space, id, message.id)).length, 1);
       const res = await api.remove(space, id);
       assert.equal(res.status, 200);
       assert.deepEqual(res.body, { success: true });
-      expectFailure(await api.get(space, id), 404, 'Conversation not found');
-      assert.deepEqual(data(await api.thoughts(space, id, message.id)), []);
-      assert.ok(data<ConversationBody[]>(await api.list(space)).every((c) => c.id !== id));
-      expectFailure(await api.remove(space, id), 404, 'Conversation not found');
+      failure(await api.get(space, id), 404, 'Conversation not found');
+      assert.deepEqual(okData(await api.thoughts(space, id, message.id)), []);
+      assert.ok(okData<ConversationBody[]>(await api.list(space)).every((c) => c.id !== id));
+      failure(await api.remove(space, id), 404, 'Conversation not found');
     });
 
     it('answers 404 for an unknown space, and for a conversation of another space (which stays)', async () => {
       const id = await createConversation();
-      expectFailure(await api.remove('no-such-space', id), 404, 'Space not found');
-      if (otherSpace !== space) expectFailure(await api.remove(otherSpace, id), 404, 'Conversation not found');
-      data(await api.get(space, id));
+      failure(await api.remove('no-such-space', id), 404, 'Space not found');
+      if (otherSpace !== space) failure(await api.remove(otherSpace, id), 404, 'Conversation not found');
+      okData(await api.get(space, id));
     });
   });
 
@@ -355,41 +341,41 @@ describe(`conversation records over HTTP (${testMode()})`, () => {
       const res = await api.star(space, id, { starred: true });
       assert.equal(res.status, 200);
       assert.deepEqual(res.body, { success: true });
-      const list = data<ConversationBody[]>(await api.list(space));
+      const list = okData<ConversationBody[]>(await api.list(space));
       const entry = list.find((c) => c.id === id)!;
       assert.equal(entry.starred, true);
       assert.ok(
         list.findIndex((c) => c.id === later) < list.findIndex((c) => c.id === id),
         'starring does not move it up',
       );
-      data(await api.star(space, id, { starred: false }));
-      assert.equal(data<ConversationBody>(await api.get(space, id)).starred, false);
+      okData(await api.star(space, id, { starred: false }));
+      assert.equal(okData<ConversationBody>(await api.get(space, id)).starred, false);
     });
 
     it('answers 400 when starred is not a boolean, 404 for unknown ids', async () => {
       const id = await createConversation();
-      expectFailure(await api.star(space, id, { starred: 'yes' }), 400, /starred/);
-      expectFailure(await api.star(space, id, {}), 400, /starred/);
-      expectFailure(await api.star(space, UNKNOWN_UUID, { starred: true }), 404, 'Conversation not found');
-      expectFailure(await api.star('no-such-space', id, { starred: true }), 404, 'Space not found');
+      failure(await api.star(space, id, { starred: 'yes' }), 400, /starred/);
+      failure(await api.star(space, id, {}), 400, /starred/);
+      failure(await api.star(space, UNKNOWN_UUID, { starred: true }), 404, 'Conversation not found');
+      failure(await api.star('no-such-space', id, { starred: true }), 404, 'Space not found');
     });
   });
 
   describe('append a message', () => {
     it('answers the stored message {id, role, content, createdAt}; optional facts come back as fields', async () => {
       const id = await createConversation();
-      const user = data<Message>(await api.append(space, id, { role: 'user', content: 'Hello' }));
+      const user = okData<Message>(await api.append(space, id, { role: 'user', content: 'Hello' }));
       assert.deepEqual(Object.keys(user).sort(), ['content', 'createdAt', 'id', 'role']);
       assert.equal(user.role, 'user');
       assert.equal(user.content, 'Hello');
       const tokenUsage = { inputTokens: 10, outputTokens: 20, totalCostUsd: 0.01 };
-      const reply = data<Message>(
+      const reply = okData<Message>(
         await api.append(space, id, { role: 'assistant', content: '', tokenUsage, error: 'Stopped by user.' }),
       );
       assert.deepEqual(reply.tokenUsage, tokenUsage);
       assert.equal(reply.error, 'Stopped by user.');
-      data(await api.append(space, id, { role: 'system', content: 'note', unknownField: 1 }));
-      const got = data<ConversationBody>(await api.get(space, id));
+      okData(await api.append(space, id, { role: 'system', content: 'note', unknownField: 1 }));
+      const got = okData<ConversationBody>(await api.get(space, id));
       assert.deepEqual(
         got.messages.map((m) => [m.role, m.content]),
         [
@@ -404,23 +390,19 @@ describe(`conversation records over HTTP (${testMode()})`, () => {
 
     it('answers 400 for a bad role, content or thoughts, 404 for unknown ids', async () => {
       const id = await createConversation();
-      expectFailure(await api.append(space, id, { role: 'tool', content: 'x' }), 400, /role/);
-      expectFailure(await api.append(space, id, { content: 'x' }), 400, /role/);
-      expectFailure(await api.append(space, id, { role: 'user', content: 5 }), 400, /content/);
-      expectFailure(await api.append(space, id, { role: 'user' }), 400, /content/);
-      expectFailure(await api.append(space, id, { role: 'user', content: 'x', thoughts: 'no' }), 400, /thoughts/);
-      expectFailure(
+      failure(await api.append(space, id, { role: 'tool', content: 'x' }), 400, /role/);
+      failure(await api.append(space, id, { content: 'x' }), 400, /role/);
+      failure(await api.append(space, id, { role: 'user', content: 5 }), 400, /content/);
+      failure(await api.append(space, id, { role: 'user' }), 400, /content/);
+      failure(await api.append(space, id, { role: 'user', content: 'x', thoughts: 'no' }), 400, /thoughts/);
+      failure(
         await api.append(space, id, { role: 'user', content: 'x', thoughts: [{ type: 'thinking' }] }),
         400,
         /thoughts\[0\]\.id/,
       );
-      assert.equal(data<ConversationBody>(await api.get(space, id)).messages.length, 0);
-      expectFailure(
-        await api.append(space, UNKNOWN_UUID, { role: 'user', content: 'x' }),
-        404,
-        'Conversation not found',
-      );
-      expectFailure(await api.append('no-such-space', id, { role: 'user', content: 'x' }), 404, 'Space not found');
+      assert.equal(okData<ConversationBody>(await api.get(space, id)).messages.length, 0);
+      failure(await api.append(space, UNKNOWN_UUID, { role: 'user', content: 'x' }), 404, 'Conversation not found');
+      failure(await api.append('no-such-space', id, { role: 'user', content: 'x' }), 404, 'Space not found');
     });
 
     it('20 parallel appends yield 20 messages, each stored once, in one order', async () => {
@@ -428,15 +410,15 @@ describe(`conversation records over HTTP (${testMode()})`, () => {
       const results = await Promise.all(
         Array.from({ length: 20 }, (_, i) => api.append(space, id, { role: 'user', content: `m${i}` })),
       );
-      const stored = results.map((r) => data<Message>(r));
+      const stored = results.map((r) => okData<Message>(r));
       assert.equal(new Set(stored.map((m) => m.id)).size, 20);
-      const got = data<ConversationBody>(await api.get(space, id));
+      const got = okData<ConversationBody>(await api.get(space, id));
       assert.equal(got.messageCount, 20);
       assert.equal(got.messages.length, 20);
       assert.deepEqual(got.messages.map((m) => m.content).sort(), Array.from({ length: 20 }, (_, i) => `m${i}`).sort());
       // Reading from the k-th message gives exactly the 20 - k after it: positions are consecutive.
       for (const k of [0, 7, 19]) {
-        const window = data<ConversationBody>(await api.get(space, id, got.messages[k]!.id));
+        const window = okData<ConversationBody>(await api.get(space, id, got.messages[k]!.id));
         assert.deepEqual(
           window.messages.map((m) => m.id),
           got.messages.slice(k).map((m) => m.id),
@@ -462,9 +444,9 @@ describe(`conversation records over HTTP (${testMode()})`, () => {
         },
         { id: 'thought-text-3', type: 'text', content: 'Done.' },
       ];
-      const message = data<Message>(await api.append(space, id, { role: 'assistant', content: 'Done.', thoughts }));
+      const message = okData<Message>(await api.append(space, id, { role: 'assistant', content: 'Done.', thoughts }));
       assert.equal('thoughts' in message, false, 'thoughts are read with their own operation');
-      const got = data<Array<Record<string, unknown>>>(await api.thoughts(space, id, message.id));
+      const got = okData<Array<Record<string, unknown>>>(await api.thoughts(space, id, message.id));
       assert.equal(got.length, 3);
       assert.deepEqual(got[0], thoughts[0]);
       assert.deepEqual(got[1], thoughts[1]);
@@ -475,7 +457,7 @@ describe(`conversation records over HTTP (${testMode()})`, () => {
 
     it('wrong ids answer an empty array with 200, never 404', async () => {
       const id = await createConversation();
-      const message = data<Message>(
+      const message = okData<Message>(
         await api.append(space, id, { role: 'assistant', content: 'x', thoughts: [{ id: 't', type: 'thinking' }] }),
       );
       const none = await createConversation();
@@ -493,23 +475,23 @@ describe(`conversation records over HTTP (${testMode()})`, () => {
         assert.deepEqual(res.body, { success: true, data: [] }, `${s}/${c}/${m}`);
       }
       // A message without thoughts.
-      const plain = data<Message>(await api.append(space, id, { role: 'user', content: 'y' }));
-      assert.deepEqual(data(await api.thoughts(space, id, plain.id)), []);
+      const plain = okData<Message>(await api.append(space, id, { role: 'user', content: 'y' }));
+      assert.deepEqual(okData(await api.thoughts(space, id, plain.id)), []);
     });
   });
 
   describe('update the last message', () => {
     it('answers 404 "No messages" for an empty conversation and "Conversation not found" for an unknown one', async () => {
       const id = await createConversation();
-      expectFailure(await api.updateLast(space, id, { content: 'x' }), 404, 'No messages');
-      expectFailure(await api.updateLast(space, UNKNOWN_UUID, { content: 'x' }), 404, 'Conversation not found');
-      expectFailure(await api.updateLast('no-such-space', id, { content: 'x' }), 404, 'Space not found');
+      failure(await api.updateLast(space, id, { content: 'x' }), 404, 'No messages');
+      failure(await api.updateLast(space, UNKNOWN_UUID, { content: 'x' }), 404, 'Conversation not found');
+      failure(await api.updateLast('no-such-space', id, { content: 'x' }), 404, 'Space not found');
     });
 
     it('replaces content, merges facts (null removes one), replaces thoughts; earlier messages untouched', async () => {
       const id = await createConversation();
-      const first = data<Message>(await api.append(space, id, { role: 'user', content: 'question' }));
-      const last = data<Message>(
+      const first = okData<Message>(await api.append(space, id, { role: 'user', content: 'question' }));
+      const last = okData<Message>(
         await api.append(space, id, {
           role: 'assistant',
           content: 'partial',
@@ -517,7 +499,7 @@ describe(`conversation records over HTTP (${testMode()})`, () => {
           thoughts: [{ id: 'a', type: 'thinking', content: 'old' }],
         }),
       );
-      const updated = data<Message>(
+      const updated = okData<Message>(
         await api.updateLast(space, id, {
           content: 'complete answer',
           tokenUsage: { outputTokens: 9 },
@@ -534,7 +516,7 @@ describe(`conversation records over HTTP (${testMode()})`, () => {
       assert.deepEqual(updated.tokenUsage, { outputTokens: 9 });
       assert.equal('error' in updated, false);
       assert.equal(updated.createdAt, last.createdAt);
-      const got = data<ConversationBody>(await api.get(space, id));
+      const got = okData<ConversationBody>(await api.get(space, id));
       assert.deepEqual(
         got.messages.map((m) => [m.id, m.content]),
         [
@@ -543,18 +525,18 @@ describe(`conversation records over HTTP (${testMode()})`, () => {
         ],
       );
       assert.deepEqual(
-        data<Thought[]>(await api.thoughts(space, id, last.id)).map((t) => [t.id, t.content]),
+        okData<Thought[]>(await api.thoughts(space, id, last.id)).map((t) => [t.id, t.content]),
         [
           ['b', 'new 1'],
           ['c', 'new 2'],
         ],
       );
       // Without content or thoughts, only the facts change.
-      const again = data<Message>(await api.updateLast(space, id, { images: [{ name: 'a.png' }] }));
+      const again = okData<Message>(await api.updateLast(space, id, { images: [{ name: 'a.png' }] }));
       assert.equal(again.content, 'complete answer');
       assert.deepEqual(again.images, [{ name: 'a.png' }]);
-      assert.equal(data<Thought[]>(await api.thoughts(space, id, last.id)).length, 2);
-      expectFailure(await api.updateLast(space, id, { content: 5 }), 400, /content/);
+      assert.equal(okData<Thought[]>(await api.thoughts(space, id, last.id)).length, 2);
+      failure(await api.updateLast(space, id, { content: 5 }), 400, /content/);
     });
   });
 });
@@ -585,11 +567,11 @@ describe(`ephemeral conversations are deleted at the next start (${testMode()})`
 
       first = await start();
       let api = client(first);
-      const normal = data<{ id: string }>(await api.create(TEMP, { title: 'keep me' })).id;
-      const live = data<{ id: string }>(await api.create(TEMP, { title: 'live', ephemeral: true })).id;
-      const idle = data<{ id: string }>(await api.create(TEMP, { title: 'idle', ephemeral: true })).id;
-      data(await api.append(TEMP, live, { role: 'user', content: 'hi' }));
-      const listed = data<ConversationBody[]>(await api.list(TEMP)).map((c) => c.id);
+      const normal = okData<{ id: string }>(await api.create(TEMP, { title: 'keep me' })).id;
+      const live = okData<{ id: string }>(await api.create(TEMP, { title: 'live', ephemeral: true })).id;
+      const idle = okData<{ id: string }>(await api.create(TEMP, { title: 'idle', ephemeral: true })).id;
+      okData(await api.append(TEMP, live, { role: 'user', content: 'hi' }));
+      const listed = okData<ConversationBody[]>(await api.list(TEMP)).map((c) => c.id);
       assert.ok(listed.includes(normal));
       assert.ok(!listed.includes(live) && !listed.includes(idle), 'ephemeral conversations are not listed');
       if (shared) {
@@ -606,13 +588,13 @@ describe(`ephemeral conversations are deleted at the next start (${testMode()})`
 
       second = await start();
       api = client(second);
-      data(await api.get(TEMP, normal));
-      expectFailure(await api.get(TEMP, idle), 404, 'Conversation not found');
+      okData(await api.get(TEMP, normal));
+      failure(await api.get(TEMP, idle), 404, 'Conversation not found');
       if (services) {
         // Possibly in use on another replica: kept.
-        assert.equal(data<ConversationBody>(await api.get(TEMP, live)).messages.length, 1);
+        assert.equal(okData<ConversationBody>(await api.get(TEMP, live)).messages.length, 1);
       } else {
-        expectFailure(await api.get(TEMP, live), 404, 'Conversation not found');
+        failure(await api.get(TEMP, live), 404, 'Conversation not found');
       }
       assert.match(second.output(), /ephemeral conversations deleted/);
     },

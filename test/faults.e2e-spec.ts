@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import request from 'supertest';
+import { apiClient } from '#testing/api-client.js';
 import { canMount, faultSuiteSkipReason, OwnPostgres, OwnRedis } from '#testing/own-services.js';
 import { ScriptedModelServer } from '#testing/scripted-model-server.js';
 import { testMode } from '#testing/test-env.js';
@@ -51,10 +52,9 @@ function ownServices(pg: OwnPostgres, redis: OwnRedis): SharedServices {
 }
 
 function client(server: TestServer) {
-  const auth = { Authorization: `Bearer ${server.password}` };
   return {
-    get: (path: string) => request(server.url).get(path).set(auth).timeout(15_000),
-    post: (path: string, body: object) => request(server.url).post(path).set(auth).send(body).timeout(15_000),
+    get: (path: string) => apiClient(server).get(path).timeout(15_000),
+    post: (path: string, body: object) => apiClient(server).post(path, body).timeout(15_000),
   };
 }
 

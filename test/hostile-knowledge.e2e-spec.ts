@@ -5,7 +5,7 @@ import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import request from 'supertest';
+import { authHeaders } from '#testing/api-client.js';
 import { AgentHarness } from '#testing/agent-harness.js';
 import { deepJson, queryText, type Res, Tally, zipOf } from '#testing/hostile-tally.js';
 import { testMode } from '#testing/test-env.js';
@@ -61,11 +61,9 @@ describe(`hostile inputs to knowledge-base ingestion (${testMode()})`, () => {
     const other = okData<{ id: string; path: string }>(await api.post('/api/spaces', { name: 'Other space' }));
     writeFileSync(join(other.path, 'other.md'), `# Other\n\n${OUTSIDE_SECRET}\n`);
     const upload = (name: string, body: Buffer | string) =>
-      request(h.server.url)
-        .put(`/api/tlon/${kbId}/upload?name=${queryText(name)}`)
-        .set('Authorization', `Bearer ${h.server.password}`)
-        .set('Content-Type', 'application/octet-stream')
-        .send(Buffer.from(body));
+      api
+        .put(`/api/tlon/${kbId}/upload?name=${queryText(name)}`, Buffer.from(body))
+        .set('Content-Type', 'application/octet-stream');
     tally.startProbe(h.server.url);
 
     // Workspace paths that leave the space: 403 (or 400 for text that cannot be a path).
@@ -149,7 +147,7 @@ describe(`hostile inputs to knowledge-base ingestion (${testMode()})`, () => {
           {
             method: 'PUT',
             headers: {
-              Authorization: `Bearer ${h.server.password}`,
+              ...authHeaders(h.server),
               'Content-Type': 'application/octet-stream',
               'Content-Length': String(51 * 1024 * 1024),
             },
@@ -171,7 +169,7 @@ describe(`hostile inputs to knowledge-base ingestion (${testMode()})`, () => {
           `${h.server.url}/api/tlon/${kbId}/upload?name=stream.md`,
           {
             method: 'PUT',
-            headers: { Authorization: `Bearer ${h.server.password}`, 'Content-Type': 'application/octet-stream' },
+            headers: { ...authHeaders(h.server), 'Content-Type': 'application/octet-stream' },
           },
           (res) => {
             res.resume();

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
-import request from 'supertest';
+import { apiClient } from '#testing/api-client.js';
 import { ScriptedModelServer } from '#testing/scripted-model-server.js';
 import { startServer, type TestServer } from '#testing/test-server.js';
 import { runTools, scriptedModelEnv, type ToolCall } from '#testing/tool-driver.js';
@@ -64,8 +64,7 @@ describe('hostile paths and patterns (property-based)', () => {
   let outside: string;
   let space: { id: string; path: string };
   let other: { id: string; path: string };
-  const auth = () => ({ Authorization: `Bearer ${server.password}` });
-  const api = () => request(server.url);
+  const api = () => apiClient(server);
 
   before(async () => {
     model = await ScriptedModelServer.start();
@@ -75,7 +74,7 @@ describe('hostile paths and patterns (property-based)', () => {
     outside = mkdtempSync(join(tmpdir(), 'svc-hostile-outside-'));
     writeFileSync(join(outside, 'outside.txt'), OUTSIDE_SECRET);
     const create = async (name: string) => {
-      const res = await api().post('/api/spaces').set(auth()).send({ name });
+      const res = await api().post('/api/spaces', { name });
       return { id: res.body.data.id as string, path: res.body.data.path as string };
     };
     space = await create('hostile');
@@ -193,17 +192,17 @@ describe('hostile paths and patterns (property-based)', () => {
     for (const p of inputs) {
       const q = encodeURIComponent(p);
       const responses = await Promise.all([
-        api().get(`/api/artifacts/content?path=${q}`).set(auth()),
-        api().get(`/api/artifacts/detect-type?path=${q}`).set(auth()),
-        api().post('/api/artifacts/save').set(auth()).send({ path: p, content: PLANTED }),
-        api().post(`${a}/file`).set(auth()).send({ name: p, content: PLANTED }),
-        api().post(`${a}/file`).set(auth()).send({ name: 'planted.txt', parentPath: p, content: PLANTED }),
-        api().post(`${a}/folder`).set(auth()).send({ name: 'f', parentPath: p }),
-        api().post(`${a}/children`).set(auth()).send({ dirPath: p }),
-        api().post(`${a}/rename`).set(auth()).send({ oldPath: p, newName: 'renamed.txt' }),
-        api().post(`${a}/move`).set(auth()).send({ oldPath: p, newParentPath: 'docs' }),
-        api().post(`${a}/move`).set(auth()).send({ oldPath: 'docs/a.txt', newParentPath: p }),
-        api().delete(a).set(auth()).send({ path: p }),
+        api().get(`/api/artifacts/content?path=${q}`),
+        api().get(`/api/artifacts/detect-type?path=${q}`),
+        api().post('/api/artifacts/save', { path: p, content: PLANTED }),
+        api().post(`${a}/file`, { name: p, content: PLANTED }),
+        api().post(`${a}/file`, { name: 'planted.txt', parentPath: p, content: PLANTED }),
+        api().post(`${a}/folder`, { name: 'f', parentPath: p }),
+        api().post(`${a}/children`, { dirPath: p }),
+        api().post(`${a}/rename`, { oldPath: p, newName: 'renamed.txt' }),
+        api().post(`${a}/move`, { oldPath: p, newParentPath: 'docs' }),
+        api().post(`${a}/move`, { oldPath: 'docs/a.txt', newParentPath: p }),
+        api().del(a, { path: p }),
       ]);
       requests += responses.length;
       responses.forEach((res, i) => leaks(JSON.stringify(res.body ?? ''), `HTTP op ${i} ${JSON.stringify(p)}`, true));

@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import request from 'supertest';
 import type { IngestStatusDto, KnowledgeBaseDto, RawFileDto, SearchHitDto } from '#contracts/knowledge.js';
+import { apiClient, okData } from '#testing/api-client.js';
 import { type Replicas, startReplicas } from '#testing/replicas.js';
 import { testMode } from '#testing/test-env.js';
-import type { TestServer } from '#testing/test-server.js';
 import { waitFor } from '#testing/wait.js';
 import { WsTestClient } from '#testing/ws-client.js';
 
@@ -17,47 +16,42 @@ describe('knowledge ingestion across two replicas', { skip: testMode() === 'serv
   });
   after(() => r?.stop());
 
-  const auth = (s: TestServer, t: request.Test) => t.set('Authorization', `Bearer ${s.password}`);
-  const data = <T>(res: request.Response): T => {
-    assert.equal(res.status, 200, JSON.stringify(res.body));
-    return res.body.data as T;
-  };
-
   it('both replicas ingest one batch: every source once, no chunk doubled, progress never going down', async () => {
-    const kb = data<KnowledgeBaseDto>(await auth(r.a, request(r.a.url).post('/api/tlon')).send({ name: 'Shared' }));
+    const kb = okData<KnowledgeBaseDto>(await apiClient(r.a).post('/api/tlon', { name: 'Shared' }));
     const ws = await WsTestClient.signedIn(r.b.wsUrl, r.b.password);
     try {
       // Uploads through both replicas, each of which queues an ingestion; then both ask again at once.
       for (let i = 0; i < SOURCES; i++) {
         const s = i % 2 === 0 ? r.a : r.b;
-        data(
-          await auth(s, request(s.url).put(`/api/tlon/${kb.id}/upload?name=note-${i}.md`))
-            .set('Content-Type', 'application/octet-stream')
-            .send(Buffer.from(`# Note ${i}\n\nThe shared note number ${i} mentions zebra${i}.\n`)),
+        okData(
+          await apiClient(s)
+            .put(
+              `/api/tlon/${kb.id}/upload?name=note-${i}.md`,
+              Buffer.from(`# Note ${i}\n\nThe shared note number ${i} mentions zebra${i}.\n`),
+            )
+            .set('Content-Type', 'application/octet-stream'),
         );
       }
       await Promise.all([
-        auth(r.a, request(r.a.url).post(`/api/tlon/${kb.id}/ingest`)),
-        auth(r.b, request(r.b.url).post(`/api/tlon/${kb.id}/ingest`)),
+        apiClient(r.a).post(`/api/tlon/${kb.id}/ingest`),
+        apiClient(r.b).post(`/api/tlon/${kb.id}/ingest`),
       ]);
       await waitFor(
         async () => {
-          const status = data<IngestStatusDto>(
-            await auth(r.b, request(r.b.url).get(`/api/tlon/${kb.id}/ingest-status`)),
-          );
-          const raw = data<RawFileDto[]>(await auth(r.a, request(r.a.url).get(`/api/tlon/${kb.id}/raw`)));
+          const status = okData<IngestStatusDto>(await apiClient(r.b).get(`/api/tlon/${kb.id}/ingest-status`));
+          const raw = okData<RawFileDto[]>(await apiClient(r.a).get(`/api/tlon/${kb.id}/raw`));
           return status.phase === 'done' && raw.every((s) => s.state === 'learned');
         },
         60_000,
         'every source learned',
       );
-      const stats = data<KnowledgeBaseDto>(await auth(r.a, request(r.a.url).get(`/api/tlon/${kb.id}`))).stats;
+      const stats = okData<KnowledgeBaseDto>(await apiClient(r.a).get(`/api/tlon/${kb.id}`)).stats;
       assert.equal(stats.rawFileCount, SOURCES);
       assert.equal(stats.indexedCount, SOURCES);
       assert.equal(stats.chunkCount, SOURCES, 'one chunk per note, none doubled');
       for (const i of [0, 7]) {
-        const hits = data<SearchHitDto[]>(
-          await auth(r.b, request(r.b.url).post(`/api/tlon/${kb.id}/search`)).send({ query: `zebra${i}` }),
+        const hits = okData<SearchHitDto[]>(
+          await apiClient(r.b).post(`/api/tlon/${kb.id}/search`, { query: `zebra${i}` }),
         );
         assert.deepEqual(
           hits.map((h) => h.sourceName),

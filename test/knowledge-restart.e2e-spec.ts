@@ -3,8 +3,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import request from 'supertest';
 import type { IngestStatusDto, KnowledgeBaseDto, RawFileDto } from '#contracts/knowledge.js';
+import { apiClient, okData } from '#testing/api-client.js';
 import { testMode } from '#testing/test-env.js';
 import { createSharedServices, type SharedServices, startServer, type TestServer } from '#testing/test-server.js';
 import { waitFor } from '#testing/wait.js';
@@ -37,25 +37,20 @@ describe(`knowledge ingestion survives a kill -9 mid-batch (${testMode()})`, () 
       return startServer({ dataDir, ...(services ? { services } : {}) });
     }
   };
-  const call = (t: request.Test) => t.set('Authorization', `Bearer ${server!.password}`);
-  const data = <T>(res: request.Response): T => {
-    assert.equal(res.status, 200, JSON.stringify(res.body));
-    return res.body.data as T;
-  };
 
   it('the batch resumes after the restart and ends done, each source once', async () => {
     if (testMode() === 'services') services = await createSharedServices();
     server = await start();
-    const space = data<{ id: string; path: string }>(
-      await call(request(server.url).post('/api/spaces')).send({ name: 'Kill mid-ingestion' }),
+    const space = okData<{ id: string; path: string }>(
+      await apiClient(server).post('/api/spaces', { name: 'Kill mid-ingestion' }),
     );
     mkdirSync(join(space.path, 'notes'));
     for (let i = 0; i < FILES; i++) {
       writeFileSync(join(space.path, 'notes', `n${i}.md`), `# Note ${i}\n\nKilled batch note ${i} says quokka${i}.\n`);
     }
-    const kb = data<KnowledgeBaseDto>(await call(request(server.url).post('/api/tlon')).send({ name: 'Killed' }));
-    const added = data<{ added: string[] }>(
-      await call(request(server.url).post(`/api/tlon/${kb.id}/files`)).send({
+    const kb = okData<KnowledgeBaseDto>(await apiClient(server).post('/api/tlon', { name: 'Killed' }));
+    const added = okData<{ added: string[] }>(
+      await apiClient(server).post(`/api/tlon/${kb.id}/files`, {
         spaceId: space.id,
         filePaths: ['notes'],
       }),
@@ -64,7 +59,7 @@ describe(`knowledge ingestion survives a kill -9 mid-batch (${testMode()})`, () 
     let atKill: IngestStatusDto | undefined;
     await waitFor(
       async () => {
-        atKill = data<IngestStatusDto>(await call(request(server!.url).get(`/api/tlon/${kb.id}/ingest-status`)));
+        atKill = okData<IngestStatusDto>(await apiClient(server!).get(`/api/tlon/${kb.id}/ingest-status`));
         return atKill.completed > 0 || atKill.phase !== 'running';
       },
       120_000,
@@ -77,21 +72,20 @@ describe(`knowledge ingestion survives a kill -9 mid-batch (${testMode()})`, () 
     server = await start();
     await waitFor(
       async () =>
-        data<IngestStatusDto>(await call(request(server!.url).get(`/api/tlon/${kb.id}/ingest-status`))).phase ===
-        'done',
+        okData<IngestStatusDto>(await apiClient(server!).get(`/api/tlon/${kb.id}/ingest-status`)).phase === 'done',
       240_000,
       'the batch done after the restart',
     );
-    const status = data<IngestStatusDto>(await call(request(server.url).get(`/api/tlon/${kb.id}/ingest-status`)));
+    const status = okData<IngestStatusDto>(await apiClient(server).get(`/api/tlon/${kb.id}/ingest-status`));
     assert.equal(status.completed, status.total, 'every source counted');
-    const raw = data<RawFileDto[]>(await call(request(server.url).get(`/api/tlon/${kb.id}/raw`)));
+    const raw = okData<RawFileDto[]>(await apiClient(server).get(`/api/tlon/${kb.id}/raw`));
     assert.equal(raw.length, FILES);
     assert.deepEqual(
       raw.filter((s) => s.state !== 'learned').map((s) => `${s.path}: ${s.state} ${s.error ?? ''}`),
       [],
       'every source learned',
     );
-    const stats = data<KnowledgeBaseDto>(await call(request(server.url).get(`/api/tlon/${kb.id}`))).stats;
+    const stats = okData<KnowledgeBaseDto>(await apiClient(server).get(`/api/tlon/${kb.id}`)).stats;
     assert.equal(stats.chunkCount, FILES, 'one chunk per note, none doubled');
   });
 });

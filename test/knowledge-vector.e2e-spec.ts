@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import request from 'supertest';
 import type { IngestStatusDto, KnowledgeBaseDto, RawFileDto, SearchHitDto } from '#contracts/knowledge.js';
 import { AgentHarness } from '#testing/agent-harness.js';
 import { minimalPdf } from '#testing/minimal-pdf.js';
@@ -35,11 +34,9 @@ describe(`knowledge bases: PDF, embeddings and hybrid search (${testMode()})`, (
   after(() => h.stop());
 
   const upload = (kbId: string, name: string, body: Buffer | string) =>
-    request(h.server.url)
-      .put(`/api/tlon/${kbId}/upload?name=${encodeURIComponent(name)}`)
-      .set('Authorization', `Bearer ${h.server.password}`)
-      .set('Content-Type', 'application/octet-stream')
-      .send(Buffer.from(body));
+    api
+      .put(`/api/tlon/${kbId}/upload?name=${encodeURIComponent(name)}`, Buffer.from(body))
+      .set('Content-Type', 'application/octet-stream');
 
   const settled = async (kbId: string): Promise<IngestStatusDto> => {
     let status: IngestStatusDto | undefined;

@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import request from 'supertest';
 import yazl from 'yazl';
 import type { IngestStatusDto, KnowledgeBaseDto, RawFileDto, SearchHitDto } from '#contracts/knowledge.js';
 import { AgentHarness, toolResults } from '#testing/agent-harness.js';
@@ -44,11 +43,9 @@ describe(`knowledge bases (${testMode()})`, () => {
   after(() => h.stop());
 
   const upload = (kbId: string, name: string, body: Buffer | string) =>
-    request(h.server.url)
-      .put(`/api/tlon/${kbId}/upload?name=${encodeURIComponent(name)}`)
-      .set('Authorization', `Bearer ${h.server.password}`)
-      .set('Content-Type', 'application/octet-stream')
-      .send(Buffer.from(body));
+    api
+      .put(`/api/tlon/${kbId}/upload?name=${encodeURIComponent(name)}`, Buffer.from(body))
+      .set('Content-Type', 'application/octet-stream');
 
   const settled = async (kbId: string): Promise<IngestStatusDto> => {
     let status: IngestStatusDto | undefined;

@@ -3,7 +3,6 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import request from 'supertest';
 import { apiClient, failure, okData } from '#testing/api-client.js';
 import { CatalogServer, indexDocument, syntheticEntry } from '#testing/catalog-server.js';
 import { HttpMcpServer, MCP_STDIO_SERVER } from '#testing/mcp-http-server.js';
@@ -26,8 +25,7 @@ describe('the MCP command policy (SVC_ALLOW_MCP_COMMANDS unset)', () => {
   let dir: string;
   /** A file the hostile command would write: it must never appear. */
   let marker: string;
-  const auth = (r: request.Test) => r.set('Authorization', `Bearer ${server.password}`);
-  const post = (p: string, body: object) => auth(request(server.url).post(p)).send(body);
+  const post = (p: string, body: object) => apiClient(server).post(p, body);
   const stdio = { command: process.execPath, args: [MCP_STDIO_SERVER] };
 
   /** Publishes version `v` of a Store MCP item with this server definition. */
@@ -68,7 +66,7 @@ describe('the MCP command policy (SVC_ALLOW_MCP_COMMANDS unset)', () => {
     });
     assert.equal(imported.status, 403);
     assert.equal(imported.body.code, 'MCP_COMMAND_BLOCKED');
-    const apps = await auth(request(server.url).get('/api/apps'));
+    const apps = await apiClient(server).get('/api/apps');
     assert.deepEqual(apps.body.data, []);
   });
 
@@ -98,7 +96,7 @@ describe('the MCP command policy (SVC_ALLOW_MCP_COMMANDS unset)', () => {
     assert.equal(blocked.status, 403);
     assert.equal(blocked.body.code, 'MCP_COMMAND_BLOCKED');
     assert.match(blocked.body.error, /local.*SVC_ALLOW_MCP_COMMANDS=1/);
-    const config = await auth(request(server.url).get('/api/config'));
+    const config = await apiClient(server).get('/api/config');
     assert.equal(config.body.data.mcpServers, undefined, 'nothing was written');
     const remote = { type: 'http', url: http.url, headers: { Authorization: `Bearer ${http.token}` } };
     const taken = await post('/api/config', { mcpServers: { remote } });
@@ -187,7 +185,7 @@ describe('the MCP command policy (SVC_ALLOW_MCP_COMMANDS unset)', () => {
     assert.equal(existsSync(marker), false, 'the command never ran');
   });
 
-  it("a Store update that moves the server elsewhere does not carry the stored key there: held until given again", async () => {
+  it('a Store update that moves the server elsewhere does not carry the stored key there: held until given again', async () => {
     const api = apiClient(server);
     // The key the user gave goes to `keyed`; the new version points at `collector`, which must never see it.
     const keyed = await HttpMcpServer.start('key-given-for-keyed');
@@ -217,7 +215,8 @@ describe('the MCP command policy (SVC_ALLOW_MCP_COMMANDS unset)', () => {
       ).appId;
       publish('1.1.0', collector.url);
       okData(await api.post('/api/store/revalidate'));
-      const held = /^Version 1\.1\.0 sends the settings api_key to a different address \(http:\/\/127\.0\.0\.1:\d+\); the update is held/;
+      const held =
+        /^Version 1\.1\.0 sends the settings api_key to a different address \(http:\/\/127\.0\.0\.1:\d+\); the update is held/;
       failure(await api.post(`/api/store/updates/${appId}/apply`, {}), 409, held);
       okData(await api.post(`/api/apps/${appId}/upgrade-strategy`, { strategy: 'auto' }));
       const pending = okData<Array<{ appId: string; heldReason?: string }>>(

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import { apiClient } from '#testing/api-client.js';
+import { apiClient, okData } from '#testing/api-client.js';
 import { ScriptedModelServer } from '#testing/scripted-model-server.js';
 import { testMode } from '#testing/test-env.js';
 import { type Replicas, startReplicas } from '#testing/replicas.js';
@@ -48,9 +48,7 @@ describe('memory consolidation', () => {
   const get = (path: string) => apiClient(server).get(path);
 
   async function space(name: string): Promise<{ id: string; path: string }> {
-    const res = await post('/api/spaces', { name });
-    assert.equal(res.status, 200, JSON.stringify(res.body));
-    return res.body.data as { id: string; path: string };
+    return okData<{ id: string; path: string }>(await post('/api/spaces', { name }));
   }
   function writeMemory(path: string, memory: string | null, topics: Record<string, string> = {}): void {
     mkdirSync(join(path, '.svc', 'memory', 'topics'), { recursive: true });
@@ -61,9 +59,7 @@ describe('memory consolidation', () => {
   const memoryOf = (path: string): string => readFileSync(join(path, '.svc', 'memory.md'), 'utf8');
   const topicsOf = (path: string): string[] => readdirSync(join(path, '.svc', 'memory', 'topics')).sort();
   async function state(spaceId: string): Promise<MemoryState> {
-    const res = await get(`/api/spaces/${spaceId}/memory`);
-    assert.equal(res.status, 200, JSON.stringify(res.body));
-    return res.body.data as MemoryState;
+    return okData<MemoryState>(await get(`/api/spaces/${spaceId}/memory`));
   }
   const consolidate = (spaceId: string) => post(`/api/spaces/${spaceId}/memory/consolidate`);
   async function finished(spaceId: string): Promise<MemoryState> {

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readdirSync, renameSync, rmSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import request from 'supertest';
+import { apiClient } from '#testing/api-client.js';
 import { createTestDatabase, type TestDatabase, testMode, testRedisUrl, uniqueSuffix } from '#testing/test-env.js';
 import { startServer } from '#testing/test-server.js';
 
@@ -25,30 +25,29 @@ describe(
       target = await createTestDatabase();
       const embedded = await startServer({ dataDir, env: EMBEDDED });
       try {
-        const auth = { Authorization: `Bearer ${embedded.password}` };
-        const space = await request(embedded.url).post('/api/spaces').set(auth).send({ name: 'Moved' }).expect(ok);
+        const space = await apiClient(embedded).post('/api/spaces', { name: 'Moved' }).expect(ok);
         ids.space = space.body.data.id;
-        const conv = await request(embedded.url)
-          .post(`/api/spaces/${ids.space}/conversations`)
-          .set(auth)
-          .send({ title: 'Kept' })
+        const conv = await apiClient(embedded)
+          .post(`/api/spaces/${ids.space}/conversations`, { title: 'Kept' })
           .expect(ok);
         ids.conversation = conv.body.data.id;
-        await request(embedded.url)
-          .post(`/api/spaces/${ids.space}/conversations/${ids.conversation}/messages`)
-          .set(auth)
-          .send({
+        await apiClient(embedded)
+          .post(`/api/spaces/${ids.space}/conversations/${ids.conversation}/messages`, {
             role: 'user',
             content: 'ünïcødé and "quotes" survive',
           })
           .expect(ok);
-        await request(embedded.url)
-          .post('/api/ai-sources/sources')
-          .set(auth)
-          .send({ name: 'main', provider: 'openai', apiUrl: 'http://127.0.0.1:9/v1', apiKey: 'sk-moved', model: 'm1' })
+        await apiClient(embedded)
+          .post('/api/ai-sources/sources', {
+            name: 'main',
+            provider: 'openai',
+            apiUrl: 'http://127.0.0.1:9/v1',
+            apiKey: 'sk-moved',
+            model: 'm1',
+          })
           .expect(ok);
         // Knowledge bases are kept through plain SQL (no TypeORM entity): they move too.
-        const kb = await request(embedded.url).post('/api/tlon').set(auth).send({ name: 'Moved handbook' }).expect(ok);
+        const kb = await apiClient(embedded).post('/api/tlon', { name: 'Moved handbook' }).expect(ok);
         ids.knowledgeBase = kb.body.data.id;
       } finally {
         await embedded.stop();
@@ -96,17 +95,14 @@ describe(
         },
       });
       try {
-        const auth = { Authorization: `Bearer ${server.password}` };
-        const space = await request(server.url).get(`/api/spaces/${ids.space}`).set(auth);
+        const space = await apiClient(server).get(`/api/spaces/${ids.space}`);
         assert.equal(space.body.data?.name, 'Moved', JSON.stringify(space.body));
-        const conv = await request(server.url)
-          .get(`/api/spaces/${ids.space}/conversations/${ids.conversation}`)
-          .set(auth);
+        const conv = await apiClient(server).get(`/api/spaces/${ids.space}/conversations/${ids.conversation}`);
         assert.equal(conv.body.data.title, 'Kept');
         assert.equal(conv.body.data.messages[0].content, 'ünïcødé and "quotes" survive');
-        const config = await request(server.url).get('/api/config').set(auth);
+        const config = await apiClient(server).get('/api/config');
         assert.match(JSON.stringify(config.body), /"model":"m1"/);
-        const kb = await request(server.url).get(`/api/tlon/${ids.knowledgeBase}`).set(auth);
+        const kb = await apiClient(server).get(`/api/tlon/${ids.knowledgeBase}`);
         assert.equal(kb.body.data?.name, 'Moved handbook', JSON.stringify(kb.body));
       } finally {
         await server.stop();

@@ -3,21 +3,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type request from 'supertest';
-import { apiClient } from '#testing/api-client.js';
+import { apiClient, okData } from '#testing/api-client.js';
 import type { AISource, AppConfiguration } from '#contracts/models.js';
 import { testMode } from '#testing/test-env.js';
 import { createSharedServices, type SharedServices, startServer, type TestServer } from '#testing/test-server.js';
 
 // The SVC_AI_* seed across restarts (docs/api.md, "Model sources"): a file of its own, as it starts the server five times.
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-async function ok<T>(res: request.Response | Promise<request.Response>): Promise<T> {
-  const r = await res;
-  assert.equal(r.status, 200, JSON.stringify(r.body));
-  assert.equal(r.body.success, true);
-  return r.body.data as T;
-}
-
 describe(`model source seeded from SVC_AI_* (${testMode()})`, () => {
   const services = testMode() === 'services';
   const seedEnv = {
@@ -51,14 +43,14 @@ describe(`model source seeded from SVC_AI_* (${testMode()})`, () => {
     running.splice(running.indexOf(server), 1);
   }
   const sourcesOf = async (server: TestServer) =>
-    (await ok<AppConfiguration>(apiClient(server).get('/api/config'))).aiSources;
+    okData<AppConfiguration>(await apiClient(server).get('/api/config')).aiSources;
 
   let seeded: AISource;
 
   it('a start with SVC_AI_* adds one current, masked source and keeps those added over the API', async () => {
     const plain = await start();
-    await ok(
-      apiClient(plain).post('/api/ai-sources/sources', {
+    okData(
+      await apiClient(plain).post('/api/ai-sources/sources', {
         name: 'Old',
         provider: 'anthropic',
         apiUrl: 'https://a.example',
@@ -102,8 +94,8 @@ describe(`model source seeded from SVC_AI_* (${testMode()})`, () => {
     assert.equal(aiSources.currentId, seeded.id);
     assert.equal(aiSources.sources.length, 2);
     // Add another source, then restart without SVC_AI_*: the stored sources stay.
-    await ok(
-      apiClient(server).post('/api/ai-sources/sources', {
+    okData(
+      await apiClient(server).post('/api/ai-sources/sources', {
         name: 'Extra',
         provider: 'anthropic',
         apiUrl: 'https://a.example',
@@ -120,7 +112,7 @@ describe(`model source seeded from SVC_AI_* (${testMode()})`, () => {
     );
     assert.equal(kept.currentId, seeded.id);
     // Switched to another source over the API: a start with SVC_AI_* makes its own current again.
-    await ok(apiClient(plain).post('/api/ai-sources/switch-source', { sourceId: kept.sources[0]!.id }));
+    okData(await apiClient(plain).post('/api/ai-sources/switch-source', { sourceId: kept.sources[0]!.id }));
     await stop(plain);
   });
 

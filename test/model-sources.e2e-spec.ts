@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
-import { apiClient } from '#testing/api-client.js';
+import { apiClient, okData } from '#testing/api-client.js';
 import type { AISource, AISourcesConfig, AppConfiguration } from '#contracts/models.js';
 import { testMode } from '#testing/test-env.js';
 import { startServer, type TestServer } from '#testing/test-server.js';
@@ -10,13 +10,6 @@ import { WsTestClient } from '#testing/ws-client.js';
 // The SVC_AI_* seed across restarts: test/model-sources-seed.e2e-spec.ts.
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const KEYS = ['sk-ant-e2e-first-key', 'sk-e2e-second-key', 'ghp_e2e_token_value', 'sk-e2e-config-key'];
-
-async function ok<T>(res: request.Response | Promise<request.Response>): Promise<T> {
-  const r = await res;
-  assert.equal(r.status, 200, JSON.stringify(r.body));
-  assert.equal(r.body.success, true);
-  return r.body.data as T;
-}
 
 async function fails(
   res: request.Response | Promise<request.Response>,
@@ -70,7 +63,7 @@ describe(`model sources over HTTP and WebSocket (${testMode()})`, () => {
   });
 
   it('starts with no sources; the routes need the access password', async () => {
-    const config = await ok<AppConfiguration>(apiClient(server).get('/api/config'));
+    const config = okData<AppConfiguration>(await apiClient(server).get('/api/config'));
     assert.deepEqual(config.aiSources, { version: 2, currentId: null, sources: [] });
     assert.equal((await request(server.url).get('/api/config')).status, 401);
     assert.equal((await request(server.url).post('/api/ai-sources/sources').send(anthropic)).status, 401);
@@ -103,14 +96,14 @@ describe(`model sources over HTTP and WebSocket (${testMode()})`, () => {
       /^authType/,
     );
     await fails(apiClient(server).post('/api/ai-sources/sources', [anthropic]), 400, /^body must be a JSON object/);
-    assert.deepEqual((await ok<AppConfiguration>(apiClient(server).get('/api/config'))).aiSources.sources, []);
+    assert.deepEqual(okData<AppConfiguration>(await apiClient(server).get('/api/config')).aiSources.sources, []);
   });
 
   let first: AISource;
   let second: AISource;
 
   it('adds sources: the first becomes current, keys are masked, a socket hears catalog-changed', async () => {
-    const added = await ok<AISourcesConfig>(apiClient(server).post('/api/ai-sources/sources', anthropic));
+    const added = okData<AISourcesConfig>(await apiClient(server).post('/api/ai-sources/sources', anthropic));
     assertMasked(added);
     assert.equal(added.version, 2);
     assert.equal(added.sources.length, 1);
@@ -138,8 +131,8 @@ describe(`model sources over HTTP and WebSocket (${testMode()})`, () => {
 
     // A client-chosen id; the current source stays.
     const chosen = '6f1c1a38-3c1e-4c55-9d0e-0a4c6a1f0b01';
-    const both = await ok<AISourcesConfig>(
-      apiClient(server).post('/api/ai-sources/sources', {
+    const both = okData<AISourcesConfig>(
+      await apiClient(server).post('/api/ai-sources/sources', {
         ...openai,
         id: chosen,
         availableModels: [{ id: 'llama3', name: 'Llama 3' }, { id: 'qwen' }],
@@ -158,7 +151,7 @@ describe(`model sources over HTTP and WebSocket (${testMode()})`, () => {
   });
 
   it('GET /api/config masks every key', async () => {
-    const config = await ok<AppConfiguration>(apiClient(server).get('/api/config'));
+    const config = okData<AppConfiguration>(await apiClient(server).get('/api/config'));
     assertMasked(config);
     assert.deepEqual(
       config.aiSources.sources.map((s) => s.apiKey),
@@ -168,8 +161,11 @@ describe(`model sources over HTTP and WebSocket (${testMode()})`, () => {
 
   it('PUT merges fields; an omitted or masked apiKey is kept, "" clears it; updatedAt is bumped', async () => {
     await drain();
-    const updated = await ok<AISourcesConfig>(
-      apiClient(server).put(`/api/ai-sources/sources/${first.id}`, { name: 'Claude (work)', model: 'claude-opus-4-1' }),
+    const updated = okData<AISourcesConfig>(
+      await apiClient(server).put(`/api/ai-sources/sources/${first.id}`, {
+        name: 'Claude (work)',
+        model: 'claude-opus-4-1',
+      }),
     );
     assertMasked(updated);
     const s = updated.sources.find((x) => x.id === first.id)!;
@@ -185,16 +181,16 @@ describe(`model sources over HTTP and WebSocket (${testMode()})`, () => {
     );
     assert.deepEqual((await socket.event('ai-sources:catalog-changed')).data, { sourceIds: [first.id] });
 
-    const masked = await ok<AISourcesConfig>(
-      apiClient(server).put(`/api/ai-sources/sources/${first.id}`, { apiKey: '***' }),
+    const masked = okData<AISourcesConfig>(
+      await apiClient(server).put(`/api/ai-sources/sources/${first.id}`, { apiKey: '***' }),
     );
     assert.equal(masked.sources.find((x) => x.id === first.id)!.apiKey, '***', 'sending "***" back keeps the key');
-    const cleared = await ok<AISourcesConfig>(
-      apiClient(server).put(`/api/ai-sources/sources/${second.id}`, { apiKey: '' }),
+    const cleared = okData<AISourcesConfig>(
+      await apiClient(server).put(`/api/ai-sources/sources/${second.id}`, { apiKey: '' }),
     );
     assert.equal(cleared.sources.find((x) => x.id === second.id)!.apiKey, '');
-    const restored = await ok<AISourcesConfig>(
-      apiClient(server).put(`/api/ai-sources/sources/${second.id}`, { apiKey: KEYS[1] }),
+    const restored = okData<AISourcesConfig>(
+      await apiClient(server).put(`/api/ai-sources/sources/${second.id}`, { apiKey: KEYS[1] }),
     );
     assert.equal(restored.sources.find((x) => x.id === second.id)!.apiKey, '***');
 
@@ -208,22 +204,22 @@ describe(`model sources over HTTP and WebSocket (${testMode()})`, () => {
   });
 
   it('switch-source and set-model answer {currentId, currentModel}', async () => {
-    assert.deepEqual(await ok(apiClient(server).post('/api/ai-sources/switch-source', { sourceId: second.id })), {
+    assert.deepEqual(okData(await apiClient(server).post('/api/ai-sources/switch-source', { sourceId: second.id })), {
       currentId: second.id,
       currentModel: 'llama3',
     });
-    assert.deepEqual(await ok(apiClient(server).post('/api/ai-sources/set-model', { modelId: 'qwen' })), {
+    assert.deepEqual(okData(await apiClient(server).post('/api/ai-sources/set-model', { modelId: 'qwen' })), {
       currentId: second.id,
       currentModel: 'qwen',
     });
     await drain();
     // A model not listed yet is added to the current source's list.
-    assert.deepEqual(await ok(apiClient(server).post('/api/ai-sources/set-model', { modelId: 'mistral' })), {
+    assert.deepEqual(okData(await apiClient(server).post('/api/ai-sources/set-model', { modelId: 'mistral' })), {
       currentId: second.id,
       currentModel: 'mistral',
     });
     assert.deepEqual((await socket.event('ai-sources:catalog-changed')).data, { sourceIds: [second.id] });
-    const config = await ok<AppConfiguration>(apiClient(server).get('/api/config'));
+    const config = okData<AppConfiguration>(await apiClient(server).get('/api/config'));
     const current = config.aiSources.sources.find((s) => s.id === second.id)!;
     assert.equal(config.aiSources.currentId, second.id);
     assert.equal(current.model, 'mistral');
@@ -242,8 +238,8 @@ describe(`model sources over HTTP and WebSocket (${testMode()})`, () => {
   });
 
   it('POST /api/config merges branches, masks nested secrets, keeps "***" secrets, refuses the password', async () => {
-    const merged = await ok<AppConfiguration>(
-      apiClient(server).post('/api/config', {
+    const merged = okData<AppConfiguration>(
+      await apiClient(server).post('/api/config', {
         mcpServers: { github: { command: 'gh-mcp', env: { GITHUB_TOKEN: KEYS[2], LOG_LEVEL: 'info' } } },
         memory: { enabled: true, cadence: 'balanced' },
       }),
@@ -256,8 +252,8 @@ describe(`model sources over HTTP and WebSocket (${testMode()})`, () => {
     assert.equal(merged.aiSources.sources.length, 2, 'untouched branches stay');
 
     // Sending back what was read (masked) with one change keeps every secret.
-    const echoed = await ok<AppConfiguration>(
-      apiClient(server).post('/api/config', { ...merged, memory: { enabled: false } }),
+    const echoed = okData<AppConfiguration>(
+      await apiClient(server).post('/api/config', { ...merged, memory: { enabled: false } }),
     );
     assertMasked(echoed);
     assert.deepEqual(echoed.memory, { enabled: false });
@@ -286,21 +282,21 @@ describe(`model sources over HTTP and WebSocket (${testMode()})`, () => {
       400,
       /^aiSources\.sources\[0\]\.apiUrl is required/,
     );
-    const unchanged = await ok<AppConfiguration>(apiClient(server).get('/api/config'));
+    const unchanged = okData<AppConfiguration>(await apiClient(server).get('/api/config'));
     assert.deepEqual(unchanged.memory, { enabled: false }, 'a refused request changes nothing');
     assert.equal(unchanged.aiSources.sources.length, 2);
     assert.equal('remoteAccess' in unchanged, false);
 
-    await ok(apiClient(server).post('/api/config', { memory: null }));
-    assert.equal('memory' in (await ok<AppConfiguration>(apiClient(server).get('/api/config'))), false);
+    okData(await apiClient(server).post('/api/config', { memory: null }));
+    assert.equal('memory' in okData<AppConfiguration>(await apiClient(server).get('/api/config')), false);
   });
 
   it('an aiSources branch replaces the sources; masked keys stay, new ones are stored', async () => {
     await drain();
-    const config = await ok<AppConfiguration>(apiClient(server).get('/api/config'));
+    const config = okData<AppConfiguration>(await apiClient(server).get('/api/config'));
     const kept = config.aiSources.sources.find((s) => s.id === first.id)!;
-    const replaced = await ok<AppConfiguration>(
-      apiClient(server).post('/api/config', {
+    const replaced = okData<AppConfiguration>(
+      await apiClient(server).post('/api/config', {
         aiSources: {
           version: 2,
           currentId: first.id,
@@ -329,8 +325,8 @@ describe(`model sources over HTTP and WebSocket (${testMode()})`, () => {
 
   it('DELETE removes a source; removing the current one makes the first remaining current', async () => {
     await drain();
-    await ok(apiClient(server).post('/api/ai-sources/switch-source', { sourceId: second.id }));
-    const left = await ok<AISourcesConfig>(apiClient(server).del(`/api/ai-sources/sources/${second.id}`));
+    okData(await apiClient(server).post('/api/ai-sources/switch-source', { sourceId: second.id }));
+    const left = okData<AISourcesConfig>(await apiClient(server).del(`/api/ai-sources/sources/${second.id}`));
     assertMasked(left);
     assert.deepEqual(
       left.sources.map((s) => s.id),
@@ -339,7 +335,7 @@ describe(`model sources over HTTP and WebSocket (${testMode()})`, () => {
     assert.equal(left.currentId, first.id);
     assert.deepEqual((await socket.event('ai-sources:catalog-changed')).data, { sourceIds: [second.id] });
     await fails(apiClient(server).del(`/api/ai-sources/sources/${second.id}`), 404, `Source not found: ${second.id}`);
-    const none = await ok<AISourcesConfig>(apiClient(server).del(`/api/ai-sources/sources/${first.id}`));
+    const none = okData<AISourcesConfig>(await apiClient(server).del(`/api/ai-sources/sources/${first.id}`));
     assert.deepEqual(none, { version: 2, currentId: null, sources: [] });
     await fails(
       apiClient(server).post('/api/ai-sources/set-model', { modelId: 'm' }),

@@ -4,16 +4,15 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it, type TestContext } from 'node:test';
-import request from 'supertest';
 import yazl from 'yazl';
-import { apiClient } from '#testing/api-client.js';
+import { apiClient, okData } from '#testing/api-client.js';
 import { syntheticSpec } from '#testing/catalog-server.js';
 import { LatencyProbe } from '#testing/latency-probe.js';
 import { ScriptedModelServer } from '#testing/scripted-model-server.js';
 import { testMode } from '#testing/test-env.js';
 import { startServer, type TestServer } from '#testing/test-server.js';
 import { runTools, scriptedModelEnv, type ToolCall, type ToolOutcome } from '#testing/tool-driver.js';
-import { automationSpec, okData, TriggerHarness } from '#testing/trigger-harness.js';
+import { automationSpec, TriggerHarness } from '#testing/trigger-harness.js';
 import { sleep, waitFor } from '#testing/wait.js';
 import { WsTestClient } from '#testing/ws-client.js';
 
@@ -59,10 +58,7 @@ describe(`no input freezes the server: assistant tools (${testMode()})`, () => {
   before(async () => {
     model = await ScriptedModelServer.start();
     server = await startServer({ env: scriptedModelEnv(model) });
-    const res = await request(server.url)
-      .post('/api/spaces')
-      .set({ Authorization: `Bearer ${server.password}` })
-      .send({ name: 'patterns' });
+    const res = await apiClient(server).post('/api/spaces', { name: 'patterns' });
     space = { id: res.body.data.id as string, path: res.body.data.path as string };
     writeFileSync(join(space.path, 'evil.txt'), `first line\n${EVIL_LINE}\nlast line\n`);
     writeFileSync(join(space.path, LONG_NAME), 'x');

@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import type request from 'supertest';
-import { apiClient } from '#testing/api-client.js';
+import { apiClient, okData } from '#testing/api-client.js';
 import { ScriptedModelServer } from '#testing/scripted-model-server.js';
 import { startServer, type TestServer } from '#testing/test-server.js';
 import { WsTestClient } from '#testing/ws-client.js';
@@ -22,9 +22,7 @@ describe('odd text: input refused with 400, tool and model output always recorde
   const get = (path: string) => apiClient(server).get(path);
 
   async function conversation(): Promise<string> {
-    const res = await post(`/api/spaces/${spaceId}/conversations`, { title: 't' });
-    assert.equal(res.status, 200, JSON.stringify(res.body));
-    return res.body.data.id as string;
+    return okData<{ id: string }>(await post(`/api/spaces/${spaceId}/conversations`, { title: 't' })).id;
   }
 
   /** Runs one turn and answers the stored conversation once it completed. */

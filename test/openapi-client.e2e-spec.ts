@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { authHeaders } from '#testing/api-client.js';
 import { CatalogServer, indexDocument, syntheticEntry, syntheticSpec } from '#testing/catalog-server.js';
 import { ScriptedModelServer } from '#testing/scripted-model-server.js';
 import { testMode } from '#testing/test-env.js';
@@ -53,7 +54,7 @@ describe(`a client generated from the OpenAPI document (${testMode()})`, () => {
   it('generates, compiles with tsc --strict and runs the everyday flow', async () => {
     model.enqueue({ steps: [{ text: 'Hello from the scripted model.' }] });
     const res = await fetch(`${server.url}/api/openapi.json`, {
-      headers: { Authorization: `Bearer ${server.password}` },
+      headers: authHeaders(server),
     });
     assert.equal(res.status, 200);
     const docFile = join(work, 'openapi.json');

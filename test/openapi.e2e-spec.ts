@@ -4,6 +4,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import formats from 'ajv-formats';
 import request from 'supertest';
 import { BODYLESS_OPERATIONS, RAW_BODY_OPERATIONS } from '../apps/server/src/http/openapi/documented-bodies.js';
+import { apiClient, authHeaders } from '#testing/api-client.js';
 import { startServer, type TestServer } from '#testing/test-server.js';
 
 type Schema = {
@@ -57,11 +58,10 @@ function refsOf(value: unknown, out: string[] = []): string[] {
 describe('OpenAPI document and reference page', () => {
   let server: TestServer;
   let doc: Doc;
-  const auth = () => ({ Authorization: `Bearer ${server.password}` });
 
   before(async () => {
     server = await startServer();
-    const res = await request(server.url).get('/api/openapi.json').set(auth());
+    const res = await apiClient(server).get('/api/openapi.json');
     assert.equal(res.status, 200);
     doc = res.body as Doc;
   });
@@ -74,7 +74,7 @@ describe('OpenAPI document and reference page', () => {
   });
 
   it('documents every route the server registered, and nothing else', async () => {
-    const routes = (await request(server.url).get('/api/test/routes').set(auth())).body.data as string[];
+    const routes = (await apiClient(server).get('/api/test/routes')).body.data as string[];
     assert.ok(routes.length > 40, `routes: ${routes.length}`);
     const registered = new Set(
       routes.map((r) => {
@@ -257,7 +257,7 @@ describe('OpenAPI document and reference page', () => {
   });
 
   it('matches what the server answers: a created space has every required field of its schema', async () => {
-    const created = await request(server.url).post('/api/spaces').set(auth()).send({ name: 'schema check' });
+    const created = await apiClient(server).post('/api/spaces', { name: 'schema check' });
     assert.equal(created.status, 200);
     const schema = doc.components.schemas.Space as { required?: string[] };
     assert.ok(schema.required && schema.required.length > 5);
@@ -276,7 +276,7 @@ describe('OpenAPI document and reference page', () => {
     const problems: string[] = [];
     /** Calls `path` (concrete) documented as `template`, checks status and body against the document. */
     const call = async (method: 'get' | 'post' | 'put' | 'delete', template: string, path: string, body?: object) => {
-      let req = request(server.url)[method](path).set(auth());
+      let req = request(server.url)[method](path).set(authHeaders(server));
       if (body !== undefined) req = req.send(body);
       const res = await req;
       const key = `${method.toUpperCase()} ${template} → ${res.status}`;
@@ -392,7 +392,7 @@ describe('OpenAPI document and reference page', () => {
   });
 
   it('still answers unknown GET /api/... paths with the web page', async () => {
-    const res = await request(server.url).get('/api/no-such-thing').set(auth());
+    const res = await apiClient(server).get('/api/no-such-thing');
     assert.equal(res.status, 200);
     assert.match(String(res.headers['content-type']), /text\/html/);
   });

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
+import { apiClient } from '#testing/api-client.js';
 import { testMode } from '#testing/test-env.js';
 import { createSharedServices, type SharedServices, startServer, type TestServer } from '#testing/test-server.js';
 import { sleep, waitFor } from '#testing/wait.js';
@@ -26,15 +27,17 @@ describe('two replicas on one Postgres and Redis', { skip: testMode() === 'servi
     const onB = await WsTestClient.signedIn(b.wsUrl, b.password);
     onB.send({ type: 'subscribe', payload: { conversationId: 'x-conv' } });
     await onB.roundTrip();
-    await request(a.url)
-      .post('/api/test/events')
-      .set('Authorization', `Bearer ${a.password}`)
-      .send({ channel: 'agent:message', data: { spaceId: 's', conversationId: 'x-conv', delta: 'from-a' } })
+    await apiClient(a)
+      .post('/api/test/events', {
+        channel: 'agent:message',
+        data: { spaceId: 's', conversationId: 'x-conv', delta: 'from-a' },
+      })
       .expect(200);
-    await request(a.url)
-      .post('/api/test/events')
-      .set('Authorization', `Bearer ${a.password}`)
-      .send({ channel: 'agent:complete', data: { spaceId: 's', conversationId: 'x-conv', duration: 5 } })
+    await apiClient(a)
+      .post('/api/test/events', {
+        channel: 'agent:complete',
+        data: { spaceId: 's', conversationId: 'x-conv', duration: 5 },
+      })
       .expect(200);
     assert.equal((await onB.event('agent:message')).data?.delta, 'from-a');
     await onB.event('agent:complete');

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
+import { apiClient } from '#testing/api-client.js';
 import { ScriptedModelServer } from '#testing/scripted-model-server.js';
 import { startServer, type TestServer } from '#testing/test-server.js';
 import { runTools, scriptedModelEnv } from '#testing/tool-driver.js';
@@ -38,8 +39,7 @@ describe('security: tools and file API stay inside the workspace', () => {
   let outside: string;
   let space: { id: string; path: string };
   let other: { id: string; path: string };
-  const auth = () => ({ Authorization: `Bearer ${server.password}` });
-  const api = () => request(server.url);
+  const api = () => apiClient(server);
   const tools = (calls: Array<{ name: string; input: Record<string, unknown> }>) =>
     runTools(server, model, space.id, calls);
 
@@ -66,7 +66,7 @@ describe('security: tools and file API stay inside the workspace', () => {
     outside = mkdtempSync(join(tmpdir(), 'svc-sec-outside-'));
     writeFileSync(join(outside, 'outside.txt'), OUTSIDE_SECRET);
     const create = async (name: string) => {
-      const res = await api().post('/api/spaces').set(auth()).send({ name });
+      const res = await api().post('/api/spaces', { name });
       assert.equal(res.status, 200, JSON.stringify(res.body));
       return { id: res.body.data.id as string, path: res.body.data.path as string };
     };
@@ -153,32 +153,16 @@ describe('security: tools and file API stay inside the workspace', () => {
     const memory = join(space.path, '.svc', 'memory.md');
     const a = `/api/spaces/${space.id}/artifacts`;
     const refusals = [
-      await api()
-        .get(`/api/artifacts/content?path=${encodeURIComponent(memory)}`)
-        .set(auth()),
-      await api()
-        .get(`/api/artifacts/detect-type?path=${encodeURIComponent(memory)}`)
-        .set(auth()),
-      await api().post('/api/artifacts/save').set(auth()).send({ path: memory, content: 'overwritten' }),
-      await api()
-        .post('/api/artifacts/save')
-        .set(auth())
-        .send({ path: join(space.path, '.svc', 'new.md'), content: 'x' }),
-      await api().post(`${a}/move`).set(auth()).send({ oldPath: memory }),
-      await api().post(`${a}/rename`).set(auth()).send({ oldPath: memory, newName: 'm.md' }),
-      await api().delete(a).set(auth()).send({ path: memory }),
-      await api()
-        .post(`${a}/children`)
-        .set(auth())
-        .send({ dirPath: join(space.path, '.svc') }),
-      await api()
-        .post(`${a}/file`)
-        .set(auth())
-        .send({ name: 'x.md', parentPath: join(space.path, '.svc') }),
-      await api()
-        .post(`${a}/move`)
-        .set(auth())
-        .send({ oldPath: join(space.path, 'own.txt'), newParentPath: '.svc' }),
+      await api().get(`/api/artifacts/content?path=${encodeURIComponent(memory)}`),
+      await api().get(`/api/artifacts/detect-type?path=${encodeURIComponent(memory)}`),
+      await api().post('/api/artifacts/save', { path: memory, content: 'overwritten' }),
+      await api().post('/api/artifacts/save', { path: join(space.path, '.svc', 'new.md'), content: 'x' }),
+      await api().post(`${a}/move`, { oldPath: memory }),
+      await api().post(`${a}/rename`, { oldPath: memory, newName: 'm.md' }),
+      await api().del(a, { path: memory }),
+      await api().post(`${a}/children`, { dirPath: join(space.path, '.svc') }),
+      await api().post(`${a}/file`, { name: 'x.md', parentPath: join(space.path, '.svc') }),
+      await api().post(`${a}/move`, { oldPath: join(space.path, 'own.txt'), newParentPath: '.svc' }),
     ];
     refusals.forEach((res, i) => assert.equal(res.status, 403, `#${i}: ${res.status} ${JSON.stringify(res.body)}`));
     assert.ok(existsSync(memory));
@@ -189,12 +173,11 @@ describe('security: tools and file API stay inside the workspace', () => {
 describe('security: the Bash sandbox', () => {
   let space: { id: string; path: string };
   let other: { id: string; path: string };
-  const auth = () => ({ Authorization: `Bearer ${server.password}` });
 
   before(async () => {
     writeFileSync(join(server.dataDir, 'access-password'), DATA_SECRET);
     const create = async (name: string) => {
-      const res = await request(server.url).post('/api/spaces').set(auth()).send({ name });
+      const res = await apiClient(server).post('/api/spaces', { name });
       return { id: res.body.data.id as string, path: res.body.data.path as string };
     };
     space = await create('bash');
@@ -203,7 +186,7 @@ describe('security: the Bash sandbox', () => {
   });
 
   it('is offered here (bubblewrap works on this machine)', async () => {
-    const caps = (await request(server.url).get('/api/agent/engine-capabilities').set(auth())).body.data;
+    const caps = (await apiClient(server).get('/api/agent/engine-capabilities')).body.data;
     assert.ok((caps.tools as string[]).includes('Bash'), JSON.stringify(caps.tools));
   });
 
@@ -254,8 +237,7 @@ describe('security: the Bash sandbox', () => {
 });
 
 describe('security: space folders', () => {
-  const auth = () => ({ Authorization: `Bearer ${server.password}` });
-  const api = () => request(server.url);
+  const api = () => apiClient(server);
 
   it('customPath inside or containing the data folder, or a system folder, is refused naming the field', async () => {
     for (const customPath of [
@@ -271,18 +253,18 @@ describe('security: space folders', () => {
       '/',
       '/home',
     ]) {
-      const res = await api().post('/api/spaces').set(auth()).send({ name: 'bad', customPath });
+      const res = await api().post('/api/spaces', { name: 'bad', customPath });
       assert.equal(res.status, 400, `${customPath}: ${res.status} ${JSON.stringify(res.body)}`);
       assert.match(res.body.error, /^customPath: /, customPath);
     }
-    const names = (await api().get('/api/spaces').set(auth())).body.data.map((s: { name: string }) => s.name);
+    const names = (await api().get('/api/spaces')).body.data.map((s: { name: string }) => s.name);
     assert.ok(!names.includes('bad'));
   });
 
   it('working-dir inside the data folder or a system folder is refused naming the field', async () => {
-    const space = (await api().post('/api/spaces').set(auth()).send({ name: 'wd' })).body.data;
+    const space = (await api().post('/api/spaces', { name: 'wd' })).body.data;
     for (const workingDir of [join(server.dataDir, 'spaces'), server.dataDir, '/etc', '/proc', '/usr']) {
-      const res = await api().put(`/api/spaces/${space.id}/working-dir`).set(auth()).send({ workingDir });
+      const res = await api().put(`/api/spaces/${space.id}/working-dir`, { workingDir });
       assert.equal(res.status, 400, `${workingDir}: ${res.status} ${JSON.stringify(res.body)}`);
       assert.match(res.body.error, /^workingDir: /, workingDir);
     }
@@ -294,21 +276,18 @@ describe('security: space folders', () => {
       const existing = join(base, 'existing');
       mkdirSync(existing);
       writeFileSync(join(existing, 'keep.txt'), 'mine');
-      const brought = (await api().post('/api/spaces').set(auth()).send({ name: 'b', customPath: existing })).body.data;
+      const brought = (await api().post('/api/spaces', { name: 'b', customPath: existing })).body.data;
       const created = join(base, 'created');
-      const made = (await api().post('/api/spaces').set(auth()).send({ name: 'c', customPath: created })).body.data;
-      const moved = (await api().post('/api/spaces').set(auth()).send({ name: 'm' })).body.data;
+      const made = (await api().post('/api/spaces', { name: 'c', customPath: created })).body.data;
+      const moved = (await api().post('/api/spaces', { name: 'm' })).body.data;
       const target = join(base, 'target');
       mkdirSync(target);
       writeFileSync(join(target, 'keep.txt'), 'mine too');
-      assert.equal(
-        (await api().put(`/api/spaces/${moved.id}/working-dir`).set(auth()).send({ workingDir: target })).status,
-        200,
-      );
-      const plain = (await api().post('/api/spaces').set(auth()).send({ name: 'p' })).body.data;
+      assert.equal((await api().put(`/api/spaces/${moved.id}/working-dir`, { workingDir: target })).status, 200);
+      const plain = (await api().post('/api/spaces', { name: 'p' })).body.data;
 
       for (const s of [brought, made, moved, plain]) {
-        assert.equal((await api().delete(`/api/spaces/${s.id}`).set(auth())).status, 200);
+        assert.equal((await api().del(`/api/spaces/${s.id}`)).status, 200);
       }
       assert.ok(existsSync(join(existing, 'keep.txt')), 'an existing customPath stays');
       assert.ok(existsSync(join(target, 'keep.txt')), 'a working-dir stays');
@@ -323,7 +302,6 @@ describe('security: space folders', () => {
 
 describe('security: configuration secrets are masked', () => {
   it('GET /api/config masks PGPASSWORD-like keys, auth and passwords inside URLs', async () => {
-    const auth = { Authorization: `Bearer ${server.password}` };
     const stored = {
       tools: {
         env: { PGPASSWORD: 'pg-secret-1', MYSQL_PWD: 'my-secret-2', PLAIN: 'visible' },
@@ -332,9 +310,9 @@ describe('security: configuration secrets are masked', () => {
         mirrors: ['redis://:url-secret-5@redis:6379', 'https://example.com/a'],
       },
     };
-    const saved = await request(server.url).post('/api/config').set(auth).send(stored);
+    const saved = await apiClient(server).post('/api/config', stored);
     assert.equal(saved.status, 200, JSON.stringify(saved.body));
-    const res = await request(server.url).get('/api/config').set(auth);
+    const res = await apiClient(server).get('/api/config');
     const text = JSON.stringify(res.body);
     for (const secret of ['pg-secret-1', 'my-secret-2', 'auth-secret-3', 'url-secret-4', 'url-secret-5']) {
       assert.ok(!text.includes(secret), `${secret} is visible: ${text}`);

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
+import { apiClient } from '#testing/api-client.js';
 import { startServer, type TestServer } from '#testing/test-server.js';
 import { sleep, waitFor } from '#testing/wait.js';
 import { WsTestClient } from '#testing/ws-client.js';
@@ -17,9 +18,8 @@ function rssMb(pid: number): number {
 /** Memory per socket is bounded: the send backlog of a client that never reads, and subscriptions. */
 describe('per-socket memory bounds', () => {
   let server: TestServer;
-  const auth = () => ({ Authorization: `Bearer ${server.password}` });
   const publish = (channel: string, data: object, repeat = 1) =>
-    request(server.url).post('/api/test/events').set(auth()).send({ channel, data, repeat });
+    apiClient(server).post('/api/test/events', { channel, data, repeat });
   const clients = async () => (await request(server.url).get('/api/remote/status')).body.data.clients as number;
 
   before(async () => {

@@ -3,26 +3,18 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import request from 'supertest';
+import { apiClient, okData } from '#testing/api-client.js';
 import { startServer, type TestServer } from '#testing/test-server.js';
 import { WsTestClient } from '#testing/ws-client.js';
 
 describe('spaces', () => {
   let server: TestServer;
   const outside = mkdtempSync(join(tmpdir(), 'svc-outside-'));
-  const api = () => ({
-    get: (p: string) => request(server.url).get(p).set('Authorization', `Bearer ${server.password}`),
-    post: (p: string, body: object = {}) =>
-      request(server.url).post(p).set('Authorization', `Bearer ${server.password}`).send(body),
-    put: (p: string, body: object = {}) =>
-      request(server.url).put(p).set('Authorization', `Bearer ${server.password}`).send(body),
-    del: (p: string) => request(server.url).delete(p).set('Authorization', `Bearer ${server.password}`),
-  });
-  const create = async (name: string, extra: object = {}) => {
-    const res = await api().post('/api/spaces', { name, ...extra });
-    assert.equal(res.status, 200, JSON.stringify(res.body));
-    return res.body.data as { id: string; name: string; path: string; icon: string };
-  };
+  const api = () => apiClient(server);
+  const create = async (name: string, extra: object = {}) =>
+    okData<{ id: string; name: string; path: string; icon: string }>(
+      await api().post('/api/spaces', { name, ...extra }),
+    );
 
   before(async () => {
     server = await startServer();
@@ -124,7 +116,7 @@ describe('spaces', () => {
     assert.equal(res.body.data.path, target);
     assert.ok(existsSync(join(space.path, 'keep.txt')), 'old folder untouched');
     assert.deepEqual(readdirSync(target), ['there.txt'], 'new folder untouched');
-    assert.deepEqual((await api().post(`/api/spaces/${space.id}/open`)).body, {
+    assert.deepEqual((await api().post(`/api/spaces/${space.id}/open`, {})).body, {
       success: true,
       data: { path: target },
     });

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
+import { apiClient } from '#testing/api-client.js';
 import { ScriptedModelServer } from '#testing/scripted-model-server.js';
 import { startServer, type TestServer } from '#testing/test-server.js';
 import { runTools, scriptedModelEnv } from '#testing/tool-driver.js';
@@ -54,13 +55,12 @@ describe('symlink swapped between check and use (TOCTOU)', () => {
   let outside: string;
   let space: { id: string; path: string };
   let racer: ChildProcess | null = null;
-  const auth = () => ({ Authorization: `Bearer ${server.password}` });
-  const api = () => request(server.url);
+  const api = () => apiClient(server);
 
   before(async () => {
     model = await ScriptedModelServer.start();
     server = await startServer({ env: scriptedModelEnv(model) });
-    const res = await api().post('/api/spaces').set(auth()).send({ name: 'race' });
+    const res = await api().post('/api/spaces', { name: 'race' });
     space = { id: res.body.data.id, path: res.body.data.path };
     outside = mkdtempSync(join(tmpdir(), 'svc-race-outside-'));
     const inside = join(space.path, '.race-dir');
@@ -110,47 +110,13 @@ describe('symlink swapped between check and use (TOCTOU)', () => {
     };
     const readCount = { leaked: 0 };
     await Promise.all([
-      loop('read', () =>
-        api()
-          .get(`/api/artifacts/content?path=${encodeURIComponent(race('f.txt'))}`)
-          .set(auth()),
-      ),
-      loop('save', (i) =>
-        api()
-          .post('/api/artifacts/save')
-          .set(auth())
-          .send({ path: race(`s-${i}.txt`), content: 'planted' }),
-      ),
-      loop('save-over', () =>
-        api()
-          .post('/api/artifacts/save')
-          .set(auth())
-          .send({ path: race('f.txt'), content: 'planted' }),
-      ),
-      loop('create', (i) =>
-        api()
-          .post(`${a}/file`)
-          .set(auth())
-          .send({ name: `c-${i}.txt`, parentPath: race(''), content: 'planted' }),
-      ),
-      loop('delete', (i) =>
-        api()
-          .delete(a)
-          .set(auth())
-          .send({ path: race(`v-${i}.txt`) }),
-      ),
-      loop('rename', (i) =>
-        api()
-          .post(`${a}/rename`)
-          .set(auth())
-          .send({ oldPath: race(`r-${i}.txt`), newName: `r-${i}-x.txt` }),
-      ),
-      loop('move', (i) =>
-        api()
-          .post(`${a}/move`)
-          .set(auth())
-          .send({ oldPath: race(`m-${i}.txt`) }),
-      ),
+      loop('read', () => api().get(`/api/artifacts/content?path=${encodeURIComponent(race('f.txt'))}`)),
+      loop('save', (i) => api().post('/api/artifacts/save', { path: race(`s-${i}.txt`), content: 'planted' })),
+      loop('save-over', () => api().post('/api/artifacts/save', { path: race('f.txt'), content: 'planted' })),
+      loop('create', (i) => api().post(`${a}/file`, { name: `c-${i}.txt`, parentPath: race(''), content: 'planted' })),
+      loop('delete', (i) => api().del(a, { path: race(`v-${i}.txt`) })),
+      loop('rename', (i) => api().post(`${a}/rename`, { oldPath: race(`r-${i}.txt`), newName: `r-${i}-x.txt` })),
+      loop('move', (i) => api().post(`${a}/move`, { oldPath: race(`m-${i}.txt`) })),
       (async () => {
         // The assistant's Write, Edit and Read under the same racer.
         const calls = Array.from({ length: 15 }, (_, i) => [

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import request from 'supertest';
+import { apiClient, okData } from '#testing/api-client.js';
 import type { RecordedModelRequest } from '#testing/scripted-model-server.js';
 import { type Replicas, startReplicas } from '#testing/replicas.js';
 import { testMode } from '#testing/test-env.js';
@@ -27,15 +27,6 @@ describe('a team across two replicas', { skip: testMode() === 'services' ? false
   let b: TestServer;
   let space: { id: string };
   const installed: Record<string, string> = {};
-  const api = (s: TestServer) => ({
-    get: (p: string) => request(s.url).get(p).set('Authorization', `Bearer ${s.password}`),
-    post: (p: string, body: object = {}) =>
-      request(s.url).post(p).set('Authorization', `Bearer ${s.password}`).send(body),
-  });
-  const data = <T>(res: request.Response): T => {
-    assert.equal(res.status, 200, JSON.stringify(res.body));
-    return res.body.data as T;
-  };
 
   before(async () => {
     replicas = await startReplicas();
@@ -50,13 +41,14 @@ describe('a team across two replicas', { skip: testMode() === 'services' ? false
   });
 
   it('messages sent to one member from both replicas at once: each delivered once, in order per sender', async () => {
-    space = data<{ id: string }>(await api(a).post('/api/spaces', { name: 'replica team' }));
+    space = okData<{ id: string }>(await apiClient(a).post('/api/spaces', { name: 'replica team' }));
     const install = async (name: string) =>
-      data<{ appId: string }>(await api(a).post('/api/apps/install', { spec: spec(name), spaceId: space.id })).appId;
+      okData<{ appId: string }>(await apiClient(a).post('/api/apps/install', { spec: spec(name), spaceId: space.id }))
+        .appId;
     const lead = (installed.Lead = await install('Lead'));
     const worker = (installed.Worker = await install('Worker'));
-    const team = data<{ id: string }>(
-      await api(a).post('/api/teams', {
+    const team = okData<{ id: string }>(
+      await apiClient(a).post('/api/teams', {
         input: {
           name: 'Replicated',
           goal: 'Take notes.',
@@ -67,15 +59,19 @@ describe('a team across two replicas', { skip: testMode() === 'services' ? false
       }),
     );
     const onB = await WsTestClient.signedIn(b.wsUrl, b.password);
-    const epoch = data<{ id: string }>(await api(a).post(`/api/teams/${team.id}/run`));
-    assert.equal((await api(b).post(`/api/teams/${team.id}/run`)).status, 409, 'one run, whichever replica asks');
+    const epoch = okData<{ id: string }>(await apiClient(a).post(`/api/teams/${team.id}/run`, {}));
+    assert.equal(
+      (await apiClient(b).post(`/api/teams/${team.id}/run`, {})).status,
+      409,
+      'one run, whichever replica asks',
+    );
     const N = 8;
     const sendAll = (s: TestServer, tag: string) =>
       (async () => {
         const receipts: string[] = [];
         for (let i = 0; i < N; i++) {
-          const sent = data<{ delivery: string }>(
-            await api(s).post(`/api/teams/${team.id}/members/${worker}/send`, { message: `${tag}-${i}` }),
+          const sent = okData<{ delivery: string }>(
+            await apiClient(s).post(`/api/teams/${team.id}/members/${worker}/send`, { message: `${tag}-${i}` }),
           );
           receipts.push(sent.delivery);
         }
@@ -85,8 +81,8 @@ describe('a team across two replicas', { skip: testMode() === 'services' ? false
     for (const d of [...fromA, ...fromB]) assert.ok(d === 'mid_turn' || d === 'queued', d);
 
     const userText = async (s: TestServer) =>
-      data<Array<{ role: string; content: string }>>(
-        await api(s).get(`/api/teams/${team.id}/chat-messages?appId=${worker}&epochId=${epoch.id}`),
+      okData<Array<{ role: string; content: string }>>(
+        await apiClient(s).get(`/api/teams/${team.id}/chat-messages?appId=${worker}&epochId=${epoch.id}`),
       )
         .filter((m) => m.role === 'user')
         .map((m) => m.content)
@@ -108,17 +104,19 @@ describe('a team across two replicas', { skip: testMode() === 'services' ? false
       assert.deepEqual(order, [...Array(N).keys()], `${tag}: each once, in the order sent`);
     }
     await waitFor(
-      async () => !data<string[]>(await api(a).get('/api/agent/sessions')).some((c) => c.includes(worker)),
+      async () => !okData<string[]>(await apiClient(a).get('/api/agent/sessions')).some((c) => c.includes(worker)),
       15_000,
       'the worker is idle once its mailbox is empty',
     );
     // Sealed from B: the event reaches B's sockets, both replicas read the same end.
-    const paused = data<{ endReason: string }>(await api(b).post(`/api/teams/${team.id}/pause`));
+    const paused = okData<{ endReason: string }>(await apiClient(b).post(`/api/teams/${team.id}/pause`, {}));
     assert.equal(paused.endReason, 'stopped');
     await onB.next((f) => f.channel === 'team:updated' && f.data?.changed === 'epoch-sealed', 10_000);
-    const [onA] = data<Array<{ id: string; endReason: string }>>(await api(a).get(`/api/teams/${team.id}/epochs`));
+    const [onA] = okData<Array<{ id: string; endReason: string }>>(
+      await apiClient(a).get(`/api/teams/${team.id}/epochs`),
+    );
     assert.deepEqual([onA!.id, onA!.endReason], [epoch.id, 'stopped']);
-    await waitFor(async () => data<string[]>(await api(b).get('/api/agent/sessions')).length === 0, 15_000);
+    await waitFor(async () => okData<string[]>(await apiClient(b).get('/api/agent/sessions')).length === 0, 15_000);
     onB.close();
   });
 
@@ -164,8 +162,8 @@ describe('a team across two replicas', { skip: testMode() === 'services' ? false
       }
       return { steps: [{ text: 'Done.' }] };
     });
-    const team = data<{ id: string }>(
-      await api(a).post('/api/teams', {
+    const team = okData<{ id: string }>(
+      await apiClient(a).post('/api/teams', {
         input: {
           name: 'Survivors',
           goal: 'Take stock.',
@@ -175,11 +173,11 @@ describe('a team across two replicas', { skip: testMode() === 'services' ? false
         },
       }),
     );
-    const epoch = data<{ id: string }>(await api(a).post(`/api/teams/${team.id}/run`));
+    const epoch = okData<{ id: string }>(await apiClient(a).post(`/api/teams/${team.id}/run`, {}));
     const conversationId = `app-chat:${worker}:team:${team.id}:${epoch.id}`;
     // Kill only once the worker's model call is under way (its first turn hangs there).
     await waitFor(() => workerTurns === 1, 20_000, 'the worker is working');
-    const replicaId = (await api(a).get(`/api/agent/session/${conversationId}`)).body.data.replicaId as string;
+    const replicaId = (await apiClient(a).get(`/api/agent/session/${conversationId}`)).body.data.replicaId as string;
     const pid = Number(replicaId.split('-')[0]);
     const [victim, survivor] = pid === a.process.pid ? [a, b] : [b, a];
     assert.equal(victim.process.pid, pid);
@@ -191,8 +189,8 @@ describe('a team across two replicas', { skip: testMode() === 'services' ? false
       60_000,
     );
     assert.equal((sealed.data!.team as { status: string }).status, 'idle');
-    const board = data<{ epoch: { endReason: string; outcome: string }; tasks: Array<{ status: string }> }>(
-      await api(survivor).get(`/api/teams/${team.id}/epochs/${epoch.id}/board`),
+    const board = okData<{ epoch: { endReason: string; outcome: string }; tasks: Array<{ status: string }> }>(
+      await apiClient(survivor).get(`/api/teams/${team.id}/epochs/${epoch.id}/board`),
     );
     assert.deepEqual(
       [board.epoch.endReason, board.epoch.outcome, board.tasks.map((t) => t.status)],
@@ -235,8 +233,8 @@ describe('a team across two replicas', { skip: testMode() === 'services' ? false
         return { steps: [{ toolCall: { name: 'team_update_task', input: { taskId, status: 'done' } } }] };
       return { steps: [{ text: 'Done.' }] };
     });
-    const team = data<{ id: string }>(
-      await api(a).post('/api/teams', {
+    const team = okData<{ id: string }>(
+      await apiClient(a).post('/api/teams', {
         input: {
           name: 'Lead lost',
           goal: 'Count the boxes.',
@@ -246,11 +244,11 @@ describe('a team across two replicas', { skip: testMode() === 'services' ? false
         },
       }),
     );
-    const epoch = data<{ id: string }>(await api(a).post(`/api/teams/${team.id}/run`));
+    const epoch = okData<{ id: string }>(await apiClient(a).post(`/api/teams/${team.id}/run`, {}));
     const conversationId = `app-chat:${lead}:team:${team.id}:${epoch.id}`;
     // Kill only once the lead's first model call is under way (it hangs there: the run is held by it).
     await waitFor(() => leadTurns === 1, 20_000, 'the lead is working');
-    const replicaId = (await api(a).get(`/api/agent/session/${conversationId}`)).body.data.replicaId as string;
+    const replicaId = (await apiClient(a).get(`/api/agent/session/${conversationId}`)).body.data.replicaId as string;
     const pid = Number(replicaId.split('-')[0]);
     const [victim, survivor] = pid === a.process.pid ? [a, b] : [b, a];
     assert.equal(victim.process.pid, pid);
@@ -263,11 +261,11 @@ describe('a team across two replicas', { skip: testMode() === 'services' ? false
       60_000,
     );
     assert.equal((sealed.data!.team as { status: string }).status, 'idle');
-    const board = data<{
+    const board = okData<{
       epoch: { endReason: string; outcome: string };
       tasks: Array<{ status: string }>;
       activities: Array<{ subject: string }>;
-    }>(await api(survivor).get(`/api/teams/${team.id}/epochs/${epoch.id}/board`));
+    }>(await apiClient(survivor).get(`/api/teams/${team.id}/epochs/${epoch.id}/board`));
     assert.deepEqual(
       [board.epoch.endReason, board.epoch.outcome, board.tasks.map((t) => t.status)],
       ['completed', 'output', ['done']],
@@ -279,7 +277,10 @@ describe('a team across two replicas', { skip: testMode() === 'services' ? false
       'the resumption is on the board’s record',
     );
     // Nothing is left running on the survivor with no process behind it.
-    await waitFor(async () => data<string[]>(await api(survivor).get('/api/agent/sessions')).length === 0, 15_000);
+    await waitFor(
+      async () => okData<string[]>(await apiClient(survivor).get('/api/agent/sessions')).length === 0,
+      15_000,
+    );
     watcher.close();
     if (victim === a) a = await replicas.replace(a);
     else b = await replicas.replace(b);

@@ -3,8 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gunzipSync } from 'node:zlib';
 import { after, before, describe, it } from 'node:test';
-import request from 'supertest';
-import { newConversation } from '#testing/api-client.js';
+import { apiClient, newConversation } from '#testing/api-client.js';
 import { ScriptedModelServer } from '#testing/scripted-model-server.js';
 import { startServer, type TestServer } from '#testing/test-server.js';
 import { waitFor } from '#testing/wait.js';
@@ -100,7 +99,6 @@ describe('tracing (OTEL_EXPORTER_OTLP_ENDPOINT)', () => {
   let model: ScriptedModelServer;
   let receiver: OtlpReceiver;
   let server: TestServer;
-  const auth = () => ({ Authorization: `Bearer ${server.password}` });
 
   before(async () => {
     model = await ScriptedModelServer.start();
@@ -133,9 +131,8 @@ describe('tracing (OTEL_EXPORTER_OTLP_ENDPOINT)', () => {
     // The caller's own trace is continued (W3C traceparent).
     const callerTrace = '4bf92f3577b34da6a3ce929d0e0e4736';
     const callerSpan = '00f067aa0ba902b7';
-    const sent = await request(server.url)
+    const sent = await apiClient(server)
       .post('/api/agent/message')
-      .set(auth())
       .set('X-Request-Id', 'trace-req-1')
       .set('traceparent', `00-${callerTrace}-${callerSpan}-01`)
       .send({ spaceId, conversationId, message: 'hello' });
@@ -184,9 +181,8 @@ describe('tracing (OTEL_EXPORTER_OTLP_ENDPOINT)', () => {
   it('a failed model call ends its span as an error with the provider status', async () => {
     const { spaceId, conversationId } = await newConversation(server, 'traced-fail');
     model.enqueue({ status: 400, error: 'bad request' });
-    await request(server.url)
+    await apiClient(server)
       .post('/api/agent/message')
-      .set(auth())
       .set('X-Request-Id', 'trace-req-2')
       .send({ spaceId, conversationId, message: 'fail please' })
       .expect(200);
@@ -204,7 +200,7 @@ describe('tracing off (no OTEL_EXPORTER_OTLP_ENDPOINT)', () => {
     const receiver = await OtlpReceiver.start();
     const server = await startServer({ env: { OTEL_EXPORTER_OTLP_ENDPOINT: undefined } });
     try {
-      const res = await request(server.url).get('/api/spaces').set('Authorization', `Bearer ${server.password}`);
+      const res = await apiClient(server).get('/api/spaces');
       assert.equal(res.status, 200);
       assert.doesNotMatch(server.output(), /tracing on/);
       assert.equal(receiver.paths.length, 0);

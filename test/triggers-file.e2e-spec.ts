@@ -2,8 +2,9 @@ import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { okData } from '#testing/api-client.js';
 import { testMode } from '#testing/test-env.js';
-import { automationSpec, okData, TriggerHarness } from '#testing/trigger-harness.js';
+import { automationSpec, TriggerHarness } from '#testing/trigger-harness.js';
 import { sleep, waitFor } from '#testing/wait.js';
 import { WsTestClient } from '#testing/ws-client.js';
 

@@ -5,13 +5,13 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import request from 'supertest';
+import { okData } from '#testing/api-client.js';
 import type { Replicas } from '#testing/replicas.js';
 import { testMode } from '#testing/test-env.js';
 import type { TestServer } from '#testing/test-server.js';
 import {
   automationSpec,
   everySub,
-  okData,
   startTriggerReplicas,
   type TriggerApi,
   type TriggerChecks,

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { okData } from '#testing/api-client.js';
 import { testMode } from '#testing/test-env.js';
-import { type AppState, automationSpec, everySub as every, okData, TriggerHarness } from '#testing/trigger-harness.js';
+import { type AppState, automationSpec, everySub as every, TriggerHarness } from '#testing/trigger-harness.js';
 import { sleep, waitFor } from '#testing/wait.js';
 import { WsTestClient } from '#testing/ws-client.js';
 

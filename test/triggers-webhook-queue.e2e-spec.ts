@@ -2,8 +2,9 @@ import assert from 'node:assert/strict';
 import { createHmac, randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
+import { okData } from '#testing/api-client.js';
 import { testMode } from '#testing/test-env.js';
-import { automationSpec, okData, TriggerHarness } from '#testing/trigger-harness.js';
+import { automationSpec, TriggerHarness } from '#testing/trigger-harness.js';
 import { waitFor } from '#testing/wait.js';
 
 const SECRET = 'queue-s3cret';

@@ -6,9 +6,10 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
+import { okData } from '#testing/api-client.js';
 import { testMode } from '#testing/test-env.js';
 import { REPO_ROOT } from '#testing/test-server.js';
-import { automationSpec, okData, TriggerHarness } from '#testing/trigger-harness.js';
+import { automationSpec, TriggerHarness } from '#testing/trigger-harness.js';
 import { sleep, waitFor } from '#testing/wait.js';
 
 const SECRET = 'hook-s3cret';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import request from 'supertest';
+import { apiClient } from '#testing/api-client.js';
 import { axeViolations, browserSkipReason, formatViolations, launchChromium } from '#testing/browser.js';
 import { ScriptedModelServer } from '#testing/scripted-model-server.js';
 import { startServer, type TestServer } from '#testing/test-server.js';
@@ -30,17 +30,17 @@ describe('web app in Chromium: axe-core finds no violations on any screen', { sk
   let page: Page;
   let conversationId = '';
   let appId = '';
-  const auth = () => ({ Authorization: `Bearer ${server.password}` });
 
   before(async () => {
     model = await ScriptedModelServer.start();
     server = await startServer({ env: model.serverEnv() });
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-    const imported = await request(server.url)
-      .post('/api/apps/import-spec')
-      .set(auth())
-      .send({ spaceId: null, yamlContent: SPEC, userConfig: { max: 100 } });
+    const imported = await apiClient(server).post('/api/apps/import-spec', {
+      spaceId: null,
+      yamlContent: SPEC,
+      userConfig: { max: 100 },
+    });
     assert.equal(imported.status < 300, true, JSON.stringify(imported.body));
     appId = imported.body.appId as string;
   });

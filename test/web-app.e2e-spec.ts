@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import request from 'supertest';
+import { apiClient } from '#testing/api-client.js';
 import { browserSkipReason, launchChromium, screenshot } from '#testing/browser.js';
 import { startServer, type TestServer } from '#testing/test-server.js';
 import { waitFor } from '#testing/wait.js';
@@ -37,7 +38,6 @@ describe('web app in Chromium: sign-in, spaces, files', { skip: browserSkipReaso
   let server: TestServer;
   let browser: Browser;
   let page: Page;
-  const auth = () => ({ Authorization: `Bearer ${server.password}` });
 
   before(async () => {
     server = await startServer();
@@ -92,7 +92,7 @@ describe('web app in Chromium: sign-in, spaces, files', { skip: browserSkipReaso
     await list.locator('li', { hasText: 'Project Alpha' }).getByRole('button', { name: 'Rename' }).click();
     await answerDialog(page, 'Project Beta');
     await page.getByText('Renamed to Project Beta.').waitFor({ timeout: WAIT });
-    const spaces = (await request(server.url).get('/api/spaces').set(auth())).body.data as Array<{ name: string }>;
+    const spaces = (await apiClient(server).get('/api/spaces')).body.data as Array<{ name: string }>;
     assert.deepEqual(
       spaces.map((s) => s.name),
       ['Project Beta'],
@@ -140,14 +140,14 @@ describe('web app in Chromium: sign-in, spaces, files', { skip: browserSkipReaso
     );
 
     // A file written straight on disk appears through the artifact events.
-    const space = ((await request(server.url).get('/api/spaces').set(auth())).body.data as Array<{ path: string }>)[0]!;
+    const space = ((await apiClient(server).get('/api/spaces')).body.data as Array<{ path: string }>)[0]!;
     writeFileSync(join(space.path, 'from-disk.txt'), 'hello');
     await tree.getByRole('button', { name: 'from-disk.txt' }).waitFor({ timeout: 30_000 });
   });
 
   it('creates a folder, renames, moves and trashes files, and searches as you type', async () => {
     const tree = page.getByRole('tree', { name: 'Files' });
-    const space = ((await request(server.url).get('/api/spaces').set(auth())).body.data as Array<{ path: string }>)[0]!;
+    const space = ((await apiClient(server).get('/api/spaces')).body.data as Array<{ path: string }>)[0]!;
     await page.getByRole('button', { name: 'New folder' }).click();
     await answerDialog(page, 'archive');
     await tree.getByRole('button', { name: 'archive' }).waitFor({ timeout: WAIT });
@@ -179,7 +179,7 @@ describe('web app in Chromium: sign-in, spaces, files', { skip: browserSkipReaso
 
   it('uploads a folder with its layout, and the tree is walked with the arrow keys', async () => {
     const tree = page.getByRole('tree', { name: 'Files' });
-    const space = ((await request(server.url).get('/api/spaces').set(auth())).body.data as Array<{ path: string }>)[0]!;
+    const space = ((await apiClient(server).get('/api/spaces')).body.data as Array<{ path: string }>)[0]!;
     const local = mkdtempSync(join(tmpdir(), 'svc-web-folder-'));
     mkdirSync(join(local, 'photos', 'trip'), { recursive: true });
     writeFileSync(join(local, 'photos', 'index.txt'), 'list');

@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import request from 'supertest';
+import { apiClient } from '#testing/api-client.js';
 import { browserSkipReason, launchChromium } from '#testing/browser.js';
 import { ScriptedModelServer } from '#testing/scripted-model-server.js';
 import { startServer, type TestServer } from '#testing/test-server.js';
@@ -16,7 +16,6 @@ describe('web app in Chromium: tool approvals in the chat', { skip: browserSkipR
   let browser: Browser;
   let page: Page;
   let space: { id: string; path: string };
-  const auth = () => ({ Authorization: `Bearer ${server.password}` });
 
   async function newConversation(): Promise<string> {
     const before = page.url();
@@ -41,12 +40,9 @@ describe('web app in Chromium: tool approvals in the chat', { skip: browserSkipR
   before(async () => {
     model = await ScriptedModelServer.start();
     server = await startServer({ env: model.serverEnv() });
-    const policy = await request(server.url)
-      .post('/api/config')
-      .set(auth())
-      .send({ approvals: { tools: ['Write'] } });
+    const policy = await apiClient(server).post('/api/config', { approvals: { tools: ['Write'] } });
     assert.equal(policy.status, 200, JSON.stringify(policy.body));
-    space = (await request(server.url).get('/api/spaces/svc').set(auth())).body.data;
+    space = (await apiClient(server).get('/api/spaces/svc')).body.data;
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
     await page.goto(`${server.url}/?token=${encodeURIComponent(server.password)}#/chat`);
@@ -75,13 +71,12 @@ describe('web app in Chromium: tool approvals in the chat', { skip: browserSkipR
     await messages.getByText('The file is written.').waitFor({ timeout: WAIT });
     await card.waitFor({ state: 'detached', timeout: WAIT });
     assert.equal(readFileSync(join(space.path, 'from-web.txt'), 'utf8'), 'approved in the browser');
-    const conversation = (await request(server.url).get(`/api/spaces/${space.id}/conversations/${id}`).set(auth())).body
-      .data as { messages: Array<{ id: string; role: string }> };
+    const conversation = (await apiClient(server).get(`/api/spaces/${space.id}/conversations/${id}`)).body.data as {
+      messages: Array<{ id: string; role: string }>;
+    };
     const reply = conversation.messages.filter((m) => m.role === 'assistant').at(-1)!;
     const thoughts = (
-      await request(server.url)
-        .get(`/api/spaces/${space.id}/conversations/${id}/messages/${reply.id}/thoughts`)
-        .set(auth())
+      await apiClient(server).get(`/api/spaces/${space.id}/conversations/${id}/messages/${reply.id}/thoughts`)
     ).body.data as Array<{ toolName?: string; approval?: { outcome: string; decidedBy: string } }>;
     const approval = thoughts.find((t) => t.toolName === 'Write')!.approval!;
     assert.deepEqual([approval.outcome, approval.decidedBy], ['approved', 'web']);
@@ -109,22 +104,19 @@ describe('web app in Chromium: tool approvals in the chat', { skip: browserSkipR
   });
 
   it("a digital human's held run call is shown on its page; Approve there lets the run go on", async () => {
-    const install = await request(server.url)
-      .post('/api/apps/install')
-      .set(auth())
-      .send({
-        spaceId: space.id,
-        spec: {
-          spec_version: '1',
-          name: 'Careful Writer',
-          version: '1.0.0',
-          author: 'web-approvals',
-          description: 'Writes reports.',
-          type: 'automation',
-          system_prompt: 'You write reports.',
-          subscriptions: [{ id: 'tick', source: { type: 'schedule', config: { every: '1d' } } }],
-        },
-      });
+    const install = await apiClient(server).post('/api/apps/install', {
+      spaceId: space.id,
+      spec: {
+        spec_version: '1',
+        name: 'Careful Writer',
+        version: '1.0.0',
+        author: 'web-approvals',
+        description: 'Writes reports.',
+        type: 'automation',
+        system_prompt: 'You write reports.',
+        subscriptions: [{ id: 'tick', source: { type: 'schedule', config: { every: '1d' } } }],
+      },
+    });
     assert.equal(install.status, 200, JSON.stringify(install.body));
     const appId = install.body.data.appId as string;
     model.enqueue(writeCall('toolu_run1', 'run-report.txt', 'from a run'), {

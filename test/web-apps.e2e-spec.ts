@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import request from 'supertest';
+import { apiClient } from '#testing/api-client.js';
 import { axeViolations, browserSkipReason, formatViolations, launchChromium, screenshot } from '#testing/browser.js';
 import { ScriptedModelServer } from '#testing/scripted-model-server.js';
 import { startServer, type TestServer } from '#testing/test-server.js';
@@ -38,7 +38,6 @@ describe('web app in Chromium: digital humans', { skip: browserSkipReason() }, (
   let model: ScriptedModelServer;
   let browser: Browser;
   let page: Page;
-  const auth = () => ({ Authorization: `Bearer ${server.password}` });
 
   before(async () => {
     model = await ScriptedModelServer.start();
@@ -79,7 +78,7 @@ describe('web app in Chromium: digital humans', { skip: browserSkipReason() }, (
     await page.getByLabel('Product page').fill('https://shop.example/first');
     await page.getByRole('button', { name: 'Install', exact: true }).click();
     await page.getByRole('heading', { name: 'Price Watcher', exact: true }).waitFor({ timeout: WAIT });
-    const apps = (await request(server.url).get('/api/apps').set(auth())).body.data as Array<{
+    const apps = (await apiClient(server).get('/api/apps')).body.data as Array<{
       spec: { name: string };
     }>;
     assert.deepEqual(
@@ -100,7 +99,7 @@ describe('web app in Chromium: digital humans', { skip: browserSkipReason() }, (
     await page.getByLabel('Language').selectOption('zh');
     await page.getByRole('button', { name: 'Save settings' }).click();
     await page.getByText('Settings saved.').waitFor({ timeout: WAIT });
-    const apps = (await request(server.url).get('/api/apps').set(auth())).body.data as Array<{ userConfig: object }>;
+    const apps = (await apiClient(server).get('/api/apps')).body.data as Array<{ userConfig: object }>;
     assert.deepEqual(apps[0]!.userConfig, { product_url: 'https://shop.example/item', max: 100, lang: 'zh' });
     await screenshot(page, 'digital-human-settings');
   });
@@ -142,9 +141,10 @@ describe('web app in Chromium: digital humans', { skip: browserSkipReason() }, (
     await threads.getByRole('button', { name: /customer-42/ }).waitFor({ timeout: WAIT });
     await screenshot(page, 'digital-human-threads');
     // The server keeps the thread apart from the main one.
-    const apps = (await request(server.url).get('/api/apps').set(auth())).body.data as Array<{ id: string }>;
-    const main = (await request(server.url).get(`/api/apps/${apps[0]!.id}/chat/messages`).set(auth())).body
-      .data as Array<{ content: string }>;
+    const apps = (await apiClient(server).get('/api/apps')).body.data as Array<{ id: string }>;
+    const main = (await apiClient(server).get(`/api/apps/${apps[0]!.id}/chat/messages`)).body.data as Array<{
+      content: string;
+    }>;
     assert.ok(!main.some((m) => m.content.includes('Hello from the thread')));
     // Back to the main thread: its own history.
     await threads.getByRole('button', { name: 'Main thread' }).click();
@@ -169,9 +169,11 @@ describe('web app in Chromium: digital humans', { skip: browserSkipReason() }, (
     await card.waitFor({ state: 'detached', timeout: WAIT });
     await nav.getByRole('link', { name: 'Digital humans', exact: true }).waitFor({ timeout: WAIT });
     await waitFor(async () => (await page.title()) === 'svc-server', WAIT, 'the title without a count once answered');
-    const apps = (await request(server.url).get('/api/apps').set(auth())).body.data as Array<{ id: string }>;
-    const activity = (await request(server.url).get(`/api/apps/${apps[0]!.id}/activity`).set(auth())).body
-      .data as Array<{ type: string; content: { userResponse?: { choice?: string } } }>;
+    const apps = (await apiClient(server).get('/api/apps')).body.data as Array<{ id: string }>;
+    const activity = (await apiClient(server).get(`/api/apps/${apps[0]!.id}/activity`)).body.data as Array<{
+      type: string;
+      content: { userResponse?: { choice?: string } };
+    }>;
     assert.equal(activity.find((a) => a.type === 'escalation')?.content.userResponse?.choice, 'yes');
   });
 
@@ -232,22 +234,19 @@ describe('web app in Chromium: digital humans', { skip: browserSkipReason() }, (
   });
 
   it('shows on its page what it needs: a missing MCP server warns and links to Settings → MCP servers', async () => {
-    const installed = await request(server.url)
-      .post('/api/apps/install')
-      .set(auth())
-      .send({
-        spaceId: TEMP_SPACE_ID,
-        spec: {
-          name: 'Issue Helper',
-          version: '1.0.0',
-          author: 'alice',
-          description: 'Sorts the issues.',
-          type: 'automation',
-          system_prompt: 'Sort the issues.',
-          permissions: ['ai-browser'],
-          requires: { mcps: [{ id: 'github', reason: 'reads the issues' }] },
-        },
-      });
+    const installed = await apiClient(server).post('/api/apps/install', {
+      spaceId: TEMP_SPACE_ID,
+      spec: {
+        name: 'Issue Helper',
+        version: '1.0.0',
+        author: 'alice',
+        description: 'Sorts the issues.',
+        type: 'automation',
+        system_prompt: 'Sort the issues.',
+        permissions: ['ai-browser'],
+        requires: { mcps: [{ id: 'github', reason: 'reads the issues' }] },
+      },
+    });
     assert.ok(installed.status < 300, JSON.stringify(installed.body));
     const appId = (installed.body.data as { appId: string }).appId;
     const openPage = async () => {
@@ -282,15 +281,11 @@ describe('web app in Chromium: digital humans', { skip: browserSkipReason() }, (
     );
 
     // Configured (an HTTP server is always allowed), it is available; the browser turned off for it is missing.
-    const saved = await request(server.url)
-      .post('/api/config')
-      .set(auth())
-      .send({ mcpServers: { GitHub: { url: 'https://mcp.example.test/mcp' } } });
+    const saved = await apiClient(server).post('/api/config', {
+      mcpServers: { GitHub: { url: 'https://mcp.example.test/mcp' } },
+    });
     assert.equal(saved.status, 200, JSON.stringify(saved.body));
-    await request(server.url)
-      .post(`/api/apps/${appId}/permissions/revoke`)
-      .set(auth())
-      .send({ permission: 'ai-browser' });
+    await apiClient(server).post(`/api/apps/${appId}/permissions/revoke`, { permission: 'ai-browser' });
     await openPage();
     await github.getByText('Available', { exact: true }).waitFor({ timeout: WAIT });
     await github.getByText('(configured in Settings as GitHub)').waitFor();

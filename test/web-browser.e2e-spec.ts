@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Locator, Page } from 'playwright-core';
-import request from 'supertest';
 import type { BrowserLivePage, BrowserLoginSite } from '#contracts/browser.js';
+import { apiClient } from '#testing/api-client.js';
 import { browserSkipReason, launchChromium, screenshot } from '#testing/browser.js';
 import { LoginSite } from '#testing/login-site.js';
 import { ScriptedModelServer } from '#testing/scripted-model-server.js';
@@ -55,7 +55,6 @@ describe('web app in Chromium: the AI browser (sign-in and live view)', { skip: 
   let page: Page;
   let spaceId: string;
   let appId: string;
-  const auth = () => ({ Authorization: `Bearer ${server.password}` });
   /** Waits for the live view in `container` to draw a frame; a failure says what the view and server showed. */
   const frameDrawn = (container: Locator, what: string): Promise<void> =>
     waitFor(
@@ -88,7 +87,7 @@ describe('web app in Chromium: the AI browser (sign-in and live view)', { skip: 
     model = await ScriptedModelServer.start();
     // The operator allow-list lets the AI browser reach the test's loopback site.
     server = await startServer({ env: { ...model.serverEnv(), SVC_BROWSER_ALLOW: '127.0.0.1' } });
-    spaceId = (await request(server.url).get('/api/spaces/svc').set(auth())).body.data.id;
+    spaceId = (await apiClient(server).get('/api/spaces/svc')).body.data.id;
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     await page.goto(`${server.url}/?token=${encodeURIComponent(server.password)}#/chat`);
@@ -103,10 +102,7 @@ describe('web app in Chromium: the AI browser (sign-in and live view)', { skip: 
   });
 
   it('signs a digital human in through the live view: frames arrive, the typed name is submitted, Done keeps the cookie', async () => {
-    const imported = await request(server.url)
-      .post('/api/apps/import-spec')
-      .set(auth())
-      .send({ spaceId, yamlContent: spec(site.url) });
+    const imported = await apiClient(server).post('/api/apps/import-spec', { spaceId, yamlContent: spec(site.url) });
     assert.equal(imported.status, 200, JSON.stringify(imported.body));
     appId = imported.body.data.appId as string;
     await page.goto(`${server.url}/#/apps/${appId}`);
@@ -140,8 +136,7 @@ describe('web app in Chromium: the AI browser (sign-in and live view)', { skip: 
     await dialog.getByRole('button', { name: 'Done', exact: true }).click();
     await dialog.waitFor({ state: 'detached', timeout: WAIT });
     await sites.getByText('signed in', { exact: true }).waitFor({ timeout: WAIT });
-    const listed = (await request(server.url).get(`/api/apps/${appId}/browser-login`).set(auth())).body
-      .data as BrowserLoginSite[];
+    const listed = (await apiClient(server).get(`/api/apps/${appId}/browser-login`)).body.data as BrowserLoginSite[];
     assert.deepEqual(listed, [{ url: site.url, label: 'Loopback site', signedIn: true }]);
   });
 
@@ -157,9 +152,8 @@ describe('web app in Chromium: the AI browser (sign-in and live view)', { skip: 
     const toggle = page.getByRole('button', { name: 'AI browser off' });
     await toggle.click();
     await page.getByRole('button', { name: 'AI browser on' }).waitFor({ timeout: WAIT });
-    const toolsets = (
-      await request(server.url).post('/api/agent/toolsets/list').set(auth()).send({ spaceId, conversationId })
-    ).body.data as Array<{ id: string; open: boolean }>;
+    const toolsets = (await apiClient(server).post('/api/agent/toolsets/list', { spaceId, conversationId })).body
+      .data as Array<{ id: string; open: boolean }>;
     assert.equal(toolsets.find((t) => t.id === 'ai-browser')?.open, true);
 
     model.enqueue(
@@ -176,7 +170,7 @@ describe('web app in Chromium: the AI browser (sign-in and live view)', { skip: 
       .waitFor({ timeout: WAIT })
       .catch(async (err: Error) => {
         // What the server and the model saw, so a failure says where the turn stopped.
-        const turn = (await request(server.url).get(`/api/agent/session/${conversationId}`).set(auth())).body;
+        const turn = (await apiClient(server).get(`/api/agent/session/${conversationId}`)).body;
         const log = server
           .output()
           .split('\n')
@@ -213,8 +207,8 @@ describe('web app in Chromium: the AI browser (sign-in and live view)', { skip: 
 
     await panel.getByRole('button', { name: 'Stop page' }).click();
     await panel.waitFor({ state: 'detached', timeout: WAIT });
-    const pages = (await request(server.url).get(`/api/browser/pages?conversationId=${conversationId}`).set(auth()))
-      .body.data as BrowserLivePage[];
+    const pages = (await apiClient(server).get(`/api/browser/pages?conversationId=${conversationId}`)).body
+      .data as BrowserLivePage[];
     assert.deepEqual(pages, []);
   });
 
@@ -227,14 +221,11 @@ describe('web app in Chromium: the AI browser (sign-in and live view)', { skip: 
       },
       { steps: [{ text: 'Opened it.' }] },
     );
-    const sent = await request(server.url)
-      .post(`/api/apps/${appId}/chat/send`)
-      .set(auth())
-      .send({ spaceId, message: 'Open the site' });
+    const sent = await apiClient(server).post(`/api/apps/${appId}/chat/send`, { spaceId, message: 'Open the site' });
     assert.equal(sent.status, 200, JSON.stringify(sent.body));
     await waitFor(
       async () => {
-        const pages = (await request(server.url).get(`/api/browser/pages?spaceId=${spaceId}`).set(auth())).body
+        const pages = (await apiClient(server).get(`/api/browser/pages?spaceId=${spaceId}`)).body
           .data as BrowserLivePage[];
         // Listed with its title: the tab names its Watch button after it.
         return pages.some((p) => p.conversationId === `app-chat:${appId}` && p.title === 'Sign in');

@@ -3,6 +3,7 @@ import { createHmac } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import request from 'supertest';
+import { apiClient, okData } from '#testing/api-client.js';
 import { browserSkipReason, launchChromium, screenshot } from '#testing/browser.js';
 import { ChannelCallbackServer } from '#testing/channel-callback-server.js';
 import { ScriptedModelServer, textReply } from '#testing/scripted-model-server.js';
@@ -29,17 +30,8 @@ describe('web app in Chromium: a digital human’s channels', { skip: browserSki
   let browser: Browser;
   let page: Page;
   let appId = '';
-  const auth = () => ({ Authorization: `Bearer ${server.password}` });
-  const get = async <T>(path: string) => {
-    const res = await request(server.url).get(path).set(auth());
-    assert.equal(res.status, 200, JSON.stringify(res.body));
-    return res.body.data as T;
-  };
-  const post = async <T>(path: string, body: object) => {
-    const res = await request(server.url).post(path).set(auth()).send(body);
-    assert.equal(res.status, 200, JSON.stringify(res.body));
-    return res.body.data as T;
-  };
+  const get = async <T>(path: string) => okData<T>(await apiClient(server).get(path));
+  const post = async <T>(path: string, body: object) => okData<T>(await apiClient(server).post(path, body));
   const section = () => page.getByRole('region', { name: 'Channels' });
 
   before(async () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page, WebSocketRoute } from 'playwright-core';
-import request from 'supertest';
+import { apiClient } from '#testing/api-client.js';
 import { browserSkipReason, launchChromium, screenshot } from '#testing/browser.js';
 import { ScriptedModelServer } from '#testing/scripted-model-server.js';
 import { startServer, type TestServer } from '#testing/test-server.js';
@@ -284,9 +284,8 @@ describe('web app in Chromium: conversations and chat over the socket', { skip: 
     const id = (await renamed.getAttribute('href'))!.split('/').pop()!;
     await list.getByRole('button', { name: 'Star Kept notes' }).click();
     await list.getByRole('button', { name: 'Unstar Kept notes' }).waitFor({ timeout: WAIT });
-    const auth = { Authorization: `Bearer ${server.password}` };
-    const space = (await request(server.url).get('/api/spaces/svc').set(auth)).body.data.id as string;
-    const stored = (await request(server.url).get(`/api/spaces/${space}/conversations/${id}`).set(auth)).body.data;
+    const space = (await apiClient(server).get('/api/spaces/svc')).body.data.id as string;
+    const stored = (await apiClient(server).get(`/api/spaces/${space}/conversations/${id}`)).body.data;
     assert.equal(stored.title, 'Kept notes');
     assert.equal(stored.starred, true);
     await list.getByRole('button', { name: 'Delete Kept notes' }).click();

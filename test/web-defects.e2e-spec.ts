@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Locator, Page } from 'playwright-core';
 import request from 'supertest';
+import { apiClient } from '#testing/api-client.js';
 import { browserSkipReason, launchChromium } from '#testing/browser.js';
 import { ScriptedModelServer } from '#testing/scripted-model-server.js';
 import { startServer, type TestServer } from '#testing/test-server.js';
@@ -48,7 +49,6 @@ describe('web app in Chromium: issue 31 High and Medium defects', { skip: browse
   let model: ScriptedModelServer;
   let browser: Browser;
   let page: Page;
-  const auth = () => ({ Authorization: `Bearer ${server.password}` });
 
   before(async () => {
     model = await ScriptedModelServer.start();
@@ -206,10 +206,14 @@ describe('web app in Chromium: issue 31 High and Medium defects', { skip: browse
   });
 
   it('Settings shows which model source comes from the environment', async () => {
-    await request(server.url)
-      .post('/api/ai-sources/sources')
-      .set(auth())
-      .send({ name: 'Added here', provider: 'openai', apiUrl: 'https://models.example/v1', apiKey: 'k', model: 'm1' })
+    await apiClient(server)
+      .post('/api/ai-sources/sources', {
+        name: 'Added here',
+        provider: 'openai',
+        apiUrl: 'https://models.example/v1',
+        apiKey: 'k',
+        model: 'm1',
+      })
       .expect(200);
     await page.getByRole('link', { name: 'Settings' }).click();
     const sources = page.getByRole('list', { name: 'Model sources' });
@@ -326,15 +330,15 @@ describe('web app in Chromium: issue 31 High and Medium defects', { skip: browse
 
   let appId = '';
   it('a required number setting cleared is refused, not saved as 0', async () => {
-    const installed = await request(server.url)
-      .post('/api/apps/import-spec')
-      .set(auth())
-      .send({ spaceId: null, yamlContent: SPEC, userConfig: { max: 100 } });
+    const installed = await apiClient(server).post('/api/apps/import-spec', {
+      spaceId: null,
+      yamlContent: SPEC,
+      userConfig: { max: 100 },
+    });
     appId = (installed.body.data as { appId: string }).appId;
     assert.ok(appId, JSON.stringify(installed.body));
     const userConfig = async () =>
-      ((await request(server.url).get(`/api/apps/${appId}`).set(auth())).body.data as { userConfig: { max?: unknown } })
-        .userConfig;
+      ((await apiClient(server).get(`/api/apps/${appId}`)).body.data as { userConfig: { max?: unknown } }).userConfig;
     await page.goto(`${server.url}/#/apps/${appId}`);
     await page.getByRole('tab', { name: 'Settings' }).click();
     const max = page.getByLabel('Max price');
@@ -357,7 +361,7 @@ describe('web app in Chromium: issue 31 High and Medium defects', { skip: browse
     await page.goto(`${server.url}/#/apps/${appId}`);
     const report = (input: Record<string, unknown>) => ({ steps: [{ toolCall: { name: 'report_to_user', input } }] });
     model.enqueue(report({ type: 'complete', summary: 'Bought 2 kg at 42' }), { steps: [{ text: 'Done.' }] });
-    await request(server.url).post(`/api/apps/${appId}/trigger`).set(auth()).send({}).expect(200);
+    await apiClient(server).post(`/api/apps/${appId}/trigger`, {}).expect(200);
     await page.getByRole('tab', { name: 'Activity' }).click();
     const activity = page.getByRole('region', { name: 'Activity' });
     const complete = activity.locator('li[data-type="run_complete"]');
@@ -367,23 +371,22 @@ describe('web app in Chromium: issue 31 High and Medium defects', { skip: browse
     await complete.locator('.msg').first().waitFor({ timeout: WAIT });
     await waitFor(
       async () =>
-        ((await request(server.url).get(`/api/apps/${appId}`).set(auth())).body.data as { status: string }).status ===
-        'active',
+        ((await apiClient(server).get(`/api/apps/${appId}`)).body.data as { status: string }).status === 'active',
       WAIT,
       'the run ended',
     );
-    await request(server.url).post(`/api/apps/${appId}/pause`).set(auth()).send({});
-    await request(server.url).post(`/api/apps/${appId}/trigger`).set(auth()).send({});
+    await apiClient(server).post(`/api/apps/${appId}/pause`, {});
+    await apiClient(server).post(`/api/apps/${appId}/trigger`, {});
     const skipped = activity.locator('li[data-type="run_skipped"]');
     await skipped.getByText(/^Skipped: .+/).waitFor({ timeout: WAIT });
     assert.equal(await activity.getByText(/[{}]"/).count(), 0, 'no raw JSON');
     assert.equal(await activity.getByText(/run_complete|run_skipped/).count(), 0, 'no raw type names');
-    await request(server.url).post(`/api/apps/${appId}/resume`).set(auth()).send({});
+    await apiClient(server).post(`/api/apps/${appId}/resume`, {});
   });
 
   // Not reproduced on this code (the space is kept in localStorage since the app's first version): a guard.
   it('a new tab opens in the last space used', async () => {
-    const created = await request(server.url).post('/api/spaces').set(auth()).send({ name: 'Tea room' });
+    const created = await apiClient(server).post('/api/spaces', { name: 'Tea room' });
     const spaceId = (created.body.data as { id: string }).id;
     assert.ok(spaceId, JSON.stringify(created.body));
     const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });

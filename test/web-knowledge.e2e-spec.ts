@@ -3,8 +3,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import request from 'supertest';
 import type { KnowledgeBaseDto, RawFileDto, SearchHitDto } from '#contracts/knowledge.js';
+import { apiClient, okData } from '#testing/api-client.js';
 import { axeViolations, browserSkipReason, formatViolations, launchChromium, screenshot } from '#testing/browser.js';
 import { startServer, type TestServer } from '#testing/test-server.js';
 import { waitFor } from '#testing/wait.js';
@@ -20,12 +20,7 @@ describe('web app in Chromium: knowledge', { skip: browserSkipReason() }, () => 
   let page: Page;
   let spaceId = '';
   let kbId = '';
-  const auth = () => ({ Authorization: `Bearer ${server.password}` });
-  const get = async <T>(path: string) => {
-    const res = await request(server.url).get(path).set(auth());
-    assert.equal(res.status, 200, JSON.stringify(res.body));
-    return res.body.data as T;
-  };
+  const get = async <T>(path: string) => okData<T>(await apiClient(server).get(path));
 
   async function expectNoViolations(screen: string): Promise<void> {
     const violations = await axeViolations(page);
@@ -34,7 +29,7 @@ describe('web app in Chromium: knowledge', { skip: browserSkipReason() }, () => 
 
   before(async () => {
     server = await startServer();
-    const space = await request(server.url).post('/api/spaces').set(auth()).send({ name: 'Handbook' });
+    const space = await apiClient(server).post('/api/spaces', { name: 'Handbook' });
     assert.equal(space.status, 200, JSON.stringify(space.body));
     spaceId = space.body.data.id as string;
     // A folder of the workspace to link.
@@ -87,7 +82,7 @@ describe('web app in Chromium: knowledge', { skip: browserSkipReason() }, () => 
     await passages.getByText('Refunds are paid within 14 days by the wombat desk.', { exact: false }).waitFor({
       timeout: WAIT,
     });
-    const hits = (await request(server.url).post(`/api/tlon/${kbId}/search`).set(auth()).send({ query: 'wombat' })).body
+    const hits = (await apiClient(server).post(`/api/tlon/${kbId}/search`, { query: 'wombat' })).body
       .data as SearchHitDto[];
     assert.equal(hits.length, 1);
     await passages.getByText('refunds.md', { exact: true }).waitFor({ timeout: WAIT });
@@ -178,7 +173,7 @@ describe('web app in Chromium: knowledge', { skip: browserSkipReason() }, () => 
     await page.getByRole('dialog').getByRole('button', { name: 'Remove' }).click();
     await page.getByText('No source yet', { exact: false }).waitFor({ timeout: WAIT });
     assert.deepEqual(await get<RawFileDto[]>(`/api/tlon/${kbId}/raw`), []);
-    const hits = (await request(server.url).post(`/api/tlon/${kbId}/search`).set(auth()).send({ query: 'wombat' })).body
+    const hits = (await apiClient(server).post(`/api/tlon/${kbId}/search`, { query: 'wombat' })).body
       .data as SearchHitDto[];
     assert.deepEqual(hits, []);
   });

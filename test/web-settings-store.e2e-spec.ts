@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import request from 'supertest';
+import { apiClient } from '#testing/api-client.js';
 import { browserSkipReason, launchChromium, screenshot } from '#testing/browser.js';
 import { ScriptedModelServer } from '#testing/scripted-model-server.js';
 import { startServer, type TestServer } from '#testing/test-server.js';
@@ -40,8 +40,9 @@ describe('web app in Chromium: settings and the Store', { skip: browserSkipReaso
     await row.waitFor({ timeout: WAIT });
     await row.getByRole('button', { name: 'Use' }).click();
     await row.getByText('in use').waitFor({ timeout: WAIT });
-    const config = (await request(server.url).get('/api/config').set('Authorization', `Bearer ${server.password}`)).body
-      .data as { aiSources: { currentId: string; sources: Array<{ id: string; name: string; apiKey: string }> } };
+    const config = (await apiClient(server).get('/api/config')).body.data as {
+      aiSources: { currentId: string; sources: Array<{ id: string; name: string; apiKey: string }> };
+    };
     const second = config.aiSources.sources.find((s) => s.name === 'Second account')!;
     assert.equal(config.aiSources.currentId, second.id);
     assert.equal(second.apiKey, '***', 'the key is never shown back');

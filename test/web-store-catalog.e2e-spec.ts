@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import request from 'supertest';
+import { apiClient } from '#testing/api-client.js';
 import { axeViolations, browserSkipReason, formatViolations, launchChromium, screenshot } from '#testing/browser.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -233,9 +233,10 @@ describe(
       await page.waitForURL(/#\/apps\/[0-9a-f-]{36}$/, { timeout: WAIT });
       const appId = page.url().split('/').pop()!;
       await page.getByRole('heading', { name: 'AI Daily News Digest', exact: true }).waitFor({ timeout: WAIT });
-      const app = (
-        await request(server.url).get(`/api/apps/${appId}`).set('Authorization', `Bearer ${server.password}`)
-      ).body.data as { userConfig: Record<string, unknown>; spec: { name: string } };
+      const app = (await apiClient(server).get(`/api/apps/${appId}`)).body.data as {
+        userConfig: Record<string, unknown>;
+        spec: { name: string };
+      };
       assert.equal(app.userConfig.news_topics, 'robots, space');
       assert.equal(app.userConfig.max_news_count, 3);
       assert.equal(app.userConfig.include_commentary, true, 'untouched settings keep their defaults');

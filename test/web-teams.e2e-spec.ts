@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import request from 'supertest';
+import { apiClient, okData } from '#testing/api-client.js';
 import { browserSkipReason, launchChromium, screenshot } from '#testing/browser.js';
 import { type RecordedModelRequest, ScriptedModelServer } from '#testing/scripted-model-server.js';
 import { startServer, type TestServer } from '#testing/test-server.js';
@@ -27,12 +27,7 @@ describe('web app in Chromium: teams', { skip: browserSkipReason() }, () => {
   let browser: Browser;
   let page: Page;
   let spaceId = '';
-  const auth = () => ({ Authorization: `Bearer ${server.password}` });
-  const post = async <T>(path: string, body: object) => {
-    const res = await request(server.url).post(path).set(auth()).send(body);
-    assert.equal(res.status, 200, JSON.stringify(res.body));
-    return res.body.data as T;
-  };
+  const post = async <T>(path: string, body: object) => okData<T>(await apiClient(server).post(path, body));
 
   before(async () => {
     model = await ScriptedModelServer.start();
@@ -102,7 +97,7 @@ describe('web app in Chromium: teams', { skip: browserSkipReason() }, () => {
     const roster = page.getByRole('list', { name: 'Members' });
     await roster.getByText('Lead', { exact: true }).waitFor({ timeout: WAIT });
     await roster.getByText('Worker', { exact: true }).waitFor({ timeout: WAIT });
-    const teams = (await request(server.url).get(`/api/teams?spaceId=${spaceId}`).set(auth())).body.data as Array<{
+    const teams = (await apiClient(server).get(`/api/teams?spaceId=${spaceId}`)).body.data as Array<{
       name: string;
       leadAppId: string;
     }>;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import request from 'supertest';
+import { apiClient } from '#testing/api-client.js';
 import { startServer, type TestServer } from '#testing/test-server.js';
 import { sleep, waitFor } from '#testing/wait.js';
 import { WsTestClient } from '#testing/ws-client.js';
@@ -8,11 +8,7 @@ import { WsTestClient } from '#testing/ws-client.js';
 describe('WebSocket gateway', () => {
   let server: TestServer;
   const publish = (channel: string, data: object) =>
-    request(server.url)
-      .post('/api/test/events')
-      .set('Authorization', `Bearer ${server.password}`)
-      .send({ channel, data })
-      .expect(200);
+    apiClient(server).post('/api/test/events', { channel, data }).expect(200);
 
   before(async () => {
     server = await startServer({ env: { SVC_WS_PING_INTERVAL_MS: '400' } });

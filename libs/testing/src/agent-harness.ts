@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import request from 'supertest';
+import type request from 'supertest';
+import { apiClient, okData } from './api-client.js';
 import { ScriptedModelServer } from './scripted-model-server.js';
 import { startServer, type TestServer } from './test-server.js';
 import { type Frame, WsTestClient } from './ws-client.js';
@@ -54,24 +55,17 @@ export class AgentHarness {
     await this.model?.close();
   }
 
-  private readonly auth = (r: request.Test): request.Test => r.set('Authorization', `Bearer ${this.server.password}`);
-
-  /** Requests with the access password. */
+  /** Requests with the access password (a POST, PUT or PATCH without a body sends `{}`). */
   readonly api = {
-    get: (path: string): request.Test => this.auth(request(this.server.url).get(path)),
-    post: (path: string, body: object = {}): request.Test => this.auth(request(this.server.url).post(path)).send(body),
-    delete: (path: string): request.Test => this.auth(request(this.server.url).delete(path)),
-    put: (path: string, body: object = {}): request.Test => this.auth(request(this.server.url).put(path)).send(body),
-    patch: (path: string, body: object = {}): request.Test =>
-      this.auth(request(this.server.url).patch(path)).send(body),
+    get: (path: string): request.Test => apiClient(this.server).get(path),
+    post: (path: string, body: object = {}): request.Test => apiClient(this.server).post(path, body),
+    delete: (path: string): request.Test => apiClient(this.server).del(path),
+    put: (path: string, body: object = {}): request.Test => apiClient(this.server).put(path, body),
+    patch: (path: string, body: object = {}): request.Test => apiClient(this.server).patch(path, body),
   };
 
   /** The `data` of a 200 `{success: true}` answer (else the assertion names the answer). */
-  readonly okData = <T>(res: request.Response): T => {
-    assert.equal(res.status, 200, JSON.stringify(res.body));
-    assert.equal(res.body.success, true, JSON.stringify(res.body));
-    return res.body.data as T;
-  };
+  readonly okData = okData;
 
   /** A signed-in socket subscribed to a conversation. */
   readonly subscribed = async (conversationId: string): Promise<WsTestClient> => {

@@ -35,11 +35,15 @@ export function okData<T>(res: request.Response): T {
   return res.body.data as T;
 }
 
-/** A failure envelope with this status, an error matching `error`, and the code when given. */
-export function failure(res: request.Response, status: number, error: RegExp, code?: string): void {
+/**
+ * A failure envelope with this status, an error matching `error` (a string must be the whole
+ * message), and the code when given.
+ */
+export function failure(res: request.Response, status: number, error: RegExp | string, code?: string): void {
   assert.equal(res.status, status, JSON.stringify(res.body));
   assert.equal(res.body.success, false, JSON.stringify(res.body));
-  assert.match(res.body.error, error);
+  if (typeof error === 'string') assert.equal(res.body.error, error);
+  else assert.match(res.body.error, error);
   if (code) assert.equal(res.body.code, code);
 }
 

@@ -1,8 +1,8 @@
-import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import request from 'supertest';
+import type request from 'supertest';
+import { apiClient, okData } from './api-client.js';
 import { type Replicas, startReplicas } from './replicas.js';
 import { ScriptedModelServer } from './scripted-model-server.js';
 import { testMode } from './test-env.js';
@@ -48,12 +48,6 @@ export const scriptedModelEnv = (model: ScriptedModelServer): Record<string, str
   SVC_AI_MODEL: 'scripted-model',
 });
 
-/** The `data` of a 200 envelope (asserts it). */
-export function okData<T>(res: request.Response): T {
-  assert.equal(res.status, 200, JSON.stringify(res.body));
-  return res.body.data as T;
-}
-
 export interface TriggerApi {
   get(path: string): request.Test;
   post(path: string, body?: object): request.Test;
@@ -63,12 +57,11 @@ export interface TriggerApi {
 
 /** An API client with the access password of whichever server `current()` answers. */
 export function apiOf(current: () => TestServer): TriggerApi {
-  const auth = (r: request.Test) => r.set('Authorization', `Bearer ${current().password}`);
   return {
-    get: (p) => auth(request(current().url).get(p)),
-    post: (p, body = {}) => auth(request(current().url).post(p)).send(body),
-    patch: (p, body) => auth(request(current().url).patch(p)).send(body),
-    delete: (p) => auth(request(current().url).delete(p)),
+    get: (p) => apiClient(current()).get(p),
+    post: (p, body = {}) => apiClient(current()).post(p, body),
+    patch: (p, body) => apiClient(current()).patch(p, body),
+    delete: (p) => apiClient(current()).del(p),
   };
 }
 
