@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { lexemeWeights } from './keyword-weights.js';
+import { lexemeWeights, unquoteLexeme } from './keyword-weights.js';
 
 describe('keyword query weights', () => {
   it('weighs a word held by few chunks above one held by many (BM25 inverse document frequency)', () => {
@@ -20,5 +20,14 @@ describe('keyword query weights', () => {
   it('counts every chunk searched at least as many as a word is in (a base written to meanwhile)', () => {
     const { idf } = lexemeWeights(["'a'"], [10], 3, 1000, 2000);
     assert.ok(Number.isFinite(idf[0]!) && idf[0]! > 0);
+  });
+});
+
+describe('tsquery lexemes unquoted', () => {
+  it('gives back the text of a quoted lexeme', () => {
+    assert.equal(unquoteLexeme("'finch'"), 'finch');
+    assert.equal(unquoteLexeme("'it''s'"), "it's");
+    assert.equal(unquoteLexeme("'a\\\\b'"), 'a\\b');
+    assert.equal(unquoteLexeme("'年假'"), '年假');
   });
 });

@@ -40,3 +40,8 @@ export function lexemeWeights(
   }
   return { idf, rare };
 }
+
+/** A lexeme as written in a tsquery literal (`'it''s'`, lexemes.ts) back to its text (`it's`). */
+export function unquoteLexeme(quoted: string): string {
+  return quoted.slice(1, -1).replace(/''/g, "'").replace(/\\\\/g, '\\');
+}

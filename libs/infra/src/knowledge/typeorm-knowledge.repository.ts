@@ -14,7 +14,7 @@ import {
   type SourceRecord,
 } from '#core/knowledge/knowledge.ports.js';
 import { returningRows } from '../database/returning-rows.js';
-import { lexemeWeights } from './keyword-weights.js';
+import { lexemeWeights, unquoteLexeme } from './keyword-weights.js';
 import { VectorIndexCache, VectorMatrix } from './vector-index.js';
 
 type Row = Record<string, unknown>;
@@ -394,26 +394,27 @@ export class TypeormKnowledgeRepository extends KnowledgeRepository {
       KEYWORD_COUNT_CAP,
       KEYWORD_CANDIDATES,
     );
-    // A chunk's score: the weights of the query words its tsvector holds, one test (a binary search
-    // in the tsvector) per word; the words are parameters $6, $8, … with their weights $7, $9, ….
-    const weighted = lexemes
-      .map((_, i) => `CASE WHEN c.tsv @@ CAST($${6 + 2 * i} AS tsquery) THEN CAST($${7 + 2 * i} AS float8) ELSE 0 END`)
-      .join(' + ');
     const rows = (await this.ds.query(
       `WITH cand AS (
          SELECT id FROM (
            (SELECT c.id, 0 AS tier FROM knowledge_chunk c
-             WHERE c.kb_id = ANY($1::uuid[]) AND c.tsv @@ CAST($2 AS tsquery) LIMIT $5)
+             WHERE c.kb_id = ANY($1::uuid[]) AND c.tsv @@ CAST($4 AS tsquery) LIMIT $7)
            UNION ALL
            (SELECT c.id, 1 AS tier FROM knowledge_chunk c
-             WHERE c.kb_id = ANY($1::uuid[]) AND c.tsv @@ CAST($3 AS tsquery) LIMIT $5)
-         ) x GROUP BY id ORDER BY min(tier), id LIMIT $5
+             WHERE c.kb_id = ANY($1::uuid[]) AND c.tsv @@ CAST($5 AS tsquery) LIMIT $7)
+         ) x GROUP BY id ORDER BY min(tier), id LIMIT $7
        ),
        top AS (
-         SELECT c.id, ${weighted} AS score, ts_rank_cd(c.tsv, CAST($3 AS tsquery), 1) AS density
+         SELECT c.id,
+                (SELECT coalesce(sum(w.idf), 0) FROM unnest($2::text[], $3::float8[]) AS w(l, idf)
+                  WHERE w.l = ANY(a.lexemes)) AS score,
+                ts_rank_cd(c.tsv, CAST($5 AS tsquery), 1) AS density
            FROM cand JOIN knowledge_chunk c ON c.id = cand.id
+           -- The chunk's lexemes read once (a tsv test per query word would unpack the tsvector each time;
+           -- OFFSET 0 keeps the planner from folding the subquery into each word's test).
+           CROSS JOIN LATERAL (SELECT tsvector_to_array(c.tsv) AS lexemes OFFSET 0) a
           ORDER BY score DESC, density DESC, c.id
-          LIMIT $4
+          LIMIT $6
        )
        SELECT c.id, c.kb_id, c.heading, c.text, s.name, s.rel_path, top.score
          FROM top
@@ -422,11 +423,12 @@ export class TypeormKnowledgeRepository extends KnowledgeRepository {
         ORDER BY top.score DESC, top.density DESC, c.id`,
       [
         kbIds,
+        lexemes.map(unquoteLexeme),
+        idf,
         rare.length > 0 ? rare.join(' | ') : null,
         tsquery,
         limit,
         KEYWORD_CANDIDATES,
-        ...lexemes.flatMap((l, i) => [l, idf[i]!]),
       ],
     )) as Row[];
     return rows.map(toHit);
