@@ -4,7 +4,8 @@
  * (Chinese, Japanese, Thai…) are split into words: `Intl.Segmenter` (ICU data ships with Node)
  * finds the words, which are lower-cased and kept whole (the 'simple' configuration: no stemming,
  * no stop words). The index holds them as a `tsvector` literal with positions; a query becomes a
- * `tsquery` that matches any of its words, ranked by `ts_rank_cd`.
+ * `tsquery` that matches any of its words, ranked by how rare the words a chunk holds are, then by
+ * `ts_rank_cd` (docs/api/knowledge.md, "Search").
  */
 
 const segmenter = new Intl.Segmenter(undefined, { granularity: 'word' });

@@ -14,6 +14,7 @@ import {
   type SourceRecord,
 } from '#core/knowledge/knowledge.ports.js';
 import { returningRows } from '../database/returning-rows.js';
+import { lexemeWeights, unquoteLexeme } from './keyword-weights.js';
 import { VectorIndexCache, VectorMatrix } from './vector-index.js';
 
 type Row = Record<string, unknown>;
@@ -25,6 +26,8 @@ const VECTOR_LOAD_BATCH = 20_000;
 
 /** Keyword search ranks at most this many matching chunks (docs/api/knowledge.md, "Search"). */
 const KEYWORD_CANDIDATES = 2000;
+/** A query word's chunks are counted up to this many (its weight: keyword-weights.ts); more count as this many. */
+const KEYWORD_COUNT_CAP = 1000;
 
 /** Bumps a base's chunk version, in the transaction that writes its chunks (the vector index reloads on a change). */
 const BUMP_CHUNK_VERSION = `UPDATE knowledge_base SET chunk_version = chunk_version + 1 WHERE id = $1`;
@@ -363,37 +366,70 @@ export class TypeormKnowledgeRepository extends KnowledgeRepository {
   }
 
   /**
-   * Keyword hits ranked by `ts_rank_cd`. The rank is computed over a bounded candidate set, so a
-   * query whose words are in most of a large base does not rank every chunk: every match when
-   * there are at most KEYWORD_CANDIDATES, else the chunks holding all the query's words first,
-   * then any matching ones the index finds first, KEYWORD_CANDIDATES in all
+   * Keyword hits ranked by the weights of the query's words they hold (keyword-weights.ts: BM25's
+   * inverse document frequency, from the chunks holding each word counted up to
+   * KEYWORD_COUNT_CAP), then by `ts_rank_cd` (how often and how close). The rank is computed over a
+   * bounded candidate set, so a query whose words are in most of a large base does not rank every
+   * chunk: every chunk holding one of the query's rare words (those whose matches fit in
+   * KEYWORD_CANDIDATES), then any matching ones the index finds first, KEYWORD_CANDIDATES in all
    * (docs/api/knowledge.md, "Search"). Text and source are read for the hits only.
    */
   async keywordSearch(kbIds: string[], tsquery: string, limit: number): Promise<KeywordHit[]> {
-    // The literal is `'a' | 'b'` with lexemes free of spaces and `|` (lexemes.ts): every word is `'a' & 'b'`.
-    const allWords = tsquery.split(' | ').join(' & ');
+    // The literal is `'a' | 'b'` with lexemes free of spaces and `|` (lexemes.ts).
+    const lexemes = tsquery.split(' | ');
+    const counted = (await this.ds.query(
+      `SELECT t.o::int AS o,
+              (SELECT count(*) FROM (SELECT 1 FROM knowledge_chunk c
+                 WHERE c.kb_id = ANY($1::uuid[]) AND c.tsv @@ CAST(t.l AS tsquery) LIMIT $3) m)::int AS df,
+              (SELECT count(*) FROM knowledge_chunk c WHERE c.kb_id = ANY($1::uuid[]))::int AS n
+         FROM unnest($2::text[]) WITH ORDINALITY AS t(l, o)
+        ORDER BY t.o`,
+      [kbIds, lexemes, KEYWORD_COUNT_CAP],
+    )) as Row[];
+    const counts = counted.map((r) => Number(r.df));
+    const { idf, rare } = lexemeWeights(
+      lexemes,
+      counts,
+      Number(counted[0]?.n ?? 0),
+      KEYWORD_COUNT_CAP,
+      KEYWORD_CANDIDATES,
+    );
     const rows = (await this.ds.query(
       `WITH cand AS (
          SELECT id FROM (
            (SELECT c.id, 0 AS tier FROM knowledge_chunk c
-             WHERE c.kb_id = ANY($1::uuid[]) AND c.tsv @@ CAST($3 AS tsquery) LIMIT $5)
+             WHERE c.kb_id = ANY($1::uuid[]) AND c.tsv @@ CAST($4 AS tsquery) LIMIT $7)
            UNION ALL
            (SELECT c.id, 1 AS tier FROM knowledge_chunk c
-             WHERE c.kb_id = ANY($1::uuid[]) AND c.tsv @@ CAST($2 AS tsquery) LIMIT $5)
-         ) x GROUP BY id ORDER BY min(tier), id LIMIT $5
+             WHERE c.kb_id = ANY($1::uuid[]) AND c.tsv @@ CAST($5 AS tsquery) LIMIT $7)
+         ) x GROUP BY id ORDER BY min(tier), id LIMIT $7
        ),
        top AS (
-         SELECT c.id, ts_rank_cd(c.tsv, CAST($2 AS tsquery), 1) AS score
+         SELECT c.id,
+                (SELECT coalesce(sum(w.idf), 0) FROM unnest($2::text[], $3::float8[]) AS w(l, idf)
+                  WHERE w.l = ANY(a.lexemes)) AS score,
+                ts_rank_cd(c.tsv, CAST($5 AS tsquery), 1) AS density
            FROM cand JOIN knowledge_chunk c ON c.id = cand.id
-          ORDER BY score DESC, c.id
-          LIMIT $4
+           -- The chunk's lexemes read once (a tsv test per query word would unpack the tsvector each time;
+           -- OFFSET 0 keeps the planner from folding the subquery into each word's test).
+           CROSS JOIN LATERAL (SELECT tsvector_to_array(c.tsv) AS lexemes OFFSET 0) a
+          ORDER BY score DESC, density DESC, c.id
+          LIMIT $6
        )
        SELECT c.id, c.kb_id, c.heading, c.text, s.name, s.rel_path, top.score
          FROM top
          JOIN knowledge_chunk c ON c.id = top.id
          JOIN knowledge_source s ON s.id = c.source_id
-        ORDER BY top.score DESC, c.id`,
-      [kbIds, tsquery, allWords, limit, KEYWORD_CANDIDATES],
+        ORDER BY top.score DESC, top.density DESC, c.id`,
+      [
+        kbIds,
+        lexemes.map(unquoteLexeme),
+        idf,
+        rare.length > 0 ? rare.join(' | ') : null,
+        tsquery,
+        limit,
+        KEYWORD_CANDIDATES,
+      ],
     )) as Row[];
     return rows.map(toHit);
   }
