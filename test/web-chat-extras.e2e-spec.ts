@@ -122,6 +122,17 @@ describe('web app in Chromium: chat timestamps, copy, export, shortcuts, search'
         assert.ok(box.x >= 0 && box.x + box.width <= size.width, `${JSON.stringify(box)} within ${size.width}`);
       }
     }
+    // The conversation's title keeps room of its own beside the header's buttons (it used to
+    // shrink to nothing and run under Export as Markdown).
+    const title = (await page.getByRole('heading', { level: 2, name: 'Greeting in the shell' }).boundingBox())!;
+    const exportButton = (await page.getByRole('button', { name: 'Export as Markdown' }).boundingBox())!;
+    const apart =
+      title.x + title.width <= exportButton.x ||
+      exportButton.x + exportButton.width <= title.x ||
+      title.y + title.height <= exportButton.y ||
+      exportButton.y + exportButton.height <= title.y;
+    assert.ok(apart, `title ${JSON.stringify(title)} clear of Export ${JSON.stringify(exportButton)}`);
+    assert.ok(title.width >= 120, `the title is wide enough to read (${title.width} px)`);
     // On a phone the open conversation takes the screen; its list is a link away.
     const violations = await axeViolations(page);
     assert.equal(violations.length, 0, formatViolations(violations));

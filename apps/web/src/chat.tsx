@@ -1021,7 +1021,7 @@ export function Conversation(props: {
             ← Conversations
           </a>
         )}
-        <h2 class="grow">{props.title ?? conversation?.title ?? '…'}</h2>
+        <h2 class="grow conversation-title">{props.title ?? conversation?.title ?? '…'}</h2>
         <button
           type="button"
           disabled={messages.length === 0}
