@@ -43,7 +43,9 @@ function precompress() {
       let first = 0;
       for (const row of rows.sort((a, b) => a.file.localeCompare(b.file))) {
         if (loaded.has(row.file)) first += row.gzip;
-        process.stdout.write(`  ${row.file.padEnd(44)} ${kb(row.raw).padStart(10)}  gzip ${kb(row.gzip).padStart(9)}\n`);
+        process.stdout.write(
+          `  ${row.file.padEnd(44)} ${kb(row.raw).padStart(10)}  gzip ${kb(row.gzip).padStart(9)}\n`,
+        );
       }
       process.stdout.write(
         `web app first screen: ${kb(first)} gzip (target ${kb(FIRST_SCREEN_TARGET)})` +
@@ -61,6 +63,14 @@ export default defineConfig({
     alias: [{ find: /^#contracts\/(.*)\.js$/, replacement: join(here, '../../libs/contracts/src/$1.ts') }],
   },
   oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
-  build: { outDir, emptyOutDir: true, target: 'es2022', sourcemap: false, reportCompressedSize: false },
+  build: {
+    outDir,
+    emptyOutDir: true,
+    target: 'es2022',
+    sourcemap: false,
+    reportCompressedSize: false,
+    // Fonts (KaTeX's) stay files: the page's policy has no data: fonts (font-src falls back to 'self').
+    assetsInlineLimit: (file) => (/\.(woff2?|ttf|otf)$/.test(file) ? false : undefined),
+  },
   plugins: [precompress()],
 });

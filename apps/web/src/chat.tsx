@@ -14,7 +14,7 @@ import { api, ApiError } from './api.js';
 import { downscaled, SentAttachment, uploadAttachment } from './attachments.js';
 import { BrowserToggle, ChatBrowserPanel } from './browser.js';
 import { ask, confirmAction, SubmitOrCancel } from './dialogs.js';
-import { renderMarkdown } from './markdown.js';
+import { drawMathAndDiagrams, renderMarkdown } from './markdown.js';
 import { go, href } from './route.js';
 import type { EventSocket } from './socket.js';
 import type { Space } from './spaces.js';
@@ -180,10 +180,11 @@ async function copyText(text: string): Promise<boolean> {
   }
 }
 
-/** Rendered Markdown; each code block gets a **Copy code** button. */
+/** Rendered Markdown with its math and diagrams drawn; each code block gets a **Copy code** button. */
 export function Markdown(props: { text: string }) {
   const box = useRef<HTMLDivElement>(null);
   useEffect(() => {
+    if (box.current) drawMathAndDiagrams(box.current);
     for (const pre of Array.from(box.current?.querySelectorAll('pre') ?? [])) {
       if (pre.querySelector('.copy-code')) continue;
       const button = document.createElement('button');
