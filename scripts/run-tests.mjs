@@ -65,6 +65,7 @@ function runNodeTest(label, files, env, buffered = false) {
     if (files.length === 0) return resolve();
     const tapDir = mkdtempSync(join(tmpdir(), 'svc-tap-'));
     const tap = join(tapDir, 'out.tap');
+    const timing = join(tapDir, 'timing.json');
     const held = [];
     const print = (text) => (buffered ? held.push(text) : process.stdout.write(text));
     print(`\n=== ${label}: ${files.length} file(s) ===\n`);
@@ -79,9 +80,14 @@ function runNodeTest(label, files, env, buffered = false) {
         '--test-reporter-destination=stdout',
         '--test-reporter=tap',
         `--test-reporter-destination=${tap}`,
+        `--test-reporter=${join(root, 'scripts/file-timing-reporter.mjs')}`,
+        `--test-reporter-destination=${join(tapDir, 'ignored')}`,
         ...files,
       ],
-      { stdio: buffered ? ['ignore', 'pipe', 'pipe'] : 'inherit', env: { ...process.env, ...env } },
+      {
+        stdio: buffered ? ['ignore', 'pipe', 'pipe'] : 'inherit',
+        env: { ...process.env, ...env, SVC_TEST_TIMING_FILE: timing },
+      },
     );
     if (buffered) {
       child.stdout.on('data', (d) => held.push(d.toString()));
@@ -103,11 +109,28 @@ function runNodeTest(label, files, env, buffered = false) {
       totals.skipped += count('skipped') + count('todo');
       for (const failure of failuresOf(text)) failures.push({ label, ...failure });
       print(`=== ${label}: ${passed} passed, ${failed} failed ===\n`);
+      print(slowestFiles(timing));
       if (buffered) process.stdout.write(held.join(''));
       rmSync(tapDir, { recursive: true, force: true });
       resolve();
     });
   });
+}
+
+/** The slowest files of a run (from file-timing-reporter.mjs), to see where the suite's time goes. */
+function slowestFiles(timingPath, count = 12) {
+  let perFile;
+  try {
+    perFile = JSON.parse(readFileSync(timingPath, 'utf8'));
+  } catch {
+    return '';
+  }
+  const rows = Object.entries(perFile).sort((a, b) => b[1] - a[1]);
+  const total = rows.reduce((sum, [, ms]) => sum + ms, 0);
+  const lines = rows
+    .slice(0, count)
+    .map(([file, ms]) => `  ${(ms / 1000).toFixed(1).padStart(7)} s  ${relative(dist, file)}`);
+  return `slowest files (of ${(total / 1000).toFixed(0)} s in tests):\n${lines.join('\n')}\n`;
 }
 
 /** Starts the server once on an empty folder and keeps its initialized embedded database. */
