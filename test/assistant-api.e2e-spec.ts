@@ -3,7 +3,6 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import request from 'supertest';
 import { apiClient } from '#testing/api-client.js';
 import { AgentHarness, toolResults } from '#testing/agent-harness.js';
 import { ScriptedModelServer, textReply } from '#testing/scripted-model-server.js';
@@ -181,12 +180,9 @@ describe(
         assert.ok(results[0]!.result.includes('Worker Ledger'));
         assert.match(results[1]!.result, /^HTTP 403\n.*not open to the assistant/);
         // The worker's API stays closed to everyone else, the access password included.
-        const direct = await request(worker.url).get('/api/spaces').set('Authorization', `Bearer ${worker.password}`);
+        const direct = await apiClient(worker).get('/api/spaces');
         assert.equal(direct.status, 404);
-        const forged = await request(worker.url)
-          .get('/api/spaces')
-          .set('Authorization', `Bearer ${worker.password}`)
-          .set('x-svc-assistant-relay', 'guess');
+        const forged = await apiClient(worker).get('/api/spaces').set('x-svc-assistant-relay', 'guess');
         assert.equal(forged.status, 404);
       } finally {
         await front.stop();

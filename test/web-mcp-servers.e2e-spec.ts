@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import request from 'supertest';
+import { apiClient } from '#testing/api-client.js';
 import { axeViolations, browserSkipReason, formatViolations, openSignedIn, screenshot } from '#testing/browser.js';
 import { HttpMcpServer } from '#testing/mcp-http-server.js';
 import { startServer, type TestServer } from '#testing/test-server.js';
@@ -23,7 +23,7 @@ describe('web app in Chromium: Settings → MCP servers', { skip: browserSkipRea
   const form = () => page.getByRole('form', { name: /Add an MCP server|Edit / });
   const configured = async (): Promise<Record<string, Record<string, unknown>> | undefined> =>
     (
-      (await request(server.url).get('/api/config').set('Authorization', `Bearer ${server.password}`)).body.data as {
+      (await apiClient(server).get('/api/config')).body.data as {
         mcpServers?: Record<string, Record<string, unknown>>;
       }
     ).mcpServers;
