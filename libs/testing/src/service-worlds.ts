@@ -1,7 +1,17 @@
 import assert from 'node:assert/strict';
 import type { AppConfig } from '#core/config/app-config.js';
 import { AgentService } from '#core/agent/agent.service.js';
-import type { ChatPlanBuilder } from '#core/agent/chat-plan-builder.js';
+import { ChatPlanBuilder } from '#core/agent/chat-plan-builder.js';
+import type { ConversationTitles } from '#core/agent/conversation-titles.js';
+import { RecordRetry } from '#core/agent/record-retry.js';
+import { TurnPreamble } from '#core/agent/turn-preamble.js';
+import { AppChatPlanBuilder } from '#core/apps/agent/app-chat-plan-builder.js';
+import { AppRunPlanBuilder } from '#core/apps/agent/app-run-plan-builder.js';
+import { RunSlots } from '#core/apps/agent/run-slots.js';
+import { BrowserTurns } from '#core/browser/browser-turns.js';
+import type { MemoryConsolidationService } from '#core/memory/memory-consolidation.service.js';
+import { TeamMemberPlanBuilder } from '#core/teams/team-member-plan-builder.js';
+import { TeamWork } from '#core/teams/team-work.js';
 import { ConversationEvents } from '#core/agent/conversation-events.js';
 import { ConversationToolsets } from '#core/agent/conversation-toolsets.js';
 import { MessageAttachments } from '#core/agent/message-attachments.js';
@@ -39,9 +49,14 @@ import {
   RecordingConversationCleanup,
 } from './fake-space-ports.js';
 import { FakeSpaceRepository } from './fake-spaces.js';
-import { FakeCatalogFetcher, FakeMcpConnector, FakeShellRunner } from './fake-tools.js';
+import { FakeAssistantApi, FakeCatalogFetcher, FakeMcpConnector, FakeShellRunner } from './fake-tools.js';
 import { RecordingJobQueue } from './fake-triggers.js';
 import { FakeClock, RecordingMetrics } from './fakes.js';
+import { FakeAiBrowser } from './fake-browser.js';
+import { FakeModelProvider } from './fake-model-provider.js';
+import { FakeTeamRepository } from './fake-teams.js';
+import { FakeKnowledgeTurns, FakeSkills, RecordingMemory, RecordingTitles } from './fake-turn-parts.js';
+import { RecordingTurn } from './recording-turn.js';
 
 /**
  * The core services of unit tests wired on the fakes of this folder, so each service spec
@@ -79,9 +94,10 @@ export function spacesWorld(config: AppConfig = testConfig()) {
   const bus = new RecordingEventBus();
   const spaceRepo = new FakeSpaceRepository();
   const settings = new FakeSettingsRepository();
+  const folders = new FakeSpaceFolders().add('/data');
   const spaces = new SpacesService(
     spaceRepo,
-    new FakeSpaceFolders().add('/data'),
+    folders,
     new FakeSpaceActivity(),
     new RecordingConversationCleanup(),
     new RecordingAppCleanup(),
@@ -101,7 +117,7 @@ export function spacesWorld(config: AppConfig = testConfig()) {
       isTemp: false,
       preferences: memoryEnabled ? {} : { memory: { enabled: false } },
     });
-  return { config, clock, bus, spaceRepo, settings, spaces, models, space };
+  return { config, clock, bus, spaceRepo, settings, folders, spaces, models, space };
 }
 
 /**
@@ -121,6 +137,7 @@ export function agentWorld(options: { bash?: boolean } = {}) {
   const builders = new TurnPlanBuilders(chat as unknown as ChatPlanBuilder);
   const conversations = new ConversationsService(conversationRepo, spaceRepo, clock);
   const events = new ConversationEvents(bus, new FakeEventLog());
+  const toolsets = new ConversationToolsets(settings, events);
   const mcp = new McpServers(
     appRepo,
     spaceRepo,
@@ -145,10 +162,24 @@ export function agentWorld(options: { bash?: boolean } = {}) {
     builders,
     config,
     mcp,
-    new ConversationToolsets(settings, events),
+    toolsets,
     new MessageAttachments(files),
   );
-  return { ...base, agent, turns, conversationRepo, conversations, appRepo, files, queue, chat, builders, mcp };
+  return {
+    ...base,
+    agent,
+    turns,
+    conversationRepo,
+    conversations,
+    appRepo,
+    files,
+    queue,
+    chat,
+    builders,
+    mcp,
+    events,
+    toolsets,
+  };
 }
 
 /**
@@ -156,8 +187,8 @@ export function agentWorld(options: { bash?: boolean } = {}) {
  * as at start), a scheduler, metrics and channel listener that record, and an app's turns ended
  * without a plan recorded by `appChat` / `appRun`. App data and skills are not touched.
  */
-export function appsWorld() {
-  const base = agentWorld();
+export function appsWorld(options: { bash?: boolean } = {}) {
+  const base = agentWorld(options);
   const { config, clock, bus, spaceRepo, spaces, models, agent, turns, conversationRepo, conversations } = base;
   const { appRepo, queue, builders, mcp } = base;
   const scheduler = new RecordingAppScheduler();
@@ -220,5 +251,124 @@ export function appsWorld() {
     appRun,
     chatService,
     runs,
+  };
+}
+
+/**
+ * The plan builders of the four turn kinds on the apps world: `chatPlan`, `appChatPlan`,
+ * `appRunPlan` and `memberPlan`, with the real preamble, tool registry, browser turns (on
+ * FakeAiBrowser), run slots and team work, and skills, knowledge bases, memory and titles that
+ * record (`fake-turn-parts.ts`). `model()` adds the model source every turn needs; `io()` a
+ * turn's recording io. The builders are not registered (`builders` holds the recorders).
+ */
+export function planWorld(options: { bash?: boolean } = {}) {
+  const base = appsWorld(options);
+  const { config, clock, bus, spaceRepo, spaces, models, agent, turns, conversations, files, queue, mcp } = base;
+  const { apps, runs, channels, builders, toolsets, settings } = base;
+  const skills = new FakeSkills();
+  const knowledge = new FakeKnowledgeTurns();
+  const memory = new RecordingMemory();
+  const titles = new RecordingTitles();
+  const aiBrowser = new FakeAiBrowser();
+  const browser = new BrowserTurns(aiBrowser);
+  const assistantApi = new FakeAssistantApi();
+  const preamble = new TurnPreamble(spaces, models, new FakeModelProvider(), skills);
+  const tools = new ToolRegistry(files, new FakeWorkspaceSearch(files), new FakeShellRunner(true), config);
+  const data = new AppData(files, new FakeSpaceFolders().add('/data'), spaceRepo);
+  const teams = new FakeTeamRepository();
+  const teamWork = new TeamWork(teams, turns, agent, conversations, spaces, bus, clock, runs, config, queue);
+  const chatPlan = new ChatPlanBuilder(
+    conversations,
+    spaces,
+    preamble,
+    models,
+    tools,
+    memory as unknown as MemoryConsolidationService,
+    clock,
+    RecordRetry.never(),
+    mcp,
+    assistantApi,
+    browser,
+    toolsets,
+    knowledge,
+    titles as unknown as ConversationTitles,
+    new MessageAttachments(files),
+  );
+  const appChatPlan = new AppChatPlanBuilder(
+    builders,
+    apps,
+    data,
+    conversations,
+    preamble,
+    tools,
+    clock,
+    mcp,
+    assistantApi,
+    bus,
+    browser,
+    knowledge,
+    channels,
+  );
+  const appRunPlan = new AppRunPlanBuilder(
+    builders,
+    apps,
+    runs,
+    data,
+    conversations,
+    preamble,
+    tools,
+    clock,
+    mcp,
+    skills,
+    assistantApi,
+    new RunSlots(2),
+    browser,
+    knowledge,
+  );
+  const memberPlan = new TeamMemberPlanBuilder(
+    builders,
+    apps,
+    data,
+    conversations,
+    preamble,
+    tools,
+    clock,
+    bus,
+    teams,
+    turns,
+    teamWork,
+  );
+  /** The model source turns resolve (the current one). */
+  const model = () =>
+    models.addSource({ id: 'main', name: 'Main', provider: 'anthropic', apiUrl: 'http://model.invalid', model: 'm1' });
+  /** A turn's io that records what it is told (`RecordingTurn`). */
+  const io = () => new RecordingTurn();
+  /** Stores a space `/data/spaces/<id>` whose folder exists. */
+  const space = async (id = 's1', memoryEnabled = true) => {
+    base.folders.add(`/data/spaces/${id}`);
+    return base.space(id, memoryEnabled);
+  };
+  return {
+    ...base,
+    space,
+    settings,
+    skills,
+    knowledge,
+    memory,
+    titles,
+    aiBrowser,
+    browser,
+    assistantApi,
+    preamble,
+    tools,
+    data,
+    teams,
+    teamWork,
+    chatPlan,
+    appChatPlan,
+    appRunPlan,
+    memberPlan,
+    model,
+    io,
   };
 }
