@@ -94,6 +94,15 @@ describe('web app in Chromium: restore from the trash', { skip: browserSkipReaso
 
     await deleteFromTree('keep (restored).txt');
     await page.getByRole('button', { name: 'Trash', exact: true }).click();
+    // At phone width the view fits: nothing scrolls sideways, its buttons on screen.
+    await page.setViewportSize({ width: 390, height: 844 });
+    const forever = trashView().getByRole('button', { name: 'Delete forever: keep (restored).txt', exact: true });
+    await forever.scrollIntoViewIfNeeded();
+    assert.ok((await page.evaluate<number>('document.documentElement.scrollWidth')) <= 390, 'no sideways scroll');
+    const box = await forever.boundingBox();
+    assert.ok(box && box.x >= 0 && box.x + box.width <= 390, JSON.stringify(box));
+    await screenshot(page, 'files-trash-phone');
+    await page.setViewportSize({ width: 1280, height: 800 });
     await trashView().getByRole('button', { name: 'Delete forever: keep (restored).txt', exact: true }).click();
     await page.locator('dialog[open]').getByRole('button', { name: 'Delete forever' }).click();
     await trashView().getByText('The trash is empty.').waitFor({ timeout: WAIT });

@@ -107,12 +107,14 @@ export function TrashView(props: {
                   {entry.isDirectory ? ', folder' : `, ${sizeText(entry.size)}`}
                 </span>
               </span>
-              <button onClick={() => void restore(entry)} aria-label={`Restore ${entry.path}`}>
-                Restore
-              </button>
-              <button class="danger" onClick={() => void purge(entry)} aria-label={`Delete forever: ${entry.path}`}>
-                Delete forever
-              </button>
+              <span class="row">
+                <button onClick={() => void restore(entry)} aria-label={`Restore ${entry.path}`}>
+                  Restore
+                </button>
+                <button class="danger" onClick={() => void purge(entry)} aria-label={`Delete forever: ${entry.path}`}>
+                  Delete forever
+                </button>
+              </span>
             </li>
           ))}
         </ul>
