@@ -9,6 +9,7 @@ import { lazyModule, useLazyModule } from './lazy.js';
 import { renderMarkdown } from './markdown.js';
 import type { EventSocket } from './socket.js';
 import type { Space } from './spaces.js';
+import { TrashView } from './trash.js';
 
 /** A listing entry (docs/api.md, "Workspaces and files"; the contracts library has no file shapes). */
 interface Entry {
@@ -98,6 +99,9 @@ export function FilesScreen(props: { space: Space; socket: EventSocket }) {
   const [over, setOver] = useState(false);
   const [editing, setEditing] = useState<string | null>(null);
   const [focused, setFocused] = useState<string | null>(null);
+  /** The Trash view shows in place of the open file; `trashVersion` reloads it after a delete. */
+  const [showTrash, setShowTrash] = useState(false);
+  const [trashVersion, setTrashVersion] = useState(0);
   const loaded = useRef(folders);
   loaded.current = folders;
 
@@ -124,6 +128,7 @@ export function FilesScreen(props: { space: Space; socket: EventSocket }) {
     setExpanded(new Set([root]));
     setSelected(null);
     setOpened(null);
+    setShowTrash(false);
     void loadFolder(root);
   }, [root, loadFolder]);
 
@@ -191,6 +196,7 @@ export function FilesScreen(props: { space: Space; socket: EventSocket }) {
     setSelected(entry);
     if (entry.type === 'folder') return toggle(entry.path);
     setEditing(null);
+    setShowTrash(false);
     try {
       const type = await api.get<TypeInfo>(`/api/artifacts/detect-type?path=${q(entry.path)}`);
       if (opened?.imageUrl) URL.revokeObjectURL(opened.imageUrl);
@@ -421,6 +427,7 @@ export function FilesScreen(props: { space: Space; socket: EventSocket }) {
         onClick={async () => {
           if (!selected || !(await confirmAction(`Move ${selected.name} to the trash?`, 'Move to trash'))) return;
           await act(() => api.del(base, { path: selected.path }), `${selected.name} moved to the trash.`);
+          setTrashVersion((v) => v + 1);
           if (opened?.entry.path === selected.path) setOpened(null);
           void loadFolder(parentOf(selected.path));
           setSelected(null);
@@ -502,6 +509,15 @@ export function FilesScreen(props: { space: Space; socket: EventSocket }) {
     );
   };
 
+  /** A restored entry shows in the tree: the folders on its way are opened and read again. */
+  const revealRestored = async (path: string, relativePath: string) => {
+    const parts = relativePath.split('/').slice(0, -1);
+    const dirs = [root, ...parts.map((_, i) => `${root}/${parts.slice(0, i + 1).join('/')}`)];
+    setExpanded((prev) => new Set([...prev, ...dirs]));
+    for (const dir of dirs) await loadFolder(dir);
+    setFocused(path);
+  };
+
   // How the open file is previewed (besides Markdown and images): a table, or highlighted code.
   const delimiter = opened ? tableDelimiter(opened.entry.name, opened.type.mimeType) : null;
   const language = opened && !delimiter ? codeLanguage(opened.entry.name) : null;
@@ -527,13 +543,19 @@ export function FilesScreen(props: { space: Space; socket: EventSocket }) {
         }}
       >
         <label for="file-search">Search files</label>
-        <input
-          id="file-search"
-          type="search"
-          value={query}
-          onInput={(e) => setQuery(e.currentTarget.value)}
-          placeholder="Name or path"
-        />
+        <div class="row">
+          <input
+            id="file-search"
+            class="grow"
+            type="search"
+            value={query}
+            onInput={(e) => setQuery(e.currentTarget.value)}
+            placeholder="Name or path"
+          />
+          <button class="trash-toggle" aria-pressed={showTrash} onClick={() => setShowTrash((shown) => !shown)}>
+            Trash
+          </button>
+        </div>
         {results ? (
           <ul class="plain list" aria-label="Search results">
             {results.length === 0 && <li class="muted">{indexing ? 'Indexing the space…' : 'Nothing found.'}</li>}
@@ -555,7 +577,14 @@ export function FilesScreen(props: { space: Space; socket: EventSocket }) {
         <p role="status" class="muted" aria-live="polite">
           {status}
         </p>
-        {opened ? (
+        {showTrash ? (
+          <TrashView
+            spaceId={props.space.id}
+            version={trashVersion}
+            onRestored={(path, relativePath) => void revealRestored(path, relativePath)}
+            onClose={() => setShowTrash(false)}
+          />
+        ) : opened ? (
           <article class="stack" aria-label={opened.entry.name}>
             <div class="row">
               <h2 class="grow">{opened.entry.name}</h2>

@@ -51,3 +51,19 @@ export const WATCH_RESTART_CHANNEL = 'internal:artifact-watch:restart';
 export interface WatchRestartEvent {
   spaceId: string;
 }
+
+/**
+ * An entry of a space's trash (docs/api.md, "Trash": an extension of the interface): what
+ * `DELETE /api/spaces/:spaceId/artifacts` moved there from this space.
+ */
+export interface TrashEntry {
+  /** The entry's name in the data folder's trash: what restore and delete take. */
+  id: string;
+  /** Where it was, relative to the space's folder (forward slashes). */
+  path: string;
+  /** When it was moved to the trash (ISO 8601). */
+  deletedAt: string;
+  isDirectory: boolean;
+  /** Bytes, for a file. */
+  size?: number;
+}

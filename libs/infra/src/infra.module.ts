@@ -59,11 +59,13 @@ import { TypeormStoreRepository } from './store/typeorm-store.repository.js';
 import { ZipPackageFiles } from './store/zip-package-files.js';
 import { ConversationRepository } from '#core/ports/conversation.repository.port.js';
 import { FileStore } from '#core/ports/file-store.port.js';
+import { TrashBin } from '#core/ports/trash-bin.port.js';
 import { FileTreeScanner, FileWatcher } from '#core/ports/file-watcher.port.js';
 import { LeaderLease } from '#core/ports/leader-lease.port.js';
 import { Replica } from '#core/ports/replica.port.js';
 import { TypeormConversationRepository } from './conversations/typeorm-conversation.repository.js';
 import { NodeFileStore } from './files/node-file-store.js';
+import { NodeTrashBin } from './files/node-trash-bin.js';
 import type { Infrastructure } from './infrastructure.js';
 import { BrowserProfiles } from '#core/browser/ai-browser.js';
 import { TypeormBrowserProfiles } from './browser/typeorm-browser-profiles.js';
@@ -120,6 +122,8 @@ export class InfraModule {
           new NodeFileStore({ trashDir: join(config.dataDir, 'trash'), now: () => new Date(clock.now()) }),
         inject: [Clock],
       },
+      // What FileStore.trash fills, read back (a space's trash: list, restore, delete for good).
+      { provide: TrashBin, useFactory: () => new NodeTrashBin({ trashDir: join(config.dataDir, 'trash') }) },
       { provide: FileWatcher, useFactory: () => new ChokidarFileWatcher({ usePolling: config.fileWatchPolling }) },
       { provide: FileTreeScanner, useFactory: () => new NodeFileTreeScanner() },
       // The file watcher's leadership: in Redis beside other replicas; alone, this process always leads.
@@ -165,7 +169,10 @@ export class InfraModule {
       { provide: AppScheduler, useExisting: TriggerScheduler },
       { provide: TeamRepository, useValue: new TypeormTeamRepository(infra.dataSource) },
       // Knowledge bases (docs/api/knowledge.md): records and chunk index in Postgres, source files in the data folder.
-      { provide: KnowledgeRepository, useValue: new TypeormKnowledgeRepository(infra.dataSource, config.kbVectorCacheMb * 1024 * 1024) },
+      {
+        provide: KnowledgeRepository,
+        useValue: new TypeormKnowledgeRepository(infra.dataSource, config.kbVectorCacheMb * 1024 * 1024),
+      },
       { provide: KnowledgeFiles, useValue: new DiskKnowledgeFiles(config.dataDir) },
       { provide: DocumentParser, useClass: BuiltInDocumentParser },
       { provide: Embeddings, useClass: OpenAICompatibleEmbeddings },

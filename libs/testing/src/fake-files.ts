@@ -20,6 +20,7 @@ import {
 } from '#core/ports/file-watcher.port.js';
 import { ConsolidationLock, type MemoryFilesStatus, MemoryFiles } from '#core/ports/memory-files.port.js';
 import { SpaceFolders } from '#core/ports/space-folders.port.js';
+import { type TrashedItem, TrashBin } from '#core/ports/trash-bin.port.js';
 import { type GrepMatch, type GrepOptions, WorkspaceSearch } from '#core/ports/workspace-search.port.js';
 
 const under = (path: string, folder: string): boolean => path === folder || path.startsWith(folder + sep);
@@ -417,5 +418,55 @@ export class FakeStoreFolders extends SpaceFolders {
       }
     }
     return count;
+  }
+}
+
+/**
+ * The data folder's trash in memory, beside a FakeFileStore: `put` files an entry (a file's
+ * content, or a folder) as `FileStore.trash` would have; `restore` writes it back into the store.
+ */
+export class FakeTrashBin extends TrashBin {
+  readonly entries = new Map<string, { item: TrashedItem; content: Buffer | 'folder' }>();
+
+  constructor(private readonly store: FakeFileStore) {
+    super();
+  }
+
+  put(id: string, originalPath: string, deletedAt: Date, content: string | 'folder'): this {
+    const body = content === 'folder' ? 'folder' : Buffer.from(content);
+    this.entries.set(id, {
+      item: {
+        id,
+        originalPath,
+        deletedAt,
+        recordedAt: deletedAt.getTime(),
+        kind: body === 'folder' ? 'folder' : 'file',
+        size: body === 'folder' ? 0 : body.length,
+      },
+      content: body,
+    });
+    return this;
+  }
+
+  async list(): Promise<TrashedItem[]> {
+    return [...this.entries.values()].map((e) => ({ ...e.item }));
+  }
+
+  async get(id: string): Promise<TrashedItem | null> {
+    const entry = this.entries.get(id);
+    return entry ? { ...entry.item } : null;
+  }
+
+  async restore(id: string, destination: GuardedPath): Promise<void> {
+    const entry = this.entries.get(id);
+    if (!entry) throw DomainError.notFound('Not in the trash');
+    if (!this.store.folders.has(dirname(destination.real))) throw enoent(dirname(destination.real));
+    if (entry.content === 'folder') this.store.folders.add(destination.real);
+    else this.store.files.set(destination.real, entry.content);
+    this.entries.delete(id);
+  }
+
+  async purge(id: string): Promise<void> {
+    if (!this.entries.delete(id)) throw DomainError.notFound('Not in the trash');
   }
 }

@@ -7,6 +7,7 @@ import { AppsController } from '../http/apps/apps.controller.js';
 import { ArtifactSearchController } from '../http/artifact-events/artifact-search.controller.js';
 import { ArtifactsController } from '../http/artifacts/artifacts.controller.js';
 import { SpaceArtifactsController } from '../http/artifacts/space-artifacts.controller.js';
+import { SpaceTrashController } from '../http/artifacts/space-trash.controller.js';
 import { RemoteController } from '../http/auth/remote.controller.js';
 import { ConversationsController } from '../http/conversations/conversations.controller.js';
 import { HooksController } from '../http/hooks/hooks.controller.js';
@@ -46,6 +47,7 @@ const CONTEXT_CONTROLLERS: Type[] = [
   ArtifactSearchController,
   ArtifactsController,
   SpaceArtifactsController,
+  SpaceTrashController,
   AgentController,
   AppChatController,
   AppRunsController,

@@ -60,7 +60,7 @@ export function toDomainError(err: unknown): unknown {
   }
 }
 
-async function mapped<T>(work: () => Promise<T>): Promise<T> {
+export async function mapped<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (err) {
@@ -352,30 +352,38 @@ export class NodeFileStore extends FileStore {
     });
   }
 
-  /** rename(2), or copy then remove when source and destination are on different devices. */
-  private async moveEntry(from: string, to: string): Promise<void> {
-    try {
-      await this.renameImpl(from, to);
-      return;
-    } catch (err) {
-      if (errorCode(err) !== 'EXDEV') throw err;
-    }
-    if (await exists(to)) throw Object.assign(new Error('Destination exists'), { code: 'EEXIST' });
-    try {
-      await cp(from, to, {
-        recursive: true,
-        errorOnExist: true,
-        force: false,
-        preserveTimestamps: true,
-        verbatimSymlinks: true,
-      });
-    } catch (err) {
-      // Only a partial copy of ours can be there: the destination was free just before.
-      await rm(to, { recursive: true, force: true }).catch(() => undefined);
-      throw err;
-    }
-    await rm(from, { recursive: true, force: true });
+  private moveEntry(from: string, to: string): Promise<void> {
+    return moveEntry(from, to, this.renameImpl);
   }
+}
+
+/** rename(2), or copy then remove when source and destination are on different devices. */
+export async function moveEntry(
+  from: string,
+  to: string,
+  renameImpl: (from: string, to: string) => Promise<void> = rename,
+): Promise<void> {
+  try {
+    await renameImpl(from, to);
+    return;
+  } catch (err) {
+    if (errorCode(err) !== 'EXDEV') throw err;
+  }
+  if (await exists(to)) throw Object.assign(new Error('Destination exists'), { code: 'EEXIST' });
+  try {
+    await cp(from, to, {
+      recursive: true,
+      errorOnExist: true,
+      force: false,
+      preserveTimestamps: true,
+      verbatimSymlinks: true,
+    });
+  } catch (err) {
+    // Only a partial copy of ours can be there: the destination was free just before.
+    await rm(to, { recursive: true, force: true }).catch(() => undefined);
+    throw err;
+  }
+  await rm(from, { recursive: true, force: true });
 }
 
 /** Opens a file the guard accepted: its folder checked after opening, its own name not followed. */

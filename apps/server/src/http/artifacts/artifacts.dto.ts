@@ -110,3 +110,22 @@ export class RenameBody {
   @RequiredString('newName')
   newName?: string;
 }
+
+/** Restore an entry of a space's trash, at its original path or at `path`. */
+export class RestoreTrashBody {
+  @Check(
+    (v) => v === undefined || v === null || typeof v === 'string',
+    'id must be a string',
+    { type: 'string', description: 'The entry, as the trash listing names it' },
+    { required: true },
+  )
+  id?: string;
+
+  @IsOptional()
+  @IsString()
+  @JSONSchema({
+    description:
+      "Where to put it instead of its original path: relative to the space's folder, or absolute inside it (folders on the way are created)",
+  })
+  path?: string;
+}

@@ -1,3 +1,4 @@
+import type { TrashEntry } from '#contracts/artifacts.js';
 /**
  * Schemas of what operations answer in `data`, one per wire type of `libs/contracts` (and the
  * few core types controllers answer directly). `shape<T>()` makes the typecheck fail when a
@@ -342,6 +343,20 @@ const TREE_NODE: Schema = {
 };
 const TREE_NODE_REF = component('TreeNode', TREE_NODE);
 export const ARTIFACT_TREE = shape<ArtifactTree>({ workspaceRoot: str(), nodes: arr(TREE_NODE_REF) });
+export const TRASH_ENTRY = component(
+  'TrashEntry',
+  shape<TrashEntry>({
+    id: str("The entry's name in the data folder's trash: what restore and delete take"),
+    path: str("Where it was, relative to the space's folder"),
+    deletedAt: isoTime('When it was moved to the trash'),
+    isDirectory: bool(),
+    size: opt(int('Bytes, for a file')),
+  }),
+);
+export const RESTORED_PATH = obj(
+  { path: str('Absolute path'), relativePath: str("Inside the space's folder, forward slashes") },
+  ['path', 'relativePath'],
+);
 export const FILE_CONTENT = shape<FileContent>({
   content: str(),
   mimeType: str(),
