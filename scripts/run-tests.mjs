@@ -63,6 +63,8 @@ function failuresOf(tap) {
 function runNodeTest(label, files, env, buffered = false) {
   return new Promise((resolve) => {
     if (files.length === 0) return resolve();
+    const started = Date.now();
+    const cpuBefore = childrenCpuSeconds();
     const tapDir = mkdtempSync(join(tmpdir(), 'svc-tap-'));
     const tap = join(tapDir, 'out.tap');
     const timing = join(tapDir, 'timing.json');
@@ -109,12 +111,37 @@ function runNodeTest(label, files, env, buffered = false) {
       totals.skipped += count('skipped') + count('todo');
       for (const failure of failuresOf(text)) failures.push({ label, ...failure });
       print(`=== ${label}: ${passed} passed, ${failed} failed ===\n`);
+      print(passTime(started, cpuBefore, buffered));
       print(slowestFiles(timing));
       if (buffered) process.stdout.write(held.join(''));
       rmSync(tapDir, { recursive: true, force: true });
       resolve();
     });
   });
+}
+
+/**
+ * CPU seconds used by this process's finished children and their descendants (Linux: /proc), or
+ * null elsewhere. A pass's share of it over its wall time says whether it waits or computes: the
+ * first question before running files side by side.
+ */
+function childrenCpuSeconds() {
+  try {
+    const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ');
+    // Fields 16 and 17 of stat (cutime, cstime), counted after the ") " that ends the name.
+    return (Number(fields[13]) + Number(fields[14])) / 100;
+  } catch {
+    return null;
+  }
+}
+
+/** "took W s, C s of CPU (N cores on average)"; the CPU only for a pass that ran alone. */
+function passTime(started, cpuBefore, together) {
+  const wall = (Date.now() - started) / 1000;
+  const cpuAfter = childrenCpuSeconds();
+  if (together || cpuBefore === null || cpuAfter === null) return `took ${wall.toFixed(0)} s\n`;
+  const cpu = cpuAfter - cpuBefore;
+  return `took ${wall.toFixed(0)} s, ${cpu.toFixed(0)} s of CPU in its processes (${(cpu / wall).toFixed(2)} cores on average)\n`;
 }
 
 /** The slowest files of a run (from file-timing-reporter.mjs), to see where the suite's time goes. */
