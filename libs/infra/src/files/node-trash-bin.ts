@@ -97,19 +97,25 @@ export class NodeTrashBin extends TrashBin {
     });
   }
 
+  /** The entry's content in the trash; NOT_FOUND when it is gone. */
+  private async existingContentOf(id: string): Promise<string> {
+    const source = this.contentOf(id);
+    try {
+      await lstat(source);
+    } catch (err) {
+      if (isMissing(err)) throw DomainError.notFound(GONE);
+      throw err;
+    }
+    return source;
+  }
+
   get(id: string): Promise<TrashedItem | null> {
     return mapped(() => this.read(id));
   }
 
   restore(id: string, destination: GuardedPath): Promise<void> {
     return mapped(async () => {
-      const source = this.contentOf(id);
-      try {
-        await lstat(source);
-      } catch (err) {
-        if (isMissing(err)) throw DomainError.notFound(GONE);
-        throw err;
-      }
+      const source = await this.existingContentOf(id);
       await atEntry(destination.entry, destination.realRoot, (to) => moveEntry(source, to, this.renameImpl));
       // The content is back: the record goes (a record left behind by a crash here is never listed).
       await unlink(this.recordOf(id)).catch(() => undefined);
@@ -118,13 +124,7 @@ export class NodeTrashBin extends TrashBin {
 
   purge(id: string): Promise<void> {
     return mapped(async () => {
-      const source = this.contentOf(id);
-      try {
-        await lstat(source);
-      } catch (err) {
-        if (isMissing(err)) throw DomainError.notFound(GONE);
-        throw err;
-      }
+      const source = await this.existingContentOf(id);
       await rm(source, { recursive: true, force: true });
       await unlink(this.recordOf(id)).catch(() => undefined);
     });
