@@ -452,6 +452,11 @@ async function run(out: string, services: Services): Promise<Shooter> {
   writeFileSync(join(space.path, 'pricing.ts'), PRICING_TS);
   writeFileSync(join(space.path, 'press', 'release-notes.md'), RELEASE_NOTES);
   writeFileSync(join(space.path, 'press', 'contacts.txt'), 'Chen: press@example.com\n');
+  // Two deleted drafts for the Trash view.
+  for (const draft of ['press/old-draft.md', 'pricing-v1.ts']) {
+    writeFileSync(join(space.path, draft), '# An earlier draft\n');
+    await s.api('DELETE', `/api/spaces/${spaceId}/artifacts`, { path: join(space.path, draft) });
+  }
 
   const priceWatcher = await s.api<{ appId: string }>('POST', '/api/apps/install', {
     spec: PRICE_WATCHER,
@@ -517,6 +522,12 @@ async function run(out: string, services: Services): Promise<Shooter> {
       .getByRole('button', { name: /release-notes\.md/ })
       .waitFor();
     await s.shot(page, 'files');
+    await page.getByRole('button', { name: 'Trash', exact: true }).click();
+    await page
+      .getByRole('region', { name: 'Trash' })
+      .getByRole('button', { name: 'Restore press/old-draft.md', exact: true })
+      .waitFor();
+    await s.shot(page, 'files-trash');
   });
   await s.screen(
     'files, phone, dark',
