@@ -92,6 +92,9 @@ interface Figures {
   whP99: number;
   allP50: number;
   allP99: number;
+  /** The same over the turns that started before the kill: three healthy replicas. */
+  steadyP50: number;
+  steadyP99: number;
   wallS: number;
 }
 
@@ -206,6 +209,8 @@ async function measure(round: number): Promise<Figures> {
     const lostTags: string[] = [];
     const tgLatency: number[] = [];
     const whLatency: number[] = [];
+    /** [turn-start time, latency] of every measured message, to split them at the kill. */
+    const startedAt: Array<[number, number]> = [];
     let rr = 0;
     const deliverWebhook = async (body: object): Promise<number> => {
       const raw = JSON.stringify(body);
@@ -268,7 +273,10 @@ async function measure(round: number): Promise<Figures> {
           const ok = await waitAnswer(tag);
           const received = deliveredAt.get(update.update_id);
           const started = received && turnStartAfter(`app-chat:${appId}:telegram:direct:${10_000 + c}`, received);
-          if (received && started) tgLatency.push(started - received);
+          if (received && started) {
+            tgLatency.push(started - received);
+            startedAt.push([started, started - received]);
+          }
           if (!ok) {
             lost++;
             lostTags.push(tag);
@@ -283,7 +291,10 @@ async function measure(round: number): Promise<Figures> {
           });
           const ok = await waitAnswer(tag);
           const started = turnStartAfter(`app-chat:${appId}:webhook:direct:chat-${c}`, sentAt);
-          if (started) whLatency.push(started - sentAt);
+          if (started) {
+            whLatency.push(started - sentAt);
+            startedAt.push([started, started - sentAt]);
+          }
           if (!ok) {
             lost++;
             lostTags.push(tag);
@@ -329,6 +340,7 @@ async function measure(round: number): Promise<Figures> {
     const firstPoll = tg.pollTimes.find((at) => at > killedAt);
     const takeoverMs = killedAt && firstPoll ? firstPoll - killedAt : NaN;
     const all = [...tgLatency, ...whLatency];
+    const steady = startedAt.filter(([at]) => killedAt === 0 || at < killedAt).map(([, ms]) => ms);
     const f: Figures = {
       load: loadAtStart,
       answered,
@@ -342,6 +354,8 @@ async function measure(round: number): Promise<Figures> {
       whP99: pct(whLatency, 99),
       allP50: pct(all, 50),
       allP99: pct(all, 99),
+      steadyP50: pct(steady, 50),
+      steadyP99: pct(steady, 99),
       wallS,
     };
     if (lostTags.length) note(`unanswered within ${ANSWER_TIMEOUT_MS} ms: ${lostTags.join(' ')}`);
@@ -422,6 +436,13 @@ async function main(): Promise<void> {
       `${m((f) => f.allP99)} ms`,
       '≤ 100 ms',
       verdict(m((f) => f.allP99) <= 100),
+    ],
+    [
+      '  before the kill (3 healthy replicas) p50 / p99',
+      all.map((f) => `${f.steadyP50}/${f.steadyP99}`).join(', '),
+      `${m((f) => f.steadyP50)} / ${m((f) => f.steadyP99)} ms`,
+      '≤ 100 ms (p99)',
+      verdict(m((f) => f.steadyP99) <= 100),
     ],
     [
       '  telegram p50 / p99',
