@@ -57,6 +57,17 @@ export default tseslint.config(
     },
   },
   {
+    // The HTTP edge takes every body, query and set of path parameters as one DTO
+    // (`@Param() { spaceId }: SpaceIdParams`, http/common/path-params.ts), never one named value.
+    files: ['apps/server/src/**/*.ts'],
+    rules: {
+      'no-restricted-syntax': ['error', {
+        selector: 'Decorator > CallExpression[callee.name=/^(Param|Query|Body)$/][arguments.length>0]',
+        message: 'Take the whole body, query or set of path parameters as a DTO: @Param() { spaceId }: SpaceIdParams (http/common/path-params.ts).',
+      }],
+    },
+  },
+  {
     files: ['libs/contracts/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', { patterns: [{ group: ['#core/*', '#infra/*', '#testing/*'], message: 'contracts are leaf wire types.' }] }],

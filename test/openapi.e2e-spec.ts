@@ -97,6 +97,20 @@ describe('OpenAPI document and reference page', () => {
     );
   });
 
+  it('documents each parameter of a path, in its order, as a required string path parameter', () => {
+    const wrong: string[] = [];
+    for (const [path, item] of Object.entries(doc.paths)) {
+      const want = [...path.matchAll(/\{(\w+)\}/g)].map((m) => `${m[1]} required string`);
+      for (const [method, op] of Object.entries(item)) {
+        const got = (op.parameters ?? [])
+          .filter((p) => p.in === 'path')
+          .map((p) => `${p.name} ${p.required ? 'required' : 'optional'} ${p.schema?.type}`);
+        if (got.join(', ') !== want.join(', ')) wrong.push(`${method.toUpperCase()} ${path}: ${got.join(', ')}`);
+      }
+    }
+    assert.deepEqual(wrong, []);
+  });
+
   it('gives every operation a summary, a description that says more, and one tag, an operation group of the document', () => {
     const groups = new Map((doc.tags ?? []).map((t) => [t.name, t.description]));
     const problems: string[] = [];

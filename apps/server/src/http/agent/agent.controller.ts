@@ -29,6 +29,7 @@ import {
   ToolsetsDto,
 } from './agent.dto.js';
 import { ApiOperation, ApiTags } from '../openapi/swagger-decorators.js';
+import { ConversationIdParams } from '../common/path-params.js';
 
 /** The web app names itself in this header, so the audit of an approval can say it answered. */
 export const CLIENT_HEADER = 'x-svc-client';
@@ -66,7 +67,7 @@ export class AgentController {
   })
   @Assistant()
   @ApiData(bool('Whether a turn of this conversation is running'))
-  async generating(@Param('conversationId') conversationId: string): Promise<SuccessBody<boolean>> {
+  async generating(@Param() { conversationId }: ConversationIdParams): Promise<SuccessBody<boolean>> {
     return { success: true, data: await this.agent.isGenerating(conversationId) };
   }
 
@@ -89,7 +90,7 @@ export class AgentController {
   })
   @Assistant()
   @ApiData(SESSION_STATE)
-  async session(@Param('conversationId') conversationId: string): Promise<SuccessBody<SessionState>> {
+  async session(@Param() { conversationId }: ConversationIdParams): Promise<SuccessBody<SessionState>> {
     return { success: true, data: await this.agent.session(conversationId) };
   }
 

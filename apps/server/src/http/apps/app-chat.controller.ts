@@ -10,6 +10,7 @@ import { arr, bool, int, obj, str } from '../openapi/schema.js';
 import { ok } from '../common/envelope.js';
 import { AppChatClearDto, AppChatSendDto } from './apps.dto.js';
 import { ApiOperation, ApiTags } from '../openapi/swagger-decorators.js';
+import { AppIdParams } from '../common/path-params.js';
 
 /** Chat with a digital human (docs/api/digital-humans.md, "Chat"). Results come over WebSocket. */
 @ApiTags('Digital humans')
@@ -26,7 +27,7 @@ export class AppChatController {
   @HttpCode(200)
   @ApiData(obj({ conversationId: str() }, ['conversationId']), 409, 503)
   async send(
-    @Param('appId') appId: string,
+    @Param() { appId }: AppIdParams,
     @Body() body: AppChatSendDto,
   ): Promise<SuccessBody<{ conversationId: string }>> {
     return ok(await this.chat.send(appId, body));
@@ -39,7 +40,9 @@ export class AppChatController {
       "`isGenerating` is true while any of the app's chat threads has a turn running; `conversationId` is the default thread's id `app-chat:<appId>`.",
   })
   @ApiData(obj({ isGenerating: bool(), conversationId: str() }, ['isGenerating', 'conversationId']))
-  async status(@Param('appId') appId: string): Promise<SuccessBody<{ isGenerating: boolean; conversationId: string }>> {
+  async status(
+    @Param() { appId }: AppIdParams,
+  ): Promise<SuccessBody<{ isGenerating: boolean; conversationId: string }>> {
     return ok(await this.chat.status(appId));
   }
 
@@ -51,7 +54,7 @@ export class AppChatController {
   })
   @HttpCode(200)
   @ApiDone()
-  async stop(@Param('appId') appId: string): Promise<{ success: true }> {
+  async stop(@Param() { appId }: AppIdParams): Promise<{ success: true }> {
     await this.chat.stop(appId);
     return { success: true };
   }
@@ -62,7 +65,7 @@ export class AppChatController {
     description: 'The messages of the default thread `app-chat:<appId>`; an empty list before its first message.',
   })
   @ApiData(arr(MESSAGE))
-  async messages(@Param('appId') appId: string): Promise<SuccessBody<MessageDto[]>> {
+  async messages(@Param() { appId }: AppIdParams): Promise<SuccessBody<MessageDto[]>> {
     return ok((await this.chat.messages(appId)).map(toMessageDto));
   }
 
@@ -74,7 +77,7 @@ export class AppChatController {
   })
   @HttpCode(200)
   @ApiDone(409)
-  async clear(@Param('appId') appId: string, @Body() _body: AppChatClearDto): Promise<{ success: true }> {
+  async clear(@Param() { appId }: AppIdParams, @Body() _body: AppChatClearDto): Promise<{ success: true }> {
     await this.chat.clear(appId);
     return { success: true };
   }
@@ -86,7 +89,7 @@ export class AppChatController {
   })
   @HttpCode(200)
   @ApiData(obj({ sessionsClosed: int() }, ['sessionsClosed']))
-  async restart(@Param('appId') appId: string): Promise<SuccessBody<{ sessionsClosed: number }>> {
+  async restart(@Param() { appId }: AppIdParams): Promise<SuccessBody<{ sessionsClosed: number }>> {
     return ok(await this.chat.restart(appId));
   }
 
@@ -97,7 +100,7 @@ export class AppChatController {
       'Answers `{isActive, thoughts, spaceId}` for the default thread: whether a turn is running, its thoughts so far, and the space it lives in.',
   })
   @ApiData(APP_CHAT_SESSION_STATE)
-  async sessionState(@Param('appId') appId: string): Promise<SuccessBody<AppChatSessionStateDto>> {
+  async sessionState(@Param() { appId }: AppIdParams): Promise<SuccessBody<AppChatSessionStateDto>> {
     return ok(await this.chat.sessionState(appId));
   }
 }

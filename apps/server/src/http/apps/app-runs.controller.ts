@@ -10,6 +10,7 @@ import { arr, bool, obj, str } from '../openapi/schema.js';
 import { ok } from '../common/envelope.js';
 import { EscalationResponseDto, InjectDto } from './apps.dto.js';
 import { ApiOperation, ApiTags } from '../openapi/swagger-decorators.js';
+import { AppEscalationParams, AppIdParams, AppRunParams } from '../common/path-params.js';
 
 /** Runs and escalations of a digital human (docs/api/digital-humans.md, "Runs"). A run's progress comes over WebSocket. */
 @ApiTags('Digital humans')
@@ -25,7 +26,7 @@ export class AppRunsController {
   })
   @HttpCode(200)
   @ApiData(RUN_TRIGGER_RESULT, 409, 503)
-  async trigger(@Param('appId') appId: string): Promise<SuccessBody<RunTriggerResult>> {
+  async trigger(@Param() { appId }: AppIdParams): Promise<SuccessBody<RunTriggerResult>> {
     return ok(await this.runs.startRun(appId, { type: 'manual' }));
   }
 
@@ -37,8 +38,7 @@ export class AppRunsController {
   })
   @ApiData(obj({ runId: str(), active: bool(), messages: arr(MESSAGE) }, ['runId', 'active', 'messages']))
   async session(
-    @Param('appId') appId: string,
-    @Param('runId') runId: string,
+    @Param() { appId, runId }: AppRunParams,
   ): Promise<SuccessBody<{ runId: string; active: boolean; messages: MessageDto[] }>> {
     const session = await this.runs.session(appId, runId);
     return ok({ ...session, messages: session.messages.map(toMessageDto) });
@@ -52,10 +52,7 @@ export class AppRunsController {
   })
   @HttpCode(200)
   @ApiData(RUN_ID, 409)
-  async continueRun(
-    @Param('appId') appId: string,
-    @Param('runId') runId: string,
-  ): Promise<SuccessBody<{ runId: string }>> {
+  async continueRun(@Param() { appId, runId }: AppRunParams): Promise<SuccessBody<{ runId: string }>> {
     return ok(await this.runs.continueRun(appId, runId));
   }
 
@@ -68,8 +65,7 @@ export class AppRunsController {
   @HttpCode(200)
   @ApiData(RUN_ID, 409)
   async inject(
-    @Param('appId') appId: string,
-    @Param('runId') runId: string,
+    @Param() { appId, runId }: AppRunParams,
     @Body() body: InjectDto,
   ): Promise<SuccessBody<{ runId: string }>> {
     return ok(await this.runs.inject(appId, runId, body.text));
@@ -83,8 +79,7 @@ export class AppRunsController {
   @HttpCode(200)
   @ApiData(ESCALATION_RESPONSE, 409)
   async respond(
-    @Param('appId') appId: string,
-    @Param('entryId') entryId: string,
+    @Param() { appId, entryId }: AppEscalationParams,
     @Body() body: EscalationResponseDto,
   ): Promise<SuccessBody<RunTriggerResult & { response: EscalationResponse }>> {
     return ok(await this.runs.respond(appId, entryId, body));

@@ -23,6 +23,7 @@ import { anyObject, arr, str } from '../openapi/schema.js';
 import { Assistant } from '../assistant-api/assistant.decorator.js';
 import { ok } from '../common/envelope.js';
 import { ApiOperation, ApiTags } from '../openapi/swagger-decorators.js';
+import { AppIdParams } from '../common/path-params.js';
 
 /** A number from a query string, or undefined when absent; anything else is a 400 naming it. */
 function queryNumber(value: unknown, name: string): number | undefined {
@@ -73,7 +74,7 @@ export class AppsController {
   })
   @Assistant()
   @ApiData(APP)
-  async get(@Param('appId') appId: string): Promise<SuccessBody<AppDto>> {
+  async get(@Param() { appId }: AppIdParams): Promise<SuccessBody<AppDto>> {
     return ok(toAppDto(await this.apps.get(appId)));
   }
 
@@ -85,7 +86,7 @@ export class AppsController {
       'Deactivates the app (triggers dropped; its chat threads and runs stop, on whichever replica runs them) and marks it `uninstalled`; its threads are kept for a reinstall. `purge=true` also deletes its data folder. Emits `app:list_changed` and `app:status_changed`.',
   })
   @ApiData(NULL_DATA)
-  async uninstall(@Param('appId') appId: string, @Query() query: UninstallQuery): Promise<SuccessBody<null>> {
+  async uninstall(@Param() { appId }: AppIdParams, @Query() query: UninstallQuery): Promise<SuccessBody<null>> {
     await this.apps.uninstall(appId, query.purge === 'true');
     return ok(null);
   }
@@ -97,7 +98,7 @@ export class AppsController {
       'Stops its work, then deletes its threads, data folder `.svc/apps/<appId>/`, activity and record. 403 `Built-in digital humans cannot be deleted.` for a built-in app. Emits `app:deleted`.',
   })
   @ApiData(NULL_DATA)
-  async deletePermanently(@Param('appId') appId: string): Promise<SuccessBody<null>> {
+  async deletePermanently(@Param() { appId }: AppIdParams): Promise<SuccessBody<null>> {
     await this.apps.deletePermanently(appId);
     return ok(null);
   }
@@ -110,7 +111,7 @@ export class AppsController {
   })
   @HttpCode(200)
   @ApiData(APP)
-  async reinstall(@Param('appId') appId: string): Promise<SuccessBody<AppDto>> {
+  async reinstall(@Param() { appId }: AppIdParams): Promise<SuccessBody<AppDto>> {
     return ok(toAppDto(await this.apps.reinstall(appId)));
   }
 
@@ -124,7 +125,7 @@ export class AppsController {
   @HttpCode(200)
   @ApiData(anyObject('The stored configuration values'), 422)
   async config(
-    @Param('appId') appId: string,
+    @Param() { appId }: AppIdParams,
     @Body() body: AppConfigDto,
   ): Promise<SuccessBody<Record<string, unknown>>> {
     return ok(await this.apps.setConfig(appId, body));
@@ -138,7 +139,7 @@ export class AppsController {
   })
   @Assistant()
   @ApiData(AUTOMATION_STATE)
-  async state(@Param('appId') appId: string): Promise<SuccessBody<AutomationStateDto>> {
+  async state(@Param() { appId }: AppIdParams): Promise<SuccessBody<AutomationStateDto>> {
     return ok(await this.apps.state(appId));
   }
 
@@ -152,7 +153,7 @@ export class AppsController {
   @Assistant()
   @ApiData(arr(ACTIVITY_ENTRY))
   async activity(
-    @Param('appId') appId: string,
+    @Param() { appId }: AppIdParams,
     @Query() query: ActivityQuery,
   ): Promise<SuccessBody<ActivityEntryDto[]>> {
     const entries = await this.apps.activity(
@@ -171,7 +172,7 @@ export class AppsController {
   })
   @HttpCode(200)
   @ApiData(APP)
-  async pause(@Param('appId') appId: string): Promise<SuccessBody<AppDto>> {
+  async pause(@Param() { appId }: AppIdParams): Promise<SuccessBody<AppDto>> {
     return ok(toAppDto(await this.apps.pause(appId)));
   }
 
@@ -183,7 +184,7 @@ export class AppsController {
   })
   @HttpCode(200)
   @ApiData(APP)
-  async resume(@Param('appId') appId: string): Promise<SuccessBody<AppDto>> {
+  async resume(@Param() { appId }: AppIdParams): Promise<SuccessBody<AppDto>> {
     return ok(toAppDto(await this.apps.resume(appId)));
   }
 
@@ -195,7 +196,7 @@ export class AppsController {
   })
   @HttpCode(200)
   @ApiData(APP, 422)
-  async frequency(@Param('appId') appId: string, @Body() body: FrequencyDto): Promise<SuccessBody<AppDto>> {
+  async frequency(@Param() { appId }: AppIdParams, @Body() body: FrequencyDto): Promise<SuccessBody<AppDto>> {
     return ok(toAppDto(await this.apps.setFrequency(appId, body.subscriptionId, body.frequency)));
   }
 
@@ -207,7 +208,7 @@ export class AppsController {
       "Merges the body into the spec's top-level fields (`null` deletes one), validates the result as a whole (422 `VALIDATION_FAILED` naming the field; `type` cannot change) and reschedules. 400 when the body is not a JSON object.",
   })
   @ApiData(APP, 422)
-  async patchSpec(@Param('appId') appId: string, @Body() body: SpecPatchDto): Promise<SuccessBody<AppDto>> {
+  async patchSpec(@Param() { appId }: AppIdParams, @Body() body: SpecPatchDto): Promise<SuccessBody<AppDto>> {
     return ok(toAppDto(await this.apps.patchSpec(appId, body)));
   }
 
@@ -219,10 +220,7 @@ export class AppsController {
       "Merges the body into the user's overrides (model choice, notification level, approvals, …; `null` deletes a key); the result is checked (422). 400 when the body is not a JSON object.",
   })
   @ApiData(APP, 422)
-  async patchOverrides(
-    @Param('appId') appId: string,
-    @Body() body: OverridesPatchDto,
-  ): Promise<SuccessBody<AppDto>> {
+  async patchOverrides(@Param() { appId }: AppIdParams, @Body() body: OverridesPatchDto): Promise<SuccessBody<AppDto>> {
     return ok(toAppDto(await this.apps.patchOverrides(appId, body)));
   }
 
@@ -234,7 +232,7 @@ export class AppsController {
   })
   @HttpCode(200)
   @ApiData(APP, 422)
-  async grant(@Param('appId') appId: string, @Body() body: PermissionDto): Promise<SuccessBody<AppDto>> {
+  async grant(@Param() { appId }: AppIdParams, @Body() body: PermissionDto): Promise<SuccessBody<AppDto>> {
     return ok(toAppDto(await this.apps.grant(appId, body.permission)));
   }
 
@@ -246,7 +244,7 @@ export class AppsController {
   })
   @HttpCode(200)
   @ApiData(APP, 422)
-  async revoke(@Param('appId') appId: string, @Body() body: PermissionDto): Promise<SuccessBody<AppDto>> {
+  async revoke(@Param() { appId }: AppIdParams, @Body() body: PermissionDto): Promise<SuccessBody<AppDto>> {
     return ok(toAppDto(await this.apps.revoke(appId, body.permission)));
   }
 
@@ -258,7 +256,7 @@ export class AppsController {
       'Answers the stored, normalized spec as YAML text in `data`; it can be installed again through `import-spec`.',
   })
   @ApiData(str('The spec as YAML text'))
-  async exportSpec(@Param('appId') appId: string): Promise<SuccessBody<string>> {
+  async exportSpec(@Param() { appId }: AppIdParams): Promise<SuccessBody<string>> {
     return ok(await this.apps.exportSpec(appId));
   }
 
@@ -270,7 +268,7 @@ export class AppsController {
   })
   @HttpCode(200)
   @ApiData(APP)
-  async moveSpace(@Param('appId') appId: string, @Body() body: MoveSpaceDto): Promise<SuccessBody<AppDto>> {
+  async moveSpace(@Param() { appId }: AppIdParams, @Body() body: MoveSpaceDto): Promise<SuccessBody<AppDto>> {
     return ok(toAppDto(await this.apps.moveSpace(appId, body.spaceId)));
   }
 
@@ -282,7 +280,10 @@ export class AppsController {
   })
   @HttpCode(200)
   @ApiData(APP)
-  async upgradeStrategy(@Param('appId') appId: string, @Body() body: UpgradeStrategyDto): Promise<SuccessBody<AppDto>> {
+  async upgradeStrategy(
+    @Param() { appId }: AppIdParams,
+    @Body() body: UpgradeStrategyDto,
+  ): Promise<SuccessBody<AppDto>> {
     return ok(toAppDto(await this.apps.setUpgradeStrategy(appId, body.strategy)));
   }
 
@@ -294,7 +295,7 @@ export class AppsController {
   })
   @HttpCode(200)
   @ApiData(NULL_DATA)
-  async clearMemory(@Param('appId') appId: string): Promise<SuccessBody<null>> {
+  async clearMemory(@Param() { appId }: AppIdParams): Promise<SuccessBody<null>> {
     await this.apps.clearMemory(appId);
     return ok(null);
   }

@@ -7,6 +7,7 @@ import { Assistant } from '../assistant-api/assistant.decorator.js';
 import type { SuccessBody } from '#contracts/errors.js';
 import { ArtifactSearchQuery } from './artifact-search.dto.js';
 import { ApiOperation, ApiTags } from '../openapi/swagger-decorators.js';
+import { SpaceIdParams } from '../common/path-params.js';
 
 /** File search and reconcile (docs/api.md, "Workspaces and files"). */
 @ApiTags('Workspaces and files')
@@ -26,7 +27,7 @@ export class ArtifactSearchController {
   @Assistant()
   @ApiData(ARTIFACT_QUERY)
   async query(
-    @Param('spaceId') spaceId: string,
+    @Param() { spaceId }: SpaceIdParams,
     @Query() query: ArtifactSearchQuery,
   ): Promise<SuccessBody<ArtifactQueryResult>> {
     return { success: true, data: await this.search.query(spaceId, query.q, query.limit) };
@@ -42,7 +43,7 @@ export class ArtifactSearchController {
   @Assistant()
   @HttpCode(200)
   @ApiDone()
-  async reconcile(@Param('spaceId') spaceId: string): Promise<{ success: true }> {
+  async reconcile(@Param() { spaceId }: SpaceIdParams): Promise<{ success: true }> {
     await this.search.reconcile(spaceId);
     await this.watch.requestResync(spaceId);
     return { success: true };

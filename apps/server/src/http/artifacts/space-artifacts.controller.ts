@@ -28,6 +28,7 @@ import { Assistant } from '../assistant-api/assistant.decorator.js';
 import type { SuccessBody } from '#contracts/errors.js';
 import { ok } from '../common/envelope.js';
 import { ApiOperation, ApiTags } from '../openapi/swagger-decorators.js';
+import { SpaceIdParams } from '../common/path-params.js';
 
 /** How long a refused upload's remaining bytes are read (and discarded) before the answer. */
 const DRAIN_MS = 10_000;
@@ -50,7 +51,7 @@ export class SpaceArtifactsController {
   @Assistant()
   @ApiData(arr(ARTIFACT_ENTRY), 403)
   async list(
-    @Param('spaceId') spaceId: string,
+    @Param() { spaceId }: SpaceIdParams,
     @Query() query: ListArtifactsQuery,
   ): Promise<SuccessBody<ArtifactEntry[]>> {
     return ok(await this.artifacts.list(spaceId, query.maxDepth ?? DEFAULT_LIST_DEPTH));
@@ -64,7 +65,7 @@ export class SpaceArtifactsController {
   })
   @Assistant()
   @ApiDone(403)
-  async trash(@Param('spaceId') spaceId: string, @Body() body: PathBody): Promise<{ success: true }> {
+  async trash(@Param() { spaceId }: SpaceIdParams, @Body() body: PathBody): Promise<{ success: true }> {
     await this.artifacts.trash(spaceId, body.path);
     return { success: true };
   }
@@ -78,7 +79,7 @@ export class SpaceArtifactsController {
   @Assistant()
   @HttpCode(200)
   @ApiData(arr(CHILD_ENTRY), 403)
-  async children(@Param('spaceId') spaceId: string, @Body() body: ChildrenBody): Promise<SuccessBody<ChildEntry[]>> {
+  async children(@Param() { spaceId }: SpaceIdParams, @Body() body: ChildrenBody): Promise<SuccessBody<ChildEntry[]>> {
     return ok(await this.artifacts.children(spaceId, body.dirPath));
   }
 
@@ -92,7 +93,7 @@ export class SpaceArtifactsController {
   @HttpCode(200)
   @ApiData(PATH_RESULT, 403, 409)
   async createFile(
-    @Param('spaceId') spaceId: string,
+    @Param() { spaceId }: SpaceIdParams,
     @Body() body: CreateFileBody,
   ): Promise<SuccessBody<{ path: string }>> {
     return ok(await this.artifacts.createFile(spaceId, body));
@@ -108,7 +109,7 @@ export class SpaceArtifactsController {
   @HttpCode(200)
   @ApiData(PATH_RESULT, 403, 409)
   async createFolder(
-    @Param('spaceId') spaceId: string,
+    @Param() { spaceId }: SpaceIdParams,
     @Body() body: CreateFolderBody,
   ): Promise<SuccessBody<{ path: string }>> {
     return ok(await this.artifacts.createFolder(spaceId, body));
@@ -123,7 +124,7 @@ export class SpaceArtifactsController {
   @Assistant()
   @HttpCode(200)
   @ApiData(PATH_RESULT, 403, 409)
-  async move(@Param('spaceId') spaceId: string, @Body() body: MoveBody): Promise<SuccessBody<{ path: string }>> {
+  async move(@Param() { spaceId }: SpaceIdParams, @Body() body: MoveBody): Promise<SuccessBody<{ path: string }>> {
     return ok(await this.artifacts.move(spaceId, body));
   }
 
@@ -136,7 +137,7 @@ export class SpaceArtifactsController {
   @Assistant()
   @HttpCode(200)
   @ApiDone(403, 409)
-  async rename(@Param('spaceId') spaceId: string, @Body() body: RenameBody): Promise<{ success: true }> {
+  async rename(@Param() { spaceId }: SpaceIdParams, @Body() body: RenameBody): Promise<{ success: true }> {
     await this.artifacts.rename(spaceId, body);
     return { success: true };
   }
@@ -155,7 +156,7 @@ export class SpaceArtifactsController {
   @ApiBody({ schema: { type: 'string', format: 'binary', description: 'The raw bytes of the file (at most 50 MB)' } })
   @ApiData(obj({ path: str('Absolute path'), size: int('Bytes written') }, ['path', 'size']), 403)
   async upload(
-    @Param('spaceId') spaceId: string,
+    @Param() { spaceId }: SpaceIdParams,
     @Query() query: PathQuery,
     @Req() req: Request,
     @Res({ passthrough: true }) res: Response,
@@ -191,7 +192,7 @@ export class SpaceArtifactsController {
   })
   @Assistant()
   @ApiData(ARTIFACT_TREE, 403)
-  async tree(@Param('spaceId') spaceId: string): Promise<SuccessBody<ArtifactTree>> {
+  async tree(@Param() { spaceId }: SpaceIdParams): Promise<SuccessBody<ArtifactTree>> {
     return ok(await this.artifacts.tree(spaceId));
   }
 }

@@ -8,6 +8,7 @@ import { RESTORED_PATH, TRASH_ENTRY } from '../openapi/response-schemas.js';
 import { arr } from '../openapi/schema.js';
 import { ApiOperation, ApiTags } from '../openapi/swagger-decorators.js';
 import { RestoreTrashBody } from './artifacts.dto.js';
+import { SpaceIdParams, TrashEntryParams } from '../common/path-params.js';
 
 /**
  * A space's trash: an extension of the interface (docs/api.md, "Trash"); the specification only
@@ -25,7 +26,7 @@ export class SpaceTrashController {
       "Extension. Answers the entries of the data folder's trash that were deleted from this space's folder, newest first: `{id, path (relative to the space), deletedAt, isDirectory, size?}`. 404 `Space not found`.",
   })
   @ApiData(arr(TRASH_ENTRY))
-  async list(@Param('spaceId') spaceId: string): Promise<SuccessBody<TrashEntry[]>> {
+  async list(@Param() { spaceId }: SpaceIdParams): Promise<SuccessBody<TrashEntry[]>> {
     return ok(await this.trash.list(spaceId));
   }
 
@@ -38,7 +39,7 @@ export class SpaceTrashController {
   @HttpCode(200)
   @ApiData(RESTORED_PATH, 403, 409)
   async restore(
-    @Param('spaceId') spaceId: string,
+    @Param() { spaceId }: SpaceIdParams,
     @Body() body: RestoreTrashBody,
   ): Promise<SuccessBody<{ path: string; relativePath: string }>> {
     return ok(await this.trash.restore(spaceId, body));
@@ -51,7 +52,7 @@ export class SpaceTrashController {
       "Extension. Irreversible: removes the entry `id` (a file or a whole folder) from the data folder's trash. 400 `Invalid trash id`; 404 `Not in this space's trash`.",
   })
   @ApiDone()
-  async purge(@Param('spaceId') spaceId: string, @Param('id') id: string): Promise<{ success: true }> {
+  async purge(@Param() { spaceId, id }: TrashEntryParams): Promise<{ success: true }> {
     await this.trash.purge(spaceId, id);
     return { success: true };
   }

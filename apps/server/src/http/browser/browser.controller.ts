@@ -10,6 +10,7 @@ import { arr, bool, obj, str } from '../openapi/schema.js';
 import { BROWSER_LIVE_PAGE, BROWSER_LOGIN_SITE, BROWSER_STOP_RESULT } from '../openapi/response-schemas.js';
 import { LivePagesQuery, LoginSessionDto, StopPageDto } from './browser.dto.js';
 import { ApiOperation, ApiTags } from '../openapi/swagger-decorators.js';
+import { AppIdParams, BrowserViewParams } from '../common/path-params.js';
 
 /** The AI browser's pages, sign-in sessions and stop (docs/api/ai-browser.md). */
 @ApiTags('AI browser')
@@ -39,7 +40,10 @@ export class BrowserController {
   })
   @HttpCode(200)
   @ApiData(BROWSER_STOP_RESULT, 404)
-  async stop(@Param('viewId') viewId: string, @Body() body: StopPageDto): Promise<SuccessBody<BrowserStopResult>> {
+  async stop(
+    @Param() { viewId }: BrowserViewParams,
+    @Body() body: StopPageDto,
+  ): Promise<SuccessBody<BrowserStopResult>> {
     return ok(await this.views.stopPage(viewId, body.conversationId ?? null));
   }
 
@@ -64,7 +68,7 @@ export class BrowserController {
   })
   @HttpCode(200)
   @ApiData(obj({ saved: bool() }, ['saved']), 404)
-  async finishLogin(@Param('viewId') viewId: string): Promise<SuccessBody<{ saved: true }>> {
+  async finishLogin(@Param() { viewId }: BrowserViewParams): Promise<SuccessBody<{ saved: true }>> {
     return ok(await this.views.finishLogin(viewId));
   }
 }
@@ -85,7 +89,7 @@ export class AppBrowserLoginController {
       "The app's `browser_login` sites in spec order, each with `signedIn` when its space's profile holds a cookie for the site's host or a parent domain: a hint, not a verified sign-in. 404 for an unknown app.",
   })
   @ApiData(arr(BROWSER_LOGIN_SITE), 404)
-  async browserLogin(@Param('appId') appId: string): Promise<SuccessBody<BrowserLoginSite[]>> {
+  async browserLogin(@Param() { appId }: AppIdParams): Promise<SuccessBody<BrowserLoginSite[]>> {
     const app = await this.apps.get(appId);
     const sites = app.spec.browser_login ?? [];
     // The profile is the space's (an app in no space has none yet).

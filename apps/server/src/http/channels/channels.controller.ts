@@ -25,6 +25,7 @@ import {
   UpdateInstanceDto,
 } from './channels.dto.js';
 import { CHANNEL_INSTANCE, CHANNEL_PROVIDER, CHANNEL_STATUS, IM_SESSION } from './channels.schemas.js';
+import { AppIdParams, ChannelInstanceParams } from '../common/path-params.js';
 
 /** Channel instances (docs/api/channels.md): a chat platform's bot bound to a digital human. */
 @ApiTags('Message channels')
@@ -74,7 +75,7 @@ export class ChannelsController {
   })
   @ApiData(CHANNEL_INSTANCE)
   async update(
-    @Param('instanceId') instanceId: string,
+    @Param() { instanceId }: ChannelInstanceParams,
     @Body() body: UpdateInstanceDto,
   ): Promise<SuccessBody<ChannelInstanceDto>> {
     return ok(await this.channels.updateInstance(instanceId, body));
@@ -87,7 +88,7 @@ export class ChannelsController {
       'Its connection stops. 404 `Channel instance not found: <id>`. Emits `im-channels:instance-updated` with `instance: null`.',
   })
   @ApiDone()
-  async remove(@Param('instanceId') instanceId: string): Promise<{ success: true }> {
+  async remove(@Param() { instanceId }: ChannelInstanceParams): Promise<{ success: true }> {
     await this.channels.deleteInstance(instanceId);
     return { success: true };
   }
@@ -185,7 +186,7 @@ export class AppImChatController {
       'The messages of the thread named by `?instanceId&chatType&chatId`; `[]` when a parameter is missing or no such thread of this digital human exists. 404 `App not found: <appId>`.',
   })
   @ApiData(arr(MESSAGE))
-  async messages(@Param('appId') appId: string, @Query() q: ImChatQuery): Promise<SuccessBody<MessageDto[]>> {
+  async messages(@Param() { appId }: AppIdParams, @Query() q: ImChatQuery): Promise<SuccessBody<MessageDto[]>> {
     return ok((await this.channels.threadMessages(appId, q.instanceId, q.chatType, q.chatId)).map(toMessageDto));
   }
 
@@ -197,7 +198,7 @@ export class AppImChatController {
       "Stops the thread's running turn and deletes its conversation, so the next message starts afresh (as `/clear` in the chat); nothing happens for an unknown thread. 404 `App not found: <appId>`.",
   })
   @ApiDone()
-  async clear(@Param('appId') appId: string, @Body() body: ImChatThreadDto): Promise<{ success: true }> {
+  async clear(@Param() { appId }: AppIdParams, @Body() body: ImChatThreadDto): Promise<{ success: true }> {
     await this.channels.clearThread(appId, body.instanceId, body.chatType, body.chatId);
     return { success: true };
   }
@@ -210,7 +211,10 @@ export class AppImChatController {
       "Stops the thread's running turn (as `/stop` in the chat). `{stopped: false}` when no such thread of this digital human exists. 404 `App not found: <appId>`.",
   })
   @ApiData(obj({ stopped: bool() }, ['stopped']))
-  async stop(@Param('appId') appId: string, @Body() body: ImChatThreadDto): Promise<SuccessBody<{ stopped: boolean }>> {
+  async stop(
+    @Param() { appId }: AppIdParams,
+    @Body() body: ImChatThreadDto,
+  ): Promise<SuccessBody<{ stopped: boolean }>> {
     return ok({ stopped: await this.channels.stopThread(appId, body.instanceId, body.chatType, body.chatId) });
   }
 }
@@ -259,7 +263,11 @@ export class ChannelHooksController {
       "Answers `{ok: true, received: true}` (Slack's and Feishu's `url_verification`: `{challenge}`) " +
       'at once; the same platform message id starts at most one turn.',
   })
-  async deliver(@Param('instanceId') instanceId: string, @Req() req: Request, @Res() res: Response): Promise<void> {
+  async deliver(
+    @Param() { instanceId }: ChannelInstanceParams,
+    @Req() req: Request,
+    @Res() res: Response,
+  ): Promise<void> {
     const raw = await readRaw(req, res);
     if (raw === 'too-large') return sendFailure(res, 413, ErrorTexts.bodyTooLarge);
     if (raw === 'unreadable') return sendFailure(res, 400, 'Invalid request body');

@@ -68,6 +68,21 @@ export function QueryDto(): ClassDecorator {
 
 export const queryDtos = (): ReadonlyArray<Dto> => [...QUERY_DTOS];
 
+const PATH_PARAMS_DTOS = new Set<Dto>();
+
+/**
+ * A DTO of a route's path parameters (`@Param() { spaceId }: SpaceIdParams`, common/path-params.ts):
+ * the OpenAPI document lists each of its fields as a path parameter (openapi-document.ts). It
+ * names every parameter of the route: the validation whitelist drops any it does not declare.
+ */
+export function PathParamsDto(): ClassDecorator {
+  return (target) => {
+    PATH_PARAMS_DTOS.add(target as unknown as Dto);
+  };
+}
+
+export const pathParamsDtos = (): ReadonlyArray<Dto> => [...PATH_PARAMS_DTOS];
+
 /** DTO validation whose message names every offending field. */
 export function createValidationPipe(): ValidationPipe {
   return new EdgeValidationPipe({

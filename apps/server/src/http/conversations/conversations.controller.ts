@@ -30,6 +30,7 @@ import { Assistant } from '../assistant-api/assistant.decorator.js';
 import type { SuccessBody } from '#contracts/errors.js';
 import { ok } from '../common/envelope.js';
 import { ApiOperation, ApiTags } from '../openapi/swagger-decorators.js';
+import { ConversationMessageParams, SpaceConversationParams, SpaceIdParams } from '../common/path-params.js';
 
 /** Conversation records (docs/api.md, "Conversations"). */
 @ApiTags('Conversations')
@@ -45,7 +46,7 @@ export class ConversationsController {
   })
   @Assistant()
   @ApiData(arr(CONVERSATION_SUMMARY))
-  async list(@Param('spaceId') spaceId: string): Promise<SuccessBody<ConversationSummaryDto[]>> {
+  async list(@Param() { spaceId }: SpaceIdParams): Promise<SuccessBody<ConversationSummaryDto[]>> {
     return ok((await this.conversations.list(spaceId)).map(toSummaryDto));
   }
 
@@ -59,7 +60,7 @@ export class ConversationsController {
   @HttpCode(200)
   @ApiData(CREATED_CONVERSATION)
   async create(
-    @Param('spaceId') spaceId: string,
+    @Param() { spaceId }: SpaceIdParams,
     @Body() body: CreateConversationDto,
   ): Promise<SuccessBody<CreatedConversationDto>> {
     const created = await this.conversations.create(spaceId, body ?? {});
@@ -75,8 +76,7 @@ export class ConversationsController {
   @Assistant()
   @ApiData(CONVERSATION)
   async get(
-    @Param('spaceId') spaceId: string,
-    @Param('conversationId') conversationId: string,
+    @Param() { spaceId, conversationId }: SpaceConversationParams,
     @Query() query: ConversationQuery,
   ): Promise<SuccessBody<ConversationDto>> {
     const from = typeof query.from === 'string' && query.from.length > 0 ? query.from : undefined;
@@ -92,8 +92,7 @@ export class ConversationsController {
   @Assistant()
   @ApiData(CONVERSATION)
   async update(
-    @Param('spaceId') spaceId: string,
-    @Param('conversationId') conversationId: string,
+    @Param() { spaceId, conversationId }: SpaceConversationParams,
     @Body() body: UpdateConversationDto,
   ): Promise<SuccessBody<ConversationDto>> {
     return ok(toConversationDto(await this.conversations.update(spaceId, conversationId, body ?? {})));
@@ -107,10 +106,7 @@ export class ConversationsController {
   })
   @Assistant()
   @ApiDone()
-  async remove(
-    @Param('spaceId') spaceId: string,
-    @Param('conversationId') conversationId: string,
-  ): Promise<{ success: true }> {
+  async remove(@Param() { spaceId, conversationId }: SpaceConversationParams): Promise<{ success: true }> {
     await this.conversations.remove(spaceId, conversationId);
     return { success: true };
   }
@@ -125,9 +121,7 @@ export class ConversationsController {
   @Assistant()
   @ApiData(arr(THOUGHT, 'Empty for unknown ids'))
   async thoughts(
-    @Param('spaceId') spaceId: string,
-    @Param('conversationId') conversationId: string,
-    @Param('messageId') messageId: string,
+    @Param() { spaceId, conversationId, messageId }: ConversationMessageParams,
   ): Promise<SuccessBody<ThoughtDto[]>> {
     return ok(await this.conversations.thoughts(spaceId, conversationId, messageId));
   }
@@ -142,8 +136,7 @@ export class ConversationsController {
   @HttpCode(200)
   @ApiDone()
   async star(
-    @Param('spaceId') spaceId: string,
-    @Param('conversationId') conversationId: string,
+    @Param() { spaceId, conversationId }: SpaceConversationParams,
     @Body() body: StarConversationDto,
   ): Promise<{ success: true }> {
     await this.conversations.star(spaceId, conversationId, body.starred);
@@ -161,8 +154,7 @@ export class ConversationsController {
   @HttpCode(200)
   @ApiData(MESSAGE)
   async appendMessage(
-    @Param('spaceId') spaceId: string,
-    @Param('conversationId') conversationId: string,
+    @Param() { spaceId, conversationId }: SpaceConversationParams,
     @Body() body: AppendMessageDto,
   ): Promise<SuccessBody<MessageDto>> {
     const message = await this.conversations.appendMessageInSpace(
@@ -184,8 +176,7 @@ export class ConversationsController {
   @Assistant()
   @ApiData(MESSAGE)
   async updateLastMessage(
-    @Param('spaceId') spaceId: string,
-    @Param('conversationId') conversationId: string,
+    @Param() { spaceId, conversationId }: SpaceConversationParams,
     @Body() body: UpdateLastMessageDto,
   ): Promise<SuccessBody<MessageDto>> {
     const message = await this.conversations.updateLastMessageInSpace(

@@ -7,6 +7,7 @@ import { Metrics } from '#core/ports/metrics.port.js';
 import { TriggersService, type WebhookRefusal } from '#core/triggers/triggers.service.js';
 import { WEBHOOK_MAX_BYTES } from '#core/triggers/webhook-rules.js';
 import { sendFailure } from '../common/envelope.js';
+import { WebhookPathParams } from '../common/path-params.js';
 
 /** The HTTP status of each reason a delivery is refused. */
 const REFUSAL_STATUS: Record<WebhookRefusal, number> = {
@@ -65,7 +66,11 @@ export class HooksController {
       'one run: deliveries arriving while the digital human runs wait in order (durably); past ' +
       '`SVC_WEBHOOK_QUEUE_MAX` waiting (default 100) the answer is 429 with `Retry-After`. Unknown path: 404.',
   })
-  async deliver(@Param('path') segments: string | string[], @Req() req: Request, @Res() res: Response): Promise<void> {
+  async deliver(
+    @Param() { path: segments }: WebhookPathParams,
+    @Req() req: Request,
+    @Res() res: Response,
+  ): Promise<void> {
     const path = Array.isArray(segments) ? segments.join('/') : segments;
     const raw = await readRaw(req, res);
     if (raw === 'too-large') return sendFailure(res, 413, ErrorTexts.bodyTooLarge);

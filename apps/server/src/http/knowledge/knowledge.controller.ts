@@ -41,6 +41,7 @@ import {
   SEARCH_HIT,
   SOURCE_REF,
 } from './knowledge.schemas.js';
+import { KbIdParams, KbLinkParams, SpaceIdParams } from '../common/path-params.js';
 
 /** How long a refused upload's unread rest is drained before the connection closes. */
 const DRAIN_MS = 2_000;
@@ -84,7 +85,7 @@ export class KnowledgeController {
       'Those bound with `bind-space` to this space (`[]` when none); the default knowledge base is not added unless it is bound.',
   })
   @ApiData(arr(KNOWLEDGE_BASE))
-  async forSpace(@Param('spaceId') spaceId: string): Promise<SuccessBody<KnowledgeBaseDto[]>> {
+  async forSpace(@Param() { spaceId }: SpaceIdParams): Promise<SuccessBody<KnowledgeBaseDto[]>> {
     return ok(await this.knowledge.forSpace(spaceId));
   }
 
@@ -110,7 +111,7 @@ export class KnowledgeController {
       '`searchMode` is `hybrid` when its embedding model can be used, else `keyword`, with `searchNote` saying why an embedding set cannot be used. 404 `Knowledge base not found`.',
   })
   @ApiData(KNOWLEDGE_BASE)
-  async get(@Param('kbId') kbId: string): Promise<SuccessBody<KnowledgeBaseDto>> {
+  async get(@Param() { kbId }: KbIdParams): Promise<SuccessBody<KnowledgeBaseDto>> {
     return ok(await this.knowledge.get(kbId));
   }
 
@@ -122,7 +123,7 @@ export class KnowledgeController {
   })
   @ApiData(KNOWLEDGE_BASE)
   async update(
-    @Param('kbId') kbId: string,
+    @Param() { kbId }: KbIdParams,
     @Body() body: UpdateKnowledgeBaseDto,
   ): Promise<SuccessBody<KnowledgeBaseDto>> {
     return ok(await this.knowledge.update(kbId, body));
@@ -135,7 +136,7 @@ export class KnowledgeController {
       'Removes its bindings, chunks and stored source files; answers `true`. 404 `Knowledge base not found`.',
   })
   @ApiData(bool())
-  async delete(@Param('kbId') kbId: string): Promise<SuccessBody<true>> {
+  async delete(@Param() { kbId }: KbIdParams): Promise<SuccessBody<true>> {
     await this.knowledge.delete(kbId);
     return ok(true);
   }
@@ -148,7 +149,10 @@ export class KnowledgeController {
       'Turns in that space get `kb_search` over it (while it is `active`); answers the knowledge base. 400 `Missing spaceId`; 404 for an unknown knowledge base (`Knowledge base not found`) or space.',
   })
   @ApiData(KNOWLEDGE_BASE)
-  async bindSpace(@Param('kbId') kbId: string, @Body() body: SpaceBindingDto): Promise<SuccessBody<KnowledgeBaseDto>> {
+  async bindSpace(
+    @Param() { kbId }: KbIdParams,
+    @Body() body: SpaceBindingDto,
+  ): Promise<SuccessBody<KnowledgeBaseDto>> {
     return ok(await this.knowledge.bindSpace(kbId, body.spaceId, true));
   }
 
@@ -161,7 +165,7 @@ export class KnowledgeController {
   })
   @ApiData(KNOWLEDGE_BASE)
   async unbindSpace(
-    @Param('kbId') kbId: string,
+    @Param() { kbId }: KbIdParams,
     @Body() body: SpaceBindingDto,
   ): Promise<SuccessBody<KnowledgeBaseDto>> {
     return ok(await this.knowledge.bindSpace(kbId, body.spaceId, false));
@@ -175,7 +179,7 @@ export class KnowledgeController {
       "The digital human's chat and runs get `kb_search` over it (while it is `active`); answers the knowledge base. 400 `Missing appId`; 404 `Knowledge base not found`.",
   })
   @ApiData(KNOWLEDGE_BASE)
-  async bindApp(@Param('kbId') kbId: string, @Body() body: AppBindingDto): Promise<SuccessBody<KnowledgeBaseDto>> {
+  async bindApp(@Param() { kbId }: KbIdParams, @Body() body: AppBindingDto): Promise<SuccessBody<KnowledgeBaseDto>> {
     return ok(await this.knowledge.bindApp(kbId, body.appId, true));
   }
 
@@ -187,7 +191,7 @@ export class KnowledgeController {
       'Answers the knowledge base; unbinding an app that was not bound changes nothing. 400 `Missing appId`; 404 `Knowledge base not found`.',
   })
   @ApiData(KNOWLEDGE_BASE)
-  async unbindApp(@Param('kbId') kbId: string, @Body() body: AppBindingDto): Promise<SuccessBody<KnowledgeBaseDto>> {
+  async unbindApp(@Param() { kbId }: KbIdParams, @Body() body: AppBindingDto): Promise<SuccessBody<KnowledgeBaseDto>> {
     return ok(await this.knowledge.bindApp(kbId, body.appId, false));
   }
 
@@ -201,7 +205,7 @@ export class KnowledgeController {
       'unsupported types are listed in `rejected`. The added files are ingested at once.',
   })
   @ApiData(ADD_FILES_RESULT, 403)
-  async addFiles(@Param('kbId') kbId: string, @Body() body: AddFilesDto): Promise<SuccessBody<AddFilesResultDto>> {
+  async addFiles(@Param() { kbId }: KbIdParams, @Body() body: AddFilesDto): Promise<SuccessBody<AddFilesResultDto>> {
     return ok(await this.knowledge.addFiles(kbId, body));
   }
 
@@ -213,7 +217,7 @@ export class KnowledgeController {
       "Body `{spaceId, path, label?}` with `path` relative to the space's folder ('' or '.' for the whole space). Its accepted files become sources (`source: \"linked\"`, listed by `raw` under the link's `prefix`) and are ingested; afterwards, the watcher's changes under it re-ingest changed files and drop removed ones with their chunks. Answers the link. 400 naming the field (`Missing spaceId`, a path that is not a folder); 403 for a path outside the space; 404 for an unknown space or knowledge base.",
   })
   @ApiData(LINKED_DIR, 403)
-  async linkDir(@Param('kbId') kbId: string, @Body() body: LinkDirDto): Promise<SuccessBody<LinkedDirDto>> {
+  async linkDir(@Param() { kbId }: KbIdParams, @Body() body: LinkDirDto): Promise<SuccessBody<LinkedDirDto>> {
     return ok(await this.knowledge.addLink(kbId, body));
   }
 
@@ -224,7 +228,7 @@ export class KnowledgeController {
       'The links of the knowledge base (as `linked-dirs` answers one: state, error, file count, prefix). 404 `Knowledge base not found`.',
   })
   @ApiData(arr(LINKED_DIR))
-  async listLinkedDirs(@Param('kbId') kbId: string): Promise<SuccessBody<LinkedDirDto[]>> {
+  async listLinkedDirs(@Param() { kbId }: KbIdParams): Promise<SuccessBody<LinkedDirDto[]>> {
     return ok(await this.knowledge.listLinks(kbId));
   }
 
@@ -235,7 +239,7 @@ export class KnowledgeController {
       'Removes the link and the sources it brought, with their chunks (the folder itself is left alone); answers `true` and emits `tlon:stats-updated`. 404 `Linked folder not found` or `Knowledge base not found`.',
   })
   @ApiData(bool())
-  async unlinkDir(@Param('kbId') kbId: string, @Param('linkId') linkId: string): Promise<SuccessBody<true>> {
+  async unlinkDir(@Param() { kbId, linkId }: KbLinkParams): Promise<SuccessBody<true>> {
     await this.knowledge.removeLink(kbId, linkId);
     return ok(true);
   }
@@ -248,7 +252,7 @@ export class KnowledgeController {
       'Reads the folder now (after an `error`, or to catch up without the watcher) and ingests what changed; answers the link with its state. 404 `Linked folder not found` or `Knowledge base not found`.',
   })
   @ApiData(LINKED_DIR)
-  async retryLinkDir(@Param('kbId') kbId: string, @Param('linkId') linkId: string): Promise<SuccessBody<LinkedDirDto>> {
+  async retryLinkDir(@Param() { kbId, linkId }: KbLinkParams): Promise<SuccessBody<LinkedDirDto>> {
     return ok(await this.knowledge.retryLink(kbId, linkId));
   }
 
@@ -262,7 +266,7 @@ export class KnowledgeController {
   @ApiBody({ schema: { type: 'string', format: 'binary', description: 'The raw bytes of the file (at most 50 MB)' } })
   @ApiData(RAW_FILE)
   async upload(
-    @Param('kbId') kbId: string,
+    @Param() { kbId }: KbIdParams,
     @Query() query: UploadQuery,
     @Req() req: Request,
     @Res({ passthrough: true }) res: Response,
@@ -293,7 +297,7 @@ export class KnowledgeController {
       '`[{name, path, size, learned, state, error?, source: "raw"}]`, `state` being `pending`, `learned`, `no-text` or `failed` (with `error`). 404 `Knowledge base not found`.',
   })
   @ApiData(arr(RAW_FILE))
-  async raw(@Param('kbId') kbId: string): Promise<SuccessBody<RawFileDto[]>> {
+  async raw(@Param() { kbId }: KbIdParams): Promise<SuccessBody<RawFileDto[]>> {
     return ok(await this.knowledge.raw(kbId));
   }
 
@@ -305,7 +309,7 @@ export class KnowledgeController {
       "Body `{relativePath}` (the source's `path`); deletes its file and chunks, answers `true` and emits `tlon:stats-updated`. 400 `Missing relativePath`; 404 `Source not found` or `Knowledge base not found`.",
   })
   @ApiData(bool())
-  async removeRaw(@Param('kbId') kbId: string, @Body() body: RemoveRawDto): Promise<SuccessBody<true>> {
+  async removeRaw(@Param() { kbId }: KbIdParams, @Body() body: RemoveRawDto): Promise<SuccessBody<true>> {
     await this.knowledge.removeRaw(kbId, body.relativePath);
     return ok(true);
   }
@@ -317,7 +321,7 @@ export class KnowledgeController {
       "The map the system prompt carries: each document's name, path, state and first line. 404 `Knowledge base not found`.",
   })
   @ApiData(str('Markdown'))
-  async index(@Param('kbId') kbId: string): Promise<SuccessBody<string>> {
+  async index(@Param() { kbId }: KbIdParams): Promise<SuccessBody<string>> {
     return ok(await this.knowledge.index(kbId));
   }
 
@@ -330,7 +334,7 @@ export class KnowledgeController {
   })
   @ApiData(arr(SOURCE_REF))
   async resolveSources(
-    @Param('kbId') kbId: string,
+    @Param() { kbId }: KbIdParams,
     @Body() body: ResolveSourcesDto,
   ): Promise<SuccessBody<KnowledgeSourceRefDto[]>> {
     return ok(await this.knowledge.resolveSources(kbId, body.readPaths));
@@ -344,7 +348,7 @@ export class KnowledgeController {
       'Answers `true` and queues one job per source that is new, changed, failed before or lacks vectors of the current embedding model; the same work queued twice runs once. Progress goes out as `tlon:ingest-progress`, and `tlon:stats-updated` follows the batch. 404 `Knowledge base not found`.',
   })
   @ApiData(bool())
-  async ingest(@Param('kbId') kbId: string): Promise<SuccessBody<true>> {
+  async ingest(@Param() { kbId }: KbIdParams): Promise<SuccessBody<true>> {
     await this.knowledge.ingest(kbId);
     return ok(true);
   }
@@ -357,7 +361,7 @@ export class KnowledgeController {
       'Answers `true` at once and re-ingests every source (progress as `tlon:ingest-progress`), or the text `Learning is already in progress` (nothing changed) while a batch runs. 404 `Knowledge base not found`.',
   })
   @ApiData(anyValue('true, or the text "Learning is already in progress"'))
-  async clearRelearn(@Param('kbId') kbId: string): Promise<SuccessBody<true | string>> {
+  async clearRelearn(@Param() { kbId }: KbIdParams): Promise<SuccessBody<true | string>> {
     return ok(await this.knowledge.clearRelearn(kbId));
   }
 
@@ -368,7 +372,7 @@ export class KnowledgeController {
       '`{kbId, total, completed, current?, phase: "idle"|"running"|"done"|"error", errors: [{file, message}]}`, the same object as the `tlon:ingest-progress` event. 404 `Knowledge base not found`.',
   })
   @ApiData(INGEST_STATUS)
-  async ingestStatus(@Param('kbId') kbId: string): Promise<SuccessBody<IngestStatusDto>> {
+  async ingestStatus(@Param() { kbId }: KbIdParams): Promise<SuccessBody<IngestStatusDto>> {
     return ok(await this.knowledge.ingestStatus(kbId));
   }
 
@@ -380,7 +384,7 @@ export class KnowledgeController {
       'Body `{query, topK? (8, 1–50), mode?: "hybrid"|"keyword"|"semantic"}`; answers `[{chunkId, sourceName, sourcePath, heading?, text, score, kbId}]` best first (`chunkId` is the citation id). `hybrid` (default) fuses keyword and vector ranks; without a usable embedding model every mode answers keyword hits. 400 `Missing query`, or naming a bad `topK`/`mode`; 404 `Knowledge base not found`.',
   })
   @ApiData(arr(SEARCH_HIT))
-  async search(@Param('kbId') kbId: string, @Body() body: SearchDto): Promise<SuccessBody<SearchHitDto[]>> {
+  async search(@Param() { kbId }: KbIdParams, @Body() body: SearchDto): Promise<SuccessBody<SearchHitDto[]>> {
     return ok(await this.knowledge.search(kbId, body));
   }
 }

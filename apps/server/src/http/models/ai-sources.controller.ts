@@ -7,6 +7,7 @@ import type { SuccessBody } from '#contracts/errors.js';
 import { ok } from '../common/envelope.js';
 import { AddAiSourceDto, SetModelDto, SwitchSourceDto, UpdateAiSourceDto } from './models.dto.js';
 import { ApiOperation, ApiTags } from '../openapi/swagger-decorators.js';
+import { ModelSourceParams } from '../common/path-params.js';
 
 /** Model sources (docs/api.md, "Model sources and the configuration"). Answers carry every secret masked as "***". */
 @ApiTags('Settings and models')
@@ -30,7 +31,10 @@ export class AiSourcesController {
       'Merges the given fields into the source; an omitted (or `***`) `apiKey` keeps the stored key, and `id` cannot be changed. Answers the whole sources configuration, keys masked; emits `ai-sources:catalog-changed` on the WebSocket when something changed. 400 for a bad field; 404 `Source not found: <id>`.',
   })
   @ApiData(AI_SOURCES_CONFIG)
-  async update(@Param('sourceId') sourceId: string, @Body() body: UpdateAiSourceDto): Promise<SuccessBody<AISourcesConfig>> {
+  async update(
+    @Param() { sourceId }: ModelSourceParams,
+    @Body() body: UpdateAiSourceDto,
+  ): Promise<SuccessBody<AISourcesConfig>> {
     return ok(await this.models.updateSource(sourceId, body));
   }
 
@@ -41,7 +45,7 @@ export class AiSourcesController {
       'Removes the source; when it was current, the first remaining one (or none) becomes current. Answers the whole sources configuration, keys masked, and emits `ai-sources:catalog-changed` on the WebSocket. 404 `Source not found: <id>`.',
   })
   @ApiData(AI_SOURCES_CONFIG)
-  async remove(@Param('sourceId') sourceId: string): Promise<SuccessBody<AISourcesConfig>> {
+  async remove(@Param() { sourceId }: ModelSourceParams): Promise<SuccessBody<AISourcesConfig>> {
     return ok(await this.models.removeSource(sourceId));
   }
 

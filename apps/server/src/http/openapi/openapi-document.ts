@@ -3,7 +3,7 @@ import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swag
 import { getMetadataStorage } from 'class-validator';
 import { targetConstructorToSchema, validationMetadatasToSchemas } from 'class-validator-jsonschema';
 import { PUBLIC_API_PATHS } from '../auth/auth.middleware.js';
-import { openBodies, queryDtos } from '../common/validation.js';
+import { openBodies, pathParamsDtos, queryDtos } from '../common/validation.js';
 import { ERROR_STATUSES, type ErrorStatus, RESPONSE_EXTENSION, type ResponseDoc } from './api-data.js';
 import './response-schemas.js';
 import { API_GROUPS } from './groups.js';
@@ -83,7 +83,7 @@ export function buildOpenApiDocument(app: INestApplication, version: string, bas
     .build();
   // The builder's bearer default says JWT; the password is a plain string.
   delete (config.components?.securitySchemes?.password as { bearerFormat?: string } | undefined)?.bearerFormat;
-  describeQueryDtos();
+  describeParameterDtos();
   const document = SwaggerModule.createDocument(app, config, {
     operationIdFactory: (controller, method) => `${controller.replace(/Controller$/, '')}_${method}`,
     // Tags are the operation groups (groups.ts), set by @ApiTags on each controller.
@@ -200,12 +200,12 @@ function openFreeFormObjects(value: unknown): void {
 }
 
 /**
- * Gives each query DTO the property metadata @nestjs/swagger's scanner reads (what
- * `@ApiProperty` writes), from its class-validator rules: every field becomes a query
- * parameter with its schema, required only where the DTO requires it.
+ * Gives each query and path parameters DTO the property metadata @nestjs/swagger's scanner
+ * reads (what `@ApiProperty` writes), from its class-validator rules: every field becomes a
+ * query (or path) parameter with its schema, required only where the DTO requires it.
  */
-function describeQueryDtos(): void {
-  for (const dto of queryDtos()) {
+function describeParameterDtos(): void {
+  for (const dto of [...queryDtos(), ...pathParamsDtos()]) {
     const schema = targetConstructorToSchema(dto as unknown as new () => unknown, {
       classValidatorMetadataStorage: getMetadataStorage(),
       refPointerPrefix: '#/components/schemas/',

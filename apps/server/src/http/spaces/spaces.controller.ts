@@ -19,6 +19,7 @@ import { Relayed } from '../assistant-api/relayed.js';
 import type { SuccessBody } from '#contracts/errors.js';
 import { ok } from '../common/envelope.js';
 import { ApiOperation, ApiTags } from '../openapi/swagger-decorators.js';
+import { SpaceIdParams } from '../common/path-params.js';
 
 /** Spaces (docs/api.md, "Workspaces and files"). Fixed routes come before `:spaceId` so they are never read as ids. */
 @ApiTags('Workspaces and files')
@@ -99,7 +100,7 @@ export class SpacesController {
   })
   @Assistant()
   @ApiData(SPACE)
-  async get(@Param('spaceId') spaceId: string): Promise<SuccessBody<SpaceDto>> {
+  async get(@Param() { spaceId }: SpaceIdParams): Promise<SuccessBody<SpaceDto>> {
     return ok(this.spaces.toDto(await this.spaces.get(spaceId)));
   }
 
@@ -111,7 +112,7 @@ export class SpacesController {
   })
   @Assistant()
   @ApiData(SPACE)
-  async update(@Param('spaceId') spaceId: string, @Body() body: UpdateSpaceDto): Promise<SuccessBody<SpaceDto>> {
+  async update(@Param() { spaceId }: SpaceIdParams, @Body() body: UpdateSpaceDto): Promise<SuccessBody<SpaceDto>> {
     return ok(this.spaces.toDto(await this.spaces.update(spaceId, body)));
   }
 
@@ -123,7 +124,7 @@ export class SpacesController {
   })
   @Assistant()
   @ApiDone(403)
-  async remove(@Param('spaceId') spaceId: string): Promise<{ success: true }> {
+  async remove(@Param() { spaceId }: SpaceIdParams): Promise<{ success: true }> {
     await this.spaces.delete(spaceId);
     return { success: true };
   }
@@ -137,7 +138,7 @@ export class SpacesController {
   @Assistant()
   @ApiData(SPACE, 403)
   async workingDir(
-    @Param('spaceId') spaceId: string,
+    @Param() { spaceId }: SpaceIdParams,
     @Body() body: WorkingDirDto,
     @Relayed() relayed: boolean,
   ): Promise<SuccessBody<SpaceDto>> {
@@ -156,7 +157,7 @@ export class SpacesController {
   @Assistant()
   @HttpCode(200)
   @ApiData(PATH_RESULT)
-  async open(@Param('spaceId') spaceId: string): Promise<SuccessBody<{ path: string }>> {
+  async open(@Param() { spaceId }: SpaceIdParams): Promise<SuccessBody<{ path: string }>> {
     return ok({ path: (await this.spaces.get(spaceId)).path });
   }
 
@@ -168,7 +169,7 @@ export class SpacesController {
   })
   @Assistant()
   @ApiData(MEMORY_STATE)
-  async memoryState(@Param('spaceId') spaceId: string): Promise<SuccessBody<MemoryState>> {
+  async memoryState(@Param() { spaceId }: SpaceIdParams): Promise<SuccessBody<MemoryState>> {
     return ok(await this.memory.state(spaceId));
   }
 
@@ -182,7 +183,7 @@ export class SpacesController {
   @Assistant()
   @HttpCode(200)
   @ApiData(CONSOLIDATION_START)
-  async consolidateMemory(@Param('spaceId') spaceId: string): Promise<SuccessBody<ConsolidationStart>> {
+  async consolidateMemory(@Param() { spaceId }: SpaceIdParams): Promise<SuccessBody<ConsolidationStart>> {
     return ok(await this.consolidation.start(spaceId, 'manual'));
   }
 
@@ -194,7 +195,7 @@ export class SpacesController {
   })
   @Assistant()
   @ApiData(SPACE_PREFERENCES)
-  async preferences(@Param('spaceId') spaceId: string): Promise<SuccessBody<SpacePreferences>> {
+  async preferences(@Param() { spaceId }: SpaceIdParams): Promise<SuccessBody<SpacePreferences>> {
     return ok(this.spaces.preferencesOf(await this.spaces.get(spaceId)));
   }
 
@@ -208,7 +209,7 @@ export class SpacesController {
   @Assistant()
   @ApiData(SPACE)
   async updatePreferences(
-    @Param('spaceId') spaceId: string,
+    @Param() { spaceId }: SpaceIdParams,
     @Body() body: SpacePreferencesDto,
   ): Promise<SuccessBody<SpaceDto>> {
     return ok(this.spaces.toDto(await this.spaces.updatePreferences(spaceId, body)));

@@ -59,6 +59,7 @@ import {
 } from './store.schemas.js';
 import { ok } from '../common/envelope.js';
 import { ApiOperation, ApiTags } from '../openapi/swagger-decorators.js';
+import { AppIdParams, RegistryIdParams, StoreSlugParams } from '../common/path-params.js';
 
 const done = (): { success: true } => ({ success: true });
 
@@ -120,7 +121,7 @@ export class StoreController {
   })
   @Assistant()
   @ApiData(STORE_DETAIL, 503)
-  async detail(@Param('slug') slug: string, @Query() query: LocaleQuery): Promise<SuccessBody<StoreDetailDto>> {
+  async detail(@Param() { slug }: StoreSlugParams, @Query() query: LocaleQuery): Promise<SuccessBody<StoreDetailDto>> {
     return ok(await this.store.detail(slug, query.locale));
   }
 
@@ -134,7 +135,7 @@ export class StoreController {
   @ApiData(APP_ID, 403, 409, 422, 503)
   @HttpCode(200)
   async installSlug(
-    @Param('slug') slug: string,
+    @Param() { slug }: StoreSlugParams,
     @Body() body: StoreAppInstallDto,
   ): Promise<SuccessBody<{ appId: string }>> {
     const app = await this.store.install({ slug, ...installPlace(body), userConfig: body.userConfig });
@@ -265,7 +266,7 @@ export class StoreController {
   })
   @Assistant()
   @ApiDoneOrFailure()
-  async deleteRegistry(@Param('registryId') id: string): Promise<{ success: true } | FailureBody> {
+  async deleteRegistry(@Param() { registryId: id }: RegistryIdParams): Promise<{ success: true } | FailureBody> {
     const refused = await this.store.deleteSource(id);
     return refused === null ? done() : { success: false, error: refused };
   }
@@ -279,7 +280,10 @@ export class StoreController {
   @Assistant()
   @ApiDone()
   @HttpCode(200)
-  async toggle(@Param('registryId') id: string, @Body() body: ToggleRegistryDto): Promise<{ success: true }> {
+  async toggle(
+    @Param() { registryId: id }: RegistryIdParams,
+    @Body() body: ToggleRegistryDto,
+  ): Promise<{ success: true }> {
     await this.store.toggleSource(id, body.enabled);
     return done();
   }
@@ -293,7 +297,10 @@ export class StoreController {
   })
   @Assistant()
   @ApiDone(400)
-  async adapterConfig(@Param('registryId') id: string, @Body() body: AdapterConfigPatchDto): Promise<{ success: true }> {
+  async adapterConfig(
+    @Param() { registryId: id }: RegistryIdParams,
+    @Body() body: AdapterConfigPatchDto,
+  ): Promise<{ success: true }> {
     await this.store.patchAdapterConfig(id, body);
     return done();
   }
@@ -334,7 +341,7 @@ export class StoreController {
   @Assistant()
   @ApiData(APPLY_RESULT, 409, 422, 503)
   @HttpCode(200)
-  async apply(@Param('appId') appId: string, @Body() body: ApplyUpdateDto): Promise<SuccessBody<ApplyResultDto>> {
+  async apply(@Param() { appId }: AppIdParams, @Body() body: ApplyUpdateDto): Promise<SuccessBody<ApplyResultDto>> {
     return ok(await this.store.apply(appId, body.mode ?? 'force', body.settings));
   }
 
@@ -482,7 +489,7 @@ export class AppExportController {
       'Answers the package as `application/octet-stream` with `Content-Disposition: attachment; filename="<slug>-<version>.dhpkg"` (a skill app: a `.zip` with `SKILL.md` at the root); webhook secrets and MCP environment values are emptied. 404 for an unknown app or a required skill that is neither bundled nor listed by a source; 413 over 50 MB.',
   })
   @ApiBytes('application/octet-stream', 404, 413)
-  async export(@Param('appId') appId: string, @Res() res: Response): Promise<void> {
+  async export(@Param() { appId }: AppIdParams, @Res() res: Response): Promise<void> {
     const pkg = await this.packages.export(appId);
     res.status(200);
     res.setHeader('Content-Type', 'application/octet-stream');

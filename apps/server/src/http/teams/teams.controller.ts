@@ -47,6 +47,7 @@ import {
   TEAM_ARTIFACT,
   TEAM_TRIGGER,
 } from './teams.schemas.js';
+import { TeamEpochParams, TeamIdParams, TeamMemberParams, TeamTriggerParams } from '../common/path-params.js';
 
 /** Teams of digital humans (docs/api/teams.md). A run's progress comes over WebSocket (`team:*`). */
 @ApiTags('Teams')
@@ -97,7 +98,7 @@ export class TeamsController {
     description: 'The team record with its `status` and `currentEpochId`. 404 `Team not found`.',
   })
   @ApiData(TEAM)
-  async get(@Param('teamId') teamId: string): Promise<SuccessBody<TeamDto>> {
+  async get(@Param() { teamId }: TeamIdParams): Promise<SuccessBody<TeamDto>> {
     return ok(await this.teams.get(teamId));
   }
 
@@ -108,7 +109,7 @@ export class TeamsController {
       '`{team, members, edges, tasks, findings, activities, pendingEscalations}`, the board being that of the current run, else the latest. 404 `Team not found`.',
   })
   @ApiData(TEAM_DETAIL)
-  async detail(@Param('teamId') teamId: string): Promise<SuccessBody<TeamDetailDto>> {
+  async detail(@Param() { teamId }: TeamIdParams): Promise<SuccessBody<TeamDetailDto>> {
     return ok(await this.teams.detail(teamId));
   }
 
@@ -119,7 +120,7 @@ export class TeamsController {
       'Body `{name?, goal?, memberSourcing?, collabMode?, escalationRouting?, leadAppId?}`. 400 `leadAppId must name a member of this team` or naming a bad field; 404 `Team not found`. Emits `team:updated` (`changed: "team"`).',
   })
   @ApiData(TEAM)
-  async update(@Param('teamId') teamId: string, @Body() body: UpdateTeamDto): Promise<SuccessBody<TeamDto>> {
+  async update(@Param() { teamId }: TeamIdParams, @Body() body: UpdateTeamDto): Promise<SuccessBody<TeamDto>> {
     return ok(await this.teams.update(teamId, body as Record<string, unknown>));
   }
 
@@ -130,7 +131,7 @@ export class TeamsController {
       'Stops a running run, deletes the team and its records, and deletes its AI-provisioned members (other digital humans are kept). 404 `Team not found`. Emits `team:updated` with `removed: true`.',
   })
   @ApiDone()
-  async dissolve(@Param('teamId') teamId: string): Promise<{ success: true }> {
+  async dissolve(@Param() { teamId }: TeamIdParams): Promise<{ success: true }> {
     await this.teams.dissolve(teamId);
     return { success: true };
   }
@@ -143,7 +144,7 @@ export class TeamsController {
   })
   @HttpCode(200)
   @ApiData(TEAM_MEMBER, 409)
-  async addMember(@Param('teamId') teamId: string, @Body() body: AddMemberDto): Promise<SuccessBody<TeamMemberDto>> {
+  async addMember(@Param() { teamId }: TeamIdParams, @Body() body: AddMemberDto): Promise<SuccessBody<TeamMemberDto>> {
     return ok(await this.teams.addMember(teamId, body));
   }
 
@@ -155,8 +156,7 @@ export class TeamsController {
   })
   @ApiData(TEAM_MEMBER, 409)
   async updateMember(
-    @Param('teamId') teamId: string,
-    @Param('appId') appId: string,
+    @Param() { teamId, appId }: TeamMemberParams,
     @Body() body: UpdateMemberDto,
   ): Promise<SuccessBody<TeamMemberDto>> {
     return ok(await this.teams.updateMember(teamId, appId, body as Record<string, unknown>));
@@ -169,7 +169,7 @@ export class TeamsController {
       'Its edges go with it. 404 `App is not a member of this team` or `Team not found`. Emits `team:updated` (`changed: "members"`).',
   })
   @ApiDone()
-  async removeMember(@Param('teamId') teamId: string, @Param('appId') appId: string): Promise<{ success: true }> {
+  async removeMember(@Param() { teamId, appId }: TeamMemberParams): Promise<{ success: true }> {
     await this.teams.removeMember(teamId, appId);
     return { success: true };
   }
@@ -181,7 +181,7 @@ export class TeamsController {
       'Body `{edges: [{fromAppId, toAppId}]}` replaces every edge and answers the new list; in `structured` mode members may message only along an edge (either direction). 400 `Missing required field: edges` or `An edge names an app that is not a member of this team`. Emits `team:updated` (`changed: "edges"`).',
   })
   @ApiData(arr(TEAM_EDGE))
-  async putEdges(@Param('teamId') teamId: string, @Body() body: PutEdgesDto): Promise<SuccessBody<TeamEdgeDto[]>> {
+  async putEdges(@Param() { teamId }: TeamIdParams, @Body() body: PutEdgesDto): Promise<SuccessBody<TeamEdgeDto[]>> {
     return ok(await this.teams.putEdges(teamId, body.edges));
   }
 
@@ -193,7 +193,7 @@ export class TeamsController {
   })
   @HttpCode(200)
   @ApiData(TEAM_EPOCH, 409)
-  async run(@Param('teamId') teamId: string): Promise<SuccessBody<TeamEpochDto>> {
+  async run(@Param() { teamId }: TeamIdParams): Promise<SuccessBody<TeamEpochDto>> {
     return ok(await this.teams.run(teamId));
   }
 
@@ -205,7 +205,7 @@ export class TeamsController {
   })
   @HttpCode(200)
   @ApiData(TEAM_EPOCH, 409)
-  async pause(@Param('teamId') teamId: string): Promise<SuccessBody<TeamEpochDto>> {
+  async pause(@Param() { teamId }: TeamIdParams): Promise<SuccessBody<TeamEpochDto>> {
     return ok(await this.teams.pause(teamId));
   }
 
@@ -215,7 +215,7 @@ export class TeamsController {
     description: 'All epochs of the team (run and conversation), newest first. 404 `Team not found`.',
   })
   @ApiData(arr(TEAM_EPOCH))
-  async epochs(@Param('teamId') teamId: string): Promise<SuccessBody<TeamEpochDto[]>> {
+  async epochs(@Param() { teamId }: TeamIdParams): Promise<SuccessBody<TeamEpochDto[]>> {
     return ok(await this.teams.epochs(teamId));
   }
 
@@ -225,7 +225,7 @@ export class TeamsController {
     description: 'Only the epochs with `lifecycle: "conversation"`, newest first. 404 `Team not found`.',
   })
   @ApiData(arr(TEAM_EPOCH))
-  async conversations(@Param('teamId') teamId: string): Promise<SuccessBody<TeamEpochDto[]>> {
+  async conversations(@Param() { teamId }: TeamIdParams): Promise<SuccessBody<TeamEpochDto[]>> {
     return ok(await this.teams.listConversations(teamId));
   }
 
@@ -238,7 +238,7 @@ export class TeamsController {
   @HttpCode(200)
   @ApiData(TEAM_EPOCH)
   async openConversation(
-    @Param('teamId') teamId: string,
+    @Param() { teamId }: TeamIdParams,
     @Body() body: OpenConversationDto,
   ): Promise<SuccessBody<TeamEpochDto>> {
     return ok(await this.teams.openConversation(teamId, body.title));
@@ -252,8 +252,7 @@ export class TeamsController {
   })
   @ApiData(TEAM_EPOCH)
   async renameConversation(
-    @Param('teamId') teamId: string,
-    @Param('epochId') epochId: string,
+    @Param() { teamId, epochId }: TeamEpochParams,
     @Body() body: RenameConversationDto,
   ): Promise<SuccessBody<TeamEpochDto>> {
     return ok(await this.teams.renameConversation(teamId, epochId, body.title));
@@ -266,10 +265,7 @@ export class TeamsController {
       'Seals the conversation epoch (`completed`) and stops what still runs in it; its records are kept. Archiving it again changes nothing. 404 `Epoch not found`.',
   })
   @ApiDone()
-  async archiveConversation(
-    @Param('teamId') teamId: string,
-    @Param('epochId') epochId: string,
-  ): Promise<{ success: true }> {
+  async archiveConversation(@Param() { teamId, epochId }: TeamEpochParams): Promise<{ success: true }> {
     await this.teams.archiveConversation(teamId, epochId);
     return { success: true };
   }
@@ -281,7 +277,7 @@ export class TeamsController {
       "`{epoch, tasks, findings, members, activities}` of that epoch. 404 `Epoch not found` (also for another team's epoch).",
   })
   @ApiData(EPOCH_BOARD)
-  async board(@Param('teamId') teamId: string, @Param('epochId') epochId: string): Promise<SuccessBody<EpochBoardDto>> {
+  async board(@Param() { teamId, epochId }: TeamEpochParams): Promise<SuccessBody<EpochBoardDto>> {
     return ok(await this.teams.board(teamId, epochId));
   }
 
@@ -293,10 +289,7 @@ export class TeamsController {
       'each path once per kind: the tasks’, then the findings’, then the files.',
   })
   @ApiData(arr(TEAM_ARTIFACT))
-  async artifacts(
-    @Param('teamId') teamId: string,
-    @Param('epochId') epochId: string,
-  ): Promise<SuccessBody<TeamArtifactDto[]>> {
+  async artifacts(@Param() { teamId, epochId }: TeamEpochParams): Promise<SuccessBody<TeamArtifactDto[]>> {
     return ok(await this.teams.artifacts(teamId, epochId));
   }
 
@@ -308,7 +301,7 @@ export class TeamsController {
   })
   @ApiData(arr(MESSAGE))
   async chatMessages(
-    @Param('teamId') teamId: string,
+    @Param() { teamId }: TeamIdParams,
     @Query() q: ChatMessagesQuery,
   ): Promise<SuccessBody<MessageDto[]>> {
     return ok((await this.teams.chatMessages(teamId, q.appId, q.epochId)).map(toMessageDto));
@@ -323,8 +316,7 @@ export class TeamsController {
   @HttpCode(200)
   @ApiData(DELIVERY)
   async send(
-    @Param('teamId') teamId: string,
-    @Param('appId') appId: string,
+    @Param() { teamId, appId }: TeamMemberParams,
     @Body() body: SendToMemberDto,
   ): Promise<SuccessBody<{ epochId: string; delivery: DeliveryReceipt }>> {
     return ok(await this.teams.sendToMember(teamId, appId, body.message, body.epochId));
@@ -338,7 +330,7 @@ export class TeamsController {
   })
   @HttpCode(200)
   @ApiDone()
-  async stop(@Param('teamId') teamId: string, @Param('appId') appId: string): Promise<{ success: true }> {
+  async stop(@Param() { teamId, appId }: TeamMemberParams): Promise<{ success: true }> {
     await this.teams.stopMember(teamId, appId);
     return { success: true };
   }
@@ -350,7 +342,7 @@ export class TeamsController {
       '`[{id, teamId, source: {type, config}, nextRunAt, createdAt}]`; a webhook\'s secret reads `"********"`. 404 `Team not found`.',
   })
   @ApiData(arr(TEAM_TRIGGER))
-  async listTriggers(@Param('teamId') teamId: string): Promise<SuccessBody<TeamTriggerDto[]>> {
+  async listTriggers(@Param() { teamId }: TeamIdParams): Promise<SuccessBody<TeamTriggerDto[]>> {
     return ok(await this.triggers.list(teamId));
   }
 
@@ -365,7 +357,7 @@ export class TeamsController {
   })
   @ApiData(TEAM_TRIGGER, 404, 409)
   async addTrigger(
-    @Param('teamId') teamId: string,
+    @Param() { teamId }: TeamIdParams,
     @Body() body: CreateTeamTriggerDto,
   ): Promise<SuccessBody<TeamTriggerDto>> {
     return ok(await this.triggers.create(teamId, body.source));
@@ -377,10 +369,7 @@ export class TeamsController {
     description: 'The trigger stops firing. 404 `Trigger not found` or `Team not found`.',
   })
   @ApiDone(404)
-  async removeTrigger(
-    @Param('teamId') teamId: string,
-    @Param('triggerId') triggerId: string,
-  ): Promise<{ success: true }> {
+  async removeTrigger(@Param() { teamId, triggerId }: TeamTriggerParams): Promise<{ success: true }> {
     await this.triggers.remove(teamId, triggerId);
     return { success: true };
   }
