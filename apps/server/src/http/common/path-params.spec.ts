@@ -45,6 +45,14 @@ describe('path parameters DTOs', () => {
     await assert.rejects(params(WebhookPathParams, { path: ['a\u0000', 'b'] }), /path\[0\] must not contain NUL/);
   });
 
+  it('leave anything but strings to the full validation, which refuses it naming the parameter', async () => {
+    await assert.rejects(params(SpaceConversationParams, { spaceId: 5, conversationId: 'c' }), (err) => {
+      assert.ok(err instanceof DomainError);
+      assert.match(err.message, /^spaceId /);
+      return true;
+    });
+  });
+
   it("take a webhook's path as the list of segments Express hands over", async () => {
     assert.deepEqual(await params(WebhookPathParams, { path: ['github', 'push'] }), { path: ['github', 'push'] });
   });
