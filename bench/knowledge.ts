@@ -23,7 +23,8 @@
  * into the database** (the server stopped: the embedded database is opened by the bench, Postgres
  * is written to): sources of 10 chunks of ~100 words of the same vocabulary and `markerN`, each
  * with its tsvector (lexemes as the server writes them for such ASCII words) and a random 64-length
- * unit vector, marked learned with the base's embedding model; then the server is started again
+ * unit vector, marked learned with the base's embedding model, and the base's keyword counts
+ * recounted (`knowledge_recount`); then the server is started again
  * and searched as above (the first semantic query loads the base's vector index: it counts).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -145,6 +146,8 @@ async function seedChunks(url: string, kbId: string, key: string, count: number)
       );
       if ((first / BATCH) % 10 === 0) note(`seeded ${first + n}/${count} chunks`);
     }
+    // The keyword weights' counts (knowledge_lexeme, chunk_count), as ingestion would have kept them.
+    await client.query(`SELECT knowledge_recount($1)`, [kbId]);
     await client.query(`UPDATE knowledge_base SET chunk_version = chunk_version + 1 WHERE id = $1`, [kbId]);
     await client.query(`ANALYZE knowledge_chunk`);
   } finally {
