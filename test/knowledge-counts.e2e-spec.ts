@@ -150,6 +150,25 @@ describe(`knowledge keyword counts (${testMode()})`, () => {
     await repo.delete(kb.id);
   });
 
+  it('tell a batch end when to analyse the chunk table (embedded: no autovacuum)', async () => {
+    const analysing = new TypeormKnowledgeRepository(ds!, 0, true);
+    const kb = await repo.create({ id: randomUUID(), name: 'Analysed', icon: null, description: null });
+    const s = await source(kb.id, 'big.md');
+    const reltuples = async () =>
+      Number(
+        ((await ds!.query(`SELECT reltuples FROM pg_class WHERE oid = 'knowledge_chunk'::regclass`)) as Row[])[0]!
+          .reltuples,
+      );
+    const many = chunks(...Array.from({ length: 700 }, (_, i) => `chunk ${i} of the big one`));
+    assert.ok(await repo.indexSource(s.id, 'h1', { state: 'learned', chunks: many, embeddingKey: null }));
+    await repo.markIngested(kb.id);
+    const before = await reltuples();
+    await analysing.markIngested(kb.id);
+    const after = await reltuples();
+    assert.ok(after >= 700, `reltuples ${before} → ${after}: analysed`);
+    await repo.delete(kb.id);
+  });
+
   it('are back-filled from the chunks a base had before the migration', async () => {
     const old = await freshDatabase();
     const index = MIGRATIONS.findIndex((m) => m.name === 'KnowledgeLexemeCounts1766500000000');

@@ -165,7 +165,15 @@ export class InfraModule {
       { provide: AppScheduler, useExisting: TriggerScheduler },
       { provide: TeamRepository, useValue: new TypeormTeamRepository(infra.dataSource) },
       // Knowledge bases (docs/api/knowledge.md): records and chunk index in Postgres, source files in the data folder.
-      { provide: KnowledgeRepository, useValue: new TypeormKnowledgeRepository(infra.dataSource, config.kbVectorCacheMb * 1024 * 1024) },
+      {
+        provide: KnowledgeRepository,
+        // Embedded: no autovacuum, so a batch's end analyses the chunk table when it changed (markIngested).
+        useValue: new TypeormKnowledgeRepository(
+          infra.dataSource,
+          config.kbVectorCacheMb * 1024 * 1024,
+          infra.replica.mode === 'embedded',
+        ),
+      },
       { provide: KnowledgeFiles, useValue: new DiskKnowledgeFiles(config.dataDir) },
       { provide: DocumentParser, useClass: BuiltInDocumentParser },
       { provide: Embeddings, useClass: OpenAICompatibleEmbeddings },

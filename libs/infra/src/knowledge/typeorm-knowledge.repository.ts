@@ -26,6 +26,8 @@ const VECTOR_LOAD_BATCH = 20_000;
 
 /** Keyword search ranks at most this many matching chunks (docs/api/knowledge.md, "Search"). */
 const KEYWORD_CANDIDATES = 2000;
+/** A batch's end analyses the chunk table (embedded) when its chunks changed by this share since the last time. */
+const ANALYZE_CHANGE = 0.1;
 
 /**
  * Chunks written (inserted: positive, deleted: negative) by one transaction: how many, and how
@@ -146,10 +148,15 @@ const toIngest = (r: Row): IngestRecord => ({
 export class TypeormKnowledgeRepository extends KnowledgeRepository {
   private readonly vectors: VectorIndexCache;
 
-  /** @param vectorCacheBytes the in-memory vector index's cap (SVC_KB_VECTOR_CACHE_MB; 0: always scan in SQL) */
+  /**
+   * @param vectorCacheBytes the in-memory vector index's cap (SVC_KB_VECTOR_CACHE_MB; 0: always scan in SQL)
+   * @param analyzeAfterBatch whether a batch's end analyses the chunk table when it has grown or
+   *   shrunk (the embedded database, which runs no autovacuum; see markIngested)
+   */
   constructor(
     private readonly ds: DataSource,
     vectorCacheBytes = DEFAULT_VECTOR_CACHE_BYTES,
+    private readonly analyzeAfterBatch = false,
   ) {
     super();
     this.vectors = new VectorIndexCache(vectorCacheBytes, (kbId, dims, maxBytes) =>
@@ -430,6 +437,24 @@ export class TypeormKnowledgeRepository extends KnowledgeRepository {
 
   async markIngested(kbId: string): Promise<void> {
     await this.ds.query(`UPDATE knowledge_base SET last_ingest_at = now() WHERE id = $1`, [kbId]);
+    if (this.analyzeAfterBatch) await this.analyzeChunksIfChanged();
+  }
+
+  /**
+   * `ANALYZE knowledge_chunk` when the table holds more than ANALYZE_CHANGE (and 500 chunks) more or
+   * fewer chunks than when last analysed (autovacuum's rule, which PGlite lacks: without statistics
+   * the planner guesses how many chunks a word matches and may read a whole posting list, or the
+   * whole table, where a few rows would do). The chunks now: the bases' kept counts.
+   */
+  private async analyzeChunksIfChanged(): Promise<void> {
+    const [r] = (await this.ds.query(
+      `SELECT greatest(c.reltuples, 0)::float8 AS analysed,
+              (SELECT coalesce(sum(chunk_count), 0) FROM knowledge_base)::float8 AS chunks
+         FROM pg_class c WHERE c.oid = 'knowledge_chunk'::regclass`,
+    )) as Row[];
+    const analysed = Number(r?.analysed ?? 0);
+    if (Math.abs(Number(r?.chunks ?? 0) - analysed) > 500 + ANALYZE_CHANGE * analysed)
+      await this.ds.query(`ANALYZE knowledge_chunk`);
   }
 
   async firstLines(kbId: string): Promise<Map<string, string>> {
@@ -475,24 +500,24 @@ export class TypeormKnowledgeRepository extends KnowledgeRepository {
     if (plan.rare.length === 0 && plan.others.length === 0) return [];
     const rows = (await this.ds.query(
       `WITH cand AS (
-         SELECT DISTINCT id FROM (
-           (SELECT c.id FROM knowledge_chunk c
-             WHERE c.kb_id = ANY($1::uuid[]) AND c.tsv @@ CAST($4 AS tsquery) LIMIT $7)
-           UNION ALL
-           (SELECT c.id FROM knowledge_chunk c
-             WHERE c.kb_id = ANY($1::uuid[]) AND c.tsv @@ CAST($5 AS tsquery) LIMIT $8)
-         ) x
+         (SELECT c.id, c.tsv FROM knowledge_chunk c
+           WHERE c.kb_id = ANY($1::uuid[]) AND c.tsv @@ CAST($4 AS tsquery) LIMIT $7)
+         UNION ALL
+         (SELECT c.id, c.tsv FROM knowledge_chunk c
+           WHERE c.kb_id = ANY($1::uuid[]) AND c.tsv @@ CAST($5 AS tsquery)
+             AND (CAST($4 AS tsquery) IS NULL OR NOT c.tsv @@ CAST($4 AS tsquery))
+           LIMIT $8)
        ),
        top AS (
-         SELECT c.id,
+         SELECT cand.id,
                 (SELECT coalesce(sum(w.idf), 0) FROM unnest($2::text[], $3::float8[]) AS w(l, idf)
                   WHERE w.l = ANY(a.lexemes)) AS score,
-                ts_rank_cd(c.tsv, CAST($9 AS tsquery), 1) AS density
-           FROM cand JOIN knowledge_chunk c ON c.id = cand.id
+                ts_rank_cd(cand.tsv, CAST($9 AS tsquery), 1) AS density
+           FROM cand
            -- The chunk's lexemes read once (a tsv test per query word would unpack the tsvector each time;
            -- OFFSET 0 keeps the planner from folding the subquery into each word's test).
-           CROSS JOIN LATERAL (SELECT tsvector_to_array(c.tsv) AS lexemes OFFSET 0) a
-          ORDER BY score DESC, density DESC, c.id
+           CROSS JOIN LATERAL (SELECT tsvector_to_array(cand.tsv) AS lexemes OFFSET 0) a
+          ORDER BY score DESC, density DESC, cand.id
           LIMIT $6
        )
        SELECT c.id, c.kb_id, c.heading, c.text, s.name, s.rel_path, top.score
