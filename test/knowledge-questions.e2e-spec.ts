@@ -55,13 +55,14 @@ describe(`knowledge question set: recall@10 over a small corpus (${testMode()})`
   const show = (r: RecallFigures) => `en ${r.en}, zh ${r.zh}, all ${r.all}; missed ${r.missed.join(' ')}`;
   let keyword: RecallFigures;
 
-  it('keyword recall@10 of the 100 questions reaches 0.85, in English and in Chinese', async () => {
+  it('keyword recall@10 of the 100 questions reaches 0.85, in English and in Chinese', async (t) => {
     keyword = await recallAt10(KNOWLEDGE_QUESTIONS, corpus.planted, ask('keyword'));
+    t.diagnostic(`keyword recall@10: ${show(keyword)}`);
     assert.ok(keyword.all >= 0.85, show(keyword));
     assert.ok(keyword.en >= 0.8 && keyword.zh >= 0.8, show(keyword));
   });
 
-  it('hybrid recall@10 (scripted embedder) still reaches 0.85', async () => {
+  it('hybrid recall@10 (scripted embedder) still reaches 0.85', async (t) => {
     const added = okData<{ sources: Array<{ id: string; name: string }> }>(
       await api.post('/api/ai-sources/sources', {
         name: 'Embedder',
@@ -85,6 +86,7 @@ describe(`knowledge question set: recall@10 over a small corpus (${testMode()})`
       're-embedding done',
     );
     const hybrid = await recallAt10(KNOWLEDGE_QUESTIONS, corpus.planted, ask('hybrid'));
+    t.diagnostic(`hybrid recall@10: ${show(hybrid)}`);
     assert.ok(hybrid.all >= 0.85, `hybrid ${show(hybrid)} against keyword ${show(keyword)}`);
   });
 });

@@ -171,7 +171,12 @@ export class InfraModule {
       // Knowledge bases (docs/api/knowledge.md): records and chunk index in Postgres, source files in the data folder.
       {
         provide: KnowledgeRepository,
-        useValue: new TypeormKnowledgeRepository(infra.dataSource, config.kbVectorCacheMb * 1024 * 1024),
+        // Embedded: no autovacuum, so a batch's end analyses the chunk table when it changed (markIngested).
+        useValue: new TypeormKnowledgeRepository(
+          infra.dataSource,
+          config.kbVectorCacheMb * 1024 * 1024,
+          infra.replica.mode === 'embedded',
+        ),
       },
       { provide: KnowledgeFiles, useValue: new DiskKnowledgeFiles(config.dataDir) },
       { provide: DocumentParser, useClass: BuiltInDocumentParser },

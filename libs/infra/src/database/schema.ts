@@ -58,6 +58,7 @@ import { CompleteTurn1766300000000 } from './migrations/1766300000000-complete-t
 import { AppWebhookPathIndex1766400000000 } from './migrations/1766400000000-app-webhook-path-index.js';
 import { AcceptTriggerDelivery1766400000100 } from './migrations/1766400000100-accept-trigger-delivery.js';
 import { SubmitUserMessageLiveInput1766400000200 } from './migrations/1766400000200-submit-user-message-live-input.js';
+import { KnowledgeLexemeCounts1766500000000 } from './migrations/1766500000000-knowledge-lexeme-counts.js';
 
 /** Every entity and migration, in order. Add new ones here. */
 export const ENTITIES = [
@@ -123,4 +124,5 @@ export const MIGRATIONS = [
   AppWebhookPathIndex1766400000000,
   AcceptTriggerDelivery1766400000100,
   SubmitUserMessageLiveInput1766400000200,
+  KnowledgeLexemeCounts1766500000000,
 ];

@@ -14,7 +14,7 @@ import {
   type SourceRecord,
 } from '#core/knowledge/knowledge.ports.js';
 import { returningRows } from '../database/returning-rows.js';
-import { lexemeWeights, unquoteLexeme } from './keyword-weights.js';
+import { keywordPlan, unquoteLexeme } from './keyword-weights.js';
 import { VectorIndexCache, VectorMatrix } from './vector-index.js';
 
 type Row = Record<string, unknown>;
@@ -26,11 +26,36 @@ const VECTOR_LOAD_BATCH = 20_000;
 
 /** Keyword search ranks at most this many matching chunks (docs/api/knowledge.md, "Search"). */
 const KEYWORD_CANDIDATES = 2000;
-/** A query word's chunks are counted up to this many (its weight: keyword-weights.ts); more count as this many. */
-const KEYWORD_COUNT_CAP = 1000;
+/** A batch's end analyses the chunk table (embedded) when its chunks changed by this share since the last time. */
+const ANALYZE_CHANGE = 0.1;
 
-/** Bumps a base's chunk version, in the transaction that writes its chunks (the vector index reloads on a change). */
-const BUMP_CHUNK_VERSION = `UPDATE knowledge_base SET chunk_version = chunk_version + 1 WHERE id = $1`;
+/**
+ * Chunks written (inserted: positive, deleted: negative) by one transaction: how many, and how
+ * many hold each lexeme, to be added to the base's kept counts (`knowledge_lexeme`,
+ * `knowledge_base.chunk_count`; KnowledgeLexemeCounts1766500000000) in the same transaction.
+ */
+class ChunkCounts {
+  chunks = 0;
+  readonly lexemes = new Map<string, number>();
+
+  /** Adds the rows of a `countedChunks` statement, `sign` 1 for chunks inserted, -1 for chunks deleted. */
+  add(rows: Row[], sign: 1 | -1): void {
+    for (const r of rows) {
+      const n = sign * Number(r.n);
+      if (r.lexeme === null) this.chunks += n;
+      else this.lexemes.set(r.lexeme as string, (this.lexemes.get(r.lexeme as string) ?? 0) + n);
+    }
+  }
+}
+
+/**
+ * A statement inserting or deleting chunks `RETURNING tsv`, made to answer what it wrote: a row
+ * with a null lexeme and the chunks written, then one per lexeme with the chunks holding it.
+ */
+const countedChunks = (statement: string): string => `WITH w AS (${statement})
+  SELECT NULL::text AS lexeme, count(*)::int AS n FROM w
+  UNION ALL
+  SELECT l.lexeme, count(*)::int FROM w CROSS JOIN LATERAL unnest(tsvector_to_array(w.tsv)) AS l(lexeme) GROUP BY l.lexeme`;
 
 const iso = (v: unknown): string => (v instanceof Date ? v : new Date(v as string)).toISOString();
 const CHUNK_INSERT_BATCH = 500;
@@ -123,10 +148,15 @@ const toIngest = (r: Row): IngestRecord => ({
 export class TypeormKnowledgeRepository extends KnowledgeRepository {
   private readonly vectors: VectorIndexCache;
 
-  /** @param vectorCacheBytes the in-memory vector index's cap (SVC_KB_VECTOR_CACHE_MB; 0: always scan in SQL) */
+  /**
+   * @param vectorCacheBytes the in-memory vector index's cap (SVC_KB_VECTOR_CACHE_MB; 0: always scan in SQL)
+   * @param analyzeAfterBatch whether a batch's end analyses the chunk table when it has grown or
+   *   shrunk (the embedded database, which runs no autovacuum; see markIngested)
+   */
   constructor(
     private readonly ds: DataSource,
     vectorCacheBytes = DEFAULT_VECTOR_CACHE_BYTES,
+    private readonly analyzeAfterBatch = false,
   ) {
     super();
     this.vectors = new VectorIndexCache(vectorCacheBytes, (kbId, dims, maxBytes) =>
@@ -269,26 +299,43 @@ export class TypeormKnowledgeRepository extends KnowledgeRepository {
 
   async deleteSource(kbId: string, relPath: string): Promise<SourceRecord | null> {
     return this.ds.transaction(async (m) => {
+      // Held first, as indexSource holds it: no chunks of it are written meanwhile.
+      const [held] = (await m.query(`SELECT id FROM knowledge_source WHERE kb_id = $1 AND rel_path = $2 FOR UPDATE`, [
+        kbId,
+        relPath,
+      ])) as Row[];
+      if (!held) return null;
+      // Its chunks deleted here rather than by the cascade, to count what goes.
+      const counts = new ChunkCounts();
+      counts.add(
+        (await m.query(countedChunks(`DELETE FROM knowledge_chunk WHERE source_id = $1 RETURNING tsv`), [
+          held.id,
+        ])) as Row[],
+        -1,
+      );
       const rows = returningRows(
-        await m.query(`DELETE FROM knowledge_source WHERE kb_id = $1 AND rel_path = $2 RETURNING *`, [kbId, relPath]),
+        await m.query(`DELETE FROM knowledge_source WHERE id = $1 RETURNING *`, [held.id]),
       ) as Row[];
-      // Its chunks go with it (cascade).
-      if (rows[0]) await m.query(BUMP_CHUNK_VERSION, [kbId]);
-      return rows[0] ? toSource(rows[0]) : null;
+      await this.applyCounts(m, kbId, counts);
+      return toSource(rows[0]!);
     });
   }
 
   async resetSources(kbId: string): Promise<number> {
     return this.ds.transaction(async (m) => {
-      await m.query(`DELETE FROM knowledge_chunk WHERE kb_id = $1`, [kbId]);
+      const counts = new ChunkCounts();
+      counts.add(
+        (await m.query(countedChunks(`DELETE FROM knowledge_chunk WHERE kb_id = $1 RETURNING tsv`), [kbId])) as Row[],
+        -1,
+      );
       await m.query(
         `UPDATE knowledge_source SET state = 'pending', error = NULL, indexed_hash = NULL, updated_at = now() WHERE kb_id = $1`,
         [kbId],
       );
+      await this.applyCounts(m, kbId, counts);
       const rows = returningRows(
         await m.query(
-          `UPDATE knowledge_base SET generation = generation + 1, chunk_version = chunk_version + 1, updated_at = now()
-            WHERE id = $1 RETURNING generation`,
+          `UPDATE knowledge_base SET generation = generation + 1, updated_at = now() WHERE id = $1 RETURNING generation`,
           [kbId],
         ),
       ) as Row[];
@@ -304,9 +351,15 @@ export class TypeormKnowledgeRepository extends KnowledgeRepository {
       const row = rows[0];
       if (!row || row.content_hash !== contentHash) return false;
       const kbId = row.kb_id as string;
-      await m.query(`DELETE FROM knowledge_chunk WHERE source_id = $1`, [sourceId]);
-      if (outcome.state === 'learned') await this.insertChunks(m, kbId, sourceId, outcome.chunks);
-      await m.query(BUMP_CHUNK_VERSION, [kbId]);
+      const counts = new ChunkCounts();
+      counts.add(
+        (await m.query(countedChunks(`DELETE FROM knowledge_chunk WHERE source_id = $1 RETURNING tsv`), [
+          sourceId,
+        ])) as Row[],
+        -1,
+      );
+      if (outcome.state === 'learned') await this.insertChunks(m, kbId, sourceId, outcome.chunks, counts);
+      await this.applyCounts(m, kbId, counts);
       await m.query(
         `UPDATE knowledge_source SET state = $2, error = $3, indexed_hash = $4, embedding_key = $5, updated_at = now()
           WHERE id = $1`,
@@ -322,15 +375,22 @@ export class TypeormKnowledgeRepository extends KnowledgeRepository {
     });
   }
 
-  private async insertChunks(m: EntityManager, kbId: string, sourceId: string, chunks: ChunkRow[]): Promise<void> {
+  private async insertChunks(
+    m: EntityManager,
+    kbId: string,
+    sourceId: string,
+    chunks: ChunkRow[],
+    counts: ChunkCounts,
+  ): Promise<void> {
     for (let start = 0; start < chunks.length; start += CHUNK_INSERT_BATCH) {
       const batch = chunks.slice(start, start + CHUNK_INSERT_BATCH);
       // Vectors travel as text literals ('{0.1,…}'): unnest cannot take an array of arrays of unequal presence.
-      await m.query(
-        `INSERT INTO knowledge_chunk (id, kb_id, source_id, ord, heading, text, tsv, embedding)
+      const written = (await m.query(
+        countedChunks(`INSERT INTO knowledge_chunk (id, kb_id, source_id, ord, heading, text, tsv, embedding)
          SELECT t.id, $1, $2, t.ord, t.heading, t.text, t.tsv::tsvector, t.embedding::real[]
            FROM unnest($3::uuid[], $4::int[], $5::text[], $6::text[], $7::text[], $8::text[])
-                AS t(id, ord, heading, text, tsv, embedding)`,
+                AS t(id, ord, heading, text, tsv, embedding)
+         RETURNING tsv`),
         [
           kbId,
           sourceId,
@@ -341,12 +401,60 @@ export class TypeormKnowledgeRepository extends KnowledgeRepository {
           batch.map((c) => c.tsv),
           batch.map((c) => (c.embedding ? `{${c.embedding.join(',')}}` : null)),
         ],
-      );
+      )) as Row[];
+      counts.add(written, 1);
     }
+  }
+
+  /**
+   * Adds the chunks a transaction wrote to the base's kept counts and bumps its chunk version (the
+   * vector index reloads on a change). The base's row is taken first: the transactions writing one
+   * base's counts take turns from there to their commit, so none is lost to another (two replicas
+   * ingesting into one base) and their lexeme rows cannot deadlock. A count never goes below 0;
+   * a lexeme no chunk holds any more loses its row.
+   */
+  private async applyCounts(m: EntityManager, kbId: string, counts: ChunkCounts): Promise<void> {
+    await m.query(
+      `UPDATE knowledge_base SET chunk_version = chunk_version + 1, chunk_count = greatest(chunk_count + $2, 0)
+        WHERE id = $1`,
+      [kbId, counts.chunks],
+    );
+    const changed = [...counts.lexemes].filter(([, n]) => n !== 0);
+    if (changed.length === 0) return;
+    await m.query(
+      `INSERT INTO knowledge_lexeme (kb_id, lexeme, chunks)
+       SELECT $1, t.lexeme, t.n FROM unnest($2::text[], $3::int[]) AS t(lexeme, n)
+       ON CONFLICT (kb_id, lexeme) DO UPDATE SET chunks = knowledge_lexeme.chunks + EXCLUDED.chunks`,
+      [kbId, changed.map(([l]) => l), changed.map(([, n]) => n)],
+    );
+    const fewer = changed.filter(([, n]) => n < 0).map(([l]) => l);
+    if (fewer.length > 0)
+      await m.query(`DELETE FROM knowledge_lexeme WHERE kb_id = $1 AND lexeme = ANY($2::text[]) AND chunks <= 0`, [
+        kbId,
+        fewer,
+      ]);
   }
 
   async markIngested(kbId: string): Promise<void> {
     await this.ds.query(`UPDATE knowledge_base SET last_ingest_at = now() WHERE id = $1`, [kbId]);
+    if (this.analyzeAfterBatch) await this.analyzeChunksIfChanged();
+  }
+
+  /**
+   * `ANALYZE knowledge_chunk` when the table holds more than ANALYZE_CHANGE (and 500 chunks) more or
+   * fewer chunks than when last analysed (autovacuum's rule, which PGlite lacks: without statistics
+   * the planner guesses how many chunks a word matches and may read a whole posting list, or the
+   * whole table, where a few rows would do). The chunks now: the bases' kept counts.
+   */
+  private async analyzeChunksIfChanged(): Promise<void> {
+    const [r] = (await this.ds.query(
+      `SELECT greatest(c.reltuples, 0)::float8 AS analysed,
+              (SELECT coalesce(sum(chunk_count), 0) FROM knowledge_base)::float8 AS chunks
+         FROM pg_class c WHERE c.oid = 'knowledge_chunk'::regclass`,
+    )) as Row[];
+    const analysed = Number(r?.analysed ?? 0);
+    if (Math.abs(Number(r?.chunks ?? 0) - analysed) > 500 + ANALYZE_CHANGE * analysed)
+      await this.ds.query(`ANALYZE knowledge_chunk`);
   }
 
   async firstLines(kbId: string): Promise<Map<string, string>> {
@@ -367,53 +475,49 @@ export class TypeormKnowledgeRepository extends KnowledgeRepository {
 
   /**
    * Keyword hits ranked by the weights of the query's words they hold (keyword-weights.ts: BM25's
-   * inverse document frequency, from the chunks holding each word counted up to
-   * KEYWORD_COUNT_CAP), then by `ts_rank_cd` (how often and how close). The rank is computed over a
-   * bounded candidate set, so a query whose words are in most of a large base does not rank every
-   * chunk: every chunk holding one of the query's rare words (those whose matches fit in
-   * KEYWORD_CANDIDATES), then any matching ones the index finds first, KEYWORD_CANDIDATES in all
+   * inverse document frequency, from the chunks holding each word and the chunks searched, both
+   * kept at write time: one indexed read), then by `ts_rank_cd` (how often and how close). The rank
+   * is computed over a bounded candidate set, so a query whose words are in most of a large base
+   * does not rank every chunk: every chunk holding one of the query's rare words (the rarest, whose
+   * counts add up within KEYWORD_CANDIDATES), then chunks holding the other words in the order the
+   * index finds them, only as many as may still make the hits when the rare words outweigh them
    * (docs/api/knowledge.md, "Search"). Text and source are read for the hits only.
    */
   async keywordSearch(kbIds: string[], tsquery: string, limit: number): Promise<KeywordHit[]> {
     // The literal is `'a' | 'b'` with lexemes free of spaces and `|` (lexemes.ts).
     const lexemes = tsquery.split(' | ');
+    const words = lexemes.map(unquoteLexeme);
     const counted = (await this.ds.query(
-      `SELECT t.o::int AS o,
-              (SELECT count(*) FROM (SELECT 1 FROM knowledge_chunk c
-                 WHERE c.kb_id = ANY($1::uuid[]) AND c.tsv @@ CAST(t.l AS tsquery) LIMIT $3) m)::int AS df,
-              (SELECT count(*) FROM knowledge_chunk c WHERE c.kb_id = ANY($1::uuid[]))::int AS n
+      `SELECT coalesce((SELECT sum(x.chunks) FROM knowledge_lexeme x
+                         WHERE x.kb_id = ANY($1::uuid[]) AND x.lexeme = t.l), 0)::int AS df,
+              (SELECT coalesce(sum(kb.chunk_count), 0) FROM knowledge_base kb WHERE kb.id = ANY($1::uuid[]))::int AS n
          FROM unnest($2::text[]) WITH ORDINALITY AS t(l, o)
         ORDER BY t.o`,
-      [kbIds, lexemes, KEYWORD_COUNT_CAP],
+      [kbIds, words],
     )) as Row[];
     const counts = counted.map((r) => Number(r.df));
-    const { idf, rare } = lexemeWeights(
-      lexemes,
-      counts,
-      Number(counted[0]?.n ?? 0),
-      KEYWORD_COUNT_CAP,
-      KEYWORD_CANDIDATES,
-    );
+    const plan = keywordPlan(lexemes, counts, Number(counted[0]?.n ?? 0), KEYWORD_CANDIDATES, limit);
+    if (plan.rare.length === 0 && plan.others.length === 0) return [];
     const rows = (await this.ds.query(
       `WITH cand AS (
-         SELECT id FROM (
-           (SELECT c.id, 0 AS tier FROM knowledge_chunk c
-             WHERE c.kb_id = ANY($1::uuid[]) AND c.tsv @@ CAST($4 AS tsquery) LIMIT $7)
-           UNION ALL
-           (SELECT c.id, 1 AS tier FROM knowledge_chunk c
-             WHERE c.kb_id = ANY($1::uuid[]) AND c.tsv @@ CAST($5 AS tsquery) LIMIT $7)
-         ) x GROUP BY id ORDER BY min(tier), id LIMIT $7
+         (SELECT c.id, c.tsv FROM knowledge_chunk c
+           WHERE c.kb_id = ANY($1::uuid[]) AND c.tsv @@ CAST($4 AS tsquery) LIMIT $7)
+         UNION ALL
+         (SELECT c.id, c.tsv FROM knowledge_chunk c
+           WHERE c.kb_id = ANY($1::uuid[]) AND c.tsv @@ CAST($5 AS tsquery)
+             AND (CAST($4 AS tsquery) IS NULL OR NOT c.tsv @@ CAST($4 AS tsquery))
+           LIMIT $8)
        ),
        top AS (
-         SELECT c.id,
+         SELECT cand.id,
                 (SELECT coalesce(sum(w.idf), 0) FROM unnest($2::text[], $3::float8[]) AS w(l, idf)
                   WHERE w.l = ANY(a.lexemes)) AS score,
-                ts_rank_cd(c.tsv, CAST($5 AS tsquery), 1) AS density
-           FROM cand JOIN knowledge_chunk c ON c.id = cand.id
+                ts_rank_cd(cand.tsv, CAST($9 AS tsquery), 1) AS density
+           FROM cand
            -- The chunk's lexemes read once (a tsv test per query word would unpack the tsvector each time;
            -- OFFSET 0 keeps the planner from folding the subquery into each word's test).
-           CROSS JOIN LATERAL (SELECT tsvector_to_array(c.tsv) AS lexemes OFFSET 0) a
-          ORDER BY score DESC, density DESC, c.id
+           CROSS JOIN LATERAL (SELECT tsvector_to_array(cand.tsv) AS lexemes OFFSET 0) a
+          ORDER BY score DESC, density DESC, cand.id
           LIMIT $6
        )
        SELECT c.id, c.kb_id, c.heading, c.text, s.name, s.rel_path, top.score
@@ -423,12 +527,14 @@ export class TypeormKnowledgeRepository extends KnowledgeRepository {
         ORDER BY top.score DESC, top.density DESC, c.id`,
       [
         kbIds,
-        lexemes.map(unquoteLexeme),
-        idf,
-        rare.length > 0 ? rare.join(' | ') : null,
-        tsquery,
+        words,
+        plan.idf,
+        plan.rare.length > 0 ? plan.rare.join(' | ') : null,
+        plan.others.length > 0 ? plan.others.join(' | ') : null,
         limit,
         KEYWORD_CANDIDATES,
+        plan.othersBudget,
+        tsquery,
       ],
     )) as Row[];
     return rows.map(toHit);
