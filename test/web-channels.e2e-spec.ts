@@ -74,6 +74,9 @@ describe('web app in Chromium: a digital human’s channels', { skip: browserSki
     await form.getByRole('button', { name: 'Add channel' }).click();
     const item = section().getByRole('listitem', { name: 'Support hook', exact: true });
     await item.getByLabel('State: online').waitFor({ timeout: WAIT });
+    // The live event can show the new channel before the answer to the form's request, which is
+    // when the form is emptied: the status line says that answer came.
+    await section().getByRole('status').getByText('Support hook added.').waitFor({ timeout: WAIT });
     assert.equal(await form.getByLabel(/^Signing secret/).inputValue(), '', 'never filled in again');
     const [instance] =
       await get<Array<{ name: string; config: Record<string, unknown> }>>('/api/im-channels/instances');
