@@ -24,9 +24,17 @@
  * messages of the run. Target p99 ≤ 100 ms on Redis.
  * The whole measurement runs `--runs N` times (default 3); the summary gives each run and the
  * median, with met / NOT met, and the load average.
+ *
+ * By default each chat sends its next message the moment the previous one is answered (a closed
+ * loop): the offered load is whatever the machine can take, so its cores are saturated and the
+ * latency is mostly time spent waiting for a core. BENCH_THINK_MS (0) makes each chat wait that
+ * long before its next message, as a person does: the latency of a machine with cores to spare.
+ * Each run prints the machine's busy share (all cores, /proc/stat) and the messages per second.
+ * BENCH_CPU_PROF=<dir> runs the replicas under `node --cpu-prof` (the killed one leaves none;
+ * summarize one with dist/bench/profile-summary.js).
  */
 import { createHmac } from 'node:crypto';
-import { loadavg } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import request from 'supertest';
@@ -45,6 +53,8 @@ const TOKEN = '777000:BENCH-channels';
 const SECRET = 'bench-channel-secret';
 /** How long one message may wait for its answer before it counts as lost. */
 const ANSWER_TIMEOUT_MS = Number(process.env.BENCH_ANSWER_TIMEOUT_MS ?? 120_000);
+/** A chat's pause between an answer and its next message (0: a closed loop, cores saturated). */
+const THINK_MS = Number(process.env.BENCH_THINK_MS ?? 0);
 
 const note = (line: string): boolean => process.stderr.write(`[bench] ${line}\n`);
 const load = (): string =>
@@ -78,6 +88,17 @@ const data = <T>(res: request.Response): T => {
   return res.body.data as T;
 };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Busy and total CPU time of the whole machine so far, all cores (ms). */
+const machineCpu = (): { busy: number; total: number } => {
+  let busy = 0;
+  let total = 0;
+  for (const { times } of cpus()) {
+    const all = times.user + times.nice + times.sys + times.irq + times.idle;
+    total += all;
+    busy += all - times.idle;
+  }
+  return { busy, total };
+};
 
 interface Figures {
   load: string;
@@ -96,6 +117,9 @@ interface Figures {
   steadyP50: number;
   steadyP99: number;
   wallS: number;
+  /** The machine's busy share over the run, all cores (%), and the answered messages per second. */
+  busyPct: number;
+  perSecond: number;
 }
 
 /** The message tag in a text (`tg-3-7`, `wh-30-12`). */
@@ -126,6 +150,7 @@ async function measure(round: number): Promise<Figures> {
   const replicas: Replicas = await startReplicas({
     count: 3,
     env: { SVC_CHANNEL_ALLOW: '127.0.0.1' },
+    nodeArgs: process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [],
   });
   const redis = new Redis(replicas.services.redisUrl);
   const sockets: WsTestClient[] = [];
@@ -258,6 +283,7 @@ async function measure(round: number): Promise<Figures> {
     };
 
     const t0 = Date.now();
+    const cpuAtStart = machineCpu();
     const chat = async (c: number): Promise<void> => {
       const telegram = c % 2 === 0;
       for (let k = 0; k < PER_CHAT && c * PER_CHAT + k < MESSAGES; k++) {
@@ -302,10 +328,13 @@ async function measure(round: number): Promise<Figures> {
         }
         if (!killing && answered >= MESSAGES / 2) killing = killHolder();
         if (killing) await killing;
+        if (THINK_MS > 0) await sleep(THINK_MS);
       }
     };
     await Promise.all(Array.from({ length: CHATS }, (_, c) => chat(c)));
     const wallS = (Date.now() - t0) / 1000;
+    const cpuAtEnd = machineCpu();
+    const busyPct = (100 * (cpuAtEnd.busy - cpuAtStart.busy)) / (cpuAtEnd.total - cpuAtStart.total);
     // Late answers and duplicates: give a recovery or a replay some time to show before counting.
     const lateDeadline = Date.now() + Number(process.env.BENCH_LATE_MS ?? 30_000);
     while (lostTags.some((t) => answersOf(t) === 0) && Date.now() < lateDeadline) await sleep(500);
@@ -331,10 +360,20 @@ async function measure(round: number): Promise<Figures> {
     let duplicates = 0;
     for (let c = 0; c < CHATS; c++)
       for (let k = 0; k < PER_CHAT && c * PER_CHAT + k < MESSAGES; k++) {
-        const n = answersOf(`${c % 2 === 0 ? 'tg' : 'wh'}-${c}-${k}`);
+        const tag = `${c % 2 === 0 ? 'tg' : 'wh'}-${c}-${k}`;
+        const n = answersOf(tag);
         if (n > 1) {
           duplicates += n - 1;
-          note(`answered ${n} times: ${c % 2 === 0 ? 'tg' : 'wh'}-${c}-${k}`);
+          // When each copy left, against the kill: a reply part sent by the killed replica just
+          // before it died, its `reply-sent` mark not yet written, is sent again by the replica
+          // that takes its job over (at-least-once; Telegram's sendMessage has no idempotency key).
+          const times = tg.sent
+            .map((msg, i) => [msg, tg.sentTimes[i]] as const)
+            .filter(([msg]) => tagsOf(msg.text).includes(tag))
+            .map(([, at]) =>
+              at === undefined || !killedAt ? '?' : `${at - killedAt >= 0 ? '+' : ''}${at - killedAt} ms`,
+            );
+          note(`answered ${n} times: ${tag}${times.length ? ` (sent at kill ${times.join(', ')})` : ''}`);
         }
       }
     const firstPoll = tg.pollTimes.find((at) => at > killedAt);
@@ -357,6 +396,8 @@ async function measure(round: number): Promise<Figures> {
       steadyP50: pct(steady, 50),
       steadyP99: pct(steady, 99),
       wallS,
+      busyPct,
+      perSecond: answered / wallS,
     };
     if (lostTags.length) note(`unanswered within ${ANSWER_TIMEOUT_MS} ms: ${lostTags.join(' ')}`);
     note(
@@ -393,7 +434,8 @@ async function main(): Promise<void> {
     console.log(
       `run ${i}/${runs} (load ${f.load}): answered ${f.answered}/${MESSAGES}, lost ${f.lost}, duplicate replies ${f.duplicates}, ` +
         `poll conflicts ${f.conflicts}, takeover ${f.takeoverMs} ms, update → turn-start p50 ${f.allP50} ms p99 ${f.allP99} ms ` +
-        `(telegram ${f.tgP50}/${f.tgP99}, webhook ${f.whP50}/${f.whP99}), wall ${f.wallS.toFixed(1)} s`,
+        `(telegram ${f.tgP50}/${f.tgP99}, webhook ${f.whP50}/${f.whP99}), wall ${f.wallS.toFixed(1)} s, ` +
+        `${f.perSecond.toFixed(1)} messages/s, machine busy ${f.busyPct.toFixed(0)} %`,
     );
   }
   const m = (pick: (f: Figures) => number) => median(all.map(pick));
@@ -459,6 +501,13 @@ async function main(): Promise<void> {
       '',
     ],
     [
+      'answered messages/s; machine busy (all cores)',
+      all.map((f) => `${f.perSecond.toFixed(1)}; ${f.busyPct.toFixed(0)} %`).join(', '),
+      `${m((f) => f.perSecond).toFixed(1)}; ${m((f) => f.busyPct).toFixed(0)} %`,
+      '',
+      '',
+    ],
+    [
       'wall time (first message → last answer)',
       all.map((f) => f.wallS.toFixed(1)).join(', '),
       `${m((f) => f.wallS).toFixed(1)} s`,
@@ -468,7 +517,11 @@ async function main(): Promise<void> {
   ];
   console.log(
     `\nchannels bench: 3 replicas (Postgres + Redis), ${MESSAGES} messages over ${CHATS} chats ` +
-      `(half Telegram long polling, half generic webhook), the polling lease holder killed at half; ` +
+      `(half Telegram long polling, half generic webhook), ` +
+      (THINK_MS > 0
+        ? `each chat pausing ${THINK_MS} ms after an answer, `
+        : 'each chat in a closed loop (no pause), ') +
+      `the polling lease holder killed at half; ` +
       `median of ${runs} run(s); load average now ${load()}`,
   );
   const w = [0, 1, 2, 3].map((i) => Math.max(...rows.map((r) => r[i]!.length)));

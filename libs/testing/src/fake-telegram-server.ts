@@ -84,6 +84,8 @@ export interface CallbackAnswer {
 export class FakeTelegramServer {
   readonly bot: TgUser = { id: 777000, is_bot: true, first_name: 'Chatty', username: 'chatty_bot' };
   readonly sent: SentMessage[] = [];
+  /** When each message of `sent` was sent (Date.now(), same index): a bench tells a resend at a kill by it. */
+  readonly sentTimes: number[] = [];
   readonly actions: Array<{ chat_id: number | string; action: string }> = [];
   /** answerCallbackQuery calls, in order. */
   readonly callbackAnswers: CallbackAnswer[] = [];
@@ -378,6 +380,7 @@ export class FakeTelegramServer {
           ...(params.reply_parameters ? { reply_parameters: params.reply_parameters as { message_id: number } } : {}),
           ...(markup ? { reply_markup: markup } : {}),
         });
+        this.sentTimes.push(Date.now());
         for (const w of this.sentWaiters.splice(0)) w();
         return ok({
           message_id: messageId,

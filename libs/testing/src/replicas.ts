@@ -22,7 +22,9 @@ export interface Replicas {
   stop(): Promise<void>;
 }
 
-export async function startReplicas(options: { env?: Record<string, string>; count?: number } = {}): Promise<Replicas> {
+export async function startReplicas(
+  options: { env?: Record<string, string>; count?: number; nodeArgs?: string[] } = {},
+): Promise<Replicas> {
   const services = await createSharedServices();
   const model = await ScriptedModelServer.start();
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-replicas-'));
@@ -30,6 +32,7 @@ export async function startReplicas(options: { env?: Record<string, string>; cou
     startServer({
       services,
       dataDir,
+      nodeArgs: options.nodeArgs,
       env: {
         SVC_AI_PROVIDER: 'anthropic',
         SVC_AI_API_URL: model.url,

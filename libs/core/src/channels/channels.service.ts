@@ -397,18 +397,42 @@ export class ChannelsService implements OnModuleInit {
       chatId: m.chatId,
       replyTo: m.messageId,
     };
-    await this.records.touchThread({
-      instanceId: instance.id,
-      chatId: m.chatId,
-      appId: instance.appId,
-      channel: instance.type,
-      chatType: m.chatType,
-      conversationId: threadId,
-      displayName: m.chatName ?? m.from.name ?? m.chatId,
-      lastMessageAt: new Date(),
-      peerId: m.chatType === 'direct' ? m.from.id : null,
-    });
-    await this.publishSession(origin, instance.appId, text);
+    // The thread's record and its live event serve the lists (`GET /api/im-sessions`, the web
+    // app); nothing below reads them back for this message, so they are written beside the rest
+    // (two round trips off a turn's start) and settled before the job ends: a failure fails the
+    // job, which runs again (the message's record id keeps that to one turn).
+    const noted = Promise.all([
+      this.records.touchThread({
+        instanceId: instance.id,
+        chatId: m.chatId,
+        appId: instance.appId,
+        channel: instance.type,
+        chatType: m.chatType,
+        conversationId: threadId,
+        displayName: m.chatName ?? m.from.name ?? m.chatId,
+        lastMessageAt: new Date(),
+        peerId: m.chatType === 'direct' ? m.from.id : null,
+      }),
+      this.publishSession(origin, instance.appId, text),
+    ]);
+    noted.catch(() => undefined); // awaited below; this only keeps an early failure from counting as unhandled
+    try {
+      await this.dispatchToThread(instance, provider, m, text, threadId, origin, appName);
+    } finally {
+      await noted;
+    }
+  }
+
+  /** A message of a known thread: a command, an approval or escalation answer, else a turn. */
+  private async dispatchToThread(
+    instance: ChannelInstanceRecord,
+    provider: ChannelProvider,
+    m: InboundMessage,
+    text: string,
+    threadId: string,
+    origin: ChannelTurnOrigin,
+    appName: string,
+  ): Promise<void> {
     const command = parseCommand(text);
     if (command === 'stop') {
       await this.chat.stop(threadId);
@@ -459,7 +483,9 @@ export class ChannelsService implements OnModuleInit {
     )
       return;
     const message = m.chatType === 'group' ? `[${m.from.name ?? m.from.id}] ${text}` : text;
-    await provider
+    // The typing indicator is a platform call (Telegram's sendChatAction: a round trip to the
+    // platform); the turn does not wait for it: it runs beside the submit and is settled after.
+    const typing = provider
       .sendTyping?.(instance, { chatId: m.chatId, chatType: m.chatType, replyTo: m.messageId })
       .catch(() => undefined);
     const outcome = await this.chat.submit({
@@ -474,6 +500,7 @@ export class ChannelsService implements OnModuleInit {
       // message recorded under this id, in the same transaction as its turn: 'duplicate'.
       messageId: channelMessageRecordId(instance.id, m.messageId),
     });
+    await typing;
     if (outcome === 'merged')
       await this.queueReply(origin, ChannelTexts.merged, `merged:${instance.id}:${m.messageId}`, provider);
   }

@@ -48,8 +48,11 @@ export class AppChannelChat extends ChannelChat {
   }
 
   async submit(input: ChannelTurnInput): Promise<'started' | 'merged' | 'duplicate'> {
-    const app = await this.apps.get(input.appId);
-    const existing = await this.conversations.findById(input.threadId);
+    // Two independent reads, side by side: each costs a database round trip on a turn's start.
+    const [app, existing] = await Promise.all([
+      this.apps.get(input.appId),
+      this.conversations.findById(input.threadId),
+    ]);
     const space = await this.spaces.get(existing?.spaceId ?? app.spaceId ?? TEMP_SPACE_ID);
     if (!existing) await this.conversations.openWithId(space.id, input.threadId, { title: input.title, appId: app.id });
     return this.agent.submitMessage({
