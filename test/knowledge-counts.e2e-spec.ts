@@ -36,6 +36,9 @@ async function keptAndCounted(ds: DataSource, kbId: string): Promise<{ kept: Row
 async function assertCountsTrue(ds: DataSource, kbId: string, what: string): Promise<Row> {
   const { kept, counted } = await keptAndCounted(ds, kbId);
   assert.deepEqual(kept, counted, `${what}: the kept counts are those of the chunks`);
+  // A base's `stats` (in each answer and `tlon:stats-updated`) reads the kept total.
+  const stats = await new TypeormKnowledgeRepository(ds, 0).stats(kbId);
+  assert.equal(stats.chunkCount, counted.chunks, `${what}: the stats' chunkCount`);
   return kept;
 }
 

@@ -250,22 +250,26 @@ export class TypeormKnowledgeRepository extends KnowledgeRepository {
     return rows.map(toKb);
   }
 
+  /** The chunk total is the base's kept count (written with the chunks), not a count of 100,000 rows. */
   async stats(kbId: string): Promise<KnowledgeStatsDto> {
     const [r] = (await this.ds.query(
       `SELECT
          (SELECT count(*)::int FROM knowledge_source WHERE kb_id = $1) AS raw_count,
          (SELECT count(*)::int FROM knowledge_source WHERE kb_id = $1 AND state IN ('learned', 'no-text')) AS indexed_count,
          (SELECT COALESCE(sum(size), 0)::bigint FROM knowledge_source WHERE kb_id = $1) AS raw_size,
-         (SELECT count(*)::int FROM knowledge_chunk WHERE kb_id = $1) AS chunk_count,
-         (SELECT last_ingest_at FROM knowledge_base WHERE id = $1) AS last_ingest_at`,
+         kb.chunk_count,
+         kb.last_ingest_at
+       FROM knowledge_base kb WHERE kb.id = $1`,
       [kbId],
     )) as Row[];
+    // A base deleted meanwhile has no row: empty, as the counts of nothing are.
+    if (!r) return { rawFileCount: 0, indexedCount: 0, chunkCount: 0, rawSizeBytes: 0 };
     return {
-      rawFileCount: Number(r!.raw_count),
-      indexedCount: Number(r!.indexed_count),
-      chunkCount: Number(r!.chunk_count),
-      rawSizeBytes: Number(r!.raw_size),
-      ...(r!.last_ingest_at ? { lastIngestAt: iso(r!.last_ingest_at) } : {}),
+      rawFileCount: Number(r.raw_count),
+      indexedCount: Number(r.indexed_count),
+      chunkCount: Number(r.chunk_count),
+      rawSizeBytes: Number(r.raw_size),
+      ...(r.last_ingest_at ? { lastIngestAt: iso(r.last_ingest_at) } : {}),
     };
   }
 
