@@ -89,22 +89,34 @@ export function testConfig(options: { bash?: boolean } = {}): AppConfig {
 }
 
 /** Real spaces and model sources on in-memory ports, with a clock the test moves. */
+/**
+ * A real SpacesService on `folders` (a FakeSpaceFolders, or a FakeStoreFolders over a
+ * FakeFileStore for the services that read files) with in-memory repository and recording
+ * cleanups; the data folder is `/data` unless `config` says otherwise.
+ */
+export function spacesOn(
+  folders: SpaceFolders,
+  options: { config?: AppConfig; bus?: RecordingEventBus; repo?: FakeSpaceRepository } = {},
+): SpacesService {
+  return new SpacesService(
+    options.repo ?? new FakeSpaceRepository(),
+    folders,
+    new FakeSpaceActivity(),
+    new RecordingConversationCleanup(),
+    new RecordingAppCleanup(),
+    options.bus ?? new RecordingEventBus(),
+    options.config ?? ({ dataDir: '/data', spaceRoots: null } as AppConfig),
+    Replica.alone(),
+  );
+}
+
 export function spacesWorld(config: AppConfig = testConfig()) {
   const clock = new FakeClock(Date.parse('2026-03-01T10:00:00Z'));
   const bus = new RecordingEventBus();
   const spaceRepo = new FakeSpaceRepository();
   const settings = new FakeSettingsRepository();
   const folders = new FakeSpaceFolders().add('/data');
-  const spaces = new SpacesService(
-    spaceRepo,
-    folders,
-    new FakeSpaceActivity(),
-    new RecordingConversationCleanup(),
-    new RecordingAppCleanup(),
-    bus,
-    config,
-    Replica.alone(),
-  );
+  const spaces = spacesOn(folders, { config, bus, repo: spaceRepo });
   const models = new ModelSourcesService(settings, bus, clock, config);
   /** Stores a space `/data/spaces/<id>` (its memory off when `memoryEnabled` is false). */
   const space = async (id = 's1', memoryEnabled = true) =>

@@ -1,13 +1,8 @@
 import assert from 'node:assert/strict';
 import { beforeEach, describe, it } from 'node:test';
-import { RecordingEventBus } from '#testing/fake-agent-ports.js';
 import { FakeFileStore, FakeStoreFolders } from '#testing/fake-files.js';
-import { FakeSpaceActivity, RecordingAppCleanup, RecordingConversationCleanup } from '#testing/fake-space-ports.js';
-import { FakeSpaceRepository } from '#testing/fake-spaces.js';
-import type { AppConfig } from '../config/app-config.js';
+import { spacesOn } from '#testing/service-worlds.js';
 import { DomainError } from '../errors/domain-error.js';
-import { Replica } from '../ports/replica.port.js';
-import { SpacesService } from '../spaces/spaces.service.js';
 import { ArtifactErrors, ArtifactsService } from './artifacts.service.js';
 
 const refusal = (kind: DomainError['kind'], message: string) => (err: unknown) => {
@@ -29,16 +24,7 @@ describe('ArtifactsService', () => {
 
   beforeEach(async () => {
     store = new FakeFileStore().addFolder('/data', root, '/work/s2');
-    const spaces = new SpacesService(
-      new FakeSpaceRepository(),
-      new FakeStoreFolders(store),
-      new FakeSpaceActivity(),
-      new RecordingConversationCleanup(),
-      new RecordingAppCleanup(),
-      new RecordingEventBus(),
-      { dataDir: '/data', spaceRoots: null } as AppConfig,
-      Replica.alone(),
-    );
+    const spaces = spacesOn(new FakeStoreFolders(store));
     spaceId = (await spaces.create({ name: 'Files', customPath: root })).id;
     await spaces.create({ name: 'Other', customPath: '/work/s2' });
     store

@@ -6,16 +6,14 @@ import { RecordingEventBus } from '#testing/fake-agent-ports.js';
 import { FakeConsolidationLock, FakeFileStore, FakeMemoryFiles, FakeStoreFolders } from '#testing/fake-files.js';
 import { FakeModelProvider, textResponse } from '#testing/fake-model-provider.js';
 import { FakeSettingsRepository } from '#testing/fake-settings.js';
-import { FakeSpaceActivity, RecordingAppCleanup, RecordingConversationCleanup } from '#testing/fake-space-ports.js';
-import { FakeSpaceRepository } from '#testing/fake-spaces.js';
 import { RecordingJobQueue } from '#testing/fake-triggers.js';
 import { FakeClock } from '#testing/fakes.js';
+import { spacesOn } from '#testing/service-worlds.js';
 import type { AppConfig } from '../config/app-config.js';
 import { DomainError } from '../errors/domain-error.js';
 import { consolidationJobId } from '../kernel/job-ids.js';
 import type { Space } from '../kernel/space.js';
 import { ModelSourcesService } from '../models/model-sources.service.js';
-import { Replica } from '../ports/replica.port.js';
 import { SpacesService } from '../spaces/spaces.service.js';
 import { CONSOLIDATE_JOB, MemoryConsolidationService } from './memory-consolidation.service.js';
 
@@ -52,16 +50,7 @@ describe('MemoryConsolidationService', () => {
       agent: { maxRetries: 2, retryBaseMs: 1 },
     } as unknown as AppConfig;
     models = new ModelSourcesService(new FakeSettingsRepository(), bus, clock, config);
-    spaces = new SpacesService(
-      new FakeSpaceRepository(),
-      new FakeStoreFolders(store),
-      new FakeSpaceActivity(),
-      new RecordingConversationCleanup(),
-      new RecordingAppCleanup(),
-      bus,
-      config,
-      Replica.alone(),
-    );
+    spaces = spacesOn(new FakeStoreFolders(store), { config, bus });
     service = new MemoryConsolidationService(
       spaces,
       store,

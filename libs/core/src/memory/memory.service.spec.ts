@@ -1,33 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { RecordingEventBus } from '#testing/fake-agent-ports.js';
 import { FakeConsolidationLock, FakeMemoryFiles } from '#testing/fake-files.js';
-import {
-  FakeSpaceActivity,
-  FakeSpaceFolders,
-  RecordingAppCleanup,
-  RecordingConversationCleanup,
-} from '#testing/fake-space-ports.js';
-import { FakeSpaceRepository } from '#testing/fake-spaces.js';
+import { FakeSpaceFolders } from '#testing/fake-space-ports.js';
 import { FakeClock } from '#testing/fakes.js';
-import type { AppConfig } from '../config/app-config.js';
+import { spacesOn } from '#testing/service-worlds.js';
 import { DomainError } from '../errors/domain-error.js';
-import { Replica } from '../ports/replica.port.js';
-import { SpacesService } from '../spaces/spaces.service.js';
 import { MemoryService } from './memory.service.js';
 
 const setup = async () => {
   const clock = new FakeClock();
-  const spaces = new SpacesService(
-    new FakeSpaceRepository(),
-    new FakeSpaceFolders(),
-    new FakeSpaceActivity(),
-    new RecordingConversationCleanup(),
-    new RecordingAppCleanup(),
-    new RecordingEventBus(),
-    { dataDir: '/data', spaceRoots: null } as AppConfig,
-    Replica.alone(),
-  );
+  const spaces = spacesOn(new FakeSpaceFolders());
   const files = new FakeMemoryFiles();
   const lock = new FakeConsolidationLock(() => clock.now());
   const space = await spaces.create({ name: 'Notes' });
