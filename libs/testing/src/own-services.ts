@@ -1,5 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chownSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -54,6 +54,49 @@ function asPostgres(cmd: string, args: string[]): [string, string[]] {
   return isRoot ? ['runuser', ['-u', 'postgres', '--', cmd, ...args]] : [cmd, args];
 }
 
+let ids: { uid: number; gid: number } | null = null;
+function postgresIds(): { uid: number; gid: number } {
+  ids ??= {
+    uid: Number(execFileSync('id', ['-u', 'postgres']).toString().trim()),
+    gid: Number(execFileSync('id', ['-g', 'postgres']).toString().trim()),
+  };
+  return ids;
+}
+
+/** Gives a copied tree to the postgres user (a copy made as root belongs to root). */
+function chownTree(path: string, { uid, gid }: { uid: number; gid: number }): void {
+  chownSync(path, uid, gid);
+  for (const entry of readdirSync(path, { recursive: true })) chownSync(join(path, String(entry)), uid, gid);
+}
+
+let template: string | null = null;
+/** The folder of a fresh cluster (initdb, once per process); removed when the process exits. */
+function templateCluster(): string {
+  if (template) return template;
+  const dir = mkdtempSync(join(tmpdir(), 'svc-fault-pg-template-'));
+  const data = join(dir, 'data');
+  mkdirSync(data);
+  if (isRoot) {
+    const { uid, gid } = postgresIds();
+    chownSync(dir, uid, gid);
+    chownSync(data, uid, gid);
+  }
+  const [cmd, args] = asPostgres(join(PG_BIN, 'initdb'), [
+    '-D',
+    data,
+    '-U',
+    'postgres',
+    '--auth=trust',
+    '-E',
+    'UTF8',
+    '--no-sync',
+  ]);
+  execFileSync(cmd, args, { stdio: 'ignore' });
+  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  template = data;
+  return template;
+}
+
 export class OwnPostgres {
   private child: ChildProcess | null = null;
   private constructor(
@@ -65,27 +108,20 @@ export class OwnPostgres {
     return `postgres://postgres@127.0.0.1:${this.port}/postgres`;
   }
 
-  /** initdb in a fresh folder, then start. */
+  /**
+   * A fresh cluster in a folder of its own, then start. initdb runs once per test process (into
+   * a template folder, removed at exit); each start copies that template, which is the same
+   * fresh cluster in a tenth of the time (a copy takes about 0.15 s, initdb 2 s or more under
+   * load).
+   */
   static async start(): Promise<OwnPostgres> {
     const dir = mkdtempSync(join(tmpdir(), 'svc-fault-pg-'));
-    mkdirSync(join(dir, 'data'));
     if (isRoot) {
-      const uid = Number(execFileSync('id', ['-u', 'postgres']).toString().trim());
-      const gid = Number(execFileSync('id', ['-g', 'postgres']).toString().trim());
+      const { uid, gid } = postgresIds();
       chownSync(dir, uid, gid);
-      chownSync(join(dir, 'data'), uid, gid);
     }
-    const [cmd, args] = asPostgres(join(PG_BIN, 'initdb'), [
-      '-D',
-      join(dir, 'data'),
-      '-U',
-      'postgres',
-      '--auth=trust',
-      '-E',
-      'UTF8',
-      '--no-sync',
-    ]);
-    execFileSync(cmd, args, { stdio: 'ignore' });
+    cpSync(templateCluster(), join(dir, 'data'), { recursive: true, preserveTimestamps: true });
+    if (isRoot) chownTree(join(dir, 'data'), postgresIds());
     const server = new OwnPostgres(dir, await freePort());
     await server.resume();
     return server;
