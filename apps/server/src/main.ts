@@ -1,6 +1,4 @@
 import 'reflect-metadata';
-// Before anything loads TypeORM: only its Postgres driver (docs/performance.md, "Memory").
-import '#infra/database/typeorm-postgres-only-init.js';
 import { writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { INestApplication } from '@nestjs/common';
