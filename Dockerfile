@@ -41,9 +41,13 @@ RUN apt-get update \
     fi \
  && rm -rf /var/lib/apt/lists/*
 
+# MALLOC_ARENA_MAX=2: glibc's malloc otherwise keeps up to one arena per thread, and start-up's
+# compiles (PGlite's WASM, the server's modules) leave ~40 MB of freed memory resident in them
+# (docs/performance.md, "Memory").
 ENV NODE_ENV=production \
     SVC_DATA_DIR=/data \
-    PORT=8080
+    PORT=8080 \
+    MALLOC_ARENA_MAX=2
 
 WORKDIR /app
 # Code stays root-owned (read-only to the app); only /data is writable.

@@ -12,6 +12,9 @@
  * reference for what Node and `ws` take per socket. Then the median of the runs against the
  * targets of docs/performance.md (embedded idle RSS ≤ 350 MB, ≤ 30 KB per signed-in socket).
  *
+ * The servers (and the bare `ws` reference) run with MALLOC_ARENA_MAX=2, as the image and `npm start`
+ * run the server (docs/performance.md, "Memory"); MALLOC_ARENA_MAX=0 measures glibc's default.
+ *
  * BENCH_HEAP_SNAPSHOT=<dir>: the first run's server writes a heap snapshot of its main thread
  * at idle there (`--heapsnapshot-signal`); summarize it with `node dist/bench/heap-summary.js <file>`.
  */
@@ -30,6 +33,8 @@ const SOCKETS = Number(process.env.BENCH_SOCKETS ?? 1000);
 const IDLE_MS = Number(process.env.BENCH_IDLE_MS ?? 5000);
 const SETTLE_MS = Number(process.env.BENCH_SETTLE_MS ?? 30_000);
 const SNAPSHOT_DIR = process.env.BENCH_HEAP_SNAPSHOT;
+/** glibc's malloc arenas, as the Dockerfile and `npm start` set them (0: glibc's default). */
+const ARENA_MAX = process.env.MALLOC_ARENA_MAX ?? '2';
 
 const note = (line: string): boolean => process.stderr.write(`[bench] ${line}\n`);
 const out = (line: string): boolean => process.stdout.write(`${line}\n`);
@@ -110,7 +115,7 @@ async function runMode(mode: string, snapshot: boolean): Promise<Figures | null>
   const nodeArgs = snapshot ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${resolve(SNAPSHOT_DIR!)}`] : [];
   if (mode === 'embedded') {
     process.env.SVC_TEST_MODE = 'embedded';
-    const server = await startServer({ nodeArgs });
+    const server = await startServer({ nodeArgs, env: { MALLOC_ARENA_MAX: ARENA_MAX } });
     try {
       return await measureServer(server, snapshot);
     } finally {
@@ -122,7 +127,7 @@ async function runMode(mode: string, snapshot: boolean): Promise<Figures | null>
     return null;
   }
   const services = await createSharedServices();
-  const server = await startServer({ services, nodeArgs });
+  const server = await startServer({ services, nodeArgs, env: { MALLOC_ARENA_MAX: ARENA_MAX } });
   try {
     return await measureServer(server, snapshot);
   } finally {
@@ -143,7 +148,11 @@ async function bareWs(): Promise<Figures> {
        wss.on('listening', () => process.stdout.write(wss.address().port + '\\n'));
        wss.on('connection', (s) => s.on('message', () => undefined));`,
     ],
-    { stdio: ['ignore', 'pipe', 'inherit'], cwd: fileURLToPath(new URL('../..', import.meta.url)) },
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env: { ...process.env, MALLOC_ARENA_MAX: ARENA_MAX },
+      cwd: fileURLToPath(new URL('../..', import.meta.url)),
+    },
   );
   try {
     const port = await new Promise<number>((resolve, reject) => {
@@ -176,7 +185,9 @@ async function main(): Promise<void> {
   const load = loadavg()
     .map((x) => x.toFixed(1))
     .join(', ');
-  out(`\nMemory, ${SOCKETS} idle sockets (signed in on the server), median of ${RUNS} (load average ${load})`);
+  out(
+    `\nMemory, ${SOCKETS} idle sockets (signed in on the server), median of ${RUNS} (load average ${load}; MALLOC_ARENA_MAX=${ARENA_MAX})`,
+  );
   out(
     `  ${'process'.padEnd(12)} ${'idle RSS'.padStart(10)} ${`+${SOCKETS} sockets`.padStart(15)} ${'per socket'.padStart(11)}   runs (idle MB / KB per socket)`,
   );
@@ -193,7 +204,9 @@ async function main(): Promise<void> {
     const idle = median(fs.map((f) => f.idle));
     const kb = median(fs.map((f) => f.perSocketKb));
     if (mode === 'embedded')
-      out(`  ${'embedded: idle RSS ≤ 350 MB'.padEnd(46)} ${`${idle.toFixed(0)} MB`.padStart(9)}  ${idle <= 350 ? 'met' : 'NOT met'}`);
+      out(
+        `  ${'embedded: idle RSS ≤ 350 MB'.padEnd(46)} ${`${idle.toFixed(0)} MB`.padStart(9)}  ${idle <= 350 ? 'met' : 'NOT met'}`,
+      );
     out(
       `  ${`${mode}: per signed-in socket ≤ 30 KB`.padEnd(46)} ${`${kb.toFixed(1)} KB`.padStart(9)}  ${kb <= 30 ? 'met' : 'NOT met'}  (bare ws ${bareKb.toFixed(1)} KB)`,
     );

@@ -277,9 +277,16 @@ async function dockerfileChecks() {
     const healthcheck = all('HEALTHCHECK').at(-1)?.args ?? '';
     if (!healthcheck.includes('/healthz')) problems.push('HEALTHCHECK must hit /healthz');
 
-    // The image must start exactly what `npm run start:prod` starts.
+    // The image must start exactly what `npm run start:prod` starts. Variables the script sets
+    // first (`MALLOC_ARENA_MAX=${MALLOC_ARENA_MAX:-2} node ...`) the image's ENV sets alike.
     const cmd = execForm(all('CMD').at(-1)?.args ?? '');
-    const startProd = JSON.parse(read('package.json')).scripts?.['start:prod'];
+    let startProd = JSON.parse(read('package.json')).scripts?.['start:prod'];
+    for (let m; startProd && (m = /^([A-Z_][A-Z0-9_]*)=(?:\$\{\1:-([^}]*)\}|(\S*))\s+/.exec(startProd));) {
+      const value = m[2] ?? m[3];
+      if (env[m[1]] !== value)
+        problems.push(`scripts.start:prod sets ${m[1]}=${value}, the image's ENV ${env[m[1]] ?? 'not'}`);
+      startProd = startProd.slice(m[0].length);
+    }
     if (!cmd) problems.push('CMD must use exec form');
     else if (startProd && cmd.join(' ') !== startProd) {
       problems.push(`CMD "${cmd.join(' ')}" differs from scripts.start:prod "${startProd}"`);
@@ -510,7 +517,8 @@ async function kubernetesChecks() {
       const env = pod.containers?.[0]?.env ?? [];
       const skip = env.find((e) => e.name === 'SVC_MIGRATIONS')?.value === 'skip';
       if (name === 'svc-api' && !skip) problems.push(`${name}: SVC_MIGRATIONS must be skip`);
-      if (name === 'svc-worker' && skip) problems.push(`${name}: the worker applies migrations (no SVC_MIGRATIONS=skip)`);
+      if (name === 'svc-worker' && skip)
+        problems.push(`${name}: the worker applies migrations (no SVC_MIGRATIONS=skip)`);
       const init = (pod.initContainers ?? []).find((i) => (i.command ?? []).includes('wait-for-migrations'));
       if (name === 'svc-api') {
         if (!init) problems.push(`${name}: an init container must run \`main.js wait-for-migrations\``);
