@@ -5,18 +5,24 @@
  * 429 is retried after its `Retry-After`, as a sender does, and counted. Then waits until every
  * run has ended and checks each accepted delivery started exactly one run (docs/performance.md).
  * BENCH_CPU_PROF=<dir> runs the replicas under `node --cpu-prof` and leaves their profiles there
- * (summarize one with bench/profile-summary).
+ * (summarize one with bench/profile-summary). Postgres transactions per accepted delivery
+ * (`pg_stat_database.xact_commit` of the burst's database; every statement outside a transaction
+ * is one) are counted over the intake and over the whole burst, runs included, and so is the
+ * CPU time of the replicas and of the database's Postgres backends (/proc): figures that other
+ * work on the machine changes less than it changes the rates.
  */
 import { createHmac } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import request from 'supertest';
 import { ScriptedModelServer } from '#testing/scripted-model-server.js';
 import { createSharedServices, startServer, type TestServer } from '#testing/test-server.js';
 import { completeEveryRun, startedRuns } from '#testing/trigger-runs.js';
 import { sleep } from '#testing/wait.js';
+import { processCpuMicros } from './process-cpu.js';
 
 const CPU_PROF = process.env.BENCH_CPU_PROF;
 const CPU_PROF_ARGS = CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`] : [];
@@ -95,6 +101,21 @@ export interface BurstFigures {
   totalS: number;
   /** After a kill: kill → the last run ended (s); NaN without one. */
   recoveryS: number;
+  /**
+   * Postgres transactions per accepted delivery from the first send to the last acknowledgment
+   * (the drain jobs and runs of that time included; the statistics lag up to a second).
+   */
+  pgPerDeliveryIntake: number;
+  /** The same from the first send to the end (every run included). */
+  pgPerDeliveryTotal: number;
+  /** CPU ms of the replicas per accepted delivery, first send → last acknowledgment (runs of that time included). */
+  replicaCpuMsIntake: number;
+  /** CPU ms of the database's Postgres backends per accepted delivery, the same span. */
+  pgCpuMsIntake: number;
+  /** The replicas' CPU ms per delivery from the first send to the end (every run included). */
+  replicaCpuMsTotal: number;
+  /** The Postgres backends' CPU ms per delivery, the same span. */
+  pgCpuMsTotal: number;
   load: string;
 }
 
@@ -165,6 +186,7 @@ export async function burst(round: number, options: BurstOptions): Promise<Burst
   const { services, model, dataDir, env, dispose } = await startTriggerRig('svc-bench-burst-');
   const replicas: TestServer[] = [];
   const agents: Agent[] = [];
+  let stats: pg.Client | null = null;
   try {
     // On a loaded machine a replica may take longer than the helper's 60 s to start: that is not
     // what this bench measures, so it is started again (up to three tries).
@@ -196,6 +218,33 @@ export async function burst(round: number, options: BurstOptions): Promise<Burst
       appIds.push(res.body.data.appId as string);
     }
 
+    // Committed transactions of the burst's database so far (this client's own reads included: 3).
+    stats = new pg.Client({ connectionString: services.databaseUrl });
+    await stats.connect();
+    const xacts = async (): Promise<number> => {
+      const { rows } = await stats!.query<{ n: string }>(
+        `SELECT (xact_commit + xact_rollback)::text AS n FROM pg_stat_database WHERE datname = current_database()`,
+      );
+      return Number(rows[0]?.n ?? NaN);
+    };
+    // CPU so far of the replicas, and of the database's backends (each pid's first reading kept:
+    // a backend first seen later started after the mark and counts from zero).
+    const replicaCpu = (): number => replicas.reduce((sum, r) => sum + processCpuMicros(r.process.pid), 0);
+    const backendBase = new Map<number, number>();
+    let marked = false;
+    const backendCpu = async (): Promise<number> => {
+      const { rows } = await stats!.query<{ pid: number }>(
+        `SELECT pid FROM pg_stat_activity WHERE datname = current_database()`,
+      );
+      let sum = 0;
+      for (const { pid } of rows) {
+        const now = processCpuMicros(pid);
+        if (!Number.isFinite(now)) continue;
+        if (!backendBase.has(pid)) backendBase.set(pid, marked ? 0 : now);
+        sum += now - backendBase.get(pid)!;
+      }
+      return sum;
+    };
     // ── intake: `connections` senders, each on one keep-alive connection to one replica ──
     const accepted = new Set<number>();
     const refused = new Set<number>();
@@ -205,6 +254,10 @@ export async function burst(round: number, options: BurstOptions): Promise<Burst
     let next = 0;
     let lastAck = 0;
     let killedAt = NaN;
+    const xactsBefore = await xacts();
+    await backendCpu();
+    marked = true;
+    const cpuBefore = replicaCpu();
     const firstSend = Date.now();
     const sender = async (w: number): Promise<void> => {
       let agent = new Agent({ keepAlive: true, maxSockets: 1 });
@@ -258,6 +311,9 @@ export async function burst(round: number, options: BurstOptions): Promise<Burst
       }
     };
     await Promise.all(Array.from({ length: connections }, (_, w) => sender(w)));
+    const xactsIntake = await xacts();
+    const cpuIntake = replicaCpu();
+    const pgCpuIntake = await backendCpu();
 
     // ── drain: every accepted delivery's run started and ended ──
     const burstRuns = () => startedRuns(model.requests).filter((r) => r.type === 'webhook');
@@ -295,6 +351,9 @@ export async function burst(round: number, options: BurstOptions): Promise<Burst
     // A moment for a late duplicate to show.
     await sleep(2000);
     state = await ended();
+    const xactsEnd = await xacts();
+    const cpuEnd = replicaCpu();
+    const pgCpuEnd = await backendCpu();
     const runsByN = new Map<number, number>();
     const runs = burstRuns();
     for (const r of runs) {
@@ -323,9 +382,16 @@ export async function burst(round: number, options: BurstOptions): Promise<Burst
       drainS: Math.max(0, state.last - lastAck) / 1000,
       totalS: (state.last - firstSend) / 1000,
       recoveryS: Number.isNaN(killedAt) ? NaN : (state.last - killedAt) / 1000,
+      pgPerDeliveryIntake: (xactsIntake - xactsBefore) / accepted.size,
+      pgPerDeliveryTotal: (xactsEnd - xactsBefore) / accepted.size,
+      replicaCpuMsIntake: (cpuIntake - cpuBefore) / 1000 / accepted.size,
+      pgCpuMsIntake: pgCpuIntake / 1000 / accepted.size,
+      replicaCpuMsTotal: (cpuEnd - cpuBefore) / 1000 / accepted.size,
+      pgCpuMsTotal: pgCpuEnd / 1000 / accepted.size,
       load,
     };
   } finally {
+    await stats?.end().catch(() => undefined);
     for (const agent of agents) agent.destroy();
     for (const r of replicas) await r.stop();
     await dispose();
