@@ -27,7 +27,8 @@
  *    (SIGKILL) in the middle of the window: the same figures after recovery and kill → last tick.
  * 4. **Webhook intake** (`webhooks`): the burst of `bench/triggers --burst` (bench/webhook-burst.ts)
  *    on 3 all-role replicas: BENCH_HOOK_DELIVERIES (2,000) distinct deliveries to BENCH_HOOK_APPS
- *    (50) digital humans from BENCH_CONNECTIONS (50) keep-alive connections; accepted, lost,
+ *    (50) digital humans from BENCH_CONNECTIONS (50) keep-alive connections (BENCH_HOOK_ROLES, e.g.
+ *    `api,api,worker`: other roles, deliveries sent to the api replicas only); accepted, lost,
  *    duplicated, intake deliveries/s; once more with the third replica killed at half (its
  *    senders move to the next replica).
  * `--no-kill` leaves the kill runs of 3 and 4 out, `--kill-only` runs only those. Each scenario runs `--runs N` times (default 3) on fresh replicas and a fresh database; the
@@ -76,6 +77,8 @@ const WAIT_MS = Number(process.env.BENCH_SCHEDULE_WAIT_S ?? 600) * 1000;
 const HOOK_DELIVERIES = Number(process.env.BENCH_HOOK_DELIVERIES ?? 2000);
 const HOOK_APPS = Number(process.env.BENCH_HOOK_APPS ?? 50);
 const HOOK_CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+/** SVC_ROLE of the webhook scenario's replicas, e.g. `api,api,worker` (deliveries go to the api ones). */
+const HOOK_ROLES = (process.env.BENCH_HOOK_ROLES ?? 'all,all,all').split(',') as Array<'all' | 'api' | 'worker'>;
 /** Also run each scenario with one replica killed mid-way (`--no-kill` leaves it out). */
 const KILL = !process.argv.includes('--no-kill');
 /** Only the kill runs of 3 and 4 (`--kill-only`). */
@@ -664,7 +667,8 @@ function webhooks(round: number, kill: boolean): Promise<BurstFigures> {
     deliveries: HOOK_DELIVERIES,
     apps: HOOK_APPS,
     connections: HOOK_CONNECTIONS,
-    replicas: 3,
+    replicas: HOOK_ROLES.length,
+    roles: HOOK_ROLES,
     stallMs: 120_000,
     kill,
     log: note,
@@ -700,12 +704,12 @@ async function main(): Promise<void> {
   };
   const printHooks = (run: number, f: BurstFigures, kill: boolean): void => {
     process.stdout.write(
-      `run ${run} webhooks${kill ? ', one killed at half' : ''} (load ${f.load}): accepted ${f.accepted}/${HOOK_DELIVERIES}, ` +
+      `run ${run} webhooks${kill ? ', one killed at half' : ''} [${HOOK_ROLES.join(',')}] (load ${f.load}): accepted ${f.accepted}/${HOOK_DELIVERIES}, ` +
         `429 then retried ${f.refusals}, resent after the kill ${f.resent}, runs started ${f.started}, completed ${f.completed} ` +
         `(failed ${f.failed}), lost ${f.lost}, duplicated ${f.duplicated}, intake ${f1(f.intakePerS)}/s (${f1(f.sendS)} s), ` +
         `drain ${f1(f.drainS)} s, Postgres transactions per delivery ${f1(f.pgPerDeliveryIntake)} in the intake, ` +
-        `${f1(f.pgPerDeliveryTotal)} in all; CPU ms per delivery, replicas / Postgres backends: ` +
-        `${f2(f.replicaCpuMsIntake)} / ${f2(f.pgCpuMsIntake)} in the intake, ${f2(f.replicaCpuMsTotal)} / ${f2(f.pgCpuMsTotal)} in all` +
+        `${f1(f.pgPerDeliveryTotal)} in all; CPU ms per delivery, replicas (those taking deliveries) / Postgres backends: ` +
+        `${f2(f.replicaCpuMsIntake)} (${f2(f.intakeReplicaCpuMsIntake)}) / ${f2(f.pgCpuMsIntake)} in the intake, ${f2(f.replicaCpuMsTotal)} / ${f2(f.pgCpuMsTotal)} in all` +
         (kill ? `, kill → last run ended ${f1(f.recoveryS)} s` : '') +
         '\n',
     );
@@ -837,6 +841,12 @@ async function main(): Promise<void> {
     rows.push([`${label}: Postgres xacts/delivery, intake`, fs.map((f) => f.pgPerDeliveryIntake), '(report)', null]);
     rows.push([`${label}: Postgres xacts/delivery, in all`, fs.map((f) => f.pgPerDeliveryTotal), '(report)', null]);
     rows.push([`${label}: replicas' CPU ms/delivery, intake`, fs.map((f) => f.replicaCpuMsIntake), '(report)', null]);
+    rows.push([
+      `${label}: delivery-taking replicas' CPU ms/delivery, intake`,
+      fs.map((f) => f.intakeReplicaCpuMsIntake),
+      '(report)',
+      null,
+    ]);
     rows.push([`${label}: Postgres CPU ms/delivery, intake`, fs.map((f) => f.pgCpuMsIntake), '(report)', null]);
     rows.push([`${label}: replicas' CPU ms/delivery, in all`, fs.map((f) => f.replicaCpuMsTotal), '(report)', null]);
   };

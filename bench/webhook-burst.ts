@@ -76,6 +76,12 @@ export interface BurstOptions {
   apps: number;
   connections: number;
   replicas: number;
+  /**
+   * SVC_ROLE of each replica (default every one `all`); deliveries go to those that are not
+   * `worker`. `api,api,worker` keeps the runs off the replicas that take the deliveries, so their
+   * CPU is the intake's alone.
+   */
+  roles?: ReadonlyArray<'all' | 'api' | 'worker'>;
   /** No run started or ended for this long: the waiting stops and what has not run counts as lost. */
   stallMs: number;
   /** SIGKILL the last replica once half the deliveries were acknowledged; its senders move to the next live one. */
@@ -112,6 +118,8 @@ export interface BurstFigures {
   replicaCpuMsIntake: number;
   /** CPU ms of the database's Postgres backends per accepted delivery, the same span. */
   pgCpuMsIntake: number;
+  /** CPU ms per accepted delivery of the replicas that take deliveries (not `worker`), the same span. */
+  intakeReplicaCpuMsIntake: number;
   /** The replicas' CPU ms per delivery from the first send to the end (every run included). */
   replicaCpuMsTotal: number;
   /** The Postgres backends' CPU ms per delivery, the same span. */
@@ -190,10 +198,11 @@ export async function burst(round: number, options: BurstOptions): Promise<Burst
   try {
     // On a loaded machine a replica may take longer than the helper's 60 s to start: that is not
     // what this bench measures, so it is started again (up to three tries).
-    const startReplica = async (): Promise<TestServer> => {
+    const roles = options.roles ?? Array.from({ length: options.replicas }, () => 'all' as const);
+    const startReplica = async (role: 'all' | 'api' | 'worker'): Promise<TestServer> => {
       for (let attempt = 1; ; attempt++) {
         try {
-          return await startServer({ services, dataDir, env, nodeArgs: CPU_PROF_ARGS });
+          return await startServer({ services, dataDir, env: { ...env, SVC_ROLE: role }, nodeArgs: CPU_PROF_ARGS });
         } catch (err) {
           if (attempt === 3) throw err;
           log(`run ${round}: a replica did not start (try ${attempt}); starting it again`);
@@ -201,8 +210,9 @@ export async function burst(round: number, options: BurstOptions): Promise<Burst
       }
     };
     // One at a time, so a replica that started is stopped below even when the next one fails.
-    for (let i = 0; i < options.replicas; i++) replicas.push(await startReplica());
-    const [a] = replicas as [TestServer, ...TestServer[]];
+    for (const role of roles) replicas.push(await startReplica(role));
+    const takers = replicas.filter((_, i) => roles[i] !== 'worker');
+    const [a] = takers as [TestServer, ...TestServer[]];
     const post = (p: string, body: object) =>
       request(a.url).post(p).set('Authorization', `Bearer ${a.password}`).send(body);
     const space = (await post('/api/spaces', { name: 'bench burst' })).body.data.id as string;
@@ -229,7 +239,8 @@ export async function burst(round: number, options: BurstOptions): Promise<Burst
     };
     // CPU so far of the replicas, and of the database's backends (each pid's first reading kept:
     // a backend first seen later started after the mark and counts from zero).
-    const replicaCpu = (): number => replicas.reduce((sum, r) => sum + processCpuMicros(r.process.pid), 0);
+    const cpuOf = (rs: TestServer[]): number => rs.reduce((sum, r) => sum + processCpuMicros(r.process.pid), 0);
+    const replicaCpu = (): number => cpuOf(replicas);
     const backendBase = new Map<number, number>();
     let marked = false;
     const backendCpu = async (): Promise<number> => {
@@ -258,11 +269,12 @@ export async function burst(round: number, options: BurstOptions): Promise<Burst
     await backendCpu();
     marked = true;
     const cpuBefore = replicaCpu();
+    const takersBefore = cpuOf(takers);
     const firstSend = Date.now();
     const sender = async (w: number): Promise<void> => {
       let agent = new Agent({ keepAlive: true, maxSockets: 1 });
       agents.push(agent);
-      let target = replicas[w % replicas.length]!;
+      let target = takers[w % takers.length]!;
       for (let n = next++; n < deliveries; n = next++) {
         const raw = JSON.stringify({ n, round });
         const headers = {
@@ -313,6 +325,7 @@ export async function burst(round: number, options: BurstOptions): Promise<Burst
     await Promise.all(Array.from({ length: connections }, (_, w) => sender(w)));
     const xactsIntake = await xacts();
     const cpuIntake = replicaCpu();
+    const takersIntake = cpuOf(takers);
     const pgCpuIntake = await backendCpu();
 
     // ── drain: every accepted delivery's run started and ended ──
@@ -386,6 +399,7 @@ export async function burst(round: number, options: BurstOptions): Promise<Burst
       pgPerDeliveryTotal: (xactsEnd - xactsBefore) / accepted.size,
       replicaCpuMsIntake: (cpuIntake - cpuBefore) / 1000 / accepted.size,
       pgCpuMsIntake: pgCpuIntake / 1000 / accepted.size,
+      intakeReplicaCpuMsIntake: (takersIntake - takersBefore) / 1000 / accepted.size,
       replicaCpuMsTotal: (cpuEnd - cpuBefore) / 1000 / accepted.size,
       pgCpuMsTotal: pgCpuEnd / 1000 / accepted.size,
       load,
