@@ -131,7 +131,7 @@ export class AppRunsService implements OnModuleInit {
 
   /** Whether a run of the app is in progress: its run conversation has an active turn (one look-up). */
   async runInProgress(appId: string): Promise<boolean> {
-    return (await this.turns.findActive(appRunConversationId(appId))) !== null;
+    return this.turns.hasActive(appRunConversationId(appId));
   }
 
   /** A queued delivery's run: waits (nothing recorded) while the app is busy or not active. */
