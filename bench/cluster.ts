@@ -27,7 +27,8 @@
  *    (SIGKILL) in the middle of the window: the same figures after recovery and kill → last tick.
  * 4. **Webhook intake** (`webhooks`): the burst of `bench/triggers --burst` (bench/webhook-burst.ts)
  *    on 3 all-role replicas: BENCH_HOOK_DELIVERIES (2,000) distinct deliveries to BENCH_HOOK_APPS
- *    (50) digital humans from BENCH_CONNECTIONS (50) keep-alive connections; accepted, lost,
+ *    (50) digital humans from BENCH_CONNECTIONS (50) keep-alive connections (BENCH_HOOK_ROLES, e.g.
+ *    `api,api,worker`: other roles, deliveries sent to the api replicas only); accepted, lost,
  *    duplicated, intake deliveries/s; once more with the third replica killed at half (its
  *    senders move to the next replica).
  * `--no-kill` leaves the kill runs of 3 and 4 out, `--kill-only` runs only those. Each scenario runs `--runs N` times (default 3) on fresh replicas and a fresh database; the
@@ -76,6 +77,8 @@ const WAIT_MS = Number(process.env.BENCH_SCHEDULE_WAIT_S ?? 600) * 1000;
 const HOOK_DELIVERIES = Number(process.env.BENCH_HOOK_DELIVERIES ?? 2000);
 const HOOK_APPS = Number(process.env.BENCH_HOOK_APPS ?? 50);
 const HOOK_CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+/** SVC_ROLE of the webhook scenario's replicas, e.g. `api,api,worker` (deliveries go to the api ones). */
+const HOOK_ROLES = (process.env.BENCH_HOOK_ROLES ?? 'all,all,all').split(',') as Array<'all' | 'api' | 'worker'>;
 /** Also run each scenario with one replica killed mid-way (`--no-kill` leaves it out). */
 const KILL = !process.argv.includes('--no-kill');
 /** Only the kill runs of 3 and 4 (`--kill-only`). */
@@ -512,7 +515,9 @@ async function schedules(kill: boolean): Promise<ScheduleFigures> {
       return waitReconciled(live, 600_000);
     };
     const agents = cluster.replicas.map(() => new Agent({ keepAlive: true, maxSockets: INSTALLS_IN_FLIGHT }));
-    note(`schedules${kill ? ', one killed' : ''}: installing ${SCHEDULE_APPS} (${SEED}); window starts in ${LEAD_MS / 1000} s`);
+    note(
+      `schedules${kill ? ', one killed' : ''}: installing ${SCHEDULE_APPS} (${SEED}); window starts in ${LEAD_MS / 1000} s`,
+    );
     const installOne = async (i: number): Promise<void> => {
       const target = windowStart + (i / SCHEDULE_APPS) * WINDOW_MS;
       const periodS = Math.round((target - now()) / 1000);
@@ -524,7 +529,9 @@ async function schedules(kill: boolean): Promise<ScheduleFigures> {
         .agent(agents[i % cluster.replicas.length]!)
         .set({ Authorization: `Bearer ${server.password}` })
         .send({
-          spec: spec(`tick-${i}`, [{ id: 't', source: { type: 'schedule', config: { every: `${Math.max(1, periodS)}s` } } }]),
+          spec: spec(`tick-${i}`, [
+            { id: 't', source: { type: 'schedule', config: { every: `${Math.max(1, periodS)}s` } } },
+          ]),
           spaceId,
         });
       if (res.status !== 200) throw new Error(`install ${i} answered ${res.status}: ${JSON.stringify(res.body)}`);
@@ -573,14 +580,18 @@ async function schedules(kill: boolean): Promise<ScheduleFigures> {
       } finally {
         await db.end();
       }
-      note(`schedules: ${SCHEDULE_APPS - 1} copied in SQL; restarting the replicas (their first pass builds the schedules)`);
+      note(
+        `schedules: ${SCHEDULE_APPS - 1} copied in SQL; restarting the replicas (their first pass builds the schedules)`,
+      );
       coldReconcileMs = await restart();
     } else {
       await Promise.all(Array.from({ length: INSTALLS_IN_FLIGHT }, installer));
     }
     for (const a of agents) a.destroy();
     const installS = (now() - t0) / 1000;
-    const listed = await request(live[0]!.url).get('/api/apps').set({ Authorization: `Bearer ${live[0]!.password}` });
+    const listed = await request(live[0]!.url)
+      .get('/api/apps')
+      .set({ Authorization: `Bearer ${live[0]!.password}` });
     const installedAt = new Map(
       (listed.body.data as Array<{ id: string; installedAt: number }>).map((a) => [a.id, a.installedAt]),
     );
@@ -634,7 +645,9 @@ async function schedules(kill: boolean): Promise<ScheduleFigures> {
       skewP50: pct(skews, 50),
       skewP99: pct(skews, 99),
       skewMax: Math.max(...skews),
-      startsPerS: ticks.length / ((Math.max(...ticks.map((r) => r.startedAtMs)) - Math.min(...ticks.map((r) => r.startedAtMs))) / 1000),
+      startsPerS:
+        ticks.length /
+        ((Math.max(...ticks.map((r) => r.startedAtMs)) - Math.min(...ticks.map((r) => r.startedAtMs))) / 1000),
       recoveryS: kill ? (Math.max(...ticks.map((r) => r.startedAtMs)) - killedAt) / 1000 : NaN,
       reconcileMs,
       coldReconcileMs,
@@ -654,7 +667,8 @@ function webhooks(round: number, kill: boolean): Promise<BurstFigures> {
     deliveries: HOOK_DELIVERIES,
     apps: HOOK_APPS,
     connections: HOOK_CONNECTIONS,
-    replicas: 3,
+    replicas: HOOK_ROLES.length,
+    roles: HOOK_ROLES,
     stallMs: 120_000,
     kill,
     log: note,
@@ -662,6 +676,7 @@ function webhooks(round: number, kill: boolean): Promise<BurstFigures> {
 }
 
 const f1 = (x: number): string => (Number.isFinite(x) ? x.toFixed(1) : '—');
+const f2 = (x: number): string => (Number.isFinite(x) ? x.toFixed(2) : '—');
 
 async function main(): Promise<void> {
   if (!(await servicesAvailable()).ok) {
@@ -681,16 +696,20 @@ async function main(): Promise<void> {
       `run ${run} schedules${f.kill ? ', one killed mid-window' : ''} (load ${load()}): ${f.apps} installed in ${f1(f.installS)} s ` +
         `(late ${f.lateInstalls}), first ticks spread over ${f1(f.spreadS)} s, ran ${f.ran}, missed ${f.missed}, ` +
         `duplicates ${f.duplicates}, ${f1(f.startsPerS)} runs started/s, skew p50/p99/max ${f1(f.skewP50)}/${f1(f.skewP99)}/${f1(f.skewMax)} ms` +
-        (f.kill ? `, kill → last tick started ${f1(f.recoveryS)} s` : `, reconcile after restart ${f1(f.reconcileMs)} ms`) +
+        (f.kill
+          ? `, kill → last tick started ${f1(f.recoveryS)} s`
+          : `, reconcile after restart ${f1(f.reconcileMs)} ms`) +
         ` (empty database ${f1(f.reconcileEmptyMs)} ms${Number.isFinite(f.coldReconcileMs) ? `, after the SQL copy ${f1(f.coldReconcileMs)} ms` : ''})\n`,
     );
   };
   const printHooks = (run: number, f: BurstFigures, kill: boolean): void => {
     process.stdout.write(
-      `run ${run} webhooks${kill ? ', one killed at half' : ''} (load ${f.load}): accepted ${f.accepted}/${HOOK_DELIVERIES}, ` +
+      `run ${run} webhooks${kill ? ', one killed at half' : ''} [${HOOK_ROLES.join(',')}] (load ${f.load}): accepted ${f.accepted}/${HOOK_DELIVERIES}, ` +
         `429 then retried ${f.refusals}, resent after the kill ${f.resent}, runs started ${f.started}, completed ${f.completed} ` +
         `(failed ${f.failed}), lost ${f.lost}, duplicated ${f.duplicated}, intake ${f1(f.intakePerS)}/s (${f1(f.sendS)} s), ` +
-        `drain ${f1(f.drainS)} s` +
+        `drain ${f1(f.drainS)} s, Postgres transactions per delivery ${f1(f.pgPerDeliveryIntake)} in the intake, ` +
+        `${f1(f.pgPerDeliveryTotal)} in all; CPU ms per delivery, replicas (those taking deliveries) / Postgres backends: ` +
+        `${f2(f.replicaCpuMsIntake)} (${f2(f.intakeReplicaCpuMsIntake)}) / ${f2(f.pgCpuMsIntake)} in the intake, ${f2(f.replicaCpuMsTotal)} / ${f2(f.pgCpuMsTotal)} in all` +
         (kill ? `, kill → last run ended ${f1(f.recoveryS)} s` : '') +
         '\n',
     );
@@ -819,6 +838,17 @@ async function main(): Promise<void> {
     const intake = fs.map((f) => f.intakePerS);
     rows.push([`${label}: intake, deliveries/s`, intake, '≥ 1,000/s', median(intake) >= 1000]);
     rows.push([`${label}: drain (last ack → last run), s`, fs.map((f) => f.drainS), '(report)', null]);
+    rows.push([`${label}: Postgres xacts/delivery, intake`, fs.map((f) => f.pgPerDeliveryIntake), '(report)', null]);
+    rows.push([`${label}: Postgres xacts/delivery, in all`, fs.map((f) => f.pgPerDeliveryTotal), '(report)', null]);
+    rows.push([`${label}: replicas' CPU ms/delivery, intake`, fs.map((f) => f.replicaCpuMsIntake), '(report)', null]);
+    rows.push([
+      `${label}: delivery-taking replicas' CPU ms/delivery, intake`,
+      fs.map((f) => f.intakeReplicaCpuMsIntake),
+      '(report)',
+      null,
+    ]);
+    rows.push([`${label}: Postgres CPU ms/delivery, intake`, fs.map((f) => f.pgCpuMsIntake), '(report)', null]);
+    rows.push([`${label}: replicas' CPU ms/delivery, in all`, fs.map((f) => f.replicaCpuMsTotal), '(report)', null]);
   };
   hookRows(`webhooks, ${HOOK_DELIVERIES}`, hookRuns);
   hookRows('webhooks, one killed', hookKills);

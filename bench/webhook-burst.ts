@@ -5,18 +5,24 @@
  * 429 is retried after its `Retry-After`, as a sender does, and counted. Then waits until every
  * run has ended and checks each accepted delivery started exactly one run (docs/performance.md).
  * BENCH_CPU_PROF=<dir> runs the replicas under `node --cpu-prof` and leaves their profiles there
- * (summarize one with bench/profile-summary).
+ * (summarize one with bench/profile-summary). Postgres transactions per accepted delivery
+ * (`pg_stat_database.xact_commit` of the burst's database; every statement outside a transaction
+ * is one) are counted over the intake and over the whole burst, runs included, and so is the
+ * CPU time of the replicas and of the database's Postgres backends (/proc): figures that other
+ * work on the machine changes less than it changes the rates.
  */
 import { createHmac } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import request from 'supertest';
 import { ScriptedModelServer } from '#testing/scripted-model-server.js';
 import { createSharedServices, startServer, type TestServer } from '#testing/test-server.js';
 import { completeEveryRun, startedRuns } from '#testing/trigger-runs.js';
 import { sleep } from '#testing/wait.js';
+import { processCpuMicros } from './process-cpu.js';
 
 const CPU_PROF = process.env.BENCH_CPU_PROF;
 const CPU_PROF_ARGS = CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`] : [];
@@ -70,6 +76,12 @@ export interface BurstOptions {
   apps: number;
   connections: number;
   replicas: number;
+  /**
+   * SVC_ROLE of each replica (default every one `all`); deliveries go to those that are not
+   * `worker`. `api,api,worker` keeps the runs off the replicas that take the deliveries, so their
+   * CPU is the intake's alone.
+   */
+  roles?: ReadonlyArray<'all' | 'api' | 'worker'>;
   /** No run started or ended for this long: the waiting stops and what has not run counts as lost. */
   stallMs: number;
   /** SIGKILL the last replica once half the deliveries were acknowledged; its senders move to the next live one. */
@@ -95,6 +107,23 @@ export interface BurstFigures {
   totalS: number;
   /** After a kill: kill → the last run ended (s); NaN without one. */
   recoveryS: number;
+  /**
+   * Postgres transactions per accepted delivery from the first send to the last acknowledgment
+   * (the drain jobs and runs of that time included; the statistics lag up to a second).
+   */
+  pgPerDeliveryIntake: number;
+  /** The same from the first send to the end (every run included). */
+  pgPerDeliveryTotal: number;
+  /** CPU ms of the replicas per accepted delivery, first send → last acknowledgment (runs of that time included). */
+  replicaCpuMsIntake: number;
+  /** CPU ms of the database's Postgres backends per accepted delivery, the same span. */
+  pgCpuMsIntake: number;
+  /** CPU ms per accepted delivery of the replicas that take deliveries (not `worker`), the same span. */
+  intakeReplicaCpuMsIntake: number;
+  /** The replicas' CPU ms per delivery from the first send to the end (every run included). */
+  replicaCpuMsTotal: number;
+  /** The Postgres backends' CPU ms per delivery, the same span. */
+  pgCpuMsTotal: number;
   load: string;
 }
 
@@ -165,13 +194,15 @@ export async function burst(round: number, options: BurstOptions): Promise<Burst
   const { services, model, dataDir, env, dispose } = await startTriggerRig('svc-bench-burst-');
   const replicas: TestServer[] = [];
   const agents: Agent[] = [];
+  let stats: pg.Client | null = null;
   try {
     // On a loaded machine a replica may take longer than the helper's 60 s to start: that is not
     // what this bench measures, so it is started again (up to three tries).
-    const startReplica = async (): Promise<TestServer> => {
+    const roles = options.roles ?? Array.from({ length: options.replicas }, () => 'all' as const);
+    const startReplica = async (role: 'all' | 'api' | 'worker'): Promise<TestServer> => {
       for (let attempt = 1; ; attempt++) {
         try {
-          return await startServer({ services, dataDir, env, nodeArgs: CPU_PROF_ARGS });
+          return await startServer({ services, dataDir, env: { ...env, SVC_ROLE: role }, nodeArgs: CPU_PROF_ARGS });
         } catch (err) {
           if (attempt === 3) throw err;
           log(`run ${round}: a replica did not start (try ${attempt}); starting it again`);
@@ -179,8 +210,9 @@ export async function burst(round: number, options: BurstOptions): Promise<Burst
       }
     };
     // One at a time, so a replica that started is stopped below even when the next one fails.
-    for (let i = 0; i < options.replicas; i++) replicas.push(await startReplica());
-    const [a] = replicas as [TestServer, ...TestServer[]];
+    for (const role of roles) replicas.push(await startReplica(role));
+    const takers = replicas.filter((_, i) => roles[i] !== 'worker');
+    const [a] = takers as [TestServer, ...TestServer[]];
     const post = (p: string, body: object) =>
       request(a.url).post(p).set('Authorization', `Bearer ${a.password}`).send(body);
     const space = (await post('/api/spaces', { name: 'bench burst' })).body.data.id as string;
@@ -196,6 +228,34 @@ export async function burst(round: number, options: BurstOptions): Promise<Burst
       appIds.push(res.body.data.appId as string);
     }
 
+    // Committed transactions of the burst's database so far (this client's own reads included: 3).
+    stats = new pg.Client({ connectionString: services.databaseUrl });
+    await stats.connect();
+    const xacts = async (): Promise<number> => {
+      const { rows } = await stats!.query<{ n: string }>(
+        `SELECT (xact_commit + xact_rollback)::text AS n FROM pg_stat_database WHERE datname = current_database()`,
+      );
+      return Number(rows[0]?.n ?? NaN);
+    };
+    // CPU so far of the replicas, and of the database's backends (each pid's first reading kept:
+    // a backend first seen later started after the mark and counts from zero).
+    const cpuOf = (rs: TestServer[]): number => rs.reduce((sum, r) => sum + processCpuMicros(r.process.pid), 0);
+    const replicaCpu = (): number => cpuOf(replicas);
+    const backendBase = new Map<number, number>();
+    let marked = false;
+    const backendCpu = async (): Promise<number> => {
+      const { rows } = await stats!.query<{ pid: number }>(
+        `SELECT pid FROM pg_stat_activity WHERE datname = current_database()`,
+      );
+      let sum = 0;
+      for (const { pid } of rows) {
+        const now = processCpuMicros(pid);
+        if (!Number.isFinite(now)) continue;
+        if (!backendBase.has(pid)) backendBase.set(pid, marked ? 0 : now);
+        sum += now - backendBase.get(pid)!;
+      }
+      return sum;
+    };
     // ── intake: `connections` senders, each on one keep-alive connection to one replica ──
     const accepted = new Set<number>();
     const refused = new Set<number>();
@@ -205,11 +265,16 @@ export async function burst(round: number, options: BurstOptions): Promise<Burst
     let next = 0;
     let lastAck = 0;
     let killedAt = NaN;
+    const xactsBefore = await xacts();
+    await backendCpu();
+    marked = true;
+    const cpuBefore = replicaCpu();
+    const takersBefore = cpuOf(takers);
     const firstSend = Date.now();
     const sender = async (w: number): Promise<void> => {
       let agent = new Agent({ keepAlive: true, maxSockets: 1 });
       agents.push(agent);
-      let target = replicas[w % replicas.length]!;
+      let target = takers[w % takers.length]!;
       for (let n = next++; n < deliveries; n = next++) {
         const raw = JSON.stringify({ n, round });
         const headers = {
@@ -258,6 +323,10 @@ export async function burst(round: number, options: BurstOptions): Promise<Burst
       }
     };
     await Promise.all(Array.from({ length: connections }, (_, w) => sender(w)));
+    const xactsIntake = await xacts();
+    const cpuIntake = replicaCpu();
+    const takersIntake = cpuOf(takers);
+    const pgCpuIntake = await backendCpu();
 
     // ── drain: every accepted delivery's run started and ended ──
     const burstRuns = () => startedRuns(model.requests).filter((r) => r.type === 'webhook');
@@ -295,6 +364,9 @@ export async function burst(round: number, options: BurstOptions): Promise<Burst
     // A moment for a late duplicate to show.
     await sleep(2000);
     state = await ended();
+    const xactsEnd = await xacts();
+    const cpuEnd = replicaCpu();
+    const pgCpuEnd = await backendCpu();
     const runsByN = new Map<number, number>();
     const runs = burstRuns();
     for (const r of runs) {
@@ -323,9 +395,17 @@ export async function burst(round: number, options: BurstOptions): Promise<Burst
       drainS: Math.max(0, state.last - lastAck) / 1000,
       totalS: (state.last - firstSend) / 1000,
       recoveryS: Number.isNaN(killedAt) ? NaN : (state.last - killedAt) / 1000,
+      pgPerDeliveryIntake: (xactsIntake - xactsBefore) / accepted.size,
+      pgPerDeliveryTotal: (xactsEnd - xactsBefore) / accepted.size,
+      replicaCpuMsIntake: (cpuIntake - cpuBefore) / 1000 / accepted.size,
+      pgCpuMsIntake: pgCpuIntake / 1000 / accepted.size,
+      intakeReplicaCpuMsIntake: (takersIntake - takersBefore) / 1000 / accepted.size,
+      replicaCpuMsTotal: (cpuEnd - cpuBefore) / 1000 / accepted.size,
+      pgCpuMsTotal: pgCpuEnd / 1000 / accepted.size,
       load,
     };
   } finally {
+    await stats?.end().catch(() => undefined);
     for (const agent of agents) agent.destroy();
     for (const r of replicas) await r.stop();
     await dispose();

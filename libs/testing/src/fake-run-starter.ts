@@ -30,6 +30,10 @@ export class RecordingRunStarter implements RunStarter {
     return (await this.startRun(appId, trigger, { runId })).outcome;
   }
 
+  async runInProgress(appId: string): Promise<boolean> {
+    return this.busy.has(appId);
+  }
+
   async skipRun(appId: string, reason: string, details?: Record<string, unknown>): Promise<RunTriggerResult> {
     this.skipped.push({ appId, reason, ...(details ? { details } : {}) });
     return { outcome: 'skipped', runId: null, reason };

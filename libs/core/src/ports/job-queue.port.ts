@@ -9,6 +9,11 @@ export interface JobOptions {
   attempts?: number;
   /** Exponential backoff base between attempts (default 1000 ms). */
   backoffMs?: number;
+  /**
+   * `jobId` is never used twice (it names something unique, such as a delivery's sequence
+   * number), so no failed job of that id can be kept: the look-up for one is left out.
+   */
+  uniqueId?: boolean;
 }
 
 export type JobRepeat = { everyMs: number } | { cron: string; tz?: string };

@@ -22,6 +22,11 @@ export interface RunStarter {
    * answer), `skipped` when a reason was recorded instead (a server it requires is off).
    */
   startQueuedRun(appId: string, trigger: RunTrigger, runId: string): Promise<'started' | 'waiting' | 'skipped'>;
+  /**
+   * Whether a run of the app is in progress (one look-up). Its end drains the app's deliveries
+   * again, after the turn stopped being active.
+   */
+  runInProgress(appId: string): Promise<boolean>;
   /** Records a `run_skipped` entry with the reason (backing off, paused). */
   skipRun(appId: string, reason: string, details?: Record<string, unknown>): Promise<RunTriggerResult>;
   /** The messages of one run in the app's run conversation (none when it never started). */

@@ -86,6 +86,10 @@ export abstract class TurnRepository {
   abstract createQueued(turn: NewTurn): Promise<TurnRecord | null>;
   abstract findById(id: string): Promise<TurnRecord | null>;
   abstract findActive(conversationId: string): Promise<TurnRecord | null>;
+  /** Whether the conversation has an active turn (queued or running), without reading it. */
+  async hasActive(conversationId: string): Promise<boolean> {
+    return (await this.findActive(conversationId)) !== null;
+  }
   abstract listActive(): Promise<TurnRecord[]>;
   /** queued → running on this replica; false when it is no longer queued. */
   abstract claim(id: string, replicaId: string): Promise<boolean>;

@@ -19,6 +19,7 @@ const T0 = Date.UTC(2026, 5, 1, 8, 0, 0);
 const starterOf = (runs: AppRunsService, apps: AppsService): RunStarter => ({
   startRun: (appId, trigger, options) => runs.startRun(appId, trigger, options),
   startQueuedRun: (appId, trigger, runId) => runs.startQueuedRun(appId, trigger, runId),
+  runInProgress: (appId) => runs.runInProgress(appId),
   skipRun: (appId, reason, details) => runs.skipRun(appId, reason, details),
   runMessages: (app, runId) => runs.runMessages(app, runId),
   pause: (appId) => apps.pause(appId),

@@ -404,21 +404,37 @@ export class TriggersService {
         retryAfterS: WEBHOOK_RETRY_AFTER_S,
       };
     }
-    // Recorded: should this job not be added (the queue is away, the replica dies), the delivery
-    // still runs, drained by the app's next delivery, the end of its current run or the next
-    // reconcile pass; the sender is told it was not taken only when nothing was recorded.
-    await this.queue
-      .add('trigger.webhook', { appId, seq: accepted.seq }, { jobId: deliveryDrainJobId(appId, accepted.seq) })
-      .catch((err: Error) =>
-        this.logger.warn(
-          'a webhook delivery was recorded but its drain job could not be queued; it waits for the next drain',
-          {
-            appId,
-            error: err.message,
-          },
-        ),
-      );
+    // Recorded: the answer does not wait for the drain (queueDrain).
+    void this.queueDrain(appId, accepted.seq);
     return { accepted: true, duplicate: false };
+  }
+
+  /**
+   * After a delivery was recorded: its drain job, unless a run of the app is in progress (that
+   * run's end drains the app's deliveries, after this one was recorded; a burst to one app queued
+   * a job per delivery, each only to find the app busy). Not awaited by the answer: should this
+   * fail (the queue is away) or the replica die first, the delivery still runs, drained by the
+   * app's next delivery, the end of its current run or the next reconcile pass; the sender is
+   * told it was not taken only when nothing was recorded.
+   */
+  private async queueDrain(appId: string, seq: string): Promise<void> {
+    try {
+      if (await this.runs.runInProgress(appId)) return;
+      // The job id names the delivery's sequence number, never used again: no failed job of it to clear.
+      await this.queue.add(
+        'trigger.webhook',
+        { appId, seq },
+        { jobId: deliveryDrainJobId(appId, seq), uniqueId: true },
+      );
+    } catch (err) {
+      this.logger.warn(
+        'a webhook delivery was recorded but its drain job could not be queued; it waits for the next drain',
+        {
+          appId,
+          error: (err as Error).message,
+        },
+      );
+    }
   }
 
   /**
@@ -469,6 +485,11 @@ export class TriggersService {
   async drainDeliveries(appId: string): Promise<void> {
     for (let attempt = 0; attempt < DISPATCH_TRIES; attempt++) {
       if (!(await this.store.nextDelivery(appId))) return;
+      // A run of the app in progress: its end drains again (after every delivery seen here was
+      // queued), so nothing is dispatched now. One look-up instead of the claim, the app, its
+      // activity and the delivery's marks that a dispatch finding the app busy took (a burst of
+      // deliveries to one app queues a drain job for each while its runs go one at a time).
+      if (await this.runs.runInProgress(appId)) return;
       const lock = `queue:${appId}`;
       const at = this.clock.now();
       if (await this.store.claim(lock, appId, at, DISPATCH_LEASE_MS)) {

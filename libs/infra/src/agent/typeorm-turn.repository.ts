@@ -121,6 +121,15 @@ export class TypeormTurnRepository extends TurnRepository {
     return row ? toRecord(row) : null;
   }
 
+  /** One indexed look-up without the query builder (each webhook delivery's drain step asks it). */
+  override async hasActive(conversationId: string): Promise<boolean> {
+    const rows: unknown[] = await this.ds.query(
+      `SELECT 1 FROM "agent_turn" WHERE "conversation_id" = $1 AND ${ACTIVE} LIMIT 1`,
+      [conversationId],
+    );
+    return rows.length > 0;
+  }
+
   async listActive(): Promise<TurnRecord[]> {
     const rows = await this.repo.createQueryBuilder('t').where(`t.${ACTIVE}`).orderBy('t.created_at', 'ASC').getMany();
     return rows.map(toRecord);

@@ -54,7 +54,28 @@ export class TypeormAppRepository extends AppRepository {
     return row ? toApp(row) : null;
   }
 
+  /**
+   * Every column under its property name, for the look-ups that skip the query builder: building
+   * and hydrating a `find` cost about 1 ms of CPU per webhook delivery (its profile), the SQL
+   * itself a fraction of that.
+   */
+  private columnList: string | null = null;
+
+  private columns(): string {
+    this.columnList ??= this.apps.metadata.columns.map((c) => `"${c.databaseName}" AS "${c.propertyName}"`).join(', ');
+    return this.columnList;
+  }
+
   async list(filter: AppListFilter): Promise<App[]> {
+    if (filter.webhookPath !== undefined && filter.spaceId === undefined && filter.status === undefined) {
+      // A webhook delivery's look-up of the app of its path: the same query, without the query builder.
+      const rows: AppEntity[] = await this.ds.query(
+        `SELECT ${this.columns()} FROM "app" WHERE "status" <> 'uninstalled' AND ${webhookPathCondition('"spec"', '$1')}
+         ORDER BY "installed_at" ASC, "id" ASC`,
+        [webhookPathProbe(filter.webhookPath)],
+      );
+      return rows.map(toApp);
+    }
     const rows = await this.apps.find({
       where: {
         ...(filter.spaceId === undefined ? {} : { spaceId: filter.spaceId === null ? IsNull() : filter.spaceId }),

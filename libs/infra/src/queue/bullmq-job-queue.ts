@@ -134,7 +134,7 @@ export class BullJobQueue<M extends object> extends JobQueue<M> {
         ? { ...data, ...(reqId ? { [REQUEST_ID_FIELD]: reqId } : {}), ...(trace ? { [TRACE_FIELD]: trace } : {}) }
         : data;
     const { queue } = this.laneOf(name);
-    if (options.jobId !== undefined) await this.clearFailed(queue, options.jobId);
+    if (options.jobId !== undefined && !options.uniqueId) await this.clearFailed(queue, options.jobId);
     const job = await queue.add(name, payload, {
       jobId: options.jobId,
       delay: options.delayMs,

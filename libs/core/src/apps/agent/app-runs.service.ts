@@ -112,6 +112,7 @@ export class AppRunsService implements OnModuleInit {
     this.triggers.useRunStarter({
       startRun: (appId, trigger, options) => this.startRun(appId, trigger, options),
       startQueuedRun: (appId, trigger, runId) => this.startQueuedRun(appId, trigger, runId),
+      runInProgress: (appId) => this.runInProgress(appId),
       skipRun: (appId, reason, details) => this.skipRun(appId, reason, details),
       runMessages: (app, runId) => this.runMessages(app, runId),
       pause: (appId) => this.apps.pause(appId),
@@ -126,6 +127,11 @@ export class AppRunsService implements OnModuleInit {
   async startRun(appId: string, trigger: RunTrigger, options: { runId?: string } = {}): Promise<RunTriggerResult> {
     const result = await this.begin(appId, trigger, options.runId ?? randomUUID(), false);
     return result === 'waiting' ? this.skipRun(appId, RunTexts.alreadyRunning) : result;
+  }
+
+  /** Whether a run of the app is in progress: its run conversation has an active turn (one look-up). */
+  async runInProgress(appId: string): Promise<boolean> {
+    return this.turns.hasActive(appRunConversationId(appId));
   }
 
   /** A queued delivery's run: waits (nothing recorded) while the app is busy or not active. */
