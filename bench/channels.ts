@@ -27,8 +27,9 @@
  *
  * By default each chat sends its next message the moment the previous one is answered (a closed
  * loop): the offered load is whatever the machine can take, so its cores are saturated and the
- * latency is mostly time spent waiting for a core. BENCH_THINK_MS (0) makes each chat wait that
- * long before its next message, as a person does: the latency of a machine with cores to spare.
+ * latency is mostly time spent waiting for a core. BENCH_THINK_MS (0) makes each chat pause
+ * about that long (0.5–1.5×, at random) before its next message, and begin at a random moment
+ * within it, as people do (not 50 chats in step): the latency of a machine with cores to spare.
  * Each run prints the machine's busy share (all cores, /proc/stat) and the messages per second.
  * BENCH_CPU_PROF=<dir> runs the replicas under `node --cpu-prof` (the killed one leaves none;
  * summarize one with dist/bench/profile-summary.js).
@@ -286,6 +287,7 @@ async function measure(round: number): Promise<Figures> {
     const cpuAtStart = machineCpu();
     const chat = async (c: number): Promise<void> => {
       const telegram = c % 2 === 0;
+      if (THINK_MS > 0) await sleep(THINK_MS * Math.random());
       for (let k = 0; k < PER_CHAT && c * PER_CHAT + k < MESSAGES; k++) {
         const tag = `${telegram ? 'tg' : 'wh'}-${c}-${k}`;
         const text = `message ${tag}`;
@@ -328,7 +330,7 @@ async function measure(round: number): Promise<Figures> {
         }
         if (!killing && answered >= MESSAGES / 2) killing = killHolder();
         if (killing) await killing;
-        if (THINK_MS > 0) await sleep(THINK_MS);
+        if (THINK_MS > 0) await sleep(THINK_MS * (0.5 + Math.random()));
       }
     };
     await Promise.all(Array.from({ length: CHATS }, (_, c) => chat(c)));
@@ -519,7 +521,7 @@ async function main(): Promise<void> {
     `\nchannels bench: 3 replicas (Postgres + Redis), ${MESSAGES} messages over ${CHATS} chats ` +
       `(half Telegram long polling, half generic webhook), ` +
       (THINK_MS > 0
-        ? `each chat pausing ${THINK_MS} ms after an answer, `
+        ? `each chat pausing ${THINK_MS / 2}–${(THINK_MS * 3) / 2} ms after an answer, `
         : 'each chat in a closed loop (no pause), ') +
       `the polling lease holder killed at half; ` +
       `median of ${runs} run(s); load average now ${load()}`,

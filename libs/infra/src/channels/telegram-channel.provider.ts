@@ -59,6 +59,20 @@ interface TgUpdate {
   message?: TgMessage;
   callback_query?: TgCallbackQuery;
 }
+
+/** A batch's updates by chat (a button press by its message's chat, else its sender), each in order. */
+function byChat(updates: TgUpdate[]): Map<string, TgUpdate[]> {
+  const chats = new Map<string, TgUpdate[]>();
+  for (const update of updates) {
+    const chat =
+      update.message?.chat.id ?? update.callback_query?.message?.chat.id ?? `from:${update.callback_query?.from.id}`;
+    const key = String(chat);
+    const list = chats.get(key);
+    if (list) list.push(update);
+    else chats.set(key, [update]);
+  }
+  return chats;
+}
 /** The update types this adapter asks for (getUpdates and setWebhook `allowed_updates`). */
 const ALLOWED_UPDATES = ['message', 'callback_query'];
 type TgAnswer<T> = { ok: true; result: T } | { ok: false; error_code: number; description: string };
@@ -184,14 +198,27 @@ export class TelegramChannelProvider extends ChannelProvider {
         );
         if (failures > 0) await sink.state('online', null);
         failures = 0;
-        for (const update of updates) {
-          if (sink.signal.aborted) return;
-          const message = update.message ? await this.toInbound(instance, update.message, me) : null;
-          if (message) await sink.receive(message);
-          const action = update.callback_query ? toAction(update.callback_query) : null;
-          if (action) await sink.action(action);
-          await sink.setCursor(String(update.update_id + 1));
-        }
+        if (updates.length === 0) continue;
+        // A batch's chats are taken side by side, each chat's updates in order: the last update
+        // of a batch of many chats no longer waits for every earlier one's round trips. The
+        // cursor moves past the batch once all of it is taken; a failure (or a death) before
+        // that fetches the batch again, and the updates already taken are repeats (claimed by
+        // message and action id: they start nothing).
+        const taken = await Promise.allSettled(
+          [...byChat(updates).values()].map(async (chat) => {
+            for (const update of chat) {
+              if (sink.signal.aborted) return;
+              const message = update.message ? await this.toInbound(instance, update.message, me) : null;
+              if (message) await sink.receive(message);
+              const action = update.callback_query ? toAction(update.callback_query) : null;
+              if (action) await sink.action(action);
+            }
+          }),
+        );
+        if (sink.signal.aborted) return;
+        const failed = taken.find((t): t is PromiseRejectedResult => t.status === 'rejected');
+        if (failed) throw failed.reason;
+        await sink.setCursor(String(Math.max(...updates.map((u) => u.update_id)) + 1));
       } catch (err) {
         if (sink.signal.aborted) return;
         const reason = err instanceof Error ? err.message : String(err);
