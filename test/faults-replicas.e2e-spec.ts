@@ -4,12 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import request from 'supertest';
-import { apiClient } from '#testing/api-client.js';
+import { faultReport, ownSharedServices, patientClient } from '#testing/fault-harness.js';
 import { faultSuiteSkipReason, OwnPostgres, OwnRedis } from '#testing/own-services.js';
 import { ScriptedModelServer } from '#testing/scripted-model-server.js';
 import { testMode } from '#testing/test-env.js';
-import { type SharedServices, startServer, type TestServer } from '#testing/test-server.js';
-import { automationSpec, everySub } from '#testing/trigger-harness.js';
+import { startServer, type TestServer } from '#testing/test-server.js';
+import { automationSpec, everySub, scriptedModelEnv } from '#testing/trigger-harness.js';
 import { startedRuns } from '#testing/trigger-runs.js';
 import { sleep, waitFor } from '#testing/wait.js';
 
@@ -20,32 +20,8 @@ import { sleep, waitFor } from '#testing/wait.js';
  * lost; losing anything fails. Services pass only.
  */
 
-const report = (line: string): void => void process.stdout.write(`  [faults/${testMode()}] ${line}\n`);
 const skip = faultSuiteSkipReason();
-if (skip) report(skip);
-
-const modelEnv = (model: ScriptedModelServer) => ({
-  SVC_AI_PROVIDER: 'anthropic',
-  SVC_AI_API_URL: model.url,
-  SVC_AI_API_KEY: 'sk-scripted',
-  SVC_AI_MODEL: 'scripted-model',
-});
-
-function ownServices(pg: OwnPostgres, redis: OwnRedis): SharedServices {
-  return {
-    databaseUrl: pg.url,
-    redisUrl: redis.url,
-    redisPrefix: 'svc-fault',
-    dispose: async () => undefined,
-  };
-}
-
-function client(server: TestServer) {
-  return {
-    get: (path: string) => apiClient(server).get(path).timeout(15_000),
-    post: (path: string, body: object) => apiClient(server).post(path, body).timeout(15_000),
-  };
-}
+if (skip) faultReport(skip);
 
 /** The schedule's period: short, so the ticks before and after each outage come within seconds. */
 const TICK_MS = 2000;
@@ -89,17 +65,17 @@ describe('fault injection under two replicas', { skip: skip ?? false }, () => {
           async () => rmSync(dataDir, { recursive: true, force: true }),
         );
         const env = {
-          ...modelEnv(model),
+          ...scriptedModelEnv(model),
           SVC_TRIGGER_RECONCILE_MS: '1000',
           SVC_TRIGGER_CLAIM_LEASE_MS: '10000',
         };
-        const start = () => startServer({ services: ownServices(pg, redis), dataDir, env });
+        const start = () => startServer({ services: ownSharedServices(pg, redis), dataDir, env });
         const a = await start();
         cleanups.push(() => a.stop());
         const b = await start();
         cleanups.push(() => b.stop());
         const replicas = [a, b];
-        const apiA = client(a);
+        const apiA = patientClient(a);
         const space = (await apiA.post('/api/spaces', { name: 'two replicas' })).body.data as { id: string };
         const installed = await apiA.post('/api/apps/install', {
           spec: automationSpec('outage', [everySub(`${TICK_MS / 1000}s`)]),
@@ -115,7 +91,7 @@ describe('fault injection under two replicas', { skip: skip ?? false }, () => {
         const acked: string[] = [];
         const statuses = new Map<string, number>();
         const write = async (server: TestServer, title: string) => {
-          const res = await client(server)
+          const res = await patientClient(server)
             .post(`/api/spaces/${space.id}/conversations`, { title })
             .catch(() => ({ status: 0, body: {} }) as { status: number; body: Record<string, unknown> });
           const key = `${res.status}${(res.body as { code?: string })?.code ? ` ${(res.body as { code?: string }).code}` : ''}`;
@@ -148,7 +124,7 @@ describe('fault injection under two replicas', { skip: skip ?? false }, () => {
         const recoveredMs = Date.now() - backAt;
         for (let i = 0; i < 6; i++) assert.equal(await write(replicas[i % 2]!, `after ${i}`), 200);
         for (const [i, server] of replicas.entries()) {
-          const api = client(server);
+          const api = patientClient(server);
           const conversationId = (await api.post(`/api/spaces/${space.id}/conversations`, { title: `turn ${i}` })).body
             .data.id as string;
           const text = `reply to hello ${i}`;
@@ -224,7 +200,7 @@ describe('fault injection under two replicas', { skip: skip ?? false }, () => {
           .filter((e) => e.type === 'run_skipped' && /Backing off|Paused after/.test(e.content.reason ?? ''))
           .map((e) => e.content.reason);
         const outageFailures = activity.filter((e) => e.type === 'run_error' && e.content.outage === true).length;
-        report(
+        faultReport(
           `${outage} away ${((backAt - stoppedAt) / 1000).toFixed(1)} s under two replicas: writes answered ` +
             `${[...statuses].map(([k, v]) => `${v}× ${k}`).join(', ')}; both replicas ready ${recoveredMs} ms after it returned, ` +
             `a turn through each stored once; lost ${lost} of ${acked.length} acknowledged records, doubled ${doubled}; ` +

@@ -15,11 +15,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import request from 'supertest';
-import { apiClient } from '#testing/api-client.js';
+import { faultReport, ownSharedServices, patientClient } from '#testing/fault-harness.js';
 import { canMount, faultSuiteSkipReason, OwnPostgres, OwnRedis } from '#testing/own-services.js';
 import { ScriptedModelServer } from '#testing/scripted-model-server.js';
 import { testMode } from '#testing/test-env.js';
-import { type SharedServices, startServer, type TestServer } from '#testing/test-server.js';
+import { type SharedServices, startServer } from '#testing/test-server.js';
+import { scriptedModelEnv } from '#testing/trigger-harness.js';
 import { sleep, waitFor } from '#testing/wait.js';
 import { WsTestClient } from '#testing/ws-client.js';
 
@@ -29,32 +30,8 @@ import { WsTestClient } from '#testing/ws-client.js';
  * folder of its own). Each prints what it tried and what was lost; losing anything fails.
  */
 
-const report = (line: string): void => void process.stdout.write(`  [faults/${testMode()}] ${line}\n`);
 const skip = faultSuiteSkipReason();
-if (skip) report(skip);
-
-const modelEnv = (model: ScriptedModelServer) => ({
-  SVC_AI_PROVIDER: 'anthropic',
-  SVC_AI_API_URL: model.url,
-  SVC_AI_API_KEY: 'sk-scripted',
-  SVC_AI_MODEL: 'scripted-model',
-});
-
-function ownServices(pg: OwnPostgres, redis: OwnRedis): SharedServices {
-  return {
-    databaseUrl: pg.url,
-    redisUrl: redis.url,
-    redisPrefix: 'svc-fault',
-    dispose: async () => undefined,
-  };
-}
-
-function client(server: TestServer) {
-  return {
-    get: (path: string) => apiClient(server).get(path).timeout(15_000),
-    post: (path: string, body: object) => apiClient(server).post(path, body).timeout(15_000),
-  };
-}
+if (skip) faultReport(skip);
 
 const cleanups: Array<() => Promise<void>> = [];
 after(async () => {
@@ -76,9 +53,9 @@ describe('fault injection', { skip: skip ?? false }, () => {
         () => redis.stop(),
         () => model.close(),
       );
-      const server = await startServer({ services: ownServices(pg, redis), env: modelEnv(model) });
+      const server = await startServer({ services: ownSharedServices(pg, redis), env: scriptedModelEnv(model) });
       cleanups.push(() => server.stop());
-      const api = client(server);
+      const api = patientClient(server);
       const space = (await api.post('/api/spaces', { name: 'outage' })).body.data;
       const records: string[] = [];
       for (let i = 0; i < 20; i++) {
@@ -138,7 +115,7 @@ describe('fault injection', { skip: skip ?? false }, () => {
       for (const id of records)
         if ((await api.get(`/api/spaces/${space.id}/conversations/${id}`)).status !== 200) lostRecords++;
       const errors = ws.frames.filter((f) => f.channel === 'agent:error');
-      report(
+      faultReport(
         `Postgres stopped ${((backAt - stoppedAt) / 1000).toFixed(1)} s mid-turn; requests during the outage: ` +
           `${[...statuses].map(([k, v]) => `${v}× ${k}`).join(', ')}; /readyz ready in ${readyDuringOutage} of ${probes} probes; ` +
           `agent:complete ${completeMs} ms and generating=false ${idleMs} ms after Postgres returned; ` +
@@ -170,9 +147,9 @@ describe('fault injection', { skip: skip ?? false }, () => {
         () => redis.stop(),
         () => model.close(),
       );
-      const server = await startServer({ services: ownServices(pg, redis), env: modelEnv(model) });
+      const server = await startServer({ services: ownSharedServices(pg, redis), env: scriptedModelEnv(model) });
       cleanups.push(() => server.stop());
-      const api = client(server);
+      const api = patientClient(server);
       const space = (await api.post('/api/spaces', { name: 'redis' })).body.data;
       const records: string[] = [];
       for (let i = 0; i < 10; i++) {
@@ -211,7 +188,7 @@ describe('fault injection', { skip: skip ?? false }, () => {
       let lostRecords = 0;
       for (const id of records)
         if ((await api.get(`/api/spaces/${space.id}/conversations/${id}`)).status !== 200) lostRecords++;
-      report(
+      faultReport(
         `Redis frozen 5 s: GET /api/spaces answered ${[...statuses].map(([k, v]) => `${v}× ${k}`).join(', ')}; ` +
           `restarted empty: a turn ran and was stored ${turnMs} ms later; lost: ${lostRecords} records, 0 replies`,
       );
@@ -237,7 +214,7 @@ describe('fault injection', { skip: skip ?? false }, () => {
         () => pg.dispose(),
         () => redis.stop(),
       );
-      const server = await startServer({ services: ownServices(pg, redis) });
+      const server = await startServer({ services: ownSharedServices(pg, redis) });
       cleanups.push(() => server.stop());
       const readyz = () => request(server.url).get('/readyz').timeout(10_000);
       await waitFor(async () => (await readyz()).status === 200, 15_000, 'ready before the outage');
@@ -257,7 +234,7 @@ describe('fault injection', { skip: skip ?? false }, () => {
       const readyAgainMs = Date.now() - backAt;
       const after = (await readyz()).body;
       const notReady = seen.filter((s) => s.status === 503);
-      report(
+      faultReport(
         `Redis stopped 6 s: /readyz answered ${notReady.length} × 503 of ${seen.length} probes, the first ` +
           `${firstNotReadyMs} ms after the stop; redis check "${notReady[0]?.redis?.error ?? ''}"; ` +
           `ready again ${readyAgainMs} ms after Redis returned`,
@@ -292,11 +269,11 @@ describe('fault injection', { skip: skip ?? false }, () => {
         () => pg.dispose(),
         () => redis.stop(),
       );
-      services = ownServices(pg, redis);
+      services = ownSharedServices(pg, redis);
     }
     const start = () => startServer({ dataDir, services });
     let server = await start();
-    let api = client(server);
+    let api = patientClient(server);
     const space = (await api.post('/api/spaces', { name: 'kill' })).body.data as { id: string; path: string };
     const conversationId = (await api.post(`/api/spaces/${space.id}/conversations`, { title: 'log' })).body.data.id;
     const ackedConversations: string[] = [];
@@ -343,7 +320,7 @@ describe('fault injection', { skip: skip ?? false }, () => {
       stop = true;
       await Promise.all(writers);
       server = await start();
-      api = client(server);
+      api = patientClient(server);
     }
     // The last start sweeps temporary files of interrupted writes (alone on the folder: all of them).
     const orphans = () => readdirSync(space.path).filter((n) => n.endsWith('.svc-tmp')).length;
@@ -370,7 +347,7 @@ describe('fault injection', { skip: skip ?? false }, () => {
       }
       if (!sent.has(readFileSync(path, 'utf8'))) torn++;
     }
-    report(
+    faultReport(
       `SIGKILL ×5 during ${attempted} writes: ${ackedConversations.length} conversations, ${ackedMessages.length} messages, ` +
         `${ackedFiles.size} files acknowledged; lost: ${lostRecords} records, ${lostFiles} files; torn files: ${torn}; ` +
         `temporary files left after restart: ${orphans()}; ${Math.round((Date.now() - startedAt) / 1000)} s${services ? ' (replicas mode keeps those under 10 min old)' : ''}`,
@@ -396,7 +373,7 @@ describe('fault injection', { skip: skip ?? false }, () => {
       });
       const server = await startServer();
       cleanups.push(() => server.stop());
-      const api = client(server);
+      const api = patientClient(server);
       const space = (await api.post('/api/spaces', { name: 'ro', customPath: mountDir })).body.data;
       const file = join(space.path, 'kept.txt');
       assert.equal((await api.post('/api/artifacts/save', { path: file, content: 'before' })).status, 200);
@@ -409,7 +386,7 @@ describe('fault injection', { skip: skip ?? false }, () => {
       const read = await api.get(`/api/artifacts/content?path=${encodeURIComponent(file)}`);
       const conversation = await api.post(`/api/spaces/${space.id}/conversations`, { title: 'still recorded' });
       execFileSync('mount', ['-o', 'remount,rw', mountDir]);
-      report(
+      faultReport(
         `read-only space folder: ${tries.length} writes answered ${tries.map((t) => `${t.status} "${t.body.error}"`).join(', ')}; ` +
           `read ${read.status}, conversation record ${conversation.status}; lost: 0 records, torn files: ${readFileSync(file, 'utf8') === 'before' ? 0 : 1}`,
       );
@@ -439,7 +416,7 @@ describe('fault injection', { skip: skip ?? false }, () => {
       if (template && existsSync(join(template, 'db')))
         cpSync(join(template, 'db'), join(dataDir, 'db'), { recursive: true });
       let server = await startServer({ dataDir });
-      let api = client(server);
+      let api = patientClient(server);
       const space = (await api.post('/api/spaces', { name: 'full' })).body.data;
       const acked: string[] = [];
       for (let i = 0; i < 5; i++)
@@ -478,13 +455,13 @@ describe('fault injection', { skip: skip ?? false }, () => {
       rmSync(filler);
       await server.stop();
       server = await startServer({ dataDir });
-      api = client(server);
+      api = patientClient(server);
       let lost = 0;
       for (const id of acked) if ((await api.get(`/api/spaces/${space.id}/conversations/${id}`)).status !== 200) lost++;
       const content = readFileSync(file, 'utf8');
       const torn = content === 'before' || content === `after ${'y'.repeat(50_000)}` ? 0 : 1;
       const temps = readdirSync(space.path).filter((n) => n.endsWith('.svc-tmp')).length;
-      report(
+      faultReport(
         `full data volume: writes answered ${[...statuses].map(([k, v]) => `${v}× ${k}`).join(', ')}; /readyz ${ready}; ` +
           `after freeing space and restarting: lost ${lost} of ${acked.length} acknowledged records, torn files: ${torn}, temporary files left: ${temps}`,
       );
@@ -515,7 +492,7 @@ describe('fault injection', { skip: skip ?? false }, () => {
           .output()
           .split('\n')
           .find((l) => l.startsWith('svc-server failed to start:')) ?? '';
-      report(`first start on a 2 MB volume: exit ${exit?.code}; "${line.slice(0, 160)}"`);
+      faultReport(`first start on a 2 MB volume: exit ${exit?.code}; "${line.slice(0, 160)}"`);
       await server.stop();
       assert.equal(exit?.code, 1);
       assert.notEqual(line, '');

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Locator, Page } from 'playwright-core';
 import { apiClient } from '#testing/api-client.js';
 import { axeViolations, browserSkipReason, formatViolations, openSignedIn, screenshot } from '#testing/browser.js';
 import { HttpMcpServer } from '#testing/mcp-http-server.js';
@@ -27,6 +27,26 @@ describe('web app in Chromium: Settings → MCP servers', { skip: browserSkipRea
         mcpServers?: Record<string, Record<string, unknown>>;
       }
     ).mcpServers;
+  /**
+   * A stored entry's Test answered "Connected"; else the failure says what the entry shows, what
+   * the MCP server saw and the server's MCP log lines (one CI run timed out here, not reproduced).
+   */
+  const connected = async (entry: Locator) => {
+    try {
+      await entry.getByText(/^Connected: \d+ tools\.$/).waitFor({ timeout: WAIT });
+    } catch (err) {
+      const mcpLines = server
+        .output()
+        .split('\n')
+        .filter((line) => /mcp/i.test(line))
+        .slice(-10);
+      throw new Error(
+        `${(err as Error).message}\nthe entry shows: ${JSON.stringify(await entry.innerText())}\n` +
+          `MCP server: ${mcp.requests} requests, ${mcp.refused} refused\nserver log (MCP lines):\n${mcpLines.join('\n')}`,
+        { cause: err },
+      );
+    }
+  };
   const assertNoViolations = async (where: string) => {
     const violations = await axeViolations(page);
     assert.equal(violations.length, 0, `${where}:\n${formatViolations(violations)}`);
@@ -83,7 +103,7 @@ describe('web app in Chromium: Settings → MCP servers', { skip: browserSkipRea
     const entry = list().getByRole('listitem', { name: 'Docs Search' });
     const before = mcp.requests;
     await entry.getByRole('button', { name: 'Test' }).click();
-    await entry.getByText(/^Connected: \d+ tools\.$/).waitFor({ timeout: WAIT });
+    await connected(entry);
     await entry.getByRole('list', { name: 'Tools found' }).getByText('whereami', { exact: true }).waitFor();
     assert.ok(mcp.requests > before, 'the test reached the MCP server');
     assert.equal(mcp.refused, 0, 'with the stored token, not the masked one');
@@ -131,9 +151,10 @@ describe('web app in Chromium: Settings → MCP servers', { skip: browserSkipRea
     await page.getByLabel('Description (optional)').fill('Searches the docs');
     await page.getByRole('button', { name: 'Save server' }).click();
     await entry.getByText('Searches the docs').waitFor({ timeout: WAIT });
-    // The masked header went back unchanged: the stored token is still the one the server has.
+    // The masked header went back unchanged: the stored token is still the one the server has
+    // (a changed header would change the launch: the kept connection would be replaced and refused).
     await entry.getByRole('button', { name: 'Test' }).click();
-    await entry.getByText(/^Connected: \d+ tools\.$/).waitFor({ timeout: WAIT });
+    await connected(entry);
     assert.equal(mcp.refused, 0);
 
     await entry.getByRole('button', { name: 'Remove' }).click();
