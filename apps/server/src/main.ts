@@ -322,5 +322,10 @@ function listeningLine(config: AppConfig, port: number, workerOnly: boolean): st
 
 bootstrap().catch((err: unknown) => {
   process.stderr.write(`svc-server failed to start: ${describeError(err)}\n`);
+  // A fault in the code rather than in the configuration or the machine (e.g. the rare "X is not
+  // a function" of a package's export at start under load, docs/performance.md): where it was
+  // thrown, so that the report can say.
+  if (err instanceof TypeError || err instanceof ReferenceError || err instanceof SyntaxError)
+    process.stderr.write(`${err.stack ?? ''}\n`);
   process.exit(1);
 });
