@@ -12,6 +12,8 @@
  * chats, half on each platform; each chat sends its next message once the previous one is
  * answered (a burst in one chat would be merged into one turn, by design). When half the
  * messages are answered, the replica holding the Telegram polling lease is killed (SIGKILL).
+ * Before measuring, BENCH_WARMUP_CHATS (10) chats on each platform send BENCH_WARMUP_ROUNDS (3)
+ * messages each, not measured (compiled code and open connection pools, as in a server in use).
  * A webhook delivery refused by a dead replica is sent again to the next one (as a load balancer
  * or the platform's retry would: the message id keeps it to one turn).
  *
@@ -57,6 +59,9 @@ const TOKEN = '777000:BENCH-channels';
 const SECRET = 'bench-channel-secret';
 /** How long one message may wait for its answer before it counts as lost. */
 const ANSWER_TIMEOUT_MS = Number(process.env.BENCH_ANSWER_TIMEOUT_MS ?? 120_000);
+/** Warm-up before measuring: this many chats on each platform, this many messages each. */
+const WARMUP_CHATS = Number(process.env.BENCH_WARMUP_CHATS ?? 10);
+const WARMUP_ROUNDS = Number(process.env.BENCH_WARMUP_ROUNDS ?? 3);
 /** A chat's pause between an answer and its next message (0: a closed loop, cores saturated). */
 const THINK_MS = Number(process.env.BENCH_THINK_MS ?? 0);
 
@@ -300,6 +305,30 @@ async function measure(round: number): Promise<Figures> {
       await victim.exited;
       note(`killed replica pid ${pid} (the Telegram polling lease holder) after ${answered} answers`);
     };
+
+    // Warm-up, not measured: a server in use has its code compiled and its connection pools open.
+    // Without it the slowest messages of a run were all among its first ~45 (its first 3 s), each
+    // stage of their path slow at once: the replicas' first seconds, not the path.
+    for (let round = 0; round < WARMUP_ROUNDS; round++)
+      await Promise.all(
+        Array.from({ length: WARMUP_CHATS }, async (_, w) => {
+          const c = CHATS + w;
+          await tg.userMessage({
+            chat: { id: 90_000 + w, type: 'private', first_name: `Warm${w}` },
+            from: { id: 90_000 + w, first_name: `Warm${w}` },
+            text: `message tg-${c}-${round}`,
+          });
+          await deliverWebhook({
+            messageId: `m-warm-${w}-${round}`,
+            chatId: `warm-${w}`,
+            chatType: 'direct',
+            from: { id: `warm-${w}`, name: `Warm ${w}` },
+            text: `message wh-${c}-${round}`,
+          });
+          for (const tag of [`tg-${c}-${round}`, `wh-${c}-${round}`])
+            if (!(await waitAnswer(tag))) throw new Error(`warm-up message ${tag} was not answered`);
+        }),
+      );
 
     const t0 = Date.now();
     const cpuAtStart = machineCpu();
