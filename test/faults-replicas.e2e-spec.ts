@@ -6,10 +6,10 @@ import { after, describe, it } from 'node:test';
 import request from 'supertest';
 import { faultReport, ownSharedServices, patientClient } from '#testing/fault-harness.js';
 import { faultSuiteSkipReason, OwnPostgres, OwnRedis } from '#testing/own-services.js';
-import { ScriptedModelServer } from '#testing/scripted-model-server.js';
+import { ScriptedModelServer, scriptedModelEnv } from '#testing/scripted-model-server.js';
 import { testMode } from '#testing/test-env.js';
 import { startServer, type TestServer } from '#testing/test-server.js';
-import { automationSpec, everySub, scriptedModelEnv } from '#testing/trigger-harness.js';
+import { automationSpec, everySub } from '#testing/trigger-harness.js';
 import { startedRuns } from '#testing/trigger-runs.js';
 import { sleep, waitFor } from '#testing/wait.js';
 

@@ -17,10 +17,9 @@ import { after, describe, it } from 'node:test';
 import request from 'supertest';
 import { faultReport, ownSharedServices, patientClient } from '#testing/fault-harness.js';
 import { canMount, faultSuiteSkipReason, OwnPostgres, OwnRedis } from '#testing/own-services.js';
-import { ScriptedModelServer } from '#testing/scripted-model-server.js';
+import { ScriptedModelServer, scriptedModelEnv } from '#testing/scripted-model-server.js';
 import { testMode } from '#testing/test-env.js';
 import { type SharedServices, startServer } from '#testing/test-server.js';
-import { scriptedModelEnv } from '#testing/trigger-harness.js';
 import { sleep, waitFor } from '#testing/wait.js';
 import { WsTestClient } from '#testing/ws-client.js';
 

@@ -14,9 +14,9 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { apiClient } from '#testing/api-client.js';
-import { ScriptedModelServer } from '#testing/scripted-model-server.js';
+import { ScriptedModelServer, scriptedModelEnv } from '#testing/scripted-model-server.js';
 import { startServer, type TestServer } from '#testing/test-server.js';
-import { runTools, scriptedModelEnv, type ToolCall } from '#testing/tool-driver.js';
+import { runTools, type ToolCall } from '#testing/tool-driver.js';
 
 /**
  * Property: no hostile path or pattern, through any file operation over HTTP or any file

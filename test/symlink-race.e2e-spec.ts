@@ -6,9 +6,9 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
 import { apiClient } from '#testing/api-client.js';
-import { ScriptedModelServer } from '#testing/scripted-model-server.js';
+import { ScriptedModelServer, scriptedModelEnv } from '#testing/scripted-model-server.js';
 import { startServer, type TestServer } from '#testing/test-server.js';
-import { runTools, scriptedModelEnv } from '#testing/tool-driver.js';
+import { runTools } from '#testing/tool-driver.js';
 
 /**
  * Check-then-use races (docs/api.md, "Workspaces and files"): a racer flips `<space>/race` between a real folder

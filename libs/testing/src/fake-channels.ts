@@ -8,6 +8,7 @@ import {
   type OutboundTarget,
 } from '#core/channels/channel-provider.port.js';
 import {
+  type ChannelApp,
   ChannelChat,
   type ChannelChatListener,
   type ChannelReply,
@@ -188,8 +189,9 @@ export class FakeChannelChat extends ChannelChat {
   readonly listeners: ChannelChatListener[] = [];
   escalations = new Map<string, OpenEscalation>();
 
-  async appName(appId: string): Promise<string | null> {
-    return this.apps.get(appId) ?? null;
+  async app(appId: string): Promise<ChannelApp | null> {
+    const name = this.apps.get(appId);
+    return name === undefined || name === null ? null : { id: appId, name, spaceId: null };
   }
 
   async appExists(appId: string): Promise<boolean> {

@@ -52,6 +52,21 @@ const DEFAULT_REPLY = textReply('Scripted reply.');
  * default reply. Every frame is written (flushed) on its own, so a slow script really
  * streams; a client that goes away stops the script and is recorded (`outcome`).
  */
+/**
+ * The server environment that points the model at a scripted server (one helper for every e2e
+ * file). The step limit is the highest the configuration takes, so a script of one tool call a
+ * step is never cut short.
+ */
+export function scriptedModelEnv(model: ScriptedModelServer): Record<string, string> {
+  return {
+    SVC_AI_PROVIDER: 'anthropic',
+    SVC_AI_API_URL: model.url,
+    SVC_AI_API_KEY: 'sk-scripted-tools',
+    SVC_AI_MODEL: 'scripted-model',
+    SVC_AGENT_MAX_STEPS: '500',
+  };
+}
+
 export class ScriptedModelServer {
   readonly requests: RecordedModelRequest[] = [];
   readonly embeddingRequests: RecordedEmbeddingsRequest[] = [];

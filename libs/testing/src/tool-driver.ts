@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { ScriptedModelServer } from './scripted-model-server.js';
+import type { ScriptedModelServer } from './scripted-model-server.js';
 import type { TestServer } from './test-server.js';
 import { WsTestClient } from './ws-client.js';
 
@@ -11,17 +11,6 @@ export interface ToolCall {
 export interface ToolOutcome {
   result: string;
   isError: boolean;
-}
-
-/** The model settings a server needs so the driver's scripted model answers its turns. */
-export function scriptedModelEnv(model: ScriptedModelServer): Record<string, string> {
-  return {
-    SVC_AI_PROVIDER: 'anthropic',
-    SVC_AI_API_URL: model.url,
-    SVC_AI_API_KEY: 'sk-scripted-tools',
-    SVC_AI_MODEL: 'scripted-model',
-    SVC_AGENT_MAX_STEPS: '500',
-  };
 }
 
 /**

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type request from 'supertest';
 import { apiClient, okData } from './api-client.js';
 import { type Replicas, startReplicas } from './replicas.js';
-import { ScriptedModelServer } from './scripted-model-server.js';
+import { ScriptedModelServer, scriptedModelEnv } from './scripted-model-server.js';
 import { testMode } from './test-env.js';
 import { createSharedServices, type SharedServices, startServer, type TestServer } from './test-server.js';
 import { completeEveryRun, type StartedRun, startedRuns } from './trigger-runs.js';
@@ -38,14 +38,6 @@ export function automationSpec(
 export const everySub = (period: string, id = 'tick') => ({
   id,
   source: { type: 'schedule', config: { every: period } },
-});
-
-/** Server environment pointing the model at the scripted server. */
-export const scriptedModelEnv = (model: ScriptedModelServer): Record<string, string> => ({
-  SVC_AI_PROVIDER: 'anthropic',
-  SVC_AI_API_URL: model.url,
-  SVC_AI_API_KEY: 'k',
-  SVC_AI_MODEL: 'scripted-model',
 });
 
 export interface TriggerApi {

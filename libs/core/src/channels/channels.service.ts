@@ -29,7 +29,13 @@ import {
   type ChannelThreadRecord,
   type InstanceChanges,
 } from '../ports/channel.repository.port.js';
-import { ChannelChat, type ChannelReply, type EscalationAsked, type RunResult } from '../ports/channel-chat.port.js';
+import {
+  type ChannelApp,
+  ChannelChat,
+  type ChannelReply,
+  type EscalationAsked,
+  type RunResult,
+} from '../ports/channel-chat.port.js';
 import { EventBus } from '../ports/event-bus.port.js';
 import { JobQueue } from '../ports/job-queue.port.js';
 import type { PendingApproval, TurnRecord } from '../ports/turn.repository.port.js';
@@ -163,7 +169,7 @@ export class ChannelsService implements OnModuleInit {
     const provider = this.provider(input.type);
     const config = { ...provider.defaultConfig, ...input.config };
     this.checkConfig(provider, config);
-    if ((await this.chat.appName(input.appId)) === null)
+    if ((await this.chat.app(input.appId)) === null)
       throw DomainError.notFound(`App not found: ${input.appId}`, ErrorCodes.APP_NOT_FOUND);
     const record = await this.records.createInstance({
       id: randomUUID(),
@@ -192,7 +198,7 @@ export class ChannelsService implements OnModuleInit {
     if (input.name !== undefined) changes.name = requiredName(input.name);
     if (input.enabled !== undefined) changes.enabled = input.enabled;
     if (input.appId !== undefined) {
-      if ((await this.chat.appName(input.appId)) === null)
+      if ((await this.chat.app(input.appId)) === null)
         throw DomainError.notFound(`App not found: ${input.appId}`, ErrorCodes.APP_NOT_FOUND);
       changes.appId = input.appId;
     }
@@ -234,7 +240,7 @@ export class ChannelsService implements OnModuleInit {
         connected: r.enabled && r.state === 'online',
         state: r.state,
         appId: r.appId,
-        appName: await this.chat.appName(r.appId),
+        appName: (await this.chat.app(r.appId))?.name ?? null,
         reason: r.reason,
       });
     }
@@ -373,8 +379,9 @@ export class ChannelsService implements OnModuleInit {
     const provider = this.providers.find(instance.type);
     if (!provider) return;
     const m = job.message;
-    const appName = await this.chat.appName(instance.appId);
-    if (appName === null) {
+    // Read once for the whole message: the turn's submit is handed what was read.
+    const app = await this.chat.app(instance.appId);
+    if (app === null) {
       if (!this.loggedMissingApp.has(instance.id)) {
         this.loggedMissingApp.add(instance.id);
         this.logger.warn(`channel ${instance.id}: a message for a digital human that no longer exists was ignored`);
@@ -417,7 +424,7 @@ export class ChannelsService implements OnModuleInit {
     ]);
     noted.catch(() => undefined); // awaited below; this only keeps an early failure from counting as unhandled
     try {
-      await this.dispatchToThread(instance, provider, m, text, threadId, origin, appName);
+      await this.dispatchToThread(instance, provider, m, text, threadId, origin, app);
     } finally {
       await noted;
     }
@@ -431,7 +438,7 @@ export class ChannelsService implements OnModuleInit {
     text: string,
     threadId: string,
     origin: ChannelTurnOrigin,
-    appName: string,
+    app: ChannelApp,
   ): Promise<void> {
     const command = parseCommand(text);
     if (command === 'stop') {
@@ -489,13 +496,13 @@ export class ChannelsService implements OnModuleInit {
       .sendTyping?.(instance, { chatId: m.chatId, chatType: m.chatType, replyTo: m.messageId })
       .catch(() => undefined);
     const outcome = await this.chat.submit({
-      appId: instance.appId,
+      app,
       threadId,
       message,
       images: m.images ?? [],
       origin,
       guest: role === 'guest',
-      title: `${appName} · ${m.chatName ?? m.from.name ?? m.chatId}`,
+      title: `${app.name} · ${m.chatName ?? m.from.name ?? m.chatId}`,
       // A job run again after its replica died (the queue hands a stalled job on) finds the
       // message recorded under this id, in the same transaction as its turn: 'duplicate'.
       messageId: channelMessageRecordId(instance.id, m.messageId),
@@ -618,7 +625,7 @@ export class ChannelsService implements OnModuleInit {
       }
     }
     if (appId === null || targets.length === 0) return;
-    const appName = (await this.chat.appName(appId)) ?? appId;
+    const appName = (await this.chat.app(appId))?.name ?? appId;
     for (const target of targets) {
       const instance = await this.records.findInstance(target.instanceId);
       const provider = instance ? this.providers.find(instance.type) : null;

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { Logger } from '@nestjs/common';
+import { AppChannels } from '#contracts/apps.js';
 import { ErrorCodes } from '#contracts/errors.js';
 import { RecordingEventBus } from '#testing/fake-agent-ports.js';
 import { FakeAppRepository } from '#testing/fake-apps.js';
@@ -37,11 +38,12 @@ describe('McpServers', () => {
   let connector: FakeMcpConnector;
   let fetcher: FakeCatalogFetcher;
   let apps: FakeAppRepository;
+  let bus: RecordingEventBus;
   let service: McpServers;
 
   const make = (allowMcpCommands: boolean) => {
     const clock = new FakeClock();
-    const bus = new RecordingEventBus();
+    bus = new RecordingEventBus();
     const config = { allowMcpCommands, mcpAllow: [], dataDir: '/data', modelSeed: null } as unknown as AppConfig;
     const models = new ModelSourcesService(new FakeSettingsRepository(), bus, clock, config);
     const spaces = new FakeSpaceRepository();
@@ -130,6 +132,74 @@ describe('McpServers', () => {
     it('answers nothing when no server is installed or configured', async () => {
       assert.deepEqual(await service.test({}), []);
     });
+  });
+
+  it('keeps the connection a newer start opened while a lifecycle recheck was reading the app', async () => {
+    connector.server('http:https://one.example.com/mcp', [tool('search')]);
+    connector.server('http:https://two.example.com/mcp', [tool('search')]);
+    const server = {
+      id: 'srv',
+      spaceId: null,
+      status: 'active',
+      userConfig: {},
+      installedAt: new Date(0),
+      spec: { type: 'mcp', name: 'Search', description: 'search', mcp_server: { url: 'https://one.example.com/mcp' } },
+    } as unknown as App;
+    apps.apps.set(server.id, server);
+    service.onModuleInit();
+    assert.equal((await service.chatTools('s1')).length, 1);
+
+    // The recheck reads the entry, then waits on the repository while the app changes its
+    // address and a chat opens the new connection under the same key.
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const findById = apps.findById.bind(apps);
+    apps.findById = async (id) => {
+      await gate;
+      return findById(id);
+    };
+    server.spec.mcp_server = { url: 'https://two.example.com/mcp' };
+    await bus.publish(AppChannels.listChanged, { appId: server.id, change: 'installed' });
+    assert.equal((await service.chatTools('s1')).length, 1);
+    assert.equal(connector.openCount('http:https://two.example.com/mcp'), 1);
+    release();
+    await new Promise((resolve) => setImmediate(resolve));
+
+    assert.equal(connector.openCount('http:https://one.example.com/mcp'), 0, 'the old connection was closed');
+    assert.equal(connector.openCount('http:https://two.example.com/mcp'), 1, 'the new connection stays open');
+    assert.deepEqual(
+      service.statuses().map((s) => [s.appId, s.status]),
+      [['srv', 'connected']],
+    );
+  });
+
+  it('opens one connection when two turns find a changed server at once', async () => {
+    connector.server('http:https://one.example.com/mcp', [tool('search')]);
+    connector.server('http:https://two.example.com/mcp', [tool('search')]);
+    const server = {
+      id: 'srv',
+      spaceId: null,
+      status: 'active',
+      userConfig: {},
+      installedAt: new Date(0),
+      spec: { type: 'mcp', name: 'Search', description: 'search', mcp_server: { url: 'https://one.example.com/mcp' } },
+    } as unknown as App;
+    apps.apps.set(server.id, server);
+    // Closing takes a while (a process to stop), so the second turn looks while the first closes.
+    const connect = connector.connect.bind(connector);
+    connector.connect = async (launch, onLost) => {
+      const connection = await connect(launch, onLost);
+      const close = async () => {
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        await connection.close();
+      };
+      return { ...connection, close };
+    };
+    await service.chatTools('s1');
+    server.spec.mcp_server = { url: 'https://two.example.com/mcp' };
+    await Promise.all([service.chatTools('s1'), service.chatTools('s1')]);
+    assert.equal(connector.openCount('http:https://one.example.com/mcp'), 0);
+    assert.equal(connector.openCount('http:https://two.example.com/mcp'), 1, 'no connection left open outside the map');
   });
 
   it('blocks a run whose required server is not installed', async () => {

@@ -319,7 +319,8 @@ export class McpServers implements OnModuleInit, OnApplicationShutdown {
       const ref = now.get(entry.key);
       if (ref && JSON.stringify(ref.launch) === entry.launchKey) continue;
       const wasOpen = entry.connection !== null;
-      await this.close(entry.key, true);
+      // An earlier iteration awaited: a turn may have replaced this entry meanwhile.
+      await this.closeEntry(entry, true);
       if (ref && wasOpen) await this.ensure(ref).catch(() => undefined);
     }
   }
@@ -378,8 +379,9 @@ export class McpServers implements OnModuleInit, OnApplicationShutdown {
     const launchKey = JSON.stringify(launch);
     let entry = this.entries.get(ref.key);
     if (entry && entry.launchKey !== launchKey) {
-      await this.close(ref.key, false);
-      entry = undefined;
+      await this.closeEntry(entry, false);
+      // Another turn may have opened the new launch while this one closed the old: look again.
+      return this.ensure(ref, now);
     }
     if (!entry) {
       entry = {
@@ -469,16 +471,25 @@ export class McpServers implements OnModuleInit, OnApplicationShutdown {
     if (app === undefined) return;
     const keep =
       app !== null && app.status === 'active' && JSON.stringify(await this.launchFor(app)) === entry.launchKey;
-    if (!keep) await this.close(appId, true);
+    // Only the entry read above: a turn may have replaced it while the app was read.
+    if (!keep) await this.closeEntry(entry, true);
   }
 
   /** Closes and forgets a server (by app id, or `config:<key>`); `announce` tells clients it stopped. */
   async close(key: string, announce = true): Promise<void> {
     const entry = this.entries.get(key);
-    if (!entry) return;
+    if (entry) await this.closeEntry(entry, announce);
+  }
+
+  /**
+   * Closes and forgets `entry` if it is still the one under its key. A caller that awaited
+   * after reading it must not close a newer entry a concurrent start put there meanwhile.
+   */
+  private async closeEntry(entry: Entry, announce: boolean): Promise<void> {
+    if (this.entries.get(entry.key) !== entry) return;
     entry.closed = true;
     if (entry.retry) clearTimeout(entry.retry);
-    this.entries.delete(key);
+    this.entries.delete(entry.key);
     const connection = entry.connection;
     entry.connection = null;
     await connection?.close().catch(() => undefined);

@@ -1,9 +1,19 @@
 import type { ChannelTurnOrigin } from '#contracts/channels.js';
 import type { Message } from '../kernel/conversation.js';
 
+/** A digital human as a channel reads it (once per message). */
+export interface ChannelApp {
+  id: string;
+  /** Its display name. */
+  name: string;
+  /** Its space; null when installed for every workspace. */
+  spaceId: string | null;
+}
+
 /** A message of a channel thread, to run as a turn of the digital human's chat. */
 export interface ChannelTurnInput {
-  appId: string;
+  /** The digital human as read for this message: submit does not read it again. */
+  app: ChannelApp;
   threadId: string;
   message: string;
   /** Images handed to the turn as the web app's are (base64 with their media type). */
@@ -64,8 +74,8 @@ export interface ChannelChatListener {
  * each other in a circle. Replies and run results come back through a listener.
  */
 export abstract class ChannelChat {
-  /** The app's display name; null when it does not exist or is uninstalled. */
-  abstract appName(appId: string): Promise<string | null>;
+  /** The app; null when it does not exist or is uninstalled. */
+  abstract app(appId: string): Promise<ChannelApp | null>;
   /** The app exists (installed or not). */
   abstract appExists(appId: string): Promise<boolean>;
   /**

@@ -4,6 +4,7 @@ import { AgentService } from '../../agent/agent.service.js';
 import { ConversationsService } from '../../conversations/conversations.service.js';
 import type { Message } from '../../kernel/conversation.js';
 import {
+  type ChannelApp,
   ChannelChat,
   type ChannelChatListener,
   type ChannelReply,
@@ -37,10 +38,10 @@ export class AppChannelChat extends ChannelChat {
     super();
   }
 
-  async appName(appId: string): Promise<string | null> {
+  async app(appId: string): Promise<ChannelApp | null> {
     const app = await this.apps.get(appId).catch(() => null);
     if (!app || app.status === 'uninstalled') return null;
-    return app.spec.display_name ?? app.spec.name;
+    return { id: app.id, name: app.spec.display_name ?? app.spec.name, spaceId: app.spaceId };
   }
 
   async appExists(appId: string): Promise<boolean> {
@@ -48,11 +49,9 @@ export class AppChannelChat extends ChannelChat {
   }
 
   async submit(input: ChannelTurnInput): Promise<'started' | 'merged' | 'duplicate'> {
-    // Two independent reads, side by side: each costs a database round trip on a turn's start.
-    const [app, existing] = await Promise.all([
-      this.apps.get(input.appId),
-      this.conversations.findById(input.threadId),
-    ]);
+    // The app comes as the channel read it for this message: only the thread is read here.
+    const { app } = input;
+    const existing = await this.conversations.findById(input.threadId);
     const space = await this.spaces.get(existing?.spaceId ?? app.spaceId ?? TEMP_SPACE_ID);
     if (!existing) await this.conversations.openWithId(space.id, input.threadId, { title: input.title, appId: app.id });
     return this.agent.submitMessage({
