@@ -222,9 +222,12 @@ describe('fault injection under two replicas', { skip: skip ?? false }, () => {
           missed.length <= busySkips,
           `every tick outside the outage ran or was skipped while its previous run went on: not started ${missed.join(',')}, ${busySkips} skipped`,
         );
+        // Skips beyond those of the ticks outside the outage are the catch-up's: it found the run
+        // begun before the outage still going (seen under load), which is the rule too.
+        const outageSkips = Math.max(0, busySkips - missed.length);
         assert.ok(
-          caughtUp.length + outageFailures >= 1,
-          'the ticks due during the outage fire once, when it ends (or their run is recorded as failed by it)',
+          caughtUp.length + outageFailures + outageSkips >= 1,
+          'the ticks due during the outage fire once, when it ends (or their run is recorded as failed by it, or skipped while the previous run went on)',
         );
         await b.stop();
         await a.stop();
