@@ -316,6 +316,8 @@ describe('ChannelsService', () => {
       ];
       assert.deepEqual(answers, [true, false, false]);
       assert.equal(queue.named('channel.inbound').length, 1);
+      // A first claim's job id was never used: no look-up for a kept failed job of that id.
+      assert.equal(queue.named('channel.inbound')[0]!.options.uniqueId, true);
     });
 
     it("queues a message whose first delivery's replica died between its claim and its job, once", async () => {
@@ -326,6 +328,8 @@ describe('ChannelsService', () => {
         queue.named('channel.inbound').map((j) => j.data),
         [{ instanceId: 'i-1', message }],
       );
+      // The re-add of a claimed message keeps the look-up: a failed job of its id is cleared.
+      assert.notEqual(queue.named('channel.inbound')[0]!.options.uniqueId, true);
       // Once queued, a later repeat adds nothing, even after the queue forgot the job.
       queue.jobs.clear();
       assert.equal(await service.accept('i-1', message), false);

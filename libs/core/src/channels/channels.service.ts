@@ -345,24 +345,27 @@ export class ChannelsService implements OnModuleInit {
   async accept(instanceId: string, message: InboundMessage): Promise<boolean> {
     const key = messageClaimKey(instanceId, message.messageId);
     const queuedMark = `${key}:queued`;
-    const queue = () =>
+    // After a first claim the job's id has never been used, so the queue's look-up for a kept
+    // failed job of that id (a round trip before the turn can start) is left out; a repeat's
+    // re-add keeps it.
+    const queue = (first: boolean) =>
       this.queue.add(
         'channel.inbound',
         { instanceId, message },
-        { jobId: channelInboundJobId(instanceId, message.messageId) },
+        { jobId: channelInboundJobId(instanceId, message.messageId), uniqueId: first },
       );
     if (!(await this.records.claim(key))) {
       // A repeat. The first delivery's replica may have died between its claim and its job (the
       // platform, or a webhook sender, then retries): the job is added again under the same id,
       // a no-op while that job exists, until the message is marked queued.
       if (!(await this.records.claimed(queuedMark))) {
-        await queue();
+        await queue(false);
         await this.records.claim(queuedMark);
       }
       return false;
     }
     try {
-      await queue();
+      await queue(true);
     } catch (err) {
       // Not queued: not kept as received, so the platform's retry is taken.
       await this.records.release(key);

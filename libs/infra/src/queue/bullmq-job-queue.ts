@@ -63,10 +63,22 @@ type AnyWorker = Worker;
 const KEEP_COMPLETED = { age: 24 * 3600, count: 10_000 };
 const KEEP_FAILED = { age: 7 * 24 * 3600, count: 10_000 };
 
+/**
+ * The quick lane's locks: a job held by a replica that died is handed to another once its lock
+ * lapses and a stalled-job check sees it. With BullMQ's defaults (a 30 s lock, a check every
+ * 30 s) a channel message whose dispatch was running on a killed replica started its turn 55 s
+ * later (bench/channels); a quick job takes milliseconds, and its lock is renewed every 5 s while
+ * it runs, so 10 s and a check every 5 s hand it on within about 15 s. Turns keep the defaults.
+ */
+const QUICK_LOCK_MS = 10_000;
+const QUICK_STALLED_CHECK_MS = 5_000;
+
 /** One BullMQ queue of the job queue, with its worker once consuming. */
 interface Lane {
   readonly queue: AnyQueue;
   readonly concurrency: number;
+  /** The worker's lock and stalled-job check (BullMQ's defaults when absent). */
+  readonly locks?: { lockDuration: number; stalledInterval: number };
   worker: AnyWorker | null;
 }
 
@@ -93,7 +105,12 @@ export class BullJobQueue<M extends object> extends JobQueue<M> {
     const quick = options.quickLane;
     this.quickNames = new Set(quick?.names ?? []);
     this.quick = quick
-      ? { queue: this.createQueue(`${this.queueName}-quick`), concurrency: quick.concurrency, worker: null }
+      ? {
+          queue: this.createQueue(`${this.queueName}-quick`),
+          concurrency: quick.concurrency,
+          locks: { lockDuration: QUICK_LOCK_MS, stalledInterval: QUICK_STALLED_CHECK_MS },
+          worker: null,
+        }
       : null;
   }
 
@@ -215,6 +232,7 @@ export class BullJobQueue<M extends object> extends JobQueue<M> {
     const workerOptions = {
       ...this.connection(),
       concurrency: lane.concurrency,
+      ...lane.locks,
       // Without LISTEN/NOTIFY (embedded), poll briskly so new jobs start promptly.
       drainDelay: this.options.backend.kind === 'postgres' ? 0.25 : 5,
     };
