@@ -903,6 +903,40 @@ describe(`ConversationsService on the real repository: the agent engine's operat
     assert.equal(refused.message.position, 2, 'the message is recorded all the same');
   });
 
+  it('an ended turn is unannounced until endAnnounced (complete_turn and finish mark it); the sweep uses its partial index', async () => {
+    const turns = new TypeormTurnRepository(db!.ds);
+    const ended: string[] = [];
+    for (const end of ['complete', 'finish'] as const) {
+      const { id } = await service.create(spaceId, {});
+      const queued = await service.submitUserMessage(id, submission(id, end));
+      assert.ok(queued.turn);
+      const turnId = queued.turn.id;
+      assert.ok(await turns.claim(turnId, 'replica-a'));
+      if (end === 'complete') assert.ok(await turns.complete(turnId, randomUUID()));
+      else assert.ok(await turns.finish(turnId, 'interrupted', 'Stopped by user.'));
+      ended.push(turnId);
+    }
+    const unannounced = async () =>
+      (await turns.findUnannounced(new Date(Date.now() + 60_000))).map((t) => t.id).filter((id) => ended.includes(id));
+    assert.deepEqual((await unannounced()).sort(), [...ended].sort());
+    assert.deepEqual(await turns.findUnannounced(new Date(Date.now() - 60_000)), [], 'not before their time');
+    const [completed, interrupted] = await Promise.all(ended.map((id) => turns.findById(id)));
+    assert.deepEqual(
+      [completed?.status, interrupted?.status, interrupted?.error],
+      ['completed', 'interrupted', 'Stopped by user.'],
+    );
+    for (const id of ended) await turns.endAnnounced(id);
+    assert.deepEqual(await unannounced(), []);
+
+    const plan = await db!.ds.transaction(async (tx) => {
+      await tx.query(`SET LOCAL enable_seqscan = off`);
+      return (await tx.query(
+        `EXPLAIN SELECT * FROM "agent_turn" WHERE "end_pending_at" IS NOT NULL AND "end_pending_at" < now() ORDER BY "end_pending_at" LIMIT 200`,
+      )) as Array<{ 'QUERY PLAN': string }>;
+    });
+    assert.match(plan.map((r) => r['QUERY PLAN']).join('\n'), /IDX_agent_turn_end_pending/);
+  });
+
   it('submitUserMessage adds firstMeta to a first message only (the meta or the live meta)', async () => {
     const { id } = await service.create(spaceId, {});
     const first = await service.submitUserMessage(id, {

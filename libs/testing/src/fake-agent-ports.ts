@@ -66,6 +66,8 @@ export class FakeEventLog extends EventLog {
 /** Turn records in memory, honouring the port's rules (one active turn per conversation, finish once). */
 export class FakeTurnRepository extends TurnRepository {
   readonly records = new Map<string, TurnRecord>();
+  /** Turn id → when its end was recorded, until `endAnnounced` (the table's `end_pending_at`). */
+  readonly endPending = new Map<string, Date>();
 
   async createQueued(turn: NewTurn): Promise<TurnRecord | null> {
     if (this.active().some((t) => t.conversationId === turn.conversationId)) return null;
@@ -205,7 +207,21 @@ export class FakeTurnRepository extends TurnRepository {
       pendingApproval: null,
       pendingRetry: null,
     });
+    this.endPending.set(id, new Date());
     return true;
+  }
+
+  async endAnnounced(id: string): Promise<void> {
+    this.endPending.delete(id);
+  }
+
+  async findUnannounced(before: Date): Promise<TurnRecord[]> {
+    return [...this.endPending]
+      .filter(([, at]) => at < before)
+      .sort(([, a], [, b]) => a.getTime() - b.getTime())
+      .map(([id]) => this.records.get(id))
+      .filter((t): t is TurnRecord => t !== undefined)
+      .map((t) => structuredClone(t));
   }
 
   /** As the database's `complete_turn`, less moving messages (this fake holds no conversation). */

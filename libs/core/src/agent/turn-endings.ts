@@ -1,5 +1,11 @@
+import { Logger } from '@nestjs/common';
 import { AgentChannels, type TokenUsageDto } from '#contracts/agent.js';
-import { type PendingInput, type TurnRepository, type TurnStatus } from '../ports/turn.repository.port.js';
+import {
+  type PendingInput,
+  type TurnRecord,
+  type TurnRepository,
+  type TurnStatus,
+} from '../ports/turn.repository.port.js';
 import type { Emit } from './engine/step-emitter.js';
 
 export const TurnTexts = {
@@ -14,6 +20,8 @@ export const TurnTexts = {
     'SVC_AI_PROVIDER (anthropic or openai) and SVC_AI_MODEL.',
   workDirMissing: 'The workspace folder does not exist.',
 } as const;
+
+const logger = new Logger('AgentTurns');
 
 export function toWireMessages(inputs: PendingInput[]): Array<{ id: string; role: 'user'; content: string }> {
   return inputs.map((i) => ({ id: i.messageId, role: 'user' as const, content: i.content }));
@@ -36,7 +44,7 @@ export interface TurnEnd {
  * way. False (and nothing announced) when someone else ended the turn first.
  */
 export async function endUnfinishedTurn(
-  turns: Pick<TurnRepository, 'takePendingInputs' | 'finish'>,
+  turns: Pick<TurnRepository, 'takePendingInputs' | 'finish' | 'endAnnounced'>,
   turnId: string,
   emit: Emit,
   end: TurnEnd,
@@ -49,5 +57,25 @@ export async function endUnfinishedTurn(
     duration: end.durationMs,
     ...(end.tokenUsage ? { tokenUsage: end.tokenUsage } : {}),
   });
+  await endAnnounced(turns, turnId);
   return true;
+}
+
+/**
+ * Clears the turn's unannounced-end mark once its end events are published. Not retried and
+ * never thrown: a mark left behind only makes the reaper publish the end once more.
+ */
+export async function endAnnounced(turns: Pick<TurnRepository, 'endAnnounced'>, turnId: string): Promise<void> {
+  await turns
+    .endAnnounced(turnId)
+    .catch((err: Error) =>
+      logger.warn(
+        `turn ${turnId}: clearing its unannounced-end mark failed (${err.message}); the reaper announces it again`,
+      ),
+    );
+}
+
+/** The `agent:error` an ended turn's record still tells (the error's code or type is not kept, but an interruption's). */
+export function errorEventOf(turn: Pick<TurnRecord, 'status' | 'error'>): { error: string; [field: string]: unknown } {
+  return { error: turn.error ?? '', ...(turn.status === 'interrupted' ? { errorType: 'interrupted' } : {}) };
 }

@@ -8,6 +8,7 @@ import { RecordingJobQueue } from '#testing/fake-triggers.js';
 import { FakeClock } from '#testing/fakes.js';
 import { ConversationEvents } from './conversation-events.js';
 import { STALE_TURN_MS, TurnReaper } from './turn-reaper.js';
+import type { TurnRunner } from './turn-runner.js';
 
 function reaperAt(nowMs: number) {
   const turns = new FakeTurnRepository();
@@ -163,5 +164,71 @@ describe('TurnReaper: a lost turn whose kind asks to run it again', () => {
         options: { jobId: `turn-${followUp.id}` },
       },
     ]);
+  });
+});
+
+describe('TurnReaper: an end recorded but never announced', () => {
+  function world(nowMs: number, runningHere: string[] = []) {
+    const turns = new FakeTurnRepository();
+    const bus = new RecordingEventBus();
+    const clock = new FakeClock(nowMs);
+    const events = new ConversationEvents(bus, new FakeEventLog());
+    const runner = { isRunningHere: (id: string) => runningHere.includes(id) } as unknown as TurnRunner;
+    return { turns, bus, clock, reaper: new TurnReaper(turns, events, clock, runner) };
+  }
+  // The replica recorded the end, then died before publishing it.
+  const endedSilently = async (turns: FakeTurnRepository, id: string, end: () => Promise<unknown>) => {
+    await turns.createQueued(turn(id, `c-${id}`));
+    await turns.claim(id, 'dead-replica');
+    await end();
+  };
+
+  it('announces a completed turn once with agent:complete and clears the mark', async () => {
+    const { turns, bus, clock, reaper } = world(Date.now());
+    await endedSilently(turns, 't1', () => turns.complete('t1', 'follow-up'));
+    await reaper.reap();
+    assert.deepEqual(bus.channels(), [], 'not before STALE_TURN_MS: its runner may still be publishing');
+
+    clock.advance(STALE_TURN_MS + 1_000);
+    await reaper.reap();
+    await reaper.reap();
+    assert.deepEqual(bus.channels(), ['agent:complete']);
+    assert.equal(typeof bus.on('agent:complete')[0]?.duration, 'number');
+    assert.deepEqual(await turns.findUnannounced(new Date(clock.now())), []);
+  });
+
+  it('announces a failed or interrupted turn with the agent:error its record tells, then agent:complete', async () => {
+    const { turns, bus, clock, reaper } = world(Date.now());
+    await endedSilently(turns, 'f', () => turns.finish('f', 'failed', 'The model said no.'));
+    await endedSilently(turns, 'i', () => turns.finish('i', 'interrupted', 'Stopped by user.'));
+    clock.advance(STALE_TURN_MS + 1_000);
+    await reaper.reap();
+    assert.deepEqual(bus.channels(), ['agent:error', 'agent:complete', 'agent:error', 'agent:complete']);
+    assert.deepEqual(
+      bus.on('agent:error').map(({ error, errorType }) => (errorType ? { error, errorType } : { error })),
+      [{ error: 'The model said no.' }, { error: 'Stopped by user.', errorType: 'interrupted' }],
+    );
+    assert.deepEqual(await turns.findUnannounced(new Date(clock.now())), []);
+  });
+
+  it('leaves alone an end its runner, here, is still publishing', async () => {
+    const { turns, bus, clock, reaper } = world(Date.now(), ['t2']);
+    await endedSilently(turns, 't2', () => turns.complete('t2', 'follow-up'));
+    clock.advance(STALE_TURN_MS + 1_000);
+    await reaper.reap();
+    assert.deepEqual(bus.channels(), []);
+    assert.equal((await turns.findUnannounced(new Date(clock.now()))).length, 1);
+  });
+
+  it('announces the turns it reaps itself once (their mark is cleared as they are announced)', async () => {
+    const { turns, bus, clock, reaper } = world(Date.now());
+    await turns.createQueued(turn('lost', 'c-lost'));
+    await turns.claim('lost', 'dead-replica');
+    clock.advance(STALE_TURN_MS + 1_000);
+    await reaper.reap();
+    clock.advance(STALE_TURN_MS + 1_000);
+    await reaper.reap();
+    assert.deepEqual(bus.channels(), ['agent:error', 'agent:complete']);
+    assert.deepEqual(await turns.findUnannounced(new Date(clock.now())), []);
   });
 });

@@ -8,7 +8,7 @@ import { type TurnRecord, TurnRepository } from '../ports/turn.repository.port.j
 import { SpaceActivity } from '../ports/space-activity.port.js';
 import { ConversationEvents } from './conversation-events.js';
 import { announceQueuedTurn } from './turn-announce.js';
-import { endUnfinishedTurn, TurnTexts } from './turn-endings.js';
+import { endAnnounced, endUnfinishedTurn, errorEventOf, TurnTexts } from './turn-endings.js';
 import type { LostTurnOutcome } from './turn-plan-builder.js';
 import { TurnPlanBuilders } from './turn-plan-builders.js';
 import { TurnRunner } from './turn-runner.js';
@@ -20,6 +20,7 @@ export const REAP_EVERY_MS = 5_000;
 /**
  * The `agent.reap` job: turns whose replica died (SIGKILL, crash, lost node) are marked
  * interrupted and announced, so `generating` is false everywhere and clients see the end.
+ * Ends recorded but never announced (the replica died between the two) are announced too.
  */
 @Injectable()
 export class TurnReaper {
@@ -72,8 +73,39 @@ export class TurnReaper {
           (rerun ? ' and queued again' : ''),
       );
     }
+    await this.announceEnds();
     await this.requeueOrphans();
     return reaped;
+  }
+
+  /**
+   * Turns whose end was recorded STALE_TURN_MS ago and is still not announced: the replica
+   * that recorded it died (or is stuck) before publishing `agent:error`/`agent:complete`, and
+   * the event log, in Redis, cannot share the database's transaction. Their end is published
+   * here as their runner would have (less what the record does not keep: token usage, an
+   * error's code, input handed back), then the mark is cleared. When the runner did publish
+   * and only died before clearing the mark, clients get the end twice: rare, and better than
+   * an end never seen.
+   */
+  private async announceEnds(): Promise<void> {
+    const pending = await this.turns.findUnannounced(new Date(this.clock.now() - STALE_TURN_MS));
+    for (const turn of pending) {
+      // Ours and alive: it is still publishing (the event log may be slow or away).
+      if (this.runner?.isRunningHere(turn.id)) continue;
+      const emit = this.events.emitterFor(turn.spaceId, turn.conversationId);
+      const endedAt = (turn.endedAt ?? new Date(this.clock.now())).getTime();
+      try {
+        if (turn.status !== 'completed') await emit(AgentChannels.error, errorEventOf(turn));
+        await emit(AgentChannels.complete, { duration: endedAt - (turn.startedAt ?? turn.createdAt).getTime() });
+      } catch (err) {
+        this.logger.warn(`turn ${turn.id}: announcing its end failed (${(err as Error).message}); retried next sweep`);
+        continue;
+      }
+      await endAnnounced(this.turns, turn.id);
+      this.logger.warn(
+        `turn ${turn.id} of conversation ${turn.conversationId} ended (${turn.status}) without its end announced; announced it`,
+      );
+    }
   }
 
   /** What its kind makes of a lost turn; a turn that was itself a rerun is not run a third time. */
@@ -96,6 +128,7 @@ export class TurnReaper {
     await emit(AgentChannels.complete, {
       duration: this.clock.now() - (turn.startedAt ?? turn.createdAt).getTime(),
     });
+    await endAnnounced(this.turns, turn.id);
     if (ended.followUp && this.queue) {
       await announceQueuedTurn(this.events, this.queue, ended.followUp).catch((err: Error) =>
         this.logger.warn(

@@ -225,6 +225,41 @@ describe('TurnRunner', () => {
     assert.deepEqual(bus.on(AgentChannels.error)[0]?.errorType, 'interrupted');
   });
 
+  it('every end clears its unannounced-end mark once its events are published', async () => {
+    const seenWhenCleared: string[][] = [];
+    const endAnnounced = turns.endAnnounced.bind(turns);
+    turns.endAnnounced = async (id) => {
+      seenWhenCleared.push(bus.channels());
+      await endAnnounced(id);
+    };
+    provider.respond(textResponse('Done'));
+    await runner.run(await queue('chat', 'c-completed'));
+    chatPlan = () => refuseTurn('No model is configured.', { errorCode: 'NO_MODEL' });
+    await runner.run(await queue('chat', 'c-failed'));
+    chatPlan = () => skipTurn('Nothing to do.');
+    await runner.run(await queue('chat', 'c-skipped'));
+
+    assert.deepEqual(await turns.findUnannounced(new Date(Date.now() + 60_000)), []);
+    assert.equal(seenWhenCleared.length, 3);
+    for (const seen of seenWhenCleared) assert.equal(seen.at(-1), AgentChannels.complete, seen.join());
+  });
+
+  it('an end whose events could not be published keeps its mark, for the reaper', async () => {
+    const publish = bus.publish.bind(bus);
+    bus.publish = async (channel, data) => {
+      if (channel === AgentChannels.complete) throw new Error('the event log is away');
+      await publish(channel, data);
+    };
+    provider.respond(textResponse('Done'));
+    const id = await queue();
+    await runner.run(id);
+    assert.equal((await turns.findById(id))?.status, 'completed');
+    assert.deepEqual(
+      (await turns.findUnannounced(new Date(Date.now() + 60_000))).map((t) => t.id),
+      [id],
+    );
+  });
+
   it('a turn that is no longer queued is left alone', async () => {
     const id = await queue();
     await turns.finish(id, 'interrupted', 'stopped');

@@ -16,7 +16,7 @@ import { AgentLoop, type TurnOutcome, TurnInterrupted } from './engine/agent-loo
 import type { Emit } from './engine/step-emitter.js';
 import type { AbortReason, ApprovalChannel, QuestionChannel, TurnIO, TurnPlan } from './engine/turn-plan.js';
 import { announceQueuedTurn } from './turn-announce.js';
-import { endUnfinishedTurn, toWireMessages } from './turn-endings.js';
+import { endAnnounced, endUnfinishedTurn, toWireMessages } from './turn-endings.js';
 import { isRefusal, type TurnRefusal } from './turn-plan-builder.js';
 import { TurnPlanBuilders } from './turn-plan-builders.js';
 
@@ -43,6 +43,8 @@ interface LocalTurn {
  * record, keeps its heartbeat, builds the plan its kind calls for, lets the agent loop run
  * it, and records and announces the end. Stops and answers reach the replica running the
  * turn through internal bus events; the state clients recover from lives in the turn record.
+ * The end is recorded marked unannounced, and the mark cleared once its events are out: the
+ * reaper announces an end whose replica died in between.
  */
 @Injectable()
 export class TurnRunner implements OnModuleInit, OnApplicationShutdown {
@@ -198,9 +200,10 @@ export class TurnRunner implements OnModuleInit, OnApplicationShutdown {
   private async finishQuietly(turn: TurnRecord, emit: Emit, startedAt: number, reason: string): Promise<void> {
     const kept = this.record.keeping(this.turns, `turn ${turn.id}`, 'finish', 'takePendingInputs');
     const leftover = await kept.takePendingInputs(turn.id).catch(() => []);
-    await kept.finish(turn.id, 'completed');
+    const ended = await kept.finish(turn.id, 'completed');
     if (leftover.length > 0) await emit(AgentChannels.inputStopped, { messages: toWireMessages(leftover) });
     await emit(AgentChannels.complete, { duration: this.clock.now() - startedAt });
+    if (ended) await endAnnounced(this.turns, turn.id);
     this.logger.debug(`turn ${turn.id} ended with nothing to do: ${reason}`);
   }
 
@@ -211,12 +214,16 @@ export class TurnRunner implements OnModuleInit, OnApplicationShutdown {
         .keeping(this.turns, `turn ${turn.id}`, 'complete')
         .complete(turn.id, randomUUID());
       await emit(AgentChannels.complete, { duration: durationMs, tokenUsage: outcome.tokenUsage });
+      if (ended) await endAnnounced(this.turns, turn.id);
       // Input that came after the turn's last step read it is answered by a turn of its own.
       if (ended?.followUp) await this.announceFollowUp(ended.followUp, ended.lateInputs);
       return;
     }
     await endUnfinishedTurn(
-      this.record.keeping(this.turns, `turn ${turn.id}`, 'finish', 'takePendingInputs'),
+      {
+        ...this.record.keeping(this.turns, `turn ${turn.id}`, 'finish', 'takePendingInputs'),
+        endAnnounced: (id) => this.turns.endAnnounced(id),
+      },
       turn.id,
       emit,
       {

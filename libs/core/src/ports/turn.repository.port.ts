@@ -120,7 +120,10 @@ export abstract class TurnRepository {
   abstract saveThoughts(id: string, thoughts: unknown[]): Promise<void>;
   /** Flags active turns (one conversation, or all) to stop; returns the flagged turns. */
   abstract requestStop(conversationId: string | null): Promise<TurnRecord[]>;
-  /** Ends an active turn; false when it had already ended (someone else ended it). */
+  /**
+   * Ends an active turn; false when it had already ended (someone else ended it). Like
+   * `complete`, it records the end as not yet announced until `endAnnounced`.
+   */
   abstract finish(
     id: string,
     status: Exclude<TurnStatus, 'queued' | 'running'>,
@@ -133,6 +136,14 @@ export abstract class TurnRepository {
    * after the turn's reply, which never saw them.
    */
   abstract complete(id: string, followUpId: string): Promise<CompletedTurn | null>;
+  /**
+   * Its end events are published: clears the mark `finish` and `complete` leave, which the
+   * reaper looks for (the events live outside the database, so a replica dying between
+   * recording an end and publishing it would otherwise leave clients waiting for ever).
+   */
+  abstract endAnnounced(id: string): Promise<void>;
+  /** Ended turns whose end was recorded before `before` and is not announced yet, oldest first (a batch may be bounded). */
+  abstract findUnannounced(before: Date): Promise<TurnRecord[]>;
   /** Running turns whose heartbeat is older than `before`. */
   abstract findStale(before: Date): Promise<TurnRecord[]>;
   /** Active turns claimed by a replica, for the shutdown path. */

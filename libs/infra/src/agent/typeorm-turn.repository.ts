@@ -16,6 +16,8 @@ import { AgentTurnEntity } from '../database/entities/agent-turn.entity.js';
 import { returningRows } from '../database/returning-rows.js';
 
 const ACTIVE = `"status" IN ('queued', 'running')`;
+/** Unannounced ends one reaper sweep publishes at most. */
+const UNANNOUNCED_BATCH = 200;
 
 const toRecord = (e: AgentTurnEntity): TurnRecord => ({
   id: e.id,
@@ -246,7 +248,8 @@ export class TypeormTurnRepository extends TurnRepository {
     error: string | null = null,
   ): Promise<boolean> {
     const rows = (await this.ds.query(
-      `UPDATE "agent_turn" SET "status" = $2, "error" = $3, "ended_at" = now(), "pending_question" = NULL, "pending_approval" = NULL, "pending_retry" = NULL
+      `UPDATE "agent_turn" SET "status" = $2, "error" = $3, "ended_at" = now(), "end_pending_at" = now(),
+         "pending_question" = NULL, "pending_approval" = NULL, "pending_retry" = NULL
        WHERE "id" = $1 AND ${ACTIVE} RETURNING "id"`,
       [id, status, error === null ? null : storableText(error)],
     )) as unknown;
@@ -254,14 +257,37 @@ export class TypeormTurnRepository extends TurnRepository {
   }
 
   async complete(id: string, followUpId: string): Promise<CompletedTurn | null> {
-    // One statement: the function (migration CompleteTurn1766300000000) locks, ends and follows up.
+    // One statement: the function (migrations CompleteTurn1766300000000, TurnEndPending1766600000000)
+    // locks, ends (marked unannounced) and follows up.
     const rows = (await this.ds.query(
-      `SELECT "ended", "late_inputs", "follow_up" FROM complete_turn($1::uuid, $2::uuid)`,
+      `SELECT "ended", "late_inputs", "follow_up" FROM complete_turn($1::uuid, $2::uuid, true)`,
       [id, followUpId],
     )) as Array<{ ended: boolean; late_inputs: number; follow_up: TurnRow | null }>;
     const row = rows[0];
     if (!row?.ended) return null;
     return { lateInputs: row.late_inputs, followUp: row.follow_up ? turnFromRow(row.follow_up) : null };
+  }
+
+  async endAnnounced(id: string): Promise<void> {
+    await this.ds.query(
+      `UPDATE "agent_turn" SET "end_pending_at" = NULL WHERE "id" = $1 AND "end_pending_at" IS NOT NULL`,
+      [id],
+    );
+  }
+
+  /**
+   * Served by the partial index IDX_agent_turn_end_pending (only unannounced ends are in it),
+   * oldest first and a bounded batch: after a long event-log outage the next sweeps take the rest.
+   */
+  async findUnannounced(before: Date): Promise<TurnRecord[]> {
+    const rows = await this.repo
+      .createQueryBuilder('t')
+      .where('t.end_pending_at IS NOT NULL')
+      .andWhere('t.end_pending_at < :before', { before })
+      .orderBy('t.end_pending_at', 'ASC')
+      .limit(UNANNOUNCED_BATCH)
+      .getMany();
+    return rows.map(toRecord);
   }
 
   async findStale(before: Date): Promise<TurnRecord[]> {

@@ -59,6 +59,7 @@ import { AppWebhookPathIndex1766400000000 } from './migrations/1766400000000-app
 import { AcceptTriggerDelivery1766400000100 } from './migrations/1766400000100-accept-trigger-delivery.js';
 import { SubmitUserMessageLiveInput1766400000200 } from './migrations/1766400000200-submit-user-message-live-input.js';
 import { KnowledgeLexemeCounts1766500000000 } from './migrations/1766500000000-knowledge-lexeme-counts.js';
+import { TurnEndPending1766600000000 } from './migrations/1766600000000-turn-end-pending.js';
 
 /** Every entity and migration, in order. Add new ones here. */
 export const ENTITIES = [
@@ -125,4 +126,5 @@ export const MIGRATIONS = [
   AcceptTriggerDelivery1766400000100,
   SubmitUserMessageLiveInput1766400000200,
   KnowledgeLexemeCounts1766500000000,
+  TurnEndPending1766600000000,
 ];

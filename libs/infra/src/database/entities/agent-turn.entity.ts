@@ -4,6 +4,7 @@ import { Column, CreateDateColumn, Entity, Index, PrimaryColumn } from 'typeorm'
 @Entity({ name: 'agent_turn' })
 @Index('UQ_agent_turn_active', ['conversationId'], { unique: true, where: `"status" IN ('queued', 'running')` })
 @Index('IDX_agent_turn_status', ['status'])
+@Index('IDX_agent_turn_end_pending', ['endPendingAt'], { where: `"end_pending_at" IS NOT NULL` })
 export class AgentTurnEntity {
   @PrimaryColumn({ type: 'uuid' })
   id: string;
@@ -70,4 +71,8 @@ export class AgentTurnEntity {
 
   @Column({ name: 'ended_at', type: 'timestamptz', nullable: true })
   endedAt: Date | null;
+
+  /** When its end was recorded, while its end events are not yet published (the reaper announces it). */
+  @Column({ name: 'end_pending_at', type: 'timestamptz', nullable: true })
+  endPendingAt: Date | null;
 }
