@@ -335,13 +335,16 @@ export class AppRunsService implements OnModuleInit {
   async finishRun(appId: string, runId: string, final: RunReport, triggerType = 'unknown'): Promise<void> {
     this.metrics.runFinished(triggerType, 'completed');
     if (!(await this.records.findById(appId))) return; // deleted meanwhile: nothing to record
+    let entry: ActivityEntry | null = null;
     if (final.type === 'complete') {
       const content: Record<string, unknown> = { summary: final.summary };
       if (final.data !== undefined) content.data = final.data;
-      await this.addActivity(appId, runId, 'run_complete', content);
+      entry = await this.recordActivity(appId, runId, 'run_complete', content);
       await this.pushResult(appId, runId, 'complete', final.summary);
     }
+    // The state before the entry's event: a client told of the run's end reads it ended.
     await this.setAutomation(appId, { runningCount: 0, lastStatus: 'ok', lastError: null });
+    if (entry) await this.publishActivity(entry);
   }
 
   /** A run's result goes to the app's proactive channel threads (docs/api/channels.md); never fails the run. */
@@ -371,12 +374,14 @@ export class AppRunsService implements OnModuleInit {
   ): Promise<void> {
     this.metrics.runFinished(triggerType, interrupted ? 'interrupted' : 'failed');
     if (!(await this.records.findById(appId))) return;
-    await this.addActivity(appId, runId, 'run_error', {
+    const entry = await this.recordActivity(appId, runId, 'run_error', {
       error,
       ...(interrupted ? { interrupted: true } : {}),
       ...(outage ? { outage: true } : {}),
     });
+    // The state before the entry's event: a client told of the run's end reads it ended.
     await this.setAutomation(appId, { runningCount: 0, lastStatus: 'error', lastError: error });
+    await this.publishActivity(entry);
   }
 
   /** Queues the next turn of a run that ended without reporting; false when that is not possible. */
@@ -498,9 +503,21 @@ export class AppRunsService implements OnModuleInit {
     content: Record<string, unknown>,
     id: string = randomUUID(),
   ): Promise<ActivityEntry> {
+    const entry = await this.recordActivity(appId, runId, type, content, id);
+    await this.publishActivity(entry);
+    return entry;
+  }
+
+  /** The entry recorded, its event not yet published (the caller publishes it). */
+  private async recordActivity(
+    appId: string,
+    runId: string | null,
+    type: ActivityType,
+    content: Record<string, unknown>,
+    id: string = randomUUID(),
+  ): Promise<ActivityEntry> {
     const entry: ActivityEntry = { id, appId, runId, type, ts: this.clock.now(), content };
     await this.records.addActivity(entry);
-    await this.publishActivity(entry);
     return entry;
   }
 
