@@ -222,10 +222,10 @@ async function postTurns(
   conversationIds: string[],
   message: string,
   onSent: (conversationId: string, at: number) => void = () => undefined,
-): Promise<number> {
+): Promise<string[]> {
   const agents = servers.map(() => new Agent({ keepAlive: true, maxSockets: IN_FLIGHT }));
   let next = 0;
-  let failed = 0;
+  const failed: string[] = [];
   const worker = async (): Promise<void> => {
     while (next < conversationIds.length) {
       const i = next++;
@@ -240,7 +240,8 @@ async function postTurns(
         .catch(() => null);
       if (res?.status !== 200) {
         // Said, not only counted: a refused POST is no silent loss, but a 5xx would be a fault.
-        if (failed++ < 5)
+        failed.push(conversationId);
+        if (failed.length <= 5)
           note(
             `POST for ${conversationId} to ${server.url} answered ${res ? `${res.status} ${JSON.stringify(res.body).slice(0, 200)}` : 'nothing (connection failed)'}`,
           );
@@ -333,7 +334,7 @@ async function fanout(model: StampedModel, replicaCount: number): Promise<Fanout
     figures.rssPer1000 = ((rssAfter - rssBefore) / CLIENTS) * 1000;
     note(`fan-out on ${replicaCount}: ${CONVERSATIONS} turns of ${CHUNKS} chunks`);
     const failed = await postTurns(cluster.api, spaceId, conversations, `bench:paced*${CHUNKS}`);
-    if (failed > 0) throw new Error(`${failed} turns were refused`);
+    if (failed.length > 0) throw new Error(`${failed.length} turns were refused`);
     const timeout = sleep(300_000).then(() => 'timeout' as const);
     if ((await Promise.race([Promise.all(ended), timeout])) === 'timeout')
       throw new Error('not every client saw its turn end within 300 s');
@@ -351,7 +352,10 @@ interface PoolFigures {
   turns: number;
   completed: number;
   interrupted: number;
+  /** Accepted turns (POST answered 200) whose end no client saw. */
   neverEnded: number;
+  /** POSTs not answered 200 (a connection cut off counts): no turn was accepted for them. */
+  refused: number;
   turnsPerSecond: number;
   waitP50: number;
   waitP99: number;
@@ -411,10 +415,12 @@ async function pool(
       'bench:short',
       (id, at) => sent.set(id, at),
     );
-    if (failed > 0) note(`${topology}: ${failed} POSTs refused`);
+    if (failed.length > 0) note(`${topology}: ${failed.length} POSTs refused`);
+    const refused = new Set(failed);
     await Promise.race([everyEnd, sleep(kill ? 240_000 : 180_000)]);
     watcher.close();
-    const unended = conversations.filter((id) => !endings.has(id));
+    // A POST refused (or cut off) was answered as such and recorded no turn: not a turn lost.
+    const unended = conversations.filter((id) => !endings.has(id) && !refused.has(id));
     if (unended.length > 0) {
       // What the records say of the turns whose end the watcher never saw: the run fails on them.
       const db = new pg.Client({ connectionString: cluster.services.databaseUrl });
@@ -427,7 +433,7 @@ async function pool(
       ).rows as Array<Record<string, unknown>>;
       await db.end();
       note(
-        `${topology}: ${unended.length} conversations without an end seen (${sent.size} POSTs answered): ` +
+        `${topology}: ${unended.length} accepted conversations without an end seen (${sent.size - refused.size} POSTs answered 200): ` +
           unended
             .slice(0, 10)
             .map((id) => {
@@ -446,7 +452,8 @@ async function pool(
       turns: TURNS,
       completed,
       interrupted: endings.size - completed,
-      neverEnded: TURNS - endings.size,
+      neverEnded: unended.length,
+      refused: refused.size,
       turnsPerSecond: endings.size / ((lastEndAt - t0) / 1000),
       waitP50: pct(waits, 50),
       waitP99: pct(waits, 99),
@@ -796,7 +803,7 @@ async function main(): Promise<void> {
         for (const r of results)
           process.stdout.write(
             `run ${run} ${r.topology} (load ${load()}): ${r.completed} complete, ${r.interrupted} interrupted, ` +
-              `${r.neverEnded} never ended, ${f1(r.turnsPerSecond)} turns/s, wait p50/p99 ${f1(r.waitP50)}/${f1(r.waitP99)} ms` +
+              `${r.neverEnded} accepted never ended (${r.refused} POSTs refused), ${f1(r.turnsPerSecond)} turns/s, wait p50/p99 ${f1(r.waitP50)}/${f1(r.waitP99)} ms` +
               (Number.isFinite(r.recoveryMs) ? `, every turn ended ${f1(r.recoveryMs / 1000)} s after the kill` : '') +
               '\n',
           );
@@ -825,7 +832,8 @@ async function main(): Promise<void> {
     for (let i = 0; i < pools[0]!.length; i++) {
       const t = pools[0]![i]!.topology;
       const never = pools.map((p) => p[i]!.neverEnded);
-      rows.push([`pool ${t}: turns never ended`, never, '0', Math.max(...never) === 0]);
+      rows.push([`pool ${t}: accepted turns never ended`, never, '0', Math.max(...never) === 0]);
+      rows.push([`pool ${t}: POSTs refused`, pools.map((p) => p[i]!.refused), '(report)', null]);
       rows.push([`pool ${t}: turns/s`, pools.map((p) => p[i]!.turnsPerSecond), '(report)', null]);
       rows.push([`pool ${t}: POST → turn-start p99 ms`, pools.map((p) => p[i]!.waitP99), '(report)', null]);
       if (Number.isFinite(pools[0]![i]!.recoveryMs))
