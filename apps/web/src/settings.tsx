@@ -49,7 +49,11 @@ export function SettingsScreen(props: { section?: string }) {
         setStatus(done);
         return load();
       },
-      (err: ApiError) => setStatus(err.message),
+      (err: ApiError) => {
+        setStatus(err.message);
+        // What is stored, not what was tried (a switch shown as clicked while it saved).
+        return load();
+      },
     );
   /** One real one-token call to a stored (`modelSourceId`) or unsaved (`source`) source; the result goes to the status line. */
   const testSource = (body: object, label: string) => {
@@ -205,13 +209,18 @@ export function SettingsScreen(props: { section?: string }) {
             type="checkbox"
             checked={assistant.autoTitle === true}
             disabled={!config}
-            onChange={(e) =>
+            onChange={(e) => {
+              const autoTitle = e.currentTarget.checked;
+              const next = { ...assistant, autoTitle };
+              // Shown as clicked while it saves (the status line says when it is kept; a failure
+              // reloads what is stored), not flipped back until the configuration is read again.
+              if (config) setConfig({ ...config, assistant: next } as AppConfiguration);
               // POST /api/config replaces the whole branch: the assistant's other switches go with it.
               void act(
-                api.post('/api/config', { assistant: { ...assistant, autoTitle: e.currentTarget.checked } }),
-                e.currentTarget.checked ? 'New conversations will be titled by the model.' : 'Automatic titles off.',
-              )
-            }
+                api.post('/api/config', { assistant: next }),
+                autoTitle ? 'New conversations will be titled by the model.' : 'Automatic titles off.',
+              );
+            }}
           />
           Title new conversations with the model (one short call after the first reply)
         </label>
