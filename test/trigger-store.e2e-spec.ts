@@ -21,10 +21,10 @@ const delivery = (appId: string, n: number): Omit<QueuedDelivery, 'seq' | 'start
 });
 
 /**
- * The trigger store's webhook intake on a real database: claims and the queue entry taken in
- * one step (`acceptDelivery`), exact when replicas accept together.
+ * The trigger store on a real database: the webhook intake's claims and queue entry taken in
+ * one step (`acceptDelivery`), exact when replicas accept together; schedule rows written in bulk.
  */
-describe(`trigger store: accepting webhook deliveries (${testMode()})`, () => {
+describe(`trigger store: webhook deliveries and schedule rows (${testMode()})`, () => {
   let db: FreshDatabase | undefined;
   let ds: DataSource | undefined;
   let store: TypeormTriggerStore;
@@ -107,5 +107,22 @@ describe(`trigger store: accepting webhook deliveries (${testMode()})`, () => {
     );
     const first = await store.nextDelivery(appId);
     assert.deepEqual(first?.payload, { n: 1 }, 'recorded whole, in order');
+  });
+
+  it('addSchedules writes many first rows at once (over several statements) and leaves an existing row as it is', async () => {
+    const rows = Array.from({ length: 2_500 }, (_, n) => ({
+      appId: randomUUID(),
+      subscriptionId: 'tick',
+      signature: `every:${n}`,
+      nextMs: 1_000_000 + n,
+    }));
+    await store.putSchedule({ ...rows[1_700]!, signature: 'paused', nextMs: 5 });
+    await store.addSchedules(rows);
+    const stored = new Map((await store.schedules()).map((r) => [r.appId, r]));
+    assert.equal(stored.size, 2_500);
+    assert.deepEqual(stored.get(rows[0]!.appId), rows[0]);
+    assert.deepEqual(stored.get(rows[2_499]!.appId), rows[2_499]);
+    assert.deepEqual(stored.get(rows[1_700]!.appId), { ...rows[1_700]!, signature: 'paused', nextMs: 5 });
+    await store.addSchedules([]);
   });
 });

@@ -27,6 +27,13 @@ export class MemoryTriggerStore extends TriggerStore {
     this.rows.set(this.key(row.appId, row.subscriptionId), { ...row });
   }
 
+  async addSchedules(rows: readonly ScheduleRow[]): Promise<void> {
+    for (const row of rows) {
+      const key = this.key(row.appId, row.subscriptionId);
+      if (!this.rows.has(key)) this.rows.set(key, { ...row });
+    }
+  }
+
   async advanceSchedule(appId: string, subscriptionId: string, fromMs: number, toMs: number | null): Promise<boolean> {
     const key = this.key(appId, subscriptionId);
     const row = this.rows.get(key);

@@ -25,6 +25,7 @@ import type { SkillFiles } from '../skills/skill-rules.js';
 import { SkillsService } from '../skills/skills.service.js';
 import { SpaceErrors } from '../spaces/spaces.service.js';
 import { type ActivityEntry, type App, IDLE_AUTOMATION } from '../kernel/app.js';
+import { eachConcurrently } from '../kernel/concurrently.js';
 import { AppData } from './app-data.js';
 import { AppLifecycle } from './app-lifecycle.js';
 import {
@@ -57,6 +58,8 @@ export const ACTIVITY_PAGE_DEFAULT = 50;
 export const ACTIVITY_PAGE_MAX = 200;
 /** How long a request waits for the app services to finish starting before answering 503. */
 const READY_WAIT_MS = 3000;
+/** Next due times written together at start (one small update each, independent of the others). */
+const START_CONCURRENCY = 8;
 
 export interface InstallInput {
   spec: unknown;
@@ -111,7 +114,11 @@ export class AppsService extends AppCleanup implements OnApplicationBootstrap {
   private start(): Promise<void> {
     this.starting ??= (async () => {
       try {
-        for (const app of await this.apps.list({ status: 'active' })) await this.activate(app, false);
+        const current: App[] = [];
+        await eachConcurrently(await this.apps.list({ status: 'active' }), START_CONCURRENCY, async (app) => {
+          current.push(await this.withNextRun(app));
+        });
+        await this.scheduler.syncAll(current);
         this.ready = true;
       } catch {
         // The database may still be coming up: the next request tries again.
@@ -463,11 +470,15 @@ export class AppsService extends AppCleanup implements OnApplicationBootstrap {
     return app;
   }
 
+  /** The app with its next due time computed again (written when it changed). */
+  private async withNextRun(app: App): Promise<App> {
+    const nextRunAtMs = nextRunOf(app, this.clock.now());
+    return nextRunAtMs === app.automation.nextRunAtMs ? app : this.change(app, { automation: { nextRunAtMs } });
+  }
+
   /** Computes the next due time, hands the app to the scheduler and tells clients. */
   private async activate(app: App, announce: boolean): Promise<App> {
-    const nextRunAtMs = nextRunOf(app, this.clock.now());
-    const current =
-      nextRunAtMs === app.automation.nextRunAtMs ? app : await this.change(app, { automation: { nextRunAtMs } });
+    const current = await this.withNextRun(app);
     await this.scheduler.sync(current);
     if (announce) await this.publishStatus(current);
     return current;

@@ -10,6 +10,10 @@ import type { RunStarter } from './run-starter.port.js';
 export abstract class AppScheduler {
   /** The app's triggers should match its current spec and status (none unless active). */
   abstract sync(app: App): Promise<void>;
+  /** `sync` for each of many apps (at start); an implementation may batch its round trips. */
+  async syncAll(apps: readonly App[]): Promise<void> {
+    for (const app of apps) await this.sync(app);
+  }
   /** The app is gone or uninstalled: drop every trigger of it. */
   abstract forget(appId: string): Promise<void>;
   /** A run of the app ended (its turn is recorded as ended): the next queued delivery may start. */

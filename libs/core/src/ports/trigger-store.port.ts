@@ -77,6 +77,11 @@ export abstract class TriggerStore {
   /** Creates or replaces a row. */
   abstract putSchedule(row: ScheduleRow): Promise<void>;
   /**
+   * Creates the rows of which none exists yet for their app and subscription (first rows of many
+   * apps in one statement); an existing row is left as it is, whatever it holds.
+   */
+  abstract addSchedules(rows: readonly ScheduleRow[]): Promise<void>;
+  /**
    * Moves a row from the occurrence `fromMs` to `toMs`, only if it is still at `fromMs`: true
    * for exactly one caller, which then fires the occurrence (the claim of a schedule tick).
    * `toMs` null: the schedule has no further occurrence and the row goes.

@@ -158,9 +158,7 @@ export class FileTriggersService implements OnApplicationBootstrap, OnModuleDest
       const spaceId = [...burst.changes.values()][0]?.spaceId ?? '';
       void this.triggers
         .claimOwnedFileBurst(ownerId, subscriptionId, String(burst.firstAt))
-        .then((claimed) =>
-          claimed ? this.owned.fire(kind, { ownerId, subscriptionId, spaceId, changes }) : undefined,
-        )
+        .then((claimed) => (claimed ? this.owned.fire(kind, { ownerId, subscriptionId, spaceId, changes }) : undefined))
         .catch((err: Error) =>
           this.logger.warn('file trigger could not start its work', { owner: kind, ownerId, error: err.message }),
         );

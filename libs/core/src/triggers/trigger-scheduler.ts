@@ -6,6 +6,7 @@ import type { ScheduleConfig } from '../kernel/app-spec/schedule-rules.js';
 import type { Subscription } from '../kernel/app-spec/app-spec.js';
 import { AppRepository } from '../ports/app.repository.port.js';
 import { AppScheduler } from '../ports/app-scheduler.port.js';
+import { eachConcurrently } from '../kernel/concurrently.js';
 import { Clock } from '../ports/clock.port.js';
 import { EventBus } from '../ports/event-bus.port.js';
 import { JobQueue } from '../ports/job-queue.port.js';
@@ -21,6 +22,13 @@ import {
 
 /** Claims (webhook deliveries, file bursts) are forgotten after this long. */
 const CLAIMS_KEPT_MS = 8 * 24 * 3_600_000;
+
+/**
+ * Delayed jobs ensured together by a pass over many apps: each is a round trip or two to the job
+ * store, independent of the others, so they overlap (10,000 apps one after another kept a
+ * replica busy for most of every pass).
+ */
+const ENQUEUE_CONCURRENCY = 32;
 
 /** Whether an app's schedules keep running: an automation app that is neither paused nor uninstalled. */
 export function isScheduled(app: App): boolean {
@@ -45,6 +53,26 @@ export interface PausedOccurrences extends SkippedOccurrences {
 
 export function scheduleSubscriptions(app: App): Subscription[] {
   return (app.spec.subscriptions ?? []).filter((s) => s.source.type === 'schedule');
+}
+
+/**
+ * The delayed jobs to ensure for an app whose stored rows are exactly what `sync` would keep: a
+ * scheduled app's rows (one unpaused row per schedule subscription at its current timing); none
+ * for a paused automation app with one paused row per schedule subscription, or another app
+ * without rows. Null when `sync` has something to write.
+ */
+export function currentRows(app: App, rows: readonly ScheduleRow[]): readonly ScheduleRow[] | null {
+  const paused = app.status === 'paused' && app.spec.type === 'automation';
+  if (!isScheduled(app) && !paused) return rows.length === 0 ? rows : null;
+  const subs = scheduleSubscriptions(app);
+  if (rows.length !== subs.length) return null;
+  const anchor = app.installedAt.getTime();
+  for (const sub of subs) {
+    const row = rows.find((r) => r.subscriptionId === sub.id);
+    if (!row || isPausedRow(row) !== paused) return null;
+    if (!paused && row.signature !== scheduleSignature(sub.source.config as ScheduleConfig, anchor)) return null;
+  }
+  return paused ? [] : rows;
 }
 
 /**
@@ -75,6 +103,65 @@ export class TriggerScheduler extends AppScheduler implements OnModuleDestroy {
     private readonly clock: Clock,
   ) {
     super();
+  }
+
+  /**
+   * `sync` for many apps from their rows read once: an app whose rows already are what `sync`
+   * would keep only has its delayed jobs ensured, together with the others'; an app whose rows
+   * differ (new, changed, resumed, extra rows) is read again and synced on its own.
+   */
+  override async syncAll(apps: readonly App[]): Promise<void> {
+    // Rows before apps: a spec change writes the app before its rows, so rows read first are
+    // never newer than the apps read after them (a stale app would be synced to old timing).
+    await this.syncFromRows(await this.store.schedules(), apps);
+  }
+
+  private async syncFromRows(rows: readonly ScheduleRow[], apps: readonly App[]): Promise<void> {
+    const rowsOf = new Map<string, ScheduleRow[]>();
+    for (const row of rows) {
+      const list = rowsOf.get(row.appId);
+      if (list) list.push(row);
+      else rowsOf.set(row.appId, [row]);
+    }
+    const current: ScheduleRow[] = [];
+    const first: ScheduleRow[] = [];
+    const now = this.clock.now();
+    for (const app of apps) {
+      const stored = rowsOf.get(app.id) ?? [];
+      const kept = currentRows(app, stored);
+      if (kept) {
+        current.push(...kept);
+      } else if (stored.length === 0 && isScheduled(app)) {
+        // First rows (a new app, or a database restored without them): written together below.
+        first.push(...this.firstRows(app, now));
+      } else {
+        // A change since the rows were read (or one to make): the app as it is now.
+        const fresh = await this.records.findById(app.id);
+        if (fresh) await this.sync(fresh);
+      }
+    }
+    // A row another replica wrote meanwhile is kept; the job queued here for this one then
+    // finds the row elsewhere and does nothing.
+    if (first.length > 0) await this.store.addSchedules(first);
+    await eachConcurrently([...current, ...first], ENQUEUE_CONCURRENCY, (row) => this.enqueue(row));
+  }
+
+  /** An app's rows as `sync` writes them when it has none (subscriptions without a next occurrence left out). */
+  private firstRows(app: App, now: number): ScheduleRow[] {
+    const anchor = app.installedAt.getTime();
+    const rows: ScheduleRow[] = [];
+    for (const sub of scheduleSubscriptions(app)) {
+      const config = sub.source.config as ScheduleConfig;
+      const next = this.nextAfter(config, anchor, now, app.id);
+      if (next !== null)
+        rows.push({
+          appId: app.id,
+          subscriptionId: sub.id,
+          signature: scheduleSignature(config, anchor),
+          nextMs: next,
+        });
+    }
+    return rows;
   }
 
   async sync(app: App): Promise<void> {
@@ -233,22 +320,23 @@ export class TriggerScheduler extends AppScheduler implements OnModuleDestroy {
 
   /**
    * Every scheduled app's rows and delayed jobs as they should be; rows of apps gone are
-   * dropped; then the work registered with `alsoOnReconcile`.
+   * dropped; then the work registered with `alsoOnReconcile`. The rows are read once: only apps
+   * whose rows differ from their spec are written (`syncAll`).
    */
   async reconcile(): Promise<void> {
     const began = this.clock.now();
+    const rows = await this.store.schedules();
     const all = await this.records.list({});
     const apps = all.filter(isScheduled);
     // A paused app keeps its paused rows (when the pause began) until it is resumed.
     const ids = new Set(all.filter((a) => isScheduled(a) || a.status === 'paused').map((a) => a.id));
-    for (const row of await this.store.schedules()) {
-      if (!ids.has(row.appId)) await this.store.dropSchedules(row.appId);
-    }
+    const gone = new Set(rows.filter((row) => !ids.has(row.appId)).map((row) => row.appId));
+    for (const appId of gone) await this.store.dropSchedules(appId);
     const present = new Set(all.filter((a) => a.status !== 'uninstalled').map((a) => a.id));
     for (const appId of await this.store.deliveryApps()) {
       if (!present.has(appId)) await this.store.dropDeliveries(appId);
     }
-    for (const app of apps) await this.sync(app);
+    await this.syncFromRows(rows, apps);
     await this.store.pruneClaims(this.clock.now() - CLAIMS_KEPT_MS);
     for (const work of this.alsoOnEachPass) await work();
     // The first pass of a replica (its start) at info: how long schedules take to be rebuilt (bench/cluster reads it).

@@ -119,6 +119,84 @@ describe('TriggerScheduler and TriggersService (schedules)', () => {
     assert.equal(jobs[0]!.options.delayMs, app.installedAt.getTime() + 5000 - T0);
   });
 
+  /** Counts the store's calls by method (rows read for one app or for all). */
+  const countCalls = () => {
+    const calls: Record<string, number> = {};
+    for (const method of ['schedules', 'putSchedule', 'addSchedules', 'dropSchedules', 'advanceSchedule'] as const) {
+      const original = store[method].bind(store) as (...args: unknown[]) => Promise<unknown>;
+      (store as unknown as Record<string, unknown>)[method] = (...args: unknown[]) => {
+        const name = method === 'schedules' && args[0] === undefined ? 'schedules(all)' : method;
+        calls[name] = (calls[name] ?? 0) + 1;
+        return original(...args);
+      };
+    }
+    return calls;
+  };
+
+  it('a reconcile pass reads the rows once and writes none when nothing changed; lost jobs come back', async () => {
+    await scheduler.sync(app);
+    const before = [...queue.jobs.keys()];
+    queue.jobs.clear(); // a job store restarted empty
+    const calls = countCalls();
+    await scheduler.reconcile();
+    assert.deepEqual(calls, { 'schedules(all)': 1 });
+    assert.deepEqual([...queue.jobs.keys()], before);
+  });
+
+  it('a reconcile pass rewrites the rows of an app whose schedule changed, and only those', async () => {
+    const other = (await repo.install({
+      ...app,
+      id: '00000000-0000-4000-8000-000000000002',
+      spec: { ...app.spec, name: 'Other ticker' },
+    })) as App;
+    await scheduler.syncAll([app, other]);
+    const spec = validateSpec(
+      {
+        ...app.spec,
+        system_prompt: 'p',
+        subscriptions: [{ id: 'tick', source: { type: 'schedule', config: { every: '7s' } } }],
+      },
+      T0,
+    );
+    await repo.update(app.id, { spec });
+    const calls = countCalls();
+    await scheduler.reconcile();
+    assert.equal(calls['schedules(all)'], 1);
+    assert.equal(calls.putSchedule, 1, 'the changed app only');
+    const [row] = await store.schedules(app.id);
+    assert.equal(row!.nextMs, app.installedAt.getTime() + 7000);
+    assert.ok(queue.jobs.has(occurrenceJobId(app.id, 'tick', row!.nextMs)));
+    const [kept] = await store.schedules(other.id);
+    assert.equal(kept!.nextMs, other.installedAt.getTime() + 5000);
+  });
+
+  it('syncAll at start: new rows written, a paused app marked, an app without schedules left alone', async () => {
+    const skill = (await repo.install({
+      ...app,
+      id: '00000000-0000-4000-8000-000000000003',
+      spec: { ...app.spec, name: 'Skill', type: 'skill', subscriptions: [] },
+    })) as App;
+    const pausedApp = (await repo.install({
+      ...app,
+      id: '00000000-0000-4000-8000-000000000004',
+      spec: { ...app.spec, name: 'Paused ticker' },
+      status: 'paused',
+    })) as App;
+    const first = countCalls();
+    await scheduler.syncAll([app, skill, pausedApp]);
+    // The new app's rows in one write; the paused one marked on its own (rare).
+    assert.equal(first.addSchedules, 1);
+    assert.equal(first.putSchedule, 1);
+    assert.deepEqual((await store.schedules()).map((r) => [r.appId, r.signature === 'paused']).sort(), [
+      [app.id, false],
+      [pausedApp.id, true],
+    ]);
+    assert.equal(queue.named('trigger.schedule').length, 1, 'no job for the paused app');
+    const calls = countCalls();
+    await scheduler.syncAll([app, skill, pausedApp]);
+    assert.deepEqual(calls, { 'schedules(all)': 1 }, 'nothing to write the second time');
+  });
+
   it('two replicas processing one occurrence start one run; the next is queued and shown', async () => {
     await scheduler.sync(app);
     const job = due();

@@ -59,6 +59,9 @@ const toDelivery = (r: DeliveryRecord): QueuedDelivery => ({
   startedMs: r.started_ms === null ? null : Number(r.started_ms),
 });
 
+/** Rows per statement of `addSchedules` (four array parameters each). */
+const ADD_SCHEDULES_BATCH = 1000;
+
 const toRow = (r: ScheduleRecord): ScheduleRow => ({
   appId: r.app_id,
   subscriptionId: r.subscription_id,
@@ -86,6 +89,23 @@ export class TypeormTriggerStore extends TriggerStore {
        ON CONFLICT ("app_id", "subscription_id") DO UPDATE SET "signature" = EXCLUDED."signature", "next_ms" = EXCLUDED."next_ms"`,
       [row.appId, row.subscriptionId, row.signature, String(row.nextMs)],
     );
+  }
+
+  async addSchedules(rows: readonly ScheduleRow[]): Promise<void> {
+    for (let i = 0; i < rows.length; i += ADD_SCHEDULES_BATCH) {
+      const batch = rows.slice(i, i + ADD_SCHEDULES_BATCH);
+      await this.ds.query(
+        `INSERT INTO "trigger_schedule" ("app_id", "subscription_id", "signature", "next_ms")
+         SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::bigint[])
+         ON CONFLICT ("app_id", "subscription_id") DO NOTHING`,
+        [
+          batch.map((r) => r.appId),
+          batch.map((r) => r.subscriptionId),
+          batch.map((r) => r.signature),
+          batch.map((r) => String(r.nextMs)),
+        ],
+      );
+    }
   }
 
   async advanceSchedule(appId: string, subscriptionId: string, fromMs: number, toMs: number | null): Promise<boolean> {
