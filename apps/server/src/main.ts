@@ -16,6 +16,8 @@ import type { AssistantListener } from './http/assistant-api/assistant-listener.
 
 /** SIGTERM must end the process within 10 s (docs/operations.md, "Start and stop"); keep a margin. */
 const SHUTDOWN_DEADLINE_MS = 9_000;
+/** How long an idle keep-alive connection is kept (see where it is set). */
+const KEEP_ALIVE_IDLE_MS = 65_000;
 
 /** `main.js --help`: the commands and the main variables (README, "Configuration", has them all). */
 const USAGE = `Usage: node dist/apps/server/src/main.js [command] [argument]
@@ -159,6 +161,12 @@ async function bootstrap(): Promise<void> {
     { logger, bodyParser: false, abortOnError: false },
   );
   const server = app.getHttpServer() as Server;
+  // A client or proxy reusing an idle keep-alive connection at the moment the server drops it gets
+  // a reset instead of an answer (Node drops them after 5 s idle, shorter than most clients and
+  // proxies wait): kept open longer, so the other side is the one that closes. Idle connections
+  // still close at once on shutdown.
+  server.keepAliveTimeout = KEEP_ALIVE_IDLE_MS;
+  server.headersTimeout = KEEP_ALIVE_IDLE_MS + 1_000;
   // Prepended listeners run newest first: the prefix check sees URLs after the base path is stripped.
   warnOnUnknownPrefix(server, config.basePath, (message, fields) => logger.warn(message, fields));
   routeBrowserViews(server);
