@@ -206,6 +206,32 @@ function queueSuite(label: string, makeBackend: () => Promise<Backend>): void {
       }
     });
 
+    it(
+      'an add of the id of a kept failed job queues it afresh (a waiting one stays a no-op)',
+      { timeout: TEST_TIMEOUT },
+      async () => {
+        const q = queue(name(), ['test.flaky']);
+        try {
+          const attempts: string[] = [];
+          q.process('test.flaky', async (data) => {
+            attempts.push(data.id);
+            if (attempts.length === 1) throw new Error('the first run fails');
+          });
+          await q.add('test.flaky', { id: 'first' }, { jobId: 'occurrence-1' });
+          await q.add('test.flaky', { id: 'repeat while waiting' }, { jobId: 'occurrence-1' });
+          await q.startConsuming();
+          await waitFor(() => attempts.length >= 1, { what: 'the first run' });
+          await sleep(500); // recorded as failed
+          await q.add('test.flaky', { id: 'after the failure' }, { jobId: 'occurrence-1' });
+          await waitFor(() => attempts.length >= 2, { what: 'the job queued again' });
+          await sleep(500);
+          assert.deepEqual(attempts, ['first', 'after the failure']);
+        } finally {
+          await close(q);
+        }
+      },
+    );
+
     it('stops after the last attempt', { timeout: TEST_TIMEOUT }, async () => {
       const q = queue(name(), ['test.flaky']);
       try {

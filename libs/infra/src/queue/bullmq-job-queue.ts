@@ -96,6 +96,8 @@ export class BullJobQueue<M extends object> extends JobQueue<M> {
   private consuming = false;
   private readonly processors = new Map<string, JobProcessor<unknown>>();
   private readonly redisClients: Redis[] = [];
+  /** Each Redis-backed queue's own connection (for the failed-set look-up). */
+  private readonly queueClients = new Map<AnyQueue, Redis>();
   private readonly queueName: string;
 
   constructor(private readonly options: BullJobQueueOptions) {
@@ -137,7 +139,10 @@ export class BullJobQueue<M extends object> extends JobQueue<M> {
 
   private createQueue(queueName: string): AnyQueue {
     if (this.options.backend.kind === 'redis') {
-      return new bullmq.Queue(queueName, this.connection() as never);
+      const connection = this.connection();
+      const queue = new bullmq.Queue(queueName, connection as never);
+      this.queueClients.set(queue, connection.connection as Redis);
+      return queue;
     }
     const pg = postgresBackend(this.options.backend.pollMs);
     return new pg.Queue(queueName, this.connection() as never) as unknown as AnyQueue;
@@ -172,10 +177,22 @@ export class BullJobQueue<M extends object> extends JobQueue<M> {
   private async clearFailed(queue: AnyQueue, jobId: string): Promise<void> {
     try {
       // One small look-up on every add with an id (no job body loaded); a removal only when failed.
-      if ((await queue.getJobState(jobId)) === 'failed') await queue.remove(jobId);
+      if (await this.isFailed(queue, jobId)) await queue.remove(jobId);
     } catch {
       /* gone meanwhile (another replica cleared it), or locked: the add below decides */
     }
+  }
+
+  /**
+   * On Redis one ZSCORE of the failed set. BullMQ's getJobState looks through the active and
+   * waiting lists (LPOS) for a job none of its sets holds, so each add of a new or waiting id
+   * cost time in proportion to the jobs waiting: with 10,000 schedules re-added by a reconcile
+   * pass while thousands of ticks waited, Redis spent most of a core on it (bench/cluster).
+   */
+  private async isFailed(queue: AnyQueue, jobId: string): Promise<boolean> {
+    const client = this.queueClients.get(queue);
+    if (!client) return (await queue.getJobState(jobId)) === 'failed';
+    return (await client.zscore(queue.keys.failed!, jobId)) !== null;
   }
 
   async repeat<N extends keyof M & string>(key: string, name: N, data: M[N], repeat: JobRepeat): Promise<void> {
