@@ -153,6 +153,41 @@ describe(`database schema (${testMode()})`, () => {
     assert.deepEqual(await apps.listActivity(appId, { limit: 10 }), []);
   });
 
+  it('the app repository lists apps of one type, alone or with a webhook path', async () => {
+    const apps = new TypeormAppRepository(ds!);
+    const base = validateSpec(
+      { name: 'Typed', version: '1', author: 'a', description: 'd', type: 'skill', system_prompt: 'p' },
+      Date.now(),
+    );
+    const install = async (name: string, spec: Record<string, unknown>) => {
+      const app = await apps.install({
+        id: randomUUID(),
+        spaceId: 'typed-space',
+        spec: { ...base, name, ...spec } as typeof base,
+        status: 'active',
+        userConfig: {},
+        userOverrides: {},
+        permissions: { granted: [], denied: [] },
+        upgradeStrategy: 'notify',
+        builtIn: false,
+        automation: { ...IDLE_AUTOMATION },
+      });
+      return (app as { id: string }).id;
+    };
+    const server = await install('Typed server', { type: 'mcp' });
+    const hook = { id: 'h', source: { type: 'webhook', config: { path: 'typed-hook' } } };
+    const automation = await install('Typed automation', { type: 'automation', subscriptions: [hook] });
+    await install('Typed skill', {});
+    const ids = async (filter: Parameters<typeof apps.list>[0]) =>
+      (await apps.list({ spaceId: 'typed-space', ...filter })).map((a) => a.id);
+    assert.deepEqual(await ids({ type: 'mcp' }), [server]);
+    assert.deepEqual(await ids({ type: 'mcp', status: 'active' }), [server]);
+    assert.deepEqual(await ids({ type: 'automation', webhookPath: 'typed-hook' }), [automation]);
+    assert.deepEqual(await ids({ type: 'mcp', webhookPath: 'typed-hook' }), []);
+    assert.equal((await ids({})).length, 3);
+    await apps.deleteAllInSpace('typed-space');
+  });
+
   it("a webhook delivery's look-up of the app of its path can use the index on spec subscriptions", async () => {
     const runner = ds!.createQueryRunner();
     try {

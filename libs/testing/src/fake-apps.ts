@@ -50,6 +50,7 @@ export class FakeAppRepository extends AppRepository {
     return [...this.apps.values()]
       .filter((a) => filter.spaceId === undefined || a.spaceId === filter.spaceId)
       .filter((a) => (filter.status === undefined ? a.status !== 'uninstalled' : a.status === filter.status))
+      .filter((a) => filter.type === undefined || a.spec.type === filter.type)
       .filter(
         (a) =>
           filter.webhookPath === undefined ||

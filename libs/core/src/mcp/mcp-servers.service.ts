@@ -141,7 +141,7 @@ export class McpServers implements OnModuleInit, OnApplicationShutdown {
 
   /** A run's MCP tools (its `requires.mcps`), or why it cannot start. */
   async runTools(app: App): Promise<{ tools: AgentTool[]; blocked: null } | { tools: null; blocked: string }> {
-    const needed = runServers(await this.apps.list({}), app);
+    const needed = runServers(await this.apps.list({ type: 'mcp' }), app);
     if (needed.blocked !== null) return { tools: null, blocked: needed.blocked };
     const refs = await Promise.all(needed.servers.map((server) => this.appRef(server)));
     for (const ref of refs) {
@@ -160,7 +160,7 @@ export class McpServers implements OnModuleInit, OnApplicationShutdown {
 
   /** The servers a chat in `spaceId` gets, without connecting (for toolsets/list). */
   async chatServersOf(spaceId: string): Promise<Array<{ name: string; displayName: string; summary: string }>> {
-    const apps = chatServers(await this.apps.list({ status: 'active' }), spaceId, null);
+    const apps = chatServers(await this.apps.list({ status: 'active', type: 'mcp' }), spaceId, null);
     const taken = new Set(apps.map((a) => mcpServerName(a)));
     return [
       ...apps.map((app) => ({
@@ -176,7 +176,7 @@ export class McpServers implements OnModuleInit, OnApplicationShutdown {
 
   /** Connects to each installed server (of `spaceId` and global, or all) and configured one, and answers its status. */
   async testInstalled(spaceId: string | null): Promise<McpServerStatusDto[]> {
-    const installed = (await this.apps.list({ status: 'active' })).filter(
+    const installed = (await this.apps.list({ status: 'active', type: 'mcp' })).filter(
       (a) => a.spec.type === 'mcp' && (spaceId === null || a.spaceId === spaceId || a.spaceId === null),
     );
     const refs = [
@@ -301,7 +301,7 @@ export class McpServers implements OnModuleInit, OnApplicationShutdown {
   }
 
   private async chatRefs(spaceId: string, requiring: App | null): Promise<ServerRef[]> {
-    const apps = chatServers(await this.apps.list({ status: 'active' }), spaceId, requiring);
+    const apps = chatServers(await this.apps.list({ status: 'active', type: 'mcp' }), spaceId, requiring);
     const refs = await Promise.all(apps.map((app) => this.appRef(app)));
     const off = (requiring?.spec.requires?.mcps ?? []).filter((m) => m.enabled === false).map((m) => m.id);
     const taken = new Set(refs.map((r) => r.name));

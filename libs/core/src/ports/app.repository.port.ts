@@ -1,4 +1,4 @@
-import type { AppStatus } from '#contracts/apps.js';
+import type { AppStatus, AppType } from '#contracts/apps.js';
 import type { ActivityEntry, App, AutomationFields } from '../kernel/app.js';
 
 export type NewApp = Omit<App, 'installedAt' | 'updatedAt' | 'uninstalledAt'>;
@@ -17,6 +17,11 @@ export interface AppListFilter {
   status?: AppStatus;
   /** Only apps whose spec has a webhook subscription with exactly this path (a delivery's look-up). */
   webhookPath?: string;
+  /**
+   * Only apps of this type (MCP servers, read for every turn's tools: not every digital human's
+   * spec, of which there may be thousands).
+   */
+  type?: AppType;
 }
 
 export interface ActivityPage {

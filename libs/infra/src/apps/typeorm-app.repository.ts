@@ -67,7 +67,12 @@ export class TypeormAppRepository extends AppRepository {
   }
 
   async list(filter: AppListFilter): Promise<App[]> {
-    if (filter.webhookPath !== undefined && filter.spaceId === undefined && filter.status === undefined) {
+    if (
+      filter.webhookPath !== undefined &&
+      filter.spaceId === undefined &&
+      filter.status === undefined &&
+      filter.type === undefined
+    ) {
       // A webhook delivery's look-up of the app of its path: the same query, without the query builder.
       const rows: AppEntity[] = await this.ds.query(
         `SELECT ${this.columns()} FROM "app" WHERE "status" <> 'uninstalled' AND ${webhookPathCondition('"spec"', '$1')}
@@ -80,13 +85,23 @@ export class TypeormAppRepository extends AppRepository {
       where: {
         ...(filter.spaceId === undefined ? {} : { spaceId: filter.spaceId === null ? IsNull() : filter.spaceId }),
         status: filter.status ?? Not('uninstalled'),
-        // Containment in the database: a delivery reads the one app of its path, not every spec.
-        ...(filter.webhookPath === undefined
+        // In the database: a delivery reads the one app of its path, a turn the MCP servers, not every spec.
+        ...(filter.webhookPath === undefined && filter.type === undefined
           ? {}
           : {
-              spec: Raw((column) => webhookPathCondition(column, ':hook'), {
-                hook: webhookPathProbe(filter.webhookPath),
-              }),
+              spec: Raw(
+                (column) =>
+                  [
+                    filter.webhookPath === undefined ? null : webhookPathCondition(column, ':hook'),
+                    filter.type === undefined ? null : `${column} ->> 'type' = :type`,
+                  ]
+                    .filter((c) => c !== null)
+                    .join(' AND '),
+                {
+                  ...(filter.webhookPath === undefined ? {} : { hook: webhookPathProbe(filter.webhookPath) }),
+                  ...(filter.type === undefined ? {} : { type: filter.type }),
+                },
+              ),
             }),
       },
       order: { installedAt: 'ASC', id: 'ASC' },
