@@ -21,8 +21,10 @@
  *    API (BENCH_INSTALLS_IN_FLIGHT at once, round robin over 3 all-role replicas), each with one
  *    `every` schedule whose period is chosen at install so that its first tick falls at its place
  *    in a BENCH_WINDOW_S (120 s) window starting BENCH_SCHEDULE_LEAD_S after the first install.
- *    Per first tick: skew (run start − scheduled time, both the server's, from the run's trigger
- *    message), duplicates and misses; then the replicas are restarted and their first reconcile
+ *    Per first tick: skew (run begun − scheduled time, both the server's: the occurrence's
+ *    `started_at_ms`, written just before the run's trigger message), misses (not begun within
+ *    BENCH_SCHEDULE_WAIT_S after the window), duplicates (trigger messages of one occurrence's run
+ *    id), and how many runs reached the model (they wait for run slots); then the replicas are restarted and their first reconcile
  *    pass timed (the "schedules reconciled" log line). Once more with the third replica killed
  *    (SIGKILL) in the middle of the window: the same figures after recovery and kill → last tick.
  * 4. **Webhook intake** (`webhooks`): the burst of `bench/triggers --burst` (bench/webhook-burst.ts)
@@ -56,6 +58,8 @@ const CHUNKS = Number(process.env.BENCH_CHUNKS ?? 100);
 const RATE = Number(process.env.BENCH_RATE ?? 100);
 const TURNS = Number(process.env.BENCH_TURNS ?? 1000);
 const IN_FLIGHT = 50;
+/** BENCH_CPU_PROF=<dir>: the replicas run under `node --cpu-prof` and leave their profiles there (not the killed one's). */
+const CPU_PROF_ARGS = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
 const SCHEDULE_APPS = Number(process.env.BENCH_SCHEDULE_APPS ?? 10_000);
 const WINDOW_MS = Number(process.env.BENCH_WINDOW_S ?? 120) * 1000;
 /** Installs in flight at once (round robin over the replicas). */
@@ -114,7 +118,7 @@ function rssOf(pid: number | undefined): number {
 async function startReplica(options: Parameters<typeof startServer>[0]): Promise<TestServer> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await startServer(options);
+      return await startServer({ ...options, nodeArgs: options?.nodeArgs ?? CPU_PROF_ARGS });
     } catch (err) {
       if (attempt === 3) throw err;
       note(`a replica did not start (try ${attempt}); starting it again`);
@@ -472,9 +476,12 @@ interface ScheduleFigures {
   lateInstalls: number;
   /** First scheduled − last scheduled among the apps' first ticks, s. */
   spreadS: number;
+  /** First ticks whose run began (the server's record), within the wait. */
   ran: number;
   missed: number;
   duplicates: number;
+  /** First ticks whose run reached the model within the wait (runs wait for a run slot). */
+  reachedModel: number;
   skewP50: number;
   skewP99: number;
   skewMax: number;
@@ -644,28 +651,58 @@ async function schedules(kill: boolean): Promise<ScheduleFigures> {
       live.at(-1)!.process.kill('SIGKILL');
       note(`schedules: killed replica 3 in the middle of the window`);
     }
-    // Until every first tick ran, BENCH_SCHEDULE_WAIT_S passed, or nothing new for 150 s (a claim lease of 60 s + a reconcile of 30 s + slack).
-    const firstTicks = (): StartedRun[] =>
-      runs.filter((r) => r.type === 'schedule' && Date.parse(String(r.data.scheduledAt)) === dueBy.get(r.tag ?? ''));
+    // Each first tick as the server recorded it: its occurrence claimed and its run begun
+    // (`trigger_occurrence.started_at_ms`, written just before the run's trigger message). That is
+    // the scheduler's part; the run then waits for one of its replica's run slots
+    // (SVC_APP_RUNS_PER_PROCESS), and how many reached the model meanwhile is reported apart.
+    const dueOf = new Map(appIds.map((id, i) => [id, due[i]!]));
+    const db = new pg.Client({ connectionString: cluster.services.databaseUrl });
+    await db.connect();
+    const begun = async (): Promise<Map<string, number>> => {
+      const { rows } = await db.query<{ app_id: string; scheduled_ms: string; started_at_ms: string }>(
+        'SELECT app_id, scheduled_ms, started_at_ms FROM trigger_occurrence WHERE started_at_ms IS NOT NULL',
+      );
+      const firstTicks = new Map<string, number>();
+      for (const r of rows)
+        if (dueOf.get(r.app_id) === Number(r.scheduled_ms)) firstTicks.set(r.app_id, Number(r.started_at_ms));
+      return firstTicks;
+    };
+    // Until every first tick began, BENCH_SCHEDULE_WAIT_S passed, or nothing new for 150 s (a claim lease of 60 s + a reconcile of 30 s + slack).
     let seen = -1;
     let seenAt = now();
-    for (;;) {
-      await sleep(1000);
-      if (now() > windowStart + WINDOW_MS + WAIT_MS) break;
-      const count = new Set(firstTicks().map((r) => r.tag)).size;
-      if (count >= SCHEDULE_APPS && now() > windowStart + WINDOW_MS) break;
-      if (count !== seen) {
-        seen = count;
-        seenAt = now();
-      } else if (now() - seenAt > 150_000 && now() > windowStart + WINDOW_MS) break;
+    let started = new Map<string, number>();
+    let duplicates = 0;
+    try {
+      for (;;) {
+        await sleep(2000);
+        if (now() > windowStart + WINDOW_MS + WAIT_MS) break;
+        started = await begun();
+        if (started.size >= SCHEDULE_APPS && now() > windowStart + WINDOW_MS) break;
+        if (started.size !== seen) {
+          seen = started.size;
+          seenAt = now();
+        } else if (now() - seenAt > 150_000 && now() > windowStart + WINDOW_MS) break;
+      }
+      await sleep(3000); // a late duplicate shows
+      started = await begun();
+      // Two runs of one occurrence would share its run id (occurrenceRunId): trigger messages counted per run id.
+      const { rows: dupRows } = await db.query<{ extra: string }>(
+        `SELECT coalesce(sum(n - 1), 0) AS extra FROM (SELECT count(*) AS n FROM conversation_message
+          WHERE role = 'user' AND meta->>'trigger' = 'schedule' GROUP BY meta->>'runId') AS per_run`,
+      );
+      duplicates = Number(dupRows[0]?.extra ?? 0);
+    } finally {
+      await db.end();
     }
-    await sleep(3000); // a late duplicate shows
     clearInterval(drainModel);
     runs.push(...startedRuns(model.requests.splice(0)));
-    const ticks = firstTicks();
-    const byTag = new Map<string, number>();
-    for (const r of ticks) byTag.set(r.tag!, (byTag.get(r.tag!) ?? 0) + 1);
-    const skews = ticks.map((r) => r.startedAtMs - Date.parse(String(r.data.scheduledAt)));
+    const reachedModel = new Set(
+      runs
+        .filter((r) => r.type === 'schedule' && Date.parse(String(r.data.scheduledAt)) === dueBy.get(r.tag ?? ''))
+        .map((r) => r.tag),
+    ).size;
+    const starts = [...started.values()];
+    const skews = [...started].map(([appId, ms]) => ms - dueOf.get(appId)!);
     let reconcileMs = NaN;
     if (!kill) {
       note('schedules: restarting the replicas');
@@ -677,16 +714,15 @@ async function schedules(kill: boolean): Promise<ScheduleFigures> {
       installS,
       lateInstalls,
       spreadS: (Math.max(...due) - Math.min(...due)) / 1000,
-      ran: byTag.size,
-      missed: SCHEDULE_APPS - byTag.size,
-      duplicates: [...byTag.values()].reduce((n, c) => n + c - 1, 0),
+      ran: started.size,
+      missed: SCHEDULE_APPS - started.size,
+      duplicates,
+      reachedModel,
       skewP50: pct(skews, 50),
       skewP99: pct(skews, 99),
       skewMax: Math.max(...skews),
-      startsPerS:
-        ticks.length /
-        ((Math.max(...ticks.map((r) => r.startedAtMs)) - Math.min(...ticks.map((r) => r.startedAtMs))) / 1000),
-      recoveryS: kill ? (Math.max(...ticks.map((r) => r.startedAtMs)) - killedAt) / 1000 : NaN,
+      startsPerS: starts.length / ((Math.max(...starts) - Math.min(...starts)) / 1000),
+      recoveryS: kill ? (Math.max(...starts) - killedAt) / 1000 : NaN,
       reconcileMs,
       coldReconcileMs,
       reconcileEmptyMs,
@@ -733,7 +769,7 @@ async function main(): Promise<void> {
     process.stdout.write(
       `run ${run} schedules${f.kill ? ', one killed mid-window' : ''} (load ${load()}): ${f.apps} installed in ${f1(f.installS)} s ` +
         `(late ${f.lateInstalls}), first ticks spread over ${f1(f.spreadS)} s, ran ${f.ran}, missed ${f.missed}, ` +
-        `duplicates ${f.duplicates}, ${f1(f.startsPerS)} runs started/s, skew p50/p99/max ${f1(f.skewP50)}/${f1(f.skewP99)}/${f1(f.skewMax)} ms` +
+        `duplicates ${f.duplicates}, ${f.reachedModel} reached the model, ${f1(f.startsPerS)} runs started/s, skew p50/p99/max ${f1(f.skewP50)}/${f1(f.skewP99)}/${f1(f.skewMax)} ms` +
         (f.kill
           ? `, kill → last tick started ${f1(f.recoveryS)} s`
           : `, reconcile after restart ${f1(f.reconcileMs)} ms`) +
@@ -856,6 +892,7 @@ async function main(): Promise<void> {
     rows.push([`${label}: skew p50 ms`, fs.map((f) => f.skewP50), '', null]);
     rows.push([`${label}: first ticks spread over, s`, fs.map((f) => f.spreadS), `≤ ${WINDOW_MS / 1000} s`, null]);
     rows.push([`${label}: runs started/s`, fs.map((f) => f.startsPerS), '(report)', null]);
+    rows.push([`${label}: runs that reached the model`, fs.map((f) => f.reachedModel), '(report)', null]);
     rows.push([`${label}: install, s`, fs.map((f) => f.installS), '(report)', null]);
   };
   scheduleRows(`schedules, ${SCHEDULE_APPS}`, scheduleRuns);
