@@ -110,8 +110,9 @@ export class TypeormTurnRepository extends TurnRepository {
   }
 
   async findById(id: string): Promise<TurnRecord | null> {
-    const row = await this.repo.findOneBy({ id });
-    return row ? toRecord(row) : null;
+    // Read at each step of a turn: the SQL without the query builder (as createQueued's row).
+    const rows = (await this.ds.query(`SELECT * FROM "agent_turn" WHERE "id" = $1`, [id])) as TurnRow[];
+    return rows[0] ? turnFromRow(rows[0]) : null;
   }
 
   async findActive(conversationId: string): Promise<TurnRecord | null> {

@@ -3,6 +3,7 @@ import type { DataSource, Repository } from 'typeorm';
 import { type NewSpace, SpaceRepository, type SpacePatch } from '#core/ports/space.repository.port.js';
 import type { Space } from '#core/kernel/space.js';
 import { SpaceEntity } from '../database/entities/space.entity.js';
+import { entityColumns } from '../database/entity-columns.js';
 
 /**
  * How a space's folder is stored: relative to the data folder when inside it (`spaces/<id>`,
@@ -51,9 +52,13 @@ export class TypeormSpaceRepository extends SpaceRepository {
   }
 
   async findById(id: string): Promise<Space | null> {
-    const row = await this.repo.findOneBy({ id });
-    return row ? toSpace(row, this.dataDir) : null;
+    // Read by every turn and channel message: the SQL without the query builder (entityColumns).
+    this.columnList ??= entityColumns(this.repo);
+    const rows: SpaceEntity[] = await this.ds.query(`SELECT ${this.columnList} FROM "space" WHERE "id" = $1`, [id]);
+    return rows[0] ? toSpace(rows[0], this.dataDir) : null;
   }
+
+  private columnList: string | null = null;
 
   async insert(space: NewSpace): Promise<Space> {
     // The next position is computed in the INSERT itself, so concurrent creates stay ordered.
