@@ -39,8 +39,12 @@ export interface JobMap {
   'team.run-deadline': { teamId: string; epochId: string };
   /** Ingests one source of a knowledge base at one content hash; the job id names (knowledge base, source, hash, generation). */
   'knowledge.ingest': { kbId: string; sourceId: string; hash: string; batchId: string };
-  /** A channel message (already claimed once per instance and platform message id): dispatch it. */
-  'channel.inbound': { instanceId: string; message: ChannelInboundJob };
+  /**
+   * A channel message (already claimed once per instance and platform message id): dispatch it.
+   * `appId`: the instance's digital human when the message was received (read beside the
+   * instance by the dispatch; jobs queued before it was added have none).
+   */
+  'channel.inbound': { instanceId: string; message: ChannelInboundJob; appId?: string };
   /** A reply to a channel thread, in parts already split to the platform's limit, sent in order. */
   'channel.reply': {
     instanceId: string;

@@ -89,6 +89,12 @@ export class FakeChannelRepository extends ChannelRepository {
     return true;
   }
 
+  async claimMany(keys: readonly string[]): Promise<Set<string>> {
+    const claimed = new Set<string>();
+    for (const key of keys) if (await this.claim(key)) claimed.add(key);
+    return claimed;
+  }
+
   async release(key: string): Promise<void> {
     this.claims.delete(key);
   }

@@ -149,7 +149,11 @@ export class ChannelConnections implements OnApplicationBootstrap, OnModuleDestr
       held.connection = await provider.connect(record, {
         receive: async (message) => {
           if (abort.signal.aborted) return;
-          await this.channels.accept(instanceId, message);
+          await this.channels.accept(instanceId, message, record.appId);
+        },
+        receiveMany: async (messages) => {
+          if (abort.signal.aborted) return;
+          await this.channels.acceptMany(instanceId, messages, record.appId);
         },
         action: async (action) => {
           if (abort.signal.aborted) return;

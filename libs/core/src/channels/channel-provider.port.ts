@@ -97,6 +97,8 @@ export type WebhookParse =
 export interface ConnectionSink {
   /** A message came in: claimed (once per platform message id) and queued. */
   receive(message: InboundMessage): Promise<void>;
+  /** A batch of messages read at once (a poll's answer): as `receive` for each, claimed together. */
+  receiveMany(messages: readonly InboundMessage[]): Promise<void>;
   /** A button was pressed: handled once per action id (see InboundAction). */
   action(action: InboundAction): Promise<void>;
   /** The connection's state changed (`online` once connected; `offline` with the reason). */

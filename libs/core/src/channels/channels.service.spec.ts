@@ -335,6 +335,46 @@ describe('ChannelsService', () => {
       assert.equal(await service.accept('i-1', message), false);
       assert.equal(queue.named('channel.inbound').length, 0);
     });
+
+    it('claims and queues a batch together: each message once, repeats and copies in it starting nothing', async () => {
+      const other = { ...message, messageId: 'm-2', chatId: 'c-2' };
+      const third = { ...message, messageId: 'm-3', chatId: 'c-3' };
+      assert.equal(await service.accept('i-1', message), true, 'm-1 queued before the batch');
+      // m-3 was claimed by a replica that died before its job: the batch's repeat queues it.
+      assert.equal(await records.claim(messageClaimKey('i-1', 'm-3')), true);
+      await service.acceptMany('i-1', [message, other, other, third]);
+      const jobs = queue.named('channel.inbound');
+      assert.deepEqual(
+        jobs.map((j) => j.data.message.messageId),
+        ['m-1', 'm-2', 'm-3'],
+      );
+      assert.equal(jobs[1]!.options.uniqueId, true, 'a first claim skips the look-up for a kept failed job');
+      assert.notEqual(jobs[2]!.options.uniqueId, true, "a repeat's re-add keeps it");
+      for (const id of ['m-1', 'm-2', 'm-3'])
+        assert.equal(await records.claimed(`${messageClaimKey('i-1', id)}:queued`), true, `${id} marked queued`);
+      // The same batch again (a poll after a failure before the cursor moved): nothing more.
+      queue.jobs.clear();
+      await service.acceptMany('i-1', [message, other, third]);
+      assert.equal(queue.named('channel.inbound').length, 0);
+    });
+
+    it("releases a batch's messages the queue refused (the platform's retry is taken) and marks the rest queued", async () => {
+      const other = { ...message, messageId: 'm-2', chatId: 'c-2' };
+      const add = queue.add.bind(queue);
+      queue.add = async (name, data, options) => {
+        if ((data as { message?: { messageId: string } }).message?.messageId === 'm-2') throw new Error('queue down');
+        return add(name, data, options);
+      };
+      await assert.rejects(service.acceptMany('i-1', [message, other]), /queue down/);
+      assert.equal(await records.claimed(`${messageClaimKey('i-1', 'm-1')}:queued`), true);
+      assert.equal(await records.claimed(messageClaimKey('i-1', 'm-2')), false, 'released');
+      queue.add = add;
+      await service.acceptMany('i-1', [message, other]);
+      assert.deepEqual(
+        queue.named('channel.inbound').map((j) => j.data.message.messageId),
+        ['m-1', 'm-2'],
+      );
+    });
   });
 
   describe('dispatch', () => {
@@ -357,6 +397,42 @@ describe('ChannelsService', () => {
         chat.submitted.map((s) => s.message),
         ['hi'],
       );
+    });
+
+    it("reads the app the job names beside the instance, and the instance's own when it names another", async () => {
+      const { id } = await create();
+      const read: string[] = [];
+      const app = chat.app.bind(chat);
+      chat.app = async (appId) => {
+        read.push(appId);
+        return app(appId);
+      };
+      const message = (n: number) => ({
+        messageId: `m-${n}`,
+        chatId: `c-${n}`,
+        chatType: 'direct' as const,
+        from: { id: `u-${n}` },
+        text: `hi ${n}`,
+        mentioned: false,
+      });
+      await service.dispatch({ instanceId: id, message: message(1), appId: 'app-1' });
+      assert.deepEqual(read, ['app-1'], 'one read, beside the instance');
+      // The instance was given to another digital human after the message was received.
+      await service.dispatch({ instanceId: id, message: message(2), appId: 'app-2' });
+      assert.deepEqual(read, ['app-1', 'app-2', 'app-1'], "the instance's app is read again");
+      // A job queued before jobs carried the app.
+      await service.dispatch({ instanceId: id, message: message(3) });
+      assert.deepEqual(read, ['app-1', 'app-2', 'app-1', 'app-1']);
+      assert.deepEqual(
+        chat.submitted.map((s) => [s.app.id, s.message]),
+        [
+          ['app-1', 'hi 1'],
+          ['app-1', 'hi 2'],
+          ['app-1', 'hi 3'],
+        ],
+      );
+      // The thread's record is written once its turn has started (for the lists).
+      assert.equal((await records.findThread(id, 'c-3'))?.appId, 'app-1');
     });
   });
 

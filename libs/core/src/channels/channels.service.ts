@@ -332,7 +332,7 @@ export class ChannelsService implements OnModuleInit {
     const unsafe = findUnsafeText(body, 'body') ?? findUnsafeText(parsed.messages, 'message');
     if (unsafe) return { accepted: false, refusal: 'bad-body', error: `${unsafe.field} ${unsafe.reason}` };
     if (instance.enabled) {
-      for (const message of parsed.messages) await this.accept(instance.id, message);
+      for (const message of parsed.messages) await this.accept(instance.id, message, instance.appId);
       for (const action of parsed.actions ?? []) await this.action(instance.id, action);
     }
     return { accepted: true, response: parsed.response ?? { ok: true, received: true } };
@@ -342,48 +342,94 @@ export class ChannelsService implements OnModuleInit {
    * A platform message, from any transport: claimed once per instance and message id, then
    * queued. A repeat (the same id again, from any replica) does nothing.
    */
-  async accept(instanceId: string, message: InboundMessage): Promise<boolean> {
+  async accept(instanceId: string, message: InboundMessage, appId?: string): Promise<boolean> {
     const key = messageClaimKey(instanceId, message.messageId);
-    const queuedMark = `${key}:queued`;
-    // After a first claim the job's id has never been used, so the queue's look-up for a kept
-    // failed job of that id (a round trip before the turn can start) is left out; a repeat's
-    // re-add keeps it.
-    const queue = (first: boolean) =>
-      this.queue.add(
-        'channel.inbound',
-        { instanceId, message },
-        { jobId: channelInboundJobId(instanceId, message.messageId), uniqueId: first },
-      );
     if (!(await this.records.claim(key))) {
-      // A repeat. The first delivery's replica may have died between its claim and its job (the
-      // platform, or a webhook sender, then retries): the job is added again under the same id,
-      // a no-op while that job exists, until the message is marked queued.
-      if (!(await this.records.claimed(queuedMark))) {
-        await queue(false);
-        await this.records.claim(queuedMark);
-      }
+      await this.acceptRepeat(instanceId, message, appId);
       return false;
     }
-    try {
-      await queue(true);
-    } catch (err) {
-      // Not queued: not kept as received, so the platform's retry is taken.
-      await this.records.release(key);
-      throw err;
-    }
-    await this.records.claim(queuedMark);
+    await this.queueClaimed(instanceId, [message], appId);
     return true;
+  }
+
+  /**
+   * A connection's batch of messages (a Telegram `getUpdates` answer), as `accept` for each, with
+   * the claims and the queued marks written for the whole batch at once: after a takeover a
+   * batch holds every chat's message that waited at the platform, and each one's turn waits for
+   * the batch's claims (two statements, not two per message side by side).
+   */
+  async acceptMany(instanceId: string, messages: readonly InboundMessage[], appId?: string): Promise<void> {
+    const keys = [...new Set(messages.map((m) => messageClaimKey(instanceId, m.messageId)))];
+    const claimed = await this.records.claimMany(keys);
+    const first: InboundMessage[] = [];
+    const repeats: InboundMessage[] = [];
+    for (const m of messages) {
+      // A message twice in one batch: its first copy is the claimed one.
+      if (claimed.delete(messageClaimKey(instanceId, m.messageId))) first.push(m);
+      else repeats.push(m);
+    }
+    await Promise.all([
+      this.queueClaimed(instanceId, first, appId),
+      ...repeats.map((m) => this.acceptRepeat(instanceId, m, appId)),
+    ]);
+  }
+
+  /** Queues messages just claimed, then marks them queued; one not queued is released (the platform's retry is taken). */
+  private async queueClaimed(instanceId: string, messages: readonly InboundMessage[], appId?: string): Promise<void> {
+    if (messages.length === 0) return;
+    // After a first claim the job's id has never been used, so the queue's look-up for a kept
+    // failed job of that id (a round trip before the turn can start) is left out.
+    const queued = await Promise.allSettled(
+      messages.map((message) =>
+        this.queue.add('channel.inbound', inboundJob(instanceId, message, appId), {
+          jobId: channelInboundJobId(instanceId, message.messageId),
+          uniqueId: true,
+        }),
+      ),
+    );
+    const failed = messages.filter((_, i) => queued[i]!.status === 'rejected');
+    const marks = messages
+      .filter((_, i) => queued[i]!.status === 'fulfilled')
+      .map((m) => `${messageClaimKey(instanceId, m.messageId)}:queued`);
+    await Promise.all([
+      marks.length === 1 ? this.records.claim(marks[0]!) : this.records.claimMany(marks),
+      ...failed.map((m) => this.records.release(messageClaimKey(instanceId, m.messageId))),
+    ]);
+    const error = queued.find((q): q is PromiseRejectedResult => q.status === 'rejected');
+    if (error) throw error.reason;
+  }
+
+  /**
+   * A message claimed before. The first delivery's replica may have died between its claim and
+   * its job (the platform, or a webhook sender, then retries): the job is added again under the
+   * same id, a no-op while that job exists, until the message is marked queued.
+   */
+  private async acceptRepeat(instanceId: string, message: InboundMessage, appId?: string): Promise<void> {
+    const queuedMark = `${messageClaimKey(instanceId, message.messageId)}:queued`;
+    if (await this.records.claimed(queuedMark)) return;
+    // A repeat's re-add keeps the queue's look-up for a kept failed job of its id.
+    await this.queue.add('channel.inbound', inboundJob(instanceId, message, appId), {
+      jobId: channelInboundJobId(instanceId, message.messageId),
+      uniqueId: false,
+    });
+    await this.records.claim(queuedMark);
   }
 
   /** The queued message: the dispatch rules, then a turn of the chat's thread (or a command). */
   async dispatch(job: JobMap['channel.inbound']): Promise<void> {
-    const instance = await this.records.findInstance(job.instanceId);
+    // The instance and its digital human side by side (the job says which app the instance had
+    // when the message came; should it have changed since, the app is read again). Read once
+    // for the whole message: the turn's submit is handed what was read.
+    const [instance, appAtReceipt] = await Promise.all([
+      this.records.findInstance(job.instanceId),
+      job.appId === undefined ? undefined : this.chat.app(job.appId),
+    ]);
     if (!instance || !instance.enabled) return;
     const provider = this.providers.find(instance.type);
     if (!provider) return;
     const m = job.message;
-    // Read once for the whole message: the turn's submit is handed what was read.
-    const app = await this.chat.app(instance.appId);
+    const app =
+      appAtReceipt !== undefined && instance.appId === job.appId ? appAtReceipt : await this.chat.app(instance.appId);
     if (app === null) {
       if (!this.loggedMissingApp.has(instance.id)) {
         this.loggedMissingApp.add(instance.id);
@@ -408,28 +454,29 @@ export class ChannelsService implements OnModuleInit {
       replyTo: m.messageId,
     };
     // The thread's record and its live event serve the lists (`GET /api/im-sessions`, the web
-    // app); nothing below reads them back for this message, so they are written beside the rest
-    // (two round trips off a turn's start) and settled before the job ends: a failure fails the
-    // job, which runs again (the message's record id keeps that to one turn).
-    const noted = Promise.all([
-      this.records.touchThread({
-        instanceId: instance.id,
-        chatId: m.chatId,
-        appId: instance.appId,
-        channel: instance.type,
-        chatType: m.chatType,
-        conversationId: threadId,
-        displayName: m.chatName ?? m.from.name ?? m.chatId,
-        lastMessageAt: new Date(),
-        peerId: m.chatType === 'direct' ? m.from.id : null,
-      }),
-      this.publishSession(origin, instance.appId, text),
-    ]);
-    noted.catch(() => undefined); // awaited below; this only keeps an early failure from counting as unhandled
+    // app); nothing on the way to the turn reads them back, so they are written once the turn has
+    // started (two round trips and an event off its start: when a burst comes, as the updates a
+    // polling takeover piled up, every message's start waits for the work of all the others)
+    // and settled before the job ends: a failure fails the job, which runs again (the message's
+    // record id keeps that to one turn).
+    const receivedAt = new Date();
     try {
       await this.dispatchToThread(instance, provider, m, text, threadId, origin, app);
     } finally {
-      await noted;
+      await Promise.all([
+        this.records.touchThread({
+          instanceId: instance.id,
+          chatId: m.chatId,
+          appId: instance.appId,
+          channel: instance.type,
+          chatType: m.chatType,
+          conversationId: threadId,
+          displayName: m.chatName ?? m.from.name ?? m.chatId,
+          lastMessageAt: receivedAt,
+          peerId: m.chatType === 'direct' ? m.from.id : null,
+        }),
+        this.publishSession(origin, instance.appId, text),
+      ]);
     }
   }
 
@@ -493,11 +540,6 @@ export class ChannelsService implements OnModuleInit {
     )
       return;
     const message = m.chatType === 'group' ? `[${m.from.name ?? m.from.id}] ${text}` : text;
-    // The typing indicator is a platform call (Telegram's sendChatAction: a round trip to the
-    // platform); the turn does not wait for it: it runs beside the submit and is settled after.
-    const typing = provider
-      .sendTyping?.(instance, { chatId: m.chatId, chatType: m.chatType, replyTo: m.messageId })
-      .catch(() => undefined);
     const outcome = await this.chat.submit({
       app,
       threadId,
@@ -510,7 +552,11 @@ export class ChannelsService implements OnModuleInit {
       // message recorded under this id, in the same transaction as its turn: 'duplicate'.
       messageId: channelMessageRecordId(instance.id, m.messageId),
     });
-    await typing;
+    // The typing indicator is a platform call (Telegram's sendChatAction): sent once the turn has
+    // started, not on its way (the model's answer comes after it in any case).
+    await provider
+      .sendTyping?.(instance, { chatId: m.chatId, chatType: m.chatType, replyTo: m.messageId })
+      .catch(() => undefined);
     if (outcome === 'merged')
       await this.queueReply(origin, ChannelTexts.merged, `merged:${instance.id}:${m.messageId}`, provider);
   }
@@ -914,6 +960,11 @@ export class ChannelsService implements OnModuleInit {
     if (!thread || thread.appId !== appId || (chatType && thread.chatType !== chatType)) return null;
     return thread;
   }
+}
+
+/** A `channel.inbound` job's data (`appId` only where the receiver knew it). */
+function inboundJob(instanceId: string, message: InboundMessage, appId?: string): JobMap['channel.inbound'] {
+  return appId === undefined ? { instanceId, message } : { instanceId, message, appId };
 }
 
 function presentThread(t: ChannelThreadRecord): ImSessionDto {

@@ -63,6 +63,8 @@ export abstract class ChannelRepository {
   abstract setCursor(id: string, cursor: string): Promise<void>;
   /** True for exactly one caller per key, ever (until released). */
   abstract claim(key: string): Promise<boolean>;
+  /** `claim` for many keys in one go: answers the keys claimed by this call. */
+  abstract claimMany(keys: readonly string[]): Promise<Set<string>>;
   abstract release(key: string): Promise<void>;
   /** Whether `key` was claimed (and not released). */
   abstract claimed(key: string): Promise<boolean>;

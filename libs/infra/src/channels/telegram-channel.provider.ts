@@ -199,25 +199,29 @@ export class TelegramChannelProvider extends ChannelProvider {
         if (failures > 0) await sink.state('online', null);
         failures = 0;
         if (updates.length === 0) continue;
-        // A batch's chats are taken side by side, each chat's updates in order: the last update
-        // of a batch of many chats no longer waits for every earlier one's round trips. The
-        // cursor moves past the batch once all of it is taken; a failure (or a death) before
-        // that fetches the batch again, and the updates already taken are repeats (claimed by
-        // message and action id: they start nothing).
-        const taken = await Promise.allSettled(
+        // A batch's messages are claimed and queued together (after a takeover it holds every
+        // chat's message that waited at the platform), read side by side by chat, each chat's in
+        // order; button presses are handled after them, in order. The cursor moves past the
+        // batch once all of it is taken; a failure (or a death) before that fetches the batch
+        // again, and the updates already taken are repeats (claimed by message and action id:
+        // they start nothing).
+        const read = await Promise.all(
           [...byChat(updates).values()].map(async (chat) => {
+            const messages: InboundMessage[] = [];
             for (const update of chat) {
-              if (sink.signal.aborted) return;
               const message = update.message ? await this.toInbound(instance, update.message, me) : null;
-              if (message) await sink.receive(message);
-              const action = update.callback_query ? toAction(update.callback_query) : null;
-              if (action) await sink.action(action);
+              if (message) messages.push(message);
             }
+            return messages;
           }),
         );
         if (sink.signal.aborted) return;
-        const failed = taken.find((t): t is PromiseRejectedResult => t.status === 'rejected');
-        if (failed) throw failed.reason;
+        await sink.receiveMany(read.flat());
+        for (const update of updates) {
+          const action = update.callback_query ? toAction(update.callback_query) : null;
+          if (action && !sink.signal.aborted) await sink.action(action);
+        }
+        if (sink.signal.aborted) return;
         await sink.setCursor(String(Math.max(...updates.map((u) => u.update_id)) + 1));
       } catch (err) {
         if (sink.signal.aborted) return;

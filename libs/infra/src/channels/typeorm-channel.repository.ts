@@ -154,6 +154,15 @@ export class TypeormChannelRepository extends ChannelRepository {
     return rows.length > 0;
   }
 
+  async claimMany(keys: readonly string[]): Promise<Set<string>> {
+    if (keys.length === 0) return new Set();
+    const rows = (await this.ds.query(
+      `INSERT INTO channel_claim (key) SELECT unnest($1::text[]) ON CONFLICT (key) DO NOTHING RETURNING key`,
+      [keys],
+    )) as { key: string }[];
+    return new Set(rows.map((r) => r.key));
+  }
+
   async claimed(key: string): Promise<boolean> {
     const rows = (await this.ds.query(`SELECT 1 FROM channel_claim WHERE key = $1`, [key])) as Row[];
     return rows.length > 0;

@@ -51,8 +51,15 @@ export class AppChannelChat extends ChannelChat {
   async submit(input: ChannelTurnInput): Promise<'started' | 'merged' | 'duplicate'> {
     // The app comes as the channel read it for this message: only the thread is read here.
     const { app } = input;
-    const existing = await this.conversations.findById(input.threadId);
-    const space = await this.spaces.get(existing?.spaceId ?? app.spaceId ?? TEMP_SPACE_ID);
+    // The thread and its digital human's space side by side: a thread lies in that space unless
+    // it was opened elsewhere (then its own space is read after).
+    const appSpaceId = app.spaceId ?? TEMP_SPACE_ID;
+    const [existing, appSpace] = await Promise.all([
+      this.conversations.findById(input.threadId),
+      this.spaces.get(appSpaceId).catch(() => null),
+    ]);
+    const spaceId = existing?.spaceId ?? appSpaceId;
+    const space = appSpace !== null && spaceId === appSpaceId ? appSpace : await this.spaces.get(spaceId);
     if (!existing) await this.conversations.openWithId(space.id, input.threadId, { title: input.title, appId: app.id });
     return this.agent.submitMessage({
       kind: 'app-chat',
