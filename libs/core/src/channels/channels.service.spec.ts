@@ -434,6 +434,50 @@ describe('ChannelsService', () => {
       // The thread's record is written once its turn has started (for the lists).
       assert.equal((await records.findThread(id, 'c-3'))?.appId, 'app-1');
     });
+
+    it('takes a burst a few messages at a time, first come first served', async () => {
+      const { id } = await create();
+      const submit = chat.submit.bind(chat);
+      const gates: Array<() => void> = [];
+      let inside = 0;
+      let most = 0;
+      chat.submit = async (input) => {
+        inside++;
+        most = Math.max(most, inside);
+        await new Promise<void>((resolve) => gates.push(resolve));
+        inside--;
+        return submit(input);
+      };
+      const burst = Array.from({ length: 7 }, (_, n) =>
+        service.dispatch({
+          instanceId: id,
+          appId: 'app-1',
+          message: {
+            messageId: `b-${n}`,
+            chatId: `c-${n}`,
+            chatType: 'direct',
+            from: { id: `u-${n}` },
+            text: `m${n}`,
+            mentioned: false,
+          },
+        }),
+      );
+      const settle = async () => {
+        for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+      };
+      await settle();
+      assert.equal(gates.length, 4, 'four at once');
+      while (gates.length > 0) {
+        gates.shift()!();
+        await settle();
+      }
+      await Promise.all(burst);
+      assert.equal(most, 4);
+      // The four taken at once go side by side; the rest in the order they came.
+      const order = chat.submitted.map((s) => s.message);
+      assert.deepEqual(order.slice(0, 4).sort(), ['m0', 'm1', 'm2', 'm3']);
+      assert.deepEqual(order.slice(4), ['m4', 'm5', 'm6']);
+    });
   });
 
   describe("a turn's reply", () => {

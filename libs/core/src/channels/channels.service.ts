@@ -38,6 +38,7 @@ import {
 } from '../ports/channel-chat.port.js';
 import { EventBus } from '../ports/event-bus.port.js';
 import { JobQueue } from '../ports/job-queue.port.js';
+import { FifoSlots } from '../kernel/fifo-slots.js';
 import type { PendingApproval, TurnRecord } from '../ports/turn.repository.port.js';
 import {
   type ActionOutcome,
@@ -105,6 +106,13 @@ export type ChannelHookOutcome =
 /** Back-off between the attempts to send one part of a reply (then the instance goes offline). */
 export const REPLY_RETRY_MS = [250, 1_000, 3_000, 8_000] as const;
 
+/**
+ * Channel messages one replica takes from their job to their turn's start at once: enough for
+ * each one's reads side by side on the connection pool (10), few enough that a burst's first
+ * messages start their turns without waiting for the last ones' work.
+ */
+const DISPATCHES_AT_ONCE = 4;
+
 /** Something that (re)starts an instance's connection when it changes: the lease keeper. */
 export interface InstanceWatcher {
   /** `reconnect`: someone asked for a fresh connection (not just a record change). */
@@ -124,6 +132,8 @@ export class ChannelsService implements OnModuleInit {
   private readonly logger = new Logger('Channels');
   /** Instances whose missing app was logged already (once per instance and process). */
   private readonly loggedMissingApp = new Set<string>();
+  /** Channel messages dispatched at once on this replica (see `dispatch`). */
+  private readonly dispatchSlots = new FifoSlots(DISPATCHES_AT_ONCE);
   private readonly watchers: InstanceWatcher[] = [];
 
   constructor(
@@ -417,6 +427,21 @@ export class ChannelsService implements OnModuleInit {
 
   /** The queued message: the dispatch rules, then a turn of the chat's thread (or a command). */
   async dispatch(job: JobMap['channel.inbound']): Promise<void> {
+    // A burst (the updates a polling takeover piled up, handed to this replica's workers at
+    // once) is dispatched first come first served, a few at a time: side by side, every message
+    // of it would reach its turn's start only when all of them do.
+    const release = await this.dispatchSlots.acquire();
+    let afterwards: (() => Promise<unknown>) | null;
+    try {
+      afterwards = await this.dispatchMessage(job);
+    } finally {
+      release();
+    }
+    await afterwards?.();
+  }
+
+  /** `dispatch` up to the turn's start; answers what is done after it (null when nothing). */
+  private async dispatchMessage(job: JobMap['channel.inbound']): Promise<(() => Promise<unknown>) | null> {
     // The instance and its digital human side by side (the job says which app the instance had
     // when the message came; should it have changed since, the app is read again). Read once
     // for the whole message: the turn's submit is handed what was read.
@@ -424,9 +449,9 @@ export class ChannelsService implements OnModuleInit {
       this.records.findInstance(job.instanceId),
       job.appId === undefined ? undefined : this.chat.app(job.appId),
     ]);
-    if (!instance || !instance.enabled) return;
+    if (!instance || !instance.enabled) return null;
     const provider = this.providers.find(instance.type);
-    if (!provider) return;
+    if (!provider) return null;
     const m = job.message;
     const app =
       appAtReceipt !== undefined && instance.appId === job.appId ? appAtReceipt : await this.chat.app(instance.appId);
@@ -435,16 +460,16 @@ export class ChannelsService implements OnModuleInit {
         this.loggedMissingApp.add(instance.id);
         this.logger.warn(`channel ${instance.id}: a message for a digital human that no longer exists was ignored`);
       }
-      return;
+      return null;
     }
-    if (!inScope(instance.replyScope, m.chatType)) return;
-    if (chatIdProblem(m.chatId) !== null) return;
+    if (!inScope(instance.replyScope, m.chatType)) return null;
+    if (chatIdProblem(m.chatId) !== null) return null;
     let text = m.text;
     if (m.chatType === 'group') {
-      if (!m.mentioned) return;
+      if (!m.mentioned) return null;
       text = stripMentions(text);
     }
-    if (text.trim() === '' && (m.images ?? []).length === 0) return;
+    if (text.trim() === '' && (m.images ?? []).length === 0) return null;
     const threadId = channelThreadId(instance.appId, instance.type, m.chatType, m.chatId);
     const origin: ChannelTurnOrigin = {
       instanceId: instance.id,
@@ -454,16 +479,15 @@ export class ChannelsService implements OnModuleInit {
       replyTo: m.messageId,
     };
     // The thread's record and its live event serve the lists (`GET /api/im-sessions`, the web
-    // app); nothing on the way to the turn reads them back, so they are written once the turn has
-    // started (two round trips and an event off its start: when a burst comes, as the updates a
-    // polling takeover piled up, every message's start waits for the work of all the others)
-    // and settled before the job ends: a failure fails the job, which runs again (the message's
-    // record id keeps that to one turn).
+    // app), and the typing indicator is a platform call (Telegram's sendChatAction): nothing on
+    // the way to the turn needs them, so they are done once it has started (round trips, an
+    // event and a platform call off its start, and out of the dispatch slot) and settled before
+    // the job ends: a failure fails the job, which runs again (the message's record id keeps
+    // that to one turn).
     const receivedAt = new Date();
-    try {
-      await this.dispatchToThread(instance, provider, m, text, threadId, origin, app);
-    } finally {
-      await Promise.all([
+    const submitted = await this.dispatchToThread(instance, provider, m, text, threadId, origin, app);
+    return () =>
+      Promise.all([
         this.records.touchThread({
           instanceId: instance.id,
           chatId: m.chatId,
@@ -476,8 +500,12 @@ export class ChannelsService implements OnModuleInit {
           peerId: m.chatType === 'direct' ? m.from.id : null,
         }),
         this.publishSession(origin, instance.appId, text),
+        submitted
+          ? provider
+              .sendTyping?.(instance, { chatId: m.chatId, chatType: m.chatType, replyTo: m.messageId })
+              .catch(() => undefined)
+          : undefined,
       ]);
-    }
   }
 
   /** A message of a known thread: a command, an approval or escalation answer, else a turn. */
@@ -489,17 +517,17 @@ export class ChannelsService implements OnModuleInit {
     threadId: string,
     origin: ChannelTurnOrigin,
     app: ChannelApp,
-  ): Promise<void> {
+  ): Promise<boolean> {
     const command = parseCommand(text);
     if (command === 'stop') {
       await this.chat.stop(threadId);
       await this.queueReply(origin, ChannelTexts.stopped, `stop:${instance.id}:${m.messageId}`, provider);
-      return;
+      return false;
     }
     if (command === 'clear') {
       await this.chat.clear(threadId);
       await this.queueReply(origin, ChannelTexts.cleared, `clear:${instance.id}:${m.messageId}`, provider);
-      return;
+      return false;
     }
     let role = senderRole(instance, m.from.id, m.chatType);
     if (role === 'claims-ownership') {
@@ -514,7 +542,7 @@ export class ChannelsService implements OnModuleInit {
     }
     if (role === 'denied') {
       await this.queueReply(origin, ChannelTexts.denied, `deny:${instance.id}:${m.messageId}`, provider);
-      return;
+      return false;
     }
     const words = parseApprovalReply(text);
     if (words) {
@@ -530,7 +558,7 @@ export class ChannelsService implements OnModuleInit {
               ? decisionLine(words.approved, waiting.pending.name, m.from.name ?? m.from.id, words.reason)
               : ChannelTexts.nothingWaits;
         await this.queueReply(origin, answer, `approval-reply:${instance.id}:${m.messageId}`, provider);
-        return;
+        return false;
       }
     }
     if (
@@ -538,7 +566,7 @@ export class ChannelsService implements OnModuleInit {
       m.chatType === 'direct' &&
       (await this.answeredEscalation(instance, m, text, origin, provider))
     )
-      return;
+      return false;
     const message = m.chatType === 'group' ? `[${m.from.name ?? m.from.id}] ${text}` : text;
     const outcome = await this.chat.submit({
       app,
@@ -552,13 +580,9 @@ export class ChannelsService implements OnModuleInit {
       // message recorded under this id, in the same transaction as its turn: 'duplicate'.
       messageId: channelMessageRecordId(instance.id, m.messageId),
     });
-    // The typing indicator is a platform call (Telegram's sendChatAction): sent once the turn has
-    // started, not on its way (the model's answer comes after it in any case).
-    await provider
-      .sendTyping?.(instance, { chatId: m.chatId, chatType: m.chatType, replyTo: m.messageId })
-      .catch(() => undefined);
     if (outcome === 'merged')
       await this.queueReply(origin, ChannelTexts.merged, `merged:${instance.id}:${m.messageId}`, provider);
+    return true;
   }
 
   // ── tool approvals in a thread (docs/api/channels.md, "Tool approvals in a thread") ──────
