@@ -400,9 +400,9 @@ export class ChannelsService implements OnModuleInit {
     const failed = messages.filter((_, i) => queued[i]!.status === 'rejected');
     const marks = messages
       .filter((_, i) => queued[i]!.status === 'fulfilled')
-      .map((m) => `${messageClaimKey(instanceId, m.messageId)}:queued`);
+      .map((m) => queuedMark(instanceId, m.messageId));
     await Promise.all([
-      marks.length === 1 ? this.records.claim(marks[0]!) : this.records.claimMany(marks),
+      this.records.claimMany(marks),
       ...failed.map((m) => this.records.release(messageClaimKey(instanceId, m.messageId))),
     ]);
     const error = queued.find((q): q is PromiseRejectedResult => q.status === 'rejected');
@@ -415,14 +415,14 @@ export class ChannelsService implements OnModuleInit {
    * same id, a no-op while that job exists, until the message is marked queued.
    */
   private async acceptRepeat(instanceId: string, message: InboundMessage, appId?: string): Promise<void> {
-    const queuedMark = `${messageClaimKey(instanceId, message.messageId)}:queued`;
-    if (await this.records.claimed(queuedMark)) return;
+    const mark = queuedMark(instanceId, message.messageId);
+    if (await this.records.claimed(mark)) return;
     // A repeat's re-add keeps the queue's look-up for a kept failed job of its id.
     await this.queue.add('channel.inbound', inboundJob(instanceId, message, appId), {
       jobId: channelInboundJobId(instanceId, message.messageId),
       uniqueId: false,
     });
-    await this.records.claim(queuedMark);
+    await this.records.claim(mark);
   }
 
   /** The queued message: the dispatch rules, then a turn of the chat's thread (or a command). */
@@ -985,6 +985,10 @@ export class ChannelsService implements OnModuleInit {
     return thread;
   }
 }
+
+/** The mark that a claimed message's job was queued (a repeat then adds nothing). */
+const queuedMark = (instanceId: string, messageId: string): string =>
+  `${messageClaimKey(instanceId, messageId)}:queued`;
 
 /** A `channel.inbound` job's data (`appId` only where the receiver knew it). */
 function inboundJob(instanceId: string, message: InboundMessage, appId?: string): JobMap['channel.inbound'] {
