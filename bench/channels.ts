@@ -35,7 +35,8 @@
  * latency is mostly time spent waiting for a core. BENCH_THINK_MS (0) makes each chat pause
  * about that long (0.5–1.5×, at random) before its next message, and begin at a random moment
  * within it, as people do (not 50 chats in step): the latency of a machine with cores to spare.
- * Each run prints the machine's busy share (all cores, /proc/stat) and the messages per second.
+ * Each run prints the machine's busy share (all cores, /proc/stat) and the messages per second,
+ * and lists its BENCH_SLOWEST (15) slowest messages with their turn's start against the takeover.
  * BENCH_CPU_PROF=<dir> runs the replicas under `node --cpu-prof` (the killed one leaves none;
  * summarize one with dist/bench/profile-summary.js).
  */
@@ -64,6 +65,8 @@ const WARMUP_CHATS = Number(process.env.BENCH_WARMUP_CHATS ?? 10);
 const WARMUP_ROUNDS = Number(process.env.BENCH_WARMUP_ROUNDS ?? 3);
 /** A chat's pause between an answer and its next message (0: a closed loop, cores saturated). */
 const THINK_MS = Number(process.env.BENCH_THINK_MS ?? 0);
+/** How many of a run's slowest messages are listed (with their time against the takeover). */
+const SLOWEST = Number(process.env.BENCH_SLOWEST ?? 15);
 
 const note = (line: string): boolean => process.stderr.write(`[bench] ${line}\n`);
 const load = (): string =>
@@ -260,6 +263,8 @@ async function measure(round: number): Promise<Figures> {
     const caughtByKill: number[] = [];
     /** [turn-start time, latency] of every measured message, to split them at the kill. */
     const startedAt: Array<[number, number]> = [];
+    /** Every measured message's tag, latency and turn-start time (the slowest are printed). */
+    const measured: Array<{ tag: string; ms: number; at: number }> = [];
     let rr = 0;
     const deliverWebhook = async (body: object): Promise<number> => {
       const raw = JSON.stringify(body);
@@ -353,6 +358,7 @@ async function measure(round: number): Promise<Figures> {
             const received = Math.max(...times.filter((t) => t <= started));
             tgLatency.push(started - received);
             startedAt.push([started, started - received]);
+            measured.push({ tag, ms: started - received, at: started });
             if (times.length > 1) caughtByKill.push(started - times[0]!);
           }
           if (!ok) {
@@ -372,6 +378,7 @@ async function measure(round: number): Promise<Figures> {
           if (started) {
             whLatency.push(started - sentAt);
             startedAt.push([started, started - sentAt]);
+            measured.push({ tag, ms: started - sentAt, at: started });
           }
           if (!ok) {
             lost++;
@@ -430,6 +437,19 @@ async function measure(round: number): Promise<Figures> {
       }
     const firstPoll = tg.pollTimes.find((at) => at > killedAt);
     const takeoverMs = killedAt && firstPoll ? firstPoll - killedAt : NaN;
+    // Where the whole run's p99 comes from: its slowest messages, with their turn's start against
+    // the takeover (the first getUpdates after the kill).
+    const slowest = [...measured].sort((x, y) => y.ms - x.ms).slice(0, SLOWEST);
+    if (slowest.length > 0)
+      note(
+        `run ${round}: slowest ${slowest.length}: ` +
+          slowest
+            .map(
+              (x) =>
+                `${x.tag} ${x.ms} ms (${firstPoll ? `takeover${x.at - firstPoll >= 0 ? '+' : ''}${x.at - firstPoll} ms` : '-'})`,
+            )
+            .join(', '),
+      );
     const all = [...tgLatency, ...whLatency];
     const steady = startedAt.filter(([at]) => killedAt === 0 || at < killedAt).map(([, ms]) => ms);
     const afterTakeover = startedAt.filter(([at]) => firstPoll !== undefined && at > firstPoll).map(([, ms]) => ms);
