@@ -1,5 +1,6 @@
 import type { ConversationTitles } from '#core/agent/conversation-titles.js';
 import type { AgentTool } from '#core/kernel/tool.js';
+import type { Space } from '#core/kernel/space.js';
 import { KB_SEARCH, type KnowledgeScope, type KnowledgeTurn, KnowledgeTurns } from '#core/knowledge/knowledge-turns.js';
 import type { KnowledgeService } from '#core/knowledge/knowledge.service.js';
 import type { MemoryConsolidationService } from '#core/memory/memory-consolidation.service.js';
@@ -31,8 +32,8 @@ export class FakeSkills extends SkillsService {
     super({} as FileStore, {} as SpaceFolders, {} as SpaceRepository, { dataDir: '/data' });
   }
 
-  override async forTurn(spaceId: string, message: string | null): Promise<TurnSkills> {
-    this.asked.push(`${spaceId} ${message}`);
+  override async forTurn(space: Space, message: string | null): Promise<TurnSkills> {
+    this.asked.push(`${space.id} ${message}`);
     if (this.installed.length === 0) return { tools: [], prompt: '', names: [] };
     return { tools: [tool(SKILL_TOOL)], prompt: `Skills: ${this.installed.join(', ')}`, names: [...this.installed] };
   }

@@ -45,8 +45,10 @@ export class TurnPreamble {
     messages: readonly Message[];
     pins: ReadonlyArray<ModelPin | null>;
   }): Promise<(TurnGround & { skills: TurnSkills }) | TurnRefusal> {
-    const skills = await this.skills.forTurn(input.turn.spaceId, lastUserText(input.messages));
-    const ground = await this.prepare({ ...input, skillNames: skills.names });
+    // The space is read once for the skills and the preamble.
+    const space = await this.spaces.get(input.turn.spaceId);
+    const skills = await this.skills.forTurn(space, lastUserText(input.messages));
+    const ground = await this.prepare({ ...input, space, skillNames: skills.names });
     return isRefusal(ground) ? ground : { ...ground, skills };
   }
 
@@ -59,8 +61,10 @@ export class TurnPreamble {
     skillNames?: readonly string[];
     /** Model choices, most specific first (a conversation's pin, an app's override); null entries are skipped. */
     pins: ReadonlyArray<ModelPin | null>;
+    /** The turn's space when the caller read it already. */
+    space?: Space;
   }): Promise<TurnGround | TurnRefusal> {
-    const space = await this.spaces.get(input.turn.spaceId);
+    const space = input.space ?? (await this.spaces.get(input.turn.spaceId));
     if (input.messages && !input.messages.some((m) => m.role === 'assistant')) {
       const skills = [...(input.skillNames ?? [])];
       await input.io.emit(AgentChannels.sessionInfo, { slashCommands: skills, skills, agents: [] });

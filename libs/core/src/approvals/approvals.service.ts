@@ -180,8 +180,11 @@ export class ApprovalsService implements OnModuleInit {
   }
 
   private async policyOf(appId: string | null): Promise<ApprovalPolicy | null> {
-    const configured = await this.models.storedBranch(APPROVALS_KEY);
-    const app = appId ? await this.apps.findById(appId).catch(() => null) : null;
+    // Side by side: every turn's start reads both.
+    const [configured, app] = await Promise.all([
+      this.models.storedBranch(APPROVALS_KEY),
+      appId ? this.apps.findById(appId).catch(() => null) : null,
+    ]);
     const policy = effectivePolicy(app?.userOverrides[APPROVALS_KEY], configured);
     return isActivePolicy(policy) ? policy : null;
   }

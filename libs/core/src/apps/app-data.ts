@@ -4,6 +4,7 @@ import { TEMP_SPACE_ID } from '#contracts/spaces.js';
 import { FileStore } from '../ports/file-store.port.js';
 import { SpaceFolders } from '../ports/space-folders.port.js';
 import { SpaceRepository } from '../ports/space.repository.port.js';
+import type { Space } from '../kernel/space.js';
 
 /** Where an app keeps its data inside its space folder (docs/api.md, "Files on disk"). */
 export const appDataPath = (appId: string): string => `.svc/apps/${appId}`;
@@ -47,8 +48,10 @@ export class AppData {
   }
 
   /** The app's memory file (`memory.md` in its data folder), or null when there is none. */
-  async readMemory(appId: string, spaceId: string | null): Promise<string | null> {
-    const root = await this.spaceFolder(spaceId);
+  async readMemory(appId: string, spaceId: string | null, known?: Space): Promise<string | null> {
+    // A turn that read the app's space already hands it over (`known`): one read less.
+    const root =
+      known !== undefined && known.id === (spaceId ?? TEMP_SPACE_ID) ? known.path : await this.spaceFolder(spaceId);
     if (root === null) return null;
     try {
       const target = await this.files.resolve({ roots: [root], path: `${appDataPath(appId)}/memory.md`, base: root });

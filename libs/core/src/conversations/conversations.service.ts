@@ -145,8 +145,11 @@ export class ConversationsService implements ConversationCleanup {
 
   /** With messages from `fromMessageId` (inclusive) when it is one of them, else all. */
   async get(spaceId: string, conversationId: string, fromMessageId?: string): Promise<ConversationWithMessages> {
-    await this.requireSpace(spaceId);
-    const found = await this.conversations.findWithMessages(conversationId, fromMessageId || undefined);
+    // Side by side (a missing space answers first, as before): every turn's plan starts here.
+    const [, found] = await Promise.all([
+      this.requireSpace(spaceId),
+      this.conversations.findWithMessages(conversationId, fromMessageId || undefined),
+    ]);
     if (!found || found.conversation.spaceId !== spaceId)
       throw DomainError.notFound(ConversationErrors.notFound, ErrorCodes.CONVERSATION_NOT_FOUND);
     return found;

@@ -32,10 +32,13 @@ const human = (id: string, spaceId: string | null, skills: string[]): App =>
 describe('SkillsService', () => {
   let store: FakeFileStore;
   let service: SkillsService;
+  let spaces: FakeSpaceRepository;
+  /** A space as a turn read it. */
+  const space = async (id: string) => (await spaces.findById(id))!;
 
   beforeEach(async () => {
     store = new FakeFileStore().addFolder('/data', '/work/s1', '/work/s2', '/data/temp');
-    const spaces = new FakeSpaceRepository();
+    spaces = new FakeSpaceRepository();
     for (const [id, path] of [
       ['s1', '/work/s1'],
       ['s2', '/work/s2'],
@@ -161,7 +164,7 @@ describe('SkillsService', () => {
 
   describe('turns', () => {
     it('offer nothing when no skill is installed', async () => {
-      assert.deepEqual(await service.forTurn('s1', '/anything'), { tools: [], prompt: '', names: [] });
+      assert.deepEqual(await service.forTurn(await space('s1'), '/anything'), { tools: [], prompt: '', names: [] });
     });
 
     it('offer the Skill tool and the list, and load the skill a slash command names', async () => {
@@ -174,13 +177,13 @@ describe('SkillsService', () => {
           ],
         },
       ]);
-      const plain = await service.forTurn('s1', 'hello');
+      const plain = await service.forTurn(await space('s1'), 'hello');
       assert.deepEqual(plain.names, ['deploy']);
       assert.equal(plain.tools[0]!.name, 'Skill');
       assert.match(plain.prompt, /^## Skills\n/);
       assert.match(plain.prompt, /- deploy: ships it/);
       assert.doesNotMatch(plain.prompt, /loaded by the user's slash command/);
-      const loaded = await service.forTurn('s1', '/deploy now');
+      const loaded = await service.forTurn(await space('s1'), '/deploy now');
       assert.match(loaded.prompt, /## Skill \/deploy \(loaded by the user's slash command\)[\s\S]*Step one\./);
 
       const tool = plain.tools[0]!;

@@ -10,7 +10,7 @@ import { DomainError } from '../errors/domain-error.js';
 import { FileStore } from '../ports/file-store.port.js';
 import { SpaceFolders } from '../ports/space-folders.port.js';
 import { SpaceRepository } from '../ports/space.repository.port.js';
-import { SERVICE_FOLDER, SPACE_SKILLS_FOLDER } from '../kernel/space.js';
+import { SERVICE_FOLDER, SPACE_SKILLS_FOLDER, type Space } from '../kernel/space.js';
 import {
   type InstalledSkill,
   loadedSkillPrompt,
@@ -111,16 +111,22 @@ export class SkillsService {
 
   /** The skills a turn in `spaceId` sees: the space's and the global ones. */
   async list(spaceId: string): Promise<InstalledSkill[]> {
-    const own = spaceId === TEMP_SPACE_ID ? [] : await this.scan(await this.rootOf(spaceId, false), 'space');
-    return mergeSkills(own, await this.scan(await this.rootOf(null, false), 'global'));
+    return this.listIn(spaceId === TEMP_SPACE_ID ? null : await this.spaceOf(spaceId));
+  }
+
+  /** `list` for a space already read (null: the temporary space, which has no skills of its own). */
+  private async listIn(space: Space | null): Promise<InstalledSkill[]> {
+    const own = space === null ? [] : await this.scan(await this.rootIn(space, false), 'space');
+    return mergeSkills(own, await this.scan(await this.rootIn(null, false), 'global'));
   }
 
   /**
-   * The skills part of a turn: the `Skill` tool, the prompt naming the skills, and — when
-   * `message` starts with `/name` of an installed skill — that skill's instructions loaded.
+   * The skills part of a turn in `space` (as the turn read it): the `Skill` tool, the prompt
+   * naming the skills, and — when `message` starts with `/name` of an installed skill — that
+   * skill's instructions loaded.
    */
-  async forTurn(spaceId: string, message: string | null): Promise<TurnSkills> {
-    const skills = await this.list(spaceId);
+  async forTurn(space: Space, message: string | null): Promise<TurnSkills> {
+    const skills = await this.listIn(space.id === TEMP_SPACE_ID ? null : space);
     if (skills.length === 0) return { tools: [], prompt: '', names: [] };
     const parts = [skillsPrompt(skills)];
     const command = message ? slashCommandOf(message) : null;
@@ -166,17 +172,24 @@ export class SkillsService {
 
   /** The skills folder of a space (null: global); created when `create`. */
   private async rootOf(spaceId: string | null, create = true): Promise<string> {
+    return this.rootIn(spaceId === null ? null : await this.spaceOf(spaceId), create);
+  }
+
+  /** `rootOf` for a space already read (null: global). */
+  private async rootIn(space: Space | null, create: boolean): Promise<string> {
     let root = join(this.config.dataDir, 'skills');
-    if (spaceId !== null) {
-      const space = await this.spaces.findById(spaceId);
-      if (!space) throw DomainError.notFound('Space not found', ErrorCodes.SPACE_NOT_FOUND);
-      if (spaceId !== TEMP_SPACE_ID) {
-        root = join(space.path, SPACE_SKILLS_FOLDER);
-        await this.moveEarlierSkills(space.path, root);
-      }
+    if (space !== null && space.id !== TEMP_SPACE_ID) {
+      root = join(space.path, SPACE_SKILLS_FOLDER);
+      await this.moveEarlierSkills(space.path, root);
     }
     if (create) await this.folders.ensureFolder(root);
     return root;
+  }
+
+  private async spaceOf(spaceId: string): Promise<Space> {
+    const space = await this.spaces.findById(spaceId);
+    if (!space) throw DomainError.notFound('Space not found', ErrorCodes.SPACE_NOT_FOUND);
+    return space;
   }
 
   /** A space's skills from before they moved to `.claude/skills` move there once. */

@@ -133,7 +133,7 @@ export class TeamMemberPlanBuilder extends TurnPlanBuilder implements OnModuleIn
         app,
         workspacePath: space.path,
         now: new Date(this.clock.now()),
-        memory: await this.data.readMemory(app.id, app.spaceId),
+        memory: await this.data.readMemory(app.id, app.spaceId, space),
         toolNames: tools.names(),
         closing: briefing(team, me, members, edges),
       }),

@@ -55,6 +55,25 @@ describe('AppChatPlanBuilder', () => {
     w.skills.installed.push('tidy');
   });
 
+  it("reads the thread's space once for its preamble and the app's memory, once for its conversation", async () => {
+    const turn = await turnOf({ appId: app.id });
+    const read: string[] = [];
+    const findById = w.spaceRepo.findById.bind(w.spaceRepo);
+    w.spaceRepo.findById = async (id) => {
+      read.push(id);
+      return findById(id);
+    };
+    w.files.addFolder(`/data/spaces/s1/.svc/apps/${app.id}`);
+    w.files.addFile(`/data/spaces/s1/.svc/apps/${app.id}/memory.md`, 'Remember the milk.');
+    const plan = await planOf(turn);
+    // (The MCP servers' configuration is read from the temporary space's folder: not counted.)
+    assert.deepEqual(
+      read.filter((id) => id === 's1'),
+      ['s1', 's1'],
+    );
+    assert.match(plan.system, /Remember the milk\./);
+  });
+
   it("gives a web thread's turn the app's tools, prompt and memory, and announces the thread's update", async () => {
     const plan = await planOf(await turnOf({ appId: app.id }));
     assert.deepEqual(plan.tools.names(), [

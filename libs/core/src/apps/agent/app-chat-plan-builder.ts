@@ -167,7 +167,7 @@ export class AppChatPlanBuilder extends TurnPlanBuilder implements OnModuleInit 
           app,
           workspacePath: space.path,
           now: new Date(this.clock.now()),
-          memory: await this.data.readMemory(app.id, app.spaceId),
+          memory: await this.data.readMemory(app.id, app.spaceId, space),
           toolNames: tools.names(),
           closing: [
             ...(browser.prompt === null ? [] : [browser.prompt]),

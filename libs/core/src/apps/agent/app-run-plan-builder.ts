@@ -96,7 +96,7 @@ export class AppRunPlanBuilder extends TurnPlanBuilder implements OnModuleInit {
   ): Promise<TurnPlan> {
     const { runId, nudges, triggerType } = runRequestOf(turn);
     const { space } = ground;
-    const skills = await this.skills.forTurn(space.id, null);
+    const skills = await this.skills.forTurn(space, null);
     const messages = await this.runs.runMessages(app, runId);
     io.historyHolds(messages.map((m) => m.id));
     let final: RunReport | null = null;
@@ -129,7 +129,7 @@ export class AppRunPlanBuilder extends TurnPlanBuilder implements OnModuleInit {
           app,
           workspacePath: space.path,
           now: new Date(this.clock.now()),
-          memory: await this.data.readMemory(app.id, app.spaceId),
+          memory: await this.data.readMemory(app.id, app.spaceId, space),
           toolNames: tools.names(),
           closing: [
             ...(browser.prompt === null ? [] : [browser.prompt]),
