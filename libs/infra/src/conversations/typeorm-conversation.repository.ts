@@ -46,6 +46,16 @@ interface MessageRow {
   created_at: Date | string;
 }
 
+/** A message's columns joined to its conversation's row (null when it has none). */
+interface JoinedMessageColumns {
+  m_id: string | null;
+  m_position: number | null;
+  m_role: string | null;
+  m_content: string | null;
+  m_meta: Record<string, unknown> | null;
+  m_created_at: Date | string | null;
+}
+
 const CONVERSATION_COLUMNS = `c."id", c."space_id", c."title", c."starred", c."ephemeral", c."app_id", c."reasoning_effort",
   c."model_source_id", c."model_id", c."created_at", c."updated_at",
   (SELECT count(*)::int FROM "conversation_message" m WHERE m."conversation_id" = c."id") AS "message_count"`;
@@ -133,25 +143,34 @@ export class TypeormConversationRepository extends ConversationRepository {
   async findWithMessages(conversationId: string, fromMessageId?: string): Promise<ConversationWithMessages | null> {
     const id = conversationKey(conversationId);
     if (id === null) return null;
-    // One snapshot, so the count and the messages agree.
-    return this.ds.transaction('REPEATABLE READ', async (m) => {
-      const conversation = await this.findIn(m, id);
-      if (!conversation) return null;
-      let fromPosition = 0;
-      if (fromMessageId !== undefined && isUuid(fromMessageId)) {
-        const found = (await m.query(
-          `SELECT "position" FROM "conversation_message" WHERE "conversation_id" = $1 AND "id" = $2`,
-          [id, fromMessageId],
-        )) as Array<{ position: number }>;
-        if (found[0]) fromPosition = found[0].position;
-      }
-      const rows = (await m.query(
-        `SELECT ${MESSAGE_COLUMNS} FROM "conversation_message"
-         WHERE "conversation_id" = $1 AND "position" >= $2 ORDER BY "position"`,
-        [id, fromPosition],
-      )) as MessageRow[];
-      return { conversation, messages: rows.map(toMessage) };
-    });
+    // One statement, one snapshot: the count and the messages agree without a transaction (its
+    // begin, isolation level and commit were four more round trips on every turn's start). The
+    // conversation's row (and its count) is computed once, then joined to its messages.
+    const from = fromMessageId !== undefined && isUuid(fromMessageId) ? fromMessageId : null;
+    const rows = (await this.ds.query(
+      `WITH c AS MATERIALIZED (SELECT ${CONVERSATION_COLUMNS} FROM "conversation" c WHERE c."id" = $1)
+       SELECT c.*, m."id" AS "m_id", m."position" AS "m_position", m."role" AS "m_role",
+         m."content" AS "m_content", m."meta" AS "m_meta", m."created_at" AS "m_created_at"
+       FROM c LEFT JOIN "conversation_message" m ON m."conversation_id" = c."id" AND m."position" >= COALESCE(
+         (SELECT f."position" FROM "conversation_message" f WHERE f."conversation_id" = $1 AND f."id" = $2::uuid), 0)
+       ORDER BY m."position"`,
+      [id, from],
+    )) as Array<ConversationRow & JoinedMessageColumns>;
+    if (rows.length === 0) return null;
+    const messages = rows
+      .filter((r) => r.m_id !== null)
+      .map((r) =>
+        toMessage({
+          id: r.m_id!,
+          conversation_id: r.id,
+          position: r.m_position!,
+          role: r.m_role!,
+          content: r.m_content!,
+          meta: r.m_meta,
+          created_at: r.m_created_at!,
+        }),
+      );
+    return { conversation: toConversation(rows[0]!), messages };
   }
 
   async update(conversationId: string, patch: ConversationPatch): Promise<Conversation | null> {
