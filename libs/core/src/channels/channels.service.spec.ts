@@ -20,7 +20,7 @@ import type { AppConfig } from '../config/app-config.js';
 import { DomainError } from '../errors/domain-error.js';
 import { ModelSourcesService } from '../models/model-sources.service.js';
 import { ChannelTexts, messageClaimKey } from './channel-rules.js';
-import { ChannelsService } from './channels.service.js';
+import { ChannelsService, DISPATCH_SLOT_MAX_MS } from './channels.service.js';
 
 Logger.overrideLogger(false);
 
@@ -477,6 +477,51 @@ describe('ChannelsService', () => {
       const order = chat.submitted.map((s) => s.message);
       assert.deepEqual(order.slice(0, 4).sort(), ['m0', 'm1', 'm2', 'm3']);
       assert.deepEqual(order.slice(4), ['m4', 'm5', 'm6']);
+    });
+
+    it('gives a slot up when its dispatch hangs, so the next messages still start', async (t) => {
+      t.mock.timers.enable({ apis: ['setTimeout'] });
+      const { id } = await create();
+      const submit = chat.submit.bind(chat);
+      let hung = 0;
+      chat.submit = async (input) => {
+        // The first four never answer (a database that went silent); the others do.
+        if (hung < 4) {
+          hung++;
+          return new Promise<never>(() => undefined);
+        }
+        return submit(input);
+      };
+      const dispatchOf = (n: number) =>
+        service.dispatch({
+          instanceId: id,
+          appId: 'app-1',
+          message: {
+            messageId: `h-${n}`,
+            chatId: `c-${n}`,
+            chatType: 'direct',
+            from: { id: `u-${n}` },
+            text: `m${n}`,
+            mentioned: false,
+          },
+        });
+      for (let n = 0; n < 4; n++) void dispatchOf(n);
+      const next = dispatchOf(4);
+      const settle = async () => {
+        for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+      };
+      await settle();
+      assert.equal(hung, 4);
+      assert.equal(chat.submitted.length, 0, 'the fifth waits for a slot');
+      t.mock.timers.tick(DISPATCH_SLOT_MAX_MS - 1);
+      await settle();
+      assert.equal(chat.submitted.length, 0, 'not before the limit');
+      t.mock.timers.tick(1);
+      await next;
+      assert.deepEqual(
+        chat.submitted.map((s) => s.message),
+        ['m4'],
+      );
     });
   });
 

@@ -113,6 +113,13 @@ export const REPLY_RETRY_MS = [250, 1_000, 3_000, 8_000] as const;
  */
 const DISPATCHES_AT_ONCE = 4;
 
+/**
+ * A dispatch still running after this long (a query or a job store that never answers) gives
+ * its slot up: four such would otherwise stop the replica's channel messages for good. It runs
+ * on; its job's lock and the message's record id still keep the message to one turn.
+ */
+export const DISPATCH_SLOT_MAX_MS = 30_000;
+
 /** Something that (re)starts an instance's connection when it changes: the lease keeper. */
 export interface InstanceWatcher {
   /** `reconnect`: someone asked for a fresh connection (not just a record change). */
@@ -431,10 +438,18 @@ export class ChannelsService implements OnModuleInit {
     // once) is dispatched first come first served, a few at a time: side by side, every message
     // of it would reach its turn's start only when all of them do.
     const release = await this.dispatchSlots.acquire();
+    const overdue = setTimeout(() => {
+      this.logger.warn(
+        `channel ${job.instanceId}: a message's dispatch has run ${DISPATCH_SLOT_MAX_MS / 1000} s (is the database or the job store answering?): its slot goes to the next message`,
+      );
+      release();
+    }, DISPATCH_SLOT_MAX_MS);
+    overdue.unref?.();
     let afterwards: (() => Promise<unknown>) | null;
     try {
       afterwards = await this.dispatchMessage(job);
     } finally {
+      clearTimeout(overdue);
       release();
     }
     await afterwards?.();
