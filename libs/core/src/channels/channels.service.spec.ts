@@ -399,6 +399,16 @@ describe('ChannelsService', () => {
       );
     });
 
+    /** Message `m-<n>` of user `u-<n>` in a direct chat of their own (`c-<n>`). */
+    const directMessage = (n: number, text: string) => ({
+      messageId: `m-${n}`,
+      chatId: `c-${n}`,
+      chatType: 'direct' as const,
+      from: { id: `u-${n}` },
+      text,
+      mentioned: false,
+    });
+
     it("reads the app the job names beside the instance, and the instance's own when it names another", async () => {
       const { id } = await create();
       const read: string[] = [];
@@ -407,14 +417,7 @@ describe('ChannelsService', () => {
         read.push(appId);
         return app(appId);
       };
-      const message = (n: number) => ({
-        messageId: `m-${n}`,
-        chatId: `c-${n}`,
-        chatType: 'direct' as const,
-        from: { id: `u-${n}` },
-        text: `hi ${n}`,
-        mentioned: false,
-      });
+      const message = (n: number) => directMessage(n, `hi ${n}`);
       await service.dispatch({ instanceId: id, message: message(1), appId: 'app-1' });
       assert.deepEqual(read, ['app-1'], 'one read, beside the instance');
       // The instance was given to another digital human after the message was received.
@@ -435,6 +438,13 @@ describe('ChannelsService', () => {
       assert.equal((await records.findThread(id, 'c-3'))?.appId, 'app-1');
     });
 
+    /** The queued job of message `m<n>` from chat `c-<n>`. */
+    const chatMessageJob = (instanceId: string, n: number) => ({
+      instanceId,
+      appId: 'app-1',
+      message: directMessage(n, `m${n}`),
+    });
+
     it('takes a burst a few messages at a time, first come first served', async () => {
       const { id } = await create();
       const submit = chat.submit.bind(chat);
@@ -448,20 +458,7 @@ describe('ChannelsService', () => {
         inside--;
         return submit(input);
       };
-      const burst = Array.from({ length: 7 }, (_, n) =>
-        service.dispatch({
-          instanceId: id,
-          appId: 'app-1',
-          message: {
-            messageId: `b-${n}`,
-            chatId: `c-${n}`,
-            chatType: 'direct',
-            from: { id: `u-${n}` },
-            text: `m${n}`,
-            mentioned: false,
-          },
-        }),
-      );
+      const burst = Array.from({ length: 7 }, (_, n) => service.dispatch(chatMessageJob(id, n)));
       const settle = async () => {
         for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
       };
@@ -492,19 +489,7 @@ describe('ChannelsService', () => {
         }
         return submit(input);
       };
-      const dispatchOf = (n: number) =>
-        service.dispatch({
-          instanceId: id,
-          appId: 'app-1',
-          message: {
-            messageId: `h-${n}`,
-            chatId: `c-${n}`,
-            chatType: 'direct',
-            from: { id: `u-${n}` },
-            text: `m${n}`,
-            mentioned: false,
-          },
-        });
+      const dispatchOf = (n: number) => service.dispatch(chatMessageJob(id, n));
       for (let n = 0; n < 4; n++) void dispatchOf(n);
       const next = dispatchOf(4);
       const settle = async () => {
