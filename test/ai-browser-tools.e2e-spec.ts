@@ -17,6 +17,7 @@ import { NodeFileStore } from '#infra/files/node-file-store.js';
 import { browserSkipReason, CHROMIUM_PATH } from '#testing/browser.js';
 import { RecordingEventBus } from '#testing/fake-agent-ports.js';
 import { REPO_ROOT } from '#testing/test-server.js';
+import { waitFor } from '#testing/wait.js';
 
 /** A real skill of the public catalog, read from beside the repository (never copied into it). */
 const SKILL_SOURCE = join(
@@ -580,6 +581,43 @@ describe('AI browser tools against real Chromium', { skip: browserSkipReason() }
     await watch.close();
     const after = await call('browser_snapshot');
     assert.equal(after.isError, false, after.output);
+  });
+
+  it("a page opened on a profile while its last page's context is being saved keeps working", async () => {
+    const options = {
+      profile: 'closing-race',
+      device: 'pc' as const,
+      downloadDir: null,
+      downloadMaxBytes: 0,
+      checkNavigation: async () => null,
+    };
+    const first = await engine.openPage(options);
+    const save = profiles.save.bind(profiles);
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let saving = false;
+    profiles.save = async (profile, state) => {
+      if (profile === options.profile) {
+        saving = true;
+        await held;
+      }
+      return save(profile, state);
+    };
+    try {
+      // Another run of the profile takes its context just as the last page of it closes.
+      const secondOpening = engine.openPage(options);
+      await first.close();
+      const second = await secondOpening;
+      await waitFor(() => saving, 10_000, "the closed page's context is being saved");
+      release();
+      await new Promise((r) => setTimeout(r, 500));
+      await second.navigate(`${base}/`, 10_000);
+      assert.equal(second.isClosed(), false, 'the page opened meanwhile is still open');
+      await second.close();
+    } finally {
+      release();
+      profiles.save = save;
+    }
   });
 
   it('sign-in: openLogin opens the space profile, finishLogin saves it and closes the page', async () => {

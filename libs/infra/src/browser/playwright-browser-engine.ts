@@ -71,6 +71,9 @@ export class PlaywrightBrowserEngine extends BrowserEngine {
   private browser: Promise<Browser> | null = null;
   private readonly contexts = new Map<string, Promise<BrowserContext>>();
   private readonly pages = new Set<PlaywrightEnginePage>();
+  /** Contexts being saved and closed, and those closed (by us or with their browser). */
+  private readonly retiring = new WeakSet<BrowserContext>();
+  private readonly closedContexts = new WeakSet<BrowserContext>();
   private sandboxNoted = false;
 
   constructor(
@@ -102,18 +105,31 @@ export class PlaywrightBrowserEngine extends BrowserEngine {
     return enginePage;
   }
 
-  /** A context whose last page closed is saved to its profile and closed (contexts stay few). */
+  /**
+   * A context whose last page closed is saved to its profile and closed (contexts stay few). A
+   * page opened on it while it was being saved (another run of the profile took it just before)
+   * keeps it open: closing it then aborted that run's first navigation ("frame was detached").
+   */
   private async closeIfUnused(profile: string, device: DeviceMode, context: BrowserContext): Promise<void> {
     const key = `${profile}|${device}`;
-    if (context.pages().some((p) => !p.isClosed())) return;
+    const inUse = () => context.pages().some((p) => !p.isClosed());
+    if (inUse() || this.retiring.has(context) || this.closedContexts.has(context) || this.browser === null) return;
+    this.retiring.add(context);
     const current = this.contexts.get(key);
-    if (!current || (await current.catch(() => null)) !== context) return;
-    this.contexts.delete(key);
+    // From here on a new page of the profile gets a fresh context (this one's may still come).
+    if (current && (await current.catch(() => null)) === context) this.contexts.delete(key);
     try {
       await this.profiles.save(profile, (await context.storageState()) as BrowserStorageState);
     } catch (err) {
       this.logger.warn(`AI browser: could not save profile ${profile}: ${(err as Error).message}`);
     }
+    if (inUse()) {
+      // Kept for the page opened meanwhile; its own last close retires it again.
+      this.retiring.delete(context);
+      if (!this.contexts.has(key)) this.contexts.set(key, Promise.resolve(context));
+      return;
+    }
+    this.closedContexts.add(context);
     await context.close().catch(() => undefined);
   }
 
@@ -192,6 +208,7 @@ export class PlaywrightBrowserEngine extends BrowserEngine {
     });
     await context.addInitScript(SAME_WINDOW_SCRIPT);
     context.on('close', () => {
+      this.closedContexts.add(context);
       if (this.contexts.get(`${profile}|${device}`) !== undefined) this.contexts.delete(`${profile}|${device}`);
     });
     return context;
