@@ -61,6 +61,8 @@ describe(`AI browser sign-in through the live view (${testMode()})`, () => {
     viewer.send({ type: 'key', event: 'keyDown', key: 'Enter', text: '\r' });
     viewer.send({ type: 'key', event: 'keyUp', key: 'Enter' });
     await waitFor(() => site.submitted.includes('alice'), 15_000, 'the form submitted with the typed name');
+    // As a person finishes once the site says they are in: the browser holds the cookie by then.
+    await waitFor(() => site.welcomed.includes('alice'), 15_000, 'the welcome page came back with the session');
 
     const closed = viewer.closed;
     assert.deepEqual(okData(await api.post(`/api/browser/login-sessions/${viewId}/finish`)), { saved: true });

@@ -44,6 +44,7 @@ describe('AI browser views across two replicas', { skip: testMode() === 'service
     viewer.send({ type: 'key', event: 'keyDown', key: 'Enter', text: '\r' });
     viewer.send({ type: 'key', event: 'keyUp', key: 'Enter' });
     await waitFor(() => site.submitted.includes('bob'), 15_000, 'the form submitted through the relayed view');
+    await waitFor(() => site.welcomed.includes('bob'), 15_000, 'the welcome page came back with the session');
 
     // Finished from b: a saves the profile and closes the page; the relayed view ends too.
     const closed = viewer.closed;

@@ -132,6 +132,7 @@ describe('web app in Chromium: the AI browser (sign-in and live view)', { skip: 
     await screenshot(page, 'browser-sign-in');
     await page.keyboard.press('Enter');
     await waitFor(() => site.submitted.includes('alice'), WAIT, 'the form is submitted with the typed name');
+    await waitFor(() => site.welcomed.includes('alice'), WAIT, 'the welcome page came back with the session');
 
     await dialog.getByRole('button', { name: 'Done', exact: true }).click();
     await dialog.waitFor({ state: 'detached', timeout: WAIT });

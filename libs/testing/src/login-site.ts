@@ -6,7 +6,9 @@ import { WsTestClient } from './ws-client.js';
 /**
  * A site with a cookie session on 127.0.0.1, for sign-in tests: `/` is a form whose text box
  * fills the top of the page (so a click there focuses it at any viewport), Enter submits it,
- * and the answer to the submission sets `session=<user>`.
+ * and the answer to the submission sets `session=<user>`. The welcome page it answers with loads
+ * `/welcomed`, which notes the session cookie it comes with: once a name is in `welcomed` the
+ * browser holds the cookie (what a person sees before finishing a sign-in).
  */
 export class LoginSite {
   private constructor(
@@ -14,11 +16,20 @@ export class LoginSite {
     readonly url: string,
     /** The user names submitted, in order. */
     readonly submitted: string[],
+    /** The sessions (user names) the welcome page's request came back with, in order. */
+    readonly welcomed: string[],
   ) {}
 
   static async start(): Promise<LoginSite> {
     const submitted: string[] = [];
+    const welcomed: string[] = [];
     const server = createServer((req, res) => {
+      if (req.url === '/welcomed') {
+        const session = /(?:^|;\s*)session=([^;]*)/.exec(req.headers.cookie ?? '')?.[1];
+        if (session !== undefined) welcomed.push(decodeURIComponent(session));
+        res.writeHead(204).end();
+        return;
+      }
       if (req.method === 'POST' && req.url === '/login') {
         let body = '';
         req.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
@@ -29,7 +40,10 @@ export class LoginSite {
             'Content-Type': 'text/html; charset=utf-8',
             'Set-Cookie': `session=${encodeURIComponent(user)}; Path=/; Max-Age=3600; HttpOnly`,
           });
-          res.end(`<!doctype html><title>Welcome</title><h1>Welcome ${user.replace(/[<&]/g, '')}</h1>`);
+          res.end(
+            `<!doctype html><title>Welcome</title><h1>Welcome ${user.replace(/[<&]/g, '')}</h1>` +
+              '<img src="/welcomed" alt="">',
+          );
         });
         return;
       }
@@ -42,7 +56,7 @@ export class LoginSite {
       );
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    return new LoginSite(server, `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, submitted);
+    return new LoginSite(server, `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, submitted, welcomed);
   }
 
   async close(): Promise<void> {
