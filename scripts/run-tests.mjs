@@ -26,6 +26,21 @@ function walk(dir, suffix, out = []) {
 const pick = (files) =>
   filters.length === 0 ? files : files.filter((f) => filters.some((x) => relative(root, f).includes(x)));
 
+/**
+ * End-to-end files that run one at a time, after the others: those driving Chromium, those
+ * starting several replicas or killing processes, and those whose subject is timing under load
+ * (a stalled event loop, a burst of sign-ins, socket limits). Every other file runs beside
+ * another (`SVC_TEST_FILES_AT_ONCE`, 2): a pass computes on 1.15 of the CI machine's 2 cores on
+ * average when its files run one at a time, and each file's servers and data are its own.
+ */
+const ONE_AT_A_TIME = [
+  /ai-browser-|browser-|hostile-browser|hostile-surfaces|\/web-/,
+  /replicas|\/faults|lifecycle|upgrade|migrate-to-postgres|backup/,
+  /no-freeze|lockout-burst|socket-limits|triggers-schedule|triggers-webhook-queue/,
+];
+const filesAtOnce = Math.max(1, Number(process.env.SVC_TEST_FILES_AT_ONCE ?? 2) || 1);
+const runsAlone = (file) => ONE_AT_A_TIME.some((pattern) => pattern.test(relative(root, file)));
+
 const unitFiles = pick(walk(join(dist, 'libs'), '.spec.js').concat(walk(join(dist, 'apps'), '.spec.js')));
 const e2eFiles = pick(walk(join(dist, 'test'), '.e2e-spec.js')).sort();
 
@@ -60,7 +75,7 @@ function failuresOf(tap) {
  * ends, so two runs going at once (the two e2e passes) print one block each instead of
  * interleaved lines.
  */
-function runNodeTest(label, files, env, buffered = false) {
+function runNodeTest(label, files, env, buffered = false, concurrency = 1) {
   return new Promise((resolve) => {
     if (files.length === 0) return resolve();
     const started = Date.now();
@@ -76,7 +91,7 @@ function runNodeTest(label, files, env, buffered = false) {
       process.execPath,
       [
         '--test',
-        '--test-concurrency=1',
+        `--test-concurrency=${concurrency}`,
         '--test-timeout=180000',
         '--test-reporter=spec',
         '--test-reporter-destination=stdout',
@@ -184,15 +199,25 @@ if (e2eFiles.length > 0) {
   // so SVC_TEST_PASSES=together runs them at once on a machine with cores to spare. One after the
   // other stays the default: on 2 cores the slowest files come close to the per-test limit.
   const together = services.ok && process.env.SVC_TEST_PASSES === 'together';
-  const embeddedPass = () =>
-    runNodeTest(
-      'e2e (embedded: PGlite, BullMQ on Postgres backend, in-process events)',
-      e2eFiles,
-      { SVC_TEST_MODE: 'embedded', SVC_TEST_DB_TEMPLATE: template },
-      together,
+  // A pass runs its files side by side (`filesAtOnce`) but those of ONE_AT_A_TIME, which follow
+  // alone; with both passes at once (`together`) each pass runs its files one at a time.
+  const pass = async (label, env) => {
+    if (together || filesAtOnce === 1) return runNodeTest(label, e2eFiles, env, together);
+    await runNodeTest(
+      `${label}, ${filesAtOnce} files at once`,
+      e2eFiles.filter((f) => !runsAlone(f)),
+      env,
+      false,
+      filesAtOnce,
     );
-  const servicesPass = () =>
-    runNodeTest('e2e (services: Postgres + Redis)', e2eFiles, { SVC_TEST_MODE: 'services' }, together);
+    await runNodeTest(`${label}, one file at a time`, e2eFiles.filter(runsAlone), env);
+  };
+  const embeddedPass = () =>
+    pass('e2e (embedded: PGlite, BullMQ on Postgres backend, in-process events)', {
+      SVC_TEST_MODE: 'embedded',
+      SVC_TEST_DB_TEMPLATE: template,
+    });
+  const servicesPass = () => pass('e2e (services: Postgres + Redis)', { SVC_TEST_MODE: 'services' });
   if (together) {
     await Promise.all([embeddedPass(), servicesPass()]);
   } else {
