@@ -29,9 +29,10 @@ const pick = (files) =>
 /**
  * End-to-end files that run one at a time, after the others: those driving Chromium, those
  * starting several replicas or killing processes, and those whose subject is timing under load
- * (a stalled event loop, a burst of sign-ins, socket limits). Every other file runs beside
- * another (`SVC_TEST_FILES_AT_ONCE`, 2): a pass computes on 1.15 of the CI machine's 2 cores on
- * average when its files run one at a time, and each file's servers and data are its own.
+ * (a stalled event loop, a burst of sign-ins, socket limits). Every other file, and every unit
+ * file, runs beside another (`SVC_TEST_FILES_AT_ONCE`, 2): a pass computes on 1.15 of the CI
+ * machine's 2 cores on average when its files run one at a time, and each file's servers and
+ * data are its own.
  */
 const ONE_AT_A_TIME = [
   /ai-browser-|browser-|hostile-browser|hostile-surfaces|\/web-/,
@@ -186,7 +187,7 @@ async function prepareEmbeddedTemplate() {
 
 const { servicesAvailable } = await import(join(dist, 'libs/testing/src/test-env.js'));
 
-await runNodeTest('unit', unitFiles, {});
+await runNodeTest('unit', unitFiles, {}, false, filesAtOnce);
 
 if (e2eFiles.length > 0) {
   const previousMode = process.env.SVC_TEST_MODE;

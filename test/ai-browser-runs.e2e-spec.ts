@@ -216,9 +216,13 @@ describe('a digital human run with the AI browser', { skip }, () => {
         aiBrowserEnabled: true,
       }),
     );
-    const seen = blocksOf(h.model.requests.at(-1)!)
+    // The chat's own last request (found by its message: the model server is every turn's), not
+    // whatever reached the model last.
+    const chatRequest = h.model.requests.filter((r) => JSON.stringify(r.body.messages).includes('Check my account'));
+    const seen = blocksOf(chatRequest.at(-1)!)
       .filter((b) => b.type === 'tool_result')
       .map(textOf);
+    assert.equal(seen.length, 2, `the chat's navigation and snapshot: ${JSON.stringify(seen)}`);
     assert.match(seen[1]!, /heading "Please sign in"/);
     // A chat's page stays for its next turn: listed, active, owned by the conversation.
     const pages = h.okData<Array<{ conversationId: string; active: boolean; owned: boolean; title: string }>>(

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
-import { ImapFlow } from 'imapflow';
-import { type ParsedMail, simpleParser } from 'mailparser';
-import nodemailer from 'nodemailer';
+import type { ImapFlow } from 'imapflow';
+import type { ParsedMail } from 'mailparser';
 import type { ChannelConfigField } from '#contracts/channels.js';
 import {
   type ChannelConnection,
@@ -13,8 +12,18 @@ import {
 } from '#core/channels/channel-provider.port.js';
 import { parseCommand } from '#core/channels/channel-rules.js';
 import type { ChannelInstanceRecord } from '#core/ports/channel.repository.port.js';
+import { loadOnce } from '../common/load-once.js';
 import type { ChannelFetch } from './channel-fetch.js';
 import { abortableSleep } from './channel-fetch.js';
+
+/**
+ * The mail libraries (imapflow, mailparser, nodemailer: ~230 modules), loaded when an email
+ * instance first connects, parses or sends rather than with every server's start.
+ */
+const mailLibraries = loadOnce(async () => {
+  const [imap, parser, mailer] = await Promise.all([import('imapflow'), import('mailparser'), import('nodemailer')]);
+  return { ImapFlow: imap.ImapFlow, simpleParser: parser.simpleParser, nodemailer: mailer.default };
+});
 
 /** Email has no message length limit worth splitting at: a reply is one mail. */
 export const EMAIL_MAX_MESSAGE = 1_000_000;
@@ -206,6 +215,7 @@ export class EmailChannelProvider extends ChannelProvider {
     const host = String(c.imapHost ?? '');
     const target = await this.reach(host, 'IMAP');
     const tls = tlsMode(c.imapTls, 'tls');
+    const { ImapFlow } = await mailLibraries();
     const client = new ImapFlow({
       host: target.address ?? host,
       ...(target.address !== null && target.address !== host ? { servername: host } : {}),
@@ -332,6 +342,7 @@ export class EmailChannelProvider extends ChannelProvider {
     source: Buffer,
     fallbackId: string,
   ): Promise<InboundMessage | null> {
+    const { simpleParser } = await mailLibraries();
     const mail = await simpleParser(source, { skipHtmlToText: false, skipTextToHtml: true, skipImageLinks: true });
     const sender = mail.from?.value[0];
     const address = sender?.address?.trim().toLowerCase();
@@ -391,6 +402,7 @@ export class EmailChannelProvider extends ChannelProvider {
     const tls = tlsMode(c.smtpTls, 'starttls');
     const user = c.smtpUser !== undefined ? String(c.smtpUser) : String(c.imapUser ?? '');
     const pass = c.smtpPassword !== undefined && c.smtpPassword !== '' ? c.smtpPassword : c.imapPassword;
+    const { nodemailer } = await mailLibraries();
     const transport = nodemailer.createTransport({
       host: reached.address ?? host,
       port: port(c.smtpPort) ?? (tls === 'tls' ? 465 : tls === 'starttls' ? 587 : 25),
@@ -452,6 +464,7 @@ export class EmailChannelProvider extends ChannelProvider {
         { uid: true },
       );
       if (!found || !found.headers) return null;
+      const { simpleParser } = await mailLibraries();
       const mail = await simpleParser(found.headers);
       const references = idsOf(mail.references);
       const known = {
