@@ -35,7 +35,7 @@ const pick = (files) =>
  * data are its own.
  */
 const ONE_AT_A_TIME = [
-  /ai-browser-|browser-|hostile-browser|hostile-surfaces|\/web-/,
+  /browser-|hostile-browser|hostile-surfaces|\/web-/,
   /replicas|\/faults|lifecycle|upgrade|migrate-to-postgres|backup/,
   /no-freeze|lockout-burst|socket-limits|triggers-schedule|triggers-webhook-queue/,
 ];
