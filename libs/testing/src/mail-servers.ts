@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { ImapFlow } from 'imapflow';
 import { type ParsedMail, simpleParser } from 'mailparser';
 import { SMTPServer } from 'smtp-server';
+import { freePort } from './test-env.js';
 import { waitFor } from './wait.js';
 
 /** Whether Debian's dovecot (dovecot-imapd, installed by .ci/run) is here. */
@@ -16,14 +17,6 @@ export function dovecotInstalled(): boolean {
   } catch {
     return false;
   }
-}
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 /**

@@ -1,4 +1,5 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomInt } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import pg from 'pg';
 
@@ -24,16 +25,46 @@ export function uniqueSuffix(): string {
   return `${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/**
+ * Ports handed out for servers a test starts later (the server under test, nginx, dovecot…).
+ * Not the kernel's `listen(0)`: that hands out the ephemeral range, which the many outgoing
+ * connections of two test files running at once (to Postgres, Redis, the servers under test)
+ * also draw from, so a port found free and released here could be a client socket's by the time
+ * the child binds it (EADDRINUSE in CI with files two at a time). These come from below that
+ * range, in sequence from a random place per process (two files at once start far apart), each
+ * checked free by binding it.
+ */
+const TEST_PORTS = { low: 20_000, high: 32_000 };
+let nextTestPort = 0;
+
+function ephemeralLow(): number {
+  try {
+    const [low] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/);
+    return Number(low) || 32_768;
+  } catch {
+    return 32_768;
+  }
+}
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = net.createServer();
     server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
+    server.once('error', () => resolve(false));
+    server.listen({ port, host: '127.0.0.1', exclusive: true }, () => server.close(() => resolve(true)));
   });
+}
+
+export async function freePort(): Promise<number> {
+  const high = Math.min(TEST_PORTS.high, ephemeralLow());
+  const span = high - TEST_PORTS.low;
+  if (nextTestPort === 0) nextTestPort = TEST_PORTS.low + randomInt(span);
+  for (let tries = 0; tries < 200; tries += 1) {
+    const port = nextTestPort;
+    nextTestPort = nextTestPort + 1 >= high ? TEST_PORTS.low : nextTestPort + 1;
+    if (await canListen(port)) return port;
+  }
+  throw new Error(`no free port in ${TEST_PORTS.low}-${high} after 200 tries`);
 }
 
 export interface TestDatabase {
