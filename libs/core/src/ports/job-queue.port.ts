@@ -10,8 +10,9 @@ export interface JobOptions {
   /** Exponential backoff base between attempts (default 1000 ms). */
   backoffMs?: number;
   /**
-   * `jobId` is never used twice (it names something unique, such as a delivery's sequence
-   * number), so no failed job of that id can be kept: the look-up for one is left out.
+   * No failed job of `jobId` can be kept: the id is never used twice (it names something unique,
+   * such as a delivery's sequence number), or what it names has only just come to be (the
+   * occurrence a schedule's claim moved on to). The look-up for one is left out.
    */
   uniqueId?: boolean;
 }

@@ -14,8 +14,11 @@ export interface RunTrigger {
  * (`AppScheduler.useRunStarter`), so triggers never import the apps context.
  */
 export interface RunStarter {
-  /** Starts a run now, or records why it was skipped; `runId` names the run when the caller chose it. */
-  startRun(appId: string, trigger: RunTrigger, options?: { runId?: string }): Promise<RunTriggerResult>;
+  /**
+   * Starts a run now, or records why it was skipped; `runId` names the run when the caller chose
+   * it; `app`: the app as the caller has just read it (not read again).
+   */
+  startRun(appId: string, trigger: RunTrigger, options?: { runId?: string; app?: App }): Promise<RunTriggerResult>;
   /**
    * Starts the run of a queued delivery under `runId` when the app is free: `waiting` (nothing
    * recorded) while a run is in progress or the app is not active (paused, waiting for an

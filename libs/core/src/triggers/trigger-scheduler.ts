@@ -277,23 +277,32 @@ export class TriggerScheduler extends AppScheduler implements OnModuleDestroy {
     return next?.ms ?? null;
   }
 
-  /** The delayed job of a row's occurrence (due at once when it is already past: the catch-up). */
-  async enqueue(row: ScheduleRow): Promise<void> {
+  /**
+   * The delayed job of a row's occurrence (due at once when it is already past: the catch-up).
+   * `claimed`: the row has just moved on to this occurrence (a tick's claim), so no job of its id
+   * can have run and failed yet: the queue's look-up for a kept failed job is left out (one
+   * round trip to Redis per tick). Reconcile passes re-add with the look-up.
+   */
+  async enqueue(row: ScheduleRow, claimed = false): Promise<void> {
     await this.queue.add(
       'trigger.schedule',
       { appId: row.appId, subscriptionId: row.subscriptionId, scheduledMs: row.nextMs },
       {
         jobId: occurrenceJobId(row.appId, row.subscriptionId, row.nextMs),
         delayMs: Math.max(0, row.nextMs - this.clock.now()),
+        uniqueId: claimed,
       },
     );
   }
 
-  /** Records the earliest stored occurrence as the app's `nextRunAtMs`; `announce` tells clients. */
-  async refreshNextRun(appId: string, announce: boolean): Promise<void> {
-    const rows = (await this.store.schedules(appId)).filter((r) => !isPausedRow(r));
+  /**
+   * Records the earliest stored occurrence as the app's `nextRunAtMs`; `announce` tells clients.
+   * `known`: the app's rows and the app as the caller has just read (or written) them.
+   */
+  async refreshNextRun(appId: string, announce: boolean, known?: { rows: ScheduleRow[]; app: App }): Promise<void> {
+    const rows = (known?.rows ?? (await this.store.schedules(appId))).filter((r) => !isPausedRow(r));
     const nextRunAtMs = rows.length === 0 ? null : Math.min(...rows.map((r) => r.nextMs));
-    const app = await this.records.findById(appId);
+    const app = known?.app ?? (await this.records.findById(appId));
     if (!app || app.automation.nextRunAtMs === nextRunAtMs) return;
     const updated = await this.records.update(appId, { automation: { nextRunAtMs } });
     if (!announce || !updated || updated === 'already-installed') return;

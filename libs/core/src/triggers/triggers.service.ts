@@ -143,7 +143,8 @@ export class TriggersService {
   /** The job of one occurrence: fires it when this caller claims it, else does nothing. */
   async fireSchedule(job: JobMap['trigger.schedule']): Promise<void> {
     const { appId, subscriptionId, scheduledMs } = job;
-    const row = (await this.store.schedules(appId)).find((r) => r.subscriptionId === subscriptionId);
+    const rows = await this.store.schedules(appId);
+    const row = rows.find((r) => r.subscriptionId === subscriptionId);
     // Already fired, rescheduled, dropped, or the app is paused (a paused row queues nothing).
     if (!row || isPausedRow(row) || row.nextMs !== scheduledMs) return;
     const app = await this.records.findById(appId);
@@ -166,8 +167,14 @@ export class TriggersService {
     // The claim: the row moves on and the occurrence is recorded as not started, atomically.
     const move = { appId, subscriptionId, fromMs: scheduledMs, toMs: next, key };
     if (!(await this.store.claimOccurrence(move, now))) return;
-    if (next !== null) await this.scheduler.enqueue({ ...row, nextMs: next });
-    await this.scheduler.refreshNextRun(appId, false);
+    // The app's rows as the claim left them: its next time needs no second read of them or the app.
+    const moved = rows.flatMap((r) =>
+      r.subscriptionId !== subscriptionId ? [r] : next === null ? [] : [{ ...r, nextMs: next }],
+    );
+    await Promise.all([
+      next !== null ? this.scheduler.enqueue({ ...row, nextMs: next }, true) : undefined,
+      this.scheduler.refreshNextRun(appId, false, { rows: moved, app }),
+    ]);
     await this.runOccurrence(app, { key, subscriptionId, scheduledMs, attempt: 1 });
   }
 
@@ -260,7 +267,7 @@ export class TriggersService {
       await this.pauseAfterFailures(app, failures);
       return false;
     }
-    return this.start(app.id, trigger, runId);
+    return this.start(app, trigger, runId);
   }
 
   private async pauseAfterFailures(app: App, failures: number): Promise<void> {
@@ -280,9 +287,10 @@ export class TriggersService {
     this.logger.warn('digital human paused after repeated failed runs', { appId: app.id, failures });
   }
 
-  private async start(appId: string, trigger: RunTrigger, runId?: string): Promise<boolean> {
+  private async start(app: App, trigger: RunTrigger, runId?: string): Promise<boolean> {
+    const appId = app.id;
     try {
-      const result = await this.runs.startRun(appId, trigger, runId === undefined ? {} : { runId });
+      const result = await this.runs.startRun(appId, trigger, runId === undefined ? { app } : { runId, app });
       return result.outcome === 'started';
     } catch (err) {
       // Uninstalled or deleted meanwhile: nothing to start.

@@ -59,12 +59,18 @@ export function toNewRow(app: NewApp): Partial<AppEntity> {
 }
 
 /** The columns a change touches; the install key follows the merged record. */
-export function toChangedColumns(current: App, changes: AppChanges): Partial<AppEntity> {
-  const merged = { ...current, ...changes };
-  const row: Partial<AppEntity> = {
-    installKey: installKeyOf(merged.spaceId, merged.spec, merged.status),
-    ...automationColumns(changes.automation ?? {}),
-  };
+/** Whether the changes move the install key (its space, spec or status): only then is the row read first. */
+export function changesInstallKey(changes: AppChanges): boolean {
+  return changes.spaceId !== undefined || changes.spec !== undefined || changes.status !== undefined;
+}
+
+/** The columns `changes` writes; `current` (needed when `changesInstallKey`) gives the new install key. */
+export function toChangedColumns(current: App | null, changes: AppChanges): Partial<AppEntity> {
+  const row: Partial<AppEntity> = automationColumns(changes.automation ?? {});
+  if (current) {
+    const merged = { ...current, ...changes };
+    row.installKey = installKeyOf(merged.spaceId, merged.spec, merged.status);
+  }
   if (changes.spaceId !== undefined) row.spaceId = changes.spaceId;
   if (changes.spec !== undefined) row.spec = changes.spec as unknown as Record<string, unknown>;
   if (changes.status !== undefined) row.status = changes.status;

@@ -1,4 +1,4 @@
-import { type DataSource, In, IsNull, LessThan, Not, QueryFailedError, Raw, type Repository } from 'typeorm';
+import { type DataSource, In, QueryFailedError, type Repository } from 'typeorm';
 import type { ActivityEntry, App } from '#core/kernel/app.js';
 import {
   ALREADY_INSTALLED,
@@ -12,7 +12,7 @@ import {
 import { AppActivityEntity } from '../database/entities/app-activity.entity.js';
 import { entityColumns } from '../database/entity-columns.js';
 import { AppEntity } from '../database/entities/app.entity.js';
-import { toActivityEntry, toActivityRow, toApp, toChangedColumns, toNewRow } from './app.mapper.js';
+import { changesInstallKey, toActivityEntry, toActivityRow, toApp, toChangedColumns, toNewRow } from './app.mapper.js';
 
 /** Postgres' unique_violation: here, the install key of another installed copy. */
 const isUniqueViolation = (err: unknown): boolean =>
@@ -57,66 +57,60 @@ export class TypeormAppRepository extends AppRepository {
 
   /** Every column under its property name, for the look-ups that skip the query builder. */
   private columnList: string | null = null;
+  private activityColumnList: string | null = null;
 
   private columns(): string {
     this.columnList ??= entityColumns(this.apps);
     return this.columnList;
   }
 
+  /** One query without the query builder: a turn reads the MCP servers, a delivery its app, a run start both. */
   async list(filter: AppListFilter): Promise<App[]> {
-    if (
-      filter.webhookPath !== undefined &&
-      filter.spaceId === undefined &&
-      filter.status === undefined &&
-      filter.type === undefined
-    ) {
-      // A webhook delivery's look-up of the app of its path: the same query, without the query builder.
-      const rows: AppEntity[] = await this.ds.query(
-        `SELECT ${this.columns()} FROM "app" WHERE "status" <> 'uninstalled' AND ${webhookPathCondition('"spec"', '$1')}
-         ORDER BY "installed_at" ASC, "id" ASC`,
-        [webhookPathProbe(filter.webhookPath)],
-      );
-      return rows.map(toApp);
+    const params: unknown[] = [];
+    const param = (value: unknown): string => `$${params.push(value)}`;
+    const where: string[] = [];
+    if (filter.spaceId !== undefined) {
+      where.push(filter.spaceId === null ? '"space_id" IS NULL' : `"space_id" = ${param(filter.spaceId)}`);
     }
-    const rows = await this.apps.find({
-      where: {
-        ...(filter.spaceId === undefined ? {} : { spaceId: filter.spaceId === null ? IsNull() : filter.spaceId }),
-        status: filter.status ?? Not('uninstalled'),
-        // In the database: a delivery reads the one app of its path, a turn the MCP servers, not every spec.
-        ...(filter.webhookPath === undefined && filter.type === undefined
-          ? {}
-          : {
-              spec: Raw(
-                (column) =>
-                  [
-                    filter.webhookPath === undefined ? null : webhookPathCondition(column, ':hook'),
-                    filter.type === undefined ? null : `${column} ->> 'type' = :type`,
-                  ]
-                    .filter((c) => c !== null)
-                    .join(' AND '),
-                {
-                  ...(filter.webhookPath === undefined ? {} : { hook: webhookPathProbe(filter.webhookPath) }),
-                  ...(filter.type === undefined ? {} : { type: filter.type }),
-                },
-              ),
-            }),
-      },
-      order: { installedAt: 'ASC', id: 'ASC' },
-    });
+    where.push(filter.status === undefined ? `"status" <> 'uninstalled'` : `"status" = ${param(filter.status)}`);
+    if (filter.webhookPath !== undefined) {
+      where.push(webhookPathCondition('"spec"', param(webhookPathProbe(filter.webhookPath))));
+    }
+    if (filter.type !== undefined) where.push(`"spec" ->> 'type' = ${param(filter.type)}`);
+    const rows: AppEntity[] = await this.ds.query(
+      `SELECT ${this.columns()} FROM "app" WHERE ${where.join(' AND ')} ORDER BY "installed_at" ASC, "id" ASC`,
+      params,
+    );
     return rows.map(toApp);
   }
 
+  /**
+   * One statement that answers the updated app (`RETURNING`), read first only when the install
+   * key moves: a run's start and end and a schedule's next time change automation fields alone,
+   * and were three statements each (read, update, read again) on the path of every tick.
+   */
   async update(id: string, changes: AppChanges): Promise<App | AlreadyInstalled | null> {
-    const current = await this.findById(id);
-    if (!current) return null;
+    let current: App | null = null;
+    if (changesInstallKey(changes)) {
+      current = await this.findById(id);
+      if (!current) return null;
+    }
+    const columns = toChangedColumns(current, changes);
+    if (Object.keys(columns).length === 0) return current ?? this.findById(id);
     try {
-      const result = await this.apps.update({ id }, toChangedColumns(current, changes) as never);
-      if (!result.affected) return null;
+      const result = await this.apps
+        .createQueryBuilder()
+        .update()
+        .set(columns as never)
+        .where({ id })
+        .returning(this.columns())
+        .execute();
+      const rows = result.raw as AppEntity[];
+      return rows[0] ? toApp(rows[0]) : null;
     } catch (err) {
       if (isUniqueViolation(err)) return ALREADY_INSTALLED;
       throw err;
     }
-    return this.findById(id);
   }
 
   async delete(id: string): Promise<boolean> {
@@ -143,12 +137,15 @@ export class TypeormAppRepository extends AppRepository {
     await this.activity.insert(toActivityRow(entry) as never);
   }
 
+  /** Without the query builder too: every run start reads the last 50 (its failure count). */
   async listActivity(appId: string, page: ActivityPage): Promise<ActivityEntry[]> {
-    const rows = await this.activity.find({
-      where: { appId, ...(page.before !== undefined ? { ts: LessThan(String(page.before)) } : {}) },
-      order: { ts: 'DESC', id: 'DESC' },
-      take: page.limit,
-    });
+    this.activityColumnList ??= entityColumns(this.activity);
+    const before = page.before === undefined ? '' : 'AND "ts" < $3::bigint';
+    const rows: AppActivityEntity[] = await this.ds.query(
+      `SELECT ${this.activityColumnList} FROM "app_activity" WHERE "app_id" = $1 ${before}
+       ORDER BY "ts" DESC, "id" DESC LIMIT $2`,
+      page.before === undefined ? [appId, page.limit] : [appId, page.limit, String(page.before)],
+    );
     return rows.map(toActivityEntry);
   }
 

@@ -124,8 +124,12 @@ export class AppRunsService implements OnModuleInit {
    * `runId`: the run's id when the caller names it (a schedule occurrence's own, so a replica
    * taking the occurrence over can tell whether its run started); a new one otherwise.
    */
-  async startRun(appId: string, trigger: RunTrigger, options: { runId?: string } = {}): Promise<RunTriggerResult> {
-    const result = await this.begin(appId, trigger, options.runId ?? randomUUID(), false);
+  async startRun(
+    appId: string,
+    trigger: RunTrigger,
+    options: { runId?: string; app?: App } = {},
+  ): Promise<RunTriggerResult> {
+    const result = await this.begin(appId, trigger, options.runId ?? randomUUID(), false, options.app);
     return result === 'waiting' ? this.skipRun(appId, RunTexts.alreadyRunning) : result;
   }
 
@@ -140,14 +144,18 @@ export class AppRunsService implements OnModuleInit {
     return result === 'waiting' ? 'waiting' : result.outcome;
   }
 
-  /** `queued`: a run in progress or an app not active answers `waiting` instead of a `run_skipped` entry. */
+  /**
+   * `queued`: a run in progress or an app not active answers `waiting` instead of a `run_skipped`
+   * entry. `known`: the app as the caller has just read it.
+   */
   private async begin(
     appId: string,
     trigger: RunTrigger,
     runId: string,
     queued: boolean,
+    known?: App,
   ): Promise<RunTriggerResult | 'waiting'> {
-    const app = await this.apps.get(appId);
+    const app = known?.id === appId ? known : await this.apps.get(appId);
     if (app.status === 'uninstalled')
       throw new DomainError('conflict', AppErrors.uninstalled, ErrorCodes.APP_UNINSTALLED);
     if (app.status !== 'active') return queued ? 'waiting' : this.skip(app, RunTexts.notRunning);
