@@ -35,6 +35,7 @@ export function uniqueSuffix(): string {
  * checked free by binding it.
  */
 const TEST_PORTS = { low: 20_000, high: 32_000 };
+let testPortsHigh = 0;
 let nextTestPort = 0;
 
 function ephemeralLow(): number {
@@ -56,9 +57,11 @@ function canListen(port: number): Promise<boolean> {
 }
 
 export async function freePort(): Promise<number> {
-  const high = Math.min(TEST_PORTS.high, ephemeralLow());
-  const span = high - TEST_PORTS.low;
-  if (nextTestPort === 0) nextTestPort = TEST_PORTS.low + randomInt(span);
+  if (testPortsHigh === 0) {
+    testPortsHigh = Math.min(TEST_PORTS.high, ephemeralLow());
+    nextTestPort = TEST_PORTS.low + randomInt(testPortsHigh - TEST_PORTS.low);
+  }
+  const high = testPortsHigh;
   for (let tries = 0; tries < 200; tries += 1) {
     const port = nextTestPort;
     nextTestPort = nextTestPort + 1 >= high ? TEST_PORTS.low : nextTestPort + 1;

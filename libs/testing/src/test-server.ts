@@ -61,7 +61,11 @@ export interface TestServer {
  * Starts the real server (the built entry point) as a child process on a free port with
  * a fresh data folder; in services mode, against a fresh Postgres database and Redis prefix.
  */
-export async function startServer(options: StartOptions = {}, portTries = 3): Promise<TestServer> {
+export function startServer(options: StartOptions = {}): Promise<TestServer> {
+  return startOnFreePort(options, 3);
+}
+
+async function startOnFreePort(options: StartOptions, portTries: number): Promise<TestServer> {
   const port = await freePort();
   const ownDataDir = options.dataDir === undefined;
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'svc-e2e-'));
@@ -154,7 +158,7 @@ export async function startServer(options: StartOptions = {}, portTries = 3): Pr
       await server.stop();
       // Another process took the port between freePort's check and the child's bind: rare, and
       // not what the test is about, so the server starts again on another port.
-      if (output.includes('EADDRINUSE') && portTries > 1) return startServer(options, portTries - 1);
+      if (output.includes('EADDRINUSE') && portTries > 1) return startOnFreePort(options, portTries - 1);
       throw new Error(`server exited before listening (code ${child.exitCode}):\n${output}`);
     }
     if (Date.now() > deadline) {

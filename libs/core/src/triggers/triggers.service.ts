@@ -290,7 +290,7 @@ export class TriggersService {
   private async start(app: App, trigger: RunTrigger, runId?: string): Promise<boolean> {
     const appId = app.id;
     try {
-      const result = await this.runs.startRun(appId, trigger, runId === undefined ? { app } : { runId, app });
+      const result = await this.runs.startRun(appId, trigger, { app, ...(runId === undefined ? {} : { runId }) });
       return result.outcome === 'started';
     } catch (err) {
       // Uninstalled or deleted meanwhile: nothing to start.

@@ -58,13 +58,12 @@ export function toNewRow(app: NewApp): Partial<AppEntity> {
   };
 }
 
-/** The columns a change touches; the install key follows the merged record. */
 /** Whether the changes move the install key (its space, spec or status): only then is the row read first. */
 export function changesInstallKey(changes: AppChanges): boolean {
   return changes.spaceId !== undefined || changes.spec !== undefined || changes.status !== undefined;
 }
 
-/** The columns `changes` writes; `current` (needed when `changesInstallKey`) gives the new install key. */
+/** The columns `changes` writes; `current` (needed when `changesInstallKey`): the install key follows the merged record. */
 export function toChangedColumns(current: App | null, changes: AppChanges): Partial<AppEntity> {
   const row: Partial<AppEntity> = automationColumns(changes.automation ?? {});
   if (current) {
