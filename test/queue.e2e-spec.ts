@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
 import type { JobContext } from '#core/ports/job-queue.port.js';
 import { EmbeddedPostgres } from '#infra/database/embedded-postgres.js';
-import { BullJobQueue, type QueueBackendConfig } from '#infra/queue/bullmq-job-queue.js';
+import { BullJobQueue, EMBEDDED_QUEUE_POLL_MS, type QueueBackendConfig } from '#infra/queue/bullmq-job-queue.js';
 import { sleep, waitFor, withTimeout } from '#testing/fakes.js';
 import { createTestDatabase, testMode, testRedisUrl, uniqueSuffix } from '#testing/test-env.js';
 
@@ -34,8 +34,9 @@ async function embeddedBackend(): Promise<Backend> {
   if (template && existsSync(join(template, 'db'))) cpSync(join(template, 'db'), join(dir, 'db'), { recursive: true });
   let embedded = await EmbeddedPostgres.start(dir);
   return {
-    // As the server runs it: NOTIFY does not cross the socket server, so the worker polls.
-    config: () => ({ kind: 'postgres', url: embedded.url, pollMs: 250 }),
+    // As the server runs it: NOTIFY does not cross the socket server; the queue wakes its own
+    // worker and polls as a safety net.
+    config: () => ({ kind: 'postgres', url: embedded.url, pollMs: EMBEDDED_QUEUE_POLL_MS }),
     async restart() {
       await embedded.stop();
       embedded = await EmbeddedPostgres.start(dir);
@@ -123,6 +124,40 @@ function queueSuite(label: string, makeBackend: () => Promise<Backend>): void {
           await waitFor(() => started.length === 1, { what: 'job started', timeoutMs: 5000 });
           const latency = started[0]! - added;
           assert.ok(latency < 1500, `the job waited ${latency} ms for the worker`);
+        } finally {
+          await close(q);
+        }
+      },
+    );
+
+    it(
+      'on Postgres, a job or a schedule this process queues while its worker waits starts at once, not at the next poll',
+      { timeout: TEST_TIMEOUT },
+      async (t) => {
+        const config = backend!.config();
+        if (config.kind !== 'postgres') return t.skip('the Redis backend has no poll');
+        // A poll far longer than the test: only the wake (or NOTIFY) can start these jobs in time.
+        const q = new BullJobQueue<TestJobs>({
+          backend: { ...config, pollMs: 120_000 },
+          declaredNames: ['test.echo', 'test.other'],
+          concurrency: 4,
+          queueName: name(),
+        });
+        open.add(q);
+        try {
+          let echoed = 0;
+          let repeated = 0;
+          q.process('test.echo', async () => void echoed++);
+          q.process('test.other', async () => void repeated++);
+          await q.startConsuming();
+          await sleep(800); // the worker is in its wait
+          await q.add('test.echo', { n: 1 });
+          await waitFor(() => echoed === 1, { what: 'the queued job', timeoutMs: 10_000 });
+          await sleep(800);
+          // A schedule's next job is a delayed one: the worker's next wait ends when it is due.
+          await q.repeat('soon', 'test.other', {}, { everyMs: 1000 });
+          await waitFor(() => repeated >= 2, { what: 'two runs of the schedule', timeoutMs: 10_000 });
+          await q.removeRepeat('soon');
         } finally {
           await close(q);
         }

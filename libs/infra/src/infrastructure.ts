@@ -26,7 +26,7 @@ import { LogThrottle } from './logging/log-throttle.js';
 import { MeteredEventBus } from './metrics/metered-event-bus.js';
 import { PromMetrics } from './metrics/prom-metrics.js';
 import { LocalConnectionRegistry, RedisConnectionRegistry } from './presence/connection-registries.js';
-import { BullJobQueue } from './queue/bullmq-job-queue.js';
+import { BullJobQueue, EMBEDDED_QUEUE_POLL_MS } from './queue/bullmq-job-queue.js';
 import { startTracing } from './tracing/tracing.js';
 import { type Deployment, deploymentOf, replicaOf } from './deployment.js';
 
@@ -168,8 +168,9 @@ export class Infrastructure {
       backend:
         usesRedis && config.redisUrl !== null
           ? { kind: 'redis', url: config.redisUrl, prefix: config.redisPrefix }
-          : // Embedded: NOTIFY does not cross the socket server, so poll briskly.
-            { kind: 'postgres', url: databaseUrl, pollMs: mode === 'embedded' ? 250 : undefined },
+          : // Embedded: NOTIFY does not cross the socket server; the queue wakes its own workers
+            // when it queues a job, and an idle worker looks again every EMBEDDED_QUEUE_POLL_MS.
+            { kind: 'postgres', url: databaseUrl, pollMs: mode === 'embedded' ? EMBEDDED_QUEUE_POLL_MS : undefined },
       declaredNames: JOB_NAMES,
       concurrency: config.queueConcurrency,
       quickLane: {

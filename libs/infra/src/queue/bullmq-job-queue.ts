@@ -13,6 +13,13 @@ import type { AppLogger } from '../logging/logger.js';
 import { LogThrottle } from '../logging/log-throttle.js';
 import { TRACE_FIELD, traceCarrier, traceJob } from '../tracing/tracing.js';
 
+/**
+ * Embedded, an idle worker's wait before it looks for jobs again (every job this process queues
+ * wakes it at once: `wakeWorkers`). Each look is three queries to the database thread; it was
+ * 250 ms when every new job waited for it.
+ */
+export const EMBEDDED_QUEUE_POLL_MS = 2_000;
+
 /** Where the queue keeps its jobs. */
 export type QueueBackendConfig =
   | { kind: 'redis'; url: string; prefix: string }
@@ -22,19 +29,30 @@ export type QueueBackendConfig =
    */
   | { kind: 'postgres'; url: string; pollMs?: number };
 
+/** What the queue reads of a backend of BullMQ's Postgres backend to wake its waiting worker. */
+interface WakeableBackend {
+  readonly queueName: string;
+  /** Set while the backend's worker waits for a job; ends the wait (BullMQ's own use: closing). */
+  cancelWait?: () => void;
+}
+
 /**
- * BullMQ's Postgres backend, optionally with a bounded wait: its worker otherwise sleeps
- * until the next delayed job is due and relies on NOTIFY to wake earlier for new ones.
+ * BullMQ's Postgres backend, each of its backends kept in `backends` (see `wakeWorkers`), and
+ * optionally with a bounded wait: its worker otherwise sleeps until the next delayed job is due
+ * and relies on NOTIFY to wake earlier for new ones.
  */
-function postgresBackend(pollMs: number | undefined): ReturnType<typeof bullmq.withBackend<never, never>> {
+function postgresBackend(
+  pollMs: number | undefined,
+  backends: Set<WakeableBackend>,
+): ReturnType<typeof bullmq.withBackend<never, never>> {
   const { createPostgresBackend, withBackend } = bullmq;
-  if (pollMs === undefined) return withBackend(createPostgresBackend) as never;
-  const bounded = ((...args: Parameters<typeof createPostgresBackend>) => {
+  const kept = ((...args: Parameters<typeof createPostgresBackend>) => {
     const backend = createPostgresBackend(...args);
-    Object.defineProperty(backend, 'maximumBlockTimeout', { get: () => pollMs / 1000 });
+    if (pollMs !== undefined) Object.defineProperty(backend, 'maximumBlockTimeout', { get: () => pollMs / 1000 });
+    backends.add(backend as unknown as WakeableBackend);
     return backend;
   }) as typeof createPostgresBackend;
-  return withBackend(bounded) as never;
+  return withBackend(kept) as never;
 }
 
 export interface BullJobQueueOptions {
@@ -99,6 +117,8 @@ export class BullJobQueue<M extends object> extends JobQueue<M> {
   /** Each Redis-backed queue's own connection (for the failed-set look-up). */
   private readonly queueClients = new Map<AnyQueue, Redis>();
   private readonly queueName: string;
+  /** The Postgres backends of this queue's lanes (producers and workers), to wake its workers. */
+  private readonly postgresBackends = new Set<WakeableBackend>();
 
   constructor(private readonly options: BullJobQueueOptions) {
     super();
@@ -144,7 +164,7 @@ export class BullJobQueue<M extends object> extends JobQueue<M> {
       this.queueClients.set(queue, connection.connection as Redis);
       return queue;
     }
-    const pg = postgresBackend(this.options.backend.pollMs);
+    const pg = postgresBackend(this.options.backend.pollMs, this.postgresBackends);
     return new pg.Queue(queueName, this.connection() as never) as unknown as AnyQueue;
   }
 
@@ -165,7 +185,19 @@ export class BullJobQueue<M extends object> extends JobQueue<M> {
       removeOnComplete: KEEP_COMPLETED,
       removeOnFail: KEEP_FAILED,
     });
+    this.wakeWorkers(queue);
     return String(job.id);
+  }
+
+  /**
+   * A job this process just queued is for its own worker too: on Postgres its wait is ended at
+   * once rather than at the next NOTIFY or poll. Embedded, NOTIFY does not reach the worker (the
+   * socket server answers the notification to the client that committed), so this is what starts
+   * a job promptly there; jobs queued any other way are found by the wait's poll (`pollMs`). A
+   * worker between two waits misses nothing: its next wait first looks for a waiting job.
+   */
+  private wakeWorkers(queue: AnyQueue): void {
+    for (const backend of this.postgresBackends) if (backend.queueName === queue.name) backend.cancelWait?.();
   }
 
   /**
@@ -203,6 +235,8 @@ export class BullJobQueue<M extends object> extends JobQueue<M> {
       data,
       opts: { removeOnComplete: KEEP_COMPLETED, removeOnFail: KEEP_FAILED },
     });
+    // Its first job may be due before the end of the worker's current wait.
+    this.wakeWorkers(lane.queue);
     // A scheduler of this key that an earlier version kept in the other lane would fire twice.
     for (const other of this.lanes()) if (other !== lane) await other.queue.removeJobScheduler(key);
   }
@@ -246,18 +280,19 @@ export class BullJobQueue<M extends object> extends JobQueue<M> {
   }
 
   private async startWorker(lane: Lane, handler: (job: Job) => Promise<void>): Promise<void> {
+    const { backend } = this.options;
     const workerOptions = {
       ...this.connection(),
       concurrency: lane.concurrency,
       ...lane.locks,
-      // Without LISTEN/NOTIFY (embedded), poll briskly so new jobs start promptly.
-      drainDelay: this.options.backend.kind === 'postgres' ? 0.25 : 5,
+      // An idle worker's wait (seconds; BullMQ's default 5): embedded, the poll of `pollMs`.
+      drainDelay: backend.kind === 'postgres' && backend.pollMs !== undefined ? backend.pollMs / 1000 : 5,
     };
     let worker: AnyWorker;
-    if (this.options.backend.kind === 'redis') {
+    if (backend.kind === 'redis') {
       worker = new bullmq.Worker(lane.queue.name, handler, workerOptions as never);
     } else {
-      const pg = postgresBackend(this.options.backend.kind === 'postgres' ? this.options.backend.pollMs : undefined);
+      const pg = postgresBackend(backend.kind === 'postgres' ? backend.pollMs : undefined, this.postgresBackends);
       worker = new pg.Worker(lane.queue.name, handler as never, workerOptions as never) as unknown as AnyWorker;
     }
     lane.worker = worker;
@@ -273,6 +308,8 @@ export class BullJobQueue<M extends object> extends JobQueue<M> {
     worker.on('stalled', (jobId: string) => {
       this.options.metrics?.jobStalled();
       this.options.logger?.warn('job stalled; it will be retried or failed', { jobId });
+      // Moved back to waiting by this worker's own check: no add announced it.
+      this.wakeWorkers(lane.queue);
     });
     // A worker polling a store that is away fails many times a second: one line per 10 s.
     const workerErrors = new LogThrottle((f) => this.options.logger?.warn('queue worker error', f));
