@@ -9,6 +9,15 @@ import { removeStaleSocketFolders, SOCKET_FOLDER_PREFIX, SOCKET_NAME } from './s
 /** Enough for TypeORM's pool, the queue's pools and its listener together. */
 const MAX_CONNECTIONS = 48;
 
+/**
+ * The database thread's V8 young generation, MB. Its JavaScript is PGlite's protocol plumbing:
+ * short-lived buffers, which V8 would let grow the young generation to several times this during
+ * the start and keep resident until its memory reducer runs, ~25 s into idleness. Capped, an idle
+ * embedded server holds ~25 MB less (bench/memory, docs/performance.md "Memory"), and requests
+ * that query it were not slower (wrk on GET /api/spaces, side by side).
+ */
+const DATABASE_THREAD_YOUNG_GENERATION_MB = 8;
+
 /** How long a clean close may take before the thread is ended anyway (SIGTERM allows 10 s in all). */
 const STOP_TIMEOUT_MS = 5_000;
 
@@ -74,7 +83,10 @@ export class EmbeddedPostgres {
       socketPath: join(socketDir, SOCKET_NAME),
       maxConnections: MAX_CONNECTIONS,
     };
-    const worker = new Worker(new URL('./embedded-postgres.worker.js', import.meta.url), { workerData: data });
+    const worker = new Worker(new URL('./embedded-postgres.worker.js', import.meta.url), {
+      workerData: data,
+      resourceLimits: { maxYoungGenerationSizeMb: DATABASE_THREAD_YOUNG_GENERATION_MB },
+    });
     try {
       const opened = whenOpened(worker);
       worker.postMessage({ type: 'open', seed: fresh ? (options.seed ?? null) : null } satisfies ToWorker);

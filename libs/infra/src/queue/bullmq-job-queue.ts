@@ -285,8 +285,9 @@ export class BullJobQueue<M extends object> extends JobQueue<M> {
       ...this.connection(),
       concurrency: lane.concurrency,
       ...lane.locks,
-      // An idle worker's wait (seconds; BullMQ's default 5): embedded, the poll of `pollMs`.
-      drainDelay: backend.kind === 'postgres' && backend.pollMs !== undefined ? backend.pollMs / 1000 : 5,
+      // An idle worker's wait, seconds. Embedded, the poll of `pollMs`; on Postgres, where NOTIFY
+      // wakes it, still brisk in case a connection pooler between keeps NOTIFY from it.
+      drainDelay: backend.kind === 'redis' ? 5 : backend.pollMs !== undefined ? backend.pollMs / 1000 : 0.25,
     };
     let worker: AnyWorker;
     if (backend.kind === 'redis') {
