@@ -287,13 +287,13 @@ export class BullJobQueue<M extends object> extends JobQueue<M> {
       ...lane.locks,
       // An idle worker's wait, seconds. Embedded, the poll of `pollMs`; on Postgres, where NOTIFY
       // wakes it, still brisk in case a connection pooler between keeps NOTIFY from it.
-      drainDelay: backend.kind === 'redis' ? 5 : backend.pollMs !== undefined ? backend.pollMs / 1000 : 0.25,
+      drainDelay: backend.kind === 'redis' ? 5 : (backend.pollMs ?? 250) / 1000,
     };
     let worker: AnyWorker;
     if (backend.kind === 'redis') {
       worker = new bullmq.Worker(lane.queue.name, handler, workerOptions as never);
     } else {
-      const pg = postgresBackend(backend.kind === 'postgres' ? backend.pollMs : undefined, this.postgresBackends);
+      const pg = postgresBackend(backend.pollMs, this.postgresBackends);
       worker = new pg.Worker(lane.queue.name, handler as never, workerOptions as never) as unknown as AnyWorker;
     }
     lane.worker = worker;
