@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 // `npm start`'s build: builds only what changed since the last build (docs/development.md, "Building").
 //
-// Three steps, each skipped when a hash of its inputs matches the stamp the last successful run of
+// Four steps, each skipped when a hash of its inputs matches the stamp the last successful run of
 // that step wrote (dist/.build-stamps.json) and its output is still there:
 //   server  tsc -p tsconfig.build.json (itself incremental, tsBuildInfo in dist/.tsbuildinfo)
+//   bundle  the server as one bundle in dist/server (scripts/bundle-server.mjs), from the compiled server
 //   db      the embedded database snapshot (from the compiled migrations)
 //   web     the web app (vite), from apps/web and the shared contracts
 // `npm run build` still builds everything; `--force` here ignores the stamps.
@@ -59,6 +60,18 @@ const STEPS = [
     ],
     output: join(ROOT, 'dist', 'apps', 'server', 'src', 'main.js'),
     command: [process.execPath, [bin('typescript', 'bin/tsc'), '-p', 'tsconfig.build.json']],
+  },
+  {
+    name: 'bundle',
+    inputs: () => [
+      ...['apps/server', 'libs/contracts', 'libs/core', 'libs/infra'].flatMap((d) =>
+        filesUnder(join(ROOT, 'dist', d), (n) => n.endsWith('.js')),
+      ),
+      join(ROOT, 'scripts', 'bundle-server.mjs'),
+      join(ROOT, 'package-lock.json'),
+    ],
+    output: join(ROOT, 'dist', 'server', 'main.js'),
+    command: [process.execPath, ['scripts/bundle-server.mjs']],
   },
   {
     name: 'db',

@@ -11,6 +11,7 @@ import { startEmbeddedDatabase } from '#infra/database/embedded-start.js';
 import { deploymentOf } from '#infra/deployment.js';
 import { describeError } from '#infra/logging/describe-error.js';
 import { AppLogger, createPino, registerSecret } from '#infra/logging/logger.js';
+import { NodeShellRunner } from '#infra/agent/node-shell-runner.js';
 import { relayTrace } from '#core/kernel/relay-trace.js';
 import type { AssistantListener } from './http/assistant-api/assistant-listener.js';
 
@@ -20,7 +21,7 @@ const SHUTDOWN_DEADLINE_MS = 9_000;
 const KEEP_ALIVE_IDLE_MS = 65_000;
 
 /** `main.js --help`: the commands and the main variables (README, "Configuration", has them all). */
-const USAGE = `Usage: node dist/apps/server/src/main.js [command] [argument]
+const USAGE = `Usage: node dist/server/main.js [command] [argument]
 
 Commands:
   serve                   start the server (the default)
@@ -97,6 +98,8 @@ async function bootstrap(): Promise<void> {
   // The embedded database opens on its own thread while the rest of the server loads (each
   // takes seconds); the data folder lock is taken first, so a second process stops here.
   const embedded = deploymentOf(config).mode === 'embedded' ? startEmbeddedDatabase(config, logger) : undefined;
+  // So is the Bash tool's sandbox tried (a child process, ~0.1 s), rather than while Nest creates the server.
+  NodeShellRunner.beginProbe(config.agent);
   const {
     NestFactory,
     AccessService,

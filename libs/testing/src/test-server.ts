@@ -10,7 +10,7 @@ export const TEST_PASSWORD = 'Test-Passw0rd-e2e';
 const here = dirname(fileURLToPath(import.meta.url));
 /** dist/libs/testing/src → repository root. */
 export const REPO_ROOT = resolve(here, '../../../..');
-export const SERVER_ENTRY = join(REPO_ROOT, 'dist/apps/server/src/main.js');
+export const SERVER_ENTRY = join(REPO_ROOT, 'dist/server/main.js');
 
 export interface StartOptions {
   /** Extra or overriding environment variables (undefined removes one). */

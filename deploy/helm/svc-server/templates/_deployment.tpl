@@ -53,7 +53,7 @@ spec:
         - name: wait-for-migrations
           image: {{ include "svc.image" .root | quote }}
           imagePullPolicy: {{ .root.Values.image.pullPolicy }}
-          command: ["node", "dist/apps/server/src/main.js", "wait-for-migrations"]
+          command: ["node", "dist/server/main.js", "wait-for-migrations"]
           envFrom:
             - configMapRef:
                 name: {{ include "svc.fullname" .root }}

@@ -4,7 +4,7 @@ import type { AgentSettings } from '#core/config/app-config.js';
 import { type ShellResult, ShellRunner } from '#core/ports/shell-runner.port.js';
 import type { AppLogger } from '../logging/logger.js';
 import { commandEnvironment } from './command-environment.js';
-import { hostLayout, type PathLayout, probeSandbox, sandboxArgs, sandboxEnvironment } from './sandbox.js';
+import { hostLayout, type PathLayout, sandboxArgs, sandboxEnvironment, sandboxProbe } from './sandbox.js';
 
 export interface ShellRunnerOptions {
   /** Run commands under bubblewrap (only when it was found to work). */
@@ -31,11 +31,16 @@ export class NodeShellRunner extends ShellRunner {
     this.layout = options.sandboxed ? hostLayout() : [];
   }
 
-  /** Tries the sandbox once and says at start what Bash will be. */
+  /** Begins the sandbox's one try (see sandboxProbe), unless Bash is off. */
+  static beginProbe(settings: AgentSettings): void {
+    if (settings.bash !== 'off') void sandboxProbe(settings.bwrapPath, settings.bashNetwork);
+  }
+
+  /** Tries the sandbox once (or takes the try beginProbe began) and says at start what Bash will be. */
   static async create(settings: AgentSettings, logger: AppLogger): Promise<NodeShellRunner> {
     const { bash: mode, bashNetwork: network, bwrapPath: bwrap } = settings;
     if (mode === 'off') return new NodeShellRunner({ sandboxed: false, network });
-    const probe = await probeSandbox(bwrap, network);
+    const probe = await sandboxProbe(bwrap, network);
     if (probe.ok) {
       logger.info('Bash tool: commands run in the bubblewrap sandbox', { network });
     } else if (mode === 'unsandboxed') {

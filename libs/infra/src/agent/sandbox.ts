@@ -130,3 +130,20 @@ export async function probeSandbox(
     rmSync(workspace, { recursive: true, force: true });
   }
 }
+
+const probes = new Map<string, Promise<{ ok: boolean; reason?: string }>>();
+
+/**
+ * probeSandbox once per process for a program and network setting: the entry begins it first
+ * thing (a child process the start need not wait for while the server loads), and the Bash tool's
+ * runner takes its answer when it is created.
+ */
+export function sandboxProbe(bwrap: string, network: boolean): Promise<{ ok: boolean; reason?: string }> {
+  const key = `${bwrap}\0${network}`;
+  let probe = probes.get(key);
+  if (probe === undefined) {
+    probe = probeSandbox(bwrap, network);
+    probes.set(key, probe);
+  }
+  return probe;
+}
