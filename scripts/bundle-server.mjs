@@ -10,23 +10,28 @@
 //    `require.resolve`, a `new Worker`): PGlite's WebAssembly, Playwright, BullMQ's SQL scripts,
 //    pino's transports…, found by reading the code a first pass bundles;
 //  - every dependency of such a package, so that no package is ever loaded twice (once bundled,
-//    once by an outside package), which would split its module state;
+//    once by an outside package), which would split its module state (a package's own nested copy
+//    of one, another version, stays bundled with it, as Node would load it for that package only);
 //  - what cannot be found (optional peers such as @nestjs/microservices), as without a bundle.
 // The server's own workers (the embedded database, the file watcher, searches, document parsing)
 // run from their compiled files under dist/, as `import.meta.url` in the server's modules is
 // rewritten to their compiled file's place.
 //
-// Usage: node scripts/bundle-server.mjs
+// Usage: node scripts/bundle-server.mjs [entry out]
+//   (bench/startup bundles its bare Nest app the same way: an entry under dist/ and a folder)
 
 import { existsSync, readFileSync, rmSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { rolldown } from 'rolldown';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const DIST = join(ROOT, 'dist');
-const OUT = join(DIST, 'server');
-const ENTRY = join(DIST, 'apps', 'server', 'src', 'main.js');
+const [entryArg, outArg] = process.argv.slice(2);
+const ENTRY = entryArg ? resolve(entryArg) : join(DIST, 'apps', 'server', 'src', 'main.js');
+const OUT = outArg ? resolve(outArg) : join(DIST, 'server');
+// The folder is emptied first: only ever one under dist/.
+if (!OUT.startsWith(DIST + sep)) throw new Error(`the bundle's folder must lie under dist/: ${OUT}`);
 
 /** What in a package's code means it reads its own files, or starts a worker from one, at run time. */
 const FILE_LAYOUT = [
@@ -121,9 +126,24 @@ rmSync(OUT, { recursive: true, force: true });
 const bundle = await rolldown({
   input: { main: ENTRY },
   platform: 'node',
-  external: (specifier) => specifier.startsWith('node:') || (isBare(specifier) && outside.has(bareName(specifier))),
+  external: (specifier) => specifier.startsWith('node:'),
   onLog,
-  plugins: [rewrites],
+  plugins: [
+    rewrites,
+    {
+      // Outside when the import reaches the package's copy at the top of node_modules, the one
+      // Node finds from dist/ too; a package's own nested copy (another version) stays with it.
+      name: 'svc-bundle-outside',
+      async resolveId(specifier, importer, options) {
+        if (!isBare(specifier) || !outside.has(bareName(specifier))) return null;
+        const resolved = await this.resolve(specifier, importer, { ...options, skipSelf: true });
+        const top = join(ROOT, 'node_modules', bareName(specifier)) + sep;
+        if (resolved === null || resolved.external || resolved.id.startsWith(top))
+          return { id: specifier, external: true };
+        return resolved;
+      },
+    },
+  ],
 });
 const { output } = await bundle.write({
   dir: OUT,
@@ -134,5 +154,5 @@ const { output } = await bundle.write({
 });
 await bundle.close();
 process.stdout.write(
-  `bundle: ${output.length} files in dist/server; from node_modules: ${[...needFiles].sort().join(', ')} and their dependencies (${outside.size} packages)\n`,
+  `bundle: ${output.length} files in ${relative(ROOT, OUT)}; from node_modules: ${[...needFiles].sort().join(', ')} and their dependencies (${outside.size} packages)\n`,
 );
