@@ -124,6 +124,7 @@ async function bootstrap(): Promise<void> {
     DOCS_PATH,
     TurnRunner,
     JobProcessors,
+    ArtifactWatchService,
     createFrameAdapter,
     EventsGateway,
     SystemService,
@@ -227,9 +228,10 @@ async function bootstrap(): Promise<void> {
   // No app.enableShutdownHooks(): signals are handled below; app.close() still runs the hooks.
 
   await app.init();
-  // Consuming (the queue's worker, repeatable jobs, the first schedule reconcile: round trips to
-  // the job store) starts while the server binds and the assistant listener builds its operations;
-  // "listening" is logged once all of them are done, and a failure still ends the start.
+  // Consuming (the queue's workers, repeatable jobs: round trips to the job store) starts while the
+  // server binds and the assistant listener builds its operations; "listening" is logged once all
+  // of them are done, and a failure still ends the start. (The first schedule reconcile, begun
+  // with it, goes on in the background.)
   const consuming = config.role !== 'api' ? app.get(JobProcessors).startConsuming() : Promise.resolve();
   consuming.catch(() => undefined); // awaited below
   await app.listen(config.port, config.host);
@@ -265,7 +267,9 @@ async function bootstrap(): Promise<void> {
     logger.debug('assistant API listening', { url: listener.url });
   }
 
-  await consuming;
+  // And the first watches of the spaces, which open beside the rest of the start (the watch's hook
+  // returns at once): changes made on disk once "listening" is logged are seen.
+  await Promise.all([consuming, app.get(ArtifactWatchService).startedWatching()]);
   logger.info(listeningLine(config, port, workerOnly), {
     port,
     host: config.host,

@@ -22,6 +22,7 @@ export { httpMetrics } from './http/metrics/http-metrics.js';
 export { DOCS_PATH, docsPage } from './http/openapi/docs-page.js';
 export { TurnRunner } from '#core/agent/turn-runner.js';
 export { JobProcessors } from './jobs/job-processors.js';
+export { ArtifactWatchService } from '#core/artifacts/artifact-watch.service.js';
 export { createFrameAdapter } from './ws/frame-adapter.js';
 export { EventsGateway } from './ws/events.gateway.js';
 export { routeBrowserViews } from './ws/browser-view-frames.js';

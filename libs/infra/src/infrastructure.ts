@@ -183,6 +183,8 @@ export class Infrastructure {
     this.metrics.watchQueue({ name: this.jobQueue.name, counts: () => this.jobQueue.counts() });
     this.closers.push(() => this.jobQueue.close());
     await this.jobQueue.ping();
+    // A consuming process's workers open their connections while the server's modules are created.
+    if (config.role !== 'api') this.jobQueue.prepareConsuming();
 
     this.readiness = new InfraReadiness(this);
   }

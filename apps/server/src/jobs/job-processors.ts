@@ -71,13 +71,15 @@ export class JobProcessors {
       this.queue.startConsuming(),
       this.queue.repeat('system.heartbeat', 'system.heartbeat', {}, { everyMs: HEARTBEAT_EVERY_MS }),
       this.queue.repeat('agent.reap', 'agent.reap', {}, { everyMs: REAP_EVERY_MS }),
-      // Delayed schedule jobs come back from the Postgres rows if the job store lost them, and
-      // occurrences claimed by a replica that died before their run are taken over.
-      this.scheduler.startReconciling(this.config.triggerReconcileMs),
       // Open team runs' time limits, should the job store have lost their delayed jobs.
       this.teams.armOpenDeadlines(),
       // Batches left running by a process that died mid-ingestion get their jobs again.
       this.knowledge.recoverBatches(),
     ]);
+    // Delayed schedule jobs come back from the Postgres rows if the job store lost them, and
+    // occurrences claimed by a replica that died before their run are taken over: now, in the
+    // background (its statements after the start's, on an embedded database that runs one at a
+    // time), and then every triggerReconcileMs.
+    this.scheduler.startReconciling(this.config.triggerReconcileMs);
   }
 }

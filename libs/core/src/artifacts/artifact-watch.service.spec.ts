@@ -103,7 +103,8 @@ describe('ArtifactWatchService', () => {
       intakeRatePerSecond: 10,
       stormPauseMs: 150,
     });
-    await service.onApplicationBootstrap();
+    service.onApplicationBootstrap();
+    await service.startedWatching();
   });
   afterEach(() => service.onModuleDestroy());
 

@@ -133,6 +133,7 @@ export class ArtifactWatchService implements OnApplicationBootstrap, OnModuleDes
   private leader = false;
   private stopped = false;
   private syncChain: Promise<void> = Promise.resolve();
+  private started: Promise<void> = Promise.resolve();
   private syncQueued: Promise<void> | null = null;
   private recheck: ReturnType<typeof setInterval> | null = null;
 
@@ -160,7 +161,12 @@ export class ArtifactWatchService implements OnApplicationBootstrap, OnModuleDes
     return [...this.watched.keys()];
   }
 
-  async onApplicationBootstrap(): Promise<void> {
+  /**
+   * Joins the watch leader's campaign and, as leader, starts watching. Returns at once: the start
+   * goes on (the queue's consumers, the rest of the hooks) while the first watches open, and the
+   * entry waits for startedWatching before it says the server listens.
+   */
+  onApplicationBootstrap(): void {
     this.cleanups.push(this.spaces.onChange(() => void this.requestSync()));
     this.cleanups.push(
       this.bus.subscribe((event) => {
@@ -179,8 +185,16 @@ export class ArtifactWatchService implements OnApplicationBootstrap, OnModuleDes
       deposed: () => this.onDeposed(),
     });
     // Serve at once, but give the first watches a moment so changes right after start-up are seen.
-    await this.campaign.settled.catch(() => undefined);
-    if (this.leader) await Promise.race([this.syncChain, sleep(this.options.startupWaitMs)]);
+    const campaign = this.campaign;
+    this.started = (async () => {
+      await campaign.settled.catch(() => undefined);
+      if (this.leader) await Promise.race([this.syncChain, sleep(this.options.startupWaitMs)]);
+    })();
+  }
+
+  /** Once the first watches are open, or startupWaitMs has passed (a leader), or at once (not one). */
+  startedWatching(): Promise<void> {
+    return this.started;
   }
 
   async onModuleDestroy(): Promise<void> {

@@ -112,6 +112,8 @@ export class BullJobQueue<M extends object> extends JobQueue<M> {
   private readonly quick: Lane | null;
   private readonly quickNames: ReadonlySet<string>;
   private consuming = false;
+  /** The workers prepareConsuming created, once their connections are ready. */
+  private workersReady: Promise<unknown> | null = null;
   private readonly processors = new Map<string, JobProcessor<unknown>>();
   private readonly redisClients: Redis[] = [];
   /** Each Redis-backed queue's own connection (for the failed-set look-up). */
@@ -145,7 +147,12 @@ export class BullJobQueue<M extends object> extends JobQueue<M> {
     return this.quick && this.quickNames.has(name) ? this.quick : this.main;
   }
 
-  private connection(): Record<string, unknown> {
+  /**
+   * A new connection's options. On Postgres, `migrate`: BullMQ brings its schema up to date when
+   * the connection opens (a transaction of ten statements under a lock); the queues' connections
+   * do, and the workers', opened after them, only check it.
+   */
+  private connection(migrate = true): Record<string, unknown> {
     const { backend } = this.options;
     if (backend.kind === 'redis') {
       const client = new Redis(backend.url, { maxRetriesPerRequest: null, lazyConnect: false });
@@ -154,7 +161,7 @@ export class BullJobQueue<M extends object> extends JobQueue<M> {
       this.redisClients.push(client);
       return { connection: client, prefix: `${backend.prefix}:bull` };
     }
-    return { connection: { connectionString: backend.url, max: 4, migrate: true } };
+    return { connection: { connectionString: backend.url, max: 4, migrate } };
   }
 
   private createQueue(queueName: string): AnyQueue {
@@ -250,6 +257,18 @@ export class BullJobQueue<M extends object> extends JobQueue<M> {
     this.processors.set(name, processor as JobProcessor<unknown>);
   }
 
+  /**
+   * Creates the lanes' workers, not yet taking jobs: each opens and checks its connections now
+   * (on Postgres, a pool, its schema check and the LISTEN client: round trips the start need not
+   * wait for while the server's modules are created). startConsuming sets them to work. Once.
+   */
+  prepareConsuming(): void {
+    if (this.workersReady) return;
+    // After the queues' connections, which bring the job store's schema up to date.
+    this.workersReady = this.ping().then(() => Promise.all(this.lanes().map((lane) => this.createWorker(lane))));
+    this.workersReady.catch(() => undefined); // startConsuming awaits it and fails the start
+  }
+
   async startConsuming(): Promise<void> {
     const missing = this.options.declaredNames.filter((n) => !this.processors.has(n));
     if (missing.length > 0) {
@@ -257,44 +276,53 @@ export class BullJobQueue<M extends object> extends JobQueue<M> {
     }
     if (this.consuming) return;
     this.consuming = true;
-    const handler = async (job: Job): Promise<void> => {
-      const processor = this.processors.get(job.name);
-      if (!processor) throw new Error(`No processor for job "${job.name}"`);
-      const data = (job.data ?? {}) as Record<string, unknown>;
-      const context = {
-        jobId: String(job.id),
-        job: job.name,
-        ...(typeof data.turnId === 'string' ? { turnId: data.turnId } : {}),
-        ...(typeof data[REQUEST_ID_FIELD] === 'string' ? { reqId: data[REQUEST_ID_FIELD] } : {}),
-      };
-      const attempt = job.attemptsMade + 1;
-      await runWithLogContext(context, () =>
-        traceJob(
-          { name: job.name, id: context.jobId, attempt, turnId: context.turnId, reqId: context.reqId },
-          data[TRACE_FIELD],
-          () => processor(job.data, { id: String(job.id), attempt }),
-        ),
-      );
-    };
-    await Promise.all(this.lanes().map((lane) => this.startWorker(lane, handler)));
+    this.prepareConsuming();
+    await this.workersReady;
+    for (const lane of this.lanes()) {
+      const worker = lane.worker!;
+      worker.run().catch((err: unknown) => worker.emit('error', err as Error));
+    }
   }
 
-  private async startWorker(lane: Lane, handler: (job: Job) => Promise<void>): Promise<void> {
+  /** Runs a job with the processor of its name (registered by the time a worker runs). */
+  private readonly handleJob = async (job: Job): Promise<void> => {
+    const processor = this.processors.get(job.name);
+    if (!processor) throw new Error(`No processor for job "${job.name}"`);
+    const data = (job.data ?? {}) as Record<string, unknown>;
+    const context = {
+      jobId: String(job.id),
+      job: job.name,
+      ...(typeof data.turnId === 'string' ? { turnId: data.turnId } : {}),
+      ...(typeof data[REQUEST_ID_FIELD] === 'string' ? { reqId: data[REQUEST_ID_FIELD] } : {}),
+    };
+    const attempt = job.attemptsMade + 1;
+    await runWithLogContext(context, () =>
+      traceJob(
+        { name: job.name, id: context.jobId, attempt, turnId: context.turnId, reqId: context.reqId },
+        data[TRACE_FIELD],
+        () => processor(job.data, { id: String(job.id), attempt }),
+      ),
+    );
+  };
+
+  private async createWorker(lane: Lane): Promise<void> {
     const { backend } = this.options;
     const workerOptions = {
-      ...this.connection(),
+      ...this.connection(false),
       concurrency: lane.concurrency,
       ...lane.locks,
       // An idle worker's wait, seconds. Embedded, the poll of `pollMs`; on Postgres, where NOTIFY
       // wakes it, still brisk in case a connection pooler between keeps NOTIFY from it.
       drainDelay: backend.kind === 'redis' ? 5 : (backend.pollMs ?? 250) / 1000,
+      // Set to work by startConsuming.
+      autorun: false,
     };
     let worker: AnyWorker;
     if (backend.kind === 'redis') {
-      worker = new bullmq.Worker(lane.queue.name, handler, workerOptions as never);
+      worker = new bullmq.Worker(lane.queue.name, this.handleJob, workerOptions as never);
     } else {
       const pg = postgresBackend(backend.pollMs, this.postgresBackends);
-      worker = new pg.Worker(lane.queue.name, handler as never, workerOptions as never) as unknown as AnyWorker;
+      worker = new pg.Worker(lane.queue.name, this.handleJob as never, workerOptions as never) as unknown as AnyWorker;
     }
     lane.worker = worker;
     worker.on('failed', (job, err) => {
@@ -345,6 +373,7 @@ export class BullJobQueue<M extends object> extends JobQueue<M> {
     await Promise.all(this.lanes().map((lane) => lane.worker?.close()));
     for (const lane of this.lanes()) lane.worker = null;
     this.consuming = false;
+    this.workersReady = null;
     await Promise.all(this.lanes().map((lane) => lane.queue.close()));
     await Promise.all(this.redisClients.map((c) => c.quit().catch(() => c.disconnect())));
   }
