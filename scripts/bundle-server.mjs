@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The server as one bundle (docs/development.md, "Building"): dist/apps/server/src/main.js and what
 // it imports, the server's own modules and its dependencies, in a few files under dist/server/.
-// Node then reads, resolves and compiles ~15 files instead of ~2,000 at each start (the import
+// Node then reads, resolves and compiles ~40 files instead of ~2,000 at each start (the import
 // took ~1 s of the main thread's CPU while the embedded database opened beside it;
 // docs/performance.md, "Start-up").
 //
