@@ -135,6 +135,9 @@ describe('artifact events', () => {
 
   it('a file written straight to disk in the temporary space arrives too, with its new folders', async () => {
     const temp = (await apiClient(server).get('/api/spaces/svc')).body.data as Space;
+    // As for any space: the server says it listens once its first watches open or a few seconds
+    // have passed, so a loaded machine may still be opening this one.
+    await watching(ws, temp);
     const folder = join(temp.path, `disk-${uniqueSuffix()}`);
     mkdirSync(join(folder, 'deeper'), { recursive: true });
     writeFileSync(join(folder, 'deeper', 'note.txt'), 'written with fs');

@@ -239,9 +239,26 @@ describe('hostile paths and patterns (property-based)', () => {
     }
 
     // Nothing outside changed, no file was planted outside, .svc untouched by the file API.
+    // The data folder's trash receives what a delete moves out of the space (a name like
+    // `..;\\spaces` is a plain file name on Linux, made by one request and deleted by another);
+    // a new entry there counts only when its record says it came from inside the space.
     const after_ = watched();
+    const trash = join(server.dataDir, 'trash');
+    const trashedFromSpace = (path: string): boolean => {
+      const infoFile = path.startsWith(join(trash, 'info') + '/')
+        ? path
+        : join(trash, 'info', `${path.slice(join(trash, 'files').length + 1).split('/')[0]}.trashinfo`);
+      const from = /^Path=(.*)$/m.exec(after_.get(infoFile) ?? '')?.[1];
+      return from !== undefined && decodeURIComponent(from).startsWith(`${space.path}/`);
+    };
+    let trashed = 0;
     for (const [path, content] of after_) {
-      if (before_.get(path) !== content) escapes.push(`${path} was ${before_.has(path) ? 'changed' : 'created'}`);
+      if (before_.get(path) === content) continue;
+      if (!before_.has(path) && path.startsWith(trash + '/') && trashedFromSpace(path)) {
+        trashed++;
+        continue;
+      }
+      escapes.push(`${path} was ${before_.has(path) ? 'changed' : 'created'}`);
     }
     for (const path of before_.keys()) if (!after_.has(path)) escapes.push(`${path} was removed`);
 
@@ -254,6 +271,7 @@ describe('hostile paths and patterns (property-based)', () => {
         .map((p) => JSON.stringify(p))
         .join(' ')}`,
     );
+    t.diagnostic(`trash entries deleted from inside the space: ${trashed}`);
     t.diagnostic(`escapes: ${escapes.length}`);
     assert.deepEqual(escapes, []);
     // The workspace memory may be changed by the assistant's tools, never by the file API; it is still there.
