@@ -128,6 +128,13 @@ describe('ConversationsService', () => {
       );
     });
 
+    it('opens in a space the caller has just read without checking it again, by id with the check', async () => {
+      // A space object is the caller's read: trusted (a run's start reads its space once).
+      const opened = await service.openWithId({ id: 'unchecked' }, 'app-run:a9', { appId: 'a9' });
+      assert.equal(opened.spaceId, 'unchecked');
+      await assert.rejects(service.openWithId('unchecked', 'app-run:a8'), refusal('not_found', 'Space not found'));
+    });
+
     it('keeps a UUID id in lower case', async () => {
       const id = randomUUID();
       const opened = await service.openWithId('s1', id.toUpperCase());

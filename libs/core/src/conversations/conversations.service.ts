@@ -118,13 +118,15 @@ export class ConversationsService implements ConversationCleanup {
    * The space's conversation `conversationId`, created with `input` when it does not exist
    * yet: threads whose ids are fixed (`app-chat:<appId>`) or chosen by a caller. The id must
    * follow the conversation id rule; an id another space's conversation holds is a conflict.
+   * `space`: its id, checked here, or the space the caller has just read (not read again).
    */
   async openWithId(
-    spaceId: string,
+    space: string | { readonly id: string },
     conversationId: unknown,
     input: CreateConversationInput = {},
   ): Promise<Conversation> {
-    await this.requireSpace(spaceId);
+    const spaceId = typeof space === 'string' ? space : space.id;
+    if (typeof space === 'string') await this.requireSpace(spaceId);
     const id = parseConversationId(conversationId);
     const conversation = await this.conversations.createIfAbsent(newConversation(spaceId, id, input));
     if (conversation.spaceId !== spaceId) {

@@ -153,7 +153,7 @@ export class TeamWork {
     if (!(await this.teams.hasWaiting(epoch.id, member.appId))) return;
     const conversationId = teamMemberConversationId(member.appId, team.id, epoch.id);
     const space = await this.spaces.get(team.owningSpaceId);
-    await this.conversations.openWithId(space.id, conversationId, {
+    await this.conversations.openWithId(space, conversationId, {
       title: `${member.memberName} · ${team.name}`,
       appId: member.appId,
     });
@@ -276,7 +276,11 @@ export class TeamWork {
     const member = (await this.teams.members(team.id)).find((m) => m.appId === req.appId);
     if (!member) return;
     const lost = (await this.teams.activities(epoch.id)).filter(
-      (a) => a.kind === 'message' && a.actorAppId === null && a.targetAppId === member.appId && a.subject.startsWith(RESUME_SUBJECT),
+      (a) =>
+        a.kind === 'message' &&
+        a.actorAppId === null &&
+        a.targetAppId === member.appId &&
+        a.subject.startsWith(RESUME_SUBJECT),
     ).length;
     if (lost >= LOST_TURNS_MAX) {
       await this.breach(team, epoch, TeamTexts.turnsLost(member.memberName, lost + 1));

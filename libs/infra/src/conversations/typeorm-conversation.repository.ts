@@ -113,15 +113,20 @@ export class TypeormConversationRepository extends ConversationRepository {
 
   async createIfAbsent(c: NewConversation): Promise<Conversation> {
     const id = parseConversationId(c.id, 'id');
-    // Again when the conversation was deleted between the insert that found it and the read.
+    // One statement: the row inserted, or else the one there. The read shares the insert's
+    // snapshot, so a row another transaction committed meanwhile (a conflict the insert waited
+    // for) or one deleted between the two is not seen: nothing comes back, and it goes again.
     for (;;) {
-      await this.ds.query(
-        `INSERT INTO "conversation" ("id", "space_id", "title", "ephemeral", "reasoning_effort", "app_id")
-         VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT ("id") DO NOTHING`,
+      const rows = (await this.ds.query(
+        `WITH ins AS (
+           INSERT INTO "conversation" ("id", "space_id", "title", "ephemeral", "reasoning_effort", "app_id")
+           VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT ("id") DO NOTHING RETURNING *)
+         SELECT ${CONVERSATION_COLUMNS} FROM ins c
+         UNION ALL
+         SELECT ${CONVERSATION_COLUMNS} FROM "conversation" c WHERE c."id" = $1 AND NOT EXISTS (SELECT 1 FROM ins)`,
         [id, c.spaceId, c.title, c.ephemeral, c.reasoningEffort, c.appId ?? null],
-      );
-      const stored = await this.findIn(this.ds.manager, id);
-      if (stored) return stored;
+      )) as ConversationRow[];
+      if (rows[0]) return toConversation(rows[0]);
     }
   }
 
@@ -225,6 +230,14 @@ export class TypeormConversationRepository extends ConversationRepository {
   async appendMessage(id: string, message: NewMessage, thoughts?: readonly Thought[]): Promise<Message | null> {
     const conversationId = conversationKey(id);
     if (conversationId === null) return null;
+    if (!thoughts || thoughts.length === 0) {
+      // One statement: the function (migration AppendMessage1766700000000) takes the steps below.
+      const rows = (await this.ds.query(
+        `SELECT ${MESSAGE_COLUMNS} FROM append_message($1::text, $2::text, $3::text, $4::jsonb)`,
+        [conversationId, message.role, storableText(message.content), storableJson(message.meta ?? {})],
+      )) as MessageRow[];
+      return rows[0] ? toMessage(rows[0]) : null;
+    }
     return this.ds.transaction(async (m) => {
       if (!(await this.lockConversation(m, conversationId))) return null;
       // Under READ COMMITTED this statement sees the rows of appends that held the lock before us.
@@ -236,7 +249,7 @@ export class TypeormConversationRepository extends ConversationRepository {
         [conversationId, message.role, storableText(message.content), storableJson(message.meta ?? {})],
       )) as MessageRow[];
       const stored = toMessage(rows[0]!);
-      if (thoughts && thoughts.length > 0) await this.insertThoughts(m, stored.id, thoughts);
+      await this.insertThoughts(m, stored.id, thoughts);
       await this.touch(m, conversationId);
       return stored;
     });

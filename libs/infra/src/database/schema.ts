@@ -60,6 +60,7 @@ import { AcceptTriggerDelivery1766400000100 } from './migrations/1766400000100-a
 import { SubmitUserMessageLiveInput1766400000200 } from './migrations/1766400000200-submit-user-message-live-input.js';
 import { KnowledgeLexemeCounts1766500000000 } from './migrations/1766500000000-knowledge-lexeme-counts.js';
 import { TurnEndPending1766600000000 } from './migrations/1766600000000-turn-end-pending.js';
+import { AppendMessage1766700000000 } from './migrations/1766700000000-append-message.js';
 
 /** Every entity and migration, in order. Add new ones here. */
 export const ENTITIES = [
@@ -127,4 +128,5 @@ export const MIGRATIONS = [
   SubmitUserMessageLiveInput1766400000200,
   KnowledgeLexemeCounts1766500000000,
   TurnEndPending1766600000000,
+  AppendMessage1766700000000,
 ];

@@ -60,7 +60,7 @@ export class AppChannelChat extends ChannelChat {
     ]);
     const spaceId = existing?.spaceId ?? appSpaceId;
     const space = appSpace !== null && spaceId === appSpaceId ? appSpace : await this.spaces.get(spaceId);
-    if (!existing) await this.conversations.openWithId(space.id, input.threadId, { title: input.title, appId: app.id });
+    if (!existing) await this.conversations.openWithId(space, input.threadId, { title: input.title, appId: app.id });
     return this.agent.submitMessage({
       kind: 'app-chat',
       space,

@@ -68,7 +68,7 @@ export class AppChatService {
     )
       throw new DomainError('conflict', AppChatTexts.channelThread, ErrorCodes.CHAT_THREAD_TAKEN);
     const space = await this.threadSpace(app, threadId, spaceId);
-    await this.conversations.openWithId(space.id, threadId, {
+    await this.conversations.openWithId(space, threadId, {
       title: app.spec.display_name ?? app.spec.name,
       appId: app.id,
     });

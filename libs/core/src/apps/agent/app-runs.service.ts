@@ -165,7 +165,7 @@ export class AppRunsService implements OnModuleInit {
     const mcpBlocked = await this.mcp.runBlocker(app);
     if (mcpBlocked !== null) return this.skip(app, mcpBlocked);
     const space = await this.runSpace(app);
-    await this.conversations.openWithId(space.id, conversationId, { title: `${app.spec.name} runs`, appId: app.id });
+    await this.conversations.openWithId(space, conversationId, { title: `${app.spec.name} runs`, appId: app.id });
     if (await this.turns.findActive(conversationId)) return 'waiting';
     const stored = await this.conversations.appendMessage(conversationId, {
       role: 'user',
