@@ -127,6 +127,24 @@ describe(`database schema (${testMode()})`, () => {
     assert.equal((await apps.findById(first.id))!.status, 'uninstalled', 'a refused change writes nothing');
 
     const appId = (second as { id: string }).id;
+    // Automation fields alone are one plain UPDATE: every field round-trips, updatedAt moves.
+    const before = (await apps.findById(appId))!;
+    const automation = {
+      runningCount: 1,
+      nextRunAtMs: null,
+      lastRunAtMs: 1_795_437_805_191,
+      lastStatus: 'error' as const,
+      lastError: 'it failed',
+      pendingEscalationId: 'entry-9',
+    };
+    const changed = await apps.update(appId, { automation });
+    assert.ok(changed && changed !== ALREADY_INSTALLED);
+    assert.deepEqual(changed.automation, automation);
+    assert.deepEqual((await apps.findById(appId))!.automation, automation);
+    assert.ok(changed.updatedAt.getTime() >= before.updatedAt.getTime());
+    assert.deepEqual({ ...changed, automation: before.automation, updatedAt: before.updatedAt }, before);
+    assert.equal(await apps.update(randomUUID(), { automation: { runningCount: 0 } }), null);
+    await apps.update(appId, { automation: { runningCount: 0, lastStatus: null, lastError: null } });
     for (let i = 1; i <= 5; i++) {
       await apps.addActivity({
         id: `entry-${i}`,

@@ -11,6 +11,7 @@ import {
 } from '#core/ports/app.repository.port.js';
 import { AppActivityEntity } from '../database/entities/app-activity.entity.js';
 import { entityColumns } from '../database/entity-columns.js';
+import { returningRows } from '../database/returning-rows.js';
 import { AppEntity } from '../database/entities/app.entity.js';
 import { changesInstallKey, toActivityEntry, toActivityRow, toApp, toChangedColumns, toNewRow } from './app.mapper.js';
 
@@ -97,6 +98,21 @@ export class TypeormAppRepository extends AppRepository {
     }
     const columns = toChangedColumns(current, changes);
     if (Object.keys(columns).length === 0) return current ?? this.findById(id);
+    // Automation fields alone (numbers, text or null) skip the query builder: a run's start and
+    // end and every tick write them, and building the statement cost more than running it.
+    if (current === null && Object.keys(changes).every((key) => key === 'automation')) {
+      const values = Object.entries(columns);
+      const sets = values.map(
+        ([property], i) => `"${this.apps.metadata.findColumnWithPropertyName(property)!.databaseName}" = $${i + 2}`,
+      );
+      // As the query builder does for the entity's @UpdateDateColumn.
+      const result: unknown = await this.ds.query(
+        `UPDATE "app" SET ${sets.join(', ')}, "updated_at" = CURRENT_TIMESTAMP WHERE "id" = $1 RETURNING ${this.columns()}`,
+        [id, ...values.map(([, value]) => value as unknown)],
+      );
+      const [row] = returningRows<AppEntity>(result);
+      return row ? toApp(row) : null;
+    }
     try {
       const result = await this.apps
         .createQueryBuilder()
