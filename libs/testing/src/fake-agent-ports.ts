@@ -114,9 +114,11 @@ export class FakeTurnRepository extends TurnRepository {
     return true;
   }
 
-  async heartbeat(id: string): Promise<void> {
-    const record = this.records.get(id);
-    if (record?.status === 'running') record.heartbeatAt = new Date();
+  async heartbeat(ids: readonly string[]): Promise<void> {
+    for (const id of ids) {
+      const record = this.records.get(id);
+      if (record?.status === 'running') record.heartbeatAt = new Date();
+    }
   }
 
   async addPendingInput(conversationId: string, input: PendingInput): Promise<TurnRecord | null> {

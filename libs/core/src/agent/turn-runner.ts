@@ -51,6 +51,8 @@ export class TurnRunner implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('AgentTurns');
   private readonly local = new Map<string, LocalTurn>();
   private unsubscribe: (() => void) | null = null;
+  /** The heartbeat of the turns in `local` (keepBeating). */
+  private beating: ReturnType<typeof setInterval> | null = null;
 
   constructor(
     private readonly turns: TurnRepository,
@@ -92,7 +94,27 @@ export class TurnRunner implements OnModuleInit, OnApplicationShutdown {
     while (this.local.size > 0 && this.clock.now() < deadline) await new Promise((r) => setTimeout(r, 25));
   }
 
+  /**
+   * The heartbeat of every turn this process runs, in one statement every HEARTBEAT_MS (a
+   * statement per turn before: a worker with 64 runs waiting for a slot wrote 13 a second).
+   * Stops when no turn is left; a claim set the first beat.
+   */
+  private keepBeating(): void {
+    if (this.beating) return;
+    this.beating = setInterval(() => {
+      if (this.local.size === 0) {
+        clearInterval(this.beating!);
+        this.beating = null;
+        return;
+      }
+      void this.turns.heartbeat([...this.local.keys()]).catch(() => undefined);
+    }, HEARTBEAT_MS);
+    this.beating.unref();
+  }
+
   onApplicationShutdown(): void {
+    if (this.beating) clearInterval(this.beating);
+    this.beating = null;
     this.unsubscribe?.();
     for (const id of this.local.keys()) this.abortLocal(id, 'shutdown');
   }
@@ -126,8 +148,7 @@ export class TurnRunner implements OnModuleInit, OnApplicationShutdown {
     const turn = { ...queued, status: 'running' as const };
     const local: LocalTurn = { abort: new AbortController(), reason: null, wake: null };
     this.local.set(turnId, local);
-    const heartbeat = setInterval(() => void this.turns.heartbeat(turnId).catch(() => undefined), HEARTBEAT_MS);
-    heartbeat.unref();
+    this.keepBeating();
     const startedAt = this.clock.now();
     const policy = await this.approvals?.policyForTurn(turn).catch((err: Error) => {
       this.logger.warn(`turn ${turnId}: reading the approval policy failed: ${err.message}`);
@@ -166,7 +187,6 @@ export class TurnRunner implements OnModuleInit, OnApplicationShutdown {
       this.logger.error(`turn ${turnId} could not record its end: ${(err as Error).message}`);
       return;
     } finally {
-      clearInterval(heartbeat);
       this.local.delete(turnId);
     }
     if (skipped) {

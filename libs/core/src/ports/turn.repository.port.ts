@@ -93,7 +93,8 @@ export abstract class TurnRepository {
   abstract listActive(): Promise<TurnRecord[]>;
   /** queued → running on this replica; false when it is no longer queued. */
   abstract claim(id: string, replicaId: string): Promise<boolean>;
-  abstract heartbeat(id: string): Promise<void>;
+  /** Refreshes the heartbeat of those of `ids` still running (a replica's turns, one statement). */
+  abstract heartbeat(ids: readonly string[]): Promise<void>;
   /** Adds input to the conversation's active turn; null when none is active. */
   abstract addPendingInput(conversationId: string, input: PendingInput): Promise<TurnRecord | null>;
   /** Takes (and clears) the input recorded so far. */

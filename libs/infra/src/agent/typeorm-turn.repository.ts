@@ -147,10 +147,12 @@ export class TypeormTurnRepository extends TurnRepository {
     return affected(rows) > 0;
   }
 
-  async heartbeat(id: string): Promise<void> {
-    await this.ds.query(`UPDATE "agent_turn" SET "heartbeat_at" = now() WHERE "id" = $1 AND "status" = 'running'`, [
-      id,
-    ]);
+  async heartbeat(ids: readonly string[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.ds.query(
+      `UPDATE "agent_turn" SET "heartbeat_at" = now() WHERE "id" = ANY($1::uuid[]) AND "status" = 'running'`,
+      [ids],
+    );
   }
 
   async addPendingInput(conversationId: string, input: PendingInput): Promise<TurnRecord | null> {
