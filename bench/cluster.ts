@@ -637,6 +637,8 @@ async function schedules(kill: boolean): Promise<ScheduleFigures> {
     const listed = await request(live[0]!.url)
       .get('/api/apps')
       .set({ Authorization: `Bearer ${live[0]!.password}` });
+    if (listed.status !== 200)
+      throw new Error(`GET /api/apps answered ${listed.status}: ${JSON.stringify(listed.body)}`);
     const installedAt = new Map(
       (listed.body.data as Array<{ id: string; installedAt: number }>).map((a) => [a.id, a.installedAt]),
     );

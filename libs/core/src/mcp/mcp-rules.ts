@@ -129,6 +129,11 @@ export function chatServers(installed: App[], spaceId: string, requiring: App | 
 }
 
 /** A run's servers: its `requires.mcps` not marked `enabled: false`; or why the run cannot start. */
+/** Whether a run of `app` needs installed servers at all (a required one neither turned off nor built in). */
+export function needsInstalledServers(app: App): boolean {
+  return (app.spec.requires?.mcps ?? []).some((need) => need.enabled !== false && !isBuiltInServer(need.id));
+}
+
 export function runServers(
   installed: App[],
   app: App,
@@ -137,6 +142,7 @@ export function runServers(
   const spaceId = app.spaceId;
   for (const need of app.spec.requires?.mcps ?? []) {
     // Part of the server (the AI browser): never "not installed"; the app's permission decides.
+    // (needsInstalledServers skips the same ones.)
     if (need.enabled === false || isBuiltInServer(need.id)) continue;
     const candidates = installed.filter(
       (a) =>

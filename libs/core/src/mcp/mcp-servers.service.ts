@@ -41,6 +41,7 @@ import {
   McpTexts,
   mcpToolName,
   restartDelayMs,
+  needsInstalledServers,
   runServers,
 } from './mcp-rules.js';
 
@@ -141,6 +142,8 @@ export class McpServers implements OnModuleInit, OnApplicationShutdown {
 
   /** A run's MCP tools (its `requires.mcps`), or why it cannot start. */
   async runTools(app: App): Promise<{ tools: AgentTool[]; blocked: null } | { tools: null; blocked: string }> {
+    // Most digital humans need none: no list of the installed servers for them (a read per run).
+    if (!needsInstalledServers(app)) return { tools: [], blocked: null };
     const needed = runServers(await this.apps.list({ type: 'mcp' }), app);
     if (needed.blocked !== null) return { tools: null, blocked: needed.blocked };
     const refs = await Promise.all(needed.servers.map((server) => this.appRef(server)));

@@ -143,11 +143,11 @@ export class TriggersService {
   /** The job of one occurrence: fires it when this caller claims it, else does nothing. */
   async fireSchedule(job: JobMap['trigger.schedule']): Promise<void> {
     const { appId, subscriptionId, scheduledMs } = job;
-    const rows = await this.store.schedules(appId);
+    // Side by side: each step before the run's start is a wait for a busy event loop and database.
+    const [rows, app] = await Promise.all([this.store.schedules(appId), this.records.findById(appId)]);
     const row = rows.find((r) => r.subscriptionId === subscriptionId);
     // Already fired, rescheduled, dropped, or the app is paused (a paused row queues nothing).
     if (!row || isPausedRow(row) || row.nextMs !== scheduledMs) return;
-    const app = await this.records.findById(appId);
     const sub = app && isScheduled(app) ? scheduleSubscriptions(app).find((s) => s.id === subscriptionId) : undefined;
     if (!app || !sub) {
       // A paused app's rows stay (they remember when the pause began); others go.
@@ -171,11 +171,14 @@ export class TriggersService {
     const moved = rows.flatMap((r) =>
       r.subscriptionId !== subscriptionId ? [r] : next === null ? [] : [{ ...r, nextMs: next }],
     );
-    await Promise.all([
+    // The fence beside the next occurrence's job and the app's next time (one wait, not two;
+    // the run's own writes and events come after the next time is written).
+    const [, , begun] = await Promise.all([
       next !== null ? this.scheduler.enqueue({ ...row, nextMs: next }, true) : undefined,
       this.scheduler.refreshNextRun(appId, false, { rows: moved, app }),
+      this.store.beginOccurrence(key, 1, this.clock.now()),
     ]);
-    await this.runOccurrence(app, { key, subscriptionId, scheduledMs, attempt: 1 });
+    if (begun) await this.runOccurrence(app, { key, subscriptionId, scheduledMs, attempt: 1 }, true);
   }
 
   /** On resume: one `run_skipped` entry per subscription for the ticks that fell while paused. */
@@ -226,13 +229,15 @@ export class TriggersService {
 
   /**
    * Starts the run of a claimed occurrence (or records why not), then settles the claim. The
-   * fence first: a holder whose lease ran out and was taken over starts nothing.
+   * fence first (`begun`: the caller passed it): a holder whose lease ran out and was taken
+   * over starts nothing.
    */
   private async runOccurrence(
     app: App,
     occ: { key: string; subscriptionId: string; scheduledMs: number; attempt: number },
+    begun = false,
   ): Promise<void> {
-    if (!(await this.store.beginOccurrence(occ.key, occ.attempt, this.clock.now()))) return;
+    if (!begun && !(await this.store.beginOccurrence(occ.key, occ.attempt, this.clock.now()))) return;
     const started = await this.startGuarded(
       app,
       {
@@ -249,9 +254,10 @@ export class TriggersService {
   private async startGuarded(loaded: App, trigger: RunTrigger, runId?: string): Promise<boolean> {
     const recent = await this.records.listActivity(loaded.id, { limit: 50 });
     const failures = consecutiveFailures(recent);
-    // Read after the activity: the caller's copy of the app may predate the run whose failure
-    // was just counted, and the back-off must count from that run, not an older one.
-    const app = (await this.records.findById(loaded.id)) ?? loaded;
+    // Read after the activity when a failure was counted: the caller's copy of the app may
+    // predate the run that failed, and the back-off must count from that run, not an older one.
+    // With none counted the decision is to run whatever the copy says (most ticks).
+    const app = failures > 0 ? ((await this.records.findById(loaded.id)) ?? loaded) : loaded;
     const decision = failureDecision(
       failures,
       app.automation.lastRunAtMs,
