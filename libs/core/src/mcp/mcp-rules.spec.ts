@@ -13,6 +13,7 @@ import {
   mcpToolName,
   namesConfigured,
   restartDelayMs,
+  needsInstalledServers,
   runServers,
   tailText,
 } from './mcp-rules.js';
@@ -111,6 +112,12 @@ describe('MCP rules', () => {
     assert.match(runServers(installed, needs('off')).blocked!, /off .*turned off/);
     const disabled = app('r', { type: 'automation', requires: { mcps: [{ id: 'nope', enabled: false }] } });
     assert.deepEqual(runServers(installed, disabled), { servers: [], blocked: null });
+    // Whether the installed servers need listing at all: not for none, turned off or built in.
+    assert.equal(needsInstalledServers(needs('calc-mcp')), true);
+    assert.equal(needsInstalledServers(needs()), false);
+    assert.equal(needsInstalledServers(needs('ai-browser')), false);
+    assert.equal(needsInstalledServers(disabled), false);
+    assert.equal(needsInstalledServers(app('plain', { type: 'automation' })), false);
   });
 
   it("reads the configuration's mcpServers: validated, named for tools, disabled kept apart", () => {

@@ -95,12 +95,12 @@ export function tailText(text: string, max = MCP_STDERR_MAX_CHARS): string {
   return text.length <= max ? text : text.slice(text.length - max);
 }
 
-/** Whether `app` is the server a `requires.mcps[].id` names: its name, its server name or its store slug. */
 /** Whether an MCP server id a spec requires names one built into the server (`ai-browser`). */
 export function isBuiltInServer(id: string): boolean {
   return BUILT_IN_MCP_SERVERS.includes(id.trim().toLowerCase());
 }
 
+/** Whether `app` is the server a `requires.mcps[].id` names: its name, its server name or its store slug. */
 export function isServerNamed(app: Pick<App, 'spec'>, id: string): boolean {
   const wanted = id.trim().toLowerCase();
   return (
