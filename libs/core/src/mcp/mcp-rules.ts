@@ -131,7 +131,16 @@ export function chatServers(installed: App[], spaceId: string, requiring: App | 
 /** A run's servers: its `requires.mcps` not marked `enabled: false`; or why the run cannot start. */
 /** Whether a run of `app` needs installed servers at all (a required one neither turned off nor built in). */
 export function needsInstalledServers(app: App): boolean {
-  return (app.spec.requires?.mcps ?? []).some((need) => need.enabled !== false && !isBuiltInServer(need.id));
+  return installedServerNeeds(app).length > 0;
+}
+
+/**
+ * The servers an app requires that must be installed: turned-off requirements are left out, and
+ * so are servers that are part of this server (the AI browser: never "not installed"; the app's
+ * permission decides).
+ */
+function installedServerNeeds(app: App): Array<{ id: string }> {
+  return (app.spec.requires?.mcps ?? []).filter((need) => need.enabled !== false && !isBuiltInServer(need.id));
 }
 
 export function runServers(
@@ -140,10 +149,7 @@ export function runServers(
 ): { servers: App[]; blocked: null } | { servers: null; blocked: string } {
   const servers: App[] = [];
   const spaceId = app.spaceId;
-  for (const need of app.spec.requires?.mcps ?? []) {
-    // Part of the server (the AI browser): never "not installed"; the app's permission decides.
-    // (needsInstalledServers skips the same ones.)
-    if (need.enabled === false || isBuiltInServer(need.id)) continue;
+  for (const need of installedServerNeeds(app)) {
     const candidates = installed.filter(
       (a) =>
         a.spec.type === 'mcp' &&

@@ -57,12 +57,21 @@ export class TypeormAppRepository extends AppRepository {
   }
 
   /** Every column under its property name, for the look-ups that skip the query builder. */
+  private columnNames: Map<string, string> | undefined;
   private columnList: string | null = null;
   private activityColumnList: string | null = null;
 
   private columns(): string {
     this.columnList ??= entityColumns(this.apps);
     return this.columnList;
+  }
+
+  /** An entity property's column name (kept: every automation update names a few). */
+  private columnName(property: string): string {
+    this.columnNames ??= new Map(this.apps.metadata.columns.map((c) => [c.propertyName, c.databaseName]));
+    const name = this.columnNames.get(property);
+    if (name === undefined) throw new Error(`the app entity has no column for ${property}`);
+    return name;
   }
 
   /** One query without the query builder: a turn reads the MCP servers, a delivery its app, a run start both. */
@@ -102,9 +111,7 @@ export class TypeormAppRepository extends AppRepository {
     // end and every tick write them, and building the statement cost more than running it.
     if (current === null && Object.keys(changes).every((key) => key === 'automation')) {
       const values = Object.entries(columns);
-      const sets = values.map(
-        ([property], i) => `"${this.apps.metadata.findColumnWithPropertyName(property)!.databaseName}" = $${i + 2}`,
-      );
+      const sets = values.map(([property], i) => `"${this.columnName(property)}" = $${i + 2}`);
       // As the query builder does for the entity's @UpdateDateColumn.
       const result: unknown = await this.ds.query(
         `UPDATE "app" SET ${sets.join(', ')}, "updated_at" = CURRENT_TIMESTAMP WHERE "id" = $1 RETURNING ${this.columns()}`,

@@ -87,6 +87,9 @@ const toMessage = (r: MessageRow): Message => ({
   createdAt: r.created_at instanceof Date ? r.created_at : new Date(r.created_at),
 });
 
+/** createIfAbsent's statements before it gives up on a row others keep creating and deleting. */
+const CREATE_IF_ABSENT_TRIES = 5;
+
 /**
  * Conversation records on TypeORM over `pg` (Postgres or the embedded PGlite). Ordering is
  * a `position` per message, unique per conversation; appends take the conversation row's
@@ -115,8 +118,9 @@ export class TypeormConversationRepository extends ConversationRepository {
     const id = parseConversationId(c.id, 'id');
     // One statement: the row inserted, or else the one there. The read shares the insert's
     // snapshot, so a row another transaction committed meanwhile (a conflict the insert waited
-    // for) or one deleted between the two is not seen: nothing comes back, and it goes again.
-    for (;;) {
+    // for) or one deleted between the two is not seen: nothing comes back, and it goes again
+    // (a few times: only a row created and deleted over and over by others keeps it empty).
+    for (let attempt = 1; ; attempt++) {
       const rows = (await this.ds.query(
         `WITH ins AS (
            INSERT INTO "conversation" ("id", "space_id", "title", "ephemeral", "reasoning_effort", "app_id")
@@ -127,6 +131,8 @@ export class TypeormConversationRepository extends ConversationRepository {
         [id, c.spaceId, c.title, c.ephemeral, c.reasoningEffort, c.appId ?? null],
       )) as ConversationRow[];
       if (rows[0]) return toConversation(rows[0]);
+      if (attempt === CREATE_IF_ABSENT_TRIES)
+        throw new Error(`conversation ${id} was created and removed by others ${attempt} times while it was opened`);
     }
   }
 
