@@ -229,6 +229,18 @@ describe('fault injection under two replicas', { skip: skip ?? false }, () => {
         // Skips beyond those of the ticks outside the outage are the catch-up's: it found the run
         // begun before the outage still going (seen under load), which is the rule too.
         const outageSkips = Math.max(0, busySkips - missed.length);
+        if (caughtUp.length + outageFailures + outageSkips === 0) {
+          // What each replica said about the outage's ticks, for the failure below.
+          for (const server of replicas) {
+            const said = server.output().split('\n');
+            process.stdout.write(
+              `replica ${server.process.pid}, lines naming triggers or runs:\n${said
+                .filter((l) => /trigger|schedule|occurrence|run/i.test(l))
+                .slice(-60)
+                .join('\n')}\n`,
+            );
+          }
+        }
         assert.ok(
           caughtUp.length + outageFailures + outageSkips >= 1,
           `the ticks due during the outage fire once, when it ends (or their run is recorded as failed by it, or skipped while the previous run went on); ticks (due, started) in ms from the return: ${ticks()
