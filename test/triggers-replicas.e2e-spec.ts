@@ -25,6 +25,35 @@ describe('triggers across two replicas', { skip: testMode() === 'services' ? fal
   let spaceId: string;
   const runsOf = (tag: string) => checks.runsOf(tag);
 
+  /** What the database and the replicas say about an app's queued deliveries (for a run that never came). */
+  const explainStuckDeliveries = async (appId: string): Promise<void> => {
+    const db = new pg.Client({ connectionString: replicas.services.databaseUrl });
+    await db.connect();
+    try {
+      for (const sql of [
+        `SELECT "seq", "kind", "run_id", "received_ms", "started_ms" FROM "trigger_delivery" WHERE "app_id" = $1`,
+        `SELECT "key", "claimed_at_ms" FROM "trigger_claim" WHERE "app_id" = $1`,
+        `SELECT "status", "running_count", "last_status", "last_error", "pending_escalation_id" FROM "app" WHERE "id" = $1`,
+        `SELECT "type", "ts", "content" FROM "app_activity" WHERE "app_id" = $1 ORDER BY "ts"`,
+        `SELECT t."id", t."status", t."replica_id", t."heartbeat_at" FROM "agent_turn" t JOIN "conversation" c ON c."id"::text = t."conversation_id" WHERE c."app_id" = $1`,
+      ]) {
+        const rows = (await db.query(sql, [appId])).rows;
+        process.stdout.write(`${sql}\n  ${JSON.stringify(rows)}\n`);
+      }
+    } finally {
+      await db.end();
+    }
+    for (const server of [replicas.a, replicas.b]) {
+      const lines = server.output().split('\n');
+      process.stdout.write(
+        `replica ${server.process.pid}:\n${lines
+          .filter((l) => /trigger|webhook|deliver|run|job|warn|error/i.test(l) && !l.includes('migrations applied'))
+          .slice(-60)
+          .join('\n')}\n`,
+      );
+    }
+  };
+
   before(async () => {
     // Reconcile every second and take stale claims (their run not started) over after 10 s.
     ({ replicas, checks, apiTo } = await startTriggerReplicas({
@@ -55,7 +84,10 @@ describe('triggers across two replicas', { skip: testMode() === 'services' ? fal
       const answers = await Promise.all([send(a), send(b), send(a), send(b)]);
       for (const res of answers) assert.deepEqual([res.status, res.body], [200, { ok: true, received: true }]);
       // One run at a time per app: the next round waits for this one to end.
-      await waitFor(() => runsOf('hook').length > round, 30_000, `run of round ${round}`);
+      await waitFor(() => runsOf('hook').length > round, 30_000, `run of round ${round}`).catch(async (err: Error) => {
+        await explainStuckDeliveries(appId);
+        throw err;
+      });
       await waitFor(
         async () => okData<{ runningCount: number }>(await apiTo(b).get(`/api/apps/${appId}/state`)).runningCount === 0,
         30_000,

@@ -409,6 +409,43 @@ describe('TriggerScheduler and TriggersService (schedules)', () => {
       assert.deepEqual(await store.staleOccurrences(clock.now() + 1), []);
     });
 
+    it('a run start that fails (the database away) leaves the occurrence to a take-over, which fires it once', async () => {
+      await scheduler.sync(app);
+      const job = due();
+      clock.set(job.scheduledMs);
+      const startRun = runs.startRun.bind(runs);
+      let failing = true;
+      runs.startRun = async (...args: Parameters<AppRunsService['startRun']>) => {
+        if (failing) throw new Error('Connection terminated unexpectedly');
+        return startRun(...args);
+      };
+      await assert.rejects(service.fireSchedule(job), /Connection terminated/);
+      assert.equal(started.length, 0);
+      assert.equal((await store.staleOccurrences(clock.now() + 1)).length, 1, 'not settled');
+      failing = false;
+      clock.set(clock.now() + LEASE + 1);
+      await scheduler.reconcile();
+      assert.equal(started.length, 1, 'fired by the take-over');
+      assert.equal((started[0]!.data as { scheduledAt?: string }).scheduledAt, new Date(job.scheduledMs).toISOString());
+      assert.deepEqual(await store.staleOccurrences(clock.now() + LEASE * 2), [], 'settled');
+    });
+
+    it('an occurrence whose run never starts is given up after five tries', async () => {
+      await scheduler.sync(app);
+      const job = due();
+      clock.set(job.scheduledMs);
+      runs.startRun = async () => {
+        throw new Error('Connection terminated unexpectedly');
+      };
+      await assert.rejects(service.fireSchedule(job));
+      for (let pass = 0; pass < 6; pass++) {
+        clock.set(clock.now() + LEASE + 1);
+        await service.recoverOccurrences(); // each failure is logged, none thrown
+      }
+      assert.deepEqual(await store.staleOccurrences(clock.now() + LEASE * 2), [], 'given up: settled');
+      assert.equal(started.length, 0);
+    });
+
     it('a normal tick settles its claim: nothing left to take over', async () => {
       await scheduler.sync(app);
       const job = due();

@@ -4,6 +4,7 @@ import type { JobMap } from '#contracts/jobs.js';
 import type { App } from '../kernel/app.js';
 import { automationState } from '../kernel/app-state.js';
 import type { ScheduleConfig } from '../kernel/app-spec/schedule-rules.js';
+import { DomainError } from '../errors/domain-error.js';
 import { AppRepository } from '../ports/app.repository.port.js';
 import { Clock } from '../ports/clock.port.js';
 import { EventBus } from '../ports/event-bus.port.js';
@@ -45,7 +46,7 @@ import { webhookDeliveryJobId } from '../kernel/job-ids.js';
 import { WebhookOwners } from './webhook-owners.js';
 import { deliveryDrainJobId } from '../kernel/job-ids.js';
 import { randomUUID } from 'node:crypto';
-import type { QueuedDelivery } from '../ports/trigger-store.port.js';
+import type { OccurrenceClaim, QueuedDelivery } from '../ports/trigger-store.port.js';
 
 type Headers = Record<string, string | string[] | undefined>;
 
@@ -60,6 +61,8 @@ export type WebhookOutcome = WebhookAccepted | WebhookRefused;
 export type WebhookAccepted = { accepted: true; duplicate: boolean };
 export type WebhookRefused = { accepted: false; refusal: WebhookRefusal; error: string; retryAfterS?: number };
 
+/** Tries of one schedule occurrence (its first and the take-overs after a failed start) before it is given up. */
+const OCCURRENCE_ATTEMPTS = 5;
 /** How long one replica may hold an app's dispatch turn (starting its next queued delivery). */
 const DISPATCH_LEASE_MS = 60_000;
 /** A replica finding another one dispatching tries again this often, this many times. */
@@ -204,27 +207,48 @@ export class TriggersService {
   async recoverOccurrences(): Promise<void> {
     const now = this.clock.now();
     for (const occ of await this.store.staleOccurrences(now - this.policy.claimLeaseMs)) {
-      if (!(await this.store.reclaimOccurrence(occ.key, occ.attempt, now))) continue; // another replica has it
-      const attempt = occ.attempt + 1;
-      const app = await this.records.findById(occ.appId);
-      const sub =
-        app && isScheduled(app) ? scheduleSubscriptions(app).find((s) => s.id === occ.subscriptionId) : undefined;
-      if (!app || !sub) {
-        await this.store.settleOccurrence(occ.key, now); // paused, uninstalled or unsubscribed since
-        continue;
-      }
-      // A holder that passed the fence may have started the run before it stopped.
-      if (occ.startedAtMs !== null && (await this.runs.runMessages(app, occurrenceRunId(occ.key))).length > 0) {
-        await this.store.settleOccurrence(occ.key, now);
-        continue;
-      }
-      this.logger.warn('a schedule occurrence was claimed by a replica that stopped before its run; firing it here', {
+      // One that fails again (its run could not start) waits for the next pass; the others go on.
+      await this.recoverOccurrence(occ, now).catch((err: Error) =>
+        this.logger.warn('a schedule occurrence could not be taken over; retried after its lease', {
+          appId: occ.appId,
+          scheduledAt: new Date(occ.scheduledMs).toISOString(),
+          error: err.message,
+        }),
+      );
+    }
+  }
+
+  private async recoverOccurrence(occ: OccurrenceClaim, now: number): Promise<void> {
+    if (!(await this.store.reclaimOccurrence(occ.key, occ.attempt, now))) return; // another replica has it
+    const attempt = occ.attempt + 1;
+    if (attempt > OCCURRENCE_ATTEMPTS) {
+      await this.store.settleOccurrence(occ.key, now);
+      this.logger.error('a schedule occurrence could not start its run; given up', {
         appId: occ.appId,
         scheduledAt: new Date(occ.scheduledMs).toISOString(),
-        attempt,
+        attempts: occ.attempt,
+        hint: "the replicas' earlier warnings say why each try failed; the schedule goes on from its next occurrence",
       });
-      await this.runOccurrence(app, { ...occ, attempt });
+      return;
     }
+    const app = await this.records.findById(occ.appId);
+    const sub =
+      app && isScheduled(app) ? scheduleSubscriptions(app).find((s) => s.id === occ.subscriptionId) : undefined;
+    if (!app || !sub) {
+      await this.store.settleOccurrence(occ.key, now); // paused, uninstalled or unsubscribed since
+      return;
+    }
+    // A holder that passed the fence may have started the run before it stopped.
+    if (occ.startedAtMs !== null && (await this.runs.runMessages(app, occurrenceRunId(occ.key))).length > 0) {
+      await this.store.settleOccurrence(occ.key, now);
+      return;
+    }
+    this.logger.warn('a schedule occurrence was claimed by a replica that stopped before its run; firing it here', {
+      appId: occ.appId,
+      scheduledAt: new Date(occ.scheduledMs).toISOString(),
+      attempt,
+    });
+    await this.runOccurrence(app, { ...occ, attempt });
   }
 
   /**
@@ -299,7 +323,10 @@ export class TriggersService {
       const result = await this.runs.startRun(appId, trigger, { app, ...(runId === undefined ? {} : { runId }) });
       return result.outcome === 'started';
     } catch (err) {
-      // Uninstalled or deleted meanwhile: nothing to start.
+      // Anything but "uninstalled or deleted meanwhile" (the database away, say) goes on up: the
+      // occurrence stays claimed and not settled, and is fired again once its claim's lease ends
+      // (recoverOccurrences), instead of being settled as if its run had been decided.
+      if (!(err instanceof DomainError)) throw err;
       this.logger.warn('trigger could not start a run', {
         appId,
         trigger: trigger.type,
