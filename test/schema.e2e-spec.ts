@@ -11,6 +11,10 @@ import { IDLE_AUTOMATION } from '#core/kernel/app.js';
 import { validateSpec } from '#core/kernel/app-spec/validate-spec.js';
 import { ALREADY_INSTALLED } from '#core/ports/app.repository.port.js';
 import { TypeormAppRepository, webhookPathCondition, webhookPathProbe } from '#infra/apps/typeorm-app.repository.js';
+import {
+  RUN_MESSAGES_CONDITION,
+  TypeormConversationRepository,
+} from '#infra/conversations/typeorm-conversation.repository.js';
 import { DataFolderLock } from '#infra/database/data-folder-lock.js';
 import { createDataSource, migrateUnderLock, pendingSchemaChanges } from '#infra/database/database.js';
 import { MIGRATIONS } from '#infra/database/schema.js';
@@ -204,6 +208,56 @@ describe(`database schema (${testMode()})`, () => {
     assert.deepEqual(await ids({ type: 'mcp', webhookPath: 'typed-hook' }), []);
     assert.equal((await ids({})).length, 3);
     await apps.deleteAllInSpace('typed-space');
+  });
+
+  it("a run's messages are read alone, in order, through the index on the run id", async () => {
+    const spaceId = `runs-space-${randomUUID()}`;
+    await ds!.query(
+      `INSERT INTO "space" ("id", "name", "icon", "path", "sort_order", "preferences") VALUES ($1, 'runs', 'x', $1, 0, '{}')`,
+      [spaceId],
+    );
+    const conversations = new TypeormConversationRepository(ds!);
+    const conversationId = randomUUID();
+    await conversations.create({ id: conversationId, spaceId, title: 'runs', ephemeral: false, reasoningEffort: null });
+    for (const [runId, content] of [
+      ['run-a', 'a1'],
+      ['run-b', 'b1'],
+      ['run-a', 'a2'],
+      [null, 'no run'],
+      ['run-b', 'b2'],
+    ] as const) {
+      await conversations.appendMessage(conversationId, {
+        role: 'user',
+        content,
+        meta: runId === null ? {} : { runId },
+      });
+    }
+    const contents = async (runId: string) =>
+      (await conversations.findRunMessages(conversationId, runId)).map((m) => [m.content, m.meta.runId]);
+    assert.deepEqual(await contents('run-a'), [
+      ['a1', 'run-a'],
+      ['a2', 'run-a'],
+    ]);
+    assert.deepEqual(await contents('run-b'), [
+      ['b1', 'run-b'],
+      ['b2', 'run-b'],
+    ]);
+    assert.deepEqual(await contents('run-c'), []);
+    assert.deepEqual(await conversations.findRunMessages(randomUUID(), 'run-a'), [], 'a conversation that is gone');
+    const runner = ds!.createQueryRunner();
+    try {
+      await runner.startTransaction();
+      await runner.query('SET LOCAL enable_seqscan = off');
+      const plan = (await runner.query(
+        `EXPLAIN SELECT "id" FROM "conversation_message" WHERE ${RUN_MESSAGES_CONDITION}`,
+        [conversationId, 'run-a'],
+      )) as Array<{ 'QUERY PLAN': string }>;
+      const text = plan.map((row) => row['QUERY PLAN']).join('\n');
+      assert.match(text, /IDX_conversation_message_run/, text);
+    } finally {
+      await runner.rollbackTransaction().catch(() => undefined);
+      await runner.release();
+    }
   });
 
   it("a webhook delivery's look-up of the app of its path can use the index on spec subscriptions", async () => {

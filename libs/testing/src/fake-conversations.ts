@@ -89,6 +89,12 @@ export class FakeConversationRepository extends ConversationRepository {
     return { conversation, messages: structuredClone(from < 0 ? all : all.slice(from)) };
   }
 
+  async findRunMessages(conversationId: string, runId: string): Promise<Message[]> {
+    const key = this.key(conversationId);
+    const all = key === null ? undefined : this.messages.get(key);
+    return structuredClone((all ?? []).filter((m) => m.meta.runId === runId));
+  }
+
   async update(id: string, patch: ConversationPatch): Promise<Conversation | null> {
     const record = this.record(id);
     if (!record) return null;

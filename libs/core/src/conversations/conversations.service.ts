@@ -145,6 +145,11 @@ export class ConversationsService implements ConversationCleanup {
     return this.conversations.listForSpace(spaceId);
   }
 
+  /** One run's messages (`meta.runId`) out of a digital human's run conversation, in order; none when it is gone. */
+  runMessages(conversationId: string, runId: string): Promise<Message[]> {
+    return this.conversations.findRunMessages(conversationId, runId);
+  }
+
   /** With messages from `fromMessageId` (inclusive) when it is one of them, else all. */
   async get(spaceId: string, conversationId: string, fromMessageId?: string): Promise<ConversationWithMessages> {
     // Side by side (a missing space answers first, as before): every turn's plan starts here.

@@ -67,6 +67,13 @@ export abstract class ConversationRepository {
    */
   abstract findWithMessages(id: string, fromMessageId?: string): Promise<ConversationWithMessages | null>;
 
+  /**
+   * The messages of one run of a digital human (`meta.runId`), in order, out of its run
+   * conversation, which keeps every run's: read without the others (none when the conversation
+   * is gone).
+   */
+  abstract findRunMessages(conversationId: string, runId: string): Promise<Message[]>;
+
   /** Applies the patch and touches `updatedAt`; null when the conversation is gone. */
   abstract update(id: string, patch: ConversationPatch): Promise<Conversation | null>;
 

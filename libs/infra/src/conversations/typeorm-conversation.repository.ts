@@ -87,6 +87,13 @@ const toMessage = (r: MessageRow): Message => ({
   createdAt: r.created_at instanceof Date ? r.created_at : new Date(r.created_at),
 });
 
+/**
+ * One run's messages in a digital human's run conversation ($1 the conversation, $2 the run id):
+ * the `meta ? 'runId'` term lets the planner use the partial index on the run id
+ * (`IDX_conversation_message_run`), so a run reads its own messages however many runs came before.
+ */
+export const RUN_MESSAGES_CONDITION = `"conversation_id" = $1 AND "meta" ? 'runId' AND "meta" ->> 'runId' = $2`;
+
 /** createIfAbsent's statements before it gives up on a row others keep creating and deleting. */
 const CREATE_IF_ABSENT_TRIES = 5;
 
@@ -182,6 +189,16 @@ export class TypeormConversationRepository extends ConversationRepository {
         }),
       );
     return { conversation: toConversation(rows[0]!), messages };
+  }
+
+  async findRunMessages(conversationId: string, runId: string): Promise<Message[]> {
+    const id = conversationKey(conversationId);
+    if (id === null) return [];
+    const rows = (await this.ds.query(
+      `SELECT ${MESSAGE_COLUMNS} FROM "conversation_message" WHERE ${RUN_MESSAGES_CONDITION} ORDER BY "position"`,
+      [id, runId],
+    )) as MessageRow[];
+    return rows.map(toMessage);
   }
 
   async update(conversationId: string, patch: ConversationPatch): Promise<Conversation | null> {

@@ -61,6 +61,7 @@ import { SubmitUserMessageLiveInput1766400000200 } from './migrations/1766400000
 import { KnowledgeLexemeCounts1766500000000 } from './migrations/1766500000000-knowledge-lexeme-counts.js';
 import { TurnEndPending1766600000000 } from './migrations/1766600000000-turn-end-pending.js';
 import { AppendMessage1766700000000 } from './migrations/1766700000000-append-message.js';
+import { ConversationMessageRunIndex1766800000000 } from './migrations/1766800000000-conversation-message-run-index.js';
 
 /** Every entity and migration, in order. Add new ones here. */
 export const ENTITIES = [
@@ -129,4 +130,5 @@ export const MIGRATIONS = [
   KnowledgeLexemeCounts1766500000000,
   TurnEndPending1766600000000,
   AppendMessage1766700000000,
+  ConversationMessageRunIndex1766800000000,
 ];

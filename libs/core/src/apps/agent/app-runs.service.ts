@@ -410,11 +410,9 @@ export class AppRunsService implements OnModuleInit {
     return turn !== null;
   }
 
+  /** The run's own messages: its conversation keeps every run's, which are not read. */
   async runMessages(app: App, runId: string): Promise<Message[]> {
-    const conversation = await this.conversations.findById(appRunConversationId(app.id));
-    if (!conversation) return [];
-    const { messages } = await this.conversations.get(conversation.spaceId, conversation.id);
-    return messages.filter((m) => m.meta.runId === runId);
+    return this.conversations.runMessages(appRunConversationId(app.id), runId);
   }
 
   // ── tool approvals (docs/api/agent.md, "Tool approvals") ─────────────────────────────────
