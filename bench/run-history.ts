@@ -9,7 +9,8 @@
  * by side: the whole conversation read and filtered (what a run did before
  * `ConversationRepository.findRunMessages`), the reference; and `findRunMessages`. It does so
  * after 1 % of the runs were seeded and after all of them, BENCH_ROUNDS times (default 3), and
- * prints each read's median and the ratio of the two at the full history.
+ * prints each read's median and the ratio of the two at the full history; beside them, the
+ * conversation's look-up, which a run's start makes and which counts the messages.
  */
 import { performance } from 'node:perf_hooks';
 import { randomUUID } from 'node:crypto';
@@ -54,9 +55,16 @@ async function timeReads(read: () => Promise<number>): Promise<{ ms: number; mes
   return { ms: median(samples), messages };
 }
 
+interface Reads {
+  whole: number;
+  own: number;
+  /** The conversation's look-up (a run's start opens it), which counts its messages. */
+  lookUp: number;
+}
+
 interface Round {
-  small: { whole: number; own: number };
-  full: { whole: number; own: number };
+  small: Reads;
+  full: Reads;
 }
 
 async function round(ds: DataSource): Promise<Round> {
@@ -68,7 +76,7 @@ async function round(ds: DataSource): Promise<Round> {
   );
   const conversationId = randomUUID();
   await conversations.create({ id: conversationId, spaceId, title: 'runs', ephemeral: false, reasoningEffort: null });
-  const measure = async (runs: number): Promise<{ whole: number; own: number }> => {
+  const measure = async (runs: number): Promise<Reads> => {
     const runId = `run-${runs - 1}`;
     const whole = await timeReads(async () => {
       const found = await conversations.findWithMessages(conversationId);
@@ -77,7 +85,8 @@ async function round(ds: DataSource): Promise<Round> {
     const own = await timeReads(async () => (await conversations.findRunMessages(conversationId, runId)).length);
     if (whole.messages !== RUN_MESSAGES || own.messages !== RUN_MESSAGES)
       throw new Error(`expected ${RUN_MESSAGES} messages of ${runId}, read ${whole.messages} and ${own.messages}`);
-    return { whole: whole.ms, own: own.ms };
+    const lookUp = await timeReads(async () => ((await conversations.findById(conversationId)) ? 1 : 0));
+    return { whole: whole.ms, own: own.ms, lookUp: lookUp.ms };
   };
   const first = Math.max(1, Math.floor(RUNS / 100));
   await seedRuns(ds, conversationId, 0, first);
@@ -118,6 +127,8 @@ async function main(): Promise<void> {
   row(`after ${small} runs: findRunMessages`, (r) => r.small.own);
   row(`after ${RUNS} runs (${kb} KB): whole conversation read, filtered`, (r) => r.full.whole);
   row(`after ${RUNS} runs (${kb} KB): findRunMessages`, (r) => r.full.own);
+  row(`after ${small} runs: the conversation looked up (its messages counted)`, (r) => r.small.lookUp);
+  row(`after ${RUNS} runs: the conversation looked up (its messages counted)`, (r) => r.full.lookUp);
   const ratio = median(rounds.map((r) => r.full.whole / r.full.own));
   const growth = median(rounds.map((r) => r.full.own / r.small.own));
   out(

@@ -171,6 +171,28 @@ describe(`database schema (${testMode()})`, () => {
         ['entry-1', 1000, { i: 1 }],
       ],
     );
+    // What the failure count reads: types, and an outage flag only where a run's error was one.
+    const outcomes: Array<[string, Record<string, unknown>]> = [
+      ['run_error', { error: 'model said no', outage: false }],
+      ['run_error', { error: 'database away', outage: true }],
+      ['output', { text: 'x'.repeat(10_000) }],
+    ];
+    for (const [i, [type, content]] of outcomes.entries()) {
+      await apps.addActivity({
+        id: `outcome-${i}`,
+        appId,
+        runId: 'run-2',
+        type: type as 'output',
+        ts: 6000 + i,
+        content,
+      });
+    }
+    assert.deepEqual(await apps.recentOutcomes(appId, 4), [
+      { type: 'output', content: {} },
+      { type: 'run_error', content: { outage: true } },
+      { type: 'run_error', content: {} },
+      { type: 'milestone', content: {} },
+    ]);
     assert.deepEqual((await apps.deleteAllInSpace('space-1')).sort(), [first.id, appId].sort());
     assert.deepEqual(await apps.listActivity(appId, { limit: 10 }), []);
   });

@@ -2,6 +2,7 @@ import type { ActivityEntry, App } from '#core/kernel/app.js';
 import { identityOf } from '#core/apps/app-rules.js';
 import {
   ALREADY_INSTALLED,
+  type ActivityOutcome,
   type ActivityPage,
   type AlreadyInstalled,
   type AppChanges,
@@ -99,6 +100,13 @@ export class FakeAppRepository extends AppRepository {
       .sort((a, b) => b.ts - a.ts)
       .slice(0, page.limit)
       .map((e) => structuredClone(e));
+  }
+
+  async recentOutcomes(appId: string, limit: number): Promise<ActivityOutcome[]> {
+    return (await this.listActivity(appId, { limit })).map((e) => ({
+      type: e.type,
+      content: e.content.outage === true ? { outage: true } : {},
+    }));
   }
 
   async findActivity(appId: string, entryId: string): Promise<ActivityEntry | null> {

@@ -35,6 +35,9 @@ export interface ActivityPage {
 export const ALREADY_INSTALLED = 'already-installed';
 export type AlreadyInstalled = typeof ALREADY_INSTALLED;
 
+/** An activity entry as the failure count reads it (`consecutiveFailures`). */
+export type ActivityOutcome = Pick<ActivityEntry, 'type'> & { content: { outage?: true } };
+
 /**
  * Installed digital humans and their activity. "Same digital human in the same place"
  * (author and name, one space or global) is unique among apps not uninstalled; the store
@@ -53,6 +56,12 @@ export abstract class AppRepository {
   abstract deleteAllInSpace(spaceId: string): Promise<string[]>;
   abstract addActivity(entry: ActivityEntry): Promise<void>;
   abstract listActivity(appId: string, page: ActivityPage): Promise<ActivityEntry[]>;
+  /**
+   * The newest `limit` entries, newest first, with only what the failure count reads: the type,
+   * and whether a run's error was the server's own outage (`content.outage`). A run's output can
+   * be large; the count reads up to 50 entries on every tick and delivery.
+   */
+  abstract recentOutcomes(appId: string, limit: number): Promise<ActivityOutcome[]>;
   abstract findActivity(appId: string, entryId: string): Promise<ActivityEntry | null>;
   /** Sets top-level keys of an entry's content (others kept) in one write; null when there is no such entry. */
   abstract mergeActivityContent(

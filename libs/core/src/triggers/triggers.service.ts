@@ -61,6 +61,8 @@ export type WebhookOutcome = WebhookAccepted | WebhookRefused;
 export type WebhookAccepted = { accepted: true; duplicate: boolean };
 export type WebhookRefused = { accepted: false; refusal: WebhookRefusal; error: string; retryAfterS?: number };
 
+/** The newest activity entries the failure count reads. */
+const FAILURE_WINDOW = 50;
 /** Tries of one schedule occurrence (its first and the take-overs after a failed start) before it is given up. */
 const OCCURRENCE_ATTEMPTS = 5;
 /** How long one replica may hold an app's dispatch turn (starting its next queued delivery). */
@@ -276,7 +278,7 @@ export class TriggersService {
 
   /** Starts a run unless repeated failures call for waiting (a skip) or pausing the app; whether it started. */
   private async startGuarded(loaded: App, trigger: RunTrigger, runId?: string): Promise<boolean> {
-    const recent = await this.records.listActivity(loaded.id, { limit: 50 });
+    const recent = await this.records.recentOutcomes(loaded.id, FAILURE_WINDOW);
     const failures = consecutiveFailures(recent);
     // Read after the activity when a failure was counted: the caller's copy of the app may
     // predate the run that failed, and the back-off must count from that run, not an older one.
@@ -562,7 +564,7 @@ export class TriggersService {
       }
       if (app.status !== 'active') return; // paused or waiting for an answer: the deliveries wait
       const decision = failureDecision(
-        consecutiveFailures(await this.records.listActivity(app.id, { limit: 50 })),
+        consecutiveFailures(await this.records.recentOutcomes(app.id, FAILURE_WINDOW)),
         app.automation.lastRunAtMs,
         this.clock.now(),
         this.policy.backoffMs,
@@ -581,7 +583,10 @@ export class TriggersService {
         return;
       }
       if (decision.action === 'pause') {
-        await this.pauseAfterFailures(app, consecutiveFailures(await this.records.listActivity(app.id, { limit: 50 })));
+        await this.pauseAfterFailures(
+          app,
+          consecutiveFailures(await this.records.recentOutcomes(app.id, FAILURE_WINDOW)),
+        );
         return;
       }
       const outcome = await this.startDelivery(next);

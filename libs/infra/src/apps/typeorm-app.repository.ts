@@ -2,6 +2,7 @@ import { type DataSource, In, QueryFailedError, type Repository } from 'typeorm'
 import type { ActivityEntry, App } from '#core/kernel/app.js';
 import {
   ALREADY_INSTALLED,
+  type ActivityOutcome,
   type ActivityPage,
   type AlreadyInstalled,
   type AppChanges,
@@ -170,6 +171,15 @@ export class TypeormAppRepository extends AppRepository {
       page.before === undefined ? [appId, page.limit] : [appId, page.limit, String(page.before)],
     );
     return rows.map(toActivityEntry);
+  }
+
+  async recentOutcomes(appId: string, limit: number): Promise<ActivityOutcome[]> {
+    const rows: Array<{ type: ActivityEntry['type']; outage: boolean }> = await this.ds.query(
+      `SELECT "type", COALESCE("content" -> 'outage' = 'true'::jsonb, false) AS "outage" FROM "app_activity"
+       WHERE "app_id" = $1 ORDER BY "ts" DESC, "id" DESC LIMIT $2`,
+      [appId, limit],
+    );
+    return rows.map((r) => ({ type: r.type, content: r.outage ? { outage: true } : {} }));
   }
 
   async findActivity(appId: string, entryId: string): Promise<ActivityEntry | null> {
