@@ -58,16 +58,17 @@ export class TypeormAppRepository extends AppRepository {
   }
 
   /** Every column under its property name, for the look-ups that skip the query builder. */
-  private columnNames: Map<string, string> | undefined;
   private columnList: string | null = null;
   private activityColumnList: string | null = null;
+  /** Entity property → column name, for the automation update's SET list. */
+  private columnNames: Map<string, string> | undefined;
 
   private columns(): string {
     this.columnList ??= entityColumns(this.apps);
     return this.columnList;
   }
 
-  /** An entity property's column name (kept: every automation update names a few). */
+  /** An entity property's column name (the map is built once: every automation update names a few). */
   private columnName(property: string): string {
     this.columnNames ??= new Map(this.apps.metadata.columns.map((c) => [c.propertyName, c.databaseName]));
     const name = this.columnNames.get(property);
