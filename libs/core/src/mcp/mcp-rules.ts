@@ -128,7 +128,6 @@ export function chatServers(installed: App[], spaceId: string, requiring: App | 
   return [...byName.values()];
 }
 
-/** A run's servers: its `requires.mcps` not marked `enabled: false`; or why the run cannot start. */
 /** Whether a run of `app` needs installed servers at all (a required one neither turned off nor built in). */
 export function needsInstalledServers(app: App): boolean {
   return installedServerNeeds(app).length > 0;
@@ -143,6 +142,7 @@ function installedServerNeeds(app: App): Array<{ id: string }> {
   return (app.spec.requires?.mcps ?? []).filter((need) => need.enabled !== false && !isBuiltInServer(need.id));
 }
 
+/** A run's servers: its `requires.mcps` not marked `enabled: false`; or why the run cannot start. */
 export function runServers(
   installed: App[],
   app: App,

@@ -563,8 +563,9 @@ export class TriggersService {
         continue;
       }
       if (app.status !== 'active') return; // paused or waiting for an answer: the deliveries wait
+      const failures = consecutiveFailures(await this.records.recentOutcomes(app.id, FAILURE_WINDOW));
       const decision = failureDecision(
-        consecutiveFailures(await this.records.recentOutcomes(app.id, FAILURE_WINDOW)),
+        failures,
         app.automation.lastRunAtMs,
         this.clock.now(),
         this.policy.backoffMs,
@@ -583,10 +584,7 @@ export class TriggersService {
         return;
       }
       if (decision.action === 'pause') {
-        await this.pauseAfterFailures(
-          app,
-          consecutiveFailures(await this.records.recentOutcomes(app.id, FAILURE_WINDOW)),
-        );
+        await this.pauseAfterFailures(app, failures);
         return;
       }
       const outcome = await this.startDelivery(next);
