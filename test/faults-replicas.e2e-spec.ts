@@ -8,7 +8,7 @@ import { faultReport, ownSharedServices, patientClient } from '#testing/fault-ha
 import { faultSuiteSkipReason, OwnPostgres, OwnRedis } from '#testing/own-services.js';
 import { ScriptedModelServer, scriptedModelEnv } from '#testing/scripted-model-server.js';
 import { testMode } from '#testing/test-env.js';
-import { startServer, type TestServer } from '#testing/test-server.js';
+import { printServerLines, startServer, type TestServer } from '#testing/test-server.js';
 import { automationSpec, everySub } from '#testing/trigger-harness.js';
 import { startedRuns } from '#testing/trigger-runs.js';
 import { sleep, waitFor } from '#testing/wait.js';
@@ -158,7 +158,7 @@ describe('fault injection under two replicas', { skip: skip ?? false }, () => {
         // Ticks go on after the outage: wait for three more.
         const ticksAtBack = ticks().length;
         await waitFor(() => ticks().length >= ticksAtBack + 3, 40_000, 'ticks after the outage').catch((err: Error) => {
-          for (const server of replicas) process.stdout.write(server.output().split('\n').slice(-40).join('\n'));
+          for (const server of replicas) printServerLines(server, 40);
           throw err;
         });
         await apiA.post(`/api/apps/${appId}/pause`, {});
@@ -231,15 +231,7 @@ describe('fault injection under two replicas', { skip: skip ?? false }, () => {
         const outageSkips = Math.max(0, busySkips - missed.length);
         if (caughtUp.length + outageFailures + outageSkips === 0) {
           // What each replica said about the outage's ticks, for the failure below.
-          for (const server of replicas) {
-            const said = server.output().split('\n');
-            process.stdout.write(
-              `replica ${server.process.pid}, lines naming triggers or runs:\n${said
-                .filter((l) => /trigger|schedule|occurrence|run/i.test(l))
-                .slice(-60)
-                .join('\n')}\n`,
-            );
-          }
+          for (const server of replicas) printServerLines(server, 60, /trigger|schedule|occurrence|run/i);
         }
         assert.ok(
           caughtUp.length + outageFailures + outageSkips >= 1,

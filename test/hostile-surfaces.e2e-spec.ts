@@ -9,6 +9,7 @@ import request from 'supertest';
 import { AgentHarness } from '#testing/agent-harness.js';
 import { deepJson, type Res, Tally } from '#testing/hostile-tally.js';
 import { testMode } from '#testing/test-env.js';
+import { printServerLines } from '#testing/test-server.js';
 import { sleep, waitFor } from '#testing/wait.js';
 
 /**
@@ -226,7 +227,7 @@ describe(`hostile inputs to channels and teams (${testMode()})`, () => {
       30_000,
       'the replayed message to be answered',
     ).catch(() => {
-      process.stdout.write(h.server.output().split('\n').slice(-30).join('\n'));
+      printServerLines(h.server, 30);
       tally.escape('the replayed (accepted) message never reached the model');
     });
     await sleep(2_000);

@@ -8,7 +8,7 @@ import request from 'supertest';
 import { okData } from '#testing/api-client.js';
 import type { Replicas } from '#testing/replicas.js';
 import { testMode } from '#testing/test-env.js';
-import type { TestServer } from '#testing/test-server.js';
+import { printServerLines, type TestServer } from '#testing/test-server.js';
 import {
   automationSpec,
   everySub,
@@ -44,13 +44,7 @@ describe('triggers across two replicas', { skip: testMode() === 'services' ? fal
       await db.end();
     }
     for (const server of [replicas.a, replicas.b]) {
-      const lines = server.output().split('\n');
-      process.stdout.write(
-        `replica ${server.process.pid}:\n${lines
-          .filter((l) => /trigger|webhook|deliver|run|job|warn|error/i.test(l) && !l.includes('migrations applied'))
-          .slice(-60)
-          .join('\n')}\n`,
-      );
+      printServerLines(server, 60, /^(?!.*migrations applied).*(trigger|webhook|deliver|run|job|warn|error)/i);
     }
   };
 

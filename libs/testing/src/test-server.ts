@@ -58,6 +58,16 @@ export interface TestServer {
 }
 
 /**
+ * Writes a server's last `last` output lines (only those `matching`, when given) to the test's
+ * output under a heading: what a test prints before failing on something it cannot see.
+ */
+export function printServerLines(server: TestServer, last: number, matching?: RegExp): void {
+  const lines = server.output().split('\n');
+  const chosen = matching ? lines.filter((l) => matching.test(l)) : lines;
+  process.stdout.write(`server ${server.process.pid}:\n${chosen.slice(-last).join('\n')}\n`);
+}
+
+/**
  * Starts the real server (the built entry point) as a child process on a free port with
  * a fresh data folder; in services mode, against a fresh Postgres database and Redis prefix.
  */
