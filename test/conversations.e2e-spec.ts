@@ -901,6 +901,12 @@ describe(`ConversationsService on the real repository: the agent engine's operat
     assert.deepEqual([refused.turn, 'handed' in refused && refused.handed], [null, false]);
     assert.deepEqual((await turns.findById(first.turn.id))?.pendingInputs, [liveInput], 'a stopping turn takes none');
     assert.equal(refused.message.position, 2, 'the message is recorded all the same');
+
+    // Taken once, in one statement: the list as it was, then emptied; a second take finds nothing.
+    assert.deepEqual(await turns.takePendingInputs(first.turn.id), [liveInput]);
+    assert.deepEqual((await turns.findById(first.turn.id))?.pendingInputs, []);
+    assert.deepEqual(await turns.takePendingInputs(first.turn.id), []);
+    assert.deepEqual(await turns.takePendingInputs(randomUUID()), [], 'a turn that is gone has none');
   });
 
   it('an ended turn is unannounced until endAnnounced (complete_turn and finish mark it); the sweep uses its partial index', async () => {
@@ -911,7 +917,9 @@ describe(`ConversationsService on the real repository: the agent engine's operat
       const queued = await service.submitUserMessage(id, submission(id, end));
       assert.ok(queued.turn);
       const turnId = queued.turn.id;
-      assert.ok(await turns.claim(turnId, 'replica-a'));
+      const claimed = await turns.claim(turnId, 'replica-a');
+      assert.equal(claimed?.status, 'running', 'the claim answers the record as claimed');
+      assert.equal(claimed.replicaId, 'replica-a');
       if (end === 'complete') assert.ok(await turns.complete(turnId, randomUUID()));
       else assert.ok(await turns.finish(turnId, 'interrupted', 'Stopped by user.'));
       ended.push(turnId);

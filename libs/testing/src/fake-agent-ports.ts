@@ -107,11 +107,11 @@ export class FakeTurnRepository extends TurnRepository {
     return this.active().map((t) => structuredClone(t));
   }
 
-  async claim(id: string, replicaId: string): Promise<boolean> {
+  async claim(id: string, replicaId: string): Promise<TurnRecord | null> {
     const record = this.records.get(id);
-    if (!record || record.status !== 'queued' || record.stopRequested) return false;
+    if (!record || record.status !== 'queued' || record.stopRequested) return null;
     Object.assign(record, { status: 'running', replicaId, heartbeatAt: new Date(), startedAt: new Date() });
-    return true;
+    return structuredClone(record);
   }
 
   async heartbeat(ids: readonly string[]): Promise<void> {

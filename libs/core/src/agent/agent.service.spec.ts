@@ -161,7 +161,7 @@ describe('AgentService', () => {
       const conversation = await w.conversations.create(space.id, {});
       await w.agent.sendMessage({ spaceId: space.id, conversationId: conversation.id, message: 'hi' });
       const [turn] = await w.turns.listActive();
-      assert.equal(await w.turns.claim(turn!.id, 'replica-1'), true);
+      assert.equal((await w.turns.claim(turn!.id, 'replica-1'))?.status, 'running');
 
       await w.agent.stop();
       await w.agent.stop(conversation.id);

@@ -215,10 +215,18 @@ describe('TurnRunner', () => {
     );
   });
 
-  it('a stop recorded before the turn started ends it interrupted without building a plan', async () => {
+  it('a stop heard before the claim answered ends the turn interrupted without building a plan', async () => {
     const id = await queue();
-    turns.records.get(id)!.stopRequested = true;
-    Object.assign(turns, { claim: async () => true });
+    // The stop route saw the turn running and published its stop before this replica heard its claim back.
+    const claim = turns.claim.bind(turns);
+    Object.assign(turns, {
+      claim: async (turnId: string, replicaId: string) => {
+        const claimed = await claim(turnId, replicaId);
+        turns.records.get(id)!.stopRequested = true;
+        await bus.publish(AgentInternalChannels.stop, { turnIds: [id] });
+        return claimed;
+      },
+    });
     await runner.run(id);
     assert.equal(chat.built.length, 0);
     assert.equal((await turns.findById(id))?.status, 'interrupted');

@@ -21,6 +21,8 @@ import { isRefusal, type TurnRefusal } from './turn-plan-builder.js';
 import { TurnPlanBuilders } from './turn-plan-builders.js';
 
 const HEARTBEAT_MS = 5_000;
+/** How long a stop heard for a turn not running here is kept (see `stopsHeard`). */
+const STOP_HEARD_MS = 60_000;
 const QUESTION_POLL_MS = 1_000;
 const NO_TOKENS: TokenUsageDto = {
   inputTokens: 0,
@@ -53,6 +55,12 @@ export class TurnRunner implements OnModuleInit, OnApplicationShutdown {
   private unsubscribe: (() => void) | null = null;
   /** The heartbeat of the turns in `local` (keepBeating). */
   private beating: ReturnType<typeof setInterval> | null = null;
+  /**
+   * Stops heard for turns not running here, by turn id (when heard). The stop of a turn this
+   * replica has just claimed can be heard before the claim's answer (the bus and the database
+   * answer on different connections): `run` looks here once it holds the turn.
+   */
+  private readonly stopsHeard = new Map<string, number>();
 
   constructor(
     private readonly turns: TurnRepository,
@@ -76,7 +84,10 @@ export class TurnRunner implements OnModuleInit, OnApplicationShutdown {
   onModuleInit(): void {
     this.unsubscribe = this.bus.subscribe((event) => {
       if (event.channel === AgentInternalChannels.stop) {
-        for (const id of (event.data.turnIds as string[] | undefined) ?? []) this.abortLocal(id, 'stop');
+        for (const id of (event.data.turnIds as string[] | undefined) ?? []) {
+          if (this.local.has(id)) this.abortLocal(id, 'stop');
+          else this.heardStop(id);
+        }
       } else if (event.channel === AgentInternalChannels.answer) {
         const id = event.data.turnId as string | undefined;
         if (id) this.local.get(id)?.wake?.();
@@ -124,6 +135,14 @@ export class TurnRunner implements OnModuleInit, OnApplicationShutdown {
     return this.local.has(turnId);
   }
 
+  private heardStop(turnId: string): void {
+    const now = this.clock.now();
+    if (this.stopsHeard.size >= 1_000) {
+      for (const [id, at] of this.stopsHeard) if (now - at > STOP_HEARD_MS) this.stopsHeard.delete(id);
+    }
+    this.stopsHeard.set(turnId, now);
+  }
+
   private abortLocal(turnId: string, reason: AbortReason): void {
     const local = this.local.get(turnId);
     if (!local || local.abort.signal.aborted) return;
@@ -137,17 +156,18 @@ export class TurnRunner implements OnModuleInit, OnApplicationShutdown {
    * alone. The record's kind decides the plan; `jobKind` (from the job) only has to agree.
    */
   async run(turnId: string, jobKind?: TurnKind): Promise<void> {
-    const queued = await this.turns.findById(turnId);
-    if (!queued || queued.status !== 'queued') return;
-    if (jobKind && jobKind !== queued.kind) {
+    // queued → running in one statement: a turn no longer queued (or asked to stop) is not claimed.
+    const claimed = await this.turns.claim(turnId, this.replica.id);
+    if (!claimed) return;
+    if (jobKind && jobKind !== claimed.kind) {
       this.logger.warn(
-        `turn ${turnId} was queued as ${jobKind} but is recorded as ${queued.kind}; running it as recorded`,
+        `turn ${turnId} was queued as ${jobKind} but is recorded as ${claimed.kind}; running it as recorded`,
       );
     }
-    if (!(await this.turns.claim(turnId, this.replica.id))) return;
-    const turn = { ...queued, status: 'running' as const };
+    const turn = { ...claimed, status: 'running' as const };
     const local: LocalTurn = { abort: new AbortController(), reason: null, wake: null };
     this.local.set(turnId, local);
+    if (this.stopsHeard.delete(turnId)) this.abortLocal(turnId, 'stop');
     this.keepBeating();
     const startedAt = this.clock.now();
     const policy = await this.approvals?.policyForTurn(turn).catch((err: Error) => {
@@ -161,8 +181,8 @@ export class TurnRunner implements OnModuleInit, OnApplicationShutdown {
     let outage = false;
     try {
       try {
-        // A stop that arrived between claim and now.
-        if ((await this.turns.findById(turnId))?.stopRequested) throw new TurnInterrupted('stop');
+        // A stop heard since the claim (or just before its answer: `stopsHeard`).
+        if (local.abort.signal.aborted) throw new TurnInterrupted(local.reason ?? 'stop');
         const built = await this.builders.for(turn.kind).build(turn, io);
         if (isRefusal(built) && built.quiet) {
           skipped = built;

@@ -91,8 +91,11 @@ export abstract class TurnRepository {
     return (await this.findActive(conversationId)) !== null;
   }
   abstract listActive(): Promise<TurnRecord[]>;
-  /** queued → running on this replica; false when it is no longer queued. */
-  abstract claim(id: string, replicaId: string): Promise<boolean>;
+  /**
+   * queued → running on this replica: the record as claimed (its start read with it, no look-up
+   * before), or null when it is gone, no longer queued or asked to stop.
+   */
+  abstract claim(id: string, replicaId: string): Promise<TurnRecord | null>;
   /** Refreshes the heartbeat of those of `ids` still running (a replica's turns, one statement). */
   abstract heartbeat(ids: readonly string[]): Promise<void>;
   /** Adds input to the conversation's active turn; null when none is active. */

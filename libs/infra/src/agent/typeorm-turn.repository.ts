@@ -138,13 +138,14 @@ export class TypeormTurnRepository extends TurnRepository {
     return rows.map(toRecord);
   }
 
-  async claim(id: string, replicaId: string): Promise<boolean> {
+  async claim(id: string, replicaId: string): Promise<TurnRecord | null> {
     const rows = (await this.ds.query(
       `UPDATE "agent_turn" SET "status" = 'running', "replica_id" = $2, "heartbeat_at" = now(), "started_at" = now()
-       WHERE "id" = $1 AND "status" = 'queued' AND NOT "stop_requested" RETURNING "id"`,
+       WHERE "id" = $1 AND "status" = 'queued' AND NOT "stop_requested" RETURNING *`,
       [id, replicaId],
-    )) as [unknown[], number] | unknown[];
-    return affected(rows) > 0;
+    )) as unknown;
+    const row = returningRows<TurnRow>(rows)[0];
+    return row ? turnFromRow(row) : null;
   }
 
   async heartbeat(ids: readonly string[]): Promise<void> {
@@ -165,18 +166,20 @@ export class TypeormTurnRepository extends TurnRepository {
     return row ? turnFromRow(row) : null;
   }
 
+  /**
+   * One statement (each step of a turn takes its input here): the row locked and read as it was,
+   * emptied only when it held something. An input added meanwhile waits for the lock and lands in
+   * the emptied list; nothing is taken twice or lost.
+   */
   async takePendingInputs(id: string): Promise<PendingInput[]> {
-    return this.ds.transaction(async (tx) => {
-      const rows = (await tx.query(`SELECT "pending_inputs" FROM "agent_turn" WHERE "id" = $1 FOR UPDATE`, [
-        id,
-      ])) as Array<{
-        pending_inputs: PendingInput[];
-      }>;
-      const inputs = rows[0]?.pending_inputs ?? [];
-      if (inputs.length > 0)
-        await tx.query(`UPDATE "agent_turn" SET "pending_inputs" = '[]'::jsonb WHERE "id" = $1`, [id]);
-      return inputs;
-    });
+    const rows = (await this.ds.query(
+      `WITH taken AS (SELECT "pending_inputs" FROM "agent_turn" WHERE "id" = $1 FOR UPDATE)
+       UPDATE "agent_turn" SET "pending_inputs" = '[]'::jsonb FROM taken
+        WHERE "agent_turn"."id" = $1 AND taken."pending_inputs" <> '[]'::jsonb
+       RETURNING taken."pending_inputs" AS "pending_inputs"`,
+      [id],
+    )) as unknown;
+    return returningRows<{ pending_inputs: PendingInput[] }>(rows)[0]?.pending_inputs ?? [];
   }
 
   async setQuestion(id: string, question: PendingQuestion | null): Promise<void> {
@@ -313,6 +316,5 @@ export class TypeormTurnRepository extends TurnRepository {
 }
 
 const rowsOf = (result: unknown): Array<{ id: string }> => returningRows<{ id: string }>(result);
-const affected = (result: unknown): number => rowsOf(result).length;
 const firstId = (result: unknown): string | null => rowsOf(result)[0]?.id ?? null;
 const allIds = (result: unknown): string[] => rowsOf(result).map((r) => r.id);
