@@ -71,8 +71,14 @@ export class ChatPlanBuilder extends TurnPlanBuilder {
   }
 
   async build(turn: TurnRecord, io: TurnIO): Promise<TurnPlan | TurnRefusal> {
-    const { conversation, messages } = await this.conversations.get(turn.spaceId, turn.conversationId);
-    const ground = await this.preamble.prepareWithSkills({ turn, io, messages, pins: [conversationPin(conversation)] });
+    const { conversation, messages, space: read } = await this.conversations.forTurn(turn.spaceId, turn.conversationId);
+    const ground = await this.preamble.prepareWithSkills({
+      turn,
+      io,
+      messages,
+      pins: [conversationPin(conversation)],
+      space: read,
+    });
     if (isRefusal(ground)) return ground;
     const { space, skills } = ground;
     const request = turn.request as { reasoningEffort?: ReasoningEffort; thinkingEnabled?: boolean };

@@ -44,9 +44,11 @@ export class TurnPreamble {
     io: TurnIO;
     messages: readonly Message[];
     pins: ReadonlyArray<ModelPin | null>;
+    /** The turn's space when the caller read it already (`ConversationsService.forTurn`). */
+    space?: Space;
   }): Promise<(TurnGround & { skills: TurnSkills }) | TurnRefusal> {
     // The space is read once for the skills and the preamble.
-    const space = await this.spaces.get(input.turn.spaceId);
+    const space = input.space ?? (await this.spaces.get(input.turn.spaceId));
     const skills = await this.skills.forTurn(space, lastUserText(input.messages));
     const ground = await this.prepare({ ...input, space, skillNames: skills.names });
     return isRefusal(ground) ? ground : { ...ground, skills };

@@ -10,6 +10,7 @@ import {
   type SubmittedMessage,
   type UserSubmission,
 } from '../ports/conversation.repository.port.js';
+import type { Space } from '../kernel/space.js';
 import { SpaceRepository } from '../ports/space.repository.port.js';
 import type {
   Conversation,
@@ -160,6 +161,21 @@ export class ConversationsService implements ConversationCleanup {
     if (!found || found.conversation.spaceId !== spaceId)
       throw DomainError.notFound(ConversationErrors.notFound, ErrorCodes.CONVERSATION_NOT_FOUND);
     return found;
+  }
+
+  /**
+   * `get` for a turn's plan, with the space it checked (the plan needs it: read once, not again
+   * by the preamble).
+   */
+  async forTurn(spaceId: string, conversationId: string): Promise<ConversationWithMessages & { space: Space }> {
+    const [space, found] = await Promise.all([
+      this.spaces.findById(spaceId),
+      this.conversations.findWithMessages(conversationId),
+    ]);
+    if (!space) throw DomainError.notFound(ConversationErrors.spaceNotFound, ErrorCodes.SPACE_NOT_FOUND);
+    if (!found || found.conversation.spaceId !== spaceId)
+      throw DomainError.notFound(ConversationErrors.notFound, ErrorCodes.CONVERSATION_NOT_FOUND);
+    return { ...found, space };
   }
 
   async update(

@@ -84,16 +84,17 @@ export class TeamMemberPlanBuilder extends TurnPlanBuilder implements OnModuleIn
     if (!app) return refuseTurn('The digital human of this member no longer exists.', { errorCode: 'NOT_FOUND' });
     // The mail waiting now opens this turn (written into the transcript as it is taken).
     const opening = await this.work.takeMail(req, false);
-    const { conversation, messages } = await this.conversations.get(turn.spaceId, turn.conversationId);
+    const { conversation, messages, space: read } = await this.conversations.forTurn(turn.spaceId, turn.conversationId);
     // A turn queued for mail that an earlier turn took meanwhile has nothing to answer.
     // It ends quietly (nothing lost, nothing to say); what waits for the member after it still goes on.
     if (!opening && messages[messages.length - 1]?.role !== 'user')
-      return skipTurn('Nothing waits in this member\'s mailbox.', () => this.work.afterTurn(req));
+      return skipTurn("Nothing waits in this member's mailbox.", () => this.work.afterTurn(req));
     const ground = await this.preamble.prepareWithSkills({
       turn,
       io,
       messages,
       pins: [conversationPin(conversation), appModelPin(app)],
+      space: read,
     });
     if (isRefusal(ground)) return ground;
     const { space, skills } = ground;

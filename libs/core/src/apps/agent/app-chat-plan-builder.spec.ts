@@ -55,7 +55,7 @@ describe('AppChatPlanBuilder', () => {
     w.skills.installed.push('tidy');
   });
 
-  it("reads the thread's space once for its preamble and the app's memory, once for its conversation", async () => {
+  it("reads the thread's space once, for its conversation, its preamble and the app's memory", async () => {
     const turn = await turnOf({ appId: app.id });
     const read: string[] = [];
     const findById = w.spaceRepo.findById.bind(w.spaceRepo);
@@ -69,7 +69,7 @@ describe('AppChatPlanBuilder', () => {
     // (The MCP servers' configuration is read from the temporary space's folder: not counted.)
     assert.deepEqual(
       read.filter((id) => id === 's1'),
-      ['s1', 's1'],
+      ['s1'],
     );
     assert.match(plan.system, /Remember the milk\./);
   });

@@ -126,12 +126,13 @@ export class AppChatPlanBuilder extends TurnPlanBuilder implements OnModuleInit 
     const appId = typeof turn.request.appId === 'string' ? turn.request.appId : null;
     const app = appId ? await this.apps.get(appId).catch(() => null) : null;
     if (!app) return refuseTurn('The digital human of this chat no longer exists.', { errorCode: 'NOT_FOUND' });
-    const { conversation, messages } = await this.conversations.get(turn.spaceId, turn.conversationId);
+    const { conversation, messages, space: read } = await this.conversations.forTurn(turn.spaceId, turn.conversationId);
     const ground = await this.preamble.prepareWithSkills({
       turn,
       io,
       messages,
       pins: [conversationPin(conversation), appModelPin(app)],
+      space: read,
     });
     if (isRefusal(ground)) return ground;
     const { space, skills } = ground;
