@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { DataSource } from 'typeorm';
-import type { ChunkRow } from '#core/knowledge/knowledge.ports.js';
+import { type ChunkRow, KnowledgeRepository } from '#core/knowledge/knowledge.ports.js';
 import { tsqueryLiteral, tsvectorLiteral } from '#core/knowledge/lexemes.js';
 import { createDataSource, migrateUnderLock } from '#infra/database/database.js';
 import { MIGRATIONS } from '#infra/database/schema.js';
@@ -208,5 +208,43 @@ describe(`knowledge keyword counts (${testMode()})`, () => {
       if (after?.isInitialized) await after.destroy();
       await old.dispose();
     }
+  });
+
+  it("answer a turn's candidate bases in one query, as the parts would: space-bound, app-bound, then the default, each once", async () => {
+    const make = (name: string) => repo.create({ id: randomUUID(), name, icon: null, description: null });
+    const spaceId = randomUUID();
+    const appId = randomUUID();
+    const [both, ofSpace, ofApp, byDefault, elsewhere] = [
+      await make('Both'),
+      await make('Space'),
+      await make('App'),
+      await make('Default'),
+      await make('Elsewhere'),
+    ];
+    await repo.bind(ofApp.id, 'app', appId);
+    await repo.bind(both.id, 'app', appId);
+    await repo.bind(both.id, 'space', spaceId);
+    await repo.bind(ofSpace.id, 'space', spaceId);
+    await repo.bind(elsewhere.id, 'space', randomUUID());
+    await repo.setDefault(byDefault.id);
+    const names = (bases: Array<{ name: string }>) => bases.map((b) => b.name);
+    const fromParts = (appOf: string | null, withDefault: boolean) =>
+      KnowledgeRepository.prototype.turnCandidates.call(repo, spaceId, appOf, withDefault);
+    for (const [appOf, withDefault] of [
+      [appId, true],
+      [appId, false],
+      [null, true],
+      [null, false],
+    ] as const) {
+      const found = await repo.turnCandidates(spaceId, appOf, withDefault);
+      assert.deepEqual(found, await fromParts(appOf, withDefault), `app ${appOf !== null}, default ${withDefault}`);
+    }
+    assert.deepEqual(names(await repo.turnCandidates(spaceId, appId, true)), ['Both', 'Space', 'App', 'Default']);
+    assert.deepEqual(names(await repo.turnCandidates(spaceId, null, false)), ['Both', 'Space']);
+    assert.deepEqual(
+      (await repo.turnCandidates(spaceId, appId, false)).find((b) => b.name === 'Both')?.spaceIds,
+      [spaceId],
+      'with its bindings',
+    );
   });
 });

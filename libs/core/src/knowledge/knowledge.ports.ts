@@ -128,6 +128,18 @@ export abstract class KnowledgeRepository {
   abstract unbind(kbId: string, kind: 'space' | 'app', targetId: string): Promise<void>;
   /** The bases bound to a space or app. */
   abstract boundTo(kind: 'space' | 'app', targetId: string): Promise<KnowledgeBaseRecord[]>;
+  /**
+   * What a turn's bases are drawn from: those bound to the space, then those bound to the app,
+   * then the default one (when `withDefault`), each group by creation, each base once. An
+   * adapter answers it in one query (every turn asks); this is the same from the parts.
+   */
+  async turnCandidates(spaceId: string, appId: string | null, withDefault: boolean): Promise<KnowledgeBaseRecord[]> {
+    const found = new Map<string, KnowledgeBaseRecord>();
+    for (const kb of await this.boundTo('space', spaceId)) found.set(kb.id, kb);
+    if (appId) for (const kb of await this.boundTo('app', appId)) if (!found.has(kb.id)) found.set(kb.id, kb);
+    if (withDefault) for (const kb of await this.list()) if (kb.isDefault && !found.has(kb.id)) found.set(kb.id, kb);
+    return [...found.values()];
+  }
   abstract stats(kbId: string): Promise<KnowledgeStatsDto>;
 
   /** Adds a source, or updates the one at that path: a new content hash makes it `pending` again. */

@@ -1025,9 +1025,7 @@ export class KnowledgeService implements OnApplicationBootstrap {
     const add = (kb: KnowledgeBaseRecord) => {
       if (kb.status === 'active') found.set(kb.id, kb);
     };
-    (await this.repo.boundTo('space', scope.spaceId)).forEach(add);
-    if (scope.appId) (await this.repo.boundTo('app', scope.appId)).forEach(add);
-    if (scope.withDefault) (await this.repo.list()).filter((kb) => kb.isDefault).forEach(add);
+    (await this.repo.turnCandidates(scope.spaceId, scope.appId ?? null, scope.withDefault === true)).forEach(add);
     if (scope.kbId) {
       const kb = await this.repo.get(scope.kbId);
       if (kb) found.set(kb.id, kb);

@@ -250,6 +250,25 @@ export class TypeormKnowledgeRepository extends KnowledgeRepository {
     return rows.map(toKb);
   }
 
+  override async turnCandidates(
+    spaceId: string,
+    appId: string | null,
+    withDefault: boolean,
+  ): Promise<KnowledgeBaseRecord[]> {
+    const rows = (await this.ds.query(
+      `SELECT ${KB_COLUMNS} FROM (
+         SELECT kb.*,
+                CASE WHEN EXISTS (SELECT 1 FROM knowledge_binding b WHERE b.kb_id = kb.id AND b.kind = 'space' AND b.target_id = $1) THEN 0
+                     WHEN EXISTS (SELECT 1 FROM knowledge_binding b WHERE b.kb_id = kb.id AND b.kind = 'app' AND b.target_id = $2) THEN 1
+                     WHEN $3::boolean AND kb.is_default THEN 2 END AS turn_group
+           FROM knowledge_base kb) kb
+        WHERE kb.turn_group IS NOT NULL
+        ORDER BY kb.turn_group, kb.created_at, kb.id`,
+      [spaceId, appId, withDefault],
+    )) as Row[];
+    return rows.map(toKb);
+  }
+
   /** The chunk total is the base's kept count (written with the chunks), not a count of 100,000 rows. */
   async stats(kbId: string): Promise<KnowledgeStatsDto> {
     const [r] = (await this.ds.query(
