@@ -10,6 +10,7 @@ import type { DataSource } from 'typeorm';
 import { IDLE_AUTOMATION } from '#core/kernel/app.js';
 import { validateSpec } from '#core/kernel/app-spec/validate-spec.js';
 import { ALREADY_INSTALLED } from '#core/ports/app.repository.port.js';
+import { ConversationRepository } from '#core/ports/conversation.repository.port.js';
 import { TypeormAppRepository, webhookPathCondition, webhookPathProbe } from '#infra/apps/typeorm-app.repository.js';
 import {
   RUN_MESSAGES_CONDITION,
@@ -280,6 +281,47 @@ describe(`database schema (${testMode()})`, () => {
       await runner.rollbackTransaction().catch(() => undefined);
       await runner.release();
     }
+  });
+
+  it("a turn's history is read from the latest compaction summary on, as the parts would give it", async () => {
+    const spaceId = `history-space-${randomUUID()}`;
+    await ds!.query(
+      `INSERT INTO "space" ("id", "name", "icon", "path", "sort_order", "preferences") VALUES ($1, 'history', 'x', $1, 0, '{}')`,
+      [spaceId],
+    );
+    const conversations = new TypeormConversationRepository(ds!);
+    const conversationId = randomUUID();
+    await conversations.create({
+      id: conversationId,
+      spaceId,
+      title: 'history',
+      ephemeral: false,
+      reasoningEffort: null,
+    });
+    const append = (role: 'user' | 'assistant' | 'system', content: string, meta: Record<string, unknown> = {}) =>
+      conversations.appendMessage(conversationId, { role, content, meta });
+    const read = async () => {
+      const found = await conversations.findWithHistory(conversationId);
+      assert.deepEqual(
+        found,
+        await ConversationRepository.prototype.findWithHistory.call(conversations, conversationId),
+        'the same as the whole conversation cut at its latest summary',
+      );
+      return { count: found?.conversation.messageCount, contents: found?.messages.map((m) => m.content) };
+    };
+    assert.deepEqual(await read(), { count: 0, contents: [] });
+    await append('user', 'u1');
+    await append('assistant', 'a1');
+    // A system message of another kind is no summary.
+    await append('system', 'note', { kind: 'notice' });
+    assert.deepEqual(await read(), { count: 3, contents: ['u1', 'a1', 'note'] }, 'never compacted: all of it');
+    await append('system', 'summary 1', { kind: 'compaction' });
+    await append('user', 'u2');
+    await append('system', 'summary 2', { kind: 'compaction' });
+    await append('assistant', 'a2');
+    await append('user', 'u3');
+    assert.deepEqual(await read(), { count: 8, contents: ['summary 2', 'a2', 'u3'] }, 'the count is still the whole');
+    assert.equal(await conversations.findWithHistory(randomUUID()), null, 'a conversation that is gone');
   });
 
   it("a webhook delivery's look-up of the app of its path can use the index on spec subscriptions", async () => {

@@ -5,7 +5,7 @@ import { BrowserTurns } from '../browser/browser-turns.js';
 import { KnowledgeTurns } from '../knowledge/knowledge-turns.js';
 import { ConversationToolsets } from './conversation-toolsets.js';
 import { ConversationTitles } from './conversation-titles.js';
-import type { Message } from '../kernel/conversation.js';
+import { isCompactionSummary, type Message } from '../kernel/conversation.js';
 import { ConversationsService } from '../conversations/conversations.service.js';
 import { assistantMayUseServiceApi, serviceApiTools } from '../assistant-api/service-api-tool.js';
 import { McpServers } from '../mcp/mcp-servers.service.js';
@@ -217,7 +217,7 @@ export function withParagraph(system: string, paragraph: string | null): string 
 export function lastContextTokens(messages: Message[]): number {
   for (let i = messages.length - 1; i >= 0; i--) {
     const m = messages[i]!;
-    if (m.role === 'system' && m.meta.kind === COMPACTION_KIND) return 0;
+    if (isCompactionSummary(m)) return 0;
     if (m.role === 'assistant' && typeof m.meta.contextTokens === 'number') return m.meta.contextTokens;
   }
   return 0;

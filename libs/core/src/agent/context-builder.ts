@@ -1,10 +1,10 @@
 import { SUPERSEDED_META } from '#contracts/conversations.js';
-import type { Message } from '../kernel/conversation.js';
+import { COMPACTION_KIND, isCompactionSummary, type Message } from '../kernel/conversation.js';
 import type { ModelContentBlock, ModelMessage } from '../ports/model-provider.port.js';
 import { SUMMARY_PREFIX } from './engine/compaction.js';
 import { attachmentNote, attachmentsOf, ATTACHMENTS_META, MISSING_ATTACHMENTS_META } from './message-attachments.js';
 
-export const COMPACTION_KIND = 'compaction';
+export { COMPACTION_KIND };
 
 export interface ImageAttachment {
   mediaType: string;
@@ -55,7 +55,7 @@ export function buildHistory(messages: Message[]): ModelMessage[] {
   let start = 0;
   let summary: string | null = null;
   messages.forEach((m, i) => {
-    if (m.role === 'system' && m.meta.kind === COMPACTION_KIND) {
+    if (isCompactionSummary(m)) {
       start = i + 1;
       summary = m.content;
     }

@@ -39,14 +39,17 @@ function preamble(options: { folder?: boolean; sources?: string[] } = {}) {
   return { helper, asked, emitted, io, turn: { spaceId: 's1' } as TurnRecord };
 }
 
-const reply = { role: 'assistant' } as Message;
-const question = { role: 'user' } as Message;
+const reply = { role: 'assistant', meta: {} } as unknown as Message;
+const question = { role: 'user', meta: {} } as unknown as Message;
+const summary = { role: 'system', meta: { kind: 'compaction' } } as unknown as Message;
 
 describe('TurnPreamble', () => {
   it('announces the session on a first turn only, and never for a run', async () => {
     for (const [messages, expected] of [
       [[question], ['agent:session-info']],
       [[question, reply, question], []],
+      // A turn's history may begin at a compaction's summary: the conversation had replies.
+      [[summary, question], []],
       [null, []],
     ] as const) {
       const { helper, emitted, io, turn } = preamble();

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { AgentChannels } from '#contracts/agent.js';
-import type { Message } from '../kernel/conversation.js';
+import { isCompactionSummary, type Message } from '../kernel/conversation.js';
 import type { ModelPin } from '../models/model-source-rules.js';
 import { ModelSourcesService } from '../models/model-sources.service.js';
 import { ModelProvider } from '../ports/model-provider.port.js';
@@ -57,7 +57,7 @@ export class TurnPreamble {
   async prepare(input: {
     turn: TurnRecord;
     io: TurnIO;
-    /** The conversation's messages: without an assistant reply yet, session info is announced. null: never. */
+    /** The conversation's messages (from its latest compaction on): without a reply yet, session info is announced. null: never. */
     messages: readonly Message[] | null;
     /** Skills (and their slash commands) the session info names. */
     skillNames?: readonly string[];
@@ -67,7 +67,8 @@ export class TurnPreamble {
     space?: Space;
   }): Promise<TurnGround | TurnRefusal> {
     const space = input.space ?? (await this.spaces.get(input.turn.spaceId));
-    if (input.messages && !input.messages.some((m) => m.role === 'assistant')) {
+    // (A conversation compacted had replies: its messages may begin at the summary.)
+    if (input.messages && !input.messages.some((m) => m.role === 'assistant' || isCompactionSummary(m))) {
       const skills = [...(input.skillNames ?? [])];
       await input.io.emit(AgentChannels.sessionInfo, { slashCommands: skills, skills, agents: [] });
     }

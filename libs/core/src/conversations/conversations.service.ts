@@ -164,13 +164,14 @@ export class ConversationsService implements ConversationCleanup {
   }
 
   /**
-   * `get` for a turn's plan, with the space it checked (the plan needs it: read once, not again
-   * by the preamble).
+   * `get` for a turn's plan: the messages its history is built from (from the latest compaction
+   * summary on: `ConversationRepository.findWithHistory`), and the space it checked (the plan
+   * needs it: read once, not again by the preamble).
    */
   async forTurn(spaceId: string, conversationId: string): Promise<ConversationWithMessages & { space: Space }> {
     const [space, found] = await Promise.all([
       this.spaces.findById(spaceId),
-      this.conversations.findWithMessages(conversationId),
+      this.conversations.findWithHistory(conversationId),
     ]);
     if (!space) throw DomainError.notFound(ConversationErrors.spaceNotFound, ErrorCodes.SPACE_NOT_FOUND);
     if (!found || found.conversation.spaceId !== spaceId)

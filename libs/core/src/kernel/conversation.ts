@@ -35,6 +35,14 @@ export interface Message {
   createdAt: Date;
 }
 
+/** `meta.kind` of the system message a compaction leaves: its summary stands for everything before it. */
+export const COMPACTION_KIND = 'compaction';
+
+/** Whether the message is a compaction's summary (the model's history begins at the latest). */
+export function isCompactionSummary(m: Pick<Message, 'role' | 'meta'>): boolean {
+  return m.role === 'system' && m.meta.kind === COMPACTION_KIND;
+}
+
 export type Thought = ThoughtDto;
 
 export interface ConversationWithMessages {

@@ -1,13 +1,14 @@
-import type {
-  Conversation,
-  ConversationPatch,
-  ConversationWithMessages,
-  LastMessagePatch,
-  Message,
-  NewConversation,
-  MessageMeta,
-  NewMessage,
-  Thought,
+import {
+  type Conversation,
+  type ConversationPatch,
+  type ConversationWithMessages,
+  isCompactionSummary,
+  type LastMessagePatch,
+  type Message,
+  type NewConversation,
+  type MessageMeta,
+  type NewMessage,
+  type Thought,
 } from '../kernel/conversation.js';
 import type { NewTurn, PendingInput, TurnRecord } from './turn.repository.port.js';
 
@@ -66,6 +67,19 @@ export abstract class ConversationRepository {
    * when it belongs to the conversation, else all of them.
    */
   abstract findWithMessages(id: string, fromMessageId?: string): Promise<ConversationWithMessages | null>;
+
+  /**
+   * The conversation with the messages a turn's history is built from: from its latest
+   * compaction summary (inclusive) on, all of them when it has none. What comes before that
+   * summary never reaches the model, so a long-lived thread's turn does not read its whole past.
+   * An adapter answers it in one query; this is the same from `findWithMessages`.
+   */
+  async findWithHistory(id: string): Promise<ConversationWithMessages | null> {
+    const found = await this.findWithMessages(id);
+    if (!found) return null;
+    const from = found.messages.findLastIndex(isCompactionSummary);
+    return from <= 0 ? found : { ...found, messages: found.messages.slice(from) };
+  }
 
   /**
    * The messages of one run of a digital human (`meta.runId`), in order, out of its run

@@ -1,14 +1,15 @@
 import type { DataSource, EntityManager, Repository } from 'typeorm';
 import type { MessageRole, ReasoningEffort } from '#contracts/conversations.js';
-import type {
-  Conversation,
-  ConversationPatch,
-  ConversationWithMessages,
-  LastMessagePatch,
-  Message,
-  NewConversation,
-  NewMessage,
-  Thought,
+import {
+  COMPACTION_KIND,
+  type Conversation,
+  type ConversationPatch,
+  type ConversationWithMessages,
+  type LastMessagePatch,
+  type Message,
+  type NewConversation,
+  type NewMessage,
+  type Thought,
 } from '#core/kernel/conversation.js';
 import { conversationKey, isUuid, mergeMeta, parseConversationId } from '#core/conversations/conversation-rules.js';
 import { storableJson, storableText } from '#core/errors/text-rules.js';
@@ -159,20 +160,50 @@ export class TypeormConversationRepository extends ConversationRepository {
   }
 
   async findWithMessages(conversationId: string, fromMessageId?: string): Promise<ConversationWithMessages | null> {
+    const from = fromMessageId !== undefined && isUuid(fromMessageId) ? fromMessageId : null;
+    return this.conversationJoined(
+      conversationId,
+      `(SELECT f."position" FROM "conversation_message" f WHERE f."conversation_id" = $1 AND f."id" = $2::uuid)`,
+      [from],
+    );
+  }
+
+  /**
+   * From the latest compaction summary: the unique (conversation, position) index is walked
+   * backwards to it, so the look-up reads what the turn reads anyway (a conversation never
+   * compacted is read whole, as before).
+   */
+  override async findWithHistory(conversationId: string): Promise<ConversationWithMessages | null> {
+    return this.conversationJoined(
+      conversationId,
+      `(SELECT f."position" FROM "conversation_message" f
+         WHERE f."conversation_id" = $1 AND f."role" = 'system' AND f."meta" ->> 'kind' = '${COMPACTION_KIND}'
+         ORDER BY f."position" DESC LIMIT 1)`,
+      [],
+    );
+  }
+
+  /**
+   * The conversation and its messages from the position `firstPosition` (a scalar subquery;
+   * null: the first) on. One statement, one snapshot: the count and the messages agree without a
+   * transaction (its begin, isolation level and commit were four more round trips on every
+   * turn's start). The conversation's row (and its count) is computed once, then joined to its
+   * messages.
+   */
+  private async conversationJoined(
+    conversationId: string,
+    firstPosition: string,
+    params: unknown[],
+  ): Promise<ConversationWithMessages | null> {
     const id = conversationKey(conversationId);
     if (id === null) return null;
-    // One statement, one snapshot: the count and the messages agree without a transaction (its
-    // begin, isolation level and commit were four more round trips on every turn's start). The
-    // conversation's row (and its count) is computed once, then joined to its messages.
-    const from = fromMessageId !== undefined && isUuid(fromMessageId) ? fromMessageId : null;
     const rows = (await this.ds.query(
       `WITH c AS MATERIALIZED (SELECT ${CONVERSATION_COLUMNS} FROM "conversation" c WHERE c."id" = $1)
        SELECT c.*, m."id" AS "m_id", m."position" AS "m_position", m."role" AS "m_role",
          m."content" AS "m_content", m."meta" AS "m_meta", m."created_at" AS "m_created_at"
-       FROM c LEFT JOIN "conversation_message" m ON m."conversation_id" = c."id" AND m."position" >= COALESCE(
-         (SELECT f."position" FROM "conversation_message" f WHERE f."conversation_id" = $1 AND f."id" = $2::uuid), 0)
+       FROM c LEFT JOIN "conversation_message" m ON m."conversation_id" = c."id" AND m."position" >= COALESCE(${firstPosition}, 0)
        ORDER BY m."position"`,
-      [id, from],
+      [id, ...params],
     )) as Array<ConversationRow & JoinedMessageColumns>;
     if (rows.length === 0) return null;
     const messages = rows
