@@ -86,6 +86,9 @@ export class ConversationTitles {
 
   private async title(spaceId: string, conversationId: string): Promise<void> {
     if (!autoTitleOn(await this.models.configuration())) return;
+    // The record alone first: a titled conversation (every turn after its first) is not read whole.
+    const record = await this.conversations.findById(conversationId);
+    if (record?.spaceId !== spaceId || record.title !== DEFAULT_CONVERSATION_TITLE) return;
     const { conversation, messages } = await this.conversations.get(spaceId, conversationId);
     if (conversation.title !== DEFAULT_CONVERSATION_TITLE) return;
     const exchange = firstExchange(messages);
