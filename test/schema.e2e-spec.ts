@@ -13,6 +13,7 @@ import { ALREADY_INSTALLED } from '#core/ports/app.repository.port.js';
 import { ConversationRepository } from '#core/ports/conversation.repository.port.js';
 import { TypeormAppRepository, webhookPathCondition, webhookPathProbe } from '#infra/apps/typeorm-app.repository.js';
 import {
+  COMPACTION_SUMMARY_CONDITION,
   RUN_MESSAGES_CONDITION,
   TypeormConversationRepository,
 } from '#infra/conversations/typeorm-conversation.repository.js';
@@ -322,6 +323,20 @@ describe(`database schema (${testMode()})`, () => {
     await append('user', 'u3');
     assert.deepEqual(await read(), { count: 8, contents: ['summary 2', 'a2', 'u3'] }, 'the count is still the whole');
     assert.equal(await conversations.findWithHistory(randomUUID()), null, 'a conversation that is gone');
+    const runner = ds!.createQueryRunner();
+    try {
+      await runner.startTransaction();
+      await runner.query('SET LOCAL enable_seqscan = off');
+      const plan = (await runner.query(
+        `EXPLAIN SELECT "position" FROM "conversation_message" WHERE ${COMPACTION_SUMMARY_CONDITION} ORDER BY "position" DESC LIMIT 1`,
+        [conversationId],
+      )) as Array<{ 'QUERY PLAN': string }>;
+      const text = plan.map((row) => row['QUERY PLAN']).join('\n');
+      assert.match(text, /IDX_conversation_message_compaction/, text);
+    } finally {
+      await runner.rollbackTransaction().catch(() => undefined);
+      await runner.release();
+    }
   });
 
   it("a webhook delivery's look-up of the app of its path can use the index on spec subscriptions", async () => {

@@ -95,6 +95,12 @@ const toMessage = (r: MessageRow): Message => ({
  */
 export const RUN_MESSAGES_CONDITION = `"conversation_id" = $1 AND "meta" ? 'runId' AND "meta" ->> 'runId' = $2`;
 
+/**
+ * The compaction summaries of conversation $1, in the terms of the partial index on them
+ * (`IDX_conversation_message_compaction`), so a turn finds the latest without walking the rest.
+ */
+export const COMPACTION_SUMMARY_CONDITION = `"conversation_id" = $1 AND "role" = 'system' AND "meta" ->> 'kind' = '${COMPACTION_KIND}'`;
+
 /** createIfAbsent's statements before it gives up on a row others keep creating and deleting. */
 const CREATE_IF_ABSENT_TRIES = 5;
 
@@ -169,16 +175,13 @@ export class TypeormConversationRepository extends ConversationRepository {
   }
 
   /**
-   * From the latest compaction summary: the unique (conversation, position) index is walked
-   * backwards to it, so the look-up reads what the turn reads anyway (a conversation never
-   * compacted is read whole, as before).
+   * From the latest compaction summary, found through the partial index on summaries
+   * (`IDX_conversation_message_compaction`); a conversation never compacted is read whole.
    */
   override async findWithHistory(conversationId: string): Promise<ConversationWithMessages | null> {
     return this.conversationJoined(
       conversationId,
-      `(SELECT f."position" FROM "conversation_message" f
-         WHERE f."conversation_id" = $1 AND f."role" = 'system' AND f."meta" ->> 'kind' = '${COMPACTION_KIND}'
-         ORDER BY f."position" DESC LIMIT 1)`,
+      `(SELECT "position" FROM "conversation_message" WHERE ${COMPACTION_SUMMARY_CONDITION} ORDER BY "position" DESC LIMIT 1)`,
       [],
     );
   }

@@ -62,6 +62,7 @@ import { KnowledgeLexemeCounts1766500000000 } from './migrations/1766500000000-k
 import { TurnEndPending1766600000000 } from './migrations/1766600000000-turn-end-pending.js';
 import { AppendMessage1766700000000 } from './migrations/1766700000000-append-message.js';
 import { ConversationMessageRunIndex1766800000000 } from './migrations/1766800000000-conversation-message-run-index.js';
+import { ConversationMessageCompactionIndex1766900000000 } from './migrations/1766900000000-conversation-message-compaction-index.js';
 
 /** Every entity and migration, in order. Add new ones here. */
 export const ENTITIES = [
@@ -131,4 +132,5 @@ export const MIGRATIONS = [
   TurnEndPending1766600000000,
   AppendMessage1766700000000,
   ConversationMessageRunIndex1766800000000,
+  ConversationMessageCompactionIndex1766900000000,
 ];

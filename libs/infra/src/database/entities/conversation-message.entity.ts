@@ -4,9 +4,11 @@ import { ConversationEntity } from './conversation.entity.js';
 @Entity({ name: 'conversation_message' })
 /** Orders the messages of a conversation and makes concurrent appends collide rather than interleave. */
 @Index('UQ_conversation_message_position', ['conversationId', 'position'], { unique: true })
-// The partial index on the run id (ConversationMessageRunIndex1766800000000): made by its migration,
-// beyond what the decorators can say, so the schema comparison leaves it alone.
+// The partial indexes on the run id (ConversationMessageRunIndex1766800000000) and on compaction
+// summaries (ConversationMessageCompactionIndex1766900000000): made by their migrations, beyond
+// what the decorators can say, so the schema comparison leaves them alone.
 @Index('IDX_conversation_message_run', { synchronize: false })
+@Index('IDX_conversation_message_compaction', { synchronize: false })
 export class ConversationMessageEntity {
   @PrimaryColumn({ type: 'uuid', primaryKeyConstraintName: 'PK_conversation_message' })
   id: string;
