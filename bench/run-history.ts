@@ -11,10 +11,16 @@
  * after 1 % of the runs were seeded and after all of them, BENCH_ROUNDS times (default 3), and
  * prints each read's median and the ratio of the two at the full history; beside them, the
  * conversation's look-up, which a run's start makes and which counts the messages.
+ *
+ * Then the same conversation as a long chat thread compacted at its end (a compaction summary
+ * and BENCH_AFTER_SUMMARY messages after it, default 4): a turn's read of its history, whole
+ * (what a chat or channel turn read before `ConversationRepository.findWithHistory`: every
+ * message, the summary cutting them only in memory) against `findWithHistory`.
  */
 import { performance } from 'node:perf_hooks';
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
+import { COMPACTION_KIND, isCompactionSummary } from '#core/kernel/conversation.js';
 import { createDataSource, migrateUnderLock } from '#infra/database/database.js';
 import { TypeormConversationRepository } from '#infra/conversations/typeorm-conversation.repository.js';
 import { freshDatabase } from '#testing/fresh-database.js';
@@ -25,6 +31,7 @@ const RUN_MESSAGES = Number(process.env.BENCH_RUN_MESSAGES ?? 5);
 const MESSAGE_BYTES = Number(process.env.BENCH_MESSAGE_BYTES ?? 1000);
 const READS = Number(process.env.BENCH_READS ?? 20);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const AFTER_SUMMARY = Number(process.env.BENCH_AFTER_SUMMARY ?? 4);
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
@@ -60,11 +67,15 @@ interface Reads {
   own: number;
   /** The conversation's look-up (a run's start opens it), which counts its messages. */
   lookUp: number;
+  /** findWithHistory while nothing is compacted: the whole conversation, and the look-up for a summary. */
+  history: number;
 }
 
 interface Round {
   small: Reads;
   full: Reads;
+  /** A turn's history after a compaction at the end of the full conversation. */
+  thread: { whole: number; history: number };
 }
 
 async function round(ds: DataSource): Promise<Round> {
@@ -86,7 +97,11 @@ async function round(ds: DataSource): Promise<Round> {
     if (whole.messages !== RUN_MESSAGES || own.messages !== RUN_MESSAGES)
       throw new Error(`expected ${RUN_MESSAGES} messages of ${runId}, read ${whole.messages} and ${own.messages}`);
     const lookUp = await timeReads(async () => ((await conversations.findById(conversationId)) ? 1 : 0));
-    return { whole: whole.ms, own: own.ms, lookUp: lookUp.ms };
+    const history = await timeReads(
+      async () => (await conversations.findWithHistory(conversationId))?.messages.length ?? 0,
+    );
+    if (history.messages !== runs * RUN_MESSAGES) throw new Error(`findWithHistory read ${history.messages} messages`);
+    return { whole: whole.ms, own: own.ms, lookUp: lookUp.ms, history: history.ms };
   };
   const first = Math.max(1, Math.floor(RUNS / 100));
   await seedRuns(ds, conversationId, 0, first);
@@ -95,8 +110,32 @@ async function round(ds: DataSource): Promise<Round> {
   await seedRuns(ds, conversationId, first, RUNS);
   await ds.query('ANALYZE "conversation_message"');
   const full = await measure(RUNS);
+  await conversations.appendMessage(conversationId, {
+    role: 'system',
+    content: 'summary',
+    meta: { kind: COMPACTION_KIND },
+  });
+  for (let i = 0; i < AFTER_SUMMARY; i++)
+    await conversations.appendMessage(conversationId, {
+      role: i % 2 ? 'assistant' : 'user',
+      content: 'after',
+      meta: {},
+    });
+  await ds.query('ANALYZE "conversation_message"');
+  const wholeThread = await timeReads(async () => {
+    const found = await conversations.findWithMessages(conversationId);
+    const messages = found?.messages ?? [];
+    return messages.length - messages.findLastIndex(isCompactionSummary);
+  });
+  const history = await timeReads(
+    async () => (await conversations.findWithHistory(conversationId))?.messages.length ?? 0,
+  );
+  if (wholeThread.messages !== AFTER_SUMMARY + 1 || history.messages !== AFTER_SUMMARY + 1)
+    throw new Error(
+      `expected ${AFTER_SUMMARY + 1} messages of history, read ${wholeThread.messages} and ${history.messages}`,
+    );
   await ds.query(`DELETE FROM "space" WHERE "id" = $1`, [spaceId]);
-  return { small, full };
+  return { small, full, thread: { whole: wholeThread.ms, history: history.ms } };
 }
 
 async function main(): Promise<void> {
@@ -133,6 +172,19 @@ async function main(): Promise<void> {
   const growth = median(rounds.map((r) => r.full.own / r.small.own));
   out(
     `  at ${RUNS} runs findRunMessages takes 1/${ratio.toFixed(0)} of the reference; from ${small} to ${RUNS} runs it grows ${growth.toFixed(2)}×`,
+  );
+  out(
+    `\nA turn's history in a conversation of ${RUNS * RUN_MESSAGES + AFTER_SUMMARY + 1} messages compacted at its end (the summary and ${AFTER_SUMMARY} after it)`,
+  );
+  row('the whole conversation read, cut at the summary in memory (reference)', (r) => r.thread.whole);
+  row('findWithHistory', (r) => r.thread.history);
+  row(
+    `never compacted, ${small} runs: findWithHistory (all of it, and the look-up for a summary)`,
+    (r) => r.small.history,
+  );
+  row(`never compacted, ${RUNS} runs: findWithHistory`, (r) => r.full.history);
+  out(
+    `  findWithHistory takes 1/${median(rounds.map((r) => r.thread.whole / r.thread.history)).toFixed(0)} of the reference`,
   );
 }
 
