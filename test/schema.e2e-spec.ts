@@ -49,6 +49,36 @@ describe(`database schema (${testMode()})`, () => {
     await db?.dispose();
   });
 
+  /**
+   * The plan of `sql` with sequential scans priced out: whether an index serves the condition the
+   * repository writes (a small table would otherwise be scanned either way).
+   */
+  async function planWithoutSeqScans(sql: string, params: unknown[]): Promise<string> {
+    const runner = ds!.createQueryRunner();
+    try {
+      await runner.startTransaction();
+      await runner.query('SET LOCAL enable_seqscan = off');
+      const plan = (await runner.query(`EXPLAIN ${sql}`, params)) as Array<{ 'QUERY PLAN': string }>;
+      return plan.map((row) => row['QUERY PLAN']).join('\n');
+    } finally {
+      await runner.rollbackTransaction().catch(() => undefined);
+      await runner.release();
+    }
+  }
+
+  /** A conversation of its own in a space of its own (a space row written as the schema has it). */
+  async function conversationInNewSpace(name: string) {
+    const spaceId = `${name}-space-${randomUUID()}`;
+    await ds!.query(
+      `INSERT INTO "space" ("id", "name", "icon", "path", "sort_order", "preferences") VALUES ($1, $2, 'x', $1, 0, '{}')`,
+      [spaceId, name],
+    );
+    const conversations = new TypeormConversationRepository(ds!);
+    const conversationId = randomUUID();
+    await conversations.create({ id: conversationId, spaceId, title: name, ephemeral: false, reasoningEffort: null });
+    return { conversations, conversationId };
+  }
+
   it('migrateUnderLock applies every migration, in order, on a fresh database', async () => {
     const applied = await withTimeout(migrateUnderLock(ds!), 30_000, 'migrateUnderLock');
     assert.deepEqual(applied, MIGRATION_NAMES);
@@ -235,14 +265,7 @@ describe(`database schema (${testMode()})`, () => {
   });
 
   it("a run's messages are read alone, in order, through the index on the run id", async () => {
-    const spaceId = `runs-space-${randomUUID()}`;
-    await ds!.query(
-      `INSERT INTO "space" ("id", "name", "icon", "path", "sort_order", "preferences") VALUES ($1, 'runs', 'x', $1, 0, '{}')`,
-      [spaceId],
-    );
-    const conversations = new TypeormConversationRepository(ds!);
-    const conversationId = randomUUID();
-    await conversations.create({ id: conversationId, spaceId, title: 'runs', ephemeral: false, reasoningEffort: null });
+    const { conversations, conversationId } = await conversationInNewSpace('runs');
     for (const [runId, content] of [
       ['run-a', 'a1'],
       ['run-b', 'b1'],
@@ -268,37 +291,15 @@ describe(`database schema (${testMode()})`, () => {
     ]);
     assert.deepEqual(await contents('run-c'), []);
     assert.deepEqual(await conversations.findRunMessages(randomUUID(), 'run-a'), [], 'a conversation that is gone');
-    const runner = ds!.createQueryRunner();
-    try {
-      await runner.startTransaction();
-      await runner.query('SET LOCAL enable_seqscan = off');
-      const plan = (await runner.query(
-        `EXPLAIN SELECT "id" FROM "conversation_message" WHERE ${RUN_MESSAGES_CONDITION}`,
-        [conversationId, 'run-a'],
-      )) as Array<{ 'QUERY PLAN': string }>;
-      const text = plan.map((row) => row['QUERY PLAN']).join('\n');
-      assert.match(text, /IDX_conversation_message_run/, text);
-    } finally {
-      await runner.rollbackTransaction().catch(() => undefined);
-      await runner.release();
-    }
+    const plan = await planWithoutSeqScans(`SELECT "id" FROM "conversation_message" WHERE ${RUN_MESSAGES_CONDITION}`, [
+      conversationId,
+      'run-a',
+    ]);
+    assert.match(plan, /IDX_conversation_message_run/, plan);
   });
 
   it("a turn's history is read from the latest compaction summary on, as the parts would give it", async () => {
-    const spaceId = `history-space-${randomUUID()}`;
-    await ds!.query(
-      `INSERT INTO "space" ("id", "name", "icon", "path", "sort_order", "preferences") VALUES ($1, 'history', 'x', $1, 0, '{}')`,
-      [spaceId],
-    );
-    const conversations = new TypeormConversationRepository(ds!);
-    const conversationId = randomUUID();
-    await conversations.create({
-      id: conversationId,
-      spaceId,
-      title: 'history',
-      ephemeral: false,
-      reasoningEffort: null,
-    });
+    const { conversations, conversationId } = await conversationInNewSpace('history');
     const append = (role: 'user' | 'assistant' | 'system', content: string, meta: Record<string, unknown> = {}) =>
       conversations.appendMessage(conversationId, { role, content, meta });
     const read = async () => {
@@ -323,38 +324,18 @@ describe(`database schema (${testMode()})`, () => {
     await append('user', 'u3');
     assert.deepEqual(await read(), { count: 8, contents: ['summary 2', 'a2', 'u3'] }, 'the count is still the whole');
     assert.equal(await conversations.findWithHistory(randomUUID()), null, 'a conversation that is gone');
-    const runner = ds!.createQueryRunner();
-    try {
-      await runner.startTransaction();
-      await runner.query('SET LOCAL enable_seqscan = off');
-      const plan = (await runner.query(
-        `EXPLAIN SELECT "position" FROM "conversation_message" WHERE ${COMPACTION_SUMMARY_CONDITION} ORDER BY "position" DESC LIMIT 1`,
-        [conversationId],
-      )) as Array<{ 'QUERY PLAN': string }>;
-      const text = plan.map((row) => row['QUERY PLAN']).join('\n');
-      assert.match(text, /IDX_conversation_message_compaction/, text);
-    } finally {
-      await runner.rollbackTransaction().catch(() => undefined);
-      await runner.release();
-    }
+    const plan = await planWithoutSeqScans(
+      `SELECT "position" FROM "conversation_message" WHERE ${COMPACTION_SUMMARY_CONDITION} ORDER BY "position" DESC LIMIT 1`,
+      [conversationId],
+    );
+    assert.match(plan, /IDX_conversation_message_compaction/, plan);
   });
 
   it("a webhook delivery's look-up of the app of its path can use the index on spec subscriptions", async () => {
-    const runner = ds!.createQueryRunner();
-    try {
-      // With sequential scans priced out, the planner shows whether the index serves the condition
-      // the repository writes (a small table would otherwise be scanned either way).
-      await runner.startTransaction();
-      await runner.query('SET LOCAL enable_seqscan = off');
-      const plan = (await runner.query(`EXPLAIN SELECT "id" FROM "app" WHERE ${webhookPathCondition('"spec"', '$1')}`, [
-        webhookPathProbe('orders'),
-      ])) as Array<{ 'QUERY PLAN': string }>;
-      const text = plan.map((row) => row['QUERY PLAN']).join('\n');
-      assert.match(text, /IDX_app_spec_subscriptions/, text);
-    } finally {
-      await runner.rollbackTransaction().catch(() => undefined);
-      await runner.release();
-    }
+    const plan = await planWithoutSeqScans(`SELECT "id" FROM "app" WHERE ${webhookPathCondition('"spec"', '$1')}`, [
+      webhookPathProbe('orders'),
+    ]);
+    assert.match(plan, /IDX_app_spec_subscriptions/, plan);
   });
 
   it(
