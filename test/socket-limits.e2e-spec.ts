@@ -37,11 +37,15 @@ describe('per-socket memory bounds', () => {
     const pid = server.process.pid!;
     const before = rssMb(pid);
     const body = 'x'.repeat(60_000);
+    // Rounds of 1.2 MB: the stuck socket passes the 4 MiB bound after a few; the reader only has to
+    // take each round before the next. (Rounds of 6 MB, more than the bound at once, also dropped
+    // the reader whenever it had not read most of one within a round: stop 49's CI, a slower machine.)
+    const perRound = 20;
     let sent = 0;
-    for (let round = 0; round < 15 && !server.output().includes('ws send buffer full'); round++) {
-      const res = await publish('notification:toast', { title: 't', body }, 100);
+    for (let round = 0; round < 75 && !server.output().includes('ws send buffer full'); round++) {
+      const res = await publish('notification:toast', { title: 't', body }, perRound);
       assert.equal(res.status, 200);
-      sent += 100;
+      sent += perRound;
       await sleep(50);
     }
     await waitFor(() => server.output().includes('ws send buffer full'), 10_000, 'the stuck socket to be dropped');
