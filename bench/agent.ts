@@ -4,8 +4,9 @@
  *
  * Prints, side by side in one run:
  *  1. POST /api/agent/message → agent:turn-start latency, p50/p99 of BENCH_TURNS (default 40)
- *     turns in a row, per mode, after one turn in another conversation that warms the server's
- *     code paths (that first turn after start is printed on its own);
+ *     turns in a row, per mode, after untimed turns in BENCH_WARM_UP_CONVERSATIONS (default 4)
+ *     other conversations, two each, that warm the server's code paths (the first turn after
+ *     start is printed on its own);
  *     beside an authenticated GET /api/system/version after each turn on the same keep-alive
  *     connection, the reference (target: turn-start p99 ≤ 3× its p99);
  *  2. for each socket count of BENCH_SOCKETS (default "10,100,1000"), a reply relayed to that many
@@ -51,6 +52,8 @@ import { WsTestClient } from '#testing/ws-client.js';
 import { ownCpuMicros, processCpuMicros } from './process-cpu.js';
 
 const TURNS = Number(process.env.BENCH_TURNS ?? 40);
+/** Conversations of untimed turns before the series (the first one's first turn is timed on its own). */
+const WARM_UP_CONVERSATIONS = Number(process.env.BENCH_WARM_UP_CONVERSATIONS ?? 4);
 const CHUNKS = Number(process.env.BENCH_CHUNKS ?? 5000);
 /**
  * Deliveries (chunks × sockets) a throughput burst makes at least: a burst of 5,000 chunks to 10
@@ -313,11 +316,24 @@ async function measureServer(label: string, server: TestServer, trace: string): 
   };
   // The server's first turn after start runs its code paths cold (24-76 ms where warm turns
   // take 4-15): it is timed and printed on its own, in a conversation of its own, and the
-  // series below measures the server as it serves turns.
-  const warmUp = await newConversation();
-  ws.send({ type: 'subscribe', payload: { conversationId: warmUp } });
-  await ws.roundTrip();
-  const [firstTurn] = await timedTurn(warmUp, 'warm-up');
+  // series below measures the server as it serves turns. One turn leaves them far from warm
+  // (the next conversation's first message still took 23-32 ms over Redis, its memory read
+  // alone 6-9 ms against ~1 warm): WARM_UP_CONVERSATIONS conversations of two turns each come
+  // first, untimed, as a server in use is past them.
+  const [firstTurn] = await (async () => {
+    const warmUp = await newConversation();
+    ws.send({ type: 'subscribe', payload: { conversationId: warmUp } });
+    await ws.roundTrip();
+    return timedTurn(warmUp, 'warm-up');
+  })();
+  for (let i = 1; i < WARM_UP_CONVERSATIONS; i++) {
+    const warmUp = await newConversation();
+    ws.send({ type: 'subscribe', payload: { conversationId: warmUp } });
+    await ws.roundTrip();
+    await timedTurn(warmUp, 'warm-up');
+    await timedTurn(warmUp, 'warm-up');
+    await timedVersion();
+  }
   for (let i = 0; i < TURNS; i++) {
     const [start, answer] = await timedTurn(conv, `m${i}`);
     turnStart.push(start);

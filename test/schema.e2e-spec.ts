@@ -18,7 +18,13 @@ import {
   TypeormConversationRepository,
 } from '#infra/conversations/typeorm-conversation.repository.js';
 import { DataFolderLock } from '#infra/database/data-folder-lock.js';
-import { createDataSource, migrateUnderLock, pendingSchemaChanges } from '#infra/database/database.js';
+import {
+  createDataSource,
+  KEPT_CONNECTIONS,
+  migrateUnderLock,
+  pendingSchemaChanges,
+  warmConnections,
+} from '#infra/database/database.js';
 import { MIGRATIONS } from '#infra/database/schema.js';
 import { TypeormSettingsRepository } from '#infra/database/setting.repository.js';
 import { withTimeout } from '#testing/fakes.js';
@@ -329,6 +335,24 @@ describe(`database schema (${testMode()})`, () => {
       [conversationId],
     );
     assert.match(plan, /IDX_conversation_message_compaction/, plan);
+  });
+
+  it('warming connections goes through a turn on each and leaves nothing written; the pool keeps them', async () => {
+    const counts = async () =>
+      (await ds!.query(
+        `SELECT (SELECT count(*) FROM "space")::int AS spaces, (SELECT count(*) FROM "conversation")::int AS conversations,
+           (SELECT count(*) FROM "conversation_message")::int AS messages, (SELECT count(*) FROM "agent_turn")::int AS turns`,
+      )) as unknown[];
+    const before = await counts();
+    assert.deepEqual(await warmConnections(ds!, 3), [], 'every step of the warm-up runs on the current schema');
+    assert.deepEqual(await counts(), before, 'rolled back');
+    const pool = (ds!.driver as unknown as { master: { options: { min: number }; idleCount: number } }).master;
+    assert.ok(pool.idleCount >= 3, `the warmed connections are idle in the pool (${pool.idleCount})`);
+    assert.equal(
+      pool.options.min,
+      Math.min(4, KEPT_CONNECTIONS),
+      'idle connections up to KEPT_CONNECTIONS are not closed',
+    );
   });
 
   it("a webhook delivery's look-up of the app of its path can use the index on spec subscriptions", async () => {

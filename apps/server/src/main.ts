@@ -288,6 +288,9 @@ async function bootstrap(): Promise<void> {
     version: config.version,
   });
   // Now, while nothing waits for it, rather than in the first request or turn that needs it.
+  infra
+    .warmDatabase()
+    .catch((err: unknown) => logger.debug('database connections not warmed', { err: describeError(err) }));
   if (!workerOnly || assistantListener) {
     setImmediate(() => {
       openApiDocument().catch((err: unknown) => logger.error('OpenAPI document failed', { err: describeError(err) }));

@@ -14,7 +14,7 @@ import { EmbeddedBackups } from './backup/embedded-backup.js';
 import { schemaProblem, schemaStatus } from './database/schema-status.js';
 import { RedisLockoutStore } from './auth/redis-lockout.store.js';
 import { DataFolderLock } from './database/data-folder-lock.js';
-import { createDataSource, migrateUnderLock } from './database/database.js';
+import { createDataSource, KEPT_CONNECTIONS, migrateUnderLock, warmConnections } from './database/database.js';
 import { type EmbeddedStart, startEmbeddedDatabase } from './database/embedded-start.js';
 import { TypeormSettingsRepository } from './database/setting.repository.js';
 import { InProcessEventBus } from './events/in-process-event-bus.js';
@@ -187,6 +187,21 @@ export class Infrastructure {
     if (config.role !== 'api') this.jobQueue.prepareConsuming();
 
     this.readiness = new InfraReadiness(this);
+  }
+
+  /**
+   * The database pool's kept connections opened and warmed (warmConnections), for the start to
+   * call once it listens: on a Postgres server only (the embedded database is one backend).
+   */
+  async warmDatabase(): Promise<void> {
+    if (this.config.databaseUrl === null || this.mode === 'embedded') return;
+    const started = Date.now();
+    const failed = await warmConnections(this.dataSource);
+    this.logger.debug('database connections warmed', {
+      connections: KEPT_CONNECTIONS,
+      ms: Date.now() - started,
+      ...(failed.length > 0 ? { failed } : {}),
+    });
   }
 
   /** The shared Redis connection, when REDIS_URL is set (leases, counters). */
