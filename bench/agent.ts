@@ -19,7 +19,8 @@
  *     receiving it; at most BENCH_PACED_DELIVERIES chunks × sockets), against two bare `ws`
  *     relays of the same model stream in the same run (bench/bare-ws-relay: the naive one, one
  *     `send` per frame per socket, and the coalescing one, the server's corked once-per-tick
- *     writes without records or auth, the reference of the targets), and the ratios
+ *     writes of the server's own frames without records or auth, the reference of the targets;
+ *     the coalescing one with 40-byte frames is printed beside it), and the ratios
  *     (throughput ×, p99 ×, p99 added over bare in ms). The measuring clients read both
  *     relays' frames the same lean way (see `scanFrame`);
  *  3. where each chunk waits: per-stage p50/p99 of the paced relay (model write → event built →
@@ -39,6 +40,7 @@
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
@@ -624,13 +626,24 @@ function stageFigures(stamps: Record<string, number[]>, conversationId: string, 
  * Reference: a bare ws relay (its own process) reads the same model stream and sends each chunk
  * to N clients; `coalesce`: the server's way, each client's frames of a tick in one corked write.
  */
-async function measureBareRelay(model: Model, count: number, coalesce: boolean): Promise<RelayFigures> {
-  const burst = await bareRelay(model, `burst*${burstChunks(count)}`, count, coalesce);
-  const paced = await bareRelay(model, pacedAsk(count), count, coalesce);
+async function measureBareRelay(
+  model: Model,
+  count: number,
+  coalesce: boolean,
+  frames: 'small' | 'spec',
+): Promise<RelayFigures> {
+  const burst = await bareRelay(model, `burst*${burstChunks(count)}`, count, coalesce, frames);
+  const paced = await bareRelay(model, pacedAsk(count), count, coalesce, frames);
   return { ...burst, p50: paced.p50, p99: paced.p99 };
 }
 
-async function bareRelay(model: Model, kind: Ask, count: number, coalesce: boolean): Promise<RelayFigures> {
+async function bareRelay(
+  model: Model,
+  kind: Ask,
+  count: number,
+  coalesce: boolean,
+  frames: 'small' | 'spec',
+): Promise<RelayFigures> {
   const child = spawn(process.execPath, [fileURLToPath(new URL('./bare-ws-relay.js', import.meta.url))], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -663,7 +676,7 @@ async function bareRelay(model: Model, kind: Ask, count: number, coalesce: boole
     const cpu0 = processCpuMicros(child.pid);
     const benchCpu0 = ownCpuMicros();
     const started = await fetch(
-      `http://127.0.0.1:${port}/relay?model=${encodeURIComponent(model.url)}&kind=${encodeURIComponent(kind)}&coalesce=${coalesce ? 1 : 0}`,
+      `http://127.0.0.1:${port}/relay?model=${encodeURIComponent(model.url)}&kind=${encodeURIComponent(kind)}&coalesce=${coalesce ? 1 : 0}&frames=${frames}&spaceId=${randomUUID()}&conversationId=${randomUUID()}`,
     );
     if (started.status !== 202) throw new Error(`the bare relay answered ${started.status}`);
     await Promise.all(done);
@@ -723,6 +736,7 @@ async function runOnce(
   results: ModeResult[];
   bare: Map<number, RelayFigures>;
   coalescing: Map<number, RelayFigures>;
+  coalescingSmall: Map<number, RelayFigures>;
   failed: boolean;
 }> {
   const results: ModeResult[] = [];
@@ -733,10 +747,12 @@ async function runOnce(
   }
   const bare = new Map<number, RelayFigures>();
   const coalescing = new Map<number, RelayFigures>();
-  note(`run ${run}: bare ws relays (naive, coalescing)`);
+  const coalescingSmall = new Map<number, RelayFigures>();
+  note(`run ${run}: bare ws relays (naive, coalescing with the server's frames, coalescing with small frames)`);
   for (const sockets of SOCKET_COUNTS) {
-    bare.set(sockets, await measureBareRelay(model, sockets, false));
-    coalescing.set(sockets, await measureBareRelay(model, sockets, true));
+    bare.set(sockets, await measureBareRelay(model, sockets, false, 'small'));
+    coalescing.set(sockets, await measureBareRelay(model, sockets, true, 'spec'));
+    coalescingSmall.set(sockets, await measureBareRelay(model, sockets, true, 'small'));
   }
 
   out(`
@@ -759,6 +775,7 @@ async function runOnce(
   for (const sockets of SOCKET_COUNTS) {
     const ref = bare.get(sockets)!;
     const co = coalescing.get(sockets)!;
+    const small = coalescingSmall.get(sockets)!;
     out(`
 ${pacedAsk(sockets) === 'paced' ? CHUNKS : pacedAsk(sockets).split('*')[1]}-chunk paced reply (${burstChunks(sockets)}-chunk burst) relayed to ${sockets} subscribed sockets`);
     out(
@@ -773,7 +790,8 @@ ${pacedAsk(sockets) === 'paced' ? CHUNKS : pacedAsk(sockets).split('*')[1]}-chun
     const vs = (f: RelayFigures, b: RelayFigures): string =>
       `${(f.throughput / b.throughput).toFixed(2)}x, ${(f.p99 / b.p99).toFixed(2)}x, ${(f.p99 - b.p99).toFixed(1)} ms`;
     row('bare ws', ref, 'naive reference');
-    row('bare coalesc.', co, `reference (vs naive: ${vs(co, ref)})`);
+    row('bare coalesc.', co, `reference: the server's frames (vs naive: ${vs(co, ref)})`);
+    row('  40 B frames', small, `the same, {"delta"} frames only (vs naive: ${vs(small, ref)})`);
     for (const r of results) {
       const f = r.relays.find((x) => x.sockets === sockets)!.figures;
       row(
@@ -801,7 +819,7 @@ ${CONCURRENT} concurrent streaming turns (${CONCURRENT_CHUNKS} chunks each), eve
     );
     if (c.lost + c.reordered + c.duplicated > 0) failed = true;
   }
-  return { results, bare, coalescing, failed };
+  return { results, bare, coalescing, coalescingSmall, failed };
 }
 
 const out = (line: string): boolean => process.stdout.write(`${line}\n`);
@@ -869,6 +887,7 @@ async function main(): Promise<void> {
       );
       const bare = runs.map((r) => r.bare.get(sockets)!);
       const co = runs.map((r) => r.coalescing.get(sockets)!);
+      const small = runs.map((r) => r.coalescingSmall.get(sockets)!);
       const ok = svc.every((f) => f !== undefined);
       if (!ok) continue;
       line(
@@ -877,6 +896,13 @@ async function main(): Promise<void> {
         'x',
         '≥ 0.8×',
         (m) => m >= 0.8,
+      );
+      line(
+        `${mode}, ${sockets} sockets: the same × bare with 40 B frames`,
+        svc.map((f, i) => f!.throughput / small[i]!.throughput),
+        'x',
+        '(none)',
+        () => true,
       );
       if (sockets <= 10) {
         line(

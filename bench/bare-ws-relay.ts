@@ -11,8 +11,15 @@
  *  - coalescing (`coalesce=1`): the server's own way of writing (events.gateway's `send`/`flush`):
  *    each client's frames of one tick are queued and written at the end of the tick
  *    (setImmediate), its TCP socket corked around them, so they leave in one write. No records,
- *    no auth, no envelope: the practical limit of Node for this job.
+ *    no auth: the practical limit of Node for this job.
+ * And two kinds of frame, as `&frames=` says: `small` (the default), `{"delta": …}` (~40 bytes);
+ * `spec`, the frame the server sends for each chunk, the spec's `agent:message` event in its
+ * envelope (~250 bytes: type, channel, the delta with its flags, the space and conversation ids
+ * given as `&spaceId=` and `&conversationId=`, a `seq`), built the same way for every chunk. The
+ * clients' share of the CPU grows with the bytes they read (on the bench's shared cores 2-3× per
+ * delta), so only a relay sending the same frames does the server's job.
  */
+import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer } from 'ws';
@@ -26,6 +33,7 @@ const server = http.createServer((req, res) => {
   }
   res.writeHead(202).end();
   broadcast = url.searchParams.get('coalesce') === '1' ? coalesced : naive;
+  frameOf = url.searchParams.get('frames') === 'spec' ? specFrame(url.searchParams) : smallFrame;
   relay(model, url.searchParams.get('kind') ?? 'burst').catch((err: unknown) => {
     process.stderr.write(`bare relay failed: ${String(err)}\n`);
     process.exit(1);
@@ -56,6 +64,20 @@ function coalesced(frame: string): void {
 
 let broadcast: (frame: string) => void = naive;
 
+const smallFrame = (text: string): string => JSON.stringify({ delta: text });
+function specFrame(params: URLSearchParams): (text: string) => string {
+  const spaceId = params.get('spaceId') ?? randomUUID();
+  const conversationId = params.get('conversationId') ?? randomUUID();
+  let seq = Date.now() * 1000;
+  return (text) =>
+    JSON.stringify({
+      type: 'event',
+      channel: 'agent:message',
+      data: { delta: text, isStreaming: true, isComplete: false, spaceId, conversationId, seq: ++seq },
+    });
+}
+let frameOf: (text: string) => string = smallFrame;
+
 async function relay(model: string, kind: string): Promise<void> {
   const res = await fetch(`${model}/v1/messages`, { method: 'POST', body: `{"bench":"bench:${kind}"}` });
   const decoder = new TextDecoder();
@@ -70,7 +92,7 @@ async function relay(model: string, kind: string): Promise<void> {
       if (!data) continue;
       const parsed = JSON.parse(data.slice(6)) as { type: string; delta?: { text?: string } };
       if (parsed.type === 'content_block_delta' && parsed.delta?.text) {
-        broadcast(JSON.stringify({ delta: parsed.delta.text }));
+        broadcast(frameOf(parsed.delta.text));
       }
     }
   }
