@@ -194,7 +194,7 @@ export class Infrastructure {
    * call once it listens: on a Postgres server only (the embedded database is one backend).
    */
   async warmDatabase(): Promise<void> {
-    if (this.config.databaseUrl === null || this.mode === 'embedded') return;
+    if (this.mode === 'embedded') return;
     const started = Date.now();
     const failed = await warmConnections(this.dataSource);
     this.logger.debug('database connections warmed', {
