@@ -392,7 +392,12 @@ function queueSuite(label: string, makeBackend: () => Promise<Backend>): void {
           assert.equal(longEnded, false, 'the quick jobs ran while the long one still held its slot');
           release();
           await waitFor(() => longEnded, { what: 'the long job ended', timeoutMs: 10_000 });
-          const counts = await q.counts();
+          // The processor has returned; the queue records the job completed just after.
+          let counts = await q.counts();
+          await waitFor(async () => (counts = await q.counts()).completed >= 3, {
+            what: 'three jobs completed',
+            timeoutMs: 10_000,
+          }).catch(() => undefined);
           assert.equal(counts.completed, 3, `completed over both lanes: ${JSON.stringify(counts)}`);
         } finally {
           await close(q);
