@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -314,6 +315,7 @@ describe('leader lease', () => {
   describe('Redis', { skip: testMode() === 'services' ? false : 'needs Redis' }, () => {
     const prefix = `svc-test-lease-${uniqueSuffix()}`;
     const leases: RedisLeaderLease[] = [];
+    const leaseModule = new URL('../libs/infra/src/watch/redis-leader-lease.js', import.meta.url).href;
     const make = (owner: string): RedisLeaderLease => {
       const lease = new RedisLeaderLease(testRedisUrl(), prefix, owner, undefined, { ttlMs: 1_000, renewEveryMs: 200 });
       leases.push(lease);
@@ -352,6 +354,80 @@ describe('leader lease', () => {
         await waitFor(() => !holder.isLeader(), 1_000, 'the holder notices it lost the lease');
         assert.ok(log.some((l) => /^[bc]:deposed$/.test(l)));
         await waitFor(() => holder.isLeader() || other.isLeader(), 3_000, 'takeover after expiry');
+      } finally {
+        redis.disconnect();
+      }
+    });
+
+    /** A lease held by a separate process with the default timings (its key lives 10 s). */
+    async function holdInChild(name: string): Promise<ChildProcess> {
+      const script =
+        'const { RedisLeaderLease } = await import(process.argv[1]);' +
+        'const lease = new RedisLeaderLease(process.argv[2], process.argv[3], "doomed");' +
+        'const campaign = lease.campaign(process.argv[4], { elected: () => {}, deposed: () => {} });' +
+        'await campaign.settled;' +
+        'console.log(campaign.isLeader() ? "leading" : "not leading");' +
+        'setInterval(() => {}, 60_000);';
+      const child = spawn(
+        process.execPath,
+        ['--input-type=module', '-e', script, leaseModule, testRedisUrl(), prefix, name],
+        {
+          stdio: ['ignore', 'pipe', 'inherit'],
+        },
+      );
+      let output = '';
+      child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+      try {
+        await waitFor(() => output.includes('leading'), 10_000, 'the child campaigning');
+      } catch (err) {
+        child.kill('SIGKILL');
+        throw err;
+      }
+      assert.equal(output.trim(), 'leading');
+      return child;
+    }
+
+    it('a holder that is killed is replaced once Redis sees its connection gone, long before its lease expires', async () => {
+      const child = await holdInChild('killed');
+      const events: string[] = [];
+      const survivor = make('survivor').campaign('killed', {
+        elected: (i) => events.push(`elected:${i.takeover}`),
+        deposed: () => events.push('deposed'),
+      });
+      await survivor.settled;
+      assert.equal(survivor.isLeader(), false, 'the child holds it');
+      await sleep(1_000);
+      assert.equal(survivor.isLeader(), false, 'a live holder keeps it');
+
+      const killedAt = Date.now();
+      child.kill('SIGKILL');
+      // Renewed every 3 s, the child's key would expire 7-10 s after the kill.
+      await waitFor(() => survivor.isLeader(), 5_000, 'takeover before the lease could expire');
+      assert.ok(Date.now() - killedAt < 7_000);
+      assert.deepEqual(events, ['elected:true']);
+    });
+
+    it('a holder whose Redis connection closes steps down and the lease goes to one replica', async () => {
+      const log: string[] = [];
+      const listener = (name: string) => ({
+        elected: () => log.push(`${name}:elected`),
+        deposed: () => log.push(`${name}:deposed`),
+      });
+      const a = make('a').campaign('cut', listener('a'));
+      await a.settled;
+      const b = make('b').campaign('cut', listener('b'));
+      await b.settled;
+      assert.deepEqual([a.isLeader(), b.isLeader()], [true, false]);
+
+      const redis = new Redis(testRedisUrl());
+      try {
+        const value = (await redis.get(`${prefix}:lease:cut`))!;
+        const clientId = / (\d+) \S+$/.exec(value)?.[1];
+        assert.ok(clientId, `the lease names its holder's connection: ${value}`);
+        await redis.call('CLIENT', 'KILL', 'ID', clientId);
+        await waitFor(() => log.includes('a:deposed'), 3_000, 'the holder steps down');
+        await waitFor(() => a.isLeader() || b.isLeader(), 8_000, 'a new holder');
+        assert.equal(a.isLeader() && b.isLeader(), false, 'one leader');
       } finally {
         redis.disconnect();
       }

@@ -30,8 +30,9 @@ export const CONNECT_RETRY_MS = [2_000, 5_000, 10_000, 30_000];
 /**
  * Connection-style transports (docs/api/channels.md, "Replicas"): long polling, sockets, IMAP
  * IDLE. Every replica campaigns for each enabled connection-style instance's lease; the one
- * that holds it keeps the connection (taken over within the lease's lifetime, about 13 s on
- * Redis, when the holder dies), turns each message into a claimed job, and reports the state.
+ * that holds it keeps the connection (taken over within about a second on Redis when the
+ * holder's process dies, within the lease's lifetime, about 13 s, when it hangs), turns each
+ * message into a claimed job, and reports the state.
  * Changes made on any replica arrive as `im-channels:instance-updated` and are reconciled here;
  * `reconnect` (state `connecting`) restarts the held connection.
  */
