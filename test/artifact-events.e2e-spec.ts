@@ -359,6 +359,40 @@ describe('leader lease', () => {
       }
     });
 
+    it('where Redis refuses CLIENT commands, leases are still taken, renewed and handed over on release', async () => {
+      const admin = new Redis(testRedisUrl());
+      const user = `svc-test-noclient-${uniqueSuffix()}`;
+      await admin.call('ACL', 'SETUSER', user, 'on', '>pw', '~*', '&*', '+@all', '-client');
+      try {
+        const url = new URL(testRedisUrl());
+        url.username = user;
+        url.password = 'pw';
+        const restricted = (owner: string): RedisLeaderLease => {
+          const lease = new RedisLeaderLease(url.toString(), prefix, owner, undefined, {
+            ttlMs: 1_000,
+            renewEveryMs: 200,
+          });
+          leases.push(lease);
+          return lease;
+        };
+        const noop = { elected: () => {}, deposed: () => {} };
+        const a = restricted('ra').campaign('restricted', noop);
+        await a.settled;
+        assert.equal(a.isLeader(), true, 'acquired without a client id');
+        const value = await admin.get(`${prefix}:lease:restricted`);
+        assert.match(String(value), /^ra:[0-9a-f-]+$/, 'the token alone');
+        const b = restricted('rb').campaign('restricted', noop);
+        await b.settled;
+        await sleep(1_500);
+        assert.deepEqual([a.isLeader(), b.isLeader()], [true, false], 'renewed, not taken');
+        await a.stop();
+        await waitFor(() => b.isLeader(), 2_000, 'handover after release');
+      } finally {
+        await admin.call('ACL', 'DELUSER', user);
+        admin.disconnect();
+      }
+    });
+
     /** A lease held by a separate process with the default timings (its key lives 10 s). */
     async function holdInChild(name: string): Promise<ChildProcess> {
       const script =

@@ -53,7 +53,7 @@ export class RedisLeaderLease extends LeaderLease {
   private clientId: string | null = null;
   private readonly watcher: NodeJS.Timeout;
   private watching: Promise<void> | null = null;
-  /** False once Redis refused `CLIENT LIST`: leases are then taken over on expiry only. */
+  /** False once Redis refused `CLIENT ID` or `CLIENT LIST`: leases are then taken over on expiry only. */
   private canListClients = true;
 
   constructor(
@@ -107,8 +107,24 @@ export class RedisLeaderLease extends LeaderLease {
 
   /** The value a campaign writes when it acquires: its token, then this connection's id and name. */
   private async valueFor(token: string): Promise<string> {
-    this.clientId ??= String(await this.redis.call('CLIENT', 'ID'));
+    if (!this.canListClients) return token;
+    try {
+      this.clientId ??= String(await this.redis.call('CLIENT', 'ID'));
+    } catch (err) {
+      // An answer from Redis (not a lost connection): the command is not allowed here.
+      if ((err as Error).name !== 'ReplyError') throw err;
+      this.clientCommandsRefused(err as Error);
+      return token;
+    }
     return leaseValue(token, this.clientId, this.connectionName);
+  }
+
+  private clientCommandsRefused(err: Error): void {
+    if (!this.canListClients) return;
+    this.canListClients = false;
+    this.logger?.info('leader lease: Redis refused CLIENT commands; a dead holder is replaced when its lease expires', {
+      error: err.message,
+    });
   }
 
   private watch(): Promise<void> {
@@ -139,10 +155,7 @@ export class RedisLeaderLease extends LeaderLease {
     try {
       listing = String(await this.redis.call('CLIENT', 'LIST', 'ID', ...ids));
     } catch (err) {
-      this.canListClients = false;
-      this.logger?.info('leader lease: Redis refused CLIENT LIST; a dead holder is replaced when its lease expires', {
-        error: (err as Error).message,
-      });
+      if ((err as Error).name === 'ReplyError') this.clientCommandsRefused(err as Error);
       return;
     }
     const connected = new Set(
