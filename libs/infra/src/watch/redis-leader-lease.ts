@@ -33,14 +33,15 @@ const leaseValue = (token: string, clientId: string, connectionName: string): st
 const LEASE_VALUE = / (\d+) (\S+)$/;
 
 /**
- * Leases in Redis: `SET key value NX PX ttl` to acquire, a compare-and-set script to renew every `renewEveryMs`, a compare-and-delete
- * to release at shutdown. A holder that cannot renew (Redis unreachable) or whose connection to
- * Redis closes steps down before its key can expire, so two replicas never lead at once while
- * their clocks agree. Every `watchEveryMs` a replica reads the leases it campaigns for without
- * holding them (one `MGET`) and asks Redis whether their holders' connections are still there (one
- * `CLIENT LIST ID`): a replica that died is replaced within about `watchEveryMs` (0.5 s), one
- * that hangs with its connection open within `ttlMs + renewEveryMs` (13 s), one that shuts down
- * at once. Where `CLIENT LIST` is not allowed (some managed Redis services) only expiry remains.
+ * Leases in Redis: `SET key value NX PX ttl` to acquire, a compare-and-set script to renew every
+ * `renewEveryMs`, a compare-and-delete to release at shutdown. A holder that cannot renew (Redis
+ * unreachable) or whose connection to Redis closes steps down before its key can expire, so two
+ * replicas never lead at once while their clocks agree. Every `watchEveryMs` a replica reads the
+ * leases it campaigns for without holding them (one `MGET`) and asks Redis whether their holders'
+ * connections are still there (one `CLIENT LIST ID`): a replica that died is replaced within about
+ * `watchEveryMs` (0.5 s), one that hangs with its connection open within `ttlMs + renewEveryMs`
+ * (13 s), one that shuts down at once. Where `CLIENT` commands are refused (an ACL, some managed
+ * Redis services) only expiry remains.
  */
 export class RedisLeaderLease extends LeaderLease {
   private readonly redis: Redis;
