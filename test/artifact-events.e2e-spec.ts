@@ -462,6 +462,10 @@ describe('leader lease', () => {
         await waitFor(() => log.includes('a:deposed'), 3_000, 'the holder steps down');
         await waitFor(() => a.isLeader() || b.isLeader(), 8_000, 'a new holder');
         assert.equal(a.isLeader() && b.isLeader(), false, 'one leader');
+        // It stepped down on its connection's close, before anyone could take the lease over (not
+        // at its next renewal, after the other replica had).
+        const elected = log.findIndex((l, i) => i > 0 && l.endsWith(':elected'));
+        assert.ok(elected === -1 || log.indexOf('a:deposed') < elected, log.join(', '));
       } finally {
         redis.disconnect();
       }
