@@ -55,7 +55,7 @@ export class RedisLeaderLease extends LeaderLease {
   private readonly watcher: NodeJS.Timeout;
   private watching: Promise<void> | null = null;
   /** False once Redis refused `CLIENT ID` or `CLIENT LIST`: leases are then taken over on expiry only. */
-  private canListClients = true;
+  private clientCommandsAllowed = true;
 
   constructor(
     url: string,
@@ -108,7 +108,7 @@ export class RedisLeaderLease extends LeaderLease {
 
   /** The value a campaign writes when it acquires: its token, then this connection's id and name. */
   private async valueFor(token: string): Promise<string> {
-    if (!this.canListClients) return token;
+    if (!this.clientCommandsAllowed) return token;
     try {
       this.clientId ??= String(await this.redis.call('CLIENT', 'ID'));
     } catch (err) {
@@ -121,8 +121,8 @@ export class RedisLeaderLease extends LeaderLease {
   }
 
   private clientCommandsRefused(err: Error): void {
-    if (!this.canListClients) return;
-    this.canListClients = false;
+    if (!this.clientCommandsAllowed) return;
+    this.clientCommandsAllowed = false;
     this.logger?.info('leader lease: Redis refused CLIENT commands; a dead holder is replaced when its lease expires', {
       error: err.message,
     });
@@ -148,7 +148,8 @@ export class RedisLeaderLease extends LeaderLease {
       const value = values[i];
       const parsed = value ? LEASE_VALUE.exec(value) : null;
       if (!value) campaign.poke();
-      else if (parsed && this.canListClients) holders.set(campaign, { value, clientId: parsed[1]!, name: parsed[2]! });
+      else if (parsed && this.clientCommandsAllowed)
+        holders.set(campaign, { value, clientId: parsed[1]!, name: parsed[2]! });
     });
     if (holders.size === 0) return;
     const ids = [...new Set([...holders.values()].map((h) => h.clientId))];
@@ -184,7 +185,7 @@ class RedisCampaign implements LeaderCampaign {
   constructor(
     private readonly redis: Redis,
     readonly key: string,
-    readonly token: string,
+    private readonly token: string,
     private readonly valueToWrite: (token: string) => Promise<string>,
     private readonly ttlMs: number,
     private readonly renewEveryMs: number,
