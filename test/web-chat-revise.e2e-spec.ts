@@ -160,6 +160,31 @@ describe(
       assert.equal(violations.length, 0, formatViolations(violations));
     });
 
+    it('a turn that ends before its request is answered ends on screen too (no busy reply left, Edit offered)', async () => {
+      // The socket's agent:complete comes first: the request's answer is held until the turn is stored.
+      let held = 0;
+      let answered: Promise<void> = Promise.resolve();
+      await page.route('**/api/agent/message', (route) => {
+        held += 1;
+        answered = (async () => {
+          const response = await route.fetch();
+          await waitFor(async () => (await conversation(id)).messages.length === 2, WAIT);
+          await route.fulfill({ response });
+        })();
+        return answered;
+      });
+      const id = await newConversation(page);
+      try {
+        await send('Answer quickly', /Reply \d+ to Answer quickly/);
+        await answered;
+      } finally {
+        await page.unroute('**/api/agent/message');
+      }
+      assert.equal(held, 1);
+      await log().getByRole('button', { name: 'Edit', exact: true }).waitFor({ timeout: WAIT });
+      assert.equal(await log().getByText('Answer quickly', { exact: true }).count(), 1, 'the message is shown once');
+    });
+
     it('the model picker pins the conversation to a configured model, and back to the default', async () => {
       const config = okData<{ currentId: string; sources: Array<{ id: string; name: string; model: string }> }>(
         await http.post('/api/ai-sources/sources', {

@@ -885,6 +885,28 @@ export function Conversation(props: {
     setTurnFailed(false);
     const payload = attached.images.map(({ mediaType, data }) => ({ type: 'base64', mediaType, data }));
     const files = attached.files;
+    // Shown before the request: a quick turn's agent:complete can arrive over the socket before
+    // the request's answer, and must find the turn already on screen to end it.
+    const localId = `local-${Date.now()}`;
+    setGenerating(true);
+    setConversation((c) =>
+      c
+        ? {
+            ...c,
+            messages: [
+              ...c.messages,
+              {
+                id: localId,
+                role: 'user',
+                content: message,
+                createdAt: new Date().toISOString(),
+                ...(payload.length ? { images: payload } : {}),
+                ...(files.length ? { attachments: files } : {}),
+              },
+            ],
+          }
+        : c,
+    );
     try {
       if (props.send) await props.send(message, payload);
       else
@@ -895,27 +917,10 @@ export function Conversation(props: {
           ...(payload.length ? { images: payload } : {}),
           ...(files.length ? { attachments: files.map((f) => ({ path: f.path })) } : {}),
         });
-      setGenerating(true);
-      setConversation((c) =>
-        c
-          ? {
-              ...c,
-              messages: [
-                ...c.messages,
-                {
-                  id: `local-${Date.now()}`,
-                  role: 'user',
-                  content: message,
-                  createdAt: new Date().toISOString(),
-                  ...(payload.length ? { images: payload } : {}),
-                  ...(files.length ? { attachments: files } : {}),
-                },
-              ],
-            }
-          : c,
-      );
       return true;
     } catch (err) {
+      setGenerating(false);
+      setConversation((c) => (c ? { ...c, messages: c.messages.filter((m) => m.id !== localId) } : c));
       setError((err as ApiError).message);
       return false;
     }
