@@ -12,6 +12,7 @@ import type {
 } from '#contracts/knowledge.js';
 import { AgentHarness } from '#testing/agent-harness.js';
 import { testMode } from '#testing/test-env.js';
+import { printServerLines } from '#testing/test-server.js';
 import { waitFor } from '#testing/wait.js';
 
 /**
@@ -81,7 +82,12 @@ describe(`knowledge bases: linked folders (${testMode()})`, () => {
         (await settled()),
       90_000,
       'the change seen through the watcher',
-    );
+    ).catch(async (err: Error) => {
+      // What the sources and the server said, to tell a missed change from a stuck ingestion.
+      process.stdout.write(`sources: ${JSON.stringify((await raw()).map((s) => [s.path, s.state]))}\n`);
+      printServerLines(h.server, 40, /watch|lease|link|knowledge|ingest/i);
+      throw err;
+    });
     const sources = await raw();
     assert.deepEqual(sources.map((s) => s.name).sort(), ['a.md', 'c.md']);
     const kb = okData<KnowledgeBaseDto>(await api.get(`/api/tlon/${kbId}`));

@@ -201,6 +201,23 @@ describe('ArtifactWatchService', () => {
     assert.deepEqual([...watcher.active.keys()], ['/data/s3']);
   });
 
+  it('a space added or moved while watching is read again once its watch is open; those of the first sync are not', async () => {
+    lease.elect();
+    await service.requestSync();
+    assert.deepEqual(bus.on('artifact:changed-batch'), [], 'no resync for the spaces watched at election');
+    spaces = [space('s1', '/data/s1-moved'), space('s2', '/data/s2'), space('s3', '/data/s3')];
+    for (const l of listeners) l('s3');
+    await service.requestSync();
+    assert.deepEqual(
+      bus
+        .on('artifact:changed-batch')
+        .map((e) => (e as { spaceId: string }).spaceId)
+        .sort(),
+      ['s1', 's3'],
+    );
+    assert.ok(bus.on('artifact:changed-batch').every((e) => (e as { resync?: boolean }).resync === true));
+  });
+
   it('stops watching when deposed (flushing what was pending) and resyncs after a takeover', async () => {
     lease.elect();
     await service.requestSync();

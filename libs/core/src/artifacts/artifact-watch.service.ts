@@ -130,6 +130,8 @@ export class ArtifactWatchService implements OnApplicationBootstrap, OnModuleDes
   private readonly unwatchable = new Set<string>();
   private readonly cleanups: Array<() => void> = [];
   private campaign: LeaderCampaign | null = null;
+  /** The first sync since this replica was elected is done: spaces watched from now on are new or moved. */
+  private syncedAsLeader = false;
   private leader = false;
   private stopped = false;
   private syncChain: Promise<void> = Promise.resolve();
@@ -238,6 +240,7 @@ export class ArtifactWatchService implements OnApplicationBootstrap, OnModuleDes
 
   private onElected(takeover: boolean): void {
     this.leader = true;
+    this.syncedAsLeader = false;
     this.logger.log('watching spaces (leader)', { takeover });
     void this.requestSync().then(async () => {
       // Changes made while no replica was watching are lost: tell clients to read again.
@@ -262,13 +265,20 @@ export class ArtifactWatchService implements OnApplicationBootstrap, OnModuleDes
     for (const [spaceId, entry] of [...this.watched]) {
       if (desired.get(spaceId) !== entry.root) await this.stopWatching(spaceId);
     }
+    const readAgain = this.syncedAsLeader;
     for (const [spaceId, root] of desired) {
       if (!this.leader || this.stopped) return;
-      if (!this.watched.has(spaceId)) await this.startWatching(spaceId, root);
+      if (!this.watched.has(spaceId)) await this.startWatching(spaceId, root, readAgain);
     }
+    this.syncedAsLeader = true;
   }
 
-  private async startWatching(spaceId: string, root: string): Promise<void> {
+  /**
+   * `readAgain`: the space is new or moved, and what was written in it before its watch was open
+   * (a linked folder's files, say, while the watcher was still reading the tree) would be lost
+   * without a resync once it is.
+   */
+  private async startWatching(spaceId: string, root: string, readAgain = false): Promise<void> {
     const entry: WatchedSpace = {
       spaceId,
       root,
@@ -302,6 +312,7 @@ export class ArtifactWatchService implements OnApplicationBootstrap, OnModuleDes
       }
       entry.watch = watch;
       this.unwatchable.delete(`${spaceId}:${root}`);
+      if (readAgain) await this.publishResync(spaceId);
     } catch (err) {
       this.watched.delete(spaceId);
       entry.closed = true;
