@@ -132,6 +132,7 @@ export class ArtifactWatchService implements OnApplicationBootstrap, OnModuleDes
   private campaign: LeaderCampaign | null = null;
   /** The first sync since this replica was elected is done: spaces watched from now on are new or moved. */
   private syncedAsLeader = false;
+  private readonly openedListeners = new Set<(spaceId: string) => void>();
   private leader = false;
   private stopped = false;
   private syncChain: Promise<void> = Promise.resolve();
@@ -156,6 +157,17 @@ export class ArtifactWatchService implements OnApplicationBootstrap, OnModuleDes
   /** Whether this replica holds the lease and runs the watchers. */
   isLeader(): boolean {
     return this.leader;
+  }
+
+  /**
+   * Calls `listener` with a space's id when this replica opens the space's watch after its first
+   * sync as leader (a space created or moved since): what was written there before the watch was
+   * open (chokidar reads the tree first) was seen by no one, so a listener that follows the space
+   * (linked folders) reads it again.
+   */
+  onWatchOpened(listener: (spaceId: string) => void): () => void {
+    this.openedListeners.add(listener);
+    return () => this.openedListeners.delete(listener);
   }
 
   /** Ids of the spaces this replica watches now. */
@@ -273,11 +285,7 @@ export class ArtifactWatchService implements OnApplicationBootstrap, OnModuleDes
     this.syncedAsLeader = true;
   }
 
-  /**
-   * `readAgain`: the space is new or moved, and what was written in it before its watch was open
-   * (a linked folder's files, say, while the watcher was still reading the tree) would be lost
-   * without a resync once it is.
-   */
+  /** `readAgain`: the space is new or moved; the onWatchOpened listeners hear of it once its watch is open. */
   private async startWatching(spaceId: string, root: string, readAgain = false): Promise<void> {
     const entry: WatchedSpace = {
       spaceId,
@@ -312,7 +320,7 @@ export class ArtifactWatchService implements OnApplicationBootstrap, OnModuleDes
       }
       entry.watch = watch;
       this.unwatchable.delete(`${spaceId}:${root}`);
-      if (readAgain) await this.publishResync(spaceId);
+      if (readAgain) this.watchOpened(spaceId);
     } catch (err) {
       this.watched.delete(spaceId);
       entry.closed = true;
@@ -503,6 +511,16 @@ export class ArtifactWatchService implements OnApplicationBootstrap, OnModuleDes
     }
     this.metrics.fileWatchLag((this.clock.now() - flush.firstAt) / 1000);
     await this.publishTreeUpdates(entry, foldersWithChangedChildren(flush.events.flat()));
+  }
+
+  private watchOpened(spaceId: string): void {
+    for (const listener of this.openedListeners) {
+      try {
+        listener(spaceId);
+      } catch (err) {
+        this.logger.warn('watch-opened listener failed', { spaceId, error: (err as Error).message });
+      }
+    }
   }
 
   private async publishResync(spaceId: string): Promise<void> {
