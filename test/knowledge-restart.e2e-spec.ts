@@ -5,12 +5,18 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import type { IngestStatusDto, KnowledgeBaseDto, RawFileDto } from '#contracts/knowledge.js';
 import { apiClient, okData } from '#testing/api-client.js';
+import { ScriptedModelServer } from '#testing/scripted-model-server.js';
 import { testMode } from '#testing/test-env.js';
 import { createSharedServices, type SharedServices, startServer, type TestServer } from '#testing/test-server.js';
 import { waitFor } from '#testing/wait.js';
 
-/** Enough files that the batch is most likely still running when the first few are counted. */
+/**
+ * Enough files, each embedded by a slow embedder, that the batch is still running when the first
+ * few are counted.
+ */
 const FILES = 600;
+/** The most files one `POST /api/tlon/:kbId/files` takes. */
+const MAX_FILES_PER_REQUEST = 2_000;
 
 /**
  * A server killed with SIGKILL in the middle of an ingestion batch (issue 33, "Reliability"):
@@ -21,8 +27,10 @@ describe(`knowledge ingestion survives a kill -9 mid-batch (${testMode()})`, () 
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-kb-kill-'));
   let services: SharedServices | undefined;
   let server: TestServer | undefined;
+  let model: ScriptedModelServer | undefined;
   after(async () => {
     await server?.stop();
+    await model?.close();
     await services?.dispose();
     rmSync(dataDir, { recursive: true, force: true });
   });
@@ -44,14 +52,32 @@ describe(`knowledge ingestion survives a kill -9 mid-batch (${testMode()})`, () 
     const space = okData<{ id: string; path: string }>(
       await apiClient(server).post('/api/spaces', { name: 'Kill mid-ingestion' }),
     );
+    // Each source's chunks wait 50 ms for their vectors: the batch lasts seconds on any machine.
+    model = await ScriptedModelServer.start();
+    model.embeddings({ delayMs: 50 });
+    const sources = okData<{ sources: Array<{ id: string; name: string }> }>(
+      await apiClient(server).post('/api/ai-sources/sources', {
+        name: 'Slow embedder',
+        provider: 'openai',
+        apiUrl: model.url,
+        apiKey: 'sk-embed',
+        model: 'scripted-embed',
+      }),
+    ).sources;
     const kb = okData<KnowledgeBaseDto>(await apiClient(server).post('/api/tlon', { name: 'Killed' }));
-    // A batch that ends before it is seen under way (a quick machine) cannot be killed mid-way:
-    // then a batch twice as large is added, up to three times.
+    const embedderId = sources.find((s) => s.name === 'Slow embedder')!.id;
+    okData(
+      await apiClient(server).put(`/api/tlon/${kb.id}`, {
+        embedding: { modelSourceId: embedderId, model: 'scripted-embed', dimensions: 64 },
+      }),
+    );
+    // A batch that ends before it is seen under way all the same cannot be killed mid-way: then a
+    // larger one is added, up to three times.
     let files = 0;
     let atKill: IngestStatusDto | undefined;
     for (let attempt = 0; attempt < 3 && atKill?.phase !== 'running'; attempt++) {
       const folder = `notes${attempt}`;
-      const count = FILES * 2 ** attempt;
+      const count = Math.min(FILES * 2 ** attempt, MAX_FILES_PER_REQUEST);
       mkdirSync(join(space.path, folder));
       for (let i = 0; i < count; i++) {
         writeFileSync(join(space.path, folder, `n${i}.md`), `# Note ${i}\n\nKilled batch note ${i} says quokka${i}.\n`);

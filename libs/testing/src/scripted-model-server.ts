@@ -71,6 +71,7 @@ export class ScriptedModelServer {
   readonly requests: RecordedModelRequest[] = [];
   readonly embeddingRequests: RecordedEmbeddingsRequest[] = [];
   private embeddingsOn = true;
+  private embeddingDelayMs = 0;
   private synonyms: string[][] = [];
   private embeddingDimensions = SCRIPTED_EMBEDDING_DIMENSIONS;
   private readonly queue: ScriptedReply[] = [];
@@ -132,10 +133,12 @@ export class ScriptedModelServer {
   /**
    * `POST /v1/embeddings` (OpenAI-compatible, deterministic: model-wire/scripted-embeddings.ts):
    * on by default; `enabled: false` makes it a 404 as a provider without embeddings; synonym
-   * groups make words without letters in common near.
+   * groups make words without letters in common near; `delayMs` holds each answer that long (a
+   * slow embedder, so that ingestion takes a while).
    */
-  embeddings(options: { enabled?: boolean; synonyms?: string[][]; dimensions?: number }): this {
+  embeddings(options: { enabled?: boolean; synonyms?: string[][]; dimensions?: number; delayMs?: number }): this {
     if (options.enabled !== undefined) this.embeddingsOn = options.enabled;
+    if (options.delayMs !== undefined) this.embeddingDelayMs = options.delayMs;
     if (options.synonyms) this.synonyms = options.synonyms;
     if (options.dimensions) this.embeddingDimensions = options.dimensions;
     return this;
@@ -257,7 +260,7 @@ export class ScriptedModelServer {
     if (this.options.apiKey !== undefined && keyOf(req) !== this.options.apiKey) {
       return sendJson(res, 401, openAIErrorBody(401, 'invalid api key', undefined));
     }
-    sendJson(res, 200, {
+    const answer = {
       object: 'list',
       model: body.model,
       data: input.map((text, index) => ({
@@ -266,7 +269,9 @@ export class ScriptedModelServer {
         embedding: scriptedEmbedding(text, this.synonyms, this.embeddingDimensions),
       })),
       usage: { prompt_tokens: 0, total_tokens: 0 },
-    });
+    };
+    if (this.embeddingDelayMs > 0) setTimeout(() => sendJson(res, 200, answer), this.embeddingDelayMs);
+    else sendJson(res, 200, answer);
   }
 
   private async play(
