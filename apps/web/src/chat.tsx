@@ -888,6 +888,8 @@ export function Conversation(props: {
     // Shown before the request: a quick turn's agent:complete can arrive over the socket before
     // the request's answer, and must find the turn already on screen to end it.
     const localId = `local-${Date.now()}`;
+    // A message sent during a turn joins it (docs/api.md, "Agent"): a refusal then leaves that turn on.
+    const turnWasOn = generating;
     setGenerating(true);
     setConversation((c) =>
       c
@@ -919,7 +921,7 @@ export function Conversation(props: {
         });
       return true;
     } catch (err) {
-      setGenerating(false);
+      if (!turnWasOn) setGenerating(false);
       setConversation((c) => (c ? { ...c, messages: c.messages.filter((m) => m.id !== localId) } : c));
       setError((err as ApiError).message);
       return false;
