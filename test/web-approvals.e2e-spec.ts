@@ -123,7 +123,7 @@ describe('web app in Chromium: tool approvals in the chat', { skip: browserSkipR
       steps: [{ toolCall: { name: 'report_to_user', input: { type: 'complete', summary: 'Report written' } } }],
     });
     await page.goto(`${server.url}/#/apps/${appId}`);
-    await page.getByRole('heading', { name: 'Careful Writer' }).waitFor({ timeout: WAIT });
+    await page.getByRole('heading', { name: 'Careful Writer', level: 1 }).waitFor({ timeout: WAIT });
     await page.getByRole('button', { name: 'Run now', exact: true }).click();
     const card = page.getByRole('group', { name: 'Tool call waiting for approval' });
     await card.waitFor({ timeout: WAIT });

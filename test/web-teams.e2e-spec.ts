@@ -93,7 +93,7 @@ describe('web app in Chromium: teams', { skip: browserSkipReason() }, () => {
     await page.getByRole('combobox', { name: 'Lead' }).selectOption({ label: 'Lead' });
     await page.getByRole('checkbox', { name: 'Worker' }).check();
     await page.getByRole('button', { name: 'Create team' }).click();
-    await page.getByRole('heading', { name: 'Stocktakers' }).waitFor({ timeout: WAIT });
+    await page.getByRole('heading', { name: 'Stocktakers', level: 1 }).waitFor({ timeout: WAIT });
     const roster = page.getByRole('list', { name: 'Members' });
     await roster.getByText('Lead', { exact: true }).waitFor({ timeout: WAIT });
     await roster.getByText('Worker', { exact: true }).waitFor({ timeout: WAIT });
