@@ -201,19 +201,6 @@ describe('ArtifactWatchService', () => {
     assert.deepEqual([...watcher.active.keys()], ['/data/s3']);
   });
 
-  it('says when it opens the watch of a space added or moved since its first sync, not of those of the first sync', async () => {
-    const opened: string[] = [];
-    service.onWatchOpened((spaceId) => opened.push(spaceId));
-    lease.elect();
-    await service.requestSync();
-    assert.deepEqual(opened, [], 'not for the spaces watched at election');
-    spaces = [space('s1', '/data/s1-moved'), space('s2', '/data/s2'), space('s3', '/data/s3')];
-    for (const l of listeners) l('s3');
-    await service.requestSync();
-    assert.deepEqual(opened.sort(), ['s1', 's3']);
-    assert.deepEqual(bus.on('artifact:changed-batch'), [], 'no resync event');
-  });
-
   it('stops watching when deposed (flushing what was pending) and resyncs after a takeover', async () => {
     lease.elect();
     await service.requestSync();

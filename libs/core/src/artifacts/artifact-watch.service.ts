@@ -130,9 +130,6 @@ export class ArtifactWatchService implements OnApplicationBootstrap, OnModuleDes
   private readonly unwatchable = new Set<string>();
   private readonly cleanups: Array<() => void> = [];
   private campaign: LeaderCampaign | null = null;
-  /** The first sync since this replica was elected is done: spaces watched from now on are new or moved. */
-  private syncedAsLeader = false;
-  private readonly openedListeners = new Set<(spaceId: string) => void>();
   private leader = false;
   private stopped = false;
   private syncChain: Promise<void> = Promise.resolve();
@@ -157,17 +154,6 @@ export class ArtifactWatchService implements OnApplicationBootstrap, OnModuleDes
   /** Whether this replica holds the lease and runs the watchers. */
   isLeader(): boolean {
     return this.leader;
-  }
-
-  /**
-   * Calls `listener` with a space's id when this replica opens the space's watch after its first
-   * sync as leader (a space created or moved since): what was written there before the watch was
-   * open (chokidar reads the tree first) was seen by no one, so a listener that follows the space
-   * (linked folders) reads it again.
-   */
-  onWatchOpened(listener: (spaceId: string) => void): () => void {
-    this.openedListeners.add(listener);
-    return () => this.openedListeners.delete(listener);
   }
 
   /** Ids of the spaces this replica watches now. */
@@ -252,7 +238,6 @@ export class ArtifactWatchService implements OnApplicationBootstrap, OnModuleDes
 
   private onElected(takeover: boolean): void {
     this.leader = true;
-    this.syncedAsLeader = false;
     this.logger.log('watching spaces (leader)', { takeover });
     void this.requestSync().then(async () => {
       // Changes made while no replica was watching are lost: tell clients to read again.
@@ -277,16 +262,13 @@ export class ArtifactWatchService implements OnApplicationBootstrap, OnModuleDes
     for (const [spaceId, entry] of [...this.watched]) {
       if (desired.get(spaceId) !== entry.root) await this.stopWatching(spaceId);
     }
-    const readAgain = this.syncedAsLeader;
     for (const [spaceId, root] of desired) {
       if (!this.leader || this.stopped) return;
-      if (!this.watched.has(spaceId)) await this.startWatching(spaceId, root, readAgain);
+      if (!this.watched.has(spaceId)) await this.startWatching(spaceId, root);
     }
-    this.syncedAsLeader = true;
   }
 
-  /** `readAgain`: the space is new or moved; the onWatchOpened listeners hear of it once its watch is open. */
-  private async startWatching(spaceId: string, root: string, readAgain = false): Promise<void> {
+  private async startWatching(spaceId: string, root: string): Promise<void> {
     const entry: WatchedSpace = {
       spaceId,
       root,
@@ -320,7 +302,6 @@ export class ArtifactWatchService implements OnApplicationBootstrap, OnModuleDes
       }
       entry.watch = watch;
       this.unwatchable.delete(`${spaceId}:${root}`);
-      if (readAgain) this.watchOpened(spaceId);
     } catch (err) {
       this.watched.delete(spaceId);
       entry.closed = true;
@@ -511,16 +492,6 @@ export class ArtifactWatchService implements OnApplicationBootstrap, OnModuleDes
     }
     this.metrics.fileWatchLag((this.clock.now() - flush.firstAt) / 1000);
     await this.publishTreeUpdates(entry, foldersWithChangedChildren(flush.events.flat()));
-  }
-
-  private watchOpened(spaceId: string): void {
-    for (const listener of this.openedListeners) {
-      try {
-        listener(spaceId);
-      } catch (err) {
-        this.logger.warn('watch-opened listener failed', { spaceId, error: (err as Error).message });
-      }
-    }
   }
 
   private async publishResync(spaceId: string): Promise<void> {

@@ -19,7 +19,7 @@ export class KnowledgeLinkWatch implements OnApplicationBootstrap, OnModuleDestr
   private readonly logger = new Logger('Knowledge');
   private readonly timers = new Map<string, ReturnType<typeof setTimeout>>();
   private readonly syncing = new Map<string, Promise<void>>();
-  private readonly cleanups: Array<() => void> = [];
+  private unsubscribe: (() => void) | null = null;
 
   constructor(
     private readonly watch: ArtifactWatchService,
@@ -28,23 +28,16 @@ export class KnowledgeLinkWatch implements OnApplicationBootstrap, OnModuleDestr
   ) {}
 
   onApplicationBootstrap(): void {
-    const handle = (event: ArtifactChangeBatchEvent): void =>
-      void this.onBatch(event).catch((err: Error) =>
+    this.unsubscribe = this.bus.subscribe((event) => {
+      if (event.channel !== ARTIFACT_CHANGED_BATCH || !this.watch.isLeader()) return;
+      void this.onBatch(event.data as unknown as ArtifactChangeBatchEvent).catch((err: Error) =>
         this.logger.warn({ msg: 'linked folder change handling failed', error: err.message }),
       );
-    this.cleanups.push(
-      this.bus.subscribe((event) => {
-        if (event.channel !== ARTIFACT_CHANGED_BATCH || !this.watch.isLeader()) return;
-        handle(event.data as unknown as ArtifactChangeBatchEvent);
-      }),
-      // A space's watch opened after the space was made or moved: its links read again, in case
-      // their files changed before the watch could see it.
-      this.watch.onWatchOpened((spaceId) => handle({ spaceId, changes: [], resync: true })),
-    );
+    });
   }
 
   onModuleDestroy(): void {
-    for (const cleanup of this.cleanups.splice(0)) cleanup();
+    this.unsubscribe?.();
     for (const timer of this.timers.values()) clearTimeout(timer);
     this.timers.clear();
   }
