@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import type { IngestStatusDto, KnowledgeBaseDto, RawFileDto } from '#contracts/knowledge.js';
+import { MAX_FILES_PER_IMPORT } from '#core/knowledge/formats.js';
 import { apiClient, okData } from '#testing/api-client.js';
 import { ScriptedModelServer } from '#testing/scripted-model-server.js';
 import { testMode } from '#testing/test-env.js';
@@ -15,8 +16,6 @@ import { waitFor } from '#testing/wait.js';
  * few are counted.
  */
 const FILES = 600;
-/** The most files one `POST /api/tlon/:kbId/files` takes. */
-const MAX_FILES_PER_REQUEST = 2_000;
 
 /**
  * A server killed with SIGKILL in the middle of an ingestion batch (issue 33, "Reliability"):
@@ -77,7 +76,7 @@ describe(`knowledge ingestion survives a kill -9 mid-batch (${testMode()})`, () 
     let atKill: IngestStatusDto | undefined;
     for (let attempt = 0; attempt < 3 && atKill?.phase !== 'running'; attempt++) {
       const folder = `notes${attempt}`;
-      const count = Math.min(FILES * 2 ** attempt, MAX_FILES_PER_REQUEST);
+      const count = Math.min(FILES * 2 ** attempt, MAX_FILES_PER_IMPORT);
       mkdirSync(join(space.path, folder));
       for (let i = 0; i < count; i++) {
         writeFileSync(join(space.path, folder, `n${i}.md`), `# Note ${i}\n\nKilled batch note ${i} says quokka${i}.\n`);
