@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parseSpecYaml } from '#core/kernel/app-spec/spec-yaml.js';
 import { AgentHarness } from '#testing/agent-harness.js';
+import { printServerLines } from '#testing/test-server.js';
 import { chromiumSkipReason } from '#testing/browser.js';
 import type { RecordedModelRequest } from '#testing/scripted-model-server.js';
 import { REPO_ROOT } from '#testing/test-server.js';
@@ -130,6 +131,23 @@ describe('the catalog digital humans with the AI browser', { skip }, () => {
     });
   });
 
+  /** What a run that did not end was doing: its state, its session, the model's last exchanges, the server's lines. */
+  async function printRunDiagnostics(appId: string, runId: string, requestsBefore: number): Promise<void> {
+    const state = (await h.api.get(`/api/apps/${appId}/state`)).body as unknown;
+    const session = (await h.api.get(`/api/apps/${appId}/runs/${runId}/session`)).body as unknown;
+    const exchanges = h.model.requests.slice(requestsBefore).map((r) =>
+      blocksOf(r)
+        .map((b) => (b.type === 'tool_use' ? `use ${b.name}` : b.type))
+        .slice(-3)
+        .join(', '),
+    );
+    process.stdout.write(
+      `run ${runId} of ${appId}\nstate: ${JSON.stringify(state)}\nsession: ${JSON.stringify(session).slice(0, 2000)}\n` +
+        `model requests since its trigger (last blocks of each):\n  ${exchanges.join('\n  ')}\n`,
+    );
+    printServerLines(h.server, 60, /browser|run|turn|warn|error|lease|queue/i);
+  }
+
   after(async () => {
     await h.stop();
     await new Promise<void>((resolve) => site.close(() => resolve()));
@@ -182,7 +200,10 @@ describe('the catalog digital humans with the AI browser', { skip }, () => {
           (await h.api.get(`/api/apps/${app.id}/runs/${started.runId}/session`)).body.data?.active === false,
         60_000,
         `the run of ${app.folder} ends`,
-      );
+      ).catch(async (error: unknown) => {
+        await printRunDiagnostics(app.id, started.runId, before);
+        throw error;
+      });
       // This run's requests: from its manual trigger on, with its system prompt (a scheduled run
       // of another app may have asked the model meanwhile).
       const since = h.model.requests.slice(before);
