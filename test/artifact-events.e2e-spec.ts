@@ -143,11 +143,26 @@ describe('artifact events', () => {
     mkdirSync(join(folder, 'deeper'), { recursive: true });
     writeFileSync(join(folder, 'deeper', 'note.txt'), 'written with fs');
     const rel = (p: string) => p.slice(temp.path.length + 1);
+    // chokidar can miss entries created right after their folder (`mkdir -p` then a write); the
+    // watcher then notices, and clients get a resync instead of the change: they read again.
     await waitFor(
-      () => changesOf(ws, temp.id).some((c) => c.relativePath === rel(join(folder, 'deeper', 'note.txt'))),
-      10_000,
-      'the file on disk',
+      () =>
+        changesOf(ws, temp.id).some((c) => c.relativePath === rel(join(folder, 'deeper', 'note.txt'))) ||
+        batchesOf(ws, temp.id).some((b) => b.resync),
+      15_000,
+      'the file on disk, or a resync',
     );
+    if (!changesOf(ws, temp.id).some((c) => c.relativePath === rel(join(folder, 'deeper', 'note.txt')))) {
+      const listed = okData<Array<{ name: string }>>(
+        await apiClient(server).post(`/api/spaces/${temp.id}/artifacts/children`, { dirPath: join(folder, 'deeper') }),
+      );
+      assert.deepEqual(
+        listed.map((c) => c.name),
+        ['note.txt'],
+        'read again after the resync',
+      );
+      return;
+    }
     const changes = changesOf(ws, temp.id);
     assert.ok(
       changes.some((c) => c.type === 'addDir' && c.relativePath === rel(folder)),
