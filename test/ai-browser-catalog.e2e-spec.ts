@@ -6,10 +6,9 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parseSpecYaml } from '#core/kernel/app-spec/spec-yaml.js';
 import { AgentHarness } from '#testing/agent-harness.js';
-import { printServerLines } from '#testing/test-server.js';
 import { chromiumSkipReason } from '#testing/browser.js';
 import type { RecordedModelRequest } from '#testing/scripted-model-server.js';
-import { REPO_ROOT } from '#testing/test-server.js';
+import { printServerLines, REPO_ROOT } from '#testing/test-server.js';
 import { waitFor } from '#testing/wait.js';
 
 /**

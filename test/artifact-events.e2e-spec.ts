@@ -143,16 +143,16 @@ describe('artifact events', () => {
     mkdirSync(join(folder, 'deeper'), { recursive: true });
     writeFileSync(join(folder, 'deeper', 'note.txt'), 'written with fs');
     const rel = (p: string) => p.slice(temp.path.length + 1);
+    const noteSeen = () =>
+      changesOf(ws, temp.id).some((c) => c.relativePath === rel(join(folder, 'deeper', 'note.txt')));
     // chokidar can miss entries created right after their folder (`mkdir -p` then a write); the
     // watcher then notices, and clients get a resync instead of the change: they read again.
     await waitFor(
-      () =>
-        changesOf(ws, temp.id).some((c) => c.relativePath === rel(join(folder, 'deeper', 'note.txt'))) ||
-        batchesOf(ws, temp.id).some((b) => b.resync),
+      () => noteSeen() || batchesOf(ws, temp.id).some((b) => b.resync),
       15_000,
       'the file on disk, or a resync',
     );
-    if (!changesOf(ws, temp.id).some((c) => c.relativePath === rel(join(folder, 'deeper', 'note.txt')))) {
+    if (!noteSeen()) {
       const listed = okData<Array<{ name: string }>>(
         await apiClient(server).post(`/api/spaces/${temp.id}/artifacts/children`, { dirPath: join(folder, 'deeper') }),
       );
