@@ -693,6 +693,13 @@ describe(`ConversationsService on the real repository: the agent engine's operat
       service.appendMessage(UNKNOWN_UUID, { role: 'user', content: 'x' }),
       notFound('Conversation not found'),
     );
+    // With thoughts (the function's other form): nothing of it is written either.
+    const thoughtRows = await count('conversation_thought');
+    await assert.rejects(
+      service.appendMessage(UNKNOWN_UUID, { role: 'assistant', content: 'x' }, thoughts),
+      notFound('Conversation not found'),
+    );
+    assert.equal(await count('conversation_thought'), thoughtRows);
     await assert.rejects(service.appendMessage(id, { role: 'bot' as 'user', content: 'x' }), /role/);
   });
 

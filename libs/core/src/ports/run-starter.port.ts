@@ -22,9 +22,15 @@ export interface RunStarter {
   /**
    * Starts the run of a queued delivery under `runId` when the app is free: `waiting` (nothing
    * recorded) while a run is in progress or the app is not active (paused, waiting for an
-   * answer), `skipped` when a reason was recorded instead (a server it requires is off).
+   * answer), `skipped` when a reason was recorded instead (a server it requires is off). `app`:
+   * the app as the caller has just read it (not read again).
    */
-  startQueuedRun(appId: string, trigger: RunTrigger, runId: string): Promise<'started' | 'waiting' | 'skipped'>;
+  startQueuedRun(
+    appId: string,
+    trigger: RunTrigger,
+    runId: string,
+    app?: App,
+  ): Promise<'started' | 'waiting' | 'skipped'>;
   /**
    * Whether a run of the app is in progress (one look-up). Its end drains the app's deliveries
    * again, after the turn stopped being active.

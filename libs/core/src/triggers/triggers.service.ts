@@ -587,7 +587,7 @@ export class TriggersService {
         await this.pauseAfterFailures(app, failures);
         return;
       }
-      const outcome = await this.startDelivery(next);
+      const outcome = await this.startDelivery(next, app);
       if (outcome === 'waiting') return;
       await this.store.removeDelivery(next.seq);
       if (outcome === 'started') {
@@ -597,12 +597,15 @@ export class TriggersService {
     }
   }
 
-  /** Starts one queued delivery's run; `waiting` when the app is busy (the delivery stays first). */
-  private async startDelivery(next: QueuedDelivery): Promise<'started' | 'waiting' | 'skipped'> {
+  /**
+   * Starts one queued delivery's run; `waiting` when the app is busy (the delivery stays first).
+   * `app`: as the dispatch read it under its claim, just before.
+   */
+  private async startDelivery(next: QueuedDelivery, app: App): Promise<'started' | 'waiting' | 'skipped'> {
     await this.store.markDelivery(next.seq, this.clock.now());
     let outcome: 'started' | 'waiting' | 'skipped';
     try {
-      outcome = await this.runs.startQueuedRun(next.appId, { type: next.kind, data: next.payload }, next.runId);
+      outcome = await this.runs.startQueuedRun(next.appId, { type: next.kind, data: next.payload }, next.runId, app);
     } catch (err) {
       await this.store.markDelivery(next.seq, null);
       this.logger.warn('a queued delivery could not start its run', {

@@ -115,13 +115,12 @@ export class TypeormTurnRepository extends TurnRepository {
     return rows[0] ? turnFromRow(rows[0]) : null;
   }
 
+  /** Without the query builder: a run's start asks it twice, and building took longer than running. */
   async findActive(conversationId: string): Promise<TurnRecord | null> {
-    const row = await this.repo
-      .createQueryBuilder('t')
-      .where('t.conversation_id = :conversationId', { conversationId })
-      .andWhere(`t.${ACTIVE}`)
-      .getOne();
-    return row ? toRecord(row) : null;
+    const rows = (await this.ds.query(`SELECT * FROM "agent_turn" WHERE "conversation_id" = $1 AND ${ACTIVE} LIMIT 1`, [
+      conversationId,
+    ])) as TurnRow[];
+    return rows[0] ? turnFromRow(rows[0]) : null;
   }
 
   /** One indexed look-up without the query builder (each webhook delivery's drain step asks it). */

@@ -287,29 +287,23 @@ export class TypeormConversationRepository extends ConversationRepository {
   async appendMessage(id: string, message: NewMessage, thoughts?: readonly Thought[]): Promise<Message | null> {
     const conversationId = conversationKey(id);
     if (conversationId === null) return null;
-    if (!thoughts || thoughts.length === 0) {
-      // One statement: the function (migration AppendMessage1766700000000) takes the steps below.
-      const rows = (await this.ds.query(
-        `SELECT ${MESSAGE_COLUMNS} FROM append_message($1::text, $2::text, $3::text, $4::jsonb)`,
-        [conversationId, message.role, storableText(message.content), storableJson(message.meta ?? {})],
-      )) as MessageRow[];
-      return rows[0] ? toMessage(rows[0]) : null;
-    }
-    return this.ds.transaction(async (m) => {
-      if (!(await this.lockConversation(m, conversationId))) return null;
-      // Under READ COMMITTED this statement sees the rows of appends that held the lock before us.
-      const rows = (await m.query(
-        `INSERT INTO "conversation_message" ("id", "conversation_id", "position", "role", "content", "meta")
-         SELECT gen_random_uuid(), $1::text, COALESCE(MAX("position") + 1, 0), $2::text, $3::text, $4::jsonb
-         FROM "conversation_message" WHERE "conversation_id" = $1::text
-         RETURNING ${MESSAGE_COLUMNS}`,
-        [conversationId, message.role, storableText(message.content), storableJson(message.meta ?? {})],
-      )) as MessageRow[];
-      const stored = toMessage(rows[0]!);
-      await this.insertThoughts(m, stored.id, thoughts);
-      await this.touch(m, conversationId);
-      return stored;
-    });
+    const withThoughts = thoughts !== undefined && thoughts.length > 0;
+    // One statement: the function (migrations AppendMessage1766700000000 and, with thoughts,
+    // AppendMessageThoughts1767000000000) locks the conversation, inserts at the end (and the
+    // thoughts) and touches updated_at, as a transaction of five or six statements did.
+    const rows = (await this.ds.query(
+      withThoughts
+        ? `SELECT ${MESSAGE_COLUMNS} FROM append_message($1::text, $2::text, $3::text, $4::jsonb, $5::jsonb)`
+        : `SELECT ${MESSAGE_COLUMNS} FROM append_message($1::text, $2::text, $3::text, $4::jsonb)`,
+      [
+        conversationId,
+        message.role,
+        storableText(message.content),
+        storableJson(message.meta ?? {}),
+        ...(withThoughts ? [storableJson(thoughts)] : []),
+      ],
+    )) as MessageRow[];
+    return rows[0] ? toMessage(rows[0]) : null;
   }
 
   async submitUserMessage(

@@ -93,6 +93,10 @@ async function warmUp(runner: QueryRunner): Promise<void> {
     if (submitted?.outcome !== 'queued' || !submitted.turn)
       throw new Error(`submit_user_message: ${submitted?.outcome}`);
     await runner.query(`SELECT "id" FROM "append_message"($1::text, 'assistant', '', '{}'::jsonb)`, [id]);
+    // A reply with thoughts goes through the function's other form.
+    await runner.query(`SELECT "id" FROM "append_message"($1::text, 'assistant', '', '{}'::jsonb, '[{}]'::jsonb)`, [
+      id,
+    ]);
     await runner.query(`SELECT "ended" FROM "complete_turn"($1::uuid, gen_random_uuid(), false)`, [submitted.turn.id]);
   } finally {
     await runner.rollbackTransaction();

@@ -63,6 +63,7 @@ import { TurnEndPending1766600000000 } from './migrations/1766600000000-turn-end
 import { AppendMessage1766700000000 } from './migrations/1766700000000-append-message.js';
 import { ConversationMessageRunIndex1766800000000 } from './migrations/1766800000000-conversation-message-run-index.js';
 import { ConversationMessageCompactionIndex1766900000000 } from './migrations/1766900000000-conversation-message-compaction-index.js';
+import { AppendMessageThoughts1767000000000 } from './migrations/1767000000000-append-message-thoughts.js';
 
 /** Every entity and migration, in order. Add new ones here. */
 export const ENTITIES = [
@@ -133,4 +134,5 @@ export const MIGRATIONS = [
   AppendMessage1766700000000,
   ConversationMessageRunIndex1766800000000,
   ConversationMessageCompactionIndex1766900000000,
+  AppendMessageThoughts1767000000000,
 ];

@@ -8,9 +8,12 @@ export class TypeormSettingsRepository extends SettingsRepository {
     super();
   }
 
+  /** Without the query builder: every turn reads two settings (its approvals and models), and building took longer than running. */
   async get<T>(key: string): Promise<T | null> {
-    const row = await this.ds.getRepository(SettingEntity).findOneBy({ key });
-    return row ? (row.value as T) : null;
+    const rows = (await this.ds.query(`SELECT "value" FROM "app_setting" WHERE "key" = $1`, [key])) as Array<{
+      value: unknown;
+    }>;
+    return rows[0] ? (rows[0].value as T) : null;
   }
 
   async compareAndSet<T>(key: string, expected: T | null, next: T): Promise<boolean> {

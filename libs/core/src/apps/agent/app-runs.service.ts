@@ -111,7 +111,7 @@ export class AppRunsService implements OnModuleInit {
     });
     this.triggers.useRunStarter({
       startRun: (appId, trigger, options) => this.startRun(appId, trigger, options),
-      startQueuedRun: (appId, trigger, runId) => this.startQueuedRun(appId, trigger, runId),
+      startQueuedRun: (appId, trigger, runId, app) => this.startQueuedRun(appId, trigger, runId, app),
       runInProgress: (appId) => this.runInProgress(appId),
       skipRun: (appId, reason, details) => this.skipRun(appId, reason, details),
       runMessages: (app, runId) => this.runMessages(app, runId),
@@ -139,8 +139,13 @@ export class AppRunsService implements OnModuleInit {
   }
 
   /** A queued delivery's run: waits (nothing recorded) while the app is busy or not active. */
-  async startQueuedRun(appId: string, trigger: RunTrigger, runId: string): Promise<'started' | 'waiting' | 'skipped'> {
-    const result = await this.begin(appId, trigger, runId, true);
+  async startQueuedRun(
+    appId: string,
+    trigger: RunTrigger,
+    runId: string,
+    known?: App,
+  ): Promise<'started' | 'waiting' | 'skipped'> {
+    const result = await this.begin(appId, trigger, runId, true, known);
     return result === 'waiting' ? 'waiting' : result.outcome;
   }
 
