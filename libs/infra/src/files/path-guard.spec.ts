@@ -134,4 +134,26 @@ describe('path guard (symlinks resolved on disk)', () => {
       join(space, 'docs', 'a.md', 'below-a-file'),
     );
   });
+
+  it("shares one check's walks: a missing path's ancestors are resolved once, with the same answers", async () => {
+    const walks = new Map<string, Promise<string>>();
+    const deep = join(space, 'docs-link', 'new', 'deep', 'x.txt');
+    const [entry, folder] = await Promise.all([
+      canonicalPath(deep, 0, walks),
+      canonicalPath(join(space, 'docs-link', 'new', 'deep'), 0, walks),
+    ]);
+    assert.equal(entry, join(space, 'docs', 'new', 'deep', 'x.txt'));
+    assert.equal(folder, join(space, 'docs', 'new', 'deep'));
+    // The walk up from the entry went through its folder: the second walk took that one.
+    assert.deepEqual(
+      [...walks.keys()].sort(),
+      [deep, join(space, 'docs-link', 'new', 'deep'), join(space, 'docs-link', 'new'), join(space, 'docs-link')].sort(),
+    );
+    // A dangling symlink is still followed (not shared): the same answer as unshared.
+    assert.equal(await canonicalPath(join(space, 'dangling-in'), 0, new Map()), join(space, 'docs', 'new.md'));
+    assert.equal(
+      await canonicalPath(join(space, 'dangling-out', 'x'), 0, new Map()),
+      await canonicalPath(join(space, 'dangling-out', 'x')),
+    );
+  });
 });

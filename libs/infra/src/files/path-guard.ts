@@ -15,12 +15,30 @@ function errorCode(err: unknown): string | undefined {
   return (err as NodeJS.ErrnoException | undefined)?.code;
 }
 
+/** Canonical paths being resolved within one guard check, by path (see canonicalPath). */
+type Walks = Map<string, Promise<string>>;
+
 /**
  * The canonical path of `path` with every symlink resolved. For a path that does not exist
  * (yet), the nearest existing ancestor is resolved and the rest appended; a dangling symlink
  * on the way is followed to where it points, so writing through it cannot land elsewhere.
+ * `walks`: the resolutions of one guard check, shared, so that its walks (the roots, the entry,
+ * its folder) resolve a path they have in common once; a path that does not exist yet costs a
+ * failed `realpath` and `lstat` at each missing level. Only the walk up through the ancestors
+ * shares (a shorter path each time, so no walk ever waits for itself); following a symlink
+ * does not.
  */
-export async function canonicalPath(path: string, hops = 0): Promise<string> {
+export function canonicalPath(path: string, hops = 0, walks?: Walks): Promise<string> {
+  if (walks === undefined || hops > 0) return resolveCanonical(path, hops, walks);
+  let walk = walks.get(path);
+  if (walk === undefined) {
+    walk = resolveCanonical(path, hops, walks);
+    walks.set(path, walk);
+  }
+  return walk;
+}
+
+async function resolveCanonical(path: string, hops: number, walks: Walks | undefined): Promise<string> {
   try {
     return await realpath(path);
   } catch (err) {
@@ -36,7 +54,7 @@ export async function canonicalPath(path: string, hops = 0): Promise<string> {
   } catch {
     // Not there (or not reachable): resolve the ancestors and append the name.
   }
-  const realParent = await canonicalPath(parent, hops);
+  const realParent = await canonicalPath(parent, hops, walks);
   if (link === null) return join(realParent, basename(path));
   if (hops >= MAX_LINK_HOPS) throw Object.assign(new Error('Too many symbolic links'), { code: 'ELOOP' });
   return canonicalPath(resolve(realParent, link), hops + 1);
@@ -76,11 +94,15 @@ export async function guardPath(request: PathRequest): Promise<GuardedPath> {
   let real: string;
   let realParent: string;
   try {
-    realRoots = await Promise.all(roots.map((r) => canonicalPath(r)));
+    const walks: Walks = new Map();
+    realRoots = await Promise.all(roots.map((r) => canonicalPath(r, 0, walks)));
     if (findRoot([...roots, ...realRoots], lexical, true) === null) deny();
-    // Independent walks (the entry and its folder), side by side: a path that does not exist
-    // yet takes a file operation per missing level in each.
-    [real, realParent] = await Promise.all([canonicalPath(lexical), canonicalPath(dirname(lexical))]);
+    // The entry and its folder side by side, sharing what they have in common with each other
+    // and with the roots (the entry's walk up passes through its folder).
+    [real, realParent] = await Promise.all([
+      canonicalPath(lexical, 0, walks),
+      canonicalPath(dirname(lexical), 0, walks),
+    ]);
   } catch (err) {
     if (err instanceof DomainError) throw err;
     // ELOOP, EACCES and the like: the guard cannot vouch for the path.
