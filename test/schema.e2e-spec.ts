@@ -201,6 +201,14 @@ describe(`database schema (${testMode()})`, () => {
       (await apps.listActivity(appId, { limit: 2 })).map((e) => e.id),
       ['entry-5', 'entry-4'],
     );
+    // A run's end writes its entry only while its app exists, in one statement.
+    const ending = { runId: 'run-1', type: 'run_complete' as const, ts: 5500, content: { summary: 'done', data: [1] } };
+    assert.equal(await apps.addActivityIfAppExists({ id: 'entry-end', appId, ...ending }), true);
+    assert.deepEqual(await apps.findActivity(appId, 'entry-end'), { id: 'entry-end', appId, ...ending });
+    const gone = randomUUID();
+    assert.equal(await apps.addActivityIfAppExists({ id: 'entry-orphan', appId: gone, ...ending }), false);
+    assert.equal(await apps.findActivity(gone, 'entry-orphan'), null, 'nothing written for an app that is gone');
+    await ds!.query(`DELETE FROM "app_activity" WHERE "id" = 'entry-end'`);
     const page = await apps.listActivity(appId, { limit: 10, before: 3000 });
     assert.deepEqual(
       page.map((e) => [e.id, e.ts, e.content]),

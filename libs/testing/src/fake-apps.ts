@@ -94,6 +94,12 @@ export class FakeAppRepository extends AppRepository {
     this.activity.push(structuredClone(entry));
   }
 
+  async addActivityIfAppExists(entry: ActivityEntry): Promise<boolean> {
+    if (!this.apps.has(entry.appId)) return false;
+    await this.addActivity(entry);
+    return true;
+  }
+
   async listActivity(appId: string, page: ActivityPage): Promise<ActivityEntry[]> {
     return this.activity
       .filter((e) => e.appId === appId && (page.before === undefined || e.ts < page.before))

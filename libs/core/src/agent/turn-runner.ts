@@ -170,11 +170,7 @@ export class TurnRunner implements OnModuleInit, OnApplicationShutdown {
     if (this.stopsHeard.delete(turnId)) this.abortLocal(turnId, 'stop');
     this.keepBeating();
     const startedAt = this.clock.now();
-    const policy = await this.approvals?.policyForTurn(turn).catch((err: Error) => {
-      this.logger.warn(`turn ${turnId}: reading the approval policy failed: ${err.message}`);
-      return null;
-    });
-    const io = this.ioOf(turn, local, policy ?? null);
+    const io = this.ioOf(turn, local);
     let plan: TurnPlan | null = null;
     let skipped: TurnRefusal | null = null;
     let outcome: TurnOutcome;
@@ -191,6 +187,7 @@ export class TurnRunner implements OnModuleInit, OnApplicationShutdown {
           outcome = { status: 'failed', interrupted: null, error: built.error, errorFields: built.details };
         } else {
           plan = built;
+          await this.holdApprovals(turn, local, plan);
           outcome = await this.loop.run(plan);
         }
       } catch (err) {
@@ -285,8 +282,22 @@ export class TurnRunner implements OnModuleInit, OnApplicationShutdown {
     );
   }
 
+  /**
+   * The approval policy the plan's tool calls run under (read once the plan is built, with the
+   * digital human the plan read), as the plan's `io.approvals`; none when no policy holds anything.
+   */
+  private async holdApprovals(turn: TurnRecord, local: LocalTurn, plan: TurnPlan): Promise<void> {
+    const approvals = this.approvals;
+    if (!approvals) return;
+    const policy = await approvals.policyForTurn(turn, plan.app).catch((err: Error) => {
+      this.logger.warn(`turn ${turn.id}: reading the approval policy failed: ${err.message}`);
+      return null;
+    });
+    if (policy) plan.io.approvals = this.approvalsOf(turn, local, policy, approvals);
+  }
+
   /** The turn's lines to the world: its conversation's events, its record, its stop signal. */
-  private ioOf(turn: TurnRecord, local: LocalTurn, policy: ApprovalPolicy | null): TurnIO {
+  private ioOf(turn: TurnRecord, local: LocalTurn): TurnIO {
     const kept = this.record.keeping(this.turns, `turn ${turn.id}`, 'takePendingInputs', 'saveThoughts');
     let inHistory: ReadonlySet<string> = new Set();
     return {
@@ -303,7 +314,6 @@ export class TurnRunner implements OnModuleInit, OnApplicationShutdown {
       saveRetry: (retry) => this.turns.setRetry(turn.id, retry as Record<string, unknown> | null),
       saveThoughts: (thoughts) => kept.saveThoughts(turn.id, thoughts),
       questions: this.questionsOf(turn.id, local),
-      ...(policy && this.approvals ? { approvals: this.approvalsOf(turn, local, policy, this.approvals) } : {}),
     };
   }
 

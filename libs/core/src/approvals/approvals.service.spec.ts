@@ -124,6 +124,32 @@ describe('ApprovalsService', () => {
       );
     });
 
+    it("takes a turn's digital human as its plan read it, and reads it only when the plan names another", async () => {
+      await configure({ tools: ['Bash'] });
+      installApp('app-a', { approvals: { tools: ['Write'] } });
+      const asPlanned = {
+        id: 'app-a',
+        spaceId: null,
+        userOverrides: { approvals: { tools: ['Read'] } },
+      } as unknown as App;
+      const turn = { kind: 'app-run' as const, conversationId: 'x', request: { appId: 'app-a' } };
+      let reads = 0;
+      const findById = apps.findById.bind(apps);
+      apps.findById = (id) => {
+        reads++;
+        return findById(id);
+      };
+      assert.deepEqual((await service.policyForTurn(turn, asPlanned))?.tools, ['Read'], "the plan's copy");
+      assert.equal(reads, 0, 'not read again');
+      const other = { ...asPlanned, id: 'app-b' } as App;
+      assert.deepEqual(
+        (await service.policyForTurn(turn, other))?.tools,
+        ['Write'],
+        "another app's copy is not the turn's",
+      );
+      assert.equal(reads, 1);
+    });
+
     it("a conversation owned by a digital human by record meets that human's policy", async () => {
       installApp('app-a', { approvals: { tools: ['Write'] } });
       await conversations.create({

@@ -10,6 +10,7 @@ import {
 import { ErrorCodes } from '#contracts/errors.js';
 import { DomainError } from '../errors/domain-error.js';
 import { ModelSourcesService } from '../models/model-sources.service.js';
+import type { App } from '../kernel/app.js';
 import { AppRepository } from '../ports/app.repository.port.js';
 import { Clock } from '../ports/clock.port.js';
 import { ConversationRepository } from '../ports/conversation.repository.port.js';
@@ -89,13 +90,19 @@ export class ApprovalsService implements OnModuleInit {
     this.watchers.push(watcher);
   }
 
-  /** The policy a turn runs under: its digital human's, else the configuration's; null when none holds anything. */
-  async policyForTurn(turn: Pick<TurnRecord, 'kind' | 'conversationId' | 'request'>): Promise<ApprovalPolicy | null> {
+  /**
+   * The policy a turn runs under: its digital human's, else the configuration's; null when none
+   * holds anything. `known`: that digital human as the turn's plan read it (not read again).
+   */
+  async policyForTurn(
+    turn: Pick<TurnRecord, 'kind' | 'conversationId' | 'request'>,
+    known?: App,
+  ): Promise<ApprovalPolicy | null> {
     const appId =
       turn.kind !== 'chat' && typeof turn.request.appId === 'string'
         ? turn.request.appId
         : appOfId(turn.conversationId);
-    return this.policyOf(appId);
+    return this.policyOf(appId, known?.id === appId ? known : undefined);
   }
 
   /** The policy an answer about `conversationId` meets (the active turn's, else the conversation's owner's). */
@@ -179,11 +186,11 @@ export class ApprovalsService implements OnModuleInit {
     }
   }
 
-  private async policyOf(appId: string | null): Promise<ApprovalPolicy | null> {
+  private async policyOf(appId: string | null, known?: App): Promise<ApprovalPolicy | null> {
     // Side by side: every turn's start reads both.
     const [configured, app] = await Promise.all([
       this.models.storedBranch(APPROVALS_KEY),
-      appId ? this.apps.findById(appId).catch(() => null) : null,
+      known ?? (appId ? this.apps.findById(appId).catch(() => null) : null),
     ]);
     const policy = effectivePolicy(app?.userOverrides[APPROVALS_KEY], configured);
     return isActivePolicy(policy) ? policy : null;

@@ -55,6 +55,8 @@ export abstract class AppRepository {
   /** Deletes every app of the space (any status) and their activity; returns their ids. */
   abstract deleteAllInSpace(spaceId: string): Promise<string[]>;
   abstract addActivity(entry: ActivityEntry): Promise<void>;
+  /** Adds the entry only while its app exists (one step: a run's end needs no look-up first); false when the app is gone. */
+  abstract addActivityIfAppExists(entry: ActivityEntry): Promise<boolean>;
   abstract listActivity(appId: string, page: ActivityPage): Promise<ActivityEntry[]>;
   /**
    * The newest `limit` entries, newest first, with only what the failure count reads: the type,

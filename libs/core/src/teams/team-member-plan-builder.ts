@@ -144,6 +144,7 @@ export class TeamMemberPlanBuilder extends TurnPlanBuilder implements OnModuleIn
       workspace: space,
       contextTokens: lastContextTokens(messages),
       io: memberIo,
+      app,
       hooks: {
         ...recording,
         onComplete: async (result) => {

@@ -162,6 +162,17 @@ export class TypeormAppRepository extends AppRepository {
     await this.activity.insert(toActivityRow(entry) as never);
   }
 
+  async addActivityIfAppExists(entry: ActivityEntry): Promise<boolean> {
+    const row = toActivityRow(entry);
+    const result: unknown = await this.ds.query(
+      `INSERT INTO "app_activity" ("id", "app_id", "run_id", "type", "ts", "content")
+       SELECT $1, $2::uuid, $3, $4, $5::bigint, $6::jsonb WHERE EXISTS (SELECT 1 FROM "app" WHERE "id" = $2::uuid)
+       RETURNING "id"`,
+      [row.id, row.appId, row.runId, row.type, row.ts, JSON.stringify(row.content)],
+    );
+    return returningRows(result).length > 0;
+  }
+
   /** Without the query builder too: every run start reads the last 50 (its failure count). */
   async listActivity(appId: string, page: ActivityPage): Promise<ActivityEntry[]> {
     this.activityColumnList ??= entityColumns(this.activity);

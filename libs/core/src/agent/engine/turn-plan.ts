@@ -1,6 +1,7 @@
 import type { ApiRetryInfo, ApprovalRecord, AskQuestion, Thought, TokenUsageDto } from '#contracts/agent.js';
 import type { ApprovalDecision, PendingApproval } from '../../ports/turn.repository.port.js';
 import type { ModelEndpoint, ModelInfo, ModelMessage, ReasoningEffort } from '../../ports/model-provider.port.js';
+import type { App } from '../../kernel/app.js';
 import type { Space } from '../../kernel/space.js';
 import type { Emit, Fire } from './step-emitter.js';
 import type { ToolSet } from './tool-set.js';
@@ -24,6 +25,8 @@ export interface TurnPlan {
   maxSteps?: number;
   io: TurnIO;
   hooks: PlanHooks;
+  /** The digital human whose turn this is, as the plan read it: its approval policy is taken from it, not read again. */
+  app?: App;
 }
 
 export interface ModelSelection {

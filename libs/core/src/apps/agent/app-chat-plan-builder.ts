@@ -184,6 +184,7 @@ export class AppChatPlanBuilder extends TurnPlanBuilder implements OnModuleInit 
       workspace: space,
       contextTokens: lastContextTokens(messages),
       io,
+      app,
       hooks: browser.hooks({
         ...recording,
         onFailure: async (failure) => {

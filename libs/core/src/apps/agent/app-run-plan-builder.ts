@@ -146,6 +146,7 @@ export class AppRunPlanBuilder extends TurnPlanBuilder implements OnModuleInit {
       workspace: space,
       contextTokens: 0,
       io,
+      app,
       // The run's pages close when it ends: reported, failed, or out of reminders.
       hooks: browser.hooks(
         {

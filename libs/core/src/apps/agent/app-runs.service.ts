@@ -347,12 +347,14 @@ export class AppRunsService implements OnModuleInit {
   /** The run ended as it should: `complete` is written here (an output or escalation was already). */
   async finishRun(appId: string, runId: string, final: RunReport, triggerType = 'unknown'): Promise<void> {
     this.metrics.runFinished(triggerType, 'completed');
-    if (!(await this.records.findById(appId))) return; // deleted meanwhile: nothing to record
+    // An app deleted meanwhile gets nothing recorded: no entry (written only while the app
+    // exists) and no state (its update finds no row).
     let entry: ActivityEntry | null = null;
     if (final.type === 'complete') {
       const content: Record<string, unknown> = { summary: final.summary };
       if (final.data !== undefined) content.data = final.data;
-      entry = await this.recordActivity(appId, runId, 'run_complete', content);
+      entry = await this.recordActivityIfAppExists(appId, runId, 'run_complete', content);
+      if (!entry) return;
       await this.pushResult(appId, runId, 'complete', final.summary);
     }
     // The state before the entry's event: a client told of the run's end reads it ended.
@@ -386,12 +388,12 @@ export class AppRunsService implements OnModuleInit {
     outage = false,
   ): Promise<void> {
     this.metrics.runFinished(triggerType, interrupted ? 'interrupted' : 'failed');
-    if (!(await this.records.findById(appId))) return;
-    const entry = await this.recordActivity(appId, runId, 'run_error', {
+    const entry = await this.recordActivityIfAppExists(appId, runId, 'run_error', {
       error,
       ...(interrupted ? { interrupted: true } : {}),
       ...(outage ? { outage: true } : {}),
     });
+    if (!entry) return; // deleted meanwhile: nothing to record
     // The state before the entry's event: a client told of the run's end reads it ended.
     await this.setAutomation(appId, { runningCount: 0, lastStatus: 'error', lastError: error });
     await this.publishActivity(entry);
@@ -530,6 +532,17 @@ export class AppRunsService implements OnModuleInit {
     const entry: ActivityEntry = { id, appId, runId, type, ts: this.clock.now(), content };
     await this.records.addActivity(entry);
     return entry;
+  }
+
+  /** `recordActivity` for an app that may have been deleted meanwhile: null (nothing written) when it was. */
+  private async recordActivityIfAppExists(
+    appId: string,
+    runId: string,
+    type: ActivityType,
+    content: Record<string, unknown>,
+  ): Promise<ActivityEntry | null> {
+    const entry: ActivityEntry = { id: randomUUID(), appId, runId, type, ts: this.clock.now(), content };
+    return (await this.records.addActivityIfAppExists(entry)) ? entry : null;
   }
 
   private publishActivity(entry: ActivityEntry): Promise<void> {
