@@ -9,6 +9,10 @@ export class FakeSpaceRepository extends SpaceRepository {
     return [...this.spaces.values()].sort((a, b) => a.sortOrder - b.sortOrder);
   }
 
+  async listFolders(): Promise<string[]> {
+    return [...this.spaces.values()].map((s) => s.path);
+  }
+
   async findById(id: string): Promise<Space | null> {
     return this.spaces.get(id) ?? null;
   }

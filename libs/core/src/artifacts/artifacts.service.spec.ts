@@ -4,6 +4,7 @@ import { FakeFileStore, FakeStoreFolders } from '#testing/fake-files.js';
 import { spacesOn } from '#testing/service-worlds.js';
 import { DomainError } from '../errors/domain-error.js';
 import { ArtifactErrors, ArtifactsService } from './artifacts.service.js';
+import { MAX_TEXT_BYTES } from './file-types.js';
 
 const refusal = (kind: DomainError['kind'], message: string) => (err: unknown) => {
   assert.ok(err instanceof DomainError, `expected a DomainError, got ${String(err)}`);
@@ -197,6 +198,20 @@ describe('ArtifactsService', () => {
       assert.equal(binary.encoding, 'base64');
       assert.equal(binary.mimeType, 'image/png');
       assert.equal(Buffer.from(binary.content, 'base64').length, 10);
+    });
+
+    it('reads a file within the text limit once; refuses text that grew past it since it was looked at', async () => {
+      const reads: string[] = [];
+      const readHead = store.readHead.bind(store);
+      const readFile = store.readFile.bind(store);
+      store.readHead = (file, bytes) => (reads.push('head'), readHead(file, bytes));
+      store.readFile = (file, max) => (reads.push('file'), readFile(file, max));
+      assert.equal((await service.readContent(`${root}/docs/guide.md`)).content, '# Guide');
+      assert.deepEqual(reads, ['file'], 'its type from the bytes read');
+      const stat = store.stat.bind(store);
+      store.stat = async (target) => ({ ...(await stat(target))!, size: 7 }); // looked at small...
+      store.addFile(`${root}/grown.txt`, Buffer.alloc(MAX_TEXT_BYTES + 1, 0x61)); // ...read large
+      await assert.rejects(service.readContent(`${root}/grown.txt`), refusal('internal', 'File too large'));
     });
 
     it('refuses folders, missing files, the service folder and paths outside every space', async () => {

@@ -226,10 +226,24 @@ export class ArtifactsService {
 
   /** A file exactly as stored: UTF-8 text, or base64 for binary content and text that is not valid UTF-8. */
   async readContent(path: string | undefined): Promise<FileContent> {
-    const { target, type } = await this.inspect(path);
-    const limit = type.isText ? MAX_TEXT_BYTES : MAX_BINARY_BYTES;
-    const data = await this.files.readFile(target, limit);
-    if (data === 'too-large') throw new DomainError('internal', ArtifactErrors.tooLarge, ErrorCodes.INTERNAL);
+    const { target, size } = await this.existingFile(path);
+    const tooLarge = (): never => {
+      throw new DomainError('internal', ArtifactErrors.tooLarge, ErrorCodes.INTERNAL);
+    };
+    let type: FileTypeInfo;
+    let data: Buffer | 'too-large';
+    if (size <= MAX_TEXT_BYTES) {
+      // Within either limit: read once, the type taken from the bytes read (a file that grew
+      // past the text limit since is still refused as text).
+      data = await this.files.readFile(target, MAX_BINARY_BYTES);
+      if (data === 'too-large') return tooLarge();
+      type = detectFileType(basename(target.path), data.subarray(0, SNIFF_BYTES));
+      if (type.isText && data.length > MAX_TEXT_BYTES) return tooLarge();
+    } else {
+      type = await this.typeOf(target);
+      data = await this.files.readFile(target, type.isText ? MAX_TEXT_BYTES : MAX_BINARY_BYTES);
+      if (data === 'too-large') return tooLarge();
+    }
     const utf8 = type.isText && isUtf8(data);
     return {
       content: data.toString(utf8 ? 'utf8' : 'base64'),
@@ -270,12 +284,18 @@ export class ArtifactsService {
   }
 
   private async anywhere(path: string, allowRoot: boolean): Promise<GuardedPath> {
-    const roots = (await this.spaces.listAll()).map((s) => s.path);
+    const roots = await this.spaces.listFolders();
     return this.files.resolve({ roots, path, allowRoot });
   }
 
   /** An existing regular file anywhere, with its type from its name and first bytes. */
   private async inspect(path: string | undefined): Promise<{ target: GuardedPath; type: FileTypeInfo }> {
+    const { target } = await this.existingFile(path);
+    return { target, type: await this.typeOf(target) };
+  }
+
+  /** An existing regular file anywhere, and its size when looked at. */
+  private async existingFile(path: string | undefined): Promise<{ target: GuardedPath; size: number }> {
     if (!required(path)) throw DomainError.invalid(ArtifactErrors.missingPath);
     const target = await this.anywhere(path, true);
     this.refuseServiceFolder(target);
@@ -283,8 +303,12 @@ export class ArtifactsService {
     if (!info) throw DomainError.notFound(ArtifactErrors.fileNotFound, ErrorCodes.FILE_NOT_FOUND);
     if (info.kind === 'folder') throw DomainError.invalid(ArtifactErrors.isDirectory);
     if (info.kind !== 'file') throw DomainError.invalid(ArtifactErrors.notAFile);
-    const head = await this.files.readHead(target, SNIFF_BYTES);
-    return { target, type: detectFileType(basename(target.path), head) };
+    return { target, size: info.size };
+  }
+
+  /** A file's type from its name and first bytes. */
+  private async typeOf(target: GuardedPath): Promise<FileTypeInfo> {
+    return detectFileType(basename(target.path), await this.files.readHead(target, SNIFF_BYTES));
   }
 
   private async existingFolder(folder: GuardedPath): Promise<GuardedPath> {

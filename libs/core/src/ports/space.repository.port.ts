@@ -7,6 +7,8 @@ export type SpacePatch = Partial<Pick<Space, 'name' | 'icon' | 'color' | 'path' 
 export abstract class SpaceRepository {
   /** Every space, the temporary one included, in the user's order. */
   abstract listAll(): Promise<Space[]>;
+  /** Every space's folder, the temporary one's included, in no particular order: the roots a path anywhere may lie in. */
+  abstract listFolders(): Promise<string[]>;
   abstract findById(id: string): Promise<Space | null>;
   /** Appends at the end of the order. */
   abstract insert(space: NewSpace): Promise<Space>;

@@ -146,6 +146,11 @@ export class SpacesService implements OnApplicationBootstrap {
     return this.spaces.listAll();
   }
 
+  /** Every space's folder, the temporary one's included: the roots a path anywhere may lie in. */
+  listFolders(): Promise<string[]> {
+    return this.spaces.listFolders();
+  }
+
   /** User-created spaces in the user's order. */
   async list(): Promise<Space[]> {
     return (await this.spaces.listAll()).filter((s) => !s.isTemp);

@@ -18,6 +18,18 @@ const space = (id: string, name = id): NewSpace => ({
 /** The fake, counting the reads that reach it; `hold` keeps the next read's answer back until released. */
 class CountingSpaces extends FakeSpaceRepository {
   reads = 0;
+  lists = 0;
+  listGate: Promise<void> | null = null;
+
+  override async listAll(): Promise<Space[]> {
+    this.lists++;
+    const answer = (await super.listAll()).map((s) => ({ ...s, preferences: { ...s.preferences } }));
+    const gate = this.listGate;
+    this.listGate = null;
+    if (gate) await gate;
+    return answer;
+  }
+
   private gate: { reached: () => void; wait: Promise<void> } | null = null;
 
   hold(): { reached: Promise<void>; release: () => void } {
@@ -107,6 +119,64 @@ describe('CachedSpaceRepository', () => {
     held.release();
     assert.equal((await reading)!.name, 'a'); // what the database said when it was asked
     assert.equal((await cached.findById('a'))!.name, 'renamed');
+  });
+
+  it('reads the list once until a write, each caller with its own copy; the folders from it', async () => {
+    const stored = new CountingSpaces();
+    const cached = new CachedSpaceRepository(stored);
+    await cached.insert(space('a'));
+    await cached.insert(space('b'));
+    const first = await cached.listAll();
+    assert.deepEqual(
+      first.map((s) => s.id),
+      ['a', 'b'],
+    );
+    first[0]!.name = 'changed by a caller';
+    first[0]!.preferences.memory = { enabled: false };
+    first.pop();
+    assert.deepEqual(await cached.listAll(), await stored.listAll());
+    assert.deepEqual((await cached.listFolders()).sort(), ['/spaces/a', '/spaces/b']);
+    assert.equal(stored.lists, 2, 'one read through the cache (and one by the test itself)');
+
+    for (const write of [
+      () => cached.update('a', { name: 'renamed' }),
+      () => cached.reorder(['b', 'a']),
+      () => cached.insert(space('c')),
+      () => cached.insertIfMissing(space('d')),
+      () => cached.remove('b'),
+    ]) {
+      await write();
+      const lists: number = stored.lists;
+      assert.deepEqual(await cached.listAll(), (await stored.listAll()).slice(), 'read again after the write');
+      assert.equal(stored.lists, lists + 2);
+    }
+    assert.deepEqual(
+      (await cached.listAll()).map((s) => [s.id, s.name]),
+      [
+        ['a', 'renamed'],
+        ['c', 'c'],
+        ['d', 'd'],
+      ],
+    );
+  });
+
+  it('never keeps a list read while a write was in flight', async () => {
+    const stored = new CountingSpaces();
+    const cached = new CachedSpaceRepository(stored);
+    await cached.insert(space('a'));
+    let release!: () => void;
+    stored.listGate = new Promise<void>((r) => (release = r));
+    const reading = cached.listAll(); // reads [a], then waits
+    await cached.insert(space('b'));
+    release();
+    assert.deepEqual(
+      (await reading).map((s) => s.id),
+      ['a'],
+    );
+    assert.deepEqual(
+      (await cached.listAll()).map((s) => s.id),
+      ['a', 'b'],
+    );
   });
 
   it('forgets everything when a write fails, too', async () => {

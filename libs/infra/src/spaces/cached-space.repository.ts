@@ -6,7 +6,8 @@ import type { Space } from '#core/kernel/space.js';
  * only writer of its database: embedded mode, where the data folder lock holds one server
  * process (with DATABASE_URL several replicas may write, so the server does not use it).
  * Every request that names a space (POST /api/agent/message first of all) then finds it
- * without a round trip to the database.
+ * without a round trip to the database, and the list (`GET /api/spaces`, and the roots of every
+ * file read or download by path) is read once until the next write.
  *
  * Every write goes through here and empties the cache, before it starts and once it is
  * done. A read remembers its answer only if no write began or ended while it was in flight
@@ -16,6 +17,8 @@ import type { Space } from '#core/kernel/space.js';
 export class CachedSpaceRepository extends SpaceRepository {
   /** Spaces found; a miss is not kept (any string can be asked for). */
   private readonly byId = new Map<string, Space>();
+  /** Every space in order, once read. */
+  private all: Space[] | null = null;
   /** Bumped at the start and the end of every write. */
   private generation = 0;
 
@@ -23,8 +26,12 @@ export class CachedSpaceRepository extends SpaceRepository {
     super();
   }
 
-  listAll(): Promise<Space[]> {
-    return this.inner.listAll();
+  async listAll(): Promise<Space[]> {
+    return structuredClone(await this.everySpace()) as Space[];
+  }
+
+  async listFolders(): Promise<string[]> {
+    return (await this.everySpace()).map((s) => s.path);
   }
 
   async findById(id: string): Promise<Space | null> {
@@ -56,6 +63,15 @@ export class CachedSpaceRepository extends SpaceRepository {
     return this.writing(() => this.inner.reorder(ids));
   }
 
+  /** The kept list (callers copy what they hand on), read when none is kept. */
+  private async everySpace(): Promise<readonly Space[]> {
+    if (this.all) return this.all;
+    const generation = this.generation;
+    const all = await this.inner.listAll();
+    if (generation === this.generation) this.all = all;
+    return all;
+  }
+
   private async writing<T>(write: () => Promise<T>): Promise<T> {
     this.invalidate();
     try {
@@ -68,5 +84,6 @@ export class CachedSpaceRepository extends SpaceRepository {
   private invalidate(): void {
     this.generation++;
     this.byId.clear();
+    this.all = null;
   }
 }

@@ -51,6 +51,12 @@ export class TypeormSpaceRepository extends SpaceRepository {
     return rows.map((r) => toSpace(r, this.dataDir));
   }
 
+  /** One column of every row, without the query builder: each file read or download by path asks. */
+  async listFolders(): Promise<string[]> {
+    const rows: Array<{ path: string }> = await this.ds.query(`SELECT "path" FROM "space"`);
+    return rows.map((r) => spaceFolderOf(r.path, this.dataDir));
+  }
+
   async findById(id: string): Promise<Space | null> {
     // Read by every turn and channel message: the SQL without the query builder (entityColumns).
     this.columnList ??= entityColumns(this.repo);
