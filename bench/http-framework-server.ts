@@ -2,8 +2,9 @@
  * One of bench/http-frameworks' servers: a one-controller Nest app answering
  * `GET /api/system/version` with the server's JSON, on the HTTP framework named by argv[2]:
  * `express` (Nest's stock Express adapter), `svc-adapter` (this server's ServerHttpAdapter:
- * Express with prototype-born requests, one route table, the direct JSON reply) or `fastify`
- * (Nest's Fastify adapter). Every variant answers with a weak ETag and holds each event-loop
+ * Express with prototype-born requests, one route table, the direct JSON reply), `fastify`
+ * (Nest's Fastify adapter) or `none` (no framework: Node's `http` answering the one path, the
+ * ceiling the per-request work alone leaves to any framework). Every variant answers with a weak ETag and holds each event-loop
  * turn's connection writes until the turn ends (batchConnectionWrites), as the server does.
  *
  * With BENCH_WORK=1 every request also does the per-request work this server does before and
@@ -17,7 +18,7 @@
 import 'reflect-metadata';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { hash, randomUUID, timingSafeEqual } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Controller, Get, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
@@ -81,7 +82,34 @@ function beforeHandler(req: IncomingMessage, res: ServerResponse, route: () => s
 
 const UNAUTHORIZED = { success: false, error: 'Invalid token' };
 
+/** `none`: bare Node `http` with the same answer, ETag, write batching and (BENCH_WORK) work. */
+function startWithoutFramework(): void {
+  const body = JSON.stringify(BODY);
+  const etag = weakEtag(body);
+  const answer = (res: ServerResponse, status: number, text: string, tag?: string): void => {
+    res.statusCode = status;
+    res.setHeader('Content-Type', 'application/json; charset=utf-8');
+    res.setHeader('Content-Length', Buffer.byteLength(text));
+    res.setHeader('ETag', tag ?? weakEtag(text));
+    res.end(text);
+  };
+  const server = http.createServer((req, res) => {
+    const path = (req.url ?? '/').split('?', 1)[0];
+    const route = path === '/api/system/version' ? path : 'unmatched';
+    const reqId = WORK ? beforeHandler(req, res, () => route) : '-';
+    if (reqId === null) return answer(res, 401, JSON.stringify(UNAUTHORIZED));
+    const handle = (): void =>
+      route === 'unmatched' ? answer(res, 404, '{"success":false,"error":"Not found"}') : answer(res, 200, body, etag);
+    if (WORK && PARTS.has('context')) logContext.run({ reqId }, handle);
+    else handle();
+  });
+  batchConnectionWrites(server);
+  server.listen(0, '127.0.0.1', () => process.stdout.write(`${(server.address() as AddressInfo).port}\n`));
+  process.on('SIGTERM', () => server.close(() => process.exit(0)));
+}
+
 async function start(): Promise<void> {
+  if (framework === 'none') return startWithoutFramework();
   let app;
   if (framework === 'fastify') {
     const { FastifyAdapter } = await import('@nestjs/platform-fastify');
@@ -122,7 +150,7 @@ async function start(): Promise<void> {
       });
     }
   } else {
-    throw new Error(`unknown framework "${framework}" (express, svc-adapter or fastify)`);
+    throw new Error(`unknown framework "${framework}" (express, svc-adapter, fastify or none)`);
   }
   // ServerHttpAdapter holds its connections' writes itself; the others get the same.
   if (framework !== 'svc-adapter') batchConnectionWrites(app.getHttpServer());

@@ -7,7 +7,8 @@
  * on this server's ServerHttpAdapter and on Nest's Fastify adapter, each bare and with the
  * per-request work the server does around its handlers (request id, CORS header, token check,
  * duration histogram, log context: BENCH_WORK), plus bare Node `http` (bench/bare-http-server)
- * as the reference. Loads each in turn with the load of bench/http (BENCH_HTTP_GENERATOR=wrk
+ * as the reference, and the same work on bare Node `http` with no framework at all (the ceiling the
+ * work leaves to any framework; BENCH_WORK_PARTS picks parts of the work, as the servers read it). Loads each in turn with the load of bench/http (BENCH_HTTP_GENERATOR=wrk
  * for `wrk`; BENCH_HTTP_CONNECTIONS, BENCH_HTTP_SECONDS), BENCH_HTTP_ROUNDS rounds (default 3,
  * each round every server once), and prints each one's median req/s, its share of bare Node's
  * and its CPU per request. The server itself is measured by bench/http.
@@ -41,8 +42,14 @@ async function main(): Promise<void> {
   try {
     await add('bare Node http', 'bare-http-server.js', [], { BARE_BODY: BODY });
     for (const work of ['0', '1']) {
-      for (const framework of ['express', 'svc-adapter', 'fastify']) {
-        const label = `Nest + ${framework === 'svc-adapter' ? 'ServerHttpAdapter' : framework}${work === '1' ? ' + work' : ''}`;
+      for (const framework of ['express', 'svc-adapter', 'fastify', ...(work === '1' ? ['none'] : [])]) {
+        const name =
+          framework === 'svc-adapter'
+            ? 'Nest + ServerHttpAdapter'
+            : framework === 'none'
+              ? 'Node http, no framework'
+              : `Nest + ${framework}`;
+        const label = `${name}${work === '1' ? ' + work' : ''}`;
         await add(label, 'http-framework-server.js', [framework], { BENCH_WORK: work });
       }
     }

@@ -17,13 +17,38 @@ import { startServer } from '#testing/test-server.js';
 import { CONNECTIONS, GENERATOR, load, pct, type Round, SECONDS, startPortPrinter } from './http-load.js';
 
 const ROUNDS = Number(process.env.BENCH_HTTP_ROUNDS ?? 3);
-/** Another path to compare (e.g. /healthz: no token, no /api middleware). */
-const PATH = process.env.BENCH_HTTP_PATH ?? '/api/system/version';
+/**
+ * Another path to compare (e.g. /healthz: no token, no /api middleware; /api/spaces), or `file`:
+ * a small text file's read, `GET /api/artifacts/content?path=…` of a file written first through
+ * the API into a new space.
+ */
+const PATH_ASKED = process.env.BENCH_HTTP_PATH ?? '/api/system/version';
 const CPU_PROF = process.env.BENCH_CPU_PROF;
+
+/** Writes a small text file into a new space through the API; answers the path that reads it. */
+async function smallFile(base: string, headers: Record<string, string>): Promise<string> {
+  const created = await fetch(`${base}/api/spaces`, {
+    method: 'POST',
+    headers: { ...headers, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ name: 'bench' }),
+  });
+  const spaceId = ((await created.json()) as { data?: { id?: string } }).data?.id;
+  if (typeof spaceId !== 'string') throw new Error(`creating a space answered ${created.status}`);
+  const written = await fetch(`${base}/api/spaces/${spaceId}/artifacts/file`, {
+    method: 'POST',
+    headers: { ...headers, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ name: 'bench-note.md', content: '# A note\n\nA few lines of text, as a small file is.\n' }),
+  });
+  const answer = (await written.json()) as { data?: { path?: string } };
+  if (written.status !== 200 || typeof answer.data?.path !== 'string')
+    throw new Error(`writing the file answered ${written.status}: ${JSON.stringify(answer)}`);
+  return `/api/artifacts/content?path=${encodeURIComponent(answer.data.path)}`;
+}
 
 async function main(): Promise<void> {
   const server = await startServer({ nodeArgs: CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`] : [] });
   const headers = { Authorization: `Bearer ${server.password}` };
+  const PATH = PATH_ASKED === 'file' ? await smallFile(server.url, headers) : PATH_ASKED;
   const target = `${server.url}${PATH}`;
   const first = await fetch(target, { headers });
   const body = await first.text();
