@@ -2,9 +2,12 @@
 # One image for every role (SVC_ROLE=all|api|worker).
 # Build: docker build -t svc-server .    Run: see docker-compose.yml or deploy/.
 
-# Node 22 LTS (maintained to April 2027; Node 20 reached its end of life in April 2026). CI also
-# runs the unit tests and one end-to-end file on Node 22 (.ci/run).
-ARG NODE_IMAGE=node:22-bookworm-slim
+# Node 24 LTS (maintained to April 2028; Node 20 reached its end of life in April 2026, Node 22 is
+# maintained to April 2027). Its AsyncLocalStorage keeps the context in the continuation, without
+# the promise hook Node 20 and 22 run for every promise (20-34 us a request here: the log
+# context; docs/performance.md, "Where the request path's time goes"). CI also runs the unit tests
+# and one end-to-end file on Node 22 and Node 24 (.ci/run).
+ARG NODE_IMAGE=node:24-bookworm-slim
 
 # ---- build: full install (dev deps for tsc), compile to dist/ ----
 FROM ${NODE_IMAGE} AS build

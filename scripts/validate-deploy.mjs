@@ -243,7 +243,7 @@ async function dockerfileChecks() {
         .replace(/^\$\{?(\w+)\}?$/, (_, name) => argDefaults[name] ?? name);
       // A maintained Node LTS (22 or 24); Node 20 reached its end of life in April 2026.
       if (!/^node:(22|24)-bookworm-slim$/.test(image))
-        problems.push(`FROM ${image}: expected node:22-bookworm-slim (or node:24-bookworm-slim), a maintained LTS`);
+        problems.push(`FROM ${image}: expected node:24-bookworm-slim (or node:22-bookworm-slim), a maintained LTS`);
     }
 
     const runtime = instructions.slice(instructions.lastIndexOf(froms.at(-1)));
