@@ -20,13 +20,23 @@ const ROUNDS = Number(process.env.BENCH_HTTP_ROUNDS ?? 3);
 /**
  * Another path to compare (e.g. /healthz: no token, no /api middleware; /api/spaces), or `file`:
  * a small text file's read, `GET /api/artifacts/content?path=…` of a file written first through
- * the API into a new space.
+ * the API into a new space (BENCH_HTTP_SPACES more spaces created first, default 0).
  */
 const PATH_ASKED = process.env.BENCH_HTTP_PATH ?? '/api/system/version';
 const CPU_PROF = process.env.BENCH_CPU_PROF;
+/** Spaces created besides the file's own (`file` only): every read by path weighs each space's folder. */
+const EXTRA_SPACES = Number(process.env.BENCH_HTTP_SPACES ?? 0);
 
 /** Writes a small text file into a new space through the API; answers the path that reads it. */
 async function smallFile(base: string, headers: Record<string, string>): Promise<string> {
+  for (let i = 0; i < EXTRA_SPACES; i++) {
+    const extra = await fetch(`${base}/api/spaces`, {
+      method: 'POST',
+      headers: { ...headers, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ name: `other ${i + 1}` }),
+    });
+    if (extra.status !== 200) throw new Error(`creating a space answered ${extra.status}: ${await extra.text()}`);
+  }
   const created = await fetch(`${base}/api/spaces`, {
     method: 'POST',
     headers: { ...headers, 'Content-Type': 'application/json' },

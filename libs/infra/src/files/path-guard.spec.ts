@@ -127,6 +127,43 @@ describe('path guard (symlinks resolved on disk)', () => {
     assert.deepEqual([g.root, g.relativePath], [other, 'b.txt']);
   });
 
+  it('resolves roots sharing a folder through its listing, with the answers each gives alone', async () => {
+    // base holds space, space-other, outside (folders) and space-alias (a symlink to space): with a
+    // missing root beside them, five roots in one folder.
+    const alias = join(base, 'space-alias');
+    const missing = join(base, 'not-created');
+    const roots = [other, missing, outside, alias, space];
+    for (let pass = 0; pass < 2; pass++) {
+      const viaAlias = await guardPath({ roots: [other, missing, outside, alias], path: join(alias, 'docs', 'a.md') });
+      assert.deepEqual([viaAlias.root, viaAlias.realRoot, viaAlias.real], [alias, space, join(space, 'docs', 'a.md')]);
+      const inOther = await guardPath({ roots, path: join(other, 'b2.txt') });
+      assert.deepEqual([inOther.root, inOther.realRoot, inOther.relativePath], [other, other, 'b2.txt']);
+      const inMissing = await guardPath({ roots, path: join(missing, 'x', 'y.md') });
+      assert.deepEqual([inMissing.root, inMissing.realRoot, inMissing.relativePath], [missing, missing, 'x/y.md']);
+      // The escape under space still leads outside space, into the root `outside`: allowed as outside's.
+      const escaped = await guardPath({ roots, path: join(space, 'escape', 'secret.txt') });
+      assert.deepEqual([escaped.root, escaped.relativePath], [outside, 'secret.txt']);
+      await denied({ roots: [other, missing, alias], path: join(space, 'escape', 'secret.txt') });
+    }
+  });
+
+  it('resolves roots one by one in a folder much larger than they are, with the same answers', async () => {
+    const crowded = join(base, 'crowded');
+    mkdirSync(crowded);
+    for (let i = 0; i < 80; i++) writeFileSync(join(crowded, `file-${i}.txt`), '');
+    const roots = ['r1', 'r2', 'r3'].map((name) => join(crowded, name));
+    for (const root of roots) mkdirSync(root);
+    symlinkSync(outside, join(crowded, 'r4'));
+    // The first check lists the folder (its size unknown yet), the later ones resolve each root.
+    for (let pass = 0; pass < 3; pass++) {
+      const g = await guardPath({ roots: [...roots, join(crowded, 'r4')], path: join(crowded, 'r4', 'secret.txt') });
+      assert.deepEqual([g.root, g.realRoot, g.relativePath], [join(crowded, 'r4'), outside, 'secret.txt']);
+      const inR2 = await guardPath({ roots, path: join(crowded, 'r2', 'n.md') });
+      assert.deepEqual([inR2.root, inR2.relativePath], [roots[1], 'n.md']);
+      await denied({ roots, path: join(crowded, 'r4', 'secret.txt') });
+    }
+  });
+
   it('canonicalizes missing paths through their nearest existing ancestor', async () => {
     assert.equal(await canonicalPath(join(space, 'docs-link', 'x', 'y')), join(space, 'docs', 'x', 'y'));
     assert.equal(

@@ -1,6 +1,6 @@
-import { lstat, readlink, realpath } from 'node:fs/promises';
+import { lstat, readdir, readlink, realpath } from 'node:fs/promises';
 import { basename, dirname, join, resolve, sep } from 'node:path';
-import { findRoot, hasNulByte, normalizeRequest, relativeInside, toPosix } from '#core/artifacts/path-rules.js';
+import { hasNulByte, normalizeRequest, relativeInside, toPosix } from '#core/artifacts/path-rules.js';
 import { DomainError } from '#core/errors/domain-error.js';
 import { nameLengthProblem } from '#core/errors/text-rules.js';
 import type { GuardedPath, PathRequest } from '#core/ports/file-store.port.js';
@@ -60,12 +60,95 @@ async function resolveCanonical(path: string, hops: number, walks: Walks | undef
   return canonicalPath(resolve(realParent, link), hops + 1);
 }
 
+/** Roots in one folder from this many on are resolved through one listing of it (canonicalRoots). */
+const SHARED_FOLDER_ROOTS = 3;
+/**
+ * Entries a listing may hold per root it resolves: past that, listing the folder costs more than
+ * resolving its roots one by one (a customPath space in a big folder).
+ */
+const ENTRIES_PER_ROOT = 16;
+/** The number of entries each listed folder had when last listed: a stale count only picks the slower way. */
+const listedSizes = new Map<string, number>();
+
+/**
+ * The canonical paths of the roots, as `canonicalPath` gives them, recorded in `walks` for the
+ * entry's walks to share. Each root costs one `realpath`, so a guard over every space's folder
+ * cost one call per space on each read by path; roots that share a folder (the spaces under the
+ * data folder) are instead resolved through one listing of that folder with its entries' types:
+ * an entry that is not a symlink (or is missing) resolves to the folder's canonical path and its
+ * own name, exactly what `canonicalPath` answers for it. A symlink, or a folder that cannot be
+ * listed, sends its roots through `canonicalPath` one by one, as before; so does a folder whose
+ * last listing was much larger than its roots.
+ */
+async function canonicalRoots(roots: readonly string[], walks: Walks): Promise<string[]> {
+  const byFolder = new Map<string, string[]>();
+  for (const root of new Set(roots)) {
+    const folder = dirname(root);
+    if (folder === root || walks.has(root)) continue;
+    const members = byFolder.get(folder);
+    if (members === undefined) byFolder.set(folder, [root]);
+    else members.push(root);
+  }
+  for (const [folder, members] of byFolder) {
+    if (members.length < SHARED_FOLDER_ROOTS) continue;
+    if ((listedSizes.get(folder) ?? 0) > members.length * ENTRIES_PER_ROOT) continue;
+    const listing = resolveThroughListing(folder, members, walks);
+    members.forEach((root, k) => walks.set(root, listing.then((paths) => paths[k]!)));
+  }
+  return Promise.all(roots.map((root) => canonicalPath(root, 0, walks)));
+}
+
+/** The canonical paths of `roots`, all entries of `folder` (see canonicalRoots). */
+async function resolveThroughListing(folder: string, roots: readonly string[], walks: Walks): Promise<string[]> {
+  let symlinks: Set<string>;
+  try {
+    const entries = await readdir(folder, { withFileTypes: true });
+    listedSizes.set(folder, entries.length);
+    symlinks = new Set(entries.filter((e) => e.isSymbolicLink()).map((e) => e.name));
+  } catch {
+    return Promise.all(roots.map((root) => resolveCanonical(root, 0, walks)));
+  }
+  const realFolder = await canonicalPath(folder, 0, walks);
+  return Promise.all(
+    roots.map((root) => {
+      const name = basename(root);
+      return symlinks.has(name) ? resolveCanonical(root, 0, walks) : Promise.resolve(join(realFolder, name));
+    }),
+  );
+}
+
+/**
+ * `relativeInside` for the guard's own paths, every one absolute and normalized (resolved or
+ * canonical): where the separator is `/`, a prefix test answers the same as `path.relative`
+ * without building a relative path for each of the roots (one per space) on every check.
+ */
+function within(root: string, target: string): string | null {
+  if (sep !== '/') return relativeInside(root, target);
+  if (target === root) return '';
+  if (root === '/') return target.slice(1);
+  return target.length > root.length && target.charCodeAt(root.length) === SLASH && target.startsWith(root)
+    ? target.slice(root.length + 1)
+    : null;
+}
+const SLASH = 0x2f;
+
+/** `resolve(path)`, skipping the work for a path already absolute and normalized (a space's folder). */
+function resolved(path: string): string {
+  const normalized =
+    sep === '/' &&
+    path.charCodeAt(0) === SLASH &&
+    !path.includes('//') &&
+    !path.includes('/.') &&
+    (path.length === 1 || path.charCodeAt(path.length - 1) !== SLASH);
+  return normalized ? path : resolve(path);
+}
+
 /** Picks the deepest root containing `target` (nested spaces: the innermost one). */
 function deepestRoot(realRoots: readonly string[], target: string, allowRoot: boolean): number {
   let best = -1;
   realRoots.forEach((root, i) => {
-    if (relativeInside(root, target) === null) return;
-    if (!allowRoot && relativeInside(root, target) === '') return;
+    const rel = within(root, target);
+    if (rel === null || (!allowRoot && rel === '')) return;
     if (best === -1 || root.length > realRoots[best]!.length) best = i;
   });
   return best;
@@ -88,15 +171,15 @@ export async function guardPath(request: PathRequest): Promise<GuardedPath> {
     const tooLong = nameLengthProblem(segment);
     if (tooLong) throw DomainError.invalid(tooLong);
   }
-  const roots = request.roots.map((r) => resolve(r));
+  const roots = request.roots.map(resolved);
 
   let realRoots: string[];
   let real: string;
   let realParent: string;
   try {
     const walks: Walks = new Map();
-    realRoots = await Promise.all(roots.map((r) => canonicalPath(r, 0, walks)));
-    if (findRoot([...roots, ...realRoots], lexical, true) === null) deny();
+    realRoots = await canonicalRoots(roots, walks);
+    if (!roots.some((r) => within(r, lexical) !== null) && !realRoots.some((r) => within(r, lexical) !== null)) deny();
     // The entry and its folder side by side, sharing what they have in common with each other
     // and with the roots (the entry's walk up passes through its folder).
     [real, realParent] = await Promise.all([
@@ -123,7 +206,7 @@ export async function guardPath(request: PathRequest): Promise<GuardedPath> {
     index = deepestRoot(realRoots, entry, false);
     if (index === -1) deny();
   }
-  const rel = relativeInside(realRoots[index]!, entry) ?? deny();
+  const rel = within(realRoots[index]!, entry) ?? deny();
   return {
     root: roots[index]!,
     realRoot: realRoots[index]!,
