@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { open, realpath } from 'node:fs/promises';
+import { open, readlink, realpath } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import { isInside } from '#core/artifacts/path-rules.js';
 import { DomainError } from '#core/errors/domain-error.js';
@@ -22,6 +22,20 @@ export const READ_NO_FOLLOW = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0);
 /** Flags for creating a fresh file (never an existing one, never through a symlink). */
 export const CREATE_NO_FOLLOW = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0);
 
+/**
+ * Where an opened folder really is. On Linux the handle's link in /proc already names it without
+ * symlinks (the kernel's own path of the folder), one `readlink` where `realpath` would walk every
+ * component of that path again; a folder deleted meanwhile (the link then ends in " (deleted)")
+ * is resolved as elsewhere, which fails as a missing folder does.
+ */
+async function whereOpened(fdPath: string): Promise<string> {
+  if (FD_FOLDER) {
+    const link = await readlink(fdPath);
+    if (link.startsWith('/') && !link.endsWith(' (deleted)')) return link;
+  }
+  return realpath(fdPath);
+}
+
 const deny = (): never => {
   throw DomainError.forbidden(ACCESS_DENIED);
 };
@@ -37,7 +51,7 @@ export async function inFolder<T>(folder: string, realRoot: string, work: (at: E
   const handle = await open(folder, constants.O_RDONLY | constants.O_DIRECTORY);
   try {
     const fdPath = FD_FOLDER ? `${FD_FOLDER}/${handle.fd}` : folder;
-    if (!isInside(realRoot, await realpath(fdPath), true)) deny();
+    if (!isInside(realRoot, await whereOpened(fdPath), true)) deny();
     return await work((name) => `${fdPath}/${name}`);
   } finally {
     await handle.close();
