@@ -226,16 +226,17 @@ export class ArtifactsService {
 
   /** A file exactly as stored: UTF-8 text, or base64 for binary content and text that is not valid UTF-8. */
   async readContent(path: string | undefined): Promise<FileContent> {
-    const { target, size } = await this.existingFile(path);
+    // A file within the text limit is read as it is looked at (one visit of its folder).
+    const { target, data: read } = await this.existingFile(path, { upTo: MAX_TEXT_BYTES, maxBytes: MAX_BINARY_BYTES });
     const tooLarge = (): never => {
       throw new DomainError('internal', ArtifactErrors.tooLarge, ErrorCodes.INTERNAL);
     };
     let type: FileTypeInfo;
     let data: Buffer | 'too-large';
-    if (size <= MAX_TEXT_BYTES) {
+    if (read !== undefined) {
       // Within either limit: read once, the type taken from the bytes read (a file that grew
       // past the text limit since is still refused as text).
-      data = await this.files.readFile(target, MAX_BINARY_BYTES);
+      data = read;
       if (data === 'too-large') return tooLarge();
       type = detectFileType(basename(target.path), data.subarray(0, SNIFF_BYTES));
       if (type.isText && data.length > MAX_TEXT_BYTES) return tooLarge();
@@ -294,16 +295,25 @@ export class ArtifactsService {
     return { target, type: await this.typeOf(target) };
   }
 
-  /** An existing regular file anywhere, and its size when looked at. */
-  private async existingFile(path: string | undefined): Promise<{ target: GuardedPath; size: number }> {
+  /**
+   * An existing regular file anywhere, and its size when looked at; with `read`, also its content
+   * when it holds at most `read.upTo` bytes (read with `readFile`'s limit `read.maxBytes`).
+   */
+  private async existingFile(
+    path: string | undefined,
+    read?: { upTo: number; maxBytes: number },
+  ): Promise<{ target: GuardedPath; size: number; data?: Buffer | 'too-large' }> {
     if (!required(path)) throw DomainError.invalid(ArtifactErrors.missingPath);
     const target = await this.anywhere(path, true);
     this.refuseServiceFolder(target);
-    const info = await this.files.stat(target);
+    const { info, data } =
+      read === undefined
+        ? { info: await this.files.stat(target), data: undefined }
+        : await this.files.statAndRead(target, read.upTo, read.maxBytes);
     if (!info) throw DomainError.notFound(ArtifactErrors.fileNotFound, ErrorCodes.FILE_NOT_FOUND);
     if (info.kind === 'folder') throw DomainError.invalid(ArtifactErrors.isDirectory);
     if (info.kind !== 'file') throw DomainError.invalid(ArtifactErrors.notAFile);
-    return { target, size: info.size };
+    return { target, size: info.size, data };
   }
 
   /** A file's type from its name and first bytes. */

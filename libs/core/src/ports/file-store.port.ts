@@ -72,6 +72,21 @@ export abstract class FileStore {
   abstract readFile(file: GuardedPath, maxBytes: number): Promise<Buffer | 'too-large'>;
 
   /**
+   * What `stat` says of the path and, when that is a file of at most `readUpTo` bytes, the file
+   * as `readFile(file, maxBytes)` reads it (`data`; absent otherwise). A store may do both in one
+   * visit of the file's folder; this default looks, then reads.
+   */
+  async statAndRead(
+    target: GuardedPath,
+    readUpTo: number,
+    maxBytes: number,
+  ): Promise<{ info: FileInfo | null; data?: Buffer | 'too-large' }> {
+    const info = await this.stat(target);
+    if (info?.kind !== 'file' || info.size > readUpTo) return { info };
+    return { info, data: await this.readFile(target, maxBytes) };
+  }
+
+  /**
    * Replaces (or creates) a file atomically: a temporary file in the same folder is written,
    * flushed to disk and renamed over the target; an existing file keeps its mode.
    */

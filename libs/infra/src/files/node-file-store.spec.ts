@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import {
   chmodSync,
   existsSync,
@@ -62,6 +63,38 @@ describe('NodeFileStore', () => {
     assert.equal((await store.readHead(file, 100)).length, 10);
     assert.equal(((await store.readFile(file, 10)) as Buffer).length, 10);
     assert.equal(await store.readFile(file, 9), 'too-large');
+  });
+
+  it("looks at and reads an entry in one visit, answering what stat and readFile answer", async () => {
+    mkdirSync(join(space, 'both'));
+    writeFileSync(join(space, 'both', 'small.md'), '# small\n');
+    writeFileSync(join(space, 'both', 'big.bin'), Buffer.alloc(64, 1));
+    writeFileSync(join(space, 'both', 'target.md'), 'through a link');
+    symlinkSync(join(space, 'both', 'target.md'), join(space, 'both', 'link.md'));
+    execFileSync('mkfifo', [join(space, 'both', 'pipe')]);
+    const both = async (name: string, upTo: number, maxBytes: number) => {
+      const target = await guard(`both/${name}`);
+      return { got: await store.statAndRead(target, upTo, maxBytes), stat: await store.stat(target), target };
+    };
+
+    const small = await both('small.md', 32, 32);
+    assert.deepEqual(small.got.info, small.stat);
+    assert.equal((small.got.data as Buffer).toString(), '# small\n');
+    // Over `upTo`: looked at, not read; within upTo but over maxBytes: too large.
+    const big = await both('big.bin', 63, 1000);
+    assert.deepEqual([big.got.info, big.got.data], [big.stat, undefined]);
+    assert.equal((await both('big.bin', 64, 63)).got.data, 'too-large');
+    // A symlink (looked at and read in two steps, as stat follows it), a folder, a FIFO (not
+    // opened: nothing to wait for), a missing entry.
+    const link = await both('link.md', 100, 100);
+    assert.deepEqual([link.got.info, (link.got.data as Buffer).toString()], [link.stat, 'through a link']);
+    assert.equal(link.got.info?.symlink, true);
+    const folder = await store.statAndRead(await guard('both'), 100, 100);
+    assert.deepEqual([folder.info?.kind, folder.data], ['folder', undefined]);
+    const pipe = await both('pipe', 100, 100);
+    assert.deepEqual([pipe.got.info, pipe.got.data], [pipe.stat, undefined]);
+    assert.equal(pipe.got.info?.kind, 'other');
+    assert.deepEqual(await store.statAndRead(await guard('both/none.md'), 100, 100), { info: null });
   });
 
   it('lists entries, leaving out symlinks that lead outside the root', async () => {

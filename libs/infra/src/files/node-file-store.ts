@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { constants } from 'node:fs';
 import { cp, type FileHandle, lstat, mkdir, open, readdir, realpath, rename, rm, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
 import { ATOMIC_TEMP_SUFFIX, isInside } from '#core/artifacts/path-rules.js';
@@ -163,6 +164,46 @@ export class NodeFileStore extends FileStore {
     );
   }
 
+  /**
+   * One visit of the folder for an entry that is no symlink (the common case: a file read by
+   * path): its `lstat` (what `stat` answers for it), then, for a file within `readUpTo`, its read
+   * through the same opened folder, where looking and reading apart open and check it twice. The file is opened
+   * without following a symlink and without waiting (a FIFO swapped in would otherwise block), and
+   * read only if it is the very entry looked at; anything else takes the two steps.
+   */
+  override async statAndRead(
+    target: GuardedPath,
+    readUpTo: number,
+    maxBytes: number,
+  ): Promise<{ info: FileInfo | null; data?: Buffer | 'too-large' }> {
+    if (target.entry !== target.real || target.entry === target.realRoot) return super.statAndRead(target, readUpTo, maxBytes);
+    const visit = await mapped(async () => {
+      try {
+        return await atEntry(target.entry, target.realRoot, async (entry) => {
+          const own = await lstat(entry);
+          // Swapped for a symlink since the guard looked: the two steps, as `stat` follows it.
+          if (own.isSymbolicLink()) return null;
+          const kind = own.isDirectory() ? 'folder' : own.isFile() ? 'file' : 'other';
+          const identity = `${own.dev}:${own.ino}`;
+          const info: FileInfo = { kind, size: kind === 'file' ? own.size : 0, identity, symlink: false };
+          if (kind !== 'file' || own.size > readUpTo) return { info };
+          const handle = await open(entry, READ_NO_FOLLOW | (constants.O_NONBLOCK ?? 0));
+          try {
+            const opened = await handle.stat();
+            if (!opened.isFile() || opened.ino !== own.ino || opened.dev !== own.dev) return null;
+            return { info, data: await readOpened(handle, opened.size, maxBytes) };
+          } finally {
+            await handle.close();
+          }
+        });
+      } catch (err) {
+        if (isMissing(err)) return { info: null };
+        throw err;
+      }
+    });
+    return visit ?? super.statAndRead(target, readUpTo, maxBytes);
+  }
+
   readHead(file: GuardedPath, bytes: number): Promise<Buffer> {
     return mapped(async () => {
       const handle = await openForReading(file);
@@ -180,21 +221,7 @@ export class NodeFileStore extends FileStore {
     return mapped(async () => {
       const handle = await openForReading(file);
       try {
-        const { size } = await handle.stat();
-        if (size > maxBytes) return 'too-large';
-        // Read at most one byte past the limit, in case the file grew since the stat.
-        const buffer = Buffer.alloc(Math.min(size, maxBytes) + 1);
-        let total = 0;
-        for (;;) {
-          const { bytesRead } = await handle.read(buffer, total, buffer.length - total, total);
-          if (bytesRead === 0) break;
-          total += bytesRead;
-          if (total === buffer.length) {
-            if (total > maxBytes) return 'too-large';
-            break;
-          }
-        }
-        return buffer.subarray(0, total);
+        return await readOpened(handle, (await handle.stat()).size, maxBytes);
       } finally {
         await handle.close();
       }
@@ -387,6 +414,29 @@ export async function moveEntry(
 }
 
 /** Opens a file the guard accepted: its folder checked after opening, its own name not followed. */
+/**
+ * An opened file's content (`size` as its stat said), or 'too-large' past `maxBytes`: one byte
+ * more than the stat counted is asked for, so a file that grew past the limit since is refused.
+ */
+async function readOpened(handle: FileHandle, size: number, maxBytes: number): Promise<Buffer | 'too-large'> {
+  if (size > maxBytes) return 'too-large';
+  const buffer = Buffer.alloc(Math.min(size, maxBytes) + 1);
+  let total = 0;
+  for (;;) {
+    const { bytesRead } = await handle.read(buffer, total, buffer.length - total, total);
+    if (bytesRead === 0) break;
+    total += bytesRead;
+    if (total === buffer.length) {
+      if (total > maxBytes) return 'too-large';
+      break;
+    }
+    // Every byte its stat counted and no more came with them: the file as it was opened, without
+    // one more read to find its end.
+    if (total >= size) break;
+  }
+  return buffer.subarray(0, total);
+}
+
 function openForReading(file: GuardedPath) {
   return inFolder(dirname(file.real), file.realRoot, (at) => open(at(basename(file.real)), READ_NO_FOLLOW));
 }

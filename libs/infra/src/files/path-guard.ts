@@ -178,14 +178,33 @@ export async function guardPath(request: PathRequest): Promise<GuardedPath> {
   let realParent: string;
   try {
     const walks: Walks = new Map();
-    realRoots = await canonicalRoots(roots, walks);
-    if (!roots.some((r) => within(r, lexical) !== null) && !realRoots.some((r) => within(r, lexical) !== null)) deny();
-    // The entry and its folder side by side, sharing what they have in common with each other
-    // and with the roots (the entry's walk up passes through its folder).
-    [real, realParent] = await Promise.all([
-      canonicalPath(lexical, 0, walks),
-      canonicalPath(dirname(lexical), 0, walks),
-    ]);
+    if (roots.some((r) => within(r, lexical) !== null)) {
+      // Inside a root as written: the entry is resolved first. A path whose canonical form is
+      // itself has no symlink on the way (nor, then, does its folder, or a root it lies in), so
+      // its folder needs no walk of its own, nor do the roots it lies in: one call in all for a
+      // space's own paths, the common case.
+      real = await canonicalPath(lexical, 0, walks);
+      if (real === lexical) {
+        realParent = dirname(lexical);
+        for (const root of roots) if (within(root, lexical) !== null) walks.set(root, Promise.resolve(root));
+        realRoots = await canonicalRoots(roots, walks);
+      } else {
+        [realRoots, realParent] = await Promise.all([
+          canonicalRoots(roots, walks),
+          canonicalPath(dirname(lexical), 0, walks),
+        ]);
+      }
+    } else {
+      // Perhaps inside a root's canonical form (a root reached through a symlink, named by its target).
+      realRoots = await canonicalRoots(roots, walks);
+      if (!realRoots.some((r) => within(r, lexical) !== null)) deny();
+      // The entry and its folder side by side, sharing what they have in common with each other
+      // and with the roots (the entry's walk up passes through its folder).
+      [real, realParent] = await Promise.all([
+        canonicalPath(lexical, 0, walks),
+        canonicalPath(dirname(lexical), 0, walks),
+      ]);
+    }
   } catch (err) {
     if (err instanceof DomainError) throw err;
     // ELOOP, EACCES and the like: the guard cannot vouch for the path.
