@@ -529,7 +529,7 @@ export class AppRunsService implements OnModuleInit {
     content: Record<string, unknown>,
     id: string = randomUUID(),
   ): Promise<ActivityEntry> {
-    const entry: ActivityEntry = { id, appId, runId, type, ts: this.clock.now(), content };
+    const entry = this.activityEntry(appId, runId, type, content, id);
     await this.records.addActivity(entry);
     return entry;
   }
@@ -541,8 +541,19 @@ export class AppRunsService implements OnModuleInit {
     type: ActivityType,
     content: Record<string, unknown>,
   ): Promise<ActivityEntry | null> {
-    const entry: ActivityEntry = { id: randomUUID(), appId, runId, type, ts: this.clock.now(), content };
+    const entry = this.activityEntry(appId, runId, type, content);
     return (await this.records.addActivityIfAppExists(entry)) ? entry : null;
+  }
+
+  /** A new activity entry, stamped now. */
+  private activityEntry(
+    appId: string,
+    runId: string | null,
+    type: ActivityType,
+    content: Record<string, unknown>,
+    id: string = randomUUID(),
+  ): ActivityEntry {
+    return { id, appId, runId, type, ts: this.clock.now(), content };
   }
 
   private publishActivity(entry: ActivityEntry): Promise<void> {
