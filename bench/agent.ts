@@ -755,7 +755,7 @@ async function runOnce(
   }
 
   out(`
-=== run ${run} of ${RUNS} (load average ${loadavg()
+=== run ${run} of ${RUNS} (Node ${process.version}; load average ${loadavg()
     .map((x) => x.toFixed(1))
     .join(', ')})`);
   out(`POST /api/agent/message → agent:turn-start (${TURNS} turns)`);

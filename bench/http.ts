@@ -82,7 +82,7 @@ async function main(): Promise<void> {
   const out = (line: string): boolean => process.stdout.write(`${line}\n`);
   out(
     `\nGET ${PATH} with a token, ${CONNECTIONS} connections from ${GENERATOR === 'wrk' ? 'wrk' : 'a Node http client'}, ${ROUNDS} × ${SECONDS} s rounds (alternating; ` +
-      `load average ${loadavg()
+      `Node ${process.version}; load average ${loadavg()
         .map((x) => x.toFixed(1))
         .join(', ')})`,
   );

@@ -65,7 +65,7 @@ describe('NodeFileStore', () => {
     assert.equal(await store.readFile(file, 9), 'too-large');
   });
 
-  it("looks at and reads an entry in one visit, answering what stat and readFile answer", async () => {
+  it('looks at and reads an entry in one visit, answering what stat and readFile answer', async () => {
     mkdirSync(join(space, 'both'));
     writeFileSync(join(space, 'both', 'small.md'), '# small\n');
     writeFileSync(join(space, 'both', 'big.bin'), Buffer.alloc(64, 1));

@@ -176,7 +176,8 @@ export class NodeFileStore extends FileStore {
     readUpTo: number,
     maxBytes: number,
   ): Promise<{ info: FileInfo | null; data?: Buffer | 'too-large' }> {
-    if (target.entry !== target.real || target.entry === target.realRoot) return super.statAndRead(target, readUpTo, maxBytes);
+    if (target.entry !== target.real || target.entry === target.realRoot)
+      return super.statAndRead(target, readUpTo, maxBytes);
     const visit = await mapped(async () => {
       try {
         return await atEntry(target.entry, target.realRoot, async (entry) => {

@@ -93,7 +93,12 @@ async function canonicalRoots(roots: readonly string[], walks: Walks): Promise<s
     if (members.length < SHARED_FOLDER_ROOTS) continue;
     if ((listedSizes.get(folder) ?? 0) > members.length * ENTRIES_PER_ROOT) continue;
     const listing = resolveThroughListing(folder, members, walks);
-    members.forEach((root, k) => walks.set(root, listing.then((paths) => paths[k]!)));
+    members.forEach((root, k) =>
+      walks.set(
+        root,
+        listing.then((paths) => paths[k]!),
+      ),
+    );
   }
   return Promise.all(roots.map((root) => canonicalPath(root, 0, walks)));
 }
