@@ -48,7 +48,7 @@ export async function startAssistantRelay(
     if (isRelayed(req.headers[ASSISTANT_RELAY_HEADER], relayToken())) return next();
     res.status(404).type('text/plain').send('Not Found');
   };
-  app.use(
+  adapter.handleFirst(
     inOneLayer(
       requestLogging(logger, config),
       httpMetrics(owner.get(Metrics, { strict: false })),

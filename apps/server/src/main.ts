@@ -202,13 +202,13 @@ async function bootstrap(): Promise<void> {
     if (req.method !== 'GET') return next();
     openApiDocument().then(({ json }) => res.status(200).type('application/json').send(json), next);
   };
-  // What every request goes through, in this order, as ONE router layer (see inOneLayer and
-  // underPath): its log line and id, metrics and log context, CORS, the JSON body; the public
+  // What every request goes through, in this order, as ONE layer run ahead of Express (see
+  // handleFirst, inOneLayer and underPath): its log line and id, metrics and log context, CORS, the JSON body; the public
   // docs page; every /api request's token check; whether the assistant's listener passed it on
   // (some arguments are the password holder's only); the OpenAPI document; the controllers'
-  // routes. Nest's not-found and error handlers come after it. A worker-only process, which has
+  // routes. Nest's not-found and error handlers, in Express, take what it passes on. A worker-only process, which has
   // no controllers, answers its probes and metrics and nothing else.
-  app.use(
+  httpAdapter.handleFirst(
     inOneLayer(
       requestLogging(logger, config),
       httpMetrics(infra.metrics),

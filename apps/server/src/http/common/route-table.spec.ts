@@ -25,12 +25,18 @@ const ROUTES: [Method, string][] = [
 ];
 
 /** An app whose routes answer with which route matched and the params Express gave it. */
-function appWith(register: (app: Express, method: Method, path: string, handler: express.RequestHandler) => void): Express {
+function appWith(
+  register: (app: Express, method: Method, path: string, handler: express.RequestHandler) => void,
+): Express {
   const app = express();
   for (const [method, path] of ROUTES) {
     register(app, method, path, (req: Request, res: Response, next: NextFunction) => {
       if (path === '/api/pass') return next();
-      res.json({ route: `${method} ${path}`, params: { ...req.params }, template: (req.route as { path?: string }).path });
+      res.json({
+        route: `${method} ${path}`,
+        params: { ...req.params },
+        template: (req.route as { path?: string }).path,
+      });
     });
   }
   app.use((_req: Request, res: Response) => {
@@ -43,17 +49,19 @@ function appWith(register: (app: Express, method: Method, path: string, handler:
 }
 
 const viaExpress = appWith((app, method, path, handler) => app[method](path, handler));
-const viaTable = appWith((() => {
-  const table = new RouteTable();
-  let mounted = false;
-  return (app: Express, method: Method, path: string, handler: express.RequestHandler) => {
-    if (!mounted) {
-      mounted = true;
-      app.use(table.middleware);
-    }
-    table.add(method, path, handler);
-  };
-})());
+const viaTable = appWith(
+  (() => {
+    const table = new RouteTable();
+    let mounted = false;
+    return (app: Express, method: Method, path: string, handler: express.RequestHandler) => {
+      if (!mounted) {
+        mounted = true;
+        app.use(table.middleware);
+      }
+      table.add(method, path, handler);
+    };
+  })(),
+);
 
 const REQUESTS: [string, string][] = [
   ['GET', '/healthz'],
@@ -99,6 +107,27 @@ describe('RouteTable', () => {
     table.add('get', '/a', () => undefined);
     table.add('all', '/b/:x', () => undefined);
     assert.deepEqual(table.list(), ['GET /a', '_ALL /b/:x']);
+  });
+
+  it('answers a path seen before as the first time, sees routes added since, and keeps answering past its cache', () => {
+    const table = new RouteTable();
+    const answered: string[] = [];
+    const dispatch = (method: string, path: string): string => {
+      const req = { method, path, params: {} } as unknown as Request;
+      table.middleware(req, {} as Response, () => undefined);
+      return answered.pop() ?? 'next';
+    };
+    table.add('get', '/api/items/:id', (req: Request) => void answered.push(`item ${String(req.params.id)}`));
+    assert.equal(dispatch('GET', '/api/things/x'), 'next');
+    assert.equal(dispatch('GET', '/api/items/a'), 'item a');
+    assert.equal(dispatch('GET', '/api/items/a'), 'item a');
+    assert.equal(dispatch('HEAD', '/api/items/a'), 'item a');
+    assert.equal(dispatch('POST', '/api/items/a'), 'next');
+    table.add('get', '/api/things/x', () => void answered.push('thing'));
+    assert.equal(dispatch('GET', '/api/things/x'), 'thing');
+    // More distinct paths than the table keeps: each still finds its route.
+    for (let i = 0; i < 5_000; i++) assert.equal(dispatch('GET', `/api/items/${i}`), `item ${i}`);
+    assert.equal(dispatch('GET', '/api/items/a'), 'item a');
   });
 
   it('passes an error from a route, thrown or rejected, to the error handlers', async () => {

@@ -23,6 +23,8 @@ interface Entry {
 /** Characters that make a path segment a pattern (a parameter, wildcard, group or escape). */
 const PATTERN = /[:*{}()?+\\]/;
 const NONE: readonly Entry[] = [];
+/** How many distinct `METHOD path` pairs RouteTable keeps their candidates for. */
+const EXACT_PATHS_KEPT = 4096;
 
 /**
  * The application's routes as ONE router layer that finds a request's route by its first two
@@ -42,6 +44,12 @@ export class RouteTable {
   private readonly anyPrefix: Entry[] = [];
   /** `METHOD prefix` → the candidates in registration order (built on first use). */
   private readonly candidates = new Map<string, readonly Entry[]>();
+  /**
+   * `METHOD path` → its candidates, for paths under a known prefix: one look-up for a path seen
+   * before instead of splitting and lower-casing it each time. Paths carry ids, so the map is
+   * emptied when it reaches EXACT_PATHS_KEPT.
+   */
+  private readonly byExactPath = new Map<string, readonly Entry[]>();
 
   add(method: string, path: string, handler: Handler): void {
     const upper = method.toUpperCase();
@@ -69,6 +77,7 @@ export class RouteTable {
       else this.byPrefix.set(key, [entry]);
     }
     this.candidates.clear();
+    this.byExactPath.clear();
   }
 
   /** Every route, as `METHOD /path`, in registration order. */
@@ -109,6 +118,18 @@ export class RouteTable {
   };
 
   private candidatesFor(method: string, path: string): readonly Entry[] {
+    const exactKey = `${method} ${path}`;
+    const seen = this.byExactPath.get(exactKey);
+    if (seen) return seen;
+    const list = this.candidatesByPrefix(method, path);
+    if (list !== NONE) {
+      if (this.byExactPath.size >= EXACT_PATHS_KEPT) this.byExactPath.clear();
+      this.byExactPath.set(exactKey, list);
+    }
+    return list;
+  }
+
+  private candidatesByPrefix(method: string, path: string): readonly Entry[] {
     const [, first = '', second = ''] = path.split('/', 3);
     const prefix = `${first}/${second}`.toLowerCase();
     const key = `${method} ${prefix}`;
