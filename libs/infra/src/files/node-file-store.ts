@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { constants } from 'node:fs';
+import { constants, type Stats } from 'node:fs';
 import { cp, type FileHandle, lstat, mkdir, open, readdir, realpath, rename, rm, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
 import { ATOMIC_TEMP_SUFFIX, isInside } from '#core/artifacts/path-rules.js';
@@ -22,6 +22,17 @@ export interface NodeFileStoreOptions {
   now?: () => Date;
   /** Rename primitive; tests replace it to simulate a cross-device move. */
   rename?: (from: string, to: string) => Promise<void>;
+}
+
+/** An entry's FileInfo from its own `lstat` and that of what it leads to (itself, unless a symlink). */
+function fileInfo(own: Stats, target: Stats = own): FileInfo {
+  const kind = target.isDirectory() ? 'folder' : target.isFile() ? 'file' : 'other';
+  return {
+    kind,
+    size: kind === 'file' ? target.size : 0,
+    identity: `${own.dev}:${own.ino}`,
+    symlink: own.isSymbolicLink(),
+  };
 }
 
 function errorCode(err: unknown): string | undefined {
@@ -118,21 +129,17 @@ export class NodeFileStore extends FileStore {
         if (isMissing(err)) return null;
         throw err;
       }
-      const identity = `${own.dev}:${own.ino}`;
-      const symlink = own.isSymbolicLink();
-      let st = own;
-      if (symlink) {
-        try {
-          // What it leads to, as the guard resolved it; a symlink swapped in there since is no file.
-          st = await atEntry(target.real, target.realRoot, (real) => lstat(real));
-          if (st.isSymbolicLink()) return { kind: 'other', size: 0, identity, symlink };
-        } catch (err) {
-          if (isMissing(err)) return { kind: 'other', size: 0, identity, symlink };
-          throw err;
-        }
+      if (!own.isSymbolicLink()) return fileInfo(own);
+      // What it leads to, as the guard resolved it; a symlink swapped in there since is no file
+      // (`fileInfo(own)` of a symlink: kind 'other', size 0).
+      let led;
+      try {
+        led = await atEntry(target.real, target.realRoot, (real) => lstat(real));
+      } catch (err) {
+        if (isMissing(err)) return fileInfo(own);
+        throw err;
       }
-      const kind = st.isDirectory() ? 'folder' : st.isFile() ? 'file' : 'other';
-      return { kind, size: kind === 'file' ? st.size : 0, identity, symlink };
+      return fileInfo(own, led.isSymbolicLink() ? own : led);
     });
   }
 
@@ -184,10 +191,8 @@ export class NodeFileStore extends FileStore {
           const own = await lstat(entry);
           // Swapped for a symlink since the guard looked: the two steps, as `stat` follows it.
           if (own.isSymbolicLink()) return null;
-          const kind = own.isDirectory() ? 'folder' : own.isFile() ? 'file' : 'other';
-          const identity = `${own.dev}:${own.ino}`;
-          const info: FileInfo = { kind, size: kind === 'file' ? own.size : 0, identity, symlink: false };
-          if (kind !== 'file' || own.size > readUpTo) return { info };
+          const info = fileInfo(own);
+          if (info.kind !== 'file' || own.size > readUpTo) return { info };
           const handle = await open(entry, READ_NO_FOLLOW | (constants.O_NONBLOCK ?? 0));
           try {
             const opened = await handle.stat();
