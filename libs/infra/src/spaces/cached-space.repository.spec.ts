@@ -65,8 +65,10 @@ describe('CachedSpaceRepository', () => {
     assert.deepEqual(second, first);
     first!.name = 'changed by a caller';
     first!.preferences.memory = { enabled: false };
+    first!.createdAt.setTime(0);
     assert.equal((await cached.findById('a'))!.name, 'a');
     assert.deepEqual((await cached.findById('a'))!.preferences, {});
+    assert.notEqual((await cached.findById('a'))!.createdAt.getTime(), 0);
     assert.equal(stored.reads, 1);
   });
 
@@ -89,6 +91,8 @@ describe('CachedSpaceRepository', () => {
 
     await cached.update('a', { name: 'renamed', preferences: { memory: { enabled: false } } });
     assert.equal((await cached.findById('a'))!.name, 'renamed');
+    assert.deepEqual((await cached.findById('a'))!.preferences, { memory: { enabled: false } });
+    (await cached.findById('a'))!.preferences.memory!.enabled = true; // a caller's own copy, down to here
     assert.deepEqual((await cached.findById('a'))!.preferences, { memory: { enabled: false } });
 
     const reads = stored.reads;

@@ -27,7 +27,7 @@ export class CachedSpaceRepository extends SpaceRepository {
   }
 
   async listAll(): Promise<Space[]> {
-    return structuredClone(await this.everySpace()) as Space[];
+    return (await this.everySpace()).map(copySpace);
   }
 
   async listFolders(): Promise<string[]> {
@@ -36,10 +36,10 @@ export class CachedSpaceRepository extends SpaceRepository {
 
   async findById(id: string): Promise<Space | null> {
     const kept = this.byId.get(id);
-    if (kept) return structuredClone(kept);
+    if (kept) return copySpace(kept);
     const generation = this.generation;
     const space = await this.inner.findById(id);
-    if (space && generation === this.generation) this.byId.set(id, structuredClone(space));
+    if (space && generation === this.generation) this.byId.set(id, copySpace(space));
     return space;
   }
 
@@ -86,4 +86,19 @@ export class CachedSpaceRepository extends SpaceRepository {
     this.byId.clear();
     this.all = null;
   }
+}
+
+/**
+ * A caller's own copy of a kept space: its fields, dates and preferences (down to the memory
+ * preferences' values, which are plain values) copied. Not `structuredClone`, whose serializer
+ * was 8 % of the CPU of `GET /api/spaces` with the list kept in memory.
+ */
+function copySpace(space: Space): Space {
+  const { memory } = space.preferences;
+  return {
+    ...space,
+    preferences: memory === undefined ? { ...space.preferences } : { ...space.preferences, memory: { ...memory } },
+    createdAt: new Date(space.createdAt.getTime()),
+    updatedAt: new Date(space.updatedAt.getTime()),
+  };
 }
