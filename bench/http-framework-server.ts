@@ -10,20 +10,20 @@
  * With BENCH_WORK=1 every request also does the per-request work this server does before and
  * after its handler, written once against Node's own request and response and hooked in the
  * framework's native way (an Express middleware; Fastify's onRequest hook): a request id
- * (reused or new, echoed), the CORS header, the bearer-token check (SHA-256 digests compared
- * in constant time), the duration histogram observed when the answer is sent (prom-client,
+ * (reused or new, echoed), the CORS header, the bearer-token check (the server's SecretMatcher), the duration histogram observed when the answer is sent (prom-client,
  * the same labels) and the rest of the request inside an AsyncLocalStorage log context.
  * Listens on 127.0.0.1 on a free port and prints the port.
  */
 import 'reflect-metadata';
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { hash, randomUUID, timingSafeEqual } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Controller, Get, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Histogram } from 'prom-client';
 import { requestToken } from '../apps/server/src/http/auth/auth.middleware.js';
+import { SecretMatcher } from '#core/auth/secret-matcher.js';
 import { weakEtag } from '../apps/server/src/http/common/etag.js';
 import { batchConnectionWrites } from '../apps/server/src/http/common/write-batching.js';
 
@@ -51,7 +51,7 @@ const histogram = new Histogram({
   labelNames: ['method', 'route', 'status'],
 });
 const logContext = new AsyncLocalStorage<{ reqId: string }>();
-const expected = hash('sha256', PASSWORD, 'buffer');
+const password = new SecretMatcher(PASSWORD);
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /**
@@ -77,7 +77,7 @@ function beforeHandler(req: IncomingMessage, res: ServerResponse, route: () => s
   }
   if (!PARTS.has('auth')) return id;
   const token = requestToken(req.headers.authorization, undefined);
-  return token !== null && timingSafeEqual(hash('sha256', token, 'buffer'), expected) ? id : null;
+  return token !== null && password.matches(token) ? id : null;
 }
 
 const UNAUTHORIZED = { success: false, error: 'Invalid token' };

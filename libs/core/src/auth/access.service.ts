@@ -1,4 +1,4 @@
-import { hash, randomUUID, timingSafeEqual } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { Injectable, Logger, Optional } from '@nestjs/common';
 import { ErrorCodes, ErrorTexts } from '#contracts/errors.js';
 import { DomainError } from '../errors/domain-error.js';
@@ -6,6 +6,7 @@ import { Clock } from '../ports/clock.port.js';
 import { type CountedKey, LockoutStore } from '../ports/lockout-store.port.js';
 import { Metrics, NoopMetrics } from '../ports/metrics.port.js';
 import { GLOBAL_KEY, GLOBAL_RULE, ipKey, PER_IP_RULE, retryAfterSeconds } from './lockout-policy.js';
+import { SecretMatcher } from './secret-matcher.js';
 
 /** The access password the server holds (resolved from the environment or the data folder). */
 export class AccessPassword {
@@ -21,7 +22,7 @@ export type SignInOutcome =
  */
 @Injectable()
 export class AccessService {
-  private readonly expectedDigest: Buffer;
+  private readonly password: SecretMatcher;
   private readonly logger = new Logger('Access');
   /** Lock end times already announced, per address (bounded), so each lockout is logged once here. */
   private readonly announced = new Map<string, number>();
@@ -32,12 +33,12 @@ export class AccessService {
     private readonly clock: Clock,
     @Optional() private readonly metrics: Metrics = new NoopMetrics(),
   ) {
-    this.expectedDigest = digest(password.value);
+    this.password = new SecretMatcher(password.value);
   }
 
-  /** Constant-time comparison: hashing first makes lengths equal and hides them. */
+  /** Constant-time comparison, hiding the password's length too (SecretMatcher). */
   isValidToken(candidate: string): boolean {
-    return timingSafeEqual(digest(candidate), this.expectedDigest);
+    return this.password.matches(candidate);
   }
 
   /**
@@ -85,9 +86,4 @@ export class AccessService {
     }
     throw DomainError.unauthorized(ErrorTexts.invalidToken);
   }
-}
-
-/** One-shot SHA-256 (no Hash object per call: this runs on every authenticated request). */
-function digest(value: string): Buffer {
-  return hash('sha256', value, 'buffer');
 }
