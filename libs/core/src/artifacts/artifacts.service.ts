@@ -28,6 +28,9 @@ export const ArtifactErrors = {
   reserved: `Access denied: ${SERVICE_FOLDER} is reserved for the service`,
 } as const;
 
+/** A file past its kind's read limit (text 10 MB, other 50 MB): the contract's internal error. */
+const fileTooLarge = (): DomainError => new DomainError('internal', ArtifactErrors.tooLarge, ErrorCodes.INTERNAL);
+
 const required = (value: string | undefined | null): value is string => typeof value === 'string' && value !== '';
 
 /** Folders first, then by name (natural, case-insensitive; ties by code units). */
@@ -228,22 +231,19 @@ export class ArtifactsService {
   async readContent(path: string | undefined): Promise<FileContent> {
     // A file within the text limit is read as it is looked at (one visit of its folder).
     const { target, data: read } = await this.existingFile(path, { upTo: MAX_TEXT_BYTES, maxBytes: MAX_BINARY_BYTES });
-    const tooLarge = (): never => {
-      throw new DomainError('internal', ArtifactErrors.tooLarge, ErrorCodes.INTERNAL);
-    };
     let type: FileTypeInfo;
     let data: Buffer | 'too-large';
     if (read !== undefined) {
       // Within either limit: read once, the type taken from the bytes read (a file that grew
       // past the text limit since is still refused as text).
       data = read;
-      if (data === 'too-large') return tooLarge();
+      if (data === 'too-large') throw fileTooLarge();
       type = detectFileType(basename(target.path), data.subarray(0, SNIFF_BYTES));
-      if (type.isText && data.length > MAX_TEXT_BYTES) return tooLarge();
+      if (type.isText && data.length > MAX_TEXT_BYTES) throw fileTooLarge();
     } else {
       type = await this.typeOf(target);
       data = await this.files.readFile(target, type.isText ? MAX_TEXT_BYTES : MAX_BINARY_BYTES);
-      if (data === 'too-large') return tooLarge();
+      if (data === 'too-large') throw fileTooLarge();
     }
     const utf8 = type.isText && isUtf8(data);
     return {
