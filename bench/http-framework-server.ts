@@ -2,7 +2,8 @@
  * One of bench/http-frameworks' servers: a one-controller Nest app answering
  * `GET /api/system/version` with the server's JSON, on the HTTP framework named by argv[2]:
  * `express` (Nest's stock Express adapter), `svc-adapter` (this server's ServerHttpAdapter:
- * Express with prototype-born requests, one route table, the direct JSON reply), `fastify`
+ * Express with prototype-born requests, one route table run ahead of Express with the work
+ * (handleFirst), the direct JSON reply), `fastify`
  * (Nest's Fastify adapter) or `none` (no framework: Node's `http` answering the one path, the
  * ceiling the per-request work alone leaves to any framework). Every variant answers with a weak ETag and holds each event-loop
  * turn's connection writes until the turn ends (batchConnectionWrites), as the server does.
@@ -20,11 +21,14 @@ import { randomUUID } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Controller, Get, Module } from '@nestjs/common';
+import type { RequestHandler } from 'express';
 import { NestFactory } from '@nestjs/core';
 import { Histogram } from 'prom-client';
 import { requestToken } from '../apps/server/src/http/auth/auth.middleware.js';
 import { SecretMatcher } from '#core/auth/secret-matcher.js';
 import { weakEtag } from '../apps/server/src/http/common/etag.js';
+import { inOneLayer } from '../apps/server/src/http/common/one-layer.js';
+import { ServerHttpAdapter } from '../apps/server/src/http/common/server-http-adapter.js';
 import { batchConnectionWrites } from '../apps/server/src/http/common/write-batching.js';
 
 const framework = process.argv[2];
@@ -133,22 +137,26 @@ async function start(): Promise<void> {
     const adapter =
       framework === 'express'
         ? new (await import('@nestjs/platform-express')).ExpressAdapter()
-        : new (await import('../apps/server/src/http/common/server-http-adapter.js')).ServerHttpAdapter();
+        : new ServerHttpAdapter();
     if (framework === 'svc-adapter')
       (adapter.getInstance() as { set(k: string, v: unknown): void }).set('etag', weakEtag);
     app = await NestFactory.create(BenchModule, adapter, { logger: false, bodyParser: false });
     if (WORK) {
       type ExpressRequest = IncomingMessage & { route?: { path?: string }; baseUrl?: string };
       type ExpressResponse = ServerResponse & { status(code: number): { json(body: unknown): void } };
-      app.use((req: ExpressRequest, res: ExpressResponse, next: () => void) => {
+      const work = (req: ExpressRequest, res: ExpressResponse, next: () => void): void => {
         const routed = () =>
           typeof req.route?.path === 'string' ? `${req.baseUrl ?? ''}${req.route.path}` : 'unmatched';
         const reqId = beforeHandler(req, res, routed);
         if (reqId === null) res.status(401).json(UNAUTHORIZED);
         else if (PARTS.has('context')) logContext.run({ reqId }, next);
         else next();
-      });
-    }
+      };
+      // The server's own way: the work and then the routes as one layer ahead of Express.
+      if (adapter instanceof ServerHttpAdapter)
+        adapter.handleFirst(inOneLayer(work as RequestHandler, adapter.routesInLayer()));
+      else app.use(work);
+    } else if (adapter instanceof ServerHttpAdapter) adapter.handleFirst(adapter.routesInLayer());
   } else {
     throw new Error(`unknown framework "${framework}" (express, svc-adapter, fastify or none)`);
   }
