@@ -11,8 +11,9 @@
  * With BENCH_WORK=1 every request also does the per-request work this server does before and
  * after its handler, written once against Node's own request and response and hooked in the
  * framework's native way (an Express middleware; Fastify's onRequest hook): a request id
- * (reused or new, echoed), the CORS header, the bearer-token check (the server's SecretMatcher), the duration histogram observed when the answer is sent (prom-client,
- * the same labels) and the rest of the request inside an AsyncLocalStorage log context.
+ * (reused or new, echoed), the CORS header, the bearer-token check (the server's
+ * SecretMatcher), the duration histogram observed when the answer is sent (prom-client, the same
+ * labels) and the rest of the request inside an AsyncLocalStorage log context.
  * Listens on 127.0.0.1 on a free port and prints the port.
  */
 import 'reflect-metadata';
@@ -137,9 +138,7 @@ async function start(): Promise<void> {
     const adapter =
       framework === 'express'
         ? new (await import('@nestjs/platform-express')).ExpressAdapter()
-        : new ServerHttpAdapter();
-    if (framework === 'svc-adapter')
-      (adapter.getInstance() as { set(k: string, v: unknown): void }).set('etag', weakEtag);
+        : new ServerHttpAdapter(); // its own ETag generator, weakEtag, set by its constructor
     app = await NestFactory.create(BenchModule, adapter, { logger: false, bodyParser: false });
     if (WORK) {
       type ExpressRequest = IncomingMessage & { route?: { path?: string }; baseUrl?: string };

@@ -203,11 +203,12 @@ async function bootstrap(): Promise<void> {
     openApiDocument().then(({ json }) => res.status(200).type('application/json').send(json), next);
   };
   // What every request goes through, in this order, as ONE layer run ahead of Express (see
-  // handleFirst, inOneLayer and underPath): its log line and id, metrics and log context, CORS, the JSON body; the public
-  // docs page; every /api request's token check; whether the assistant's listener passed it on
-  // (some arguments are the password holder's only); the OpenAPI document; the controllers'
-  // routes. Nest's not-found and error handlers, in Express, take what it passes on. A worker-only process, which has
-  // no controllers, answers its probes and metrics and nothing else.
+  // handleFirst, inOneLayer and underPath): its log line and id, metrics and log context, CORS,
+  // the JSON body; the public docs page; every /api request's token check; whether the
+  // assistant's listener passed it on (some arguments are the password holder's only); the
+  // OpenAPI document; the controllers' routes. Nest's not-found and error handlers, in Express,
+  // take what it passes on. A worker-only process, which has no controllers, answers its probes
+  // and metrics and nothing else.
   httpAdapter.handleFirst(
     inOneLayer(
       requestLogging(logger, config),

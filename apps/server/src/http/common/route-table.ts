@@ -45,9 +45,9 @@ export class RouteTable {
   /** `METHOD prefix` → the candidates in registration order (built on first use). */
   private readonly candidates = new Map<string, readonly Entry[]>();
   /**
-   * `METHOD path` → its candidates, for paths under a known prefix: one look-up for a path seen
-   * before instead of splitting and lower-casing it each time. Paths carry ids, so the map is
-   * emptied when it reaches EXACT_PATHS_KEPT.
+   * `METHOD path` → its candidates, for paths that have some: one look-up for a path seen before
+   * instead of splitting and lower-casing it each time. Paths carry ids (and any path may be
+   * asked for), so the map is emptied when it reaches EXACT_PATHS_KEPT.
    */
   private readonly byExactPath = new Map<string, readonly Entry[]>();
 
