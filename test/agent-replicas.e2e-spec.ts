@@ -46,11 +46,28 @@ describe('agent turns across two replicas', { skip: testMode() === 'services' ? 
 
   it('when the replica running a turn is killed, the turn ends interrupted within 30 s, its streamed text kept', async () => {
     const { spaceId, conversationId } = await newConversation(a, `replicas ${Date.now()}`);
+    // A watcher on each replica: whichever survives still has one, subscribed before the turn.
+    const watchers = await Promise.all(
+      [a, b].map(async (s) => {
+        const w = await WsTestClient.signedIn(s.wsUrl, s.password);
+        w.send({ type: 'subscribe', payload: { conversationId } });
+        await w.roundTrip();
+        return w;
+      }),
+    );
     model.enqueue({ steps: [{ text: 'about to be killed' }, { hang: true }] });
-    const requestsBefore = model.requests.length;
     await apiClient(a).post('/api/agent/message', { spaceId, conversationId, message: 'do not lose me' });
-    // Kill only once the turn is streaming, so its scripted reply is not left for the next turn.
-    await model.waitForRequests(requestsBefore + 1, 15_000);
+    // Kill only once the whole scripted text has been streamed (so it is in the event log to be
+    // kept, and the scripted reply is not left for the next turn): seeing the model's request
+    // alone raced the first delta.
+    let streamed = '';
+    while (streamed !== 'about to be killed') {
+      const delta = await watchers[0]!.next(
+        (f) => f.channel === 'agent:message' && typeof f.data?.delta === 'string',
+        15_000,
+      );
+      streamed += delta.data!.delta as string;
+    }
     await waitFor(
       async () => (await apiClient(a).get(`/api/agent/session/${conversationId}`)).body.data.replicaId !== null,
       10_000,
@@ -60,9 +77,8 @@ describe('agent turns across two replicas', { skip: testMode() === 'services' ? 
     const pid = Number(replicaId.split('-')[0]);
     const [victim, survivor] = pid === a.process.pid ? [a, b] : [b, a];
     assert.equal(victim.process.pid, pid, `replica ${replicaId} is one of the two servers`);
-    const watcher = await WsTestClient.signedIn(survivor.wsUrl, survivor.password);
-    watcher.send({ type: 'subscribe', payload: { conversationId } });
-    await watcher.roundTrip();
+    const watcher = watchers[survivor === a ? 0 : 1]!;
+    watchers[survivor === a ? 1 : 0]!.close();
 
     const killedAt = Date.now();
     victim.process.kill('SIGKILL');
