@@ -190,6 +190,18 @@ describe('digital humans at work (chat, runs, escalation)', () => {
   const activityOf = (id: string, type: string, timeoutMs = 15_000) =>
     appEvent('app:activity_entry:new', id, (f) => (f.data!.entry as { type: string }).type === type, timeoutMs);
   const stateOf = async (id: string) => okData<Record<string, unknown>>(await api.get(`/api/apps/${id}/state`));
+  /**
+   * The run is over: its state says so and its turn has ended. The state is written while the
+   * turn ends, so a trigger sent on the state alone can still find the turn and be skipped.
+   */
+  const runEnds = (id: string, what = 'the run ends') =>
+    waitFor(
+      async () =>
+        (await stateOf(id)).runningCount === 0 &&
+        (await api.get(`/api/agent/generating/app-run:${id}`)).body.data === false,
+      10_000,
+      what,
+    );
 
   it('runs on trigger: milestone then complete, activity and state events, the transcript by run id', async () => {
     model.enqueue(
@@ -216,7 +228,7 @@ describe('digital humans at work (chat, runs, escalation)', () => {
     assert.deepEqual(Object.keys(m).sort(), ['content', 'id', 'runId', 'ts', 'type']);
     const c = (await complete).data!.entry as Record<string, unknown>;
     assert.deepEqual(c.content, { summary: 'All prices are below 100', data: { cheapest: 42 } });
-    await waitFor(async () => (await stateOf(appId)).runningCount === 0, 10_000, 'the run ends');
+    await runEnds(appId);
     const state = await stateOf(appId);
     assert.equal(state.status, 'idle');
     assert.equal(state.lastStatus, 'ok');
@@ -253,7 +265,7 @@ describe('digital humans at work (chat, runs, escalation)', () => {
     assert.match((entry.content as { error: string }).error, /report_to_user/);
     assert.equal(model.requests.length, 3, 'two reminders, then the run fails');
     assert.ok(JSON.stringify(model.requests[1]!.body).includes('You have not reported yet'));
-    await waitFor(async () => (await stateOf(appId)).runningCount === 0, 10_000);
+    await runEnds(appId);
     const state = await stateOf(appId);
     assert.equal(state.lastStatus, 'error');
     assert.match(state.lastError as string, /report_to_user/);
@@ -264,7 +276,7 @@ describe('digital humans at work (chat, runs, escalation)', () => {
     const first = activityOf(appId, 'run_complete');
     const run = okData<{ runId: string }>(await api.post(`/api/apps/${appId}/trigger`));
     await first;
-    await waitFor(async () => (await stateOf(appId)).runningCount === 0, 10_000);
+    await runEnds(appId);
 
     model.enqueue(report({ type: 'complete', summary: 'Checked the blue one' }), textReply('Done again.'));
     const injected = activityOf(appId, 'run_complete');
@@ -275,13 +287,13 @@ describe('digital humans at work (chat, runs, escalation)', () => {
     const second = (await injected).data!.entry as { runId: string; content: { summary: string } };
     assert.deepEqual([second.runId, second.content.summary], [run.runId, 'Checked the blue one']);
     assert.ok(JSON.stringify(model.requests[2]!.body).includes('Check the blue one too'), 'the run gets the text');
-    await waitFor(async () => (await stateOf(appId)).runningCount === 0, 10_000);
+    await runEnds(appId);
 
     model.enqueue(report({ type: 'complete', summary: 'Carried on' }), textReply('Done at last.'));
     const continued = activityOf(appId, 'run_complete');
     assert.deepEqual(okData(await api.post(`/api/apps/${appId}/runs/${run.runId}/continue`)), { runId: run.runId });
     assert.equal(((await continued).data!.entry as { runId: string }).runId, run.runId);
-    await waitFor(async () => (await stateOf(appId)).runningCount === 0, 10_000);
+    await runEnds(appId);
     const transcript = okData<{ messages: Array<{ content: string }> }>(
       await api.get(`/api/apps/${appId}/runs/${run.runId}/session`),
     ).messages.map((m) => m.content);
@@ -298,16 +310,16 @@ describe('digital humans at work (chat, runs, escalation)', () => {
     const stopped = activityOf(appId, 'run_error');
     okData(await api.post('/api/agent/stop', { conversationId: `app-run:${appId}` }));
     assert.equal(((await stopped).data!.entry as { runId: string }).runId, other.runId);
-    await waitFor(async () => (await stateOf(appId)).runningCount === 0, 10_000);
+    await runEnds(appId);
   });
 
   it('a failing model ends the run as run_error with the reason; never stuck running', async () => {
     model.enqueue({ status: 400, error: 'model exploded' });
     const error = activityOf(appId, 'run_error');
-    okData(await api.post(`/api/apps/${appId}/trigger`));
+    assert.equal(okData<{ outcome: string }>(await api.post(`/api/apps/${appId}/trigger`)).outcome, 'started');
     const entry = (await error).data!.entry as { content: { error: string } };
     assert.match(entry.content.error, /model exploded/);
-    await waitFor(async () => (await stateOf(appId)).runningCount === 0, 10_000);
+    await runEnds(appId);
     assert.match((await stateOf(appId)).lastError as string, /model exploded/);
   });
 
@@ -330,7 +342,7 @@ describe('digital humans at work (chat, runs, escalation)', () => {
     const interrupted = (await stoppedRun).data!.entry as { runId: string; content: { interrupted?: boolean } };
     assert.equal(interrupted.runId, first.runId);
     assert.equal(interrupted.content.interrupted, true);
-    await waitFor(async () => (await stateOf(appId)).runningCount === 0, 10_000);
+    await runEnds(appId);
 
     okData(await api.post(`/api/apps/${appId}/pause`));
     const paused = okData<{ outcome: string; reason: string }>(await api.post(`/api/apps/${appId}/trigger`));
@@ -341,7 +353,7 @@ describe('digital humans at work (chat, runs, escalation)', () => {
     const output = activityOf(appId, 'output');
     assert.equal(okData<{ outcome: string }>(await api.post(`/api/apps/${appId}/trigger`)).outcome, 'started');
     assert.deepEqual(((await output).data!.entry as { content: unknown }).content, { summary: 'Back at work' });
-    await waitFor(async () => (await stateOf(appId)).runningCount === 0, 10_000);
+    await runEnds(appId);
   });
 
   it("uses the app's model choice (userOverrides) for runs and chat, else the current model", async () => {
@@ -359,7 +371,7 @@ describe('digital humans at work (chat, runs, escalation)', () => {
     okData(await patch({ modelSourceId: second.id, modelId: 'shop-model', chatReasoningEffort: 'high' }));
     const runEnded = async () => {
       await activityOf(appId, 'run_complete');
-      await waitFor(async () => (await stateOf(appId)).runningCount === 0, 10_000);
+      await runEnds(appId);
     };
     try {
       model.enqueue(report({ type: 'complete', summary: 'ok' }), textReply('Done.'));
@@ -530,7 +542,7 @@ describe('digital humans at work (chat, runs, escalation)', () => {
     );
     const entryId = question.entryId as string;
     await waitFor(async () => (await stateOf(appId)).status === 'waiting_user', 10_000, 'waiting for the user');
-    await waitFor(async () => (await stateOf(appId)).runningCount === 0, 10_000);
+    await runEnds(appId);
     const state = await stateOf(appId);
     assert.equal(state.pendingEscalationId, entryId);
     const activity = okData<Array<{ id: string; type: string; runId: string }>>(
@@ -578,7 +590,7 @@ describe('digital humans at work (chat, runs, escalation)', () => {
       followUp.includes('Buy the tea at 42?') && followUp.includes('yes') && followUp.includes('at most 40'),
       'the follow-up run gets the answer',
     );
-    await waitFor(async () => (await stateOf(appId)).runningCount === 0, 10_000);
+    await runEnds(appId);
     const after = await stateOf(appId);
     assert.equal(after.status, 'idle');
     assert.equal(after.pendingEscalationId, null);
