@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import type { Server } from 'node:http';
 import { describe, it } from 'node:test';
 import type { NextFunction, Request, Response } from 'express';
@@ -45,5 +46,40 @@ describe('ServerHttpAdapter.handleFirst', () => {
   it('refuses a second first layer', () => {
     const { adapter } = adapterWithFirst();
     assert.throws(() => adapter.handleFirst((_req, _res, next) => next()), /already set/);
+  });
+
+  it("builds requests and responses with Express's prototypes and V8's fast properties", () => {
+    // A child process: V8's own check (`%HasFastProperties`) needs --allow-natives-syntax.
+    const script = `
+      import { request } from 'node:http';
+      import { ServerHttpAdapter } from ${JSON.stringify(new URL('./server-http-adapter.js', import.meta.url).href)};
+      const adapter = new ServerHttpAdapter();
+      adapter.initHttpServer({});
+      const app = adapter.getInstance();
+      adapter.handleFirst((req, res) => {
+        const seen = {
+          requestPrototype: Object.getPrototypeOf(req) === app.request,
+          responsePrototype: Object.getPrototypeOf(res) === app.response,
+          requestFast: %HasFastProperties(req),
+          responseFast: %HasFastProperties(res),
+        };
+        res.end(JSON.stringify(seen));
+      });
+      const server = adapter.getHttpServer().listen(0, '127.0.0.1', () => {
+        request({ port: server.address().port, host: '127.0.0.1' }, (res) => {
+          let text = '';
+          res.on('data', (chunk) => (text += chunk));
+          res.on('end', () => { process.stdout.write(text); server.close(); });
+        }).end();
+      });`;
+    const out = execFileSync(process.execPath, ['--allow-natives-syntax', '--input-type=module', '-e', script], {
+      encoding: 'utf8',
+    });
+    assert.deepEqual(JSON.parse(out), {
+      requestPrototype: true,
+      responsePrototype: true,
+      requestFast: true,
+      responseFast: true,
+    });
   });
 });

@@ -158,13 +158,15 @@ type FrontFailed = Request & { [FRONT_ERROR]?: unknown };
 /**
  * A constructor for `base`'s objects (Node's request or response, function-style constructors)
  * whose instances have `proto` as their prototype (Express's, which itself inherits `base`'s).
+ * `base` runs as a construct call with this function as `new.target`: the object is allocated
+ * with `proto` and keeps V8's fast properties. Calling `base` on an object of our own
+ * (`base.call(this, …)`) left every request and response in dictionary mode (each property read
+ * and write a hash look-up; ~0.75 µs more to build one, measured on Node 24).
  */
 function bornWith<T extends typeof http.IncomingMessage | typeof http.ServerResponse>(base: T, proto: object): T {
-  // Node calls these with one argument (the socket) or two (the request, options): passed on as
-  // they are, without a rest array per request.
-  const construct = base as unknown as (this: object, first: Socket | http.IncomingMessage, second?: object) => void;
-  function Born(this: object, first: Socket | http.IncomingMessage, second?: object): void {
-    construct.call(this, first, second);
+  // Node calls these with `new` and one argument (the socket) or two (the request, options).
+  function Born(first: Socket | http.IncomingMessage, second?: object): object {
+    return Reflect.construct(base, [first, second], Born) as object;
   }
   Born.prototype = proto;
   return Born as unknown as T;
