@@ -7,7 +7,7 @@
  * body (its own process, as the server is: bench/bare-http-server). Rounds alternate (bare, svc, bare, svc, …; BENCH_HTTP_ROUNDS pairs, default 3) so
  * that both see the same machine load; prints req/s and p50/p99 of each round and the ratio
  * of the medians. The server runs embedded (SVC_TEST_MODE=services: on Postgres + Redis).
- * BENCH_CPU_PROF=<dir> runs the server under `node --cpu-prof`.
+ * BENCH_CPU_PROF=<dir> runs the server under `node --cpu-prof`; BENCH_FILE_IO sets its SVC_FILE_IO.
  * BENCH_HTTP_GENERATOR=wrk loads both with `wrk` (one thread; Debian's package) instead of the
  * Node client: a generator that costs a fraction of a Node client per request, so bare Node's
  * figure is no longer capped by the generator and the ratio is the servers' own.
@@ -26,6 +26,8 @@ const PATH_ASKED = process.env.BENCH_HTTP_PATH ?? '/api/system/version';
 const CPU_PROF = process.env.BENCH_CPU_PROF;
 /** Spaces created besides the file's own (`file` only): every read by path weighs each space's folder. */
 const EXTRA_SPACES = Number(process.env.BENCH_HTTP_SPACES ?? 0);
+/** BENCH_FILE_IO: the server's SVC_FILE_IO (auto, pool, direct); unset, its default. */
+const FILE_IO = process.env.BENCH_FILE_IO;
 
 /** Writes a small text file into a new space through the API; answers the path that reads it. */
 async function smallFile(base: string, headers: Record<string, string>): Promise<string> {
@@ -56,7 +58,10 @@ async function smallFile(base: string, headers: Record<string, string>): Promise
 }
 
 async function main(): Promise<void> {
-  const server = await startServer({ nodeArgs: CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`] : [] });
+  const server = await startServer({
+    nodeArgs: CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`] : [],
+    env: FILE_IO ? { SVC_FILE_IO: FILE_IO } : {},
+  });
   const headers = { Authorization: `Bearer ${server.password}` };
   const PATH = PATH_ASKED === 'file' ? await smallFile(server.url, headers) : PATH_ASKED;
   const target = `${server.url}${PATH}`;

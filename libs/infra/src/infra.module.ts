@@ -65,6 +65,7 @@ import { LeaderLease } from '#core/ports/leader-lease.port.js';
 import { Replica } from '#core/ports/replica.port.js';
 import { TypeormConversationRepository } from './conversations/typeorm-conversation.repository.js';
 import { NodeFileStore } from './files/node-file-store.js';
+import { fileIoChooser } from './files/file-io.js';
 import { NodeTrashBin } from './files/node-trash-bin.js';
 import type { Infrastructure } from './infrastructure.js';
 import { BrowserProfiles } from '#core/browser/ai-browser.js';
@@ -119,7 +120,11 @@ export class InfraModule {
       {
         provide: FileStore,
         useFactory: (clock: Clock) =>
-          new NodeFileStore({ trashDir: join(config.dataDir, 'trash'), now: () => new Date(clock.now()) }),
+          new NodeFileStore({
+            trashDir: join(config.dataDir, 'trash'),
+            now: () => new Date(clock.now()),
+            fileIo: fileIoChooser(config.fileIo),
+          }),
         inject: [Clock],
       },
       // What FileStore.trash fills, read back (a space's trash: list, restore, delete for good).

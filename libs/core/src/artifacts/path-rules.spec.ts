@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { isAbsolute, relative } from 'node:path';
 import type { GuardedPath } from '../ports/file-store.port.js';
 import {
   childOf,
   findRoot,
   hasNulByte,
   isInside,
+  isNormalizedAbsolute,
   isPlainName,
   isSelfOrDescendant,
   isInServiceFolder,
@@ -49,6 +51,44 @@ describe('path rules (the lexical half of the path guard)', () => {
       assert.equal(isInside('/s', '/'), false);
       assert.equal(isInside('/s/space', '/s/space-other/x'), false, 'a sibling sharing the prefix');
       assert.equal(isInside('/s/space', '/s'), false);
+    });
+
+    it('answers what path.relative answers, for normalized paths and any others', () => {
+      const paths = [
+        '/',
+        '/s',
+        '/s/',
+        '/s/a',
+        '/s/a/',
+        '/s//a',
+        '/s/./a',
+        '/s/../s/a',
+        '/s/.hidden',
+        '/s/..x',
+        '/s/a/..',
+        '/s/a/.',
+        '/sa',
+        '/s-other/a',
+        '/t/s/a',
+        'relative/s',
+      ];
+      for (const root of paths) {
+        for (const target of paths) {
+          const rel = relative(root, target);
+          const expected = rel === '' ? '' : isAbsolute(rel) || rel === '..' || rel.startsWith('../') ? null : rel;
+          assert.equal(relativeInside(root, target), expected, `${root} ${target}`);
+        }
+      }
+      assert.deepEqual(paths.filter(isNormalizedAbsolute), [
+        '/',
+        '/s',
+        '/s/a',
+        '/s/.hidden',
+        '/s/..x',
+        '/sa',
+        '/s-other/a',
+        '/t/s/a',
+      ]);
     });
 
     it('accepts the root itself only when asked to', () => {

@@ -28,11 +28,33 @@ export function normalizeRequest(requested: string, base?: string): string | nul
   return resolve(base, requested);
 }
 
+const SLASH = 0x2f;
+/** `//`, or a `.` or `..` segment. */
+const NOT_NORMALIZED = /\/\/|\/\.\.?(?:\/|$)/;
+
+/** Whether `path` is absolute and normalized where the separator is `/` (what `resolve` leaves as it is). */
+export function isNormalizedAbsolute(path: string): boolean {
+  return (
+    path.charCodeAt(0) === SLASH &&
+    (path.length === 1 || path.charCodeAt(path.length - 1) !== SLASH) &&
+    !NOT_NORMALIZED.test(path)
+  );
+}
+
 /**
  * Where `target` lies relative to `root`: `''` for the root itself, a relative path
  * (platform separators) inside it, or null outside. Both must be absolute and normalized.
  */
 export function relativeInside(root: string, target: string): string | null {
+  if (sep === '/' && isNormalizedAbsolute(root) && isNormalizedAbsolute(target)) {
+    // What `relative` answers for such paths, without building a relative path (the guard asks
+    // this of every space's folder on each read).
+    if (target === root) return '';
+    if (root === '/') return target.slice(1);
+    return target.length > root.length && target.charCodeAt(root.length) === SLASH && target.startsWith(root)
+      ? target.slice(root.length + 1)
+      : null;
+  }
   const rel = relative(root, target);
   if (rel === '') return '';
   if (isAbsolute(rel)) return null;

@@ -52,6 +52,12 @@ export interface AppConfig {
   agent: AgentSettings;
   /** SVC_FILE_WATCH_POLLING=1: poll the disk instead of native events (network volumes). */
   fileWatchPolling: boolean;
+  /**
+   * SVC_FILE_IO: where the path guard's calls and small files' reads by path run. `auto`: on the
+   * event loop for folders on a local file system, in libuv's thread pool elsewhere; `pool`: in the
+   * pool everywhere; `direct`: on the event loop everywhere.
+   */
+  fileIo: FileIoMode;
   /** SVC_SEARCH_INDEX_LIMIT: most paths the file search index holds per space. */
   searchIndexLimit: number;
   /** SVC_TRIGGER_RECONCILE_MS: how often schedules' delayed jobs are rebuilt from Postgres (a job store restarted empty). */
@@ -119,6 +125,9 @@ export interface AppConfig {
  * works; `unsandboxed` offers it even where no sandbox works (the operator's explicit choice).
  */
 export type BashMode = 'off' | 'sandboxed' | 'unsandboxed';
+
+/** SVC_FILE_IO (AppConfig.fileIo). */
+export type FileIoMode = 'auto' | 'direct' | 'pool';
 
 export interface AgentSettings {
   bash: BashMode;

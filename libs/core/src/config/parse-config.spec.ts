@@ -53,7 +53,13 @@ describe('parseConfig', () => {
       assert.equal(config.appRunsPerProcess, 2);
       assert.deepEqual(config.teamLimits, { maxMessages: 200, maxForwardDepth: 8, maxDurationMs: 7_200_000 });
       assert.equal(config.scheduleMinIntervalMs, 60_000);
+      assert.equal(config.fileIo, 'auto');
       assert.equal(config.version, '9.9.9-test');
+    });
+
+    it('SVC_FILE_IO: auto, pool or direct, in any case', () => {
+      assert.equal(ok({ SVC_FILE_IO: 'pool' }).fileIo, 'pool');
+      assert.equal(ok({ SVC_FILE_IO: 'Direct' }).fileIo, 'direct');
     });
 
     it('blank values count as unset', () => {
@@ -162,6 +168,7 @@ describe('parseConfig', () => {
       ['SVC_BROWSER_MAX_PAGES', { SVC_BROWSER_MAX_PAGES: '0' }],
       ['SVC_BROWSER_MAX_PAGES', { SVC_BROWSER_MAX_PAGES: 'many' }],
       ['SVC_BROWSER_DOWNLOAD_MAX_BYTES', { SVC_BROWSER_DOWNLOAD_MAX_BYTES: '0' }],
+      ['SVC_FILE_IO', { SVC_FILE_IO: 'sync' }],
     ];
     for (const [variable, env] of cases) {
       it(`${variable}=${JSON.stringify(Object.values(env)[0])}`, () => assertRejectedNaming(env, variable));

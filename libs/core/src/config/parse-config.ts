@@ -5,6 +5,7 @@ import {
   DEFAULT_PORT,
   DEFAULT_STORE_CATALOGS,
   DEFAULT_STORE_SOURCE,
+  type FileIoMode,
   type LogLevel,
   type ModelProviderKind,
   PASSWORD_MAX,
@@ -24,6 +25,7 @@ export type ConfigResult = { ok: true; config: AppConfig } | { ok: false; errors
 const LOG_LEVELS: readonly LogLevel[] = ['error', 'warn', 'info', 'debug'];
 const ROLES: readonly ServerRole[] = ['all', 'api', 'worker'];
 const PROVIDERS: readonly ModelProviderKind[] = ['anthropic', 'openai'];
+const FILE_IO_MODES: readonly FileIoMode[] = ['auto', 'pool', 'direct'];
 
 /**
  * Parses the environment into one configuration object. Collects every problem so the
@@ -201,6 +203,8 @@ export function parseConfig(
 
   const fileWatchPolling = parseBoolean(value('SVC_FILE_WATCH_POLLING'));
   if (fileWatchPolling === null) errors.push('SVC_FILE_WATCH_POLLING: must be 1 or 0');
+  const fileIo = (value('SVC_FILE_IO') ?? 'auto').toLowerCase() as FileIoMode;
+  if (!FILE_IO_MODES.includes(fileIo)) errors.push('SVC_FILE_IO: must be auto, pool or direct');
   const searchIndexLimit = int('SVC_SEARCH_INDEX_LIMIT', 200_000, 1, 10_000_000);
   const triggerReconcileMs = int('SVC_TRIGGER_RECONCILE_MS', 30_000, 200, 3_600_000);
   const triggerClaimLeaseMs = int('SVC_TRIGGER_CLAIM_LEASE_MS', 60_000, 1000, 3_600_000);
@@ -309,6 +313,7 @@ export function parseConfig(
       migrations: migrations as 'run' | 'skip',
       agent,
       fileWatchPolling: fileWatchPolling!,
+      fileIo,
       searchIndexLimit,
       triggerReconcileMs,
       scheduleMinIntervalMs,

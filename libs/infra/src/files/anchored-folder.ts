@@ -1,8 +1,8 @@
 import { constants } from 'node:fs';
-import { open, readlink, realpath } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import { isInside } from '#core/artifacts/path-rules.js';
 import { DomainError } from '#core/errors/domain-error.js';
+import { type FileIo, POOL_IO } from './file-io.js';
 import { ACCESS_DENIED } from './path-guard.js';
 
 /**
@@ -12,6 +12,7 @@ import { ACCESS_DENIED } from './path-guard.js';
  * names its entries through the open handle (`/proc/self/fd/<n>/<name>`, which the kernel
  * resolves to the folder that was opened, whatever its path leads to now). The last
  * component is opened with O_NOFOLLOW. A racing swap can then only make the request fail.
+ * `io`: whose calls open and check the folder (POOL_IO unless the caller knows the folder is local).
  */
 
 /** Where an open folder's entries can be named on this platform (Linux: through /proc). */
@@ -28,12 +29,22 @@ export const CREATE_NO_FOLLOW = constants.O_WRONLY | constants.O_CREAT | constan
  * component of that path again; a folder deleted meanwhile (the link then ends in " (deleted)")
  * is resolved as elsewhere, which fails as a missing folder does.
  */
-async function whereOpened(fdPath: string): Promise<string> {
+async function whereOpened(fdPath: string, io: FileIo): Promise<string> {
   if (FD_FOLDER) {
-    const link = await readlink(fdPath);
+    const link = await io.readlink(fdPath);
     if (link.startsWith('/') && !link.endsWith(' (deleted)')) return link;
   }
-  return realpath(fdPath);
+  return io.realpath(fdPath);
+}
+
+/**
+ * Where an opened file really is (the kernel's link of its handle), or null where that cannot be
+ * read that way (no /proc, the file deleted meanwhile).
+ */
+export async function whereFileOpened(fd: number, io: FileIo): Promise<string | null> {
+  if (!FD_FOLDER) return null;
+  const link = await io.readlink(`${FD_FOLDER}/${fd}`);
+  return link.startsWith('/') && !link.endsWith(' (deleted)') ? link : null;
 }
 
 const deny = (): never => {
@@ -47,11 +58,16 @@ export type EntryAt = (name: string) => string;
  * Opens `folder`, checks that the opened folder lies inside `realRoot` (the root itself
  * included), and runs `work` with a function naming entries of exactly that folder.
  */
-export async function inFolder<T>(folder: string, realRoot: string, work: (at: EntryAt) => Promise<T>): Promise<T> {
-  const handle = await open(folder, constants.O_RDONLY | constants.O_DIRECTORY);
+export async function inFolder<T>(
+  folder: string,
+  realRoot: string,
+  work: (at: EntryAt) => Promise<T>,
+  io: FileIo = POOL_IO,
+): Promise<T> {
+  const handle = await io.open(folder, constants.O_RDONLY | constants.O_DIRECTORY);
   try {
     const fdPath = FD_FOLDER ? `${FD_FOLDER}/${handle.fd}` : folder;
-    if (!isInside(realRoot, await whereOpened(fdPath), true)) deny();
+    if (!isInside(realRoot, await whereOpened(fdPath, io), true)) deny();
     return await work((name) => `${fdPath}/${name}`);
   } finally {
     await handle.close();
@@ -59,7 +75,12 @@ export async function inFolder<T>(folder: string, realRoot: string, work: (at: E
 }
 
 /** `work` on the entry `path` (its folder opened and checked, its own name kept). */
-export function atEntry<T>(path: string, realRoot: string, work: (entry: string) => Promise<T>): Promise<T> {
+export function atEntry<T>(
+  path: string,
+  realRoot: string,
+  work: (entry: string) => Promise<T>,
+  io: FileIo = POOL_IO,
+): Promise<T> {
   if (path === realRoot) return work(path);
-  return inFolder(dirname(path), realRoot, (at) => work(at(basename(path))));
+  return inFolder(dirname(path), realRoot, (at) => work(at(basename(path))), io);
 }

@@ -12,7 +12,15 @@ import {
   type GuardedPath,
   type PathRequest,
 } from '#core/ports/file-store.port.js';
-import { atEntry, CREATE_NO_FOLLOW, inFolder, READ_NO_FOLLOW } from './anchored-folder.js';
+import { atEntry, CREATE_NO_FOLLOW, inFolder, READ_NO_FOLLOW, whereFileOpened } from './anchored-folder.js';
+import {
+  DIRECT_READ_MAX_BYTES,
+  type FileIo,
+  type FileIoFor,
+  type OpenedEntry,
+  POOL_EVERYWHERE,
+  POOL_IO,
+} from './file-io.js';
 import { ACCESS_DENIED, guardPath } from './path-guard.js';
 
 export interface NodeFileStoreOptions {
@@ -22,6 +30,11 @@ export interface NodeFileStoreOptions {
   now?: () => Date;
   /** Rename primitive; tests replace it to simulate a cross-device move. */
   rename?: (from: string, to: string) => Promise<void>;
+  /**
+   * The calls that guard a path, look at an entry and read a small file, per space folder
+   * (fileIoChooser: on the event loop where that folder is on a local disk). Default: the pool.
+   */
+  fileIo?: FileIoFor;
 }
 
 /** An entry's FileInfo from its own `lstat` and that of what it leads to (itself, unless a symlink). */
@@ -109,22 +122,25 @@ function trashCandidate(name: string, n: number): string {
 export class NodeFileStore extends FileStore {
   private readonly now: () => Date;
   private readonly renameImpl: (from: string, to: string) => Promise<void>;
+  private readonly ioFor: FileIoFor;
 
   constructor(private readonly options: NodeFileStoreOptions) {
     super();
     this.now = options.now ?? (() => new Date());
     this.renameImpl = options.rename ?? rename;
+    this.ioFor = options.fileIo ?? POOL_EVERYWHERE;
   }
 
   resolve(request: PathRequest): Promise<GuardedPath> {
-    return guardPath(request);
+    return guardPath(request, this.ioFor);
   }
 
   stat(target: GuardedPath): Promise<FileInfo | null> {
+    const io = this.ioFor(target.root);
     return mapped(async () => {
       let own;
       try {
-        own = await atEntry(target.entry, target.realRoot, (entry) => lstat(entry));
+        own = await atEntry(target.entry, target.realRoot, (entry) => io.lstat(entry), io);
       } catch (err) {
         if (isMissing(err)) return null;
         throw err;
@@ -134,7 +150,7 @@ export class NodeFileStore extends FileStore {
       // (`fileInfo(own)` of a symlink: kind 'other', size 0).
       let led;
       try {
-        led = await atEntry(target.real, target.realRoot, (real) => lstat(real));
+        led = await atEntry(target.real, target.realRoot, (real) => io.lstat(real), io);
       } catch (err) {
         if (isMissing(err)) return fileInfo(own);
         throw err;
@@ -185,23 +201,33 @@ export class NodeFileStore extends FileStore {
   ): Promise<{ info: FileInfo | null; data?: Buffer | 'too-large' }> {
     if (target.entry !== target.real || target.entry === target.realRoot)
       return super.statAndRead(target, readUpTo, maxBytes);
+    const io = this.ioFor(target.root);
+    const quick = await readByCanonicalPath(target.entry, readUpTo, maxBytes, io);
+    if (quick !== null) return quick;
     const visit = await mapped(async () => {
       try {
-        return await atEntry(target.entry, target.realRoot, async (entry) => {
-          const own = await lstat(entry);
-          // Swapped for a symlink since the guard looked: the two steps, as `stat` follows it.
-          if (own.isSymbolicLink()) return null;
-          const info = fileInfo(own);
-          if (info.kind !== 'file' || own.size > readUpTo) return { info };
-          const handle = await open(entry, READ_NO_FOLLOW | (constants.O_NONBLOCK ?? 0));
-          try {
-            const opened = await handle.stat();
-            if (!opened.isFile() || opened.ino !== own.ino || opened.dev !== own.dev) return null;
-            return { info, data: await readOpened(handle, opened.size, maxBytes) };
-          } finally {
-            await handle.close();
-          }
-        });
+        return await atEntry(
+          target.entry,
+          target.realRoot,
+          async (entry) => {
+            const own = await io.lstat(entry);
+            // Swapped for a symlink since the guard looked: the two steps, as `stat` follows it.
+            if (own.isSymbolicLink()) return null;
+            const info = fileInfo(own);
+            if (info.kind !== 'file' || own.size > readUpTo) return { info };
+            // A larger file is read in the pool, where its read does not hold up the event loop.
+            const reader = own.size <= DIRECT_READ_MAX_BYTES ? io : POOL_IO;
+            const handle = await reader.open(entry, READ_NO_FOLLOW | (constants.O_NONBLOCK ?? 0));
+            try {
+              const opened = await handle.stat();
+              if (!opened.isFile() || opened.ino !== own.ino || opened.dev !== own.dev) return null;
+              return { info, data: await readOpened(handle, opened.size, maxBytes) };
+            } finally {
+              await handle.close();
+            }
+          },
+          io,
+        );
       } catch (err) {
         if (isMissing(err)) return { info: null };
         throw err;
@@ -424,7 +450,7 @@ export async function moveEntry(
  * An opened file's content (`size` as its stat said), or 'too-large' past `maxBytes`: one byte
  * more than the stat counted is asked for, so a file that grew past the limit since is refused.
  */
-async function readOpened(handle: FileHandle, size: number, maxBytes: number): Promise<Buffer | 'too-large'> {
+async function readOpened(handle: OpenedEntry, size: number, maxBytes: number): Promise<Buffer | 'too-large'> {
   if (size > maxBytes) return 'too-large';
   const buffer = Buffer.alloc(Math.min(size, maxBytes) + 1);
   let total = 0;
@@ -441,6 +467,42 @@ async function readOpened(handle: FileHandle, size: number, maxBytes: number): P
     if (total >= size) break;
   }
   return buffer.subarray(0, total);
+}
+
+/**
+ * A regular file within `readUpTo` read by its canonical path: looked at (`lstat`), opened
+ * without following a symlink or waiting on a FIFO, and kept only if the opened file is the entry
+ * looked at and the kernel's link of its handle names exactly `path`, so a folder on the way
+ * swapped for a symlink since the guard looked cannot lead the read elsewhere. Six calls, where
+ * the visit of the opened folder takes eight, each of them naming the entry through /proc. Null
+ * for anything else (not a regular file, too large, moved, swapped, a failure): the caller then
+ * visits the folder, which answers those cases.
+ */
+async function readByCanonicalPath(
+  path: string,
+  readUpTo: number,
+  maxBytes: number,
+  io: FileIo,
+): Promise<{ info: FileInfo; data: Buffer | 'too-large' } | null> {
+  if (process.platform !== 'linux') return null;
+  let handle: OpenedEntry | undefined;
+  try {
+    const own = await io.lstat(path);
+    if (!own.isFile() || own.size > readUpTo) return null;
+    // A larger file is read in the pool, where its read does not hold up the event loop.
+    handle = await (own.size <= DIRECT_READ_MAX_BYTES ? io : POOL_IO).open(
+      path,
+      READ_NO_FOLLOW | (constants.O_NONBLOCK ?? 0),
+    );
+    const opened = await handle.stat();
+    if (!opened.isFile() || opened.ino !== own.ino || opened.dev !== own.dev || opened.size !== own.size) return null;
+    if ((await whereFileOpened(handle.fd, io)) !== path) return null;
+    return { info: fileInfo(own), data: await readOpened(handle, opened.size, maxBytes) };
+  } catch {
+    return null;
+  } finally {
+    await handle?.close().catch(() => undefined);
+  }
 }
 
 function openForReading(file: GuardedPath) {

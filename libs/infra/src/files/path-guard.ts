@@ -1,9 +1,15 @@
-import { lstat, readdir, readlink, realpath } from 'node:fs/promises';
 import { basename, dirname, join, resolve, sep } from 'node:path';
-import { hasNulByte, normalizeRequest, relativeInside, toPosix } from '#core/artifacts/path-rules.js';
+import {
+  hasNulByte,
+  isNormalizedAbsolute,
+  normalizeRequest,
+  relativeInside,
+  toPosix,
+} from '#core/artifacts/path-rules.js';
 import { DomainError } from '#core/errors/domain-error.js';
 import { nameLengthProblem } from '#core/errors/text-rules.js';
 import type { GuardedPath, PathRequest } from '#core/ports/file-store.port.js';
+import { type FileIo, type FileIoFor, POOL_EVERYWHERE, POOL_IO } from './file-io.js';
 
 /** The text of every refusal, whether the path exists or not (nothing is revealed about outside paths). */
 export const ACCESS_DENIED = 'Access denied';
@@ -26,21 +32,21 @@ type Walks = Map<string, Promise<string>>;
  * its folder) resolve a path they have in common once; a path that does not exist yet costs a
  * failed `realpath` and `lstat` at each missing level. Only the walk up through the ancestors
  * shares (a shorter path each time, so no walk ever waits for itself); following a symlink
- * does not.
+ * does not. `io`: whose calls walk (POOL_IO unless the path is known to be on a local disk).
  */
-export function canonicalPath(path: string, hops = 0, walks?: Walks): Promise<string> {
-  if (walks === undefined || hops > 0) return resolveCanonical(path, hops, walks);
+export function canonicalPath(path: string, hops = 0, walks?: Walks, io: FileIo = POOL_IO): Promise<string> {
+  if (walks === undefined || hops > 0) return resolveCanonical(path, hops, walks, io);
   let walk = walks.get(path);
   if (walk === undefined) {
-    walk = resolveCanonical(path, hops, walks);
+    walk = resolveCanonical(path, hops, walks, io);
     walks.set(path, walk);
   }
   return walk;
 }
 
-async function resolveCanonical(path: string, hops: number, walks: Walks | undefined): Promise<string> {
+async function resolveCanonical(path: string, hops: number, walks: Walks | undefined, io: FileIo): Promise<string> {
   try {
-    return await realpath(path);
+    return await io.realpath(path);
   } catch (err) {
     const code = errorCode(err);
     if (code !== 'ENOENT' && code !== 'ENOTDIR') throw err;
@@ -49,15 +55,16 @@ async function resolveCanonical(path: string, hops: number, walks: Walks | undef
   if (parent === path) return path;
   let link: string | null = null;
   try {
-    const st = await lstat(path);
-    if (st.isSymbolicLink()) link = await readlink(path);
+    const st = await io.lstat(path);
+    if (st.isSymbolicLink()) link = await io.readlink(path);
   } catch {
     // Not there (or not reachable): resolve the ancestors and append the name.
   }
-  const realParent = await canonicalPath(parent, hops, walks);
+  const realParent = await canonicalPath(parent, hops, walks, io);
   if (link === null) return join(realParent, basename(path));
   if (hops >= MAX_LINK_HOPS) throw Object.assign(new Error('Too many symbolic links'), { code: 'ELOOP' });
-  return canonicalPath(resolve(realParent, link), hops + 1);
+  // Where a symlink leads may be another file system: the pool's calls from there on.
+  return canonicalPath(resolve(realParent, link), hops + 1, undefined, POOL_IO);
 }
 
 /** Roots in one folder from this many on are resolved through one listing of it (canonicalRoots). */
@@ -78,9 +85,10 @@ const listedSizes = new Map<string, number>();
  * an entry that is not a symlink (or is missing) resolves to the folder's canonical path and its
  * own name, exactly what `canonicalPath` answers for it. A symlink, or a folder that cannot be
  * listed, sends its roots through `canonicalPath` one by one, as before; so does a folder whose
- * last listing was much larger than its roots.
+ * last listing was much larger than its roots. Each root and listed folder is walked with its own
+ * FileIo (`ioFor`).
  */
-async function canonicalRoots(roots: readonly string[], walks: Walks): Promise<string[]> {
+async function canonicalRoots(roots: readonly string[], walks: Walks, ioFor: FileIoFor): Promise<string[]> {
   const byFolder = new Map<string, string[]>();
   for (const root of new Set(roots)) {
     const folder = dirname(root);
@@ -92,7 +100,7 @@ async function canonicalRoots(roots: readonly string[], walks: Walks): Promise<s
   for (const [folder, members] of byFolder) {
     if (members.length < SHARED_FOLDER_ROOTS) continue;
     if ((listedSizes.get(folder) ?? 0) > members.length * ENTRIES_PER_ROOT) continue;
-    const listing = resolveThroughListing(folder, members, walks);
+    const listing = resolveThroughListing(folder, members, walks, ioFor);
     members.forEach((root, k) =>
       walks.set(
         root,
@@ -100,59 +108,46 @@ async function canonicalRoots(roots: readonly string[], walks: Walks): Promise<s
       ),
     );
   }
-  return Promise.all(roots.map((root) => canonicalPath(root, 0, walks)));
+  return Promise.all(roots.map((root) => canonicalPath(root, 0, walks, ioFor(root))));
 }
 
 /** The canonical paths of `roots`, all entries of `folder` (see canonicalRoots). */
-async function resolveThroughListing(folder: string, roots: readonly string[], walks: Walks): Promise<string[]> {
+async function resolveThroughListing(
+  folder: string,
+  roots: readonly string[],
+  walks: Walks,
+  ioFor: FileIoFor,
+): Promise<string[]> {
+  const io = ioFor(folder);
   let symlinks: Set<string>;
   try {
-    const entries = await readdir(folder, { withFileTypes: true });
+    const entries = await io.readdir(folder);
     listedSizes.set(folder, entries.length);
     symlinks = new Set(entries.filter((e) => e.isSymbolicLink()).map((e) => e.name));
   } catch {
-    return Promise.all(roots.map((root) => resolveCanonical(root, 0, walks)));
+    return Promise.all(roots.map((root) => resolveCanonical(root, 0, walks, ioFor(root))));
   }
-  const realFolder = await canonicalPath(folder, 0, walks);
+  const realFolder = await canonicalPath(folder, 0, walks, io);
   return Promise.all(
     roots.map((root) => {
       const name = basename(root);
-      return symlinks.has(name) ? resolveCanonical(root, 0, walks) : Promise.resolve(join(realFolder, name));
+      return symlinks.has(name)
+        ? resolveCanonical(root, 0, walks, ioFor(root))
+        : Promise.resolve(join(realFolder, name));
     }),
   );
 }
 
-/**
- * `relativeInside` for the guard's own paths, every one absolute and normalized (resolved or
- * canonical): where the separator is `/`, a prefix test answers the same as `path.relative`
- * without building a relative path for each of the roots (one per space) on every check.
- */
-function within(root: string, target: string): string | null {
-  if (sep !== '/') return relativeInside(root, target);
-  if (target === root) return '';
-  if (root === '/') return target.slice(1);
-  return target.length > root.length && target.charCodeAt(root.length) === SLASH && target.startsWith(root)
-    ? target.slice(root.length + 1)
-    : null;
-}
-const SLASH = 0x2f;
-
 /** `resolve(path)`, skipping the work for a path already absolute and normalized (a space's folder). */
 function resolved(path: string): string {
-  const normalized =
-    sep === '/' &&
-    path.charCodeAt(0) === SLASH &&
-    !path.includes('//') &&
-    !path.includes('/.') &&
-    (path.length === 1 || path.charCodeAt(path.length - 1) !== SLASH);
-  return normalized ? path : resolve(path);
+  return sep === '/' && isNormalizedAbsolute(path) ? path : resolve(path);
 }
 
 /** Picks the deepest root containing `target` (nested spaces: the innermost one). */
 function deepestRoot(realRoots: readonly string[], target: string, allowRoot: boolean): number {
   let best = -1;
   realRoots.forEach((root, i) => {
-    const rel = within(root, target);
+    const rel = relativeInside(root, target);
     if (rel === null || (!allowRoot && rel === '')) return;
     if (best === -1 || root.length > realRoots[best]!.length) best = i;
   });
@@ -163,8 +158,10 @@ function deepestRoot(realRoots: readonly string[], target: string, allowRoot: bo
  * The path guard. The request is checked lexically first (nothing outside the roots is
  * even looked at on disk), then with symlinks resolved: both the entry itself (its folder
  * resolved, its own name kept) and what it points to must lie inside an allowed root.
+ * `ioFor`: the FileIo of each root's folder; a path is walked with that of the root it lies in as
+ * written (the pool's for one named through a root's canonical form).
  */
-export async function guardPath(request: PathRequest): Promise<GuardedPath> {
+export async function guardPath(request: PathRequest, ioFor: FileIoFor = POOL_EVERYWHERE): Promise<GuardedPath> {
   const deny = (): never => {
     throw DomainError.forbidden(ACCESS_DENIED);
   };
@@ -183,26 +180,28 @@ export async function guardPath(request: PathRequest): Promise<GuardedPath> {
   let realParent: string;
   try {
     const walks: Walks = new Map();
-    if (roots.some((r) => within(r, lexical) !== null)) {
+    const rootAsWritten = deepestRoot(roots, lexical, true);
+    if (rootAsWritten !== -1) {
+      const io = ioFor(roots[rootAsWritten]!);
       // Inside a root as written: the entry is resolved first. A path whose canonical form is
       // itself has no symlink on the way (nor, then, does its folder, or a root it lies in), so
       // its folder needs no walk of its own, nor do the roots it lies in: one call in all for a
       // space's own paths, the common case.
-      real = await canonicalPath(lexical, 0, walks);
+      real = await canonicalPath(lexical, 0, walks, io);
       if (real === lexical) {
         realParent = dirname(lexical);
-        for (const root of roots) if (within(root, lexical) !== null) walks.set(root, Promise.resolve(root));
-        realRoots = await canonicalRoots(roots, walks);
+        for (const root of roots) if (relativeInside(root, lexical) !== null) walks.set(root, Promise.resolve(root));
+        realRoots = await canonicalRoots(roots, walks, ioFor);
       } else {
         [realRoots, realParent] = await Promise.all([
-          canonicalRoots(roots, walks),
-          canonicalPath(dirname(lexical), 0, walks),
+          canonicalRoots(roots, walks, ioFor),
+          canonicalPath(dirname(lexical), 0, walks, io),
         ]);
       }
     } else {
       // Perhaps inside a root's canonical form (a root reached through a symlink, named by its target).
-      realRoots = await canonicalRoots(roots, walks);
-      if (!realRoots.some((r) => within(r, lexical) !== null)) deny();
+      realRoots = await canonicalRoots(roots, walks, ioFor);
+      if (!realRoots.some((r) => relativeInside(r, lexical) !== null)) deny();
       // The entry and its folder side by side, sharing what they have in common with each other
       // and with the roots (the entry's walk up passes through its folder).
       [real, realParent] = await Promise.all([
@@ -230,7 +229,7 @@ export async function guardPath(request: PathRequest): Promise<GuardedPath> {
     index = deepestRoot(realRoots, entry, false);
     if (index === -1) deny();
   }
-  const rel = within(realRoots[index]!, entry) ?? deny();
+  const rel = relativeInside(realRoots[index]!, entry) ?? deny();
   return {
     root: roots[index]!,
     realRoot: realRoots[index]!,

@@ -1,7 +1,8 @@
 import 'reflect-metadata';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { IsOptional, IsString } from 'class-validator';
+import { ValidationPipe } from '@nestjs/common';
+import { getMetadataStorage, IsOptional, IsString } from 'class-validator';
 import { DomainError } from '#core/errors/domain-error.js';
 import { ArrayBodyAsEmpty, Check, createValidationPipe, Documented, OpenBody } from './validation.js';
 
@@ -68,6 +69,46 @@ describe('createValidationPipe', () => {
       unknown
     >;
     assert.deepEqual({ ...out }, { first: 'x', second: null, later: [1] });
+  });
+
+  it('judges a DTO of @Check rules alone without class-validator, answering what it answers', async () => {
+    const full = new ValidationPipe({ whitelist: true, transform: true });
+    const storage = getMetadataStorage();
+    const lookUp = storage.getTargetValidationMetadatas.bind(storage);
+    let lookUps = 0;
+    storage.getTargetValidationMetadatas = (...args) => {
+      lookUps++;
+      return lookUp(...args);
+    };
+    try {
+      await run(Sequential, { first: 'warm' });
+      for (const value of [
+        { first: 'x' },
+        { first: 'x', second: null },
+        { first: 'x', second: 'y' },
+        { first: 'x', later: 3 },
+      ]) {
+        lookUps = 0;
+        const quick = await run(Sequential, value);
+        assert.equal(lookUps, 0, `quick path for ${JSON.stringify(value)}`);
+        const judged = await full.transform(value, { type: 'body', metatype: Sequential });
+        assert.ok(quick instanceof Sequential);
+        assert.deepEqual(quick, judged);
+      }
+      // Failing, nested or unknown fields: the full validation, with its texts and its whitelist.
+      lookUps = 0;
+      await failsWith(run(Sequential, { first: ' ' }), 'first is required and must be a string');
+      assert.ok(lookUps > 0);
+      assert.deepEqual(
+        { ...((await run(Sequential, { first: 'x', later: [1], extra: 1 })) as object) },
+        {
+          first: 'x',
+          later: [1],
+        },
+      );
+    } finally {
+      storage.getTargetValidationMetadatas = lookUp;
+    }
   });
 
   it('reads an array body as an empty object where the DTO asks, else refuses it', async () => {

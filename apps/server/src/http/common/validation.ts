@@ -1,5 +1,14 @@
 import { type ArgumentMetadata, ValidationPipe, type ValidationError } from '@nestjs/common';
-import { Allow, IsOptional, ValidateBy, ValidateIf, getMetadataStorage } from 'class-validator';
+import { plainToInstance } from 'class-transformer';
+import {
+  Allow,
+  IS_OPTIONAL,
+  IsOptional,
+  ValidateBy,
+  ValidateIf,
+  ValidationTypes,
+  getMetadataStorage,
+} from 'class-validator';
 import { JSONSchema } from 'class-validator-jsonschema';
 import { DomainError } from '#core/errors/domain-error.js';
 
@@ -53,9 +62,79 @@ class EdgeValidationPipe extends ValidationPipe {
       await super.transform({ ...value }, metadata);
       return value;
     }
+    if (metadata.metatype && isPlainObject(value)) {
+      const checked = this.checkedOnly(metadata.metatype, value);
+      if (checked) return checked;
+    }
     const asEmpty = Array.isArray(value) && !!metadata.metatype && ARRAY_AS_EMPTY.has(metadata.metatype);
     return super.transform(asEmpty ? {} : value, metadata);
   }
+
+  /**
+   * A DTO judged by `@Check` rules alone (checkOnlyRules), sent fields of plain values that pass
+   * every rule: the instance class-transformer builds, the rules run here in their order, without
+   * class-validator's per-request work (looking up the class's rules, an error object per field,
+   * copying the value twice): some 20 µs of a request. Anything else, a failing rule included,
+   * answers null and takes the full validation, whose answer and error text it then is.
+   */
+  private checkedOnly(dto: Dto, value: Record<string, unknown>): object | null {
+    const rules = checkOnlyRules(dto);
+    if (rules === null) return null;
+    for (const key of Object.keys(value)) {
+      const field = value[key];
+      if (!rules.names.has(key) || (typeof field === 'object' && field !== null) || typeof field === 'function')
+        return null;
+    }
+    const entity = plainToInstance(dto as new () => object, value, this.transformOptions) as Record<string, unknown>;
+    for (const key of Object.keys(entity)) if (!rules.names.has(key)) return null;
+    try {
+      for (const field of rules.fields) {
+        const sent = entity[field.name];
+        if (field.optional && (sent === undefined || sent === null)) continue;
+        if (!field.tests.every((test) => test(sent))) return null;
+      }
+    } catch {
+      return null;
+    }
+    return entity;
+  }
+}
+
+/** A field of a DTO judged by `@Check` rules alone: its tests in declaration order. */
+interface CheckedField {
+  name: string;
+  /** `@IsOptional()`: an absent or null value is not judged. */
+  optional: boolean;
+  tests: Array<(value: unknown) => boolean>;
+}
+
+const CHECK_ONLY_RULES = new Map<Dto, { names: ReadonlySet<string>; fields: readonly CheckedField[] } | null>();
+
+/**
+ * The rules of a DTO whose every rule is a `@Check` test, `@Documented` (kept, not judged) or
+ * `@IsOptional()`, read once from class-validator's metadata; null for any other DTO (other
+ * rules, groups, nested objects, `each`) and for one without rules.
+ */
+function checkOnlyRules(dto: Dto): { names: ReadonlySet<string>; fields: readonly CheckedField[] } | null {
+  let rules = CHECK_ONLY_RULES.get(dto);
+  if (rules !== undefined) return rules;
+  const fields = new Map<string, CheckedField>();
+  let eligible = true;
+  for (const rule of getMetadataStorage().getTargetValidationMetadatas(dto, '', false, false)) {
+    const field = fields.get(rule.propertyName) ?? { name: rule.propertyName, optional: false, tests: [] };
+    fields.set(rule.propertyName, field);
+    const test = rule.constraints?.[0] as unknown;
+    const plain = !rule.each && !rule.always && !rule.groups?.length && rule.validateIf === undefined;
+    if (plain && rule.type === ValidationTypes.CUSTOM_VALIDATION && rule.name === CHECK && typeof test === 'function')
+      field.tests.push(test as (value: unknown) => boolean);
+    else if (plain && rule.type === ValidationTypes.CONDITIONAL_VALIDATION && test === JUDGE_ALWAYS) continue;
+    else if (plain && rule.type === ValidationTypes.CONDITIONAL_VALIDATION && rule.name === IS_OPTIONAL)
+      field.optional = true;
+    else if (rule.type !== ValidationTypes.WHITELIST) eligible = false;
+  }
+  rules = eligible && fields.size > 0 ? { names: new Set(fields.keys()), fields: [...fields.values()] } : null;
+  CHECK_ONLY_RULES.set(dto, rules);
+  return rules;
 }
 
 const QUERY_DTOS = new Set<Dto>();
@@ -124,6 +203,8 @@ export function createValidationPipe(): ValidationPipe {
 }
 
 const CHECK = 'check';
+/** The condition of `@Check`'s ValidateIf: every value is judged. */
+const JUDGE_ALWAYS = (): boolean => true;
 
 /**
  * A body judged by `@Check` rules alone answers only its first offending field (in
@@ -153,13 +234,15 @@ export function Check(
 ): PropertyDecorator {
   const required = options.required ?? !acceptsAbsent(test);
   return (target, key) => {
-    ValidateBy({ name: CHECK, validator: { validate: (value) => test(value), defaultMessage: () => message } })(
-      target,
-      key,
-    );
+    // The test is also the rule's constraint, for the pipe's quick path (checkOnlyRules).
+    ValidateBy({
+      name: CHECK,
+      constraints: [test],
+      validator: { validate: (value) => test(value), defaultMessage: () => message },
+    })(target, key);
     // Optional in the document (class-validator-jsonschema leaves a field with a conditional
     // rule out of `required`), while the rule still judges every value, null included.
-    if (!required) ValidateIf(() => true)(target, key as string);
+    if (!required) ValidateIf(JUDGE_ALWAYS)(target, key as string);
     // The whole schema: the design type of a custom rule would otherwise add a `$ref`.
     JSONSchema(() => schema)(target, key as string);
   };
