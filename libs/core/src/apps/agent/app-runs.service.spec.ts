@@ -107,6 +107,19 @@ describe('AppRunsService', () => {
       );
     });
 
+    it('starts a run once the turn of a run that recorded its end is over, not "already running"', async () => {
+      const first = await w.runs.startRun(app.id, { type: 'manual' });
+      assert.equal(first.outcome, 'started');
+      // The run's end is written just before its turn is recorded as ended.
+      await w.runs.finishRun(app.id, first.runId!, { type: 'complete', summary: 'done' });
+      assert.equal((await stored()).automation.runningCount, 0);
+      setTimeout(() => void endRun(), 60);
+      const next = await w.runs.startRun(app.id, { type: 'manual' });
+      assert.equal(next.outcome, 'started');
+      assert.notEqual(next.runId, first.runId);
+      assert.equal(activity('run_skipped').length, 0);
+    });
+
     it('records run_skipped for an app that is not active', async () => {
       await w.apps.pause(app.id);
       assert.deepEqual(await w.runs.startRun(app.id, { type: 'manual' }), {

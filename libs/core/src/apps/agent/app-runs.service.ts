@@ -171,7 +171,9 @@ export class AppRunsService implements OnModuleInit {
     if (mcpBlocked !== null) return this.skip(app, mcpBlocked);
     const space = await this.runSpace(app);
     await this.conversations.openWithId(space, conversationId, { title: `${app.spec.name} runs`, appId: app.id });
-    if (await this.turns.findActive(conversationId)) return 'waiting';
+    if (await this.turns.findActive(conversationId)) {
+      if (queued || (await this.turnStillActive(app.id, conversationId))) return 'waiting';
+    }
     const stored = await this.conversations.appendMessage(conversationId, {
       role: 'user',
       content: triggerMessage(trigger, new Date(this.clock.now())),
@@ -188,6 +190,23 @@ export class AppRunsService implements OnModuleInit {
     this.metrics.runStarted(trigger.type);
     await this.setAutomation(app.id, { runningCount: 1, lastRunAtMs: this.clock.now() });
     return { outcome: 'started', runId, conversationId };
+  }
+
+  /**
+   * Whether the run conversation's turn is still active once a run that has recorded its end is
+   * given time to finish its turn. A run's end is written (`run_complete` or `run_error`, the state
+   * with none running) just before its turn is recorded as ended; a client told of the end that
+   * triggers at once would otherwise be answered "already running". While the state says none
+   * running, the turn is waited for (every RUN_END_POLL_MS, RUN_END_POLLS times at most); a run
+   * in progress answers at once.
+   */
+  private async turnStillActive(appId: string, conversationId: string): Promise<boolean> {
+    for (let poll = 0; poll < RUN_END_POLLS; poll++) {
+      if ((await this.apps.get(appId)).automation.runningCount !== 0) return true;
+      await new Promise((resolve) => setTimeout(resolve, RUN_END_POLL_MS));
+      if (!(await this.turns.findActive(conversationId))) return false;
+    }
+    return true;
   }
 
   /** A trigger decided not to start a run (say backing off after failures): `run_skipped` with the reason. */
@@ -585,6 +604,10 @@ function runOf(turn: TurnRecord): { appId: string; runId: string } | null {
 
 /** One entry per held call, found again by the replica that records its decision. */
 const approvalEntryId = (turnId: string, toolId: string): string => `approval-${turnId}-${toolId}`;
+
+/** How long a manual trigger waits for the turn of a run that has recorded its end (turnStillActive): 2 s at most. */
+const RUN_END_POLL_MS = 25;
+const RUN_END_POLLS = 80;
 
 function triggerMessage(trigger: RunTrigger, now: Date): string {
   if (trigger.type === 'escalation_response') {
