@@ -46,20 +46,27 @@ export function isNormalizedAbsolute(path: string): boolean {
  * (platform separators) inside it, or null outside. Both must be absolute and normalized.
  */
 export function relativeInside(root: string, target: string): string | null {
-  if (sep === '/' && isNormalizedAbsolute(root) && isNormalizedAbsolute(target)) {
-    // What `relative` answers for such paths, without building a relative path (the guard asks
-    // this of every space's folder on each read).
-    if (target === root) return '';
-    if (root === '/') return target.slice(1);
-    return target.length > root.length && target.charCodeAt(root.length) === SLASH && target.startsWith(root)
-      ? target.slice(root.length + 1)
-      : null;
-  }
+  if (sep === '/' && isNormalizedAbsolute(root) && isNormalizedAbsolute(target))
+    return relativeInsideNormalized(root, target);
   const rel = relative(root, target);
   if (rel === '') return '';
   if (isAbsolute(rel)) return null;
   if (rel === '..' || rel.startsWith(`..${sep}`)) return null;
   return rel;
+}
+
+/**
+ * `relativeInside` for paths the caller knows to be absolute and normalized (resolved or canonical:
+ * the path guard's own): where the separator is `/`, a prefix test answers what `relative` would,
+ * without building a relative path (the guard asks this of every space's folder on each read).
+ */
+export function relativeInsideNormalized(root: string, target: string): string | null {
+  if (sep !== '/') return relativeInside(root, target);
+  if (target === root) return '';
+  if (root === '/') return target.slice(1);
+  return target.length > root.length && target.charCodeAt(root.length) === SLASH && target.startsWith(root)
+    ? target.slice(root.length + 1)
+    : null;
 }
 
 /** Whether `target` is inside `root` (the root itself only when `allowRoot`). */

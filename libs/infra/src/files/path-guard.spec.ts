@@ -161,6 +161,35 @@ for (const [calls, ioFor] of [
       }
     });
 
+    it('keeps a settled folder listing while the folder is unchanged, and lists it again once it changes', async () => {
+      const settled = join(base, 'settled');
+      const roots = ['s1', 's2', 's3', 's4'].map((name) => join(settled, name));
+      for (const root of roots) mkdirSync(root, { recursive: true });
+      writeFileSync(join(roots[1]!, 'n.md'), 'n');
+      let listings = 0;
+      const counting: FileIoFor = (folder) => {
+        const io = ioFor(folder);
+        return { ...io, readdir: (path) => (listings++, io.readdir(path)) };
+      };
+      const check = (path: string) => guardWith({ roots, path }, counting);
+      await new Promise((resolve) => setTimeout(resolve, 1100)); // settled: unchanged for over a second
+      for (let pass = 0; pass < 3; pass++) {
+        const g = await check(join(roots[1]!, 'n.md'));
+        assert.deepEqual([g.root, g.realRoot, g.relativePath], [roots[1], roots[1], 'n.md']);
+      }
+      assert.equal(listings, 1, 'listed once, then kept');
+      // A root swapped for a symlink: the folder changed, so it is listed again, and the root's
+      // canonical form is where the symlink leads (a kept listing would have refused the path).
+      rmSync(roots[1]!, { recursive: true });
+      symlinkSync(outside, roots[1]!);
+      const swapped = await check(join(roots[1]!, 'secret.txt'));
+      assert.deepEqual(
+        [swapped.root, swapped.realRoot, swapped.real],
+        [roots[1], outside, join(outside, 'secret.txt')],
+      );
+      assert.equal(listings, 2);
+    });
+
     it('resolves roots one by one in a folder much larger than they are, with the same answers', async () => {
       const crowded = join(base, 'crowded');
       mkdirSync(crowded);

@@ -3,7 +3,7 @@ import {
   hasNulByte,
   isNormalizedAbsolute,
   normalizeRequest,
-  relativeInside,
+  relativeInsideNormalized,
   toPosix,
 } from '#core/artifacts/path-rules.js';
 import { DomainError } from '#core/errors/domain-error.js';
@@ -118,24 +118,66 @@ async function resolveThroughListing(
   walks: Walks,
   ioFor: FileIoFor,
 ): Promise<string[]> {
-  const io = ioFor(folder);
-  let symlinks: Set<string>;
+  let listing: FolderListing;
   try {
-    const entries = await io.readdir(folder);
-    listedSizes.set(folder, entries.length);
-    symlinks = new Set(entries.filter((e) => e.isSymbolicLink()).map((e) => e.name));
+    listing = await listingOf(folder, walks, ioFor(folder));
   } catch {
     return Promise.all(roots.map((root) => resolveCanonical(root, 0, walks, ioFor(root))));
   }
-  const realFolder = await canonicalPath(folder, 0, walks, io);
   return Promise.all(
     roots.map((root) => {
       const name = basename(root);
-      return symlinks.has(name)
+      return listing.symlinks.has(name)
         ? resolveCanonical(root, 0, walks, ioFor(root))
-        : Promise.resolve(join(realFolder, name));
+        : Promise.resolve(childPath(listing.realFolder, name));
     }),
   );
+}
+
+/** `join(folder, name)` for a canonical folder and an entry's name, without normalizing the result again. */
+function childPath(folder: string, name: string): string {
+  if (sep !== '/') return join(folder, name);
+  return folder === '/' ? `/${name}` : `${folder}/${name}`;
+}
+
+/** What resolveThroughListing needs of a folder: its entries that are symlinks, and its canonical path. */
+interface FolderListing {
+  /** The folder's device, inode, modification and change times when it was listed. */
+  stamp: string;
+  symlinks: ReadonlySet<string>;
+  realFolder: string;
+}
+
+/** Listings kept between checks, by folder; one is used while the folder's stamp is unchanged. */
+const keptListings = new Map<string, FolderListing>();
+/**
+ * A listing is kept only of a folder unchanged for this long: the file system's clock is coarse,
+ * and a change in the same tick as the listing would leave the stamp as it was.
+ */
+const SETTLED_MS = 1000;
+
+/**
+ * A folder's listing: one `lstat` of the folder where a kept listing has its stamp, else the
+ * folder listed again. A kept listing that has gone stale (the folder or a folder above it swapped
+ * meanwhile, in a tick the stamp missed) can only refuse: an entry it takes for no symlink has
+ * `realFolder/name` as its canonical path, and where that name is a symlink now, no canonical path
+ * lies inside it, so nothing is found inside that root (a fresh walk of the entry decides the rest).
+ */
+async function listingOf(folder: string, walks: Walks, io: FileIo): Promise<FolderListing> {
+  const folderStat = await io.lstat(folder);
+  const stamp = `${folderStat.dev}:${folderStat.ino}:${folderStat.mtimeMs}:${folderStat.ctimeMs}`;
+  const kept = keptListings.get(folder);
+  if (kept?.stamp === stamp) return kept;
+  const entries = await io.readdir(folder);
+  listedSizes.set(folder, entries.length);
+  const listing: FolderListing = {
+    stamp,
+    symlinks: new Set(entries.filter((e) => e.isSymbolicLink()).map((e) => e.name)),
+    realFolder: await canonicalPath(folder, 0, walks, io),
+  };
+  if (Date.now() - Math.max(folderStat.mtimeMs, folderStat.ctimeMs) > SETTLED_MS) keptListings.set(folder, listing);
+  else keptListings.delete(folder);
+  return listing;
 }
 
 /** `resolve(path)`, skipping the work for a path already absolute and normalized (a space's folder). */
@@ -147,7 +189,7 @@ function resolved(path: string): string {
 function deepestRoot(realRoots: readonly string[], target: string, allowRoot: boolean): number {
   let best = -1;
   realRoots.forEach((root, i) => {
-    const rel = relativeInside(root, target);
+    const rel = relativeInsideNormalized(root, target);
     if (rel === null || (!allowRoot && rel === '')) return;
     if (best === -1 || root.length > realRoots[best]!.length) best = i;
   });
@@ -190,7 +232,8 @@ export async function guardPath(request: PathRequest, ioFor: FileIoFor = POOL_EV
       real = await canonicalPath(lexical, 0, walks, io);
       if (real === lexical) {
         realParent = dirname(lexical);
-        for (const root of roots) if (relativeInside(root, lexical) !== null) walks.set(root, Promise.resolve(root));
+        for (const root of roots)
+          if (relativeInsideNormalized(root, lexical) !== null) walks.set(root, Promise.resolve(root));
         realRoots = await canonicalRoots(roots, walks, ioFor);
       } else {
         [realRoots, realParent] = await Promise.all([
@@ -201,7 +244,7 @@ export async function guardPath(request: PathRequest, ioFor: FileIoFor = POOL_EV
     } else {
       // Perhaps inside a root's canonical form (a root reached through a symlink, named by its target).
       realRoots = await canonicalRoots(roots, walks, ioFor);
-      if (!realRoots.some((r) => relativeInside(r, lexical) !== null)) deny();
+      if (!realRoots.some((r) => relativeInsideNormalized(r, lexical) !== null)) deny();
       // The entry and its folder side by side, sharing what they have in common with each other
       // and with the roots (the entry's walk up passes through its folder).
       [real, realParent] = await Promise.all([
@@ -229,7 +272,7 @@ export async function guardPath(request: PathRequest, ioFor: FileIoFor = POOL_EV
     index = deepestRoot(realRoots, entry, false);
     if (index === -1) deny();
   }
-  const rel = relativeInside(realRoots[index]!, entry) ?? deny();
+  const rel = relativeInsideNormalized(realRoots[index]!, entry) ?? deny();
   return {
     root: roots[index]!,
     realRoot: realRoots[index]!,
