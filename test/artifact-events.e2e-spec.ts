@@ -222,6 +222,9 @@ describe('artifact events', () => {
 
   it('deleting a file reports the unlink and the updated folder', async () => {
     mkdirSync(join(space.path, 'del'), { recursive: true });
+    // The folder first: chokidar can miss files created right after their folder (the resync
+    // case above), and this case is about the deletion.
+    await waitFor(() => changesOf(ws, space.id).some((c) => c.relativePath === 'del'), 10_000, 'the folder');
     writeFileSync(join(space.path, 'del/a.txt'), 'a');
     writeFileSync(join(space.path, 'del/b.txt'), 'b');
     await waitFor(() => changesOf(ws, space.id).some((c) => c.relativePath === 'del/b.txt'), 10_000, 'adds');
