@@ -30,21 +30,24 @@ export const CREATE_NO_FOLLOW = constants.O_WRONLY | constants.O_CREAT | constan
  * is resolved as elsewhere, which fails as a missing folder does.
  */
 async function whereOpened(fdPath: string, io: FileIo): Promise<string> {
-  if (FD_FOLDER) {
-    const link = await io.readlink(fdPath);
-    if (link.startsWith('/') && !link.endsWith(' (deleted)')) return link;
-  }
-  return io.realpath(fdPath);
+  return (FD_FOLDER ? await kernelLink(fdPath, io) : null) ?? io.realpath(fdPath);
 }
+
+/** The kernel's link of an opened handle in /proc, or null for one deleted meanwhile (or not a path). */
+async function kernelLink(fdPath: string, io: FileIo): Promise<string | null> {
+  const link = await io.readlink(fdPath);
+  return link.startsWith('/') && !link.endsWith(' (deleted)') ? link : null;
+}
+
+/** Whether an opened file's place can be read from its handle (whereFileOpened) on this platform. */
+export const OPENED_FILES_NAMED = FD_FOLDER !== null;
 
 /**
  * Where an opened file really is (the kernel's link of its handle), or null where that cannot be
  * read that way (no /proc, the file deleted meanwhile).
  */
-export async function whereFileOpened(fd: number, io: FileIo): Promise<string | null> {
-  if (!FD_FOLDER) return null;
-  const link = await io.readlink(`${FD_FOLDER}/${fd}`);
-  return link.startsWith('/') && !link.endsWith(' (deleted)') ? link : null;
+export function whereFileOpened(fd: number, io: FileIo): Promise<string | null> {
+  return FD_FOLDER ? kernelLink(`${FD_FOLDER}/${fd}`, io) : Promise.resolve(null);
 }
 
 const deny = (): never => {

@@ -30,8 +30,6 @@ export interface OpenedEntry {
  * kernel's caches and never wait on a network.
  */
 export interface FileIo {
-  /** True where the calls run on the event loop (then only small files are read through it). */
-  readonly direct: boolean;
   realpath(path: string): Promise<string>;
   lstat(path: string): Promise<Stats>;
   readlink(path: string): Promise<string>;
@@ -40,7 +38,6 @@ export interface FileIo {
 }
 
 export const POOL_IO: FileIo = {
-  direct: false,
   realpath: (path) => realpath(path),
   lstat: (path) => lstat(path),
   readlink: (path) => readlink(path),
@@ -62,7 +59,6 @@ class DirectEntry implements OpenedEntry {
 }
 
 export const DIRECT_IO: FileIo = {
-  direct: true,
   // The system's realpath(3), as fs/promises' realpath is (the default realpathSync walks in JavaScript).
   realpath: async (path) => realpathSync.native(path),
   lstat: async (path) => lstatSync(path),
@@ -73,6 +69,11 @@ export const DIRECT_IO: FileIo = {
 
 /** Files up to this size are read on the event loop where DIRECT_IO serves their folder; larger ones through the pool. */
 export const DIRECT_READ_MAX_BYTES = 256 * 1024;
+
+/** Whose calls open and read a file of `size` bytes in a folder `io` serves: a larger one's read would hold up the event loop. */
+export function readerFor(io: FileIo, size: number): FileIo {
+  return size <= DIRECT_READ_MAX_BYTES ? io : POOL_IO;
+}
 
 /** The FileIo for paths under a folder (a space's folder, a root of the path guard). */
 export type FileIoFor = (folder: string) => FileIo;

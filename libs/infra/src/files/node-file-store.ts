@@ -12,15 +12,15 @@ import {
   type GuardedPath,
   type PathRequest,
 } from '#core/ports/file-store.port.js';
-import { atEntry, CREATE_NO_FOLLOW, inFolder, READ_NO_FOLLOW, whereFileOpened } from './anchored-folder.js';
 import {
-  DIRECT_READ_MAX_BYTES,
-  type FileIo,
-  type FileIoFor,
-  type OpenedEntry,
-  POOL_EVERYWHERE,
-  POOL_IO,
-} from './file-io.js';
+  atEntry,
+  CREATE_NO_FOLLOW,
+  inFolder,
+  OPENED_FILES_NAMED,
+  READ_NO_FOLLOW,
+  whereFileOpened,
+} from './anchored-folder.js';
+import { type FileIo, type FileIoFor, type OpenedEntry, POOL_EVERYWHERE, readerFor } from './file-io.js';
 import { ACCESS_DENIED, guardPath } from './path-guard.js';
 
 export interface NodeFileStoreOptions {
@@ -215,9 +215,7 @@ export class NodeFileStore extends FileStore {
             if (own.isSymbolicLink()) return null;
             const info = fileInfo(own);
             if (info.kind !== 'file' || own.size > readUpTo) return { info };
-            // A larger file is read in the pool, where its read does not hold up the event loop.
-            const reader = own.size <= DIRECT_READ_MAX_BYTES ? io : POOL_IO;
-            const handle = await reader.open(entry, READ_NO_FOLLOW | (constants.O_NONBLOCK ?? 0));
+            const handle = await readerFor(io, own.size).open(entry, READ_NO_FOLLOW | (constants.O_NONBLOCK ?? 0));
             try {
               const opened = await handle.stat();
               if (!opened.isFile() || opened.ino !== own.ino || opened.dev !== own.dev) return null;
@@ -484,16 +482,12 @@ async function readByCanonicalPath(
   maxBytes: number,
   io: FileIo,
 ): Promise<{ info: FileInfo; data: Buffer | 'too-large' } | null> {
-  if (process.platform !== 'linux') return null;
+  if (!OPENED_FILES_NAMED) return null;
   let handle: OpenedEntry | undefined;
   try {
     const own = await io.lstat(path);
     if (!own.isFile() || own.size > readUpTo) return null;
-    // A larger file is read in the pool, where its read does not hold up the event loop.
-    handle = await (own.size <= DIRECT_READ_MAX_BYTES ? io : POOL_IO).open(
-      path,
-      READ_NO_FOLLOW | (constants.O_NONBLOCK ?? 0),
-    );
+    handle = await readerFor(io, own.size).open(path, READ_NO_FOLLOW | (constants.O_NONBLOCK ?? 0));
     const opened = await handle.stat();
     if (!opened.isFile() || opened.ino !== own.ino || opened.dev !== own.dev || opened.size !== own.size) return null;
     if ((await whereFileOpened(handle.fd, io)) !== path) return null;
