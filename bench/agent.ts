@@ -39,7 +39,7 @@
  * with its index and the time it was written, so latency is measured end to end.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -48,7 +48,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import request from 'supertest';
 import WebSocket from 'ws';
-import { servicesAvailable } from '#testing/test-env.js';
+import { servicesAvailable, testRedisUrl } from '#testing/test-env.js';
 import { createSharedServices, startServer, type TestServer } from '#testing/test-server.js';
 import { WsTestClient } from '#testing/ws-client.js';
 import { ownCpuMicros, processCpuMicros } from './process-cpu.js';
@@ -356,7 +356,11 @@ async function measureServer(label: string, server: TestServer, trace: string): 
       `burst*${burstChunks(sockets)}`,
       sockets,
     );
-    const paced = await relayThroughServer(server, await newConversation(), space.id, pacedAsk(sockets), sockets);
+    // Only the paced relays are traced (their stages are read below): the burst's throughput is
+    // the server's own, as the references' is.
+    const pacedConversation = await newConversation();
+    appendFileSync(`${trace}.conversations`, `${pacedConversation}\n`);
+    const paced = await relayThroughServer(server, pacedConversation, space.id, pacedAsk(sockets), sockets);
     relays.push({
       sockets,
       figures: {
@@ -630,9 +634,10 @@ async function measureBareRelay(
   count: number,
   coalesce: boolean,
   frames: 'small' | 'spec',
+  bus = false,
 ): Promise<RelayFigures> {
-  const burst = await bareRelay(model, `burst*${burstChunks(count)}`, count, coalesce, frames);
-  const paced = await bareRelay(model, pacedAsk(count), count, coalesce, frames);
+  const burst = await bareRelay(model, `burst*${burstChunks(count)}`, count, coalesce, frames, bus);
+  const paced = await bareRelay(model, pacedAsk(count), count, coalesce, frames, bus);
   return { ...burst, p50: paced.p50, p99: paced.p99 };
 }
 
@@ -642,9 +647,11 @@ async function bareRelay(
   count: number,
   coalesce: boolean,
   frames: 'small' | 'spec',
+  bus: boolean,
 ): Promise<RelayFigures> {
   const child = spawn(process.execPath, [fileURLToPath(new URL('./bare-ws-relay.js', import.meta.url))], {
     stdio: ['ignore', 'pipe', 'inherit'],
+    env: bus ? { ...process.env, BARE_RELAY_REDIS: testRedisUrl() } : process.env,
   });
   try {
     const port = await new Promise<number>((resolve, reject) => {
@@ -675,7 +682,7 @@ async function bareRelay(
     const cpu0 = processCpuMicros(child.pid);
     const benchCpu0 = ownCpuMicros();
     const started = await fetch(
-      `http://127.0.0.1:${port}/relay?model=${encodeURIComponent(model.url)}&kind=${encodeURIComponent(kind)}&coalesce=${coalesce ? 1 : 0}&frames=${frames}&spaceId=${randomUUID()}&conversationId=${randomUUID()}`,
+      `http://127.0.0.1:${port}/relay?model=${encodeURIComponent(model.url)}&kind=${encodeURIComponent(kind)}&coalesce=${coalesce ? 1 : 0}&bus=${bus ? 1 : 0}&frames=${frames}&spaceId=${randomUUID()}&conversationId=${randomUUID()}`,
     );
     if (started.status !== 202) throw new Error(`the bare relay answered ${started.status}`);
     await Promise.all(done);
@@ -692,6 +699,8 @@ async function bareRelay(
 async function runMode(mode: string, modelEnv: Record<string, string>): Promise<ModeResult | null> {
   const traceDir = mkdtempSync(join(tmpdir(), 'svc-bench-trace-'));
   const trace = join(traceDir, 'trace.json');
+  // The conversations to trace (bench/agent's paced relays), listed as each is created.
+  writeFileSync(`${trace}.conversations`, '');
   const env: Record<string, string> = {
     ...modelEnv,
     SVC_RELAY_TRACE: trace,
@@ -736,6 +745,8 @@ async function runOnce(
   bare: Map<number, RelayFigures>;
   coalescing: Map<number, RelayFigures>;
   coalescingSmall: Map<number, RelayFigures>;
+  /** The coalescing relay with the server's frames through Redis pub/sub (redis mode only). */
+  coalescingRedis: Map<number, RelayFigures>;
   failed: boolean;
 }> {
   const results: ModeResult[] = [];
@@ -747,11 +758,16 @@ async function runOnce(
   const bare = new Map<number, RelayFigures>();
   const coalescing = new Map<number, RelayFigures>();
   const coalescingSmall = new Map<number, RelayFigures>();
-  note(`run ${run}: bare ws relays (naive, coalescing with the server's frames, coalescing with small frames)`);
+  const coalescingRedis = new Map<number, RelayFigures>();
+  const overRedis = results.some((r) => r.mode === 'redis');
+  note(
+    `run ${run}: bare ws relays (naive, coalescing with the server's frames, coalescing with small frames${overRedis ? ', coalescing through Redis' : ''})`,
+  );
   for (const sockets of SOCKET_COUNTS) {
     bare.set(sockets, await measureBareRelay(model, sockets, false, 'small'));
     coalescing.set(sockets, await measureBareRelay(model, sockets, true, 'spec'));
     coalescingSmall.set(sockets, await measureBareRelay(model, sockets, true, 'small'));
+    if (overRedis) coalescingRedis.set(sockets, await measureBareRelay(model, sockets, true, 'spec', true));
   }
 
   out(`
@@ -775,6 +791,7 @@ async function runOnce(
     const ref = bare.get(sockets)!;
     const co = coalescing.get(sockets)!;
     const small = coalescingSmall.get(sockets)!;
+    const hop = coalescingRedis.get(sockets);
     out(`
 ${pacedAsk(sockets) === 'paced' ? CHUNKS : pacedAsk(sockets).split('*')[1]}-chunk paced reply (${burstChunks(sockets)}-chunk burst) relayed to ${sockets} subscribed sockets`);
     out(
@@ -791,6 +808,7 @@ ${pacedAsk(sockets) === 'paced' ? CHUNKS : pacedAsk(sockets).split('*')[1]}-chun
     row('bare ws', ref, 'naive reference');
     row('bare coalesc.', co, `reference: the server's frames (vs naive: ${vs(co, ref)})`);
     row('  40 B frames', small, `the same, {"delta"} frames only (vs naive: ${vs(small, ref)})`);
+    if (hop) row('  over Redis', hop, `the same through Redis pub/sub (vs coalescing: ${vs(hop, co)})`);
     for (const r of results) {
       const f = r.relays.find((x) => x.sockets === sockets)!.figures;
       row(
@@ -798,6 +816,8 @@ ${pacedAsk(sockets) === 'paced' ? CHUNKS : pacedAsk(sockets).split('*')[1]}-chun
         f,
         `${vs(f, co)} (${vs(f, ref)})` + (f.dropped ? `  (${f.dropped} slow sockets dropped by the 4 MiB rule)` : ''),
       );
+      if (r.mode === 'redis' && hop)
+        out(`  ${''.padEnd(13)} ${''.padStart(29)}   vs coalescing over Redis: ${vs(f, hop)}`);
     }
     for (const r of results) {
       out(`  where a chunk waits (${r.mode}, p50 / p99):`);
@@ -818,7 +838,7 @@ ${CONCURRENT} concurrent streaming turns (${CONCURRENT_CHUNKS} chunks each), eve
     );
     if (c.lost + c.reordered + c.duplicated > 0) failed = true;
   }
-  return { results, bare, coalescing, coalescingSmall, failed };
+  return { results, bare, coalescing, coalescingSmall, coalescingRedis, failed };
 }
 
 const out = (line: string): boolean => process.stdout.write(`${line}\n`);
@@ -896,6 +916,23 @@ async function main(): Promise<void> {
         '≥ 0.8×',
         (m) => m >= 0.8,
       );
+      const hop = runs.map((r) => r.coalescingRedis.get(sockets));
+      if (mode === 'redis' && hop.every((f) => f !== undefined)) {
+        line(
+          `${mode}, ${sockets} sockets: the same × coalescing bare over Redis`,
+          svc.map((f, i) => f!.throughput / hop[i]!.throughput),
+          'x',
+          '(none)',
+          () => true,
+        );
+        line(
+          `coalescing bare over Redis × coalescing bare, ${sockets}`,
+          hop.map((f, i) => f!.throughput / co[i]!.throughput),
+          'x',
+          '(none)',
+          () => true,
+        );
+      }
       line(
         `${mode}, ${sockets} sockets: the same × bare with 40 B frames`,
         svc.map((f, i) => f!.throughput / small[i]!.throughput),

@@ -18,11 +18,21 @@
  * given as `&spaceId=` and `&conversationId=`, a `seq`), built the same way for every chunk. The
  * clients' share of the CPU grows with the bytes they read (on the bench's shared cores 2-3× per
  * delta), so only a relay sending the same frames does the server's job.
+ * With BARE_RELAY_REDIS (a Redis URL) in its environment and `&bus=1`, coalescing goes through
+ * Redis as a relay across replicas must: each tick's frames are one PUBLISH (joined by "\n", as
+ * the server's batches are) on a channel of its own, and its subscription's messages are what
+ * it writes to the clients, coalesced the same way. No log, no seq: the hop alone.
  */
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Redis } from 'ioredis';
 import { WebSocketServer } from 'ws';
+
+const busUrl = process.env.BARE_RELAY_REDIS;
+const busChannel = `bench:bare-relay:${randomUUID()}`;
+const publisher = busUrl ? new Redis(busUrl) : null;
+const subscriber = busUrl ? new Redis(busUrl) : null;
 
 const server = http.createServer((req, res) => {
   const url = new URL(req.url ?? '/', 'http://bare');
@@ -32,7 +42,12 @@ const server = http.createServer((req, res) => {
     return;
   }
   res.writeHead(202).end();
-  broadcast = url.searchParams.get('coalesce') === '1' ? coalesced : naive;
+  broadcast =
+    url.searchParams.get('bus') === '1' && publisher
+      ? overBus
+      : url.searchParams.get('coalesce') === '1'
+        ? coalesced
+        : naive;
   frameOf = url.searchParams.get('frames') === 'spec' ? specFrame(url.searchParams) : smallFrame;
   relay(model, url.searchParams.get('kind') ?? 'burst').catch((err: unknown) => {
     process.stderr.write(`bare relay failed: ${String(err)}\n`);
@@ -61,6 +76,21 @@ function coalesced(frame: string): void {
   held.push(frame);
   if (held.length === 1) setImmediate(flush);
 }
+
+/** The frames of this tick, published as one message when it ends. */
+let outgoing: string[] = [];
+function publishHeld(): void {
+  const frames = outgoing;
+  outgoing = [];
+  void publisher!.publish(busChannel, frames.join('\n'));
+}
+function overBus(frame: string): void {
+  outgoing.push(frame);
+  if (outgoing.length === 1) setImmediate(publishHeld);
+}
+subscriber?.on('message', (_channel: string, message: string) => {
+  for (const frame of message.split('\n')) coalesced(frame);
+});
 
 let broadcast: (frame: string) => void = naive;
 
@@ -99,5 +129,8 @@ async function relay(model: string, kind: string): Promise<void> {
   broadcast(JSON.stringify({ end: true }));
 }
 
-server.listen(0, '127.0.0.1', () => process.stdout.write(`${(server.address() as AddressInfo).port}\n`));
+const subscribed = subscriber ? subscriber.subscribe(busChannel) : Promise.resolve();
+void subscribed.then(() =>
+  server.listen(0, '127.0.0.1', () => process.stdout.write(`${(server.address() as AddressInfo).port}\n`)),
+);
 process.on('SIGTERM', () => process.exit(0));

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import nodeModule from 'node:module';
 import type { Server } from 'node:http';
 import type { INestApplication } from '@nestjs/common';
@@ -159,8 +159,13 @@ async function bootstrap(): Promise<void> {
 
   const traceFile = config.relayTraceFile;
   if (traceFile) {
-    // bench/agent only: per-stage timestamps of every event, written when the process exits.
+    // bench/agent only: per-stage timestamps of every event, written when the process exits;
+    // where the bench lists conversations in <file>.conversations (read at a conversation's
+    // first event), only those.
     relayTrace.enabled = true;
+    const selected = `${traceFile}.conversations`;
+    relayTrace.selects = (conversationId) =>
+      !existsSync(selected) || readFileSync(selected, 'utf8').split('\n').includes(conversationId);
     process.once('exit', () => writeFileSync(traceFile, JSON.stringify(relayTrace.dump())));
   }
 

@@ -62,6 +62,12 @@ export interface EventEnvelope<TData extends object = Record<string, unknown>> {
 export interface BusEvent<TData extends object = Record<string, unknown>> {
   channel: string;
   data: TData;
+  /**
+   * The conversation's id and the event's seq (those of `data`), where the bus read them from
+   * the frame without decoding the data: then `data` is decoded only when it is read.
+   */
+  readonly conversationId?: string;
+  readonly seq?: number;
 }
 
 /**
@@ -114,6 +120,11 @@ export function audienceOf(channel: string, data?: object): Audience {
     return 'everyone';
   if (CONVERSATION_CHANNELS.has(channel)) return 'subscribers';
   return 'everyone';
+}
+
+/** `audienceOf` an event on the bus, its data read only where the audience depends on it. */
+export function audienceOfEvent(event: BusEvent): Audience {
+  return audienceOf(event.channel, event.channel === 'agent:tool-call' ? event.data : undefined);
 }
 
 /** Client → server frames. */

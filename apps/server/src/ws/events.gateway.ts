@@ -11,7 +11,7 @@ import {
   WebSocketGateway,
 } from '@nestjs/websockets';
 import {
-  audienceOf,
+  audienceOfEvent,
   type BusEvent,
   eventFrame,
   INTERNAL_CHANNEL_PREFIX,
@@ -296,10 +296,12 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
   /** Frame serialized once by the bus; here only the audience is decided per socket. */
   private deliver(event: BusEvent, frame: string): void {
     if (event.channel.startsWith(INTERNAL_CHANNEL_PREFIX)) return;
-    const everyone = audienceOf(event.channel, event.data) === 'everyone';
-    const conversationId = (event.data as { conversationId?: unknown }).conversationId;
-    const traced = relayTrace.enabled && typeof conversationId === 'string';
-    if (traced) relayTrace.mark(conversationId, (event.data as { seq: number }).seq, 'gateway');
+    // Where the bus read the conversation and seq from the frame, a delta's data is never decoded.
+    const everyone = audienceOfEvent(event) === 'everyone';
+    const conversationId = event.conversationId ?? (event.data as { conversationId?: unknown }).conversationId;
+    const seqOf = (): unknown => event.seq ?? (event.data as { seq?: unknown }).seq;
+    const traced = relayTrace.enabled && typeof conversationId === 'string' && relayTrace.traces(conversationId);
+    if (traced) relayTrace.mark(conversationId, seqOf() as number, 'gateway');
     const subscribed = (c: Connection): boolean =>
       typeof conversationId === 'string' && c.subscriptions.has(conversationId);
     // Encoded and framed once for every recipient, sent as a text frame.
@@ -308,7 +310,7 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
     for (const [socket, connection] of this.connections) {
       if (!connection.authenticated) continue;
       if (subscribed(connection) && connection.replaying.has(conversationId as string)) {
-        const seq = (event.data as { seq?: unknown }).seq;
+        const seq = seqOf();
         connection.replaying
           .get(conversationId as string)!
           .push({ seq: typeof seq === 'number' ? seq : Infinity, frame });
@@ -321,7 +323,7 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
       }
     }
     if (sent > 0) this.metrics.wsFramesSent(sent);
-    if (traced) this.traced.push([conversationId, (event.data as { seq: number }).seq]);
+    if (traced) this.traced.push([conversationId, seqOf() as number]);
   }
 
   /** `clients` of the status probe: signed-in sockets only. */

@@ -41,13 +41,14 @@ export class ConversationEvents {
     channel: ConversationChannel,
     payload: object,
   ): Promise<LoggedEvent> {
-    const built = relayTrace.enabled ? preciseNow() : 0;
+    const traced = relayTrace.traces(conversationId);
+    const built = traced ? preciseNow() : 0;
     const published = this.bus.publishLogged(this.log, conversationId, channel, {
       ...payload,
       spaceId,
       conversationId,
     });
-    if (!relayTrace.enabled) return published;
+    if (!traced) return published;
     return published.then((logged) => {
       relayTrace.mark(conversationId, logged.seq, 'built', built);
       return logged;

@@ -36,6 +36,28 @@ describe('RelayTrace', () => {
     assert.equal(row[1], row[2]);
   });
 
+  it('stamps only the conversations it selects, asking once for each', () => {
+    const trace = new RelayTrace();
+    trace.enabled = true;
+    const asked: string[] = [];
+    trace.selects = (conversationId) => {
+      asked.push(conversationId);
+      return conversationId === 'paced';
+    };
+    trace.mark('burst', 1, 'built', 1);
+    trace.markLogged('burst', 1);
+    trace.mark('paced', 1, 'built', 2);
+    trace.mark('burst', 2, 'gateway', 3);
+    trace.markLogged('paced', 1);
+    assert.equal(trace.traces('burst'), false);
+    assert.equal(trace.traces('paced'), true);
+    assert.deepEqual(asked, ['burst', 'paced']);
+    const dump = trace.dump();
+    assert.deepEqual(Object.keys(dump), ['paced:1']);
+    assert.equal(dump['paced:1']![0], 2);
+    assert.equal(typeof dump['paced:1']![1], 'number');
+  });
+
   it('grows past its first buffer without losing stamps', () => {
     const trace = new RelayTrace();
     trace.enabled = true;

@@ -1,7 +1,9 @@
 /**
  * Per-stage timestamps of conversation events on their way to the sockets, for `bench/agent`
  * only (SVC_RELAY_TRACE names the file the server writes them to at exit). Off by default:
- * then every stage costs one boolean test and nothing is kept.
+ * then every stage costs one boolean test and nothing is kept. On, `selects` may name the
+ * conversations worth tracing (the bench's paced relays): the others then cost one Map look-up
+ * a stage, so a throughput measured beside them is the server's, not the trace's.
  *
  * Stages, in order: `built` (the event handed to ConversationEvents), `appended` (the log
  * answered its seq), `published` (handed to the bus), `gateway` (the gateway received it),
@@ -25,18 +27,23 @@ const STAGE_INDEX: Record<RelayStage, number> = { built: 0, appended: 1, publish
  */
 export class RelayTrace {
   enabled = false;
+  /** Asked once per conversation, at its first stage: trace it? Unset, every one is. */
+  selects: ((conversationId: string) => boolean) | null = null;
+  /** A conversation's index in `names`, or -1 for one not traced. */
   private readonly conversations = new Map<string, number>();
   private readonly names: string[] = [];
   private stamps = new Float64Array(4 * 65_536);
   private length = 0;
 
-  mark(conversationId: string, seq: number, stage: RelayStage, at = preciseNow()): void {
+  /** Whether this conversation's events are stamped (tracing on, and the conversation selected). */
+  traces(conversationId: string): boolean {
+    return this.enabled && this.indexOf(conversationId) >= 0;
+  }
+
+  mark(conversationId: string, seq: number, stage: RelayStage, at?: number): void {
     if (!this.enabled) return;
-    let conversation = this.conversations.get(conversationId);
-    if (conversation === undefined) {
-      conversation = this.names.push(conversationId) - 1;
-      this.conversations.set(conversationId, conversation);
-    }
+    const conversation = this.indexOf(conversationId);
+    if (conversation < 0) return;
     if (this.length + 4 > this.stamps.length) {
       if (this.stamps.length >= 4 * MAX_STAMPS) return;
       const grown = new Float64Array(this.stamps.length * 2);
@@ -48,8 +55,24 @@ export class RelayTrace {
     s[i] = conversation;
     s[i + 1] = seq;
     s[i + 2] = STAGE_INDEX[stage];
-    s[i + 3] = at;
+    s[i + 3] = at ?? preciseNow();
     this.length = i + 4;
+  }
+
+  /** The last conversation asked about (a stream's events come one conversation at a time). */
+  private lastConversationId = '';
+  private lastIndex = -1;
+
+  private indexOf(conversationId: string): number {
+    if (conversationId === this.lastConversationId) return this.lastIndex;
+    let conversation = this.conversations.get(conversationId);
+    if (conversation === undefined) {
+      conversation = this.selects === null || this.selects(conversationId) ? this.names.push(conversationId) - 1 : -1;
+      this.conversations.set(conversationId, conversation);
+    }
+    this.lastConversationId = conversationId;
+    this.lastIndex = conversation;
+    return conversation;
   }
 
   /**
@@ -57,7 +80,7 @@ export class RelayTrace {
    * (every bus adapter's `publishLogged`): the same moment for both.
    */
   markLogged(conversationId: string, seq: number): void {
-    if (!this.enabled) return;
+    if (!this.traces(conversationId)) return;
     const at = preciseNow();
     this.mark(conversationId, seq, 'appended', at);
     this.mark(conversationId, seq, 'published', at);

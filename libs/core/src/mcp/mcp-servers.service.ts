@@ -109,9 +109,12 @@ export class McpServers implements OnModuleInit, OnApplicationShutdown {
       checkMcpServersBranch(next, stored, this.config.allowMcpCommands),
     );
     // Lifecycle changes may come from any replica: re-read the app and drop what no longer holds.
-    this.unsubscribe = this.bus.subscribe(({ channel, data }) => {
+    // The event's data is read only for the channels here (a bus may decode it on first read).
+    this.unsubscribe = this.bus.subscribe((event) => {
+      const channel = event.channel;
       if (channel === CONFIG_CHANGED_CHANNEL) {
-        if ((data as unknown as ConfigChanged).branches?.includes(MCP_SERVERS_BRANCH)) void this.resyncConfigured();
+        if ((event.data as unknown as ConfigChanged).branches?.includes(MCP_SERVERS_BRANCH))
+          void this.resyncConfigured();
         return;
       }
       if (
@@ -120,7 +123,7 @@ export class McpServers implements OnModuleInit, OnApplicationShutdown {
         channel !== AppChannels.deleted
       )
         return;
-      const appId = (data as { appId?: unknown }).appId;
+      const appId = (event.data as { appId?: unknown }).appId;
       if (typeof appId === 'string' && this.entries.has(appId)) void this.recheck(appId);
     });
   }

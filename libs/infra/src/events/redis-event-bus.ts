@@ -52,16 +52,19 @@ export class RedisEventBus extends EventBus {
    * come while its previous call is in flight share the next call and one bus message, which
    * every replica's subscription splits back into frames, in seq order.
    */
-  override async publishLogged(
+  override publishLogged(
     log: EventLog,
     conversationId: string,
     channel: ConversationChannel,
     data: Record<string, unknown>,
   ): Promise<LoggedEvent> {
     if (!(log instanceof RedisEventLog)) return super.publishLogged(log, conversationId, channel, data);
-    const logged = await log.appendAndPublish(conversationId, channel, data, this.channel);
-    relayTrace.markLogged(conversationId, logged.seq);
-    return logged;
+    const logged = log.appendAndPublish(conversationId, channel, data, this.channel);
+    if (!relayTrace.enabled) return logged;
+    return logged.then((event) => {
+      relayTrace.markLogged(conversationId, event.seq);
+      return event;
+    });
   }
 
   subscribe(handler: BusEventHandler): () => void {

@@ -109,7 +109,9 @@ export class RedisEventLog extends EventLog {
     data: Record<string, unknown>,
     busChannel: string,
   ): Promise<LoggedEvent> {
-    const { seq: _ignored, ...rest } = data;
+    // The caller's object becomes the logged event's data (its only caller, ConversationEvents,
+    // builds one per event); copied only to drop a seq it brought.
+    const rest = 'seq' in data ? withoutSeq(data) : data;
     return this.batcherFor(busChannel).add(conversationId, { channel, rest, json: JSON.stringify(rest) });
   }
 
@@ -146,8 +148,8 @@ export class RedisEventLog extends EventLog {
     const args = [seqKey, listKey, String(this.capacity), String(RETAIN_MS), busChannel];
     for (const event of events) args.push(channelJson(event.channel), event.json);
     const first = Number(await this.evalCached(args));
-    // `rest` is this batch's own copy of the caller's data (see appendAndPublish): it takes
-    // its seq in place rather than being copied once more per event.
+    // `rest` is the event's own data (see appendAndPublish): it takes its seq in place rather
+    // than being copied once more per event.
     return events.map((event, i) => {
       event.rest.seq = first + i;
       return { seq: first + i, channel: event.channel, data: event.rest };
@@ -179,6 +181,11 @@ function channelJson(channel: string): string {
     if (channelJsons.size < 1000) channelJsons.set(channel, json);
   }
   return json;
+}
+
+function withoutSeq(data: Record<string, unknown>): Record<string, unknown> {
+  const { seq: _ignored, ...rest } = data;
+  return rest;
 }
 
 function parseEntry(raw: string): LoggedEvent {

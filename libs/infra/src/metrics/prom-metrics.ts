@@ -8,6 +8,7 @@ import {
   type TurnOutcome,
   type WebhookDeliveryResult,
 } from '#core/ports/metrics.port.js';
+import { TallyHistogram } from './tally-histogram.js';
 
 /** Per-state job counts of one queue, read at scrape time. */
 export interface QueueCountsSource {
@@ -90,7 +91,7 @@ export class PromMetrics extends Metrics {
       help: 'Frames sent to WebSocket clients (rate() gives frames per second)',
       registers,
     });
-    this.publish = new Histogram({
+    this.publish = new TallyHistogram({
       name: 'svc_event_publish_duration_seconds',
       help: 'Event bus publish latency',
       buckets: FAST_BUCKETS,
