@@ -41,7 +41,7 @@ const DEFAULT_GAUGES_NAMED_LIKE_COUNTERS = [
  */
 export class PromMetrics extends Metrics {
   readonly registry = new Registry();
-  private readonly http: Histogram<'method' | 'route' | 'status'>;
+  private readonly http: TallyHistogram<'method' | 'route' | 'status'>;
   private readonly wsClientsGauge: Gauge;
   private readonly wsFrames: Counter;
   private readonly publish: Histogram;
@@ -78,7 +78,7 @@ export class PromMetrics extends Metrics {
       labelNames: ['mode'],
       registers,
     }).set({ mode: labels.mode }, 1);
-    this.http = new Histogram({
+    this.http = new TallyHistogram({
       name: 'svc_http_request_duration_seconds',
       help: 'HTTP requests by method, route template and status',
       labelNames: ['method', 'route', 'status'],
@@ -247,7 +247,8 @@ export class PromMetrics extends Metrics {
   }
 
   httpRequest(method: string, route: string, status: number, seconds: number): void {
-    this.http.observe({ method, route, status: String(status) }, seconds);
+    // Keyed by text a method and a status cannot hold a space of, the route last.
+    this.http.observeKeyed(`${method} ${status} ${route}`, () => ({ method, route, status: String(status) }), seconds);
   }
   wsClients(count: number): void {
     this.wsClientsGauge.set(count);

@@ -52,6 +52,41 @@ describe('TallyHistogram', () => {
   it("refuses what prom-client's histogram refuses", () => {
     const histogram = tally(new Registry());
     assert.throws(() => histogram.observe(Number.NaN), /not a valid number/);
-    assert.throws(() => new TallyHistogram({ name: 'x', help: 'x', buckets: BUCKETS, labelNames: ['a'] }), /no labels/);
+    const labelled = new TallyHistogram({ name: 'x', help: 'x', buckets: BUCKETS, labelNames: ['a'] });
+    assert.throws(() => labelled.observeKeyed('b', () => ({ b: '1' }) as never, 1), /label/i);
+    labelled.observeKeyed('a1', () => ({ a: '1' }), 0.5);
+    assert.throws(() => labelled.observeKeyed('a1', () => ({ a: '1' }), Number.NaN), /not a valid number/);
+  });
+
+  it('prints label sets observed by key as the plain histogram prints them, across reads and a reset', async () => {
+    const observations: Array<[string, string, number]> = [
+      ['GET', '/a', 0.002],
+      ['GET', '/a', 0.5],
+      ['POST', '/b', 0.02],
+      ['GET', '/a', 7],
+      ['POST', '/b', 0.0001],
+      ['GET', '/c', 0.05],
+    ];
+    const labelled = { name: 'svc_test_seconds', help: 'A test', buckets: BUCKETS, labelNames: ['method', 'route'] };
+    const plainRegistry = new Registry();
+    const plainHistogram = new Histogram({ ...labelled, registers: [plainRegistry] });
+    const tallyRegistry = new Registry();
+    const tallyHistogram = new TallyHistogram({ ...labelled, registers: [tallyRegistry] });
+    const both = async (): Promise<void> => assert.equal(await tallyRegistry.metrics(), await plainRegistry.metrics());
+    for (const [i, [method, route, value]] of observations.entries()) {
+      plainHistogram.observe({ method, route }, value);
+      tallyHistogram.observeKeyed(`${method} ${route}`, () => ({ method, route }), value);
+      if (i % 2 === 1) await both();
+    }
+    await both();
+    plainHistogram.reset();
+    tallyHistogram.reset();
+    await both();
+    for (const [method, route, value] of observations.slice(0, 3)) {
+      plainHistogram.observe({ method, route }, value);
+      tallyHistogram.observeKeyed(`${method} ${route}`, () => ({ method, route }), value);
+    }
+    await both();
+    assert.match(await tallyRegistry.metrics(), /svc_test_seconds_count\{method="GET",route="\/a"\} 2\n/);
   });
 });
