@@ -7,13 +7,13 @@ import type { EventLog, LoggedEvent } from '#core/ports/event-log.port.js';
 import type { Metrics, TurnOutcome } from '#core/ports/metrics.port.js';
 import { traceEventPublished } from '../tracing/tracing.js';
 
+const loggedData = (logged: LoggedEvent): object => logged.data;
+
 /**
  * Times every publish and reads the turn's ending events on their way out. Only the
  * replica that publishes an event sees it here, so a turn is counted once however many
  * replicas deliver it.
  */
-const loggedData = (logged: LoggedEvent): object => logged.data;
-
 export class MeteredEventBus extends EventBus {
   /** conversationId → outcome announced by agent:error, until its agent:complete. */
   private readonly endings = new Map<string, TurnOutcome>();

@@ -64,8 +64,8 @@ export class TallyHistogram<T extends string = string> extends Histogram<T> {
   }
 
   private observeTallied(value: number | LabelValues<T> | ObserveDataWithExemplar<T>, maybe?: number): void {
-    // The plain histogram's way for anything but a bare finite value (its errors included).
-    if (typeof value !== 'number' || maybe !== undefined || !Number.isFinite(value)) {
+    // The plain histogram's way for anything but a bare value (`add` refuses a non-finite one).
+    if (typeof value !== 'number' || maybe !== undefined) {
       this.plainObserve(value, maybe);
       return;
     }
